@@ -1,0 +1,59 @@
+"""Embed a whole JSONL corpus to an aligned (.npy, ids.txt) pair, resumably.
+
+For evaluation stores, this runs the product's own embedder outside a data directory so the
+vectors can be reused by `paperdex ingest --vectors`. Progress goes to OUT.progress; killed
+and restarted, it continues from the last finished chunk.
+
+    python bench/embed_corpus.py ../shared/data/arxiv-21k.jsonl.gz data/e5-21k --model multilingual-e5-small
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from paperdex.embed import doc_text, get_embedder
+
+CHUNK = 256
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus")
+    ap.add_argument("out", help="output prefix: writes OUT.npy, OUT.ids.txt")
+    ap.add_argument("--model", default="multilingual-e5-small")
+    args = ap.parse_args()
+    out = Path(args.out)
+    parts = Path(str(out) + ".parts")
+    parts.mkdir(parents=True, exist_ok=True)
+    with gzip.open(args.corpus, "rt") if args.corpus.endswith(".gz") else open(args.corpus) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    emb = get_embedder(args.model)
+    t0 = time.time()
+    done = 0
+    for start in range(0, len(recs), CHUNK):
+        part = parts / f"{start:08d}.npy"
+        if part.exists():
+            continue
+        batch = recs[start : start + CHUNK]
+        vecs = emb.embed_docs([doc_text(r["title"], r["abstract"]) for r in batch])
+        np.save(str(part) + ".tmp.npy", vecs.astype(np.float16))
+        Path(str(part) + ".tmp.npy").rename(part)
+        done += len(batch)
+        rate = done / (time.time() - t0)
+        Path(str(out) + ".progress").write_text(
+            f"{start + len(batch)}/{len(recs)} docs, {rate:.2f} docs/s this run\n"
+        )
+    arrays = [np.load(parts / f"{s:08d}.npy") for s in range(0, len(recs), CHUNK)]
+    np.save(str(out) + ".npy", np.concatenate(arrays))
+    Path(str(out) + ".ids.txt").write_text("".join(r["id"] + "\n" for r in recs))
+    print(f"wrote {out}.npy ({len(recs)} vectors)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""The `paperdex` command: one click group, each command a thin layer over library functions.
+
+Exit codes: 0 success, 1 a user error (one line on stderr), 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .paper import Paper
+from .query import QueryError
+from .store import Store, StoreError, default_data_dir
+
+
+class UserError(click.ClickException):
+    exit_code = 1
+
+
+def _fail(e: Exception) -> UserError:
+    return UserError(str(e))
+
+
+def _store(ctx: click.Context, readonly: bool = False) -> Store:
+    try:
+        return Store(ctx.obj["data_dir"], readonly=readonly)
+    except StoreError as e:
+        raise _fail(e) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="PAPERDEX_HOME",
+    default=None,
+    help="Data directory (default: $PAPERDEX_HOME or the user data dir).",
+)
+@click.version_option(package_name="paperdex")
+@click.pass_context
+def cli(ctx: click.Context, data_dir: Path | None) -> None:
+    """paperdex: search research papers on your own machine."""
+    ctx.ensure_object(dict)
+    ctx.obj["data_dir"] = data_dir or default_data_dir()
+
+
+# --- ingest / embed ---------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--vectors", type=click.Path(exists=True, dir_okay=False), help="Precomputed vectors (.npy).")
+@click.option("--ids", type=click.Path(exists=True, dir_okay=False), help="Ids aligned to --vectors rows.")
+@click.option("--model", help="The model that made --vectors (e.g. all-MiniLM-L6-v2).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def ingest(ctx, paths, vectors, ids, model, quiet) -> None:
+    """Add or update papers from JSON Lines / JSON files (plain or .gz).
+
+    Upserts by id; re-ingesting a file changes nothing. Malformed lines are reported as
+    FILE:LINE and skipped. New papers are searchable by words at once; `paperdex embed`
+    adds their vectors.
+    """
+    from .embed import MODELS
+    from .ingest import import_vectors, ingest_file
+
+    if vectors and not (ids and model):
+        raise click.UsageError("--vectors needs --ids and --model")
+    if (ids or model) and not vectors:
+        raise click.UsageError("--ids and --model go with --vectors")
+    if model and model not in MODELS:
+        raise _fail(ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}"))
+    for p in paths:
+        if not Path(p).exists():
+            raise _fail(FileNotFoundError(f"no such file: {p}"))
+    store = _store(ctx)
+    from .store import IngestSummary
+
+    total = IngestSummary()
+    with click.progressbar(length=0, label="ingesting", file=sys.stderr, hidden=quiet) as bar:
+        for p in paths:
+            total = total + ingest_file(store, p, progress=bar.update)
+    for err in total.errors[:50]:
+        click.echo(err, err=True)
+    if len(total.errors) > 50:
+        click.echo(f"... and {len(total.errors) - 50} more rejected records", err=True)
+    s = total.as_dict()
+    click.echo(f"added {s['added']}, updated {s['updated']}, unchanged {s['unchanged']}, rejected {s['rejected']}")
+    if vectors:
+        try:
+            n = import_vectors(store, vectors, ids, model)
+        except StoreError as e:
+            raise _fail(e) from None
+        click.echo(f"vectors: {n} attached ({model})")
+        _build_index(store)
+
+
+@cli.command()
+@click.option("--model", help="Embedding model (default: the store's, else multilingual-e5-small).")
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--limit", type=int, help="Embed at most this many papers.")
+@click.option("--threads", type=int, help="CPU threads for the model.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
+@click.option("--reset", is_flag=True, help="Drop every vector first (to change models).")
+@click.option("--quiet", "-q", is_flag=True)
+@click.pass_context
+def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
+    """Compute missing vectors, resumably (stop it any time; it continues where it was)."""
+    from .embed import EmbedError, embed_store
+
+    if device == "cuda":
+        raise _fail(RuntimeError("--device cuda: the bundled CPU engines do not use a GPU in this build"))
+    store = _store(ctx)
+    if reset:
+        store.reset_vectors()
+    todo = store.count() - store.vector_count()
+    if limit is not None:
+        todo = min(todo, limit)
+    try:
+        with click.progressbar(length=todo, label="embedding", file=sys.stderr, hidden=quiet) as bar:
+            n = embed_store(store, model, batch_size, limit, progress=bar.update, threads=threads)
+    except (StoreError, EmbedError) as e:
+        raise _fail(e) from None
+    click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")
+    _build_index(store)
+
+
+def _build_index(store: Store) -> None:
+    """Build the ANN index now, so the first search does not pay for it."""
+    from .vectors import VectorIndex
+
+    if store.vector_count():
+        VectorIndex(store).ensure()
+
+
+# --- search / show / stats --------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
+@click.option("--sort", type=click.Choice(["relevance", "newest"]), default="relevance", show_default=True)
+@click.option("-n", "--limit", "per_page", default=10, show_default=True, help="Hits per page.")
+@click.option("--page", default=1, show_default=True)
+@click.option("--category", help="Only this category (cs.LG) or archive (cs).")
+@click.option("--from", "date_from", help="Earliest date, YYYY[-MM[-DD]].")
+@click.option("--to", "date_to", help="Latest date, YYYY[-MM[-DD]].")
+@click.option("--venue")
+@click.option("--area")
+@click.option("--author")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of hits.")
+@click.option("--explain", is_flag=True, help="Show the parts of each score.")
+@click.pass_context
+def search(ctx, query, mode, sort, per_page, page, category, date_from, date_to, venue, area, author, as_json, explain):
+    """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG'."""
+    from .search import Filters
+
+    store = _store(ctx, readonly=True)
+    searcher = _searcher(store)
+    filters = Filters(category, date_from, date_to, venue, area, author)
+    try:
+        res = searcher.search(query, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, facets=False)
+    except QueryError as e:
+        raise _fail(e) from None
+    if as_json:
+        click.echo(json.dumps([h.to_dict() for h in res.hits], ensure_ascii=False, indent=1))
+        return
+    for n in res.notices:
+        click.echo(f"note: {n}", err=True)
+    _print_hits(res, explain)
+
+
+def _searcher(store: Store):
+    from .search import Searcher
+
+    s = Searcher(store)
+    try:
+        from .relevance import configure
+
+        configure(s)
+    except ImportError:
+        pass
+    return s
+
+
+def _print_hits(res, explain: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=False)
+    table = Table(show_lines=False, box=None, pad_edge=False)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("id", style="cyan", no_wrap=True)
+    table.add_column("date", style="dim", no_wrap=True)
+    table.add_column("title / authors")
+    if explain:
+        table.add_column("score (lexical | dense)", no_wrap=True)
+    start = (res.page - 1) * res.per_page
+    for i, h in enumerate(res.hits, start=start + 1):
+        p = h.paper
+        cell = Text()
+        for seg, hit in h.title_marked:
+            cell.append(seg, style="bold yellow" if hit else "bold")
+        cell.append("\n" + _authors(p), style="dim")
+        row = [str(i), p.id, p.date or "", cell]
+        if explain:
+            row.append(_explain(h))
+        table.add_row(*row)
+    console.print(table)
+    console.print(f"[dim]{res.total} results · page {res.page}/{res.pages} · {res.mode} · {res.took_ms:.0f} ms[/dim]")
+
+
+def _authors(p: Paper, cut: int = 10) -> str:
+    names = p.authors[:cut]
+    more = len(p.authors) > cut or p.authors_truncated
+    return ", ".join(names) + (" et al." if more else "")
+
+
+def _explain(h) -> str:
+    lex = "-" if h.lexical_rank is None else f"#{h.lexical_rank} bm25={h.lexical_score:.2f}"
+    den = "-" if h.dense_rank is None else f"#{h.dense_rank} cos={h.dense_score:.3f}"
+    return f"{h.score:.4f} ({lex} | {den})"
+
+
+@cli.command()
+@click.argument("paper_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def show(ctx, paper_id, as_json) -> None:
+    """Show one paper with all its fields and sources."""
+    store = _store(ctx, readonly=True)
+    p = store.get(paper_id.removeprefix("arXiv:"))
+    if p is None:
+        raise _fail(KeyError(f"no paper with id {paper_id}"))
+    if as_json:
+        click.echo(json.dumps(p.to_dict(), ensure_ascii=False, indent=1))
+        return
+    click.secho(p.title, bold=True)
+    click.echo(_authors(p, cut=len(p.authors) or 1))
+    meta = [p.id, p.date or "", " ".join(p.categories)]
+    if p.venue:
+        meta.append(p.venue + (f" · {p.venue_area}" if p.venue_area else ""))
+    click.echo(" | ".join(m for m in meta if m))
+    click.echo()
+    click.echo(p.abstract)
+    click.echo()
+    for name, url in p.links().items():
+        click.echo(f"{name}: {url}")
+    if p.comment:
+        click.echo(f"comment: {p.comment}")
+    click.echo(f"sources: {', '.join(p.sources)}")
+    for k, v in p.extra.items():
+        click.echo(f"{k}: {json.dumps(v, ensure_ascii=False)}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def stats(ctx, as_json) -> None:
+    """What the data directory holds."""
+    s = _store(ctx, readonly=True).stats()
+    if as_json:
+        click.echo(json.dumps(s, indent=1))
+        return
+    for k, v in s.items():
+        click.echo(f"{k:15} {v}")
+
+
+@cli.command("eval")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False))
+@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
+@click.option("--limit", type=int, help="Only the first N queries.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
+    """Recall@1/10/100, MRR@10 and nDCG@10 over a JSONL of {"query", "relevant": [ids]}."""
+    from .evaluate import EvalError, evaluate, load_queries
+
+    store = _store(ctx, readonly=True)
+    try:
+        qs = load_queries(queries)[:limit]
+        m = evaluate(_searcher(store), qs, mode=mode)
+    except (EvalError, QueryError) as e:
+        raise _fail(e) from None
+    if as_json:
+        click.echo(json.dumps(m))
+        return
+    for k, v in m.items():
+        click.echo(f"{k:10} {v:.4f}" if isinstance(v, float) else f"{k:10} {v}")
+
+
+def main() -> None:
+    cli(obj={})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,9 @@
+"""Where papers come from: arXiv, OpenReview, Hugging Face Daily Papers, BibTeX and the seed
+result pages, all merged into one record per paper on the way into the store."""
+
+from __future__ import annotations
+
+from .http import SourceError
+from .merge import MergeSummary, ingest_with_merge, merge_papers
+
+__all__ = ["MergeSummary", "SourceError", "ingest_with_merge", "merge_papers"]

@@ -1,0 +1,372 @@
+"""One record per paper, whichever sources it arrives from.
+
+A record is matched to a stored one by, in order: the same id; the arXiv id it links (an
+OpenReview or BibTeX record naming its preprint); its normalised title plus the surname of its
+first author; and, for records whose title was not captured (seed pages), the start of its
+abstract plus that surname. The merged record keeps the union of sources, categories and
+source-specific ``extra`` fields; each visible field comes from the source trusted most for it
+(text and dates from arXiv, venue and area from OpenReview, code links from Hugging Face), and
+``extra["merge"]`` records which source gave which field and how the sources were matched, so a
+merge can be explained and nothing a source said is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from itertools import islice
+from typing import Any
+
+from ..paper import ARXIV_ID, Paper, index_text
+from ..store import IngestSummary, Store
+
+log = logging.getLogger("paperdex.sources")
+
+# Field groups and how much each source is trusted for them (higher wins; ties: newest wins,
+# so a source updating its own record always goes through). "file" is the JSON Lines import
+# of arXiv metadata; unknown sources get DEFAULT_RANK.
+FIELDS: dict[str, str] = {  # field -> the rank group it is judged by
+    "title": "title",
+    "abstract": "abstract",
+    "authors": "authors",  # authors_truncated travels with authors
+    "venue": "venue",
+    "venue_area": "venue",
+    "published": "dates",
+    "listed": "dates",
+    "updated": "dates",
+    "comment": "dates",
+    "abs_url": "links",
+    "pdf_url": "links",
+    "code_url": "code",
+}
+RANKS: dict[str, dict[str, int]] = {
+    "arxiv": {
+        "title": 50,
+        "abstract": 50,
+        "authors": 50,
+        "venue": 5,
+        "dates": 50,
+        "links": 50,
+        "code": 20,
+        "categories": 50,
+    },
+    "file": {
+        "title": 45,
+        "abstract": 45,
+        "authors": 45,
+        "venue": 10,
+        "dates": 45,
+        "links": 45,
+        "code": 40,
+        "categories": 45,
+    },
+    "openreview": {
+        "title": 40,
+        "abstract": 40,
+        "authors": 40,
+        "venue": 50,
+        "dates": 20,
+        "links": 40,
+        "code": 20,
+        "categories": 10,
+    },
+    "hf": {
+        "title": 30,
+        "abstract": 30,
+        "authors": 30,
+        "venue": 5,
+        "dates": 15,
+        "links": 30,
+        "code": 45,
+        "categories": 10,
+    },
+    "bibtex": {
+        "title": 35,
+        "abstract": 35,
+        "authors": 35,
+        "venue": 40,
+        "dates": 25,
+        "links": 35,
+        "code": 30,
+        "categories": 30,
+    },
+    "seed": {
+        "title": 1,
+        "abstract": 20,
+        "authors": 10,
+        "venue": 30,
+        "dates": 5,
+        "links": 5,
+        "code": 5,
+        "categories": 5,
+    },
+}
+DEFAULT_RANK = 25
+
+
+def _rank(source: str, group: str) -> int:
+    return RANKS.get(source.split(":", 1)[0], {}).get(group, DEFAULT_RANK)
+
+
+# --- normalisation for matching ----------------------------------------------------------
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", index_text(text)).lower()
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def norm_title(title: str) -> str:
+    """Case, accents, LaTeX and punctuation do not make two titles different."""
+    return " ".join(re.findall(r"\w+", _fold(title)))
+
+
+def surname(name: str) -> str:
+    """The family name as matching sees it: "Vaswani, Ashish" and "Ashish Vaswani" agree."""
+    name = name.strip()
+    if "," in name:
+        name = name.split(",", 1)[0]
+    else:
+        parts = name.split()
+        while len(parts) > 1 and parts[-1].rstrip(".").lower() in ("jr", "sr", "ii", "iii", "iv"):
+            parts.pop()
+        name = parts[-1] if parts else ""
+    return "".join(re.findall(r"\w+", _fold(name)))
+
+
+def title_key(p: Paper) -> str | None:
+    if _title_is_synthetic(p) or not p.authors:
+        return None
+    t = norm_title(p.title)
+    return f"{t}|{surname(p.authors[0])}" if len(t) >= 8 else None
+
+
+def abstract_key(p: Paper) -> str | None:
+    a = "".join(re.findall(r"\w+", _fold(p.abstract)))[:200]
+    if len(a) < 100 or not p.authors:
+        return None
+    return f"{a}|{surname(p.authors[0])}"
+
+
+def _title_is_synthetic(p: Paper) -> bool:
+    seed = p.extra.get("seed")
+    return isinstance(seed, dict) and bool(seed.get("title_from_abstract"))
+
+
+def linked_arxiv_id(p: Paper) -> str | None:
+    """The arXiv id a record is or names (``extra[source]["arxiv_id"]``)."""
+    if p.is_arxiv:
+        return p.id
+    for v in p.extra.values():
+        if isinstance(v, dict):
+            aid = v.get("arxiv_id")
+            if isinstance(aid, str) and ARXIV_ID.match(aid):
+                return re.sub(r"v\d+$", "", aid)
+    return None
+
+
+# --- merging two records ------------------------------------------------------------------
+
+
+def _empty(v: Any) -> bool:
+    return v is None or v == "" or v == [] or v is False
+
+
+def _owner(p: Paper, name: str) -> str:
+    merge = p.extra.get("merge")
+    prov = merge.get("fields", {}) if isinstance(merge, dict) else {}
+    return prov.get(name) or (p.sources[0] if p.sources else "file")
+
+
+def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
+    """Fold ``incoming`` into ``base``. Idempotent: merging the same record again changes
+    nothing, so a re-run of a sync reports it unchanged."""
+    src = incoming.sources[0] if incoming.sources else "file"
+    out = replace(
+        base,
+        authors=list(base.authors),
+        categories=list(base.categories),
+        sources=list(base.sources),
+        extra=json.loads(json.dumps(base.extra)),
+    )
+    merge_info = out.extra.get("merge") if isinstance(out.extra.get("merge"), dict) else {}
+    prov: dict[str, str] = dict(merge_info.get("fields", {}))
+    for name, group in FIELDS.items():
+        new_val = getattr(incoming, name)
+        owner = _owner(base, name)
+        if _empty(new_val):
+            continue
+        if name == "authors" and incoming.authors_truncated and not base.authors_truncated and base.authors:
+            prov.setdefault(name, owner)
+            continue  # a cut list never replaces a full one
+        if _empty(getattr(base, name)) or _rank(src, group) >= _rank(owner, group):
+            setattr(out, name, new_val)
+            if name == "authors":
+                out.authors_truncated = incoming.authors_truncated
+            prov[name] = src
+        else:
+            prov.setdefault(name, owner)
+    # categories: union; the more trusted source's primary category comes first
+    if incoming.categories:
+        if _rank(src, "categories") > _rank(_owner(base, "categories"), "categories"):
+            first, second = incoming.categories, base.categories
+            prov["categories"] = src
+        else:
+            first, second = base.categories, incoming.categories
+            prov.setdefault("categories", _owner(base, "categories"))
+        out.categories = list(dict.fromkeys([*first, *second]))
+    for s in incoming.sources:
+        if s not in out.sources:
+            out.sources.append(s)
+    for k, v in incoming.extra.items():
+        if k == "merge":
+            continue
+        if isinstance(v, dict) and isinstance(out.extra.get(k), dict):
+            out.extra[k] = {**out.extra[k], **v}
+        else:
+            out.extra[k] = v
+    out.id = base.id if base.is_arxiv or not incoming.is_arxiv else incoming.id
+    matched = list(merge_info.get("matched", []))
+    if src not in base.sources:
+        note = f"{src} {incoming.id}: {how}"
+        if note not in matched:
+            matched.append(note)
+    if len(out.sources) > 1:
+        out.extra["merge"] = {"fields": dict(sorted(prov.items())), "matched": matched}
+    return out
+
+
+# --- finding the record to merge into ------------------------------------------------------
+
+
+@dataclass
+class MergeSummary(IngestSummary):
+    """IngestSummary plus how many incoming records joined an existing paper."""
+
+    merged: int = 0
+
+    def __add__(self, other: IngestSummary) -> MergeSummary:
+        return MergeSummary(
+            self.added + other.added,
+            self.updated + other.updated,
+            self.unchanged + other.unchanged,
+            self.rejected + other.rejected,
+            self.errors + other.errors,
+            self.merged + getattr(other, "merged", 0),
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        d = super().as_dict()
+        d["merged"] = self.merged
+        return d
+
+
+class Matcher:
+    """Lookup of match keys over the store, built once per ingest (one scan of the papers
+    table) and kept current as records are merged."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._ids: dict[str, str] = {}  # key -> paper id
+        self._built = False
+
+    def _keys(self, p: Paper) -> Iterator[tuple[str, str]]:
+        aid = linked_arxiv_id(p)
+        if aid:
+            yield "a", aid
+        tk = title_key(p)
+        if tk:
+            yield "t", tk
+        ak = abstract_key(p)
+        if ak:
+            yield "b", ak
+
+    def _build(self) -> None:
+        rows = self.store.conn.execute(
+            "SELECT id, title, authors, substr(abstract, 1, 600), "
+            "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END "
+            "FROM papers"
+        )
+        for pid, title, authors, abstract, extra in rows:
+            first = json.loads(authors)[:1]
+            p = Paper(
+                id=pid,
+                title=title,
+                authors=first,
+                abstract=abstract,
+                extra=json.loads(extra) if extra else {},
+            )
+            self.remember(p)
+        self._built = True
+
+    def remember(self, p: Paper, replaces: str | None = None) -> None:
+        for kind, key in self._keys(p):
+            self._ids[f"{kind}:{key}"] = p.id
+        if replaces and replaces != p.id:
+            for k, v in list(self._ids.items()):
+                if v == replaces:
+                    self._ids[k] = p.id
+
+    def find(self, p: Paper) -> tuple[str, str] | None:
+        """(id of the record ``p`` belongs to, how it matched), or None for a new paper."""
+        if not self._built:
+            self._build()
+        how = {"a": "linked arXiv id", "t": "title + first author", "b": "abstract + first author"}
+        for kind, key in self._keys(p):
+            pid = self._ids.get(f"{kind}:{key}")
+            if pid is None or pid == p.id:
+                continue
+            other_arxiv = pid if ARXIV_ID.match(pid) else None
+            mine = linked_arxiv_id(p)
+            if other_arxiv and mine and other_arxiv != mine:
+                continue  # two different preprints that happen to share a title
+            return pid, how[kind]
+        return None
+
+
+def ingest_with_merge(store: Store, papers: Iterable[Paper], batch_size: int = 1000) -> MergeSummary:
+    """Merge each record into the paper it belongs to, then upsert. Records replaced by a
+    merged record under another id (an OpenReview record that met its arXiv preprint) are
+    deleted only after the merged record is written, so a crash never loses a paper."""
+    matcher = Matcher(store)
+    total = MergeSummary()
+    it = iter(papers)
+    while chunk := list(islice(it, batch_size)):
+        pending: dict[str, Paper] = {}
+        retired: set[str] = set()
+        merged = 0
+        for p in chunk:
+            base: Paper | None = pending.get(p.id) or store.get(p.id)
+            how = "same id"
+            if base is None:
+                hit = matcher.find(p)
+                if hit:
+                    base = pending.get(hit[0]) or store.get(hit[0])
+                    how = hit[1]
+            if base is None:
+                result = p
+            else:
+                result = merge_papers(base, p, how)
+                if any(src not in base.sources for src in p.sources):
+                    merged += 1
+                if result.id != base.id:
+                    pending.pop(base.id, None)
+                    retired.add(base.id)
+            pending[result.id] = result
+            matcher.remember(result, replaces=base.id if base is not None else None)
+        s = store.upsert(pending.values())
+        gone = sum(1 for pid in retired if pid not in pending and store.delete(pid))
+        # a paper that moved to its arXiv id was updated, not added
+        moved = min(gone, s.added)
+        total = total + s
+        total.added -= moved
+        total.updated += moved
+        total.merged += merged
+    return total
+
+
+__all__ = ["MergeSummary", "Matcher", "ingest_with_merge", "linked_arxiv_id", "merge_papers"]

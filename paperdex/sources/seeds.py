@@ -1,0 +1,149 @@
+"""The plain-text result pages the project was seeded from, as an import format.
+
+Two products' pages are recognised by their first line:
+
+* ``论文检索`` (a venue-paper search): per result an optional area line such as
+  ``Deep Learning · Large Language Models``, an author line (cut after ten names with ``等``,
+  "and others") and the abstract. Titles were not captured, so a record's title is the first
+  sentence of its abstract, flagged ``extra["seed"]["title_from_abstract"]``; merging lets a
+  real title (arXiv, OpenReview) replace it, matched by abstract and first author.
+* ``Daily Papers`` (Hugging Face search): abstracts only, with neither titles nor authors.
+  Nothing there identifies a paper, so those pages are reported and not imported.
+
+Parsing is tolerant: blank lines are optional, a block that does not fit is reported with its
+line number and skipped, and the rest of the page still imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..paper import Paper
+
+SOURCE = "seed"
+VENUE_SEARCH_HEADER = "论文检索"
+DAILY_PAPERS_HEADER = "Daily Papers"
+TRUNCATION_MARKS = ("等", "et al.", "et al", "and others", "…", "...")
+
+_AREA = re.compile(r"^[^,·]{2,60} · [^·]{2,100}$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\\$])")
+
+
+@dataclass
+class SeedPage:
+    kind: str  # "venue-search" | "daily-papers" | "unknown"
+    papers: list[Paper] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def is_seed_page(path: Path) -> bool:
+    """True for a text file whose first non-blank line is one of the known page headers."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    return line.strip() in (VENUE_SEARCH_HEADER, DAILY_PAPERS_HEADER)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+def split_authors(line: str) -> tuple[list[str], bool] | None:
+    """(names, truncated) when ``line`` reads as an author list, else None."""
+    text = line.strip()
+    truncated = False
+    for mark in TRUNCATION_MARKS:
+        if text.endswith(mark):
+            text, truncated = text[: -len(mark)].rstrip(" ,;"), True
+            break
+    if not text or text.endswith((".", ":", ";")) or len(text) > 1500:
+        return None
+    names = [n.strip() for n in re.split(r",|，|、", text)]
+    if any(not n for n in names):
+        return None
+    for n in names:
+        if len(n) > 60 or len(n.split()) > 6 or re.search(r"[.!?]\s|[()\[\]{}$=]", n):
+            return None
+    return names, truncated
+
+
+def title_from_abstract(abstract: str, limit: int = 160) -> str:
+    first = _SENTENCE_END.split(abstract, maxsplit=1)[0].strip()
+    if len(first) > limit:
+        first = first[:limit].rsplit(" ", 1)[0] + "…"
+    return first
+
+
+def parse_seed_text(text: str, name: str = "<seed>") -> SeedPage:
+    lines = text.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None:
+        return SeedPage("unknown", errors=[f"{name}: empty file"])
+    header = lines[first].strip()
+    if header == DAILY_PAPERS_HEADER:
+        n = sum(1 for ln in lines[first + 1 :] if ln.strip())
+        return SeedPage(
+            "daily-papers",
+            errors=[f"{name}: a Daily Papers page carries {n} abstracts but no titles or authors; not imported"],
+        )
+    if header != VENUE_SEARCH_HEADER:
+        return SeedPage("unknown", errors=[f"{name}:{first + 1}: not a known seed page (header {header!r})"])
+
+    page = SeedPage("venue-search")
+    area: str | None = None
+    area_line = 0
+    authors: tuple[list[str], bool] | None = None
+    authors_line = 0
+    for i in range(first + 1, len(lines)):
+        ln = lines[i].strip()
+        lineno = i + 1
+        if not ln:
+            continue
+        if _AREA.match(ln) and authors is None:
+            if area is not None:
+                page.errors.append(f"{name}:{area_line}: area line {area!r} with no paper under it; skipped")
+            area, area_line = ln, lineno
+            continue
+        parsed = split_authors(ln) if authors is None else None
+        if parsed is not None:
+            authors, authors_line = parsed, lineno
+            continue
+        if authors is None:
+            if page.papers and not area:
+                # a second paragraph of the previous abstract
+                prev = page.papers[-1]
+                prev.abstract += "\n\n" + ln
+                continue
+            page.errors.append(f"{name}:{lineno}: text with no author line before it; skipped")
+            area = None
+            continue
+        names, truncated = authors
+        page.papers.append(_paper(ln, names, truncated, area, name, authors_line))
+        area, authors = None, None
+    if authors is not None:
+        page.errors.append(f"{name}:{authors_line}: author line with no abstract after it (truncated page?)")
+    elif area is not None:
+        page.errors.append(f"{name}:{area_line}: area line {area!r} with no paper under it; skipped")
+    return page
+
+
+def _paper(abstract: str, authors: list[str], truncated: bool, area: str | None, name: str, line: int) -> Paper:
+    digest = hashlib.sha1(" ".join(abstract.split()).encode()).hexdigest()[:12]
+    return Paper(
+        id=f"seed:{digest}",
+        title=title_from_abstract(abstract),
+        authors=authors,
+        abstract=abstract,
+        venue_area=area,
+        authors_truncated=truncated,
+        sources=[SOURCE],
+        extra={"seed": {"title_from_abstract": True, "page": name, "line": line}},
+    )
+
+
+def read_seed_page(path: str | Path) -> SeedPage:
+    path = Path(path)
+    return parse_seed_text(path.read_text(encoding="utf-8"), path.name)

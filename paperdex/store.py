@@ -1,0 +1,464 @@
+"""All storage behind one module: one data directory, one SQLite database (WAL), the single
+source of truth, plus a derived vector index (``vectors.py``) rebuilt from it when stale.
+
+Layout of a data directory::
+
+    paperdex.db          papers, their categories, FTS5 indexes, vectors (f16 blobs), state
+    vectors.usearch      ANN index over the vectors (derived; safe to delete)
+
+Writers batch their rows in one transaction each, so a reader (the web server, a second
+CLI) never sees half a batch: WAL gives every reader the last committed snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .paper import Paper, index_text
+
+SCHEMA_VERSION = 2
+
+
+def default_data_dir() -> Path:
+    """``PAPERDEX_HOME`` if set, else the platform's user data dir."""
+    env = os.environ.get("PAPERDEX_HOME")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("paperdex"))
+
+
+# Each migration takes a schema from version i to i+1. Never edit a released one: add another.
+_FTS_COLS = "title, abstract, authors, categories"
+MIGRATIONS: list[str] = [
+    # 0 -> 1: papers, categories, stemmed FTS, vectors, key/value state
+    f"""
+    CREATE TABLE papers (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        title TEXT NOT NULL,
+        authors TEXT NOT NULL,          -- JSON list, paper order
+        abstract TEXT NOT NULL,
+        categories TEXT NOT NULL,       -- JSON list, primary first
+        venue TEXT, venue_area TEXT,
+        published TEXT, listed TEXT, updated TEXT,
+        date TEXT,                      -- listed, else published: sort and date: filter
+        abs_url TEXT, pdf_url TEXT, code_url TEXT, comment TEXT,
+        authors_truncated INTEGER NOT NULL DEFAULT 0,
+        sources TEXT NOT NULL,          -- JSON list
+        extra TEXT NOT NULL,            -- JSON object, source-specific fields
+        content_hash TEXT NOT NULL,
+        text_hash TEXT NOT NULL
+    );
+    CREATE INDEX papers_date ON papers(date);
+    CREATE INDEX papers_venue ON papers(venue);
+    CREATE INDEX papers_area ON papers(venue_area);
+    CREATE TABLE paper_categories (
+        paper INTEGER NOT NULL REFERENCES papers(rowid) ON DELETE CASCADE,
+        category TEXT NOT NULL,
+        PRIMARY KEY (category, paper)
+    ) WITHOUT ROWID;
+    CREATE INDEX paper_categories_paper ON paper_categories(paper);
+    CREATE VIRTUAL TABLE fts USING fts5({_FTS_COLS}, content='',
+        tokenize='porter unicode61 remove_diacritics 2');
+    CREATE TABLE vectors (
+        paper INTEGER PRIMARY KEY REFERENCES papers(rowid) ON DELETE CASCADE,
+        text_hash TEXT NOT NULL,
+        vec BLOB NOT NULL               -- float16, L2-normalised
+    );
+    CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+    # 1 -> 2: an unstemmed index so that "quoted phrases" match exactly
+    f"""
+    CREATE VIRTUAL TABLE fts_exact USING fts5({_FTS_COLS}, content='',
+        tokenize='unicode61 remove_diacritics 2');
+    INSERT INTO fts_exact(rowid, {_FTS_COLS}) SELECT rowid, {_FTS_COLS} FROM fts_source;
+    """,
+]
+
+
+class StoreError(RuntimeError):
+    """A data directory problem a user can act on (wrong model, newer schema, ...)."""
+
+
+@dataclass
+class IngestSummary:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def __add__(self, other: IngestSummary) -> IngestSummary:
+        return IngestSummary(
+            self.added + other.added,
+            self.updated + other.updated,
+            self.unchanged + other.unchanged,
+            self.rejected + other.rejected,
+            self.errors + other.errors,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in ("added", "updated", "unchanged", "rejected")}
+
+
+def _fts_values(p: Paper) -> tuple[str, str, str, str]:
+    return (
+        index_text(p.title),
+        index_text(p.abstract),
+        " ; ".join(p.authors),
+        " ".join(p.categories),
+    )
+
+
+def _row(p: Paper) -> dict:
+    return {
+        "id": p.id,
+        "title": p.title,
+        "authors": json.dumps(p.authors, ensure_ascii=False),
+        "abstract": p.abstract,
+        "categories": json.dumps(p.categories),
+        "venue": p.venue,
+        "venue_area": p.venue_area,
+        "published": p.published,
+        "listed": p.listed,
+        "updated": p.updated,
+        "date": p.date,
+        "abs_url": p.abs_url,
+        "pdf_url": p.pdf_url,
+        "code_url": p.code_url,
+        "comment": p.comment,
+        "authors_truncated": int(p.authors_truncated),
+        "sources": json.dumps(p.sources),
+        "extra": json.dumps(p.extra, ensure_ascii=False, sort_keys=True),
+        "content_hash": p.content_hash(),
+        "text_hash": p.text_hash(),
+    }
+
+
+_COLS = list(_row(Paper(id="x", title="x")).keys())
+
+
+def paper_from_row(row: sqlite3.Row) -> Paper:
+    return Paper(
+        id=row["id"],
+        title=row["title"],
+        authors=json.loads(row["authors"]),
+        abstract=row["abstract"],
+        categories=json.loads(row["categories"]),
+        venue=row["venue"],
+        venue_area=row["venue_area"],
+        published=row["published"],
+        listed=row["listed"],
+        updated=row["updated"],
+        abs_url=row["abs_url"],
+        pdf_url=row["pdf_url"],
+        code_url=row["code_url"],
+        comment=row["comment"],
+        authors_truncated=bool(row["authors_truncated"]),
+        sources=json.loads(row["sources"]),
+        extra=json.loads(row["extra"]),
+    )
+
+
+def _is_older(new: Paper, old_updated: str | None) -> bool:
+    """A record dated before the stored one is a stale copy (an old dump), not an update."""
+    return bool(new.updated and old_updated and new.updated < old_updated)
+
+
+class Store:
+    """A paperdex data directory. Cheap to open; one per thread (sqlite3 connections are not
+    shared across threads)."""
+
+    def __init__(self, data_dir: str | Path | None = None, *, readonly: bool = False) -> None:
+        self.data_dir = Path(data_dir) if data_dir else default_data_dir()
+        self.path = self.data_dir / "paperdex.db"
+        if readonly:
+            if not self.path.exists():
+                raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
+        else:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.migrate()
+
+    # --- schema ---------------------------------------------------------------------
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def migrate(self, target: int = SCHEMA_VERSION) -> None:
+        """Forward-only migrations, each in its own transaction."""
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}; this paperdex knows up to "
+                f"{SCHEMA_VERSION}. Upgrade paperdex."
+            )
+        while version < target:
+            script = MIGRATIONS[version]
+            with self.conn:
+                self.conn.execute("BEGIN IMMEDIATE")
+                if "fts_source" in script:
+                    self._create_fts_source()
+                for stmt in _split_sql(script):
+                    self.conn.execute(stmt)
+                self.conn.execute(f"PRAGMA user_version = {version + 1}")
+            version += 1
+
+    def _create_fts_source(self) -> None:
+        """A temp view of index text per paper, for migrations that build a new FTS index."""
+        self.conn.create_function("index_text", 1, index_text, deterministic=True)
+        self.conn.execute(
+            "CREATE TEMP VIEW IF NOT EXISTS fts_source AS SELECT rowid, index_text(title) AS title, "
+            "index_text(abstract) AS abstract, "
+            "(SELECT group_concat(value, ' ; ') FROM json_each(papers.authors)) AS authors, "
+            "(SELECT group_concat(value, ' ') FROM json_each(papers.categories)) AS categories "
+            "FROM papers"
+        )
+
+    # --- writes ---------------------------------------------------------------------
+    def upsert(self, papers: Iterable[Paper], batch_size: int = 2000) -> IngestSummary:
+        """Insert new papers, replace changed ones, skip identical ones. One transaction per
+        batch: a crash loses at most the batch in flight, never half of one."""
+        total = IngestSummary()
+        batch: list[Paper] = []
+        for p in papers:
+            batch.append(p)
+            if len(batch) >= batch_size:
+                total = total + self._upsert_batch(batch)
+                batch = []
+        if batch:
+            total = total + self._upsert_batch(batch)
+        return total
+
+    def _upsert_batch(self, batch: list[Paper]) -> IngestSummary:
+        s = IngestSummary()
+        latest: dict[str, Paper] = {}
+        for p in batch:  # within one batch the last record of an id wins
+            latest[p.id] = p
+        c = self.conn
+        with c:
+            c.execute("BEGIN IMMEDIATE")
+            ids = list(latest)
+            old: dict[str, sqlite3.Row] = {}
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                q = f"SELECT * FROM papers WHERE id IN ({','.join('?' * len(chunk))})"
+                for r in c.execute(q, chunk):
+                    old[r["id"]] = r
+            inserts, fts_rows = [], []
+            for pid, p in latest.items():
+                row = _row(p)
+                prev = old.get(pid)
+                if prev is None:
+                    inserts.append(row)
+                    s.added += 1
+                    continue
+                if prev["content_hash"] == row["content_hash"] or _is_older(p, prev["updated"]):
+                    s.unchanged += 1
+                    continue
+                rowid = prev["rowid"]
+                self._fts_delete(rowid, paper_from_row(prev))
+                sets = ", ".join(f"{k} = :{k}" for k in _COLS)
+                c.execute(f"UPDATE papers SET {sets} WHERE rowid = {rowid}", row)
+                c.execute("DELETE FROM paper_categories WHERE paper = ?", (rowid,))
+                c.executemany(
+                    "INSERT OR IGNORE INTO paper_categories VALUES (?, ?)",
+                    [(rowid, cat) for cat in p.categories],
+                )
+                if prev["text_hash"] != row["text_hash"]:
+                    if c.execute("DELETE FROM vectors WHERE paper = ?", (rowid,)).rowcount:
+                        self._bump_epoch()
+                fts_rows.append((rowid, *_fts_values(p)))
+                s.updated += 1
+            if inserts:
+                names = ", ".join(_COLS)
+                params = ", ".join(f":{k}" for k in _COLS)
+                c.executemany(f"INSERT INTO papers ({names}) VALUES ({params})", inserts)
+                new = {
+                    r[0]: r[1]
+                    for i in range(0, len(inserts), 500)
+                    for r in c.execute(
+                        f"SELECT id, rowid FROM papers WHERE id IN ({','.join('?' * len(inserts[i : i + 500]))})",
+                        [r["id"] for r in inserts[i : i + 500]],
+                    )
+                }
+                cats = []
+                for row in inserts:
+                    p = latest[row["id"]]
+                    rowid = new[p.id]
+                    fts_rows.append((rowid, *_fts_values(p)))
+                    cats.extend((rowid, cat) for cat in p.categories)
+                c.executemany("INSERT OR IGNORE INTO paper_categories VALUES (?, ?)", cats)
+            for table in ("fts", "fts_exact"):
+                c.executemany(f"INSERT INTO {table}(rowid, {_FTS_COLS}) VALUES (?, ?, ?, ?, ?)", fts_rows)
+        return s
+
+    def _fts_delete(self, rowid: int, p: Paper) -> None:
+        for table in ("fts", "fts_exact"):
+            self.conn.execute(
+                f"INSERT INTO {table}({table}, rowid, {_FTS_COLS}) VALUES ('delete', ?, ?, ?, ?, ?)",
+                (rowid, *_fts_values(p)),
+            )
+
+    def delete(self, pid: str) -> bool:
+        with self.conn:
+            row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
+            if row is None:
+                return False
+            self._fts_delete(row["rowid"], paper_from_row(row))
+            self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
+            self._bump_epoch()
+        return True
+
+    # --- reads ----------------------------------------------------------------------
+    def get(self, pid: str) -> Paper | None:
+        row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
+        return paper_from_row(row) if row else None
+
+    def get_many(self, rowids: list[int]) -> dict[int, Paper]:
+        out: dict[int, Paper] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            q = f"SELECT * FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
+            for r in self.conn.execute(q, chunk):
+                out[r["rowid"]] = paper_from_row(r)
+        return out
+
+    def rowid(self, pid: str) -> int | None:
+        r = self.conn.execute("SELECT rowid FROM papers WHERE id = ?", (pid,)).fetchone()
+        return r[0] if r else None
+
+    def iter_papers(self) -> Iterator[Paper]:
+        for r in self.conn.execute("SELECT * FROM papers ORDER BY rowid"):
+            yield paper_from_row(r)
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+
+    # --- state (harvest checkpoints, settings) ----------------------------------------
+    def get_state(self, key: str) -> str | None:
+        r = self.conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return r[0] if r else None
+
+    def set_state(self, key: str, value: str) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
+
+    # --- vectors --------------------------------------------------------------------
+    @property
+    def model(self) -> str | None:
+        """The model every stored vector came from; queries must be embedded with it."""
+        return self.get_state("model")
+
+    def _claim_model(self, model: str) -> None:
+        current = self.model
+        if current and current != model and self.vector_count():
+            raise StoreError(
+                f"this store holds vectors from {current}; refusing to mix in {model}. "
+                f"Run `paperdex embed --reset --model {model}` to re-embed everything."
+            )
+        self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
+
+    def add_vectors(self, model: str, items: list[tuple[int, str, np.ndarray]]) -> None:
+        """items: (paper rowid, text_hash the vector was computed from, vector)."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._claim_model(model)
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(r, h, np.asarray(v, dtype=np.float16).tobytes()) for r, h, v in items],
+            )
+            self._bump_epoch()
+
+    def reset_vectors(self) -> None:
+        with self.conn:
+            self.conn.execute("DELETE FROM vectors")
+            self.conn.execute("DELETE FROM state WHERE key = 'model'")
+            self._bump_epoch()
+
+    def vector_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+
+    def missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
+        """(rowid, text_hash, title, abstract) of papers without a vector, oldest first."""
+        return self.conn.execute(
+            "SELECT p.rowid, p.text_hash, p.title, p.abstract FROM papers p "
+            "LEFT JOIN vectors v ON v.paper = p.rowid WHERE v.paper IS NULL "
+            "ORDER BY p.rowid LIMIT ?",
+            (limit,),
+        ).fetchall()
+
+    def load_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """All (rowids int64, vectors float16) in rowid order."""
+        rows = self.conn.execute("SELECT paper, vec FROM vectors ORDER BY paper").fetchall()
+        keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return keys, np.zeros((0, 0), dtype=np.float16)
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
+        return keys, vecs
+
+    def vectors_epoch(self) -> int:
+        """Bumped in the same transaction as every change to the vectors; the ANN index
+        records the epoch it was built at and is rebuilt when they differ."""
+        return int(self.get_state("vectors_epoch") or 0)
+
+    def _bump_epoch(self) -> None:
+        self.conn.execute(
+            "INSERT INTO state VALUES ('vectors_epoch', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def stats(self) -> dict:
+        c = self.conn
+        first, last = c.execute("SELECT min(date), max(date) FROM papers").fetchone()
+        db_bytes = sum(f.stat().st_size for f in self.data_dir.glob("paperdex.db*"))
+        idx = self.data_dir / "vectors.usearch"
+        return {
+            "papers": self.count(),
+            "with_vectors": self.vector_count(),
+            "model": self.model,
+            "first_date": first,
+            "last_date": last,
+            "schema_version": self.schema_version(),
+            "data_dir": str(self.data_dir),
+            "db_bytes": db_bytes,
+            "index_bytes": idx.stat().st_size if idx.exists() else 0,
+        }
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _split_sql(script: str) -> list[str]:
+    """sqlite3.executescript would commit our transaction; split on ';' at line ends instead."""
+    out, buf = [], []
+    for line in script.splitlines():
+        code = line.split("--", 1)[0]
+        buf.append(code)
+        if code.rstrip().endswith(";"):
+            stmt = "\n".join(buf).strip()
+            if stmt.strip(";").strip():
+                out.append(stmt)
+            buf = []
+    tail = "\n".join(buf).strip()
+    if tail:
+        out.append(tail)
+    return out
