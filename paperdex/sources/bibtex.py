@@ -133,7 +133,9 @@ def _date(fields: dict[str, str]) -> str | None:
 
 
 def entry_to_paper(entry: Entry) -> Paper:
-    f = {k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()}
+    f = {
+        k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()
+    }
     title = _unprotect(_strip_braces(f.get("title", "")))
     if not title:
         raise ValueError("no title")
@@ -198,7 +200,9 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> BibResult:
         try:
             out.papers.append(entry_to_paper(entry))
         except ValueError as e:
-            out.errors.append(f"{name}:{entry.start_line + 1}: @{entry.entry_type}{{{entry.key}: {e}; skipped")
+            out.errors.append(
+                f"{name}:{entry.start_line + 1}: @{entry.entry_type}{{{entry.key}: {e}; skipped"
+            )
     return out
 
 
@@ -260,7 +264,9 @@ def paper_to_entry(p: Paper, key: str) -> Entry:
         entry_type = "misc"
     else:
         entry_type = (
-            (p.extra.get("bibtex") or {}).get("type", "misc") if isinstance(p.extra.get("bibtex"), dict) else "misc"
+            (p.extra.get("bibtex") or {}).get("type", "misc")
+            if isinstance(p.extra.get("bibtex"), dict)
+            else "misc"
         )
     return Entry(entry_type, key, [Field(k, v) for k, v in fields if v])
 
