@@ -29,7 +29,11 @@ STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the this to was were "
     "with we our via using based towards toward into than then these those which".split()
 )
-_WORD = re.compile(r"\w+", re.UNICODE)
+# CJK runs and other word runs are separate words ("Muon优化器" -> "muon", "优化器"); the
+# English papers' index holds no CJK words, so those only feed the dense side.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}]+|[^\\W{_CJK}]+", re.UNICODE)
+_CJK_WORD = re.compile(f"^[{_CJK}]+$")
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
@@ -232,8 +236,9 @@ class _Parser:
 
 
 def words(text: str) -> list[str]:
-    """The words FTS5's unicode61 tokenizer would see, lowercased."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """The words the index can match, lowercased: \\w-runs as FTS5's unicode61 sees them,
+    without CJK (absent from English papers)."""
+    return [w.lower() for w in _WORD.findall(text) if not _CJK_WORD.match(w)]
 
 
 def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
@@ -330,7 +335,7 @@ def compile_query(tree: Bool, extra_filters: list[Node] | None = None) -> Compil
     out.rank = " OR ".join(rank_parts) or None
     out.highlight = sorted({w for t in positives for w in t.words if w not in STOPWORDS})
     out.dense_text = " ".join(t.raw for t in positives if t.column != "authors").strip()
-    out.has_text = bool(positives)
+    out.has_text = bool(out.dense_text)
 
     soft_strs = []
     for t in soft:
@@ -346,7 +351,7 @@ def compile_query(tree: Bool, extra_filters: list[Node] | None = None) -> Compil
 
 def _collect_positive(node: Node, out: list[Text]) -> None:
     if isinstance(node, Text):
-        if node.words:
+        if node.words or node.raw.strip():
             out.append(node)
     elif isinstance(node, Bool):
         for c in node.children:

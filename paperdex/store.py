@@ -246,6 +246,11 @@ class Store:
         s = IngestSummary()
         latest: dict[str, Paper] = {}
         for p in batch:  # within one batch the last record of an id wins
+            prev_in_batch = latest.get(p.id)
+            if prev_in_batch is not None:
+                same = prev_in_batch.content_hash() == p.content_hash()
+                s.unchanged += same
+                s.updated += not same
             latest[p.id] = p
         c = self.conn
         with c:

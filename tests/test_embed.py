@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+
+from paperdex import embed
+from paperdex.paper import Paper
+from tests.conftest import DATA, PAPERS
+
+
+def test_minilm_reproduces_the_shared_vectors():
+    """The int8 ONNX run matches the precomputed fp16 vectors (cosine >= 0.99)."""
+    import json
+
+    recs = [json.loads(line) for line in PAPERS.read_text().splitlines()[:8]]
+    want = np.load(DATA / "papers.minilm.f16.npy")[:8].astype(np.float32)
+    got = embed.get_embedder("all-MiniLM-L6-v2").embed_docs([embed.doc_text(r["title"], r["abstract"]) for r in recs])
+    assert got.shape == (8, 384)
+    assert np.all((got * want).sum(1) > 0.99)
+
+
+def test_e5_is_bilingual():
+    e5 = embed.get_embedder("multilingual-e5-small")
+    docs = e5.embed_docs(["Diffusion models for image generation.", "Robot grasping with tactile sensors."])
+    q = e5.embed_query("用于图像生成的扩散模型")
+    assert np.argmax(docs @ q) == 0
+    assert abs(float(np.linalg.norm(q)) - 1) < 1e-3
+
+
+def test_checksum_mismatch_is_refused(tmp_path):
+    f = tmp_path / "w.bin"
+    f.write_bytes(b"not the weights")
+    with pytest.raises(embed.EmbedError, match="checksum mismatch"):
+        embed._verify(f, "0" * 64)
+
+
+def test_unknown_model():
+    with pytest.raises(embed.EmbedError, match="unknown model"):
+        embed.get_embedder("bert-huge")
+
+
+def test_embed_store_resumes_and_fills_missing(empty_store):
+    empty_store.upsert([Paper(id=f"p{i}", title=f"Paper {i}", abstract="About robots.") for i in range(5)])
+    assert embed.embed_store(empty_store, "all-MiniLM-L6-v2", batch_size=2, limit=3) == 3
+    assert empty_store.vector_count() == 3
+    assert embed.embed_store(empty_store, batch_size=2) == 2  # continues with the store's model
+    assert empty_store.vector_count() == 5 and empty_store.model == "all-MiniLM-L6-v2"
+
+
+def test_e5_cut_keeps_words_whole():
+    assert embed._cut("alpha beta gamma", 12) == "alpha beta"
