@@ -285,7 +285,6 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
     cats = [t["term"] for t in e.get("tags", []) if t.get("term")]
     if primary:
         cats = [primary, *[c for c in cats if c != primary]]
-    pdf = next((ln["href"] for ln in e.get("links", []) if ln.get("title") == "pdf"), None)
     extra = {
         k: v
         for k, v in {
@@ -303,7 +302,6 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
         categories=list(dict.fromkeys(cats)),
         published=(e.get("published") or "")[:10] or None,
         updated=(e.get("updated") or "")[:10] or None,
-        pdf_url=re.sub(r"v\d+$", "", pdf) if pdf else None,
         comment=_ws(e.get("arxiv_comment")) or None,
         sources=[SOURCE],
         extra={"arxiv": extra} if extra else {},

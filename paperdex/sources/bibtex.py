@@ -9,6 +9,7 @@ Entries that do not parse are reported with their line and skipped.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from ..paper import ARXIV_ID, Paper
 SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?(?:[?#]|$)")
+_ARXIV_DOI = re.compile(r"10\.48550/arXiv\.(\S+)$", re.I)
 _CATEGORY = re.compile(r"^[a-z][a-z\-]*(\.[A-Za-z][A-Za-z\-]*)?$")
 _KEY_SAFE = re.compile(r"^[A-Za-z0-9:._/\-]+$")
 _MAPPED = {
@@ -81,8 +83,15 @@ def split_names(value: str) -> tuple[list[str], bool]:
             p = f"{bits[1]} {bits[0]}".strip()
         elif len(bits) == 3:  # von Last, Jr, First
             p = f"{bits[2]} {bits[0]} {bits[1]}".strip()
-        names.append(p)
+        names.append(_latex_to_text(p) if "\\" in p or "{" in p else p)
     return names, truncated
+
+
+def _latex_to_text(name: str) -> str:
+    """`Lo{\\"\\i}c` -> `Loïc`: names are matched and shown as text."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    return " ".join(LatexNodes2Text().latex_to_text(name).split())
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -144,7 +153,7 @@ def entry_to_paper(entry: Entry) -> Paper:
     eprint = f.get("eprint", "").strip()
     if eprint and (f.get("archiveprefix", "arxiv").lower() == "arxiv") and ARXIV_ID.match(eprint):
         arxiv_id = eprint
-    elif m := _ARXIV_URL.search(f.get("url", "")):
+    elif m := _ARXIV_URL.search(f.get("url", "")) or _ARXIV_DOI.search(f.get("doi", "")):
         if ARXIV_ID.match(m.group(1)):
             arxiv_id = m.group(1)
     if arxiv_id:
@@ -190,7 +199,13 @@ def entry_to_paper(entry: Entry) -> Paper:
 
 
 def parse_bibtex(text: str, name: str = "<bibtex>") -> BibResult:
-    lib = bibtexparser.parse_string(text)
+    quiet = logging.getLogger("bibtexparser")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # its failures are reported below, with our line numbers
+    try:
+        lib = bibtexparser.parse_string(text)
+    finally:
+        quiet.setLevel(level)
     out = BibResult()
     for block in lib.failed_blocks:
         what = "duplicate key" if isinstance(block, DuplicateBlockKeyBlock) else "does not parse"
