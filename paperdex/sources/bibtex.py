@@ -229,12 +229,19 @@ def read_bibtex(path: str | Path) -> BibResult:
 # --- export ----------------------------------------------------------------------------------
 
 
+def _bib(p: Paper) -> dict:
+    b = p.extra.get("bibtex")
+    return b if isinstance(b, dict) else {}
+
+
 def _cite_key(p: Paper, taken: set[str]) -> str:
-    if not p.is_arxiv and _KEY_SAFE.match(p.id):
-        key = p.id  # "openreview:abc", "bib:xyz" come back as the same id
+    if _bib(p).get("key") and _KEY_SAFE.match(_bib(p)["key"]):
+        key = _bib(p)["key"]  # the key the user's library already cites
+    elif not p.is_arxiv and _KEY_SAFE.match(p.id):
+        key = p.id  # "openreview:abc" comes back as the same id
     else:
         sur = re.sub(r"[^a-z]", "", (p.authors[0].split()[-1] if p.authors else "anon").lower()) or "anon"
-        year = (p.date or "")[:4] or ("20" + p.id[:2] if p.is_arxiv else "")
+        year = (p.date or "")[:4] or str(_bib(p).get("year", "")) or ("20" + p.id[:2] if p.is_arxiv else "")
         word = next((w for w in re.findall(r"[a-z]+", p.title.lower()) if len(w) > 3), "paper")
         key = f"{sur}{year}{word}"
     base, n = key, 1
@@ -258,11 +265,16 @@ def paper_to_entry(p: Paper, key: str) -> Entry:
     date = p.published or p.date
     if date:
         fields += [("year", date[:4]), ("month", MONTHS[int(date[5:7]) - 1]), ("date", date)]
-    elif isinstance(p.extra.get("bibtex"), dict) and p.extra["bibtex"].get("year"):
-        fields.append(("year", str(p.extra["bibtex"]["year"])))
-    venue_field = "booktitle" if p.venue else None
-    if venue_field:
-        fields.append((venue_field, p.venue))
+    elif _bib(p).get("year"):
+        fields.append(("year", str(_bib(p)["year"])))
+    if p.venue:
+        entry_type = _bib(p).get("type") or "inproceedings"
+    elif p.is_arxiv:
+        entry_type = "misc"
+    else:
+        entry_type = _bib(p).get("type") or "misc"
+    if p.venue:
+        fields.append(("journal" if entry_type == "article" else "booktitle", p.venue))
     fields.append(("area", p.venue_area))
     if p.is_arxiv:
         fields += [("eprint", p.id), ("archiveprefix", "arXiv"), ("primaryclass", p.primary_category)]
@@ -273,16 +285,6 @@ def paper_to_entry(p: Paper, key: str) -> Entry:
         ("doi", (p.extra.get("arxiv") or {}).get("doi") if isinstance(p.extra.get("arxiv"), dict) else None),
         ("abstract", _escape(p.abstract) if p.abstract else None),
     ]
-    if p.venue:
-        entry_type = "inproceedings"
-    elif p.is_arxiv:
-        entry_type = "misc"
-    else:
-        entry_type = (
-            (p.extra.get("bibtex") or {}).get("type", "misc")
-            if isinstance(p.extra.get("bibtex"), dict)
-            else "misc"
-        )
     return Entry(entry_type, key, [Field(k, v) for k, v in fields if v])
 
 

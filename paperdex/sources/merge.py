@@ -341,7 +341,8 @@ def ingest_with_merge(store: Store, papers: Iterable[Paper], batch_size: int = 1
         merged = 0
         for p in chunk:
             base: Paper | None = pending.get(p.id) or store.get(p.id)
-            how = "same id"
+            links = any(isinstance(v, dict) and v.get("arxiv_id") == p.id for v in p.extra.values())
+            how = "linked arXiv id" if links else "same id"
             if base is None:
                 hit = matcher.find(p)
                 if hit:

@@ -104,7 +104,10 @@ def parse_seed_text(text: str, name: str = "<seed>") -> SeedPage:
         lineno = i + 1
         if not ln:
             continue
-        if _AREA.match(ln) and authors is None:
+        if _AREA.match(ln) and authors is not None:
+            page.errors.append(f"{name}:{authors_line}: author line with no abstract after it; skipped")
+            authors = None
+        if _AREA.match(ln):
             if area is not None:
                 page.errors.append(f"{name}:{area_line}: area line {area!r} with no paper under it; skipped")
             area, area_line = ln, lineno

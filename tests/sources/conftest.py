@@ -39,7 +39,9 @@ class Router:
     """Answers each request with the first route whose predicate matches; records requests."""
 
     def __init__(self) -> None:
-        self.routes: list[tuple[Callable[[httpx.Request], bool], Callable[[httpx.Request], httpx.Response]]] = []
+        self.routes: list[
+            tuple[Callable[[httpx.Request], bool], Callable[[httpx.Request], httpx.Response]]
+        ] = []
         self.requests: list[httpx.Request] = []
 
     def add(self, pred: Callable[[httpx.Request], bool], answer: object) -> Router:
@@ -114,8 +116,12 @@ def oai_router(page2: Path | None = None) -> Router:
     page2 = page2 or fixture("arxiv", "oai_cs_page2.xml")
     r = Router()
     r.add(lambda q: param(q, "resumptionToken") == "6960524|1001", xml(page2))
-    r.add(lambda q: param(q, "verb") == "ListRecords" and param(q, "from") == "2026-07-01",
-          xml(fixture("arxiv", "oai_no_records.xml")))
-    r.add(lambda q: param(q, "verb") == "ListRecords" and param(q, "metadataPrefix") == "arXiv",
-          xml(fixture("arxiv", "oai_cs_page1.xml")))
+    r.add(
+        lambda q: param(q, "verb") == "ListRecords" and param(q, "from") == "2026-07-01",
+        xml(fixture("arxiv", "oai_no_records.xml")),
+    )
+    r.add(
+        lambda q: param(q, "verb") == "ListRecords" and param(q, "metadataPrefix") == "arXiv",
+        xml(fixture("arxiv", "oai_cs_page1.xml")),
+    )
     return r

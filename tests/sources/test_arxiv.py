@@ -94,7 +94,9 @@ def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_ht
         return ingest_with_merge(st, papers)
 
     with pytest.raises(KeyboardInterrupt):
-        arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30", ingest=dies_on_page_two)
+        arxiv.harvest(
+            store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30", ingest=dies_on_page_two
+        )
     assert store.count() == 4
     store.close()
 
@@ -109,8 +111,13 @@ def test_expired_resumption_token_restarts_the_window(store, make_http):
         "arxiv:oai:cs", json.dumps({"from": "2025-04-01", "until": "2026-06-30", "token": "stale|1"})
     )
     router = oai_router()
-    router.routes.insert(0, (lambda q: param(q, "resumptionToken") == "stale|1",
-                             lambda q: xml(fixture("arxiv", "oai_bad_token.xml"))))
+    router.routes.insert(
+        0,
+        (
+            lambda q: param(q, "resumptionToken") == "stale|1",
+            lambda q: xml(fixture("arxiv", "oai_bad_token.xml")),
+        ),
+    )
     arxiv.harvest(store, make_http(router), "cs")
     assert {p.id for p in store.iter_papers()} == ALL_IDS
     assert param(router.requests[1], "from") == "2025-04-01"
@@ -126,8 +133,13 @@ def test_oai_errors_other_than_no_records_are_reported(store, make_http):
 def test_503_during_a_harvest_is_retried_after_retry_after(store, make_http, clock):
     router = oai_router()
     page1 = xml(fixture("arxiv", "oai_cs_page1.xml"))
-    router.routes.insert(0, (lambda q: param(q, "metadataPrefix") == "arXiv",
-                             _in_turn([httpx.Response(503, headers={"Retry-After": "20"}), page1])))
+    router.routes.insert(
+        0,
+        (
+            lambda q: param(q, "metadataPrefix") == "arXiv",
+            _in_turn([httpx.Response(503, headers={"Retry-After": "20"}), page1]),
+        ),
+    )
     arxiv.harvest(store, make_http(router), "cs", "2025-04-01", "2026-06-30")
     assert store.count() == 6
     assert clock.sleeps == [20.0, 3.0]
@@ -153,8 +165,9 @@ def test_not_oai_at_all_is_a_clear_error(store, make_http):
 
 
 def test_id_lookup_through_the_api(make_http, clock):
-    router = Router().add(lambda q: param(q, "id_list") == "2606.14795,2605.31457v1",
-                          xml(fixture("arxiv", "api_id_list.atom")))
+    router = Router().add(
+        lambda q: param(q, "id_list") == "2606.14795,2605.31457v1", xml(fixture("arxiv", "api_id_list.atom"))
+    )
     papers, errors = arxiv.fetch_ids(make_http(router), ["2606.14795", "2605.31457v1", "hello"])
     assert errors == ["not an arXiv id: 'hello'"]
     p = {x.id: x for x in papers}

@@ -1,0 +1,225 @@
+"""File imports: the seed result pages and BibTeX (import, export, round trip)."""
+
+from __future__ import annotations
+
+import shutil
+
+import click
+from click.testing import CliRunner
+
+from paperdex.paper import Paper
+from paperdex.sources import bibtex, seeds
+from paperdex.sources.commands import export, import_file
+from paperdex.sources.merge import ingest_with_merge
+from paperdex.store import Store
+
+from .conftest import fixture
+
+SEED_PAGES = ["000_ec0922857c972679.txt", "004_f6d208fccd6a4015.txt"]
+
+
+# --- seed pages ---------------------------------------------------------------------------
+
+
+def test_seed_pages_yield_40_papers_with_areas_and_authors(store):
+    total = 0
+    for name in SEED_PAGES:
+        s = import_file(store, fixture("seeds", name))
+        assert s is not None and s.rejected == 0
+        total += s.added
+    assert total == store.count() == 40
+    papers = list(store.iter_papers())
+    assert all(p.authors and p.abstract and p.sources == ["seed"] for p in papers)
+    with_area = [p for p in papers if p.venue_area]
+    assert len(with_area) == 30  # ten results on the pages show no area line
+    first = papers[0]
+    assert first.venue_area == "Computer Vision · Vision Models & Multimodal"
+    assert first.authors == ["Danial Kamali", "Parisa Kordjamshidi"]
+    assert first.abstract.startswith("Modern Vision-Language Models (VLMs)")
+    assert first.extra["seed"]["title_from_abstract"] is True
+
+
+def test_deng_truncation_is_recorded_not_an_author(store):
+    for name in SEED_PAGES:
+        import_file(store, fixture("seeds", name))
+    cut = [p for p in store.iter_papers() if p.authors_truncated]
+    assert len(cut) == 1
+    p = cut[0]
+    assert len(p.authors) == 10
+    assert p.authors[-1] == "Alireza Ganjdanesh"
+    assert not any("等" in a for p in store.iter_papers() for a in p.authors)
+    # a name written in Chinese characters is still a name
+    assert any("吴 德成" in p.authors for p in store.iter_papers())
+
+
+def test_daily_papers_pages_are_reported_not_imported(store):
+    s = import_file(store, fixture("seeds", "001_daily_papers_head.txt"))
+    assert s.added == 0 and store.count() == 0
+    assert "no titles or authors" in s.errors[0]
+
+
+def test_tolerant_parsing_reports_bad_blocks_with_line_numbers():
+    text = "\n".join(
+        [
+            "论文检索",
+            "",
+            "Theory · Learning Theory",
+            "",
+            "Ada Lovelace, Alan Turing",
+            "",
+            "We prove a bound on the number of engines needed to compute anything at all.",
+            "A second paragraph of the same abstract, which has no author line before it.",
+            "Deep Learning · Algorithms",
+            "Grace Hopper",
+            "Applications · Health",
+            "Barbara Liskov, Frances Allen 等",
+            "",
+            "We substitute one type for another and nothing breaks, as the principle promises.",
+            "Orphan Author",
+        ]
+    )
+    page = seeds.parse_seed_text(text, "page.txt")
+    assert [p.authors for p in page.papers] == [
+        ["Ada Lovelace", "Alan Turing"],
+        ["Barbara Liskov", "Frances Allen"],
+    ]
+    assert page.papers[0].abstract.endswith("which has no author line before it.")
+    assert page.papers[1].authors_truncated
+    assert page.papers[1].venue_area == "Applications · Health"
+    assert any(e.startswith("page.txt:10:") and "no abstract" in e for e in page.errors)
+    assert any(e.startswith("page.txt:15:") and "truncated page" in e for e in page.errors)
+
+
+def test_unknown_text_files_are_left_to_other_importers(store, tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("just some notes\n")
+    assert import_file(store, f) is None
+    assert import_file(store, tmp_path / "papers.jsonl") is None
+
+
+def test_seed_records_merge_into_the_preprint_by_abstract(store):
+    text = fixture("seeds", SEED_PAGES[0]).read_text()
+    seed = next(p for p in seeds.parse_seed_text(text).papers if p.authors[0] == "Danial Kamali")
+    preprint = Paper(
+        id="2509.25757",
+        title="NePTune: A Neuro-Pythonic Framework for Tunable Compositional Reasoning on Vision-Language",
+        authors=["Danial Kamali", "Parisa Kordjamshidi"],
+        abstract=seed.abstract,
+        categories=["cs.AI", "cs.CL"],
+        sources=["arxiv"],
+    )
+    ingest_with_merge(store, [preprint])
+    s = ingest_with_merge(store, [seed])
+    assert s.merged == 1 and store.count() == 1
+    p = store.get("2509.25757")
+    assert p.title.startswith("NePTune")  # the real title wins over the synthetic one
+    assert p.venue_area == "Computer Vision · Vision Models & Multimodal"
+    assert p.sources == ["arxiv", "seed"]
+
+
+# --- BibTeX -------------------------------------------------------------------------------
+
+
+def test_bibtex_import_maps_fields_and_reports_broken_entries(store):
+    s = import_file(store, fixture("bibtex", "library.bib"))
+    assert (s.added, s.rejected) == (3, 2)
+    assert s.errors == [
+        "library.bib:31: entry does not parse ('@misc{broken2025,'); skipped",
+        "library.bib:35: entry duplicate key ('@misc{kingma2014adam,'); skipped",
+    ]
+    zuo = store.get("2606.27731")
+    assert zuo.title == "Enhancing Numerical Prediction in LLMs via Smooth MMD Alignment"
+    assert zuo.authors == ["Zhuo Zuo", "Li Yue", "Wenhao Zheng"] and zuo.authors_truncated
+    assert zuo.categories == ["cs.CL"]
+    adam = store.get("1412.6980")  # arXiv id recovered from the arXiv DOI
+    assert adam.venue == "International Conference on Learning Representations"
+    assert adam.extra["bibtex"]["doi"] == "10.48550/arXiv.1412.6980"
+    beta = store.get("bib:higgins2017beta")
+    assert beta.title.startswith("$\\beta$-VAE: Learning")
+    assert beta.authors[1] == "Loïc Matthey"
+
+
+def test_bibtex_round_trip(tmp_path):
+    papers = [
+        Paper(
+            id="2606.14795",
+            title="Position: The Systemic Lack of Agency in Visual Reasoning",
+            authors=["Yizhao Huang", "Haoyang Chen"],
+            abstract="This paper argues that a systemic lack of Agency constrains reasoning (50% of it).",
+            categories=["cs.CV", "cs.AI"],
+            venue="ICML 2026 oral",
+            venue_area="Deep Learning · Large Language Models",
+            published="2026-06-16",
+            authors_truncated=True,
+            sources=["arxiv", "openreview"],
+        ),
+        Paper(
+            id="openreview:Op7Qw3eRt5",
+            title="Clipping Without Heavy Tails: the $\\ell_2$ case",
+            authors=["Aleksandr Shestakov", "Eduard Gorbunov"],
+            abstract="Gradient clipping is widely used.",
+            venue="ICML 2026 poster",
+            venue_area="Optimization · Stochastic",
+            sources=["openreview"],
+        ),
+    ]
+    a = Store(tmp_path / "a")
+    ingest_with_merge(a, papers)
+    out = tmp_path / "export.bib"
+    group = _group(tmp_path / "a")
+    res = CliRunner().invoke(group, ["export", "--all", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    b = Store(tmp_path / "b")
+    s = import_file(b, out)
+    assert (s.added, s.rejected) == (2, 0)
+    fields = (
+        "id",
+        "title",
+        "authors",
+        "abstract",
+        "categories",
+        "venue",
+        "venue_area",
+        "published",
+        "authors_truncated",
+    )
+    for p in papers:
+        q = b.get(p.id)
+        assert {f: getattr(q, f) for f in fields} == {f: getattr(p, f) for f in fields}
+
+
+def test_export_by_ids_query_and_filters(tmp_path):
+    data = tmp_path / "data"
+    s = Store(data)
+    ingest_with_merge(s, bibtex.read_bibtex(fixture("bibtex", "library.bib")).papers)
+    s.close()
+    run = CliRunner().invoke
+    g = _group(data)
+    r = run(g, ["export", "1412.6980"])
+    assert r.exit_code == 0 and "@article{kingma2014adam," in r.output and "eprint = {1412.6980}" in r.output
+    assert "journal = {International Conference on Learning Representations}" in r.output
+    assert "year = {2015}" in r.output
+    r = run(g, ["export", "numerical", "prediction"])
+    assert r.exit_code == 0 and "2606.27731" in r.output and "1412.6980" not in r.output
+    r = run(g, ["export", "--category", "cs.CL"])
+    assert r.output.count("@") == 1
+    r = run(g, ["export", "9999.99999"])
+    assert r.exit_code == 1 and "not in the store: 9999.99999" in r.output
+    r = run(g, ["export"])
+    assert r.exit_code == 2
+
+
+def _group(data_dir):
+    @click.group()
+    @click.pass_context
+    def g(ctx):
+        ctx.obj = {"data_dir": data_dir}
+
+    g.add_command(export)
+    return g
+
+
+def test_import_file_accepts_copied_seed_pages(tmp_path, store):
+    dst = tmp_path / "page.txt"
+    shutil.copy(fixture("seeds", SEED_PAGES[1]), dst)
+    assert import_file(store, dst).added == 20
