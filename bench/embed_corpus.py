@@ -46,9 +46,7 @@ def main() -> None:
         Path(str(part) + ".tmp.npy").rename(part)
         done += len(batch)
         rate = done / (time.time() - t0)
-        Path(str(out) + ".progress").write_text(
-            f"{start + len(batch)}/{len(recs)} docs, {rate:.2f} docs/s this run\n"
-        )
+        Path(str(out) + ".progress").write_text(f"{start + len(batch)}/{len(recs)} docs, {rate:.2f} docs/s this run\n")
     arrays = [np.load(parts / f"{s:08d}.npy") for s in range(0, len(recs), CHUNK)]
     np.save(str(out) + ".npy", np.concatenate(arrays))
     Path(str(out) + ".ids.txt").write_text("".join(r["id"] + "\n" for r in recs))

@@ -153,8 +153,11 @@ def _build_index(store: Store) -> None:
 @click.option("--author")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of hits.")
 @click.option("--explain", is_flag=True, help="Show the parts of each score.")
+@click.option("--literal", is_flag=True, help="Treat QUERY as plain text, without query syntax.")
 @click.pass_context
-def search(ctx, query, mode, sort, per_page, page, category, date_from, date_to, venue, area, author, as_json, explain):
+def search(
+    ctx, query, mode, sort, per_page, page, category, date_from, date_to, venue, area, author, as_json, explain, literal
+):
     """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG'."""
     from .search import Filters
 
@@ -162,7 +165,9 @@ def search(ctx, query, mode, sort, per_page, page, category, date_from, date_to,
     searcher = _searcher(store)
     filters = Filters(category, date_from, date_to, venue, area, author)
     try:
-        res = searcher.search(query, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, facets=False)
+        res = searcher.search(
+            query, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, facets=False, literal=literal
+        )
     except QueryError as e:
         raise _fail(e) from None
     if as_json:
@@ -291,6 +296,35 @@ def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
         return
     for k, v in m.items():
         click.echo(f"{k:10} {v:.4f}" if isinstance(v, float) else f"{k:10} {v}")
+
+
+SAMPLE = Path(__file__).parent / "data"
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True)
+@click.option("--no-serve", is_flag=True, help="Only load the sample.")
+@click.pass_context
+def demo(ctx, host, port, no_serve) -> None:
+    """Load the bundled sample (3,072 arXiv papers with their vectors), then serve the web UI."""
+    from .ingest import import_vectors, ingest_file
+
+    store = _store(ctx)
+    s = ingest_file(store, SAMPLE / "sample.jsonl.gz")
+    click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
+    if store.model in (None, "multilingual-e5-small") and store.vector_count() < store.count():
+        n = import_vectors(
+            store, SAMPLE / "sample.multilingual-e5-small.f16.npy", SAMPLE / "sample.ids.txt", "multilingual-e5-small"
+        )
+        click.echo(f"vectors: {n} attached (multilingual-e5-small)")
+    _build_index(store)
+    store.close()
+    if not no_serve:
+        serve = cli.get_command(ctx, "serve")
+        if serve is None:
+            raise _fail(RuntimeError("the web UI is not installed"))
+        ctx.invoke(serve, host=host, port=port)
 
 
 def main() -> None:

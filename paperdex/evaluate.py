@@ -48,11 +48,12 @@ def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
 
 
 def evaluate(searcher, queries: list[dict], mode: str = "hybrid") -> dict:
-    """Mean metrics over the queries, each searched as a user would type it."""
+    """Mean metrics over the queries. Queries are sentences, so they are searched as plain
+    text (`literal`): a '(' or '-' in prose is not query syntax."""
     keys = ("recall@1", "recall@10", "recall@100", "mrr@10", "ndcg@10")
     sums = dict.fromkeys(keys, 0.0)
     for q in queries:
-        res = searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False)
+        res = searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True)
         m = metrics([h.paper.id for h in res.hits], set(q["relevant"]))
         for k in keys:
             sums[k] += m[k]

@@ -276,6 +276,13 @@ def parse(q: str) -> Bool:
     return _Parser(lex(_clean(q))).parse()
 
 
+def parse_literal(q: str) -> Bool:
+    """Plain text, no syntax: every whitespace-separated token is a free word. For pasted
+    sentences and known-item query sets, where '(' or '-' are prose, not operators."""
+    q = _clean(q)[:MAX_QUERY_CHARS]
+    return Bool("AND", [Text(words(tok), raw=tok) for tok in q.split()])
+
+
 # --- compilation ----------------------------------------------------------------------
 
 

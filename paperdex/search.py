@@ -210,6 +210,7 @@ class Searcher:
         per_page: int = 20,
         filters: Filters | None = None,
         facets: bool = True,
+        literal: bool = False,
     ) -> Result:
         t0 = time.perf_counter()
         if mode not in MODES:
@@ -217,7 +218,7 @@ class Searcher:
         if sort not in SORTS:
             raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
         page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
-        tree = Q.parse(q)
+        tree = Q.parse_literal(q) if literal else Q.parse(q)
         dense_text = None
         if self.query_rewriter is not None:
             tree, dense_text = self.query_rewriter(q, tree)
