@@ -1,0 +1,25 @@
+// Progressive enhancement only: every page works without this file.
+(function () {
+  "use strict";
+  // Copy buttons (BibTeX): shown only when the clipboard API exists.
+  document.querySelectorAll("button.copy[data-copy]").forEach(function (btn) {
+    var target = document.querySelector(btn.getAttribute("data-copy"));
+    if (!target || !navigator.clipboard) return;
+    btn.hidden = false;
+    var label = btn.textContent;
+    btn.addEventListener("click", function () {
+      navigator.clipboard.writeText(target.textContent).then(function () {
+        btn.textContent = btn.getAttribute("data-copied") || "Copied";
+        setTimeout(function () { btn.textContent = label; }, 1500);
+      });
+    });
+  });
+  // "/" focuses the search box, as on most search sites.
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;
+    var tag = (document.activeElement && document.activeElement.tagName) || "";
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    var box = document.querySelector('input[name="q"]');
+    if (box) { e.preventDefault(); box.focus(); box.select(); }
+  });
+})();
