@@ -309,6 +309,8 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
 
     try:
         total, failures = sync_sources(store, cfg, only=only, echo=click.echo, quiet=quiet)
+    except ValueError as e:  # the config names something impossible
+        raise click.ClickException(f"{store.data_dir / CONFIG_NAME}: {e}") from None
     finally:
         store.close()
     if total.added or total.updated or not quiet:

@@ -219,6 +219,9 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
             first, second = base.categories, incoming.categories
             prov.setdefault("categories", _owner(base, "categories"))
         out.categories = list(dict.fromkeys([*first, *second]))
+    for name in [*FIELDS, "categories"]:  # every shown value names its source
+        if not _empty(getattr(out, name)):
+            prov.setdefault(name, _owner(base, name))
     for s in incoming.sources:
         if s not in out.sources:
             out.sources.append(s)
