@@ -117,7 +117,15 @@ def _rank(source: str, group: str) -> int:
 
 def _fold(text: str) -> str:
     text = unicodedata.normalize("NFKD", index_text(text)).lower()
-    return "".join(c for c in text if not unicodedata.combining(c))
+    return "".join(_GREEK.get(c, c) for c in text if not unicodedata.combining(c))
+
+
+# "β" and LaTeX "\beta" (which index_text turns into "beta") must agree
+_GREEK = {
+    chr(c): f" {unicodedata.name(chr(c)).split()[-1].lower()} "
+    for c in range(0x3B1, 0x3CA)
+    if unicodedata.name(chr(c), "").startswith("GREEK SMALL LETTER")
+}
 
 
 def norm_title(title: str) -> str:

@@ -1,0 +1,133 @@
+"""Merge rules: which source wins which field, and what must never happen."""
+
+from __future__ import annotations
+
+from paperdex.paper import Paper
+from paperdex.sources.merge import ingest_with_merge, merge_papers, norm_title, surname
+
+
+def arxiv_rec(**kw) -> Paper:
+    d = dict(
+        id="2501.00001",
+        title="Scaling Laws for $\\beta$-Sparse Attention",
+        authors=["Ada Lovelace", "Alan Turing"],
+        abstract="We study sparse attention. " * 8,
+        categories=["cs.LG", "cs.CL"],
+        published="2025-01-02",
+        comment="12 pages",
+        sources=["arxiv"],
+        extra={"arxiv": {"license": "CC BY 4.0"}},
+    )
+    d.update(kw)
+    return Paper(**d)
+
+
+def venue_rec(**kw) -> Paper:
+    d = dict(
+        id="openreview:Xy12",
+        title="Scaling laws for β-sparse attention",
+        authors=["Lovelace, Ada", "Alan Turing"],
+        abstract="We study sparse attention (camera-ready).",
+        venue="NeurIPS 2025 spotlight",
+        venue_area="Deep Learning · Attention Mechanisms",
+        published="2025-09-18",
+        sources=["openreview"],
+        extra={"openreview": {"forum": "Xy12", "decision": "spotlight"}},
+    )
+    d.update(kw)
+    return Paper(**d)
+
+
+def test_normalisation_ignores_case_latex_accents_and_name_order():
+    assert norm_title("Scaling Laws for $\\beta$-Sparse Attention") == norm_title(
+        "scaling laws for beta sparse attention"
+    )
+    assert surname("Lovelace, Ada") == surname("Ada Lovelace") == "lovelace"
+    assert surname("Loïc Matthey") == surname("Loic Matthey")
+    assert surname("Martin Luther King Jr.") == "king"
+
+
+def test_each_field_comes_from_the_source_trusted_for_it():
+    m = merge_papers(arxiv_rec(), venue_rec(), "title + first author")
+    assert m.id == "2501.00001"
+    assert m.title == "Scaling Laws for $\\beta$-Sparse Attention"  # arXiv's text
+    assert m.abstract.startswith("We study sparse attention. We study")
+    assert m.venue == "NeurIPS 2025 spotlight"  # the venue's venue
+    assert m.published == "2025-01-02"
+    assert m.categories == ["cs.LG", "cs.CL"]
+    assert m.sources == ["arxiv", "openreview"]
+    assert m.extra["arxiv"] == {"license": "CC BY 4.0"}
+    assert m.extra["openreview"] == {"forum": "Xy12", "decision": "spotlight"}
+    assert m.extra["merge"]["fields"]["venue"] == "openreview"
+    assert m.extra["merge"]["matched"] == ["openreview openreview:Xy12: title + first author"]
+
+
+def test_order_of_arrival_does_not_change_the_result():
+    a = merge_papers(arxiv_rec(), venue_rec(), "x")
+    b = merge_papers(venue_rec(), arxiv_rec(), "x")
+    for f in (
+        "id",
+        "title",
+        "abstract",
+        "authors",
+        "venue",
+        "venue_area",
+        "published",
+        "categories",
+        "comment",
+    ):
+        assert getattr(a, f) == getattr(b, f), f
+
+
+def test_merging_twice_changes_nothing():
+    once = merge_papers(arxiv_rec(), venue_rec(), "x")
+    assert merge_papers(once, venue_rec(), "x").content_hash() == once.content_hash()
+    assert merge_papers(once, arxiv_rec(), "x").content_hash() == once.content_hash()
+
+
+def test_a_cut_author_list_never_replaces_a_full_one():
+    seed = Paper(
+        id="seed:abc",
+        title="t",
+        authors=["Ada Lovelace"],
+        authors_truncated=True,
+        sources=["seed"],
+        venue_area="Theory · Learning Theory",
+    )
+    m = merge_papers(arxiv_rec(), seed, "x")
+    assert m.authors == ["Ada Lovelace", "Alan Turing"] and not m.authors_truncated
+    assert m.venue_area == "Theory · Learning Theory"  # but its area is kept
+
+
+def test_a_newer_version_from_the_same_source_wins():
+    v2 = arxiv_rec(
+        title="Scaling Laws for Sparse Attention, Revisited", comment="14 pages", updated="2025-03-01"
+    )
+    m = merge_papers(merge_papers(arxiv_rec(), venue_rec(), "x"), v2, "same id")
+    assert (m.title, m.comment, m.updated) == (
+        "Scaling Laws for Sparse Attention, Revisited",
+        "14 pages",
+        "2025-03-01",
+    )
+    assert m.venue == "NeurIPS 2025 spotlight"
+
+
+def test_two_preprints_sharing_a_title_stay_apart(store):
+    a = arxiv_rec()
+    b = arxiv_rec(id="2502.00002", abstract="A different paper. " * 8)
+    s = ingest_with_merge(store, [a, b])
+    assert (s.added, s.merged) == (2, 0)
+
+
+def test_records_of_one_paper_in_one_batch_become_one(store):
+    s = ingest_with_merge(store, [venue_rec(), arxiv_rec()])
+    assert store.count() == 1
+    assert s.merged == 1
+    assert store.get("2501.00001").sources == ["openreview", "arxiv"]
+
+
+def test_replaced_record_is_counted_as_updated_not_added(store):
+    ingest_with_merge(store, [venue_rec()])
+    s = ingest_with_merge(store, [arxiv_rec()])
+    assert (s.added, s.updated, s.merged) == (0, 1, 1)
+    assert store.get("openreview:Xy12") is None
