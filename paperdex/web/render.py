@@ -58,7 +58,9 @@ _SUP_CHARS, _SUB_CHARS = set("0123456789+-=()nix"), set("0123456789+-=()aeiox")
 
 _BOLD_CMD = re.compile(r"\\(?:textbf|mathbf|bm|boldsymbol)\s*\{([^{}]*)\}")
 _EM_CMD = re.compile(r"\\(?:textit|emph|mathit)\s*\{([^{}]*)\}")
-_PLAIN_CMD = re.compile(r"\\(?:text|textrm|texttt|textsc|textsf|mathrm|mathsf|mathtt|operatorname|underline|mbox)\s*\{([^{}]*)\}")  # fmt: skip
+_PLAIN_CMD = re.compile(
+    r"\\(?:text|textrm|texttt|textsc|textsf|mathrm|mathsf|mathtt|operatorname|underline|mbox)\s*\{([^{}]*)\}"
+)
 _BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}|\\mathbb\s*([A-Za-z])")
 _CAL = re.compile(r"\\mathcal\s*\{\s*([A-Za-z]+)\s*\}|\\mathcal\s*([A-Za-z])")
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
@@ -98,6 +100,12 @@ def _math(body: str) -> str:
     return re.sub(r"\s+", " ", s).strip()
 
 
+def _command(c: re.Match) -> str:
+    """A text-mode command: its symbol, keeping the space that ended it."""
+    out = SYMBOLS.get(c.group(1), c.group(1))
+    return out + " " if c.group(0).endswith(" ") else out
+
+
 def clean_tex(text: str) -> str:
     """Paper text with LaTeX and Markdown made legible; formatting survives as private-use
     markers that :func:`segments_html` turns into tags after escaping."""
@@ -109,7 +117,7 @@ def clean_tex(text: str) -> str:
     s = _EM_CMD.sub(lambda m: EM_ON + m.group(1) + EM_OFF, s)
     s = _PLAIN_CMD.sub(r"\1", s)
     s = _MD_BOLD.sub(lambda m: BOLD_ON + m.group(1) + BOLD_OFF, s)
-    s = _CMD.sub(lambda c: SYMBOLS.get(c.group(1), c.group(1)) + " " if c.group(0).endswith(" ") else SYMBOLS.get(c.group(1), c.group(1)), s)  # fmt: skip
+    s = _CMD.sub(_command, s).replace("{}", "")
     s = s.replace("``", "“").replace("''", "”").replace("~", " ").replace("---", "—").replace("--", "–")
     return re.sub(r"[ \t]+", " ", s).strip()
 
