@@ -200,3 +200,23 @@ def test_truncated_atom_feed_is_refused(make_http):
     router = Router().add(lambda q: True, httpx.Response(200, content=body))
     with pytest.raises(SourceError, match="malformed arXiv API response"):
         arxiv.fetch_ids(make_http(router), ["2606.14795"])
+
+
+# --- RSS daily listing ------------------------------------------------------------------------
+
+
+def test_todays_listing_sets_the_listed_day(store, make_http):
+    from paperdex.sources.commands import ingest_source
+
+    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    router = Router().add(lambda q: q.url.path == "/rss/cs.CL", xml(fixture("arxiv", "rss_cs.CL.xml")))
+    s = ingest_source(store, "arxiv", http=make_http(router), listing="cs.CL")
+    assert (s.added, s.updated) == (0, 2)
+    new = store.get("2606.27731")
+    assert new.listed == "2026-06-29"  # announced that day
+    assert new.published == "2026-06-29"  # OAI's created date is kept
+    assert new.extra["arxiv"]["announce_type"] == "new"
+    replaced = store.get("2504.20938")
+    assert replaced.listed is None  # a replacement is not a new listing
+    assert replaced.extra["arxiv"]["version"] == "v3"
+    assert replaced.abstract.startswith("We propose Low-Rank Sparse Attention")
