@@ -16,7 +16,7 @@ import json
 import logging
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
@@ -277,65 +277,99 @@ class MergeSummary(IngestSummary):
 
 
 class Matcher:
-    """Lookup of match keys over the store, built once per ingest (one scan of the papers
-    table) and kept current as records are merged."""
+    """Lookup of match keys over the store, built on first need (one scan of the papers
+    table) and kept current as records are merged. Abstract keys are only built when a
+    record without a real title (a seed page) has to be matched."""
+
+    HOW = {"a": "linked arXiv id", "t": "title + first author", "b": "abstract + first author"}
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._ids: dict[str, str] = {}  # key -> paper id
-        self._built = False
+        self._keys_of: dict[str, list[str]] = {}  # paper id -> its keys
+        self._seen: list[Paper] = []  # remembered this run (some not stored yet)
+        self._titles = False
+        self._abstracts = False
 
-    def _keys(self, p: Paper) -> Iterator[tuple[str, str]]:
-        aid = linked_arxiv_id(p)
-        if aid:
-            yield "a", aid
-        tk = title_key(p)
-        if tk:
-            yield "t", tk
-        ak = abstract_key(p)
-        if ak:
-            yield "b", ak
+    def _add(self, key: str, pid: str) -> None:
+        self._ids[key] = pid
+        self._keys_of.setdefault(pid, []).append(key)
 
-    def _build(self) -> None:
+    def _title_keys(self, p: Paper) -> list[str]:
+        out = []
+        if aid := linked_arxiv_id(p):
+            out.append(f"a:{aid}")
+        if tk := title_key(p):
+            out.append(f"t:{tk}")
+        return out
+
+    def _build_titles(self) -> None:
         rows = self.store.conn.execute(
-            "SELECT id, title, authors, substr(abstract, 1, 600), "
-            "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END "
+            "SELECT id, title, json_extract(authors, '$[0]'), "
+            "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END, "
+            "CASE WHEN instr(extra, 'title_from_abstract') THEN substr(abstract, 1, 600) END "
             "FROM papers"
         )
-        for pid, title, authors, abstract, extra in rows:
-            first = json.loads(authors)[:1]
+        for pid, title, first, extra, abstract in rows:
             p = Paper(
                 id=pid,
                 title=title,
-                authors=first,
-                abstract=abstract,
+                authors=[first] if first else [],
+                abstract=abstract or "",
                 extra=json.loads(extra) if extra else {},
             )
-            self.remember(p)
-        self._built = True
+            keys = self._title_keys(p)
+            if abstract and (k := abstract_key(p)):  # untitled records are found by abstract
+                keys.append(f"b:{k}")
+            for k in keys:
+                self._ids.setdefault(k, pid)
+                self._keys_of.setdefault(pid, []).append(k)
+        self._titles = True
+
+    def _build_abstracts(self) -> None:
+        rows = self.store.conn.execute(
+            "SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers"
+        )
+        for pid, abstract, first in rows:
+            if k := abstract_key(
+                Paper(id=pid, title="", abstract=abstract, authors=[first] if first else [])
+            ):
+                self._ids.setdefault(f"b:{k}", pid)
+                self._keys_of.setdefault(pid, []).append(f"b:{k}")
+        for p in self._seen:
+            if k := abstract_key(p):
+                self._add(f"b:{k}", p.id)
+        self._abstracts = True
 
     def remember(self, p: Paper, replaces: str | None = None) -> None:
-        for kind, key in self._keys(p):
-            self._ids[f"{kind}:{key}"] = p.id
         if replaces and replaces != p.id:
-            for k, v in list(self._ids.items()):
-                if v == replaces:
+            for k in self._keys_of.pop(replaces, []):
+                if self._ids.get(k) == replaces:
                     self._ids[k] = p.id
+                    self._keys_of.setdefault(p.id, []).append(k)
+        for k in self._title_keys(p):
+            self._add(k, p.id)
+        if (self._abstracts or _title_is_synthetic(p)) and (k := abstract_key(p)):
+            self._add(f"b:{k}", p.id)
+        self._seen.append(p)
 
     def find(self, p: Paper) -> tuple[str, str] | None:
         """(id of the record ``p`` belongs to, how it matched), or None for a new paper."""
-        if not self._built:
-            self._build()
-        how = {"a": "linked arXiv id", "t": "title + first author", "b": "abstract + first author"}
-        for kind, key in self._keys(p):
-            pid = self._ids.get(f"{kind}:{key}")
+        if not self._titles:
+            self._build_titles()
+        keys = self._title_keys(p)
+        if ak := abstract_key(p):
+            if _title_is_synthetic(p) and not self._abstracts:
+                self._build_abstracts()  # an untitled record can only be found by its abstract
+            keys.append(f"b:{ak}")
+        mine = linked_arxiv_id(p)
+        for key in keys:
+            pid = self._ids.get(key)
             if pid is None or pid == p.id:
                 continue
-            other_arxiv = pid if ARXIV_ID.match(pid) else None
-            mine = linked_arxiv_id(p)
-            if other_arxiv and mine and other_arxiv != mine:
+            if ARXIV_ID.match(pid) and mine and pid != mine:
                 continue  # two different preprints that happen to share a title
-            return pid, how[kind]
+            return pid, self.HOW[key[0]]
         return None
 
 

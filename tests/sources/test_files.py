@@ -223,3 +223,20 @@ def test_import_file_accepts_copied_seed_pages(tmp_path, store):
     dst = tmp_path / "page.txt"
     shutil.copy(fixture("seeds", SEED_PAGES[1]), dst)
     assert import_file(store, dst).added == 20
+
+
+def test_preprint_arriving_after_the_seed_record_takes_it_over(store):
+    text = fixture("seeds", SEED_PAGES[0]).read_text()
+    seed = next(p for p in seeds.parse_seed_text(text).papers if p.authors[0] == "Danial Kamali")
+    ingest_with_merge(store, [seed])
+    preprint = Paper(
+        id="2509.25757",
+        title="NePTune: A Neuro-Pythonic Framework for Tunable Compositional Reasoning on Vision-Language",
+        authors=["Danial Kamali", "Parisa Kordjamshidi"],
+        abstract=seed.abstract,
+        sources=["arxiv"],
+    )
+    ingest_with_merge(store, [preprint])
+    assert store.count() == 1
+    p = store.get("2509.25757")
+    assert p.title.startswith("NePTune") and p.venue_area == "Computer Vision · Vision Models & Multimodal"
