@@ -1,0 +1,51 @@
+"""The MCP tool server, driven by the official SDK's client (in-process and over stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+from mcp import Client, StdioServerParameters
+from webstore import HOSTILE_ID
+
+from paperdex.mcp_server import build_server
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+def test_tools_in_process(web_dir):
+    async def go():
+        async with Client(build_server(web_dir)) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            assert names == {"search", "get_paper", "similar_papers"}
+            r = await c.call_tool("search", {"query": "zebrafinch", "limit": 5})
+            assert not r.is_error
+            hits = r.structured_content["hits"]
+            assert hits[0]["id"] in (HOSTILE_ID, "2599.00002") and hits[0]["snippet"]
+            r = await c.call_tool("get_paper", {"id": HOSTILE_ID})
+            d = r.structured_content
+            assert "β-VAE" in d["title"] and "<script>alert(1)</script>" in d["abstract"]  # plain text for agents
+            assert "code" not in d["links"] and d["bibtex"].startswith("@article{")
+            r = await c.call_tool("similar_papers", {"id": HOSTILE_ID, "k": 3})
+            assert [s["id"] for s in r.structured_content["similar"]][0] == "2599.00002"
+            r = await c.call_tool("get_paper", {"id": "0000.00000"})
+            assert r.is_error and "no paper" in r.content[0].text
+            r = await c.call_tool("search", {"query": 'ti:"open'})
+            assert r.is_error and "unbalanced quote" in r.content[0].text
+
+    _run(go())
+
+
+def test_stdio_server_answers(web_dir):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "paperdex.mcp_server", str(web_dir)])
+
+    async def go():
+        async with Client(params) as c:
+            r = await c.call_tool("search", {"query": "zebrafinch", "limit": 2, "mode": "lexical"})
+            assert not r.is_error
+            assert {h["id"] for h in json.loads(r.content[0].text)["hits"]} == {HOSTILE_ID, "2599.00002"}
+
+    _run(go())

@@ -1,0 +1,113 @@
+"""Server-rendered pages: what a reader sees, in both languages, with hostile paper text inert."""
+
+from __future__ import annotations
+
+import re
+
+from webstore import DAY_WITH_PAGES, HOSTILE_ID
+
+
+def _cards(html: str) -> list[str]:
+    return re.findall(r'<article class="card" data-id="([^"]+)"', html)
+
+
+def test_search_page_shows_cards_in_the_api_order(client):
+    html = client.get("/", params={"q": "zebrafinch attention"}).text
+    api = client.get("/api/search", params={"q": "zebrafinch attention"}).json()
+    assert _cards(html) == [h["id"] for h in api["hits"]]  # one code path for both
+    assert f'href="/paper/{HOSTILE_ID}?q=zebrafinch%20attention"' in html
+    assert "Why this matched" in html and "Keyword rank" in html
+    assert 'class="facets"' in html and "cs.LG" in html
+
+
+def test_hostile_text_is_escaped_everywhere(client):
+    for html in (
+        client.get("/", params={"q": "zebrafinch"}).text,
+        client.get(f"/paper/{HOSTILE_ID}").text,
+        client.get("/daily", params={"day": DAY_WITH_PAGES, "category": "cs.LG"}).text,
+    ):
+        assert "<script>alert" not in html and "<script>window" not in html
+        assert "<img src=x" not in html and "<b>bold tag</b>" not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html or "&lt;script&gt;alert(&#39;title&#39;)" in html
+        assert "javascript:" not in html  # the code link in the data is dropped, not linked
+    paper = client.get(f"/paper/{HOSTILE_ID}").text
+    assert "&lt;img src=x onerror=&#34;window.__pwned=1&#34;&gt;" in paper or "&lt;img src=x onerror=" in paper
+    assert "&lt;i&gt;hostile&lt;/i&gt; comment" in paper
+
+
+def test_security_headers(client):
+    r = client.get("/")
+    assert "script-src 'self'" in r.headers["content-security-policy"]
+    assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_latex_is_legible(client):
+    html = client.get(f"/paper/{HOSTILE_ID}").text
+    assert '<span class="math">β</span>-VAE' in html
+    assert "O(n²)" in html and "ℝ" in html and "<strong>much faster</strong>" in html
+    assert "<strong>robust</strong>" in html and "95%" in html
+    assert "\\textbf" not in html and "**robust**" not in html and "$\\beta$" not in html
+
+
+def test_authors_cut_after_ten(client):
+    en = client.get("/", params={"q": "zebrafinch"}).text
+    assert "Author Number10 et al." in en and "Author Number11" not in en
+    zh = client.get("/", params={"q": "zebrafinch", "lang": "zh"}).text
+    assert "Author Number10等" in zh
+    paper = client.get(f"/paper/{HOSTILE_ID}").text  # the paper page lists everyone
+    assert "Author Number12" in paper
+
+
+def test_language_by_accept_language_cookie_and_switch(client):
+    assert '<html lang="zh-CN">' in client.get("/", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}).text
+    assert '<html lang="en">' in client.get("/", headers={"Accept-Language": "en-US,en;q=0.9,zh;q=0.5"}).text
+    r = client.get("/daily", params={"lang": "zh"})
+    assert "每日论文" in r.text and r.cookies.get("lang") == "zh"
+    client.cookies.set("lang", "zh")
+    try:
+        html = client.get("/", params={"q": "zebrafinch"}, headers={"Accept-Language": "en"}).text
+        assert "共 2 条结果" in html or "条结果" in html
+        assert 'href="/?q=zebrafinch&amp;lang=en"' in html  # the switch keeps the query
+    finally:
+        client.cookies.clear()
+
+
+def test_chinese_query_in_the_same_box(client):
+    r = client.get("/", params={"q": "斑胸草雀 注意力 模型"})
+    assert r.status_code == 200 and _cards(r.text)
+
+
+def test_bad_query_shows_message_not_trace(client):
+    r = client.get("/", params={"q": 'ti:"open'})
+    assert r.status_code == 400
+    assert "unbalanced quote" in r.text and "Traceback" not in r.text
+    assert 'value="ti:&#34;open"' in r.text  # the query stays in the box to be fixed
+
+
+def test_paper_page(client):
+    r = client.get(f"/paper/{HOSTILE_ID}")
+    assert r.status_code == 200
+    assert "Similar papers" in r.text and 'data-id="2599.00002"' in r.text
+    assert "@article{" in r.text and "arXiv preprint arXiv:2599.00001" in r.text
+    assert 'href="https://arxiv.org/pdf/2599.00001"' in r.text
+    r = client.get("/paper/0000.00000")
+    assert r.status_code == 404 and "Not found" in r.text
+
+
+def test_daily_page_pages_and_neighbours(client):
+    r = client.get("/daily", params={"day": DAY_WITH_PAGES})
+    assert r.status_code == 200
+    assert len(_cards(r.text)) == 30 and 'rel="next"' in r.text
+    assert 'href="/daily?day=2025-03-20"' in r.text
+    p2 = client.get("/daily", params={"day": DAY_WITH_PAGES, "page": 2}).text
+    assert not set(_cards(p2)) & set(_cards(r.text))
+    latest = client.get("/daily").text
+    assert "Daily Papers" in latest and 'data-testid="next-day"' not in latest
+    assert client.get("/daily", params={"day": "not-a-day"}).status_code == 400
+
+
+def test_static_assets_are_local(client):
+    html = client.get("/").text
+    assert not re.search(r'(src|href)="(https?:)?//', html.split("<main")[0])
+    assert client.get("/static/style.css").status_code == 200
+    assert client.get("/static/app.js").status_code == 200
