@@ -157,12 +157,6 @@ def _oai_record(rec: ET.Element, header: ET.Element | None) -> Paper:
 Ingest = Callable[[Store, Iterable[Paper]], IngestSummary]
 
 
-def _default_ingest(store: Store, papers: Iterable[Paper]) -> IngestSummary:
-    from .merge import ingest_with_merge
-
-    return ingest_with_merge(store, papers)
-
-
 def harvest(
     store: Store,
     http: HttpClient,
@@ -174,7 +168,7 @@ def harvest(
     base_url: str = OAI_URL,
     start: str | None = None,
     today: date | None = None,
-    ingest: Ingest = _default_ingest,
+    ingest: Ingest | None = None,
     max_pages: int | None = None,
 ) -> IngestSummary:
     """Harvest ``set_spec`` records changed between ``from_`` and ``until`` (inclusive days).
@@ -192,6 +186,14 @@ def harvest(
         log.info("arXiv %s: resuming harvest %s..%s", set_spec, from_, until)
     elif from_ is None:
         from_ = saved.get("harvested_until") or start
+    if ingest is None:
+        from .merge import Matcher, ingest_with_merge
+
+        matcher = Matcher(store)  # one match index for the whole harvest, not one per page
+
+        def ingest(st: Store, papers: Iterable[Paper]) -> IngestSummary:
+            return ingest_with_merge(st, papers, matcher=matcher)
+
     wanted = [c.strip() for c in categories or [] if c.strip()]
     total = IngestSummary()
     pages = 0

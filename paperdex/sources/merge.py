@@ -116,8 +116,10 @@ def _rank(source: str, group: str) -> int:
 
 
 def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKD", index_text(text)).lower()
-    return "".join(_GREEK.get(c, c) for c in text if not unicodedata.combining(c))
+    text = index_text(text).lower()
+    if text.isascii():
+        return text
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text)).translate(_GREEK_TABLE)
 
 
 # "β" and LaTeX "\beta" (which index_text turns into "beta") must agree
@@ -126,6 +128,8 @@ _GREEK = {
     for c in range(0x3B1, 0x3CA)
     if unicodedata.name(chr(c), "").startswith("GREEK SMALL LETTER")
 }
+_GREEK_TABLE = str.maketrans(_GREEK)
+_COMBINING = re.compile(r"[\u0300-\u036f]")
 
 
 def norm_title(title: str) -> str:
@@ -373,11 +377,13 @@ class Matcher:
         return None
 
 
-def ingest_with_merge(store: Store, papers: Iterable[Paper], batch_size: int = 1000) -> MergeSummary:
+def ingest_with_merge(
+    store: Store, papers: Iterable[Paper], batch_size: int = 1000, matcher: Matcher | None = None
+) -> MergeSummary:
     """Merge each record into the paper it belongs to, then upsert. Records replaced by a
     merged record under another id (an OpenReview record that met its arXiv preprint) are
     deleted only after the merged record is written, so a crash never loses a paper."""
-    matcher = Matcher(store)
+    matcher = matcher or Matcher(store)  # pass one in to reuse its index across calls
     total = MergeSummary()
     it = iter(papers)
     while chunk := list(islice(it, batch_size)):
