@@ -357,6 +357,10 @@ class Matcher:
             self._add(f"b:{k}", p.id)
         self._seen.append(p)
 
+    def stored(self) -> None:
+        """The remembered records are in the store now; a later abstract scan finds them."""
+        self._seen.clear()
+
     def find(self, p: Paper) -> tuple[str, str] | None:
         """(id of the record ``p`` belongs to, how it matched), or None for a new paper."""
         if not self._titles:
@@ -411,6 +415,7 @@ def ingest_with_merge(
             pending[result.id] = result
             matcher.remember(result, replaces=base.id if base is not None else None)
         s = store.upsert(pending.values())
+        matcher.stored()
         gone = sum(1 for pid in retired if pid not in pending and store.delete(pid))
         # a paper that moved to its arXiv id was updated, not added
         moved = min(gone, s.added)
