@@ -73,6 +73,7 @@ class HttpClient:
             transport=transport,
             timeout=timeout,
             follow_redirects=True,
+            limits=httpx.Limits(max_connections=1),  # arXiv: one connection at a time
             headers={"User-Agent": user_agent},
         )
 
