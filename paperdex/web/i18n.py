@@ -43,6 +43,7 @@ TEXT: dict[str, dict[str, str]] = {
     "latest": {"en": "Latest papers", "zh": "最新论文"},
     "et_al": {"en": "et al.", "zh": "等"},
     "show_abstract": {"en": "Show full abstract", "zh": "展开摘要"},
+    "hide_abstract": {"en": "Show less", "zh": "收起摘要"},
     "abstract": {"en": "Abstract", "zh": "摘要"},
     "why": {"en": "Why this matched", "zh": "匹配原因"},
     "why_lexical": {"en": "Keyword rank", "zh": "关键词排名"},

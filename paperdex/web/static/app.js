@@ -14,6 +14,19 @@
       });
     });
   });
+  // Leave empty and default filters out of the URL, so it stays short and shareable.
+  document.querySelectorAll("form.searchform").forEach(function (form) {
+    var defaults = { sort: "relevance", mode: "hybrid" };
+    form.addEventListener("submit", function () {
+      form.querySelectorAll("input, select").forEach(function (el) {
+        if (el.name && el.name !== "q" && (el.value === "" || defaults[el.name] === el.value)) el.disabled = true;
+      });
+    });
+  });
+  // Back/forward cache can restore disabled fields; enable them again.
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("form.searchform [disabled]").forEach(function (el) { el.disabled = false; });
+  });
   // "/" focuses the search box, as on most search sites.
   document.addEventListener("keydown", function (e) {
     if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;

@@ -1,0 +1,93 @@
+"""End-to-end fixtures: the real server (uvicorn on a free loopback port, in a thread) and
+Debian's Chromium driven headless by Playwright. No browser is ever downloaded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "web"))
+import webstore  # noqa: E402
+
+CHROMIUM = os.environ.get("PAPERDEX_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def e2e_dir(built_store_dir, tmp_path_factory) -> Path:
+    return webstore.build(built_store_dir, tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session")
+def server(e2e_dir) -> str:
+    import uvicorn
+
+    from paperdex.web.app import create_app
+
+    port = _free_port()
+    config = uvicorn.Config(create_app(e2e_dir, pool_size=2), host="127.0.0.1", port=port, log_level="warning")
+    srv = uvicorn.Server(config)
+    t = threading.Thread(target=srv.run, daemon=True)
+    t.start()
+    deadline = time.time() + 30
+    while not srv.started:
+        if time.time() > deadline or not t.is_alive():
+            raise RuntimeError("the server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    t.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium not installed at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh context per test (no cookies carried over), English by default, which fails
+    the test if any dialog (an injected alert) opens or a page script errors."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    p = ctx.new_page()
+    events: list[str] = []
+    p.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
+    p.on("pageerror", lambda e: events.append(f"pageerror: {e}"))
+    p.events = events
+    yield p
+    ctx.close()
+    assert not events, events
+
+
+@pytest.fixture(scope="session")
+def shots() -> Path:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    return SCREENSHOTS
