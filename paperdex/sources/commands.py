@@ -26,6 +26,7 @@ from .merge import MergeSummary, ingest_with_merge
 log = logging.getLogger("paperdex.sources")
 
 CONFIG_NAME = "sources.toml"
+ID_PREFIXES = ("openreview:", "bib:", "seed:")  # ids of records that have no arXiv id
 NETWORK_SOURCES = ("arxiv", "openreview", "hf")
 EXAMPLE_CONFIG = """\
 # paperdex sync reads this file; every section is optional.
@@ -370,7 +371,7 @@ def select_papers(
     from ..store import paper_from_row
 
     terms = list(terms)
-    if terms and all(store.get(t) or ARXIV_ID.match(t) or ":" in t for t in terms):
+    if terms and all(ARXIV_ID.match(t) or t.startswith(ID_PREFIXES) or store.get(t) for t in terms):
         found = [store.get(t) for t in terms]
         missing = [t for t, p in zip(terms, found, strict=True) if p is None]
         if missing:

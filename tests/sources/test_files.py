@@ -201,6 +201,10 @@ def test_export_by_ids_query_and_filters(tmp_path):
     assert "year = {2015}" in r.output
     r = run(g, ["export", "numerical", "prediction"])
     assert r.exit_code == 0 and "2606.27731" in r.output and "1412.6980" not in r.output
+    r = run(g, ["export", "au:Kingma"])  # query syntax is not mistaken for an id
+    assert r.exit_code == 0 and "kingma2014adam" in r.output
+    r = run(g, ["export", "bib:higgins2017beta", "2606.27731"])
+    assert r.output.count("@") == 2
     r = run(g, ["export", "--category", "cs.CL"])
     assert r.output.count("@") == 1
     r = run(g, ["export", "9999.99999"])
