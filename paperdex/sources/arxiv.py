@@ -186,6 +186,11 @@ def harvest(
         log.info("arXiv %s: resuming harvest %s..%s", set_spec, from_, until)
     elif from_ is None:
         from_ = saved.get("harvested_until") or start
+        if from_ is None:
+            raise ValueError(
+                f"first harvest of arXiv set {set_spec!r}: give a first day (--from YYYY-MM-DD, or start = "
+                "in sources.toml); without one OAI-PMH would send the whole archive"
+            )
     if ingest is None:
         from .merge import Matcher, ingest_with_merge
 

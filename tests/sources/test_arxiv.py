@@ -220,3 +220,10 @@ def test_todays_listing_sets_the_listed_day(store, make_http):
     assert replaced.listed is None  # a replacement is not a new listing
     assert replaced.extra["arxiv"]["version"] == "v3"
     assert replaced.abstract.startswith("We propose Low-Rank Sparse Attention")
+
+
+def test_first_harvest_needs_a_first_day(store, make_http):
+    router = oai_router()
+    with pytest.raises(ValueError, match="give a first day"):
+        arxiv.harvest(store, make_http(router), "cs")
+    assert router.requests == []
