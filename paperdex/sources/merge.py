@@ -194,6 +194,20 @@ def _owner(p: Paper, name: str) -> str:
     return prov.get(name) or (p.sources[0] if p.sources else "file")
 
 
+KEPT = ("title", "abstract", "authors", "venue", "venue_area", "published", "code_url")
+
+
+def _stash(out: Paper, source: str, name: str, value: Any, origin: Paper) -> None:
+    """Keep a value that lost to a more trusted source under ``extra[source]``, so a merge
+    never loses what a source said (OpenReview's camera-ready title, its own date...)."""
+    if name not in KEPT or _empty(value) or (name == "title" and _title_is_synthetic(origin)):
+        return
+    key = source.split(":", 1)[0]
+    slot = out.extra.get(key)
+    if slot is None or isinstance(slot, dict):
+        out.extra[key] = {**(slot or {}), name: value}
+
+
 def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
     """Fold ``incoming`` into ``base``. Idempotent: merging the same record again changes
     nothing, so a re-run of a sync reports it unchanged."""
@@ -215,13 +229,18 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
         if name == "authors" and incoming.authors_truncated and not base.authors_truncated and base.authors:
             prov.setdefault(name, owner)
             continue  # a cut list never replaces a full one
-        if _empty(getattr(base, name)) or _rank(src, group) >= _rank(owner, group):
+        old_val = getattr(base, name)
+        if _empty(old_val) or _rank(src, group) >= _rank(owner, group):
             setattr(out, name, new_val)
             if name == "authors":
                 out.authors_truncated = incoming.authors_truncated
             prov[name] = src
+            if owner != src and old_val != new_val:
+                _stash(out, owner, name, old_val, base)
         else:
             prov.setdefault(name, owner)
+            if new_val != old_val:
+                _stash(out, src, name, new_val, incoming)
     # categories: union; the more trusted source's primary category comes first
     if incoming.categories:
         if _rank(src, "categories") > _rank(_owner(base, "categories"), "categories"):

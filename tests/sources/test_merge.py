@@ -57,7 +57,15 @@ def test_each_field_comes_from_the_source_trusted_for_it():
     assert m.categories == ["cs.LG", "cs.CL"]
     assert m.sources == ["arxiv", "openreview"]
     assert m.extra["arxiv"] == {"license": "CC BY 4.0"}
-    assert m.extra["openreview"] == {"forum": "Xy12", "decision": "spotlight"}
+    # what lost to arXiv is kept under the venue's own key, not thrown away
+    assert m.extra["openreview"] == {
+        "forum": "Xy12",
+        "decision": "spotlight",
+        "title": "Scaling laws for β-sparse attention",
+        "abstract": "We study sparse attention (camera-ready).",
+        "authors": ["Lovelace, Ada", "Alan Turing"],
+        "published": "2025-09-18",
+    }
     assert m.extra["merge"]["fields"]["venue"] == "openreview"
     assert m.extra["merge"]["matched"] == ["openreview openreview:Xy12: title + first author"]
 
