@@ -213,9 +213,7 @@ def harvest(
         resp = http.get(base_url, params=params)
         page = parse_oai_page(resp.content)
         if page.error_code == "badResumptionToken" and token and not restarted:
-            log.warning(
-                "arXiv %s: resumption token expired; restarting window %s..%s", set_spec, from_, until
-            )
+            log.warning("arXiv %s: resumption token expired; restarting window %s..%s", set_spec, from_, until)
             token, restarted = None, True
             continue
         if page.error_code and page.error_code != "noRecordsMatch":

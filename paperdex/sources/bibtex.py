@@ -142,9 +142,7 @@ def _date(fields: dict[str, str]) -> str | None:
 
 
 def entry_to_paper(entry: Entry) -> Paper:
-    f = {
-        k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()
-    }
+    f = {k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()}
     title = _unprotect(_strip_braces(f.get("title", "")))
     if not title:
         raise ValueError("no title")
@@ -215,9 +213,7 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> BibResult:
         try:
             out.papers.append(entry_to_paper(entry))
         except ValueError as e:
-            out.errors.append(
-                f"{name}:{entry.start_line + 1}: @{entry.entry_type}{{{entry.key}: {e}; skipped"
-            )
+            out.errors.append(f"{name}:{entry.start_line + 1}: @{entry.entry_type}{{{entry.key}: {e}; skipped")
     return out
 
 

@@ -101,9 +101,7 @@ def ingest_source(
             week, month = opts.get("week"), opts.get("month")
             if not (day or week or month):
                 day = (today or date.today()).isoformat()
-            papers, errors = hf.fetch_daily_papers(
-                http, day, week, month, base_url=opts.get("base_url", hf.API_URL)
-            )
+            papers, errors = hf.fetch_daily_papers(http, day, week, month, base_url=opts.get("base_url", hf.API_URL))
             return _summary(papers, errors, store)
         # arxiv
         if opts.get("ids"):
@@ -120,9 +118,7 @@ def ingest_source(
             )
             return _summary(papers, errors, store)
         if opts.get("listing"):
-            papers, errors = arxiv.fetch_new(
-                http, opts["listing"], base_url=opts.get("rss_url", arxiv.RSS_URL)
-            )
+            papers, errors = arxiv.fetch_new(http, opts["listing"], base_url=opts.get("rss_url", arxiv.RSS_URL))
             return _summary(papers, errors, store)
         cats = opts.get("categories")
         if isinstance(cats, str):
@@ -167,18 +163,14 @@ def import_file(store: Store, path: str | Path) -> MergeSummary | None:
 def load_config(data_dir: Path) -> dict[str, Any]:
     path = Path(data_dir) / CONFIG_NAME
     if not path.exists():
-        raise FileNotFoundError(
-            f"no {CONFIG_NAME} in {data_dir}; create one, for example:\n\n{EXAMPLE_CONFIG}"
-        )
+        raise FileNotFoundError(f"no {CONFIG_NAME} in {data_dir}; create one, for example:\n\n{EXAMPLE_CONFIG}")
     try:
         cfg = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: {e}") from e
     unknown = set(cfg) - set(NETWORK_SOURCES)
     if unknown:
-        raise ValueError(
-            f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: arxiv, openreview, hf"
-        )
+        raise ValueError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: arxiv, openreview, hf")
     for section, body in cfg.items():
         if not isinstance(body, dict):
             raise ValueError(f"{path}: [{section}] must be a table")
@@ -290,9 +282,7 @@ def _store_from(ctx: click.Context) -> Store:
 
 
 @click.command()
-@click.option(
-    "--only", multiple=True, type=click.Choice(NETWORK_SOURCES), help="Run just this source (repeatable)."
-)
+@click.option("--only", multiple=True, type=click.Choice(NETWORK_SOURCES), help="Run just this source (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only changes and failures (for cron).")
 @click.pass_context
 def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
@@ -317,9 +307,7 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
     if total.added or total.updated or not quiet:
         click.echo(f"sync: {_fmt(total)}")
     if total.added:
-        click.echo(
-            f"{total.added} new papers are searchable by words now; `paperdex embed` adds their vectors."
-        )
+        click.echo(f"{total.added} new papers are searchable by words now; `paperdex embed` adds their vectors.")
     if failures:
         click.echo(f"{len(failures)} source(s) failed", err=True)
         ctx.exit(1)
@@ -328,9 +316,7 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
 @click.command()
 @click.argument("terms", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["bibtex"]), default="bibtex", show_default=True)
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout)."
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
 @click.option("--all", "all_", is_flag=True, help="Every paper in the store.")
 @click.option("--venue", help="Papers whose venue contains this text.")
 @click.option("--area", help="Papers whose venue area contains this text.")
@@ -342,9 +328,7 @@ def export(ctx, terms, fmt, output, all_, venue, area, category, limit) -> None:
     query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
     store = _store_from(ctx)
     try:
-        papers = select_papers(
-            store, terms, all_=all_, venue=venue, area=area, category=category, limit=limit
-        )
+        papers = select_papers(store, terms, all_=all_, venue=venue, area=area, category=category, limit=limit)
         text = bibtex.to_bibtex(papers)
     finally:
         store.close()

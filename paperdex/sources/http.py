@@ -100,9 +100,7 @@ class HttpClient:
                 if resp.status_code < 300:
                     return resp
                 if resp.status_code not in RETRY_STATUS:
-                    raise SourceError(
-                        f"GET {resp.request.url} failed: HTTP {resp.status_code} {_snippet(resp.text)}"
-                    )
+                    raise SourceError(f"GET {resp.request.url} failed: HTTP {resp.status_code} {_snippet(resp.text)}")
                 reason = f"HTTP {resp.status_code}"
                 wait = parse_retry_after(resp.headers.get("Retry-After"))
             if attempt >= self.max_retries:

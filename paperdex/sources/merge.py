@@ -350,13 +350,9 @@ class Matcher:
         self._titles = True
 
     def _build_abstracts(self) -> None:
-        rows = self.store.conn.execute(
-            "SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers"
-        )
+        rows = self.store.conn.execute("SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers")
         for pid, abstract, first in rows:
-            if k := abstract_key(
-                Paper(id=pid, title="", abstract=abstract, authors=[first] if first else [])
-            ):
+            if k := abstract_key(Paper(id=pid, title="", abstract=abstract, authors=[first] if first else [])):
                 self._ids.setdefault(f"b:{k}", pid)
                 self._keys_of.setdefault(pid, []).append(f"b:{k}")
         for p in self._seen:

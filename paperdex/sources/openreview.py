@@ -37,9 +37,7 @@ AREA_LABELS: dict[str, str] = {
     "fairness": "Social Aspects · Fairness",
     "privacy": "Social Aspects · Privacy",
     "safety_in_machine_learning": "Social Aspects · Safety",
-    "interpretability_and_explainability": (
-        "Social Aspects · Accountability, Transparency and Interpretability"
-    ),
+    "interpretability_and_explainability": ("Social Aspects · Accountability, Transparency and Interpretability"),
     "social_and_economic_aspects_of_machine_learning": "Social Aspects",
     "learning_theory": "Theory · Learning Theory",
     "probabilistic_methods": "Probabilistic Methods",
@@ -64,9 +62,7 @@ AREA_LABELS: dict[str, str] = {
 _PROSE = {"abstract", "TLDR", "tldr", "title", "keywords", "authors"}
 _SMALL = {"and", "or", "of", "for", "in", "on", "the", "to", "with", "a", "an"}
 _UPPER = {"ai": "AI", "llms": "LLMs", "llm": "LLM", "ml": "ML", "nlp": "NLP", "3d": "3D", "rl": "RL"}
-_ARXIV_IN_TEXT = re.compile(
-    r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})(?:v\d+)?|arXiv:\s?(\d{4}\.\d{4,5})", re.I
-)
+_ARXIV_IN_TEXT = re.compile(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})(?:v\d+)?|arXiv:\s?(\d{4}\.\d{4,5})", re.I)
 
 
 def _title_case(words: str) -> str:
@@ -191,9 +187,7 @@ def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
         venue_area=area_label(raw_area),
         published=_day(getattr(note, "pdate", None)) or _day(getattr(note, "cdate", None)),
         abs_url=None if arxiv_id else f"{SITE_URL}/forum?id={forum}",
-        pdf_url=(SITE_URL + pdf if isinstance(pdf, str) and pdf.startswith("/") else pdf)
-        if not arxiv_id
-        else None,
+        pdf_url=(SITE_URL + pdf if isinstance(pdf, str) and pdf.startswith("/") else pdf) if not arxiv_id else None,
         code_url=code if isinstance(code, str) and code.startswith("http") else None,
         sources=[SOURCE],
         extra={"openreview": {k: v for k, v in extra.items() if v not in (None, [], "")}},

@@ -87,9 +87,7 @@ def parse_seed_text(text: str, name: str = "<seed>") -> SeedPage:
         n = sum(1 for ln in lines[first + 1 :] if ln.strip())
         return SeedPage(
             "daily-papers",
-            errors=[
-                f"{name}: a Daily Papers page carries {n} abstracts but no titles or authors; not imported"
-            ],
+            errors=[f"{name}: a Daily Papers page carries {n} abstracts but no titles or authors; not imported"],
         )
     if header != VENUE_SEARCH_HEADER:
         return SeedPage("unknown", errors=[f"{name}:{first + 1}: not a known seed page (header {header!r})"])
@@ -135,9 +133,7 @@ def parse_seed_text(text: str, name: str = "<seed>") -> SeedPage:
     return page
 
 
-def _paper(
-    abstract: str, authors: list[str], truncated: bool, area: str | None, name: str, line: int
-) -> Paper:
+def _paper(abstract: str, authors: list[str], truncated: bool, area: str | None, name: str, line: int) -> Paper:
     digest = hashlib.sha1(" ".join(abstract.split()).encode()).hexdigest()[:12]
     return Paper(
         id=f"seed:{digest}",

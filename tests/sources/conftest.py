@@ -39,9 +39,7 @@ class Router:
     """Answers each request with the first route whose predicate matches; records requests."""
 
     def __init__(self) -> None:
-        self.routes: list[
-            tuple[Callable[[httpx.Request], bool], Callable[[httpx.Request], httpx.Response]]
-        ] = []
+        self.routes: list[tuple[Callable[[httpx.Request], bool], Callable[[httpx.Request], httpx.Response]]] = []
         self.requests: list[httpx.Request] = []
 
     def add(self, pred: Callable[[httpx.Request], bool], answer: object) -> Router:

@@ -94,9 +94,7 @@ def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_ht
         return ingest_with_merge(st, papers)
 
     with pytest.raises(KeyboardInterrupt):
-        arxiv.harvest(
-            store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30", ingest=dies_on_page_two
-        )
+        arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30", ingest=dies_on_page_two)
     assert store.count() == 4
     store.close()
 
@@ -107,9 +105,7 @@ def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_ht
 
 
 def test_expired_resumption_token_restarts_the_window(store, make_http):
-    store.set_state(
-        "arxiv:oai:cs", json.dumps({"from": "2025-04-01", "until": "2026-06-30", "token": "stale|1"})
-    )
+    store.set_state("arxiv:oai:cs", json.dumps({"from": "2025-04-01", "until": "2026-06-30", "token": "stale|1"}))
     router = oai_router()
     router.routes.insert(
         0,

@@ -108,9 +108,7 @@ def test_a_cut_author_list_never_replaces_a_full_one():
 
 
 def test_a_newer_version_from_the_same_source_wins():
-    v2 = arxiv_rec(
-        title="Scaling Laws for Sparse Attention, Revisited", comment="14 pages", updated="2025-03-01"
-    )
+    v2 = arxiv_rec(title="Scaling Laws for Sparse Attention, Revisited", comment="14 pages", updated="2025-03-01")
     m = merge_papers(merge_papers(arxiv_rec(), venue_rec(), "x"), v2, "same id")
     assert (m.title, m.comment, m.updated) == (
         "Scaling Laws for Sparse Attention, Revisited",

@@ -187,9 +187,7 @@ def test_merging_is_idempotent(store, make_http, openreview_api):
 def test_merged_paper_is_found_once_by_area_and_by_category(store, make_http, openreview_api):
     _all_sources(store, make_http)
     searcher = Searcher(store)
-    by_area = searcher.search(
-        "visual", mode="lexical", filters=Filters(area="Applications · Computer Vision")
-    )
+    by_area = searcher.search("visual", mode="lexical", filters=Filters(area="Applications · Computer Vision"))
     assert [h.paper.id for h in by_area.hits] == ["2605.31457"]
     by_cat = searcher.search("VisionPulse", mode="lexical", filters=Filters(category="cs.CV"))
     assert [h.paper.id for h in by_cat.hits] == ["2605.31457"]

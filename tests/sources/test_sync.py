@@ -71,10 +71,7 @@ def test_sync_runs_every_source_and_prints_what_changed(data_dir, monkeypatch):
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[0] == "arxiv cs: 6 added, 0 updated, 0 unchanged, 1 rejected, 0 merged"
-    assert (
-        lines[2]
-        == "openreview ICML.cc/2026/Conference: 1 added, 2 updated, 0 unchanged, 1 rejected, 2 merged"
-    )
+    assert lines[2] == "openreview ICML.cc/2026/Conference: 1 added, 2 updated, 0 unchanged, 1 rejected, 2 merged"
     assert lines[4].startswith("hf 2026-06-01: 0 added")
     assert lines[5] == "hf 2026-06-02: 0 added, 2 updated, 0 unchanged, 1 rejected, 2 merged"
     assert "7 new papers are searchable by words now; `paperdex embed` adds their vectors." in res.output
@@ -104,9 +101,7 @@ def test_a_failing_source_does_not_stop_the_others(data_dir, monkeypatch):
     )
     res = CliRunner().invoke(_cli(data_dir), ["sync"])
     assert res.exit_code == 1
-    assert (
-        "arxiv cs: FAILED: GET https://oaipmh.arxiv.org/oai failed after 2 attempts: HTTP 503" in res.output
-    )
+    assert "arxiv cs: FAILED: GET https://oaipmh.arxiv.org/oai failed after 2 attempts: HTTP 503" in res.output
     assert "openreview ICML.cc/2026/Conference: 3 added" in res.output
     assert "1 source(s) failed" in res.output
 
