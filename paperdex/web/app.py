@@ -201,6 +201,8 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         return error(request, 500, "internal error; the server log has the details")
 
     # --- JSON API -------------------------------------------------------------------------
+    # Endpoints build their JSONResponse themselves: FastAPI's generic encoder would cost more
+    # than the search on a large result.
     @app.get("/api/search", tags=["api"], responses=ERROR_RESPONSES)
     def api_search(
         q: Annotated[str, Query(description="Query in the paperdex query language; empty lists newest papers")] = "",
@@ -214,28 +216,27 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         venue: Annotated[str | None, Query(description="Substring of the venue")] = None,
         area: Annotated[str | None, Query(description="Substring of the venue area")] = None,
         author: Annotated[str | None, Query(description="An author name")] = None,
-    ) -> dict[str, Any]:
+    ) -> JSONResponse:
         """Search papers. Hits carry `title_html`/`snippet_html` (escaped, with `<mark>`) and `why`."""
         params = SearchParams(q, mode, sort, page, per_page, category, date_from, date_to, venue, area, author)
         res = service.search(pool, params)
         d = res.to_dict()
         d["pages"] = res.pages
-        return d
+        return JSONResponse(d)
 
     @app.get("/api/papers/{pid:path}/similar", tags=["api"], responses=ERROR_RESPONSES)
-    def api_similar(pid: str, k: Annotated[int, Query(description="How many neighbours (1-50)")] = 10) -> dict:
+    def api_similar(pid: str, k: Annotated[int, Query(description="How many neighbours (1-50)")] = 10) -> JSONResponse:
         """Nearest neighbours of a paper by embedding (title words when it has no vector)."""
         paper, hits = service.similar(pool, pid, k)
-        return {
-            "id": paper.id,
-            "similar": [{**h.paper.to_dict(), "score": round(h.score, 6)} for h in hits],
-        }
+        return JSONResponse(
+            {"id": paper.id, "similar": [{**h.paper.to_dict(), "score": round(h.score, 6)} for h in hits]}
+        )
 
     @app.get("/api/papers/{pid:path}", tags=["api"], responses=ERROR_RESPONSES)
-    def api_paper(pid: str) -> dict:
+    def api_paper(pid: str) -> JSONResponse:
         """One paper with every field, its links and a BibTeX entry."""
         p = service.get_paper(pool, pid)
-        return {**p.to_dict(), "bibtex": render.bibtex(p)}
+        return JSONResponse({**p.to_dict(), "bibtex": render.bibtex(p)})
 
     @app.get("/api/daily", tags=["api"], responses=ERROR_RESPONSES)
     def api_daily(
@@ -243,17 +244,17 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         category: Annotated[str | None, Query(description="Only papers in this category or archive")] = None,
         page: int = 1,
         per_page: int = 50,
-    ) -> dict:
+    ) -> JSONResponse:
         """Papers listed on one day, with per-category counts and the previous/next days."""
         d = service.daily(pool, day, category, page, per_page)
         out = d.to_dict()
         out["pages"] = d.pages
-        return out
+        return JSONResponse(out)
 
     @app.get("/api/days", tags=["api"])
-    def api_days(limit: Annotated[int, Query(ge=1, le=1000)] = 60) -> dict:
+    def api_days(limit: Annotated[int, Query(ge=1, le=1000)] = 60) -> JSONResponse:
         """Days that have papers, newest first, with counts."""
-        return {"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]}
+        return JSONResponse({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
 
     # --- HTML views -------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
