@@ -111,7 +111,7 @@ def clean_tex(text: str) -> str:
     markers that :func:`segments_html` turns into tags after escaping."""
     if not text:
         return ""
-    s = _PRIVATE.sub("", text)
+    s = _PRIVATE.sub("", text).replace("\\b{eta}", "β")  # a common arXiv mangling of \beta
     s = _MATH.sub(lambda m: MATH_ON + _math(m.group(1)) + MATH_OFF, s)
     s = _BOLD_CMD.sub(lambda m: BOLD_ON + m.group(1) + BOLD_OFF, s)
     s = _EM_CMD.sub(lambda m: EM_ON + m.group(1) + EM_OFF, s)

@@ -72,8 +72,8 @@ class SearcherPool:
         except queue.Empty:
             with self._lock:
                 if self._made < self.size:
-                    self._made += 1
                     s = make_searcher(Store(self.data_dir, readonly=True))
+                    self._made += 1
             if s is None:
                 s = self._free.get(timeout=60)
         try:
