@@ -50,22 +50,44 @@ def cli(ctx: click.Context, data_dir: Path | None) -> None:
 # --- ingest / embed ---------------------------------------------------------------------
 
 
+NETWORK = ("arxiv", "openreview", "hf")
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--vectors", type=click.Path(exists=True, dir_okay=False), help="Precomputed vectors (.npy).")
 @click.option("--ids", type=click.Path(exists=True, dir_okay=False), help="Ids aligned to --vectors rows.")
 @click.option("--model", help="The model that made --vectors (e.g. all-MiniLM-L6-v2).")
+@click.option("--venue", help="openreview: venue id, e.g. NeurIPS.cc/2025/Conference.")
+@click.option("--submissions", is_flag=True, help="openreview: all submissions, not only accepted papers.")
+@click.option("--set", "set_spec", help="arxiv: OAI-PMH set (cs, math, ...).")
+@click.option("--category", "categories", multiple=True, help="arxiv: keep only these categories.")
+@click.option("--from", "from_", help="arxiv: first day (YYYY-MM-DD) to harvest.")
+@click.option("--until", help="arxiv: last day to harvest.")
+@click.option("--id", "arxiv_ids", multiple=True, help="arxiv: look these ids up (API).")
+@click.option("--listing", help="arxiv: today's new papers of a category (RSS).")
+@click.option("--date", "day", help="hf: Daily Papers of this day (default today).")
+@click.option("--week", help="hf: Daily Papers of an ISO week, YYYY-Www.")
+@click.option("--month", help="hf: Daily Papers of a month, YYYY-MM.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def ingest(ctx, paths, vectors, ids, model, quiet) -> None:
-    """Add or update papers from JSON Lines / JSON files (plain or .gz).
+def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
+    """Add or update papers from files or a source.
 
-    Upserts by id; re-ingesting a file changes nothing. Malformed lines are reported as
-    FILE:LINE and skipped. New papers are searchable by words at once; `paperdex embed`
-    adds their vectors.
+    \b
+    Files: JSON Lines / JSON (plain or .gz), BibTeX (.bib), seed result pages (.txt).
+    Sources: `ingest arxiv --set cs --from 2025-06-01`, `ingest arxiv --id 2510.05491`,
+    `ingest openreview --venue NeurIPS.cc/2025/Conference`, `ingest hf --date 2025-06-02`.
+
+    Upserts by id and merges one paper's records from several sources; re-ingesting changes
+    nothing. Malformed records are reported as FILE:LINE and skipped. New papers are
+    searchable by words at once; `paperdex embed` adds their vectors.
     """
     from .embed import MODELS
-    from .ingest import import_vectors, ingest_file
+    from .ingest import import_vectors, read_records
+    from .sources import SourceError, ingest_with_merge
+    from .sources.commands import import_file, ingest_source
+    from .store import IngestSummary
 
     if vectors and not (ids and model):
         raise click.UsageError("--vectors needs --ids and --model")
@@ -73,22 +95,48 @@ def ingest(ctx, paths, vectors, ids, model, quiet) -> None:
         raise click.UsageError("--ids and --model go with --vectors")
     if model and model not in MODELS:
         raise _fail(ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}"))
-    for p in paths:
-        if not Path(p).exists():
-            raise _fail(FileNotFoundError(f"no such file: {p}"))
     store = _store(ctx)
-    from .store import IngestSummary
-
     total = IngestSummary()
-    with click.progressbar(length=0, label="ingesting", file=sys.stderr, hidden=quiet) as bar:
+    if paths[0] in NETWORK:
+        if len(paths) > 1:
+            raise click.UsageError(f"`ingest {paths[0]}` takes options, not more paths")
+        opts = dict(source_options)
+        opts["ids"] = list(opts.pop("arxiv_ids"))
+        opts["set"] = opts.pop("set_spec")
+        opts["date"] = opts.pop("day")
+        try:
+            total = ingest_source(store, paths[0], **opts)
+        except (SourceError, ValueError) as e:
+            raise _fail(e) from None
+    else:
         for p in paths:
-            total = total + ingest_file(store, p, progress=bar.update)
+            if not Path(p).exists():
+                raise _fail(FileNotFoundError(f"no such file: {p}"))
+        with click.progressbar(length=0, label="ingesting", file=sys.stderr, hidden=quiet, show_eta=False) as bar:
+            for p in paths:
+                s = import_file(store, p)
+                if s is None:
+                    errors: list[str] = []
+
+                    def counted(path=p, errors=errors):
+                        for i, paper in enumerate(read_records(path, errors), start=1):
+                            if i % 1000 == 0:
+                                bar.update(1000)
+                            yield paper
+
+                    s = ingest_with_merge(store, counted())
+                    s.rejected += len(errors)
+                    s.errors.extend(errors)
+                total = total + s
     for err in total.errors[:50]:
         click.echo(err, err=True)
     if len(total.errors) > 50:
         click.echo(f"... and {len(total.errors) - 50} more rejected records", err=True)
     s = total.as_dict()
-    click.echo(f"added {s['added']}, updated {s['updated']}, unchanged {s['unchanged']}, rejected {s['rejected']}")
+    merged = f", merged {s['merged']}" if s.get("merged") else ""
+    click.echo(
+        f"added {s['added']}, updated {s['updated']}, unchanged {s['unchanged']}, rejected {s['rejected']}{merged}"
+    )
     if vectors:
         try:
             n = import_vectors(store, vectors, ids, model)
@@ -325,6 +373,16 @@ def demo(ctx, host, port, no_serve) -> None:
         if serve is None:
             raise _fail(RuntimeError("the web UI is not installed"))
         ctx.invoke(serve, host=host, port=port)
+
+
+def _register() -> None:
+    from .sources.commands import export, sync
+
+    cli.add_command(sync)
+    cli.add_command(export)
+
+
+_register()
 
 
 def main() -> None:

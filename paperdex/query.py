@@ -310,6 +310,7 @@ class Compiled:
 
     where: str = ""
     params: list = field(default_factory=list)
+    rank_parts: list[tuple[str, str | None]] = field(default_factory=list)  # (FTS string, bare word)
     soft: str | None = None
     rank: str | None = None
     dense_text: str = ""
@@ -331,15 +332,15 @@ def compile_query(tree: Bool, extra_filters: list[Node] | None = None) -> Compil
     positives: list[Text] = []
     _collect_positive(tree, positives)
     seen: set[str] = set()
-    rank_parts = []
     for t in positives:
         s = fts_string(t)
         if s and s not in seen and len(seen) < MAX_TERMS:
             if not t.phrase and t.column is None and t.words[0] in STOPWORDS and len(positives) > 1:
                 continue
             seen.add(s)
-            rank_parts.append(s)
-    out.rank = " OR ".join(rank_parts) or None
+            bare = t.words[0] if (t in soft and len(t.words) == 1 and not t.prefix) else None
+            out.rank_parts.append((s, bare))
+    out.rank = " OR ".join(s for s, _ in out.rank_parts) or None
     out.highlight = sorted({w for t in positives for w in t.words if w not in STOPWORDS})
     out.dense_text = " ".join(t.raw for t in positives if t.column != "authors").strip()
     out.has_text = bool(out.dense_text)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,10 +189,13 @@ class Store:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
+        self._count, self._count_at = 0, -1e9
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.migrate()
+        # document frequencies of the stemmed index (read by the common-term cut-off)
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
 
     # --- schema ---------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -351,6 +355,13 @@ class Store:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+
+    def count_cached(self) -> int:
+        """count() costs a table scan; this is refreshed once a second at most."""
+        now = time.monotonic()
+        if now - self._count_at > 1.0:
+            self._count, self._count_at = self.count(), now
+        return self._count
 
     # --- state (harvest checkpoints, settings) ----------------------------------------
     def get_state(self, key: str) -> str | None:

@@ -27,6 +27,19 @@ PARAMS = {"metric": "cos", "dtype": "f16", "connectivity": 16, "expansion_add": 
 EXACT_BELOW = 5000
 
 
+def _usearch_index():
+    """usearch's Index class. onnxruntime must be loaded before usearch's numkong extension:
+    the other order segfaults inside onnxruntime's import (usearch 2.26, onnxruntime 1.2x),
+    so a store whose model runs on onnxruntime would crash on its first dense query."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
+
+
 class VectorIndex:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -62,9 +75,7 @@ class VectorIndex:
             self.epoch = meta["epoch"]
             self._ann = None
             if len(self.keys) >= EXACT_BELOW and p["ann"].exists():
-                from usearch.index import Index
-
-                self._ann = Index.restore(str(p["ann"]), view=False)
+                self._ann = _usearch_index().restore(str(p["ann"]), view=False)
                 if self._ann is None or len(self._ann) != len(self.keys):
                     self._ann = None
         except (OSError, ValueError, KeyError):
@@ -160,9 +171,7 @@ class VectorIndex:
         self._ann = None
         if len(self.keys) < EXACT_BELOW:
             return
-        from usearch.index import Index
-
-        ann = Index(
+        ann = _usearch_index()(
             ndim=self.vecs.shape[1],
             metric=PARAMS["metric"],
             dtype=PARAMS["dtype"],

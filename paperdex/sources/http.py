@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx2 as httpx
+import httpx
 
 log = logging.getLogger("paperdex.sources")
 

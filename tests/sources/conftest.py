@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx2 as httpx
+import httpx
 import pytest
 import responses
 

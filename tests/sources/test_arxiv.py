@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import date
 
-import httpx2 as httpx
+import httpx
 import pytest
 
 from paperdex.sources import arxiv

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import httpx2 as httpx
+import httpx
 import pytest
 
 from paperdex.sources.http import SourceError, parse_retry_after

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-import httpx2 as httpx
+import httpx
 import pytest
 import responses
 

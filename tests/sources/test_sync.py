@@ -6,7 +6,7 @@ import json
 from datetime import date
 
 import click
-import httpx2 as httpx
+import httpx
 import pytest
 from click.testing import CliRunner
 
