@@ -185,7 +185,10 @@ class Searcher:
         if c.rank and not newest:
             w = ", ".join(str(x) for x in BM25_WEIGHTS)
             join = "JOIN papers p ON p.rowid = fts.rowid" if where else ""
-            sql = f"SELECT fts.rowid, bm25(fts, {w}) AS s FROM fts {join} WHERE fts MATCH ? {where} ORDER BY s LIMIT ? OFFSET ?"
+            sql = (
+                f"SELECT fts.rowid, bm25(fts, {w}) AS s FROM fts {join} "
+                f"WHERE fts MATCH ? {where} ORDER BY s LIMIT ? OFFSET ?"
+            )
             rows = self._run(sql, [c.rank, *params, k, offset])
             return [(r[0], -r[1]) for r in rows]
         if c.rank:  # newest first among lexical matches
