@@ -48,6 +48,32 @@ def _env() -> Environment:
     return env
 
 
+class SecurityHeaders:
+    """CSP and friends on every response (plain ASGI: no per-request task overhead)."""
+
+    HEADERS = [
+        (b"content-security-policy", CSP.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+    ]
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                names = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in self.HEADERS if k not in names]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 # --- view models ----------------------------------------------------------------------
 
 
@@ -113,7 +139,7 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         title="paperdex",
         summary="Search research papers: hybrid keyword + semantic search, paper details, daily feeds.",
         version="0.1.0",
-        docs_url="/api/docs",
+        docs_url=None,  # Swagger UI loads from a CDN; /api/docs is a local page instead
         redoc_url=None,
     )
     app.state.pool = pool
@@ -168,15 +194,7 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
             return JSONResponse({"error": {"status": status, "message": message}}, status_code=status)
         return page(request, "error.html", status=status, status_code=status, message=message)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        resp = await call_next(request)
-        resp.headers.setdefault("Content-Security-Policy", CSP)
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Referrer-Policy", "no-referrer")
-        if request.url.path.startswith("/api/docs"):  # Swagger UI needs its own scripts
-            del resp.headers["Content-Security-Policy"]
-        return resp
+    app.add_middleware(SecurityHeaders)
 
     @app.exception_handler(ServiceError)
     async def on_service_error(request: Request, exc: ServiceError) -> Response:
@@ -203,7 +221,7 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
     # --- JSON API -------------------------------------------------------------------------
     # Endpoints build their JSONResponse themselves: FastAPI's generic encoder would cost more
     # than the search on a large result.
-    @app.get("/api/search", tags=["api"], responses=ERROR_RESPONSES)
+    @app.get("/api/search", tags=["api"], summary="Search papers", responses=ERROR_RESPONSES)
     def api_search(
         q: Annotated[str, Query(description="Query in the paperdex query language; empty lists newest papers")] = "",
         mode: Annotated[str, Query(description="hybrid, lexical or dense")] = "hybrid",
@@ -217,14 +235,14 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         area: Annotated[str | None, Query(description="Substring of the venue area")] = None,
         author: Annotated[str | None, Query(description="An author name")] = None,
     ) -> JSONResponse:
-        """Search papers. Hits carry `title_html`/`snippet_html` (escaped, with `<mark>`) and `why`."""
+        """Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side)."""
         params = SearchParams(q, mode, sort, page, per_page, category, date_from, date_to, venue, area, author)
         res = service.search(pool, params)
         d = res.to_dict()
         d["pages"] = res.pages
         return JSONResponse(d)
 
-    @app.get("/api/papers/{pid:path}/similar", tags=["api"], responses=ERROR_RESPONSES)
+    @app.get("/api/papers/{pid:path}/similar", tags=["api"], summary="Similar papers", responses=ERROR_RESPONSES)
     def api_similar(pid: str, k: Annotated[int, Query(description="How many neighbours (1-50)")] = 10) -> JSONResponse:
         """Nearest neighbours of a paper by embedding (title words when it has no vector)."""
         paper, hits = service.similar(pool, pid, k)
@@ -232,13 +250,13 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
             {"id": paper.id, "similar": [{**h.paper.to_dict(), "score": round(h.score, 6)} for h in hits]}
         )
 
-    @app.get("/api/papers/{pid:path}", tags=["api"], responses=ERROR_RESPONSES)
+    @app.get("/api/papers/{pid:path}", tags=["api"], summary="One paper", responses=ERROR_RESPONSES)
     def api_paper(pid: str) -> JSONResponse:
         """One paper with every field, its links and a BibTeX entry."""
         p = service.get_paper(pool, pid)
         return JSONResponse({**p.to_dict(), "bibtex": render.bibtex(p)})
 
-    @app.get("/api/daily", tags=["api"], responses=ERROR_RESPONSES)
+    @app.get("/api/daily", tags=["api"], summary="Daily papers", responses=ERROR_RESPONSES)
     def api_daily(
         day: Annotated[str | None, Query(description="YYYY-MM-DD; default: the latest day in the store")] = None,
         category: Annotated[str | None, Query(description="Only papers in this category or archive")] = None,
@@ -251,7 +269,7 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         out["pages"] = d.pages
         return JSONResponse(out)
 
-    @app.get("/api/days", tags=["api"])
+    @app.get("/api/days", tags=["api"], summary="Days with papers")
     def api_days(limit: Annotated[int, Query(ge=1, le=1000)] = 60) -> JSONResponse:
         """Days that have papers, newest first, with counts."""
         return JSONResponse({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
@@ -322,6 +340,13 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
             cards=[card(p, lang) for p in d.papers],
             window=_page_window(d.page, d.pages),
         )
+
+    @app.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
+    def api_docs(request: Request) -> Response:
+        """The API reference, rendered from the OpenAPI spec (offline, unlike Swagger UI)."""
+        spec = app.openapi()
+        ops = [(path, method.upper(), op) for path, item in spec["paths"].items() for method, op in item.items()]
+        return page(request, "api.html", ops=ops)
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> Response:

@@ -82,12 +82,21 @@ class SearcherPool:
             self._free.put(s)
 
     def warm(self) -> None:
-        """Load the vector index and the query model now, not on the first request."""
-        with self.searcher() as s:
-            try:
-                s.search("warm up", per_page=1, facets=False)
-            except (QueryError, StoreError):
-                pass
+        """Open every searcher and load its vector index and the query model now, so no
+        request pays for it."""
+        held = []
+        try:
+            for _ in range(self.size):
+                cm = self.searcher()
+                s = cm.__enter__()
+                held.append(cm)
+                try:
+                    s.search("warm up", per_page=1, facets=False)
+                except (QueryError, StoreError):
+                    pass
+        finally:
+            for cm in held:
+                cm.__exit__(None, None, None)
 
     def close(self) -> None:
         while True:

@@ -111,3 +111,9 @@ def test_static_assets_are_local(client):
     assert not re.search(r'(src|href)="(https?:)?//', html.split("<main")[0])
     assert client.get("/static/style.css").status_code == 200
     assert client.get("/static/app.js").status_code == 200
+
+
+def test_api_reference_page_is_local(client):
+    html = client.get("/api/docs").text
+    assert "/api/search" in html and "/api/papers/{pid}/similar" in html and "Search papers" in html
+    assert "cdn" not in html.lower()
