@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 
 from mcp import Client, StdioServerParameters
 from webstore import HOSTILE_ID
@@ -13,7 +14,21 @@ from paperdex.mcp_server import build_server
 
 
 def _run(coro):
-    return asyncio.run(coro)
+    """asyncio.run in its own thread: the session's Playwright browser may own this thread's loop."""
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(coro)
+        except BaseException as e:  # re-raised in the test's thread
+            out["error"] = e
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(120)
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
 
 
 def test_tools_in_process(web_dir):
