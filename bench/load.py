@@ -122,7 +122,9 @@ def main() -> None:
         return
     lat = res["latency_ms"]
     print(f"{res['url']}: {res['requests']} requests in {res['duration_s']} s, {res['concurrency']} clients")
-    print(f"  {res['requests_per_s']} requests/s; latency p50 {lat['p50']} ms, p90 {lat['p90']} ms, p99 {lat['p99']} ms")
+    print(
+        f"  {res['requests_per_s']} requests/s; latency p50 {lat['p50']} ms, p90 {lat['p90']} ms, p99 {lat['p99']} ms"
+    )
     print(f"  errors: {res['errors'] or 'none'}")
 
 
