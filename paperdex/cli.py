@@ -372,14 +372,15 @@ def demo(ctx, host, port, no_serve) -> None:
         serve = cli.get_command(ctx, "serve")
         if serve is None:
             raise _fail(RuntimeError("the web UI is not installed"))
-        ctx.invoke(serve, host=host, port=port)
+        ctx.invoke(serve, host=host, port=port, pool=None, no_warm=False, log_level="info")
 
 
 def _register() -> None:
     from .sources.commands import export, sync
+    from .web.commands import mcp, serve
 
-    cli.add_command(sync)
-    cli.add_command(export)
+    for command in (sync, export, serve, mcp):
+        cli.add_command(command)
 
 
 _register()
