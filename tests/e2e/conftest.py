@@ -75,12 +75,14 @@ def browser():
 @pytest.fixture
 def page(browser):
     """A fresh context per test (no cookies carried over), English by default, which fails
-    the test if any dialog (an injected alert) opens or a page script errors."""
+    the test if any dialog (an injected alert) opens, a script errors, or the console reports
+    an error (a CSP violation, a missing asset)."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
     p = ctx.new_page()
     events: list[str] = []
     p.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
     p.on("pageerror", lambda e: events.append(f"pageerror: {e}"))
+    p.on("console", lambda m: events.append(f"console: {m.text}") if m.type == "error" else None)
     p.events = events
     yield p
     ctx.close()
@@ -91,3 +93,11 @@ def page(browser):
 def shots() -> Path:
     SCREENSHOTS.mkdir(exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture
+def nojs_page(browser):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, java_script_enabled=False, locale="zh-CN")
+    p = ctx.new_page()
+    yield p
+    ctx.close()

@@ -115,3 +115,19 @@ def test_hostile_abstract_stays_inert(page, server):
     expect(page.locator(".paper-title")).to_contain_text("β-VAE")
     assert page.evaluate("window.__pwned") is None
     assert re.search(r"Author Number12", page.locator(".full-authors").inner_text())
+
+
+def test_works_without_javascript(nojs_page, server):
+    page = nojs_page
+    page.goto(server + "/")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-CN")  # from Accept-Language
+    page.get_by_role("searchbox").fill("zebrafinch")
+    page.get_by_role("button", name="检索", exact=True).click()
+    card = page.locator(f'article.card[data-id="{HOSTILE_ID}"]')
+    expect(card).to_be_visible()
+    card.locator("details.abstract summary").click()
+    expect(card.locator(".full")).to_contain_text("<script>alert(1)</script>")
+    expect(page.locator("button.copy")).to_have_count(0)  # no copy button on this page
+    card.locator("h2 a").click()
+    expect(page.locator("#bibtex-text")).to_contain_text("@article{")
+    expect(page.locator("button.copy")).to_be_hidden()  # shown only when JS can copy
