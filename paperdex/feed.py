@@ -16,6 +16,7 @@ from .paper import Paper
 from .store import Store, paper_from_row
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MAX_CATEGORIES = 16
 
 
 class FeedError(ValueError):
@@ -30,7 +31,7 @@ class Day:
     papers: list[Paper]
     total: int  # papers of the day (after the category filter)
     day_total: int  # papers of the day, all categories
-    categories: list[tuple[str, int]]  # primary category -> count, biggest first
+    categories: list[tuple[str, int]]  # category -> papers of the day in it (any of theirs), biggest first
     prev_day: str | None
     next_day: str | None
     category: str | None = None
@@ -119,9 +120,9 @@ def daily(
     cats = [
         (r[0], r[1])
         for r in store.conn.execute(
-            "SELECT json_extract(categories, '$[0]') c, count(*) n FROM papers "
-            "WHERE date = ? AND c IS NOT NULL GROUP BY c ORDER BY n DESC, c",
-            [day],
+            "SELECT pc.category, count(*) n FROM paper_categories pc JOIN papers p ON p.rowid = pc.paper "
+            "WHERE p.date = ? GROUP BY pc.category ORDER BY n DESC, pc.category LIMIT ?",
+            [day, MAX_CATEGORIES],
         )
     ]
     day_total = store.conn.execute("SELECT count(*) FROM papers WHERE date = ?", [day]).fetchone()[0]

@@ -64,6 +64,7 @@ TEXT: dict[str, dict[str, str]] = {
     "copy": {"en": "Copy", "zh": "复制"},
     "copied": {"en": "Copied", "zh": "已复制"},
     "authors": {"en": "Authors", "zh": "作者"},
+    "all_authors": {"en": "… show all {n} authors", "zh": "… 显示全部 {n} 位作者"},
     "published": {"en": "Date", "zh": "日期"},
     "comment": {"en": "Comment", "zh": "备注"},
     "identifier": {"en": "Identifier", "zh": "编号"},
