@@ -160,7 +160,8 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
             else:
                 params[k] = str(v)
         qs = urlencode({k: v for k, v in params.items() if v != ""})
-        return (path or request.url.path) + (f"?{qs}" if qs else "")
+        path = "/" + (path or request.url.path).lstrip("/")  # never a protocol-relative //host link
+        return path + (f"?{qs}" if qs else "")
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         lang = lang_of(request)

@@ -48,3 +48,12 @@ def test_papers_and_daily_never_500(client, pid, k, day, category):
             "/api/daily", params={k2: v for k2, v in {"day": day, "category": category}.items() if v is not None}
         )
     )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(q=query_text, page=param, category=param, lang=param)
+def test_search_page_never_500(client, q, page, category, lang):
+    params = {k: v for k, v in {"q": q, "page": page, "category": category, "lang": lang}.items() if v is not None}
+    r = client.get("/", params=params)
+    assert r.status_code in (200, 400), (r.status_code, r.text[:300])
+    assert r.headers["content-type"].startswith("text/html") and "Traceback" not in r.text

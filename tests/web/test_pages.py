@@ -117,3 +117,9 @@ def test_api_reference_page_is_local(client):
     html = client.get("/api/docs").text
     assert "/api/search" in html and "/api/papers/{pid}/similar" in html and "Search papers" in html
     assert "cdn" not in html.lower()
+
+
+def test_links_stay_on_this_site(client):
+    r = client.get("//evil.example/x")
+    assert r.status_code == 404
+    assert 'href="//' not in r.text
