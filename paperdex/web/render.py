@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 from urllib.parse import urlparse
 
 from markupsafe import Markup
@@ -106,6 +107,7 @@ def _command(c: re.Match) -> str:
     return out + " " if c.group(0).endswith(" ") else out
 
 
+@lru_cache(maxsize=8192)
 def clean_tex(text: str) -> str:
     """Paper text with LaTeX and Markdown made legible; formatting survives as private-use
     markers that :func:`segments_html` turns into tags after escaping."""
@@ -127,6 +129,9 @@ def plain_tex(text: str) -> str:
     return _PRIVATE.sub("", clean_tex(text))
 
 
+_MARKER_SPLIT = re.compile("([\ue000-\ue0ff])")
+
+
 def segments_html(segments: list[tuple[str, bool]]) -> Markup:
     """Escape (segment, is_match) runs, wrap matches in <mark>, and turn the formatting markers
     into balanced tags (a snippet window can cut a bold or math run in half)."""
@@ -136,30 +141,25 @@ def segments_html(segments: list[tuple[str, bool]]) -> Markup:
         if hit:
             out.append(f"<mark>{html.escape(_PRIVATE.sub('', text))}</mark>")
             continue
-        buf: list[str] = []
-        for ch in text:
-            if ch in _TAGS:
-                kind = _TAGS[ch][1]
-                if ch in _OPENERS:
-                    if kind in stack:
-                        continue
+        for piece in _MARKER_SPLIT.split(text):
+            if not piece:
+                continue
+            tag = _TAGS.get(piece)
+            if tag is None:
+                if len(piece) > 1 or not ("\ue000" <= piece <= "\ue0ff"):
+                    out.append(html.escape(piece))
+                continue
+            kind = tag[1]
+            if piece in _OPENERS:
+                if kind not in stack:
                     stack.append(kind)
-                    out.append(html.escape("".join(buf)))
-                    buf = []
-                    out.append(_TAGS[ch][0])
-                elif kind in stack:
-                    out.append(html.escape("".join(buf)))
-                    buf = []
-                    while stack:  # close inner runs too, keeping tags nested
-                        k = stack.pop()
-                        out.append(_CLOSE_TAG[k])
-                        if k == kind:
-                            break
-                continue
-            if "\ue000" <= ch <= "\ue0ff":
-                continue
-            buf.append(ch)
-        out.append(html.escape("".join(buf)))
+                    out.append(tag[0])
+            elif kind in stack:
+                while stack:  # close inner runs too, keeping tags nested
+                    k = stack.pop()
+                    out.append(_CLOSE_TAG[k])
+                    if k == kind:
+                        break
     while stack:
         out.append(_CLOSE_TAG[stack.pop()])
     return Markup("".join(out))
