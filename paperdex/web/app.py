@@ -84,6 +84,14 @@ def _label(p: Paper) -> str:
     return p.venue_area or p.venue or p.primary_category or ""
 
 
+def _stars(p: Paper) -> str | None:
+    """GitHub stars of the code link, compact (1.2k), when the source recorded them."""
+    n = p.extra.get("code_stars")
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or not p.code_url:
+        return None
+    return f"{n / 1000:.1f}k".replace(".0k", "k") if n >= 1000 else str(n)
+
+
 def card(p: Paper, lang: str, hit: Hit | None = None, stems: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Everything a result card shows, with paper text already escaped."""
     if hit is not None:
@@ -100,6 +108,7 @@ def card(p: Paper, lang: str, hit: Hit | None = None, stems: frozenset[str] = fr
         "abstract_html": render.tex_html(p.abstract, stems),
         "long": len(p.abstract) > 320,
         "links": render.safe_links(p),
+        "stars": _stars(p),
         "comment": p.comment,
         "why": None
         if hit is None

@@ -90,6 +90,8 @@ def test_paper_page(client):
     assert "Similar papers" in r.text and 'data-id="2599.00002"' in r.text
     assert "@article{" in r.text and "arXiv preprint arXiv:2599.00001" in r.text
     assert 'href="https://arxiv.org/pdf/2599.00001"' in r.text
+    chorus = client.get("/paper/2599.00002").text
+    assert 'href="https://github.com/example/zebrafinch"' in chorus and "★ 1.2k" in chorus
     r = client.get("/paper/0000.00000")
     assert r.status_code == 404 and "Not found" in r.text
 
