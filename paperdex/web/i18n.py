@@ -34,6 +34,7 @@ TEXT: dict[str, dict[str, str]] = {
     "apply": {"en": "Apply", "zh": "应用"},
     "clear": {"en": "Clear filters", "zh": "清除筛选"},
     "results": {"en": "{n} results", "zh": "共 {n} 条结果"},
+    "results_one": {"en": "1 result", "zh": "共 1 条结果"},
     "took": {"en": "{ms} ms", "zh": "{ms} 毫秒"},
     "no_results": {"en": "No papers match this search.", "zh": "没有找到匹配的论文。"},
     "no_results_hint": {
@@ -73,6 +74,7 @@ TEXT: dict[str, dict[str, str]] = {
     "next_day": {"en": "Next day", "zh": "后一天"},
     "all": {"en": "All", "zh": "全部"},
     "papers_on": {"en": "{n} papers on {day}", "zh": "{day} 共 {n} 篇论文"},
+    "papers_on_one": {"en": "1 paper on {day}", "zh": "{day} 共 1 篇论文"},
     "go": {"en": "Go", "zh": "前往"},
     "day": {"en": "Day", "zh": "日期"},
     "no_papers_day": {"en": "No papers on this day.", "zh": "当天没有论文。"},
@@ -92,6 +94,8 @@ TEXT: dict[str, dict[str, str]] = {
 
 def t(lang: str, key: str, **kw: object) -> str:
     """Interface text `key` in `lang`, with `{name}` placeholders filled."""
+    if kw.get("n") == 1 and f"{key}_one" in TEXT:
+        key = f"{key}_one"
     entry = TEXT.get(key)
     if entry is None:
         return key

@@ -79,7 +79,7 @@ def test_switch_language(page, server, shots):
     page.screenshot(path=str(shots / "search-zh-1280.png"))
 
 
-def test_page_through_a_day(page, server):
+def test_page_through_a_day(page, server, shots):
     page.goto(server + "/daily")
     expect(page.locator("h1")).to_have_text("Daily Papers")
     latest = page.get_by_test_id("daily-count").inner_text()
@@ -87,6 +87,7 @@ def test_page_through_a_day(page, server):
     expect(page.get_by_test_id("daily-count")).not_to_have_text(latest)
     page.goto(server + f"/daily?day={DAY_WITH_PAGES}")
     assert page.locator("article.card").count() == 30
+    page.screenshot(path=str(shots / "daily-1280.png"))
     first_page = page.locator("article.card").first.get_attribute("data-id")
     page.locator('.pager a[rel="next"]').click()
     expect(page.locator(".pager .current")).to_have_text("2")

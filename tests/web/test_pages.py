@@ -125,3 +125,10 @@ def test_links_stay_on_this_site(client):
     r = client.get("//evil.example/x")
     assert r.status_code == 404
     assert 'href="//' not in r.text
+
+
+def test_counts_read_naturally():
+    from paperdex.web.i18n import t
+
+    assert t("en", "results", n=1) == "1 result" and t("en", "results", n=3) == "3 results"
+    assert t("zh", "papers_on", n=1, day="2025-03-19") == "2025-03-19 共 1 篇论文"
