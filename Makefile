@@ -22,7 +22,8 @@ demo: install
 
 .PHONY: chromium
 chromium:
-	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+	@command -v chromium >/dev/null && fc-list | grep -qi "noto.*cjk" || \
+		(apt-get update -qq && apt-get install -y -qq chromium fonts-noto-cjk >/dev/null)
 
 test: install chromium
 	$(BIN)/python -m pytest

@@ -53,7 +53,8 @@ def main() -> None:
         dense = [r for r, _ in s.dense(c, DEPTH, s.embed_query(c, dense_text))]
         t_dense.append((time.perf_counter() - t) * 1000)
         runs.append((lex, dense, set(q["relevant"])))
-    print(f"{len(qs)} queries; lexical p50 {statistics.median(t_lex):.1f} ms, dense p50 {statistics.median(t_dense):.1f} ms")
+    lex_ms, dense_ms = statistics.median(t_lex), statistics.median(t_dense)
+    print(f"{len(qs)} queries; lexical p50 {lex_ms:.1f} ms, dense p50 {dense_ms:.1f} ms")
 
     def score(name: str, rank_fn) -> None:
         keys = ("recall@1", "recall@10", "recall@100", "mrr@10")

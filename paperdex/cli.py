@@ -207,10 +207,10 @@ def search(
     ctx, query, mode, sort, per_page, page, category, date_from, date_to, venue, area, author, as_json, explain, literal
 ):
     """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG'."""
-    from .search import Filters
+    from .search import Filters, Searcher
 
     store = _store(ctx, readonly=True)
-    searcher = _searcher(store)
+    searcher = Searcher(store)
     filters = Filters(category, date_from, date_to, venue, area, author)
     try:
         res = searcher.search(
@@ -224,19 +224,6 @@ def search(
     for n in res.notices:
         click.echo(f"note: {n}", err=True)
     _print_hits(res, explain)
-
-
-def _searcher(store: Store):
-    from .search import Searcher
-
-    s = Searcher(store)
-    try:
-        from .relevance import configure
-
-        configure(s)
-    except ImportError:
-        pass
-    return s
 
 
 def _print_hits(res, explain: bool) -> None:
@@ -332,11 +319,12 @@ def stats(ctx, as_json) -> None:
 def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
     """Recall@1/10/100, MRR@10 and nDCG@10 over a JSONL of {"query", "relevant": [ids]}."""
     from .evaluate import EvalError, evaluate, load_queries
+    from .search import Searcher
 
     store = _store(ctx, readonly=True)
     try:
         qs = load_queries(queries)[:limit]
-        m = evaluate(_searcher(store), qs, mode=mode)
+        m = evaluate(Searcher(store), qs, mode=mode)
     except (EvalError, QueryError) as e:
         raise _fail(e) from None
     if as_json:

@@ -29,6 +29,9 @@ _E5_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 _MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _MODELS_DIR = Path(__file__).parent / "models"
+_DATA_DIR = Path(__file__).parent / "data"
+_HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+ZH_ADAPTER = os.environ.get("PAPERDEX_ZH_ADAPTER", "1") != "0"
 
 
 class EmbedError(RuntimeError):
@@ -97,7 +100,21 @@ class E5Small:
         return np.asarray(self._m.passage([_cut(t, self.max_chars) for t in texts]), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self._m.query(text), dtype=np.float32)
+        q = np.asarray(self._m.query(text), dtype=np.float32)
+        if self.adapter is not None and _HAS_CJK.search(text):
+            q = self.adapter @ q
+            q /= np.linalg.norm(q)
+        return q
+
+    @property
+    def adapter(self) -> np.ndarray | None:
+        """The Chinese-query adapter (bench/train_zh_adapter.py): a linear map trained so a
+        Chinese summary lands nearer the English paper it describes. Documents and English
+        queries are untouched."""
+        if not hasattr(self, "_adapter"):
+            path = _DATA_DIR / "zh-adapter.e5.npy"
+            self._adapter = np.load(path).astype(np.float32) if path.exists() and ZH_ADAPTER else None
+        return self._adapter
 
 
 class MiniLM:

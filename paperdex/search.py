@@ -348,7 +348,8 @@ class Searcher:
         else:
             p = self.store.get(pid)
             assert p is not None
-            c = Q.compile_query(Q.Bool("AND", [Q.Text(Q.words(p.title), raw=p.title)]))
+            c = Q.compile_query(Q.Bool("AND", [Q.Text([w], raw=w) for w in Q.words(p.title)]))
+            self.prune_common(c)
             found = [(r, s) for r, s in self.lexical(c, k + 1) if r != rowid][:k]
         papers = self.store.get_many([r for r, _ in found])
         return [Hit(papers[r], s, dense_score=s) for r, s in found if r in papers]

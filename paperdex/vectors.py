@@ -92,7 +92,11 @@ class VectorIndex:
             os.replace(tmp, path)
 
         def save_npy(arr: np.ndarray):
-            return lambda t: np.save(open(t, "wb"), arr)
+            def write(t: Path) -> None:
+                with open(t, "wb") as f:
+                    np.save(f, arr)
+
+            return write
 
         atomic(p["keys"], save_npy(self.keys))
         atomic(p["hashes"], save_npy(self.hashes))

@@ -116,3 +116,18 @@ def test_snippet_windows_long_abstracts():
     segs = snippet(text, _stems(("quokka",)), width=100)
     flat = "".join(s for s, _ in segs)
     assert flat.startswith("…") and flat.endswith("…") and "quokka" in flat and len(flat) < 130
+
+
+def test_similar_without_vectors_falls_back_to_title_words(empty_store):
+    from paperdex.paper import Paper
+    from paperdex.search import Searcher
+
+    empty_store.upsert(
+        [
+            Paper(id="a", title="Diffusion models for protein design"),
+            Paper(id="b", title="Protein structure design with diffusion"),
+            Paper(id="c", title="Robot grasping"),
+        ]
+    )
+    sims = Searcher(empty_store).similar("a", k=5)
+    assert [h.paper.id for h in sims] == ["b"]

@@ -44,11 +44,8 @@ class ServiceError(Exception):
 
 
 def make_searcher(store: Store) -> Searcher:
-    """The searcher exactly as the CLI builds it (same relevance configuration), so the web
-    and the command line rank identically."""
-    from ..cli import _searcher
-
-    return _searcher(store)
+    """The web ranks exactly as the CLI does: same Searcher, same defaults."""
+    return Searcher(store)
 
 
 class SearcherPool:
