@@ -15,6 +15,7 @@ import statistics
 import time
 
 from paperdex import query as Q
+from paperdex import zh
 from paperdex.evaluate import load_queries, metrics
 from paperdex.search import Searcher, rrf
 from paperdex.store import Store
@@ -40,7 +41,7 @@ def main() -> None:
     runs = []
     t_lex, t_dense = [], []
     for q in qs:
-        tree = Q.parse_literal(q["query"])
+        tree = zh.expand(Q.parse_literal(q["query"]))
         dense_text = None
         if s.query_rewriter is not None:
             tree, dense_text = s.query_rewriter(q["query"], tree)
@@ -68,8 +69,8 @@ def main() -> None:
     score("lexical", lambda lex, dense: lex)
     score("dense", lambda lex, dense: dense)
     for k in (10, 30, 60):
-        for w in (1.0, 1.5, 2.0, 3.0):
-            for depth in (50, 100, 200):
+        for w in (0.2, 0.35, 0.5, 0.75, 1.0, 1.5):
+            for depth in (100,):
 
                 def fused(lex, dense, k=k, w=w, depth=depth):
                     f = rrf([lex[:depth], dense[:depth]], [1.0, w], k=k)

@@ -18,10 +18,16 @@ from typing import Any
 import numpy as np
 
 from . import query as Q
+from . import zh
 from .paper import Paper
 from .store import Store
 
 RRF_K = 60
+# Fusion settings (k, lexical weight, dense weight) by query language. English: the standard
+# RRF of Cormack et al. Chinese: the lexical side sees dictionary translations that pin a
+# paper down precisely, the dense side is a small multilingual model; k=10 and a half weight
+# for dense were best on the 21k development queries as a whole (docs/relevance.md).
+FUSION = {"en": (RRF_K, 1.0, 1.0), "zh": (10, 1.0, 0.5)}
 # Field weights for bm25(): title, abstract, authors, categories. A word in the title says
 # more about what a paper is than the same word deep in its abstract.
 BM25_WEIGHTS = (5.0, 1.0, 2.0, 0.5)
@@ -131,10 +137,10 @@ def rrf(rankings: list[list[int]], weights: list[float] | None = None, k: int = 
 class Searcher:
     """Search over one store. Holds the vector index and query model once loaded."""
 
-    def __init__(self, store: Store, depth: int = DEPTH, weights: tuple[float, float] = (1.0, 1.0)) -> None:
+    def __init__(self, store: Store, depth: int = DEPTH, fusion: dict | None = None) -> None:
         self.store = store
         self.depth = depth
-        self.weights = weights
+        self.fusion = fusion or FUSION
         self._index = None
         self._embedder = None
         self.query_rewriter = None  # (query, tree) -> (tree, text for the dense side)
@@ -248,7 +254,7 @@ class Searcher:
         if sort not in SORTS:
             raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
         page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
-        tree = Q.parse_literal(q) if literal else Q.parse(q)
+        tree = zh.expand(Q.parse_literal(q) if literal else Q.parse(q))
         dense_text = None
         if self.query_rewriter is not None:
             tree, dense_text = self.query_rewriter(q, tree)
@@ -280,7 +286,8 @@ class Searcher:
             dense_hits = self.dense(c, depth, qv_future.result())
             lex_rank = {r: (i + 1, s) for i, (r, s) in enumerate(lex_hits)}
             dense_rank = {r: (i + 1, s) for i, (r, s) in enumerate(dense_hits)}
-            fused = rrf([[r for r, _ in lex_hits], [r for r, _ in dense_hits]], list(self.weights))
+            k, w_lex, w_dense = self.fusion["zh" if zh.has_cjk(q) else "en"]
+            fused = rrf([[r for r, _ in lex_hits], [r for r, _ in dense_hits]], [w_lex, w_dense], k=k)
             ranked = sorted(fused.items(), key=lambda x: (-x[1], x[0]))
             total = len(ranked)
             page_rows = ranked[offset : offset + per_page]
