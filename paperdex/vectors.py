@@ -22,7 +22,7 @@ import numpy as np
 from .store import Store
 
 FORMAT = 1
-PARAMS = {"metric": "cos", "dtype": "f16", "connectivity": 16, "expansion_add": 128, "expansion_search": 96}
+PARAMS = {"metric": "cos", "dtype": "f16", "connectivity": 16, "expansion_add": 128, "expansion_search": 200}
 # Below this many vectors, exact search is as fast as the graph and needs no build.
 EXACT_BELOW = 5000
 
