@@ -61,7 +61,8 @@ def embed_queries() -> None:
 
 
 def train(epochs: int = 8, lr: float = 0.05, lam: float = 0.01, tau: float = 0.05, seed: int = 0) -> None:
-    """Keeps the epoch best on 1,000 held-out training pairs. InfoNCE over all training papers (full softmax: 12k docs is small), gradient by hand,
+    """Keeps the epoch best on 1,000 held-out training pairs. InfoNCE over all training
+    papers (full softmax: 12k docs is small), gradient by hand,
     Adam; W starts at the identity and is pulled back to it by lam * ||W - I||^2."""
     q = np.load(WORK / "zhq.npy").astype(np.float32)
     qids = (WORK / "zhq.ids.txt").read_text().split()
