@@ -31,27 +31,18 @@ def main() -> None:
     args = ap.parse_args()
     qs = load_queries(args.queries)[: args.limit]
     s = Searcher(Store(args.data_dir))
-    try:
-        from paperdex.relevance import configure
-
-        configure(s)
-    except ImportError:
-        pass
     id_of = dict(s.store.conn.execute("SELECT rowid, id FROM papers"))
     runs = []
     t_lex, t_dense = [], []
     for q in qs:
         tree = zh.expand(Q.parse_literal(q["query"]))
-        dense_text = None
-        if s.query_rewriter is not None:
-            tree, dense_text = s.query_rewriter(q["query"], tree)
         c = Q.compile_query(tree)
         s.prune_common(c)
         t = time.perf_counter()
         lex = [r for r, _ in s.lexical(c, DEPTH)] if c.rank else []
         t_lex.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        dense = [r for r, _ in s.dense(c, DEPTH, s.embed_query(c, dense_text))]
+        dense = [r for r, _ in s.dense(c, DEPTH, s.embed_query(c))]
         t_dense.append((time.perf_counter() - t) * 1000)
         runs.append((lex, dense, set(q["relevant"])))
     lex_ms, dense_ms = statistics.median(t_lex), statistics.median(t_dense)

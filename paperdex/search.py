@@ -33,6 +33,7 @@ FUSION = {"en": (RRF_K, 1.0, 1.0), "zh": (10, 1.0, 0.5)}
 BM25_WEIGHTS = (5.0, 1.0, 2.0, 0.5)
 DEPTH = 100  # candidates taken from each side before fusion
 COMMON_DF = 0.25  # see Searcher.prune_common
+NOTICE_NO_VECTORS = "semantic search is off until vectors exist (run `paperdex embed`)"
 MODES = ("hybrid", "lexical", "dense")
 SORTS = ("relevance", "newest")
 
@@ -143,7 +144,6 @@ class Searcher:
         self.fusion = fusion or FUSION
         self._index = None
         self._embedder = None
-        self.query_rewriter = None  # (query, tree) -> (tree, text for the dense side)
         self._pool = ThreadPoolExecutor(max_workers=1)
 
     # --- the two searchers ------------------------------------------------------------
@@ -214,11 +214,11 @@ class Searcher:
             return self._run(sql, [c.rank, *params])[0][0]
         return self._run(f"SELECT count(*) FROM papers p WHERE 1 {where}", params)[0][0]
 
-    def embed_query(self, c: Q.Compiled, text: str | None = None) -> np.ndarray | None:
+    def embed_query(self, c: Q.Compiled) -> np.ndarray | None:
         emb = self.embedder()
-        if emb is None or not (text or c.dense_text):
+        if emb is None or not c.dense_text:
             return None
-        return emb.embed_query(text or c.dense_text)
+        return emb.embed_query(c.dense_text)
 
     def dense(self, c: Q.Compiled, k: int, qv: np.ndarray | None) -> list[tuple[int, float]]:
         if qv is None:
@@ -255,14 +255,11 @@ class Searcher:
             raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
         page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
         tree = zh.expand(Q.parse_literal(q) if literal else Q.parse(q))
-        dense_text = None
-        if self.query_rewriter is not None:
-            tree, dense_text = self.query_rewriter(q, tree)
         c = Q.compile_query(tree, (filters or Filters()).nodes())
         notices: list[str] = []
         self.prune_common(c)
         if mode != "lexical" and c.has_text and len(self.index) == 0:
-            notices.append("semantic search is off until vectors exist (run `paperdex embed`)")
+            notices.append(NOTICE_NO_VECTORS)
             mode_eff = "lexical"
         else:
             mode_eff = mode if c.has_text else "lexical"
@@ -280,7 +277,7 @@ class Searcher:
         else:
             depth = max(self.depth, offset + per_page)
             # the query model runs while SQLite ranks (both release the GIL)
-            qv_future = self._pool.submit(self.embed_query, c, dense_text)
+            qv_future = self._pool.submit(self.embed_query, c)
             if mode_eff == "hybrid":
                 lex_hits = self.lexical(c, depth)
             dense_hits = self.dense(c, depth, qv_future.result())

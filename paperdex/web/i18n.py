@@ -6,10 +6,14 @@ then the browser's ``Accept-Language``. Paper text is never translated; only the
 
 from __future__ import annotations
 
+from ..search import NOTICE_NO_VECTORS
+
 LANGS = ("en", "zh")
 COOKIE = "lang"
 
 TEXT: dict[str, dict[str, str]] = {
+    # notices from the search core are keyed by their English text
+    NOTICE_NO_VECTORS: {"en": NOTICE_NO_VECTORS, "zh": "语义检索尚未启用：还没有向量（请运行 `paperdex embed`）"},
     "tagline": {"en": "Search research papers on your own machine", "zh": "在本机检索学术论文"},
     "search": {"en": "Search", "zh": "检索"},
     "search_placeholder": {

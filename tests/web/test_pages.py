@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+from fastapi.testclient import TestClient
 from webstore import DAY_WITH_PAGES, HOSTILE_ID
+
+from paperdex.web.app import create_app
 
 
 def _cards(html: str) -> list[str]:
@@ -132,3 +135,17 @@ def test_counts_read_naturally():
 
     assert t("en", "results", n=1) == "1 result" and t("en", "results", n=3) == "3 results"
     assert t("zh", "papers_on", n=1, day="2025-03-19") == "2025-03-19 共 1 篇论文"
+
+
+def test_core_notices_are_translated(tmp_path):
+    """A store without vectors searches by words and says so, in the reader's language."""
+    from paperdex.paper import Paper
+    from paperdex.store import Store
+
+    with Store(tmp_path / "novec") as s:
+        s.upsert([Paper(id="2501.00001", title="Diffusion for proteins", abstract="We study diffusion.")])
+    c = TestClient(create_app(tmp_path / "novec", pool_size=1), raise_server_exceptions=False)
+    en = c.get("/", params={"q": "diffusion", "lang": "en"}).text
+    zh = c.get("/", params={"q": "diffusion", "lang": "zh"}).text
+    assert "semantic search is off" in en
+    assert "语义检索尚未启用" in zh and "semantic search is off" not in zh
