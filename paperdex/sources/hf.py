@@ -90,6 +90,10 @@ def _item(item: dict, featured: str | None) -> Paper:
     )
 
 
+PAGE_SIZE = 100
+MAX_PAGES = 50
+
+
 def fetch_daily_papers(
     http: HttpClient,
     day: str | None = None,
@@ -98,6 +102,20 @@ def fetch_daily_papers(
     *,
     base_url: str = API_URL,
 ) -> tuple[list[Paper], list[str]]:
+    """One period's papers, page by page (`p`, `limit`): a busy week or month has more than
+    one page. A short page is the last one."""
     params = daily_papers_params(day, week, month)
-    resp = http.get(base_url, params={**params, "limit": 100})
-    return parse_daily_papers(resp.content, featured=day)
+    papers: list[Paper] = []
+    errors: list[str] = []
+    seen: set[str] = set()
+    for page in range(MAX_PAGES):
+        resp = http.get(base_url, params={**params, "limit": PAGE_SIZE, "p": page})
+        got, errs = parse_daily_papers(resp.content, featured=day)
+        papers.extend(p for p in got if p.id not in seen)
+        seen.update(p.id for p in got)
+        errors.extend(f"page {page}: {e}" if page else e for e in errs)
+        if len(got) + len(errs) < PAGE_SIZE:
+            break
+    else:
+        errors.append(f"daily_papers: stopped after {MAX_PAGES} pages of {PAGE_SIZE}")
+    return papers, errors

@@ -207,3 +207,18 @@ def test_show_lists_every_source(store, make_http, openreview_api):
         "openreview 2605.31457: linked arXiv id",
         "hf 2605.31457: same id",
     ]
+
+
+def test_daily_papers_of_a_month_are_read_page_by_page(make_http):
+    def item(i: int) -> dict:
+        return {"paper": {"id": f"2606.{10000 + i}", "title": f"Paper {i}", "upvotes": i}, "publishedAt": "2026-06-02"}
+
+    def page(req: httpx.Request) -> httpx.Response:
+        p = int(param(req, "p") or 0)
+        n = hf.PAGE_SIZE if p == 0 else 3
+        return httpx.Response(200, json=[item(p * hf.PAGE_SIZE + i) for i in range(n)])
+
+    router = Router().add(lambda q: param(q, "month") == "2026-06", page)
+    papers, errors = hf.fetch_daily_papers(make_http(router, min_interval=0), month="2026-06")
+    assert len(papers) == hf.PAGE_SIZE + 3 and not errors
+    assert [param(r, "p") for r in router.requests] == ["0", "1"]
