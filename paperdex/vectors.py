@@ -121,6 +121,9 @@ class VectorIndex:
         if epoch == self.epoch:
             return self
         if self.epoch < 0 and self._load_files() and self.epoch == epoch:
+            if self._ann is None and len(self.keys) >= EXACT_BELOW:  # graph file lost: rebuild it alone
+                self._build_ann()
+                self._save()
             return self
         self._sync(epoch)
         self._save()

@@ -77,3 +77,10 @@ def test_filtered_search_is_exact_within_the_subset(store, ann):
     q = idx.vecs[3].astype(np.float32)
     got = idx.search(q, 3, allowed=allowed)
     assert got[0][0] == int(idx.keys[3]) and {r for r, _ in got} <= set(allowed.tolist())
+
+
+def test_lost_graph_file_is_rebuilt_from_the_saved_arrays(store, ann):
+    VectorIndex(store).ensure()
+    (store.data_dir / "vectors.usearch").unlink()
+    idx = VectorIndex(store).ensure()
+    assert idx._ann is not None and (store.data_dir / "vectors.usearch").exists()
