@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -63,23 +64,24 @@ class VectorIndex:
         }
 
     def _load_files(self) -> bool:
+        """Adopt the saved index if it is whole and made with today's parameters."""
         p = self._paths()
         try:
             meta = json.loads(p["meta"].read_text())
             if meta.get("format") != FORMAT or meta.get("params") != PARAMS:
                 return False
-            self.keys = np.load(p["keys"])
-            self.hashes = np.load(p["hashes"])
-            self.vecs = np.load(p["vecs"])
-            self.model = meta.get("model")
-            self.epoch = meta["epoch"]
-            self._ann = None
-            if len(self.keys) >= EXACT_BELOW and p["ann"].exists():
-                self._ann = _usearch_index().restore(str(p["ann"]), view=False)
-                if self._ann is None or len(self._ann) != len(self.keys):
-                    self._ann = None
+            keys, hashes, vecs = np.load(p["keys"]), np.load(p["hashes"]), np.load(p["vecs"])
+            if not len(keys) == len(hashes) == len(vecs) == meta["count"]:
+                return False  # files from two writers interleaved: rebuild from SQLite
+            ann = None
+            if len(keys) >= EXACT_BELOW and p["ann"].exists():
+                ann = _usearch_index().restore(str(p["ann"]), view=False)
+                if ann is None or len(ann) != len(keys):
+                    ann = None
         except (OSError, ValueError, KeyError):
             return False
+        self.keys, self.hashes, self.vecs, self._ann = keys, hashes, vecs, ann
+        self.model, self.epoch = meta.get("model"), meta["epoch"]
         self._pos = {int(k): i for i, k in enumerate(self.keys)}
         return True
 
@@ -87,7 +89,8 @@ class VectorIndex:
         p = self._paths()
 
         def atomic(path: Path, write) -> None:
-            tmp = path.with_name(path.name + ".tmp")
+            # unique per writer: web workers and a CLI may refresh the same index at once
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             write(tmp)
             os.replace(tmp, path)
 

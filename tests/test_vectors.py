@@ -84,3 +84,10 @@ def test_lost_graph_file_is_rebuilt_from_the_saved_arrays(store, ann):
     (store.data_dir / "vectors.usearch").unlink()
     idx = VectorIndex(store).ensure()
     assert idx._ann is not None and (store.data_dir / "vectors.usearch").exists()
+
+
+def test_inconsistent_saved_arrays_are_not_trusted(store, ann):
+    idx = VectorIndex(store).ensure()
+    np.save(store.data_dir / "vectors.keys.npy", idx.keys[:-1])  # as if another writer got halfway
+    again = VectorIndex(store).ensure()
+    assert len(again) == store.vector_count() == len(again.keys) == len(again.vecs)
