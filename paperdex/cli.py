@@ -84,8 +84,8 @@ def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
     searchable by words at once; `paperdex embed` adds their vectors.
     """
     from .embed import MODELS
-    from .ingest import import_vectors, read_records
-    from .sources import SourceError, ingest_with_merge
+    from .ingest import import_vectors, ingest_file
+    from .sources import SourceError
     from .sources.commands import import_file, ingest_source
     from .store import IngestSummary
 
@@ -114,19 +114,7 @@ def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
                 raise _fail(FileNotFoundError(f"no such file: {p}"))
         with click.progressbar(length=0, label="ingesting", file=sys.stderr, hidden=quiet, show_eta=False) as bar:
             for p in paths:
-                s = import_file(store, p)
-                if s is None:
-                    errors: list[str] = []
-
-                    def counted(path=p, errors=errors):
-                        for i, paper in enumerate(read_records(path, errors), start=1):
-                            if i % 1000 == 0:
-                                bar.update(1000)
-                            yield paper
-
-                    s = ingest_with_merge(store, counted())
-                    s.rejected += len(errors)
-                    s.errors.extend(errors)
+                s = import_file(store, p) or ingest_file(store, p, progress=bar.update)
                 total = total + s
     for err in total.errors[:50]:
         click.echo(err, err=True)

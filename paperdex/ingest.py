@@ -60,6 +60,10 @@ def read_records(path: str | Path, errors: list[str]) -> Iterator[Paper]:
 
 
 def ingest_file(store: Store, path: str | Path, progress: Progress | None = None) -> IngestSummary:
+    """Every file takes the same road as every source: merged into the paper it belongs to,
+    so re-ingesting a JSONL dump never drops a venue or upvotes another source attached."""
+    from .sources import ingest_with_merge
+
     errors: list[str] = []
 
     def counted() -> Iterator[Paper]:
@@ -68,7 +72,7 @@ def ingest_file(store: Store, path: str | Path, progress: Progress | None = None
                 progress(1000)
             yield p
 
-    summary = store.upsert(counted())
+    summary = ingest_with_merge(store, counted())
     summary.rejected += len(errors)
     summary.errors.extend(errors)
     return summary

@@ -409,8 +409,10 @@ def ingest_with_merge(
         pending: dict[str, Paper] = {}
         retired: set[str] = set()
         merged = 0
+        in_chunk = MergeSummary()  # records folded into one written earlier in this chunk
         for p in chunk:
-            base: Paper | None = pending.get(p.id) or store.get(p.id)
+            earlier = pending.get(p.id)
+            base: Paper | None = earlier or store.get(p.id)
             links = any(isinstance(v, dict) and v.get("arxiv_id") == p.id for v in p.extra.values())
             how = "linked arXiv id" if links else "same id"
             if base is None:
@@ -427,6 +429,10 @@ def ingest_with_merge(
                 if result.id != base.id:
                     pending.pop(base.id, None)
                     retired.add(base.id)
+            if earlier is not None:
+                same = result.content_hash() == earlier.content_hash()
+                in_chunk.unchanged += same
+                in_chunk.updated += not same
             pending[result.id] = result
             matcher.remember(result, replaces=base.id if base is not None else None)
         s = store.upsert(pending.values())
@@ -434,7 +440,7 @@ def ingest_with_merge(
         gone = sum(1 for pid in retired if pid not in pending and store.delete(pid))
         # a paper that moved to its arXiv id was updated, not added
         moved = min(gone, s.added)
-        total = total + s
+        total = total + s + in_chunk
         total.added -= moved
         total.updated += moved
         total.merged += merged
