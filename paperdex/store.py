@@ -17,6 +17,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import numpy as np
 
 from .paper import Paper, index_text
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def default_data_dir() -> Path:
@@ -82,6 +83,12 @@ MIGRATIONS: list[str] = [
     CREATE VIRTUAL TABLE fts_exact USING fts5({_FTS_COLS}, content='',
         tokenize='unicode61 remove_diacritics 2');
     INSERT INTO fts_exact(rowid, {_FTS_COLS}) SELECT rowid, {_FTS_COLS} FROM fts_source;
+    """,
+    # 2 -> 3: an identity for the derived indexes to be keyed to, and a counter of paper
+    # changes (bumped in the transaction of every write) that says which snapshot is current
+    """
+    INSERT OR IGNORE INTO state VALUES ('store_id', lower(hex(randomblob(16))));
+    INSERT OR IGNORE INTO state VALUES ('generation', '0');
     """,
 ]
 
@@ -312,6 +319,8 @@ class Store:
                 c.executemany("INSERT OR IGNORE INTO paper_categories VALUES (?, ?)", cats)
             for table in ("fts", "fts_exact"):
                 c.executemany(f"INSERT INTO {table}(rowid, {_FTS_COLS}) VALUES (?, ?, ?, ?, ?)", fts_rows)
+            if fts_rows:
+                self._bump_generation()
         return s
 
     def _fts_delete(self, rowid: int, p: Paper) -> None:
@@ -329,6 +338,7 @@ class Store:
             self._fts_delete(row["rowid"], paper_from_row(row))
             self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
             self._bump_epoch()
+            self._bump_generation()
         return True
 
     # --- reads ----------------------------------------------------------------------
@@ -429,6 +439,32 @@ class Store:
         """Bumped in the same transaction as every change to the vectors; the ANN index
         records the epoch it was built at and is rebuilt when they differ."""
         return int(self.get_state("vectors_epoch") or 0)
+
+    # --- identity and change counter (what derived indexes are keyed to) --------------
+    def store_id(self) -> str:
+        """Made once when the store is created: an index saved for another store (a
+        recreated paperdex.db in the same folder) is never adopted."""
+        return self.get_state("store_id") or ""
+
+    def generation(self) -> int:
+        """Bumped in the transaction of every change to the papers."""
+        return int(self.get_state("generation") or 0)
+
+    def _bump_generation(self) -> None:
+        self.conn.execute("UPDATE state SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Several SELECTs that must see one committed state (WAL keeps it for the
+        transaction): a writer committing in between is not seen half."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
 
     def _bump_epoch(self) -> None:
         self.conn.execute(
