@@ -5,7 +5,11 @@ Exit codes: 0 success, 1 a user error (one line on stderr), 2 usage.
 
 from __future__ import annotations
 
+import errno
 import json
+import math
+import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -22,6 +26,41 @@ class UserError(click.ClickException):
 
 def _fail(e: Exception) -> UserError:
     return UserError(str(e))
+
+
+# C0 and C1 controls (ESC starts a terminal escape sequence; 0x9b is CSI on its own) and the
+# bidirectional overrides that make text read differently from what it is.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def tty(text: object, newlines: bool = False) -> str:
+    """Paper text as a terminal may print it: no escape sequences or other control
+    characters; line breaks only where the field has lines (an abstract)."""
+    s = str(text)
+    if not newlines:
+        s = re.sub(r"[\r\n\t\v\f]+", " ", s)
+    return _CONTROLS.sub("", s)
+
+
+def _finite(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
+
+
+def json_text(obj, indent: int | None = 1) -> str:
+    """Valid JSON whatever the data holds (a NaN stored before records were validated becomes
+    null), with the control characters JSON allows raw (C1, DEL, bidi overrides) escaped."""
+    try:
+        s = json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False)
+    except ValueError:
+        s = json.dumps(_finite(obj), ensure_ascii=False, indent=indent, allow_nan=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
 
 
 def _store(ctx: click.Context, readonly: bool = False) -> Store:
@@ -69,9 +108,10 @@ NETWORK = ("arxiv", "openreview", "hf")
 @click.option("--date", "day", help="hf: Daily Papers of this day (default today).")
 @click.option("--week", help="hf: Daily Papers of an ISO week, YYYY-Www.")
 @click.option("--month", help="hf: Daily Papers of a month, YYYY-MM.")
+@click.option("--strict", is_flag=True, help="Stop at the first bad record; files are checked before any write.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
+def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> None:
     """Add or update papers from files or a source.
 
     \b
@@ -80,11 +120,12 @@ def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
     `ingest openreview --venue NeurIPS.cc/2025/Conference`, `ingest hf --date 2025-06-02`.
 
     Upserts by id and merges one paper's records from several sources; re-ingesting changes
-    nothing. Malformed records are reported as FILE:LINE and skipped. New papers are
-    searchable by words at once; `paperdex embed` adds their vectors.
+    nothing. Malformed records are reported as FILE:LINE and skipped (every good record is
+    kept); the exit status is 1 when any record was rejected. New papers are searchable by
+    words at once; `paperdex embed` adds their vectors.
     """
     from .embed import MODELS
-    from .ingest import import_vectors, ingest_file
+    from .ingest import check_file, import_vectors, ingest_file, load_vectors_file
     from .sources import SourceError
     from .sources.commands import import_file, ingest_source
     from .store import IngestSummary
@@ -95,8 +136,14 @@ def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
         raise click.UsageError("--ids and --model go with --vectors")
     if model and model not in MODELS:
         raise _fail(ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}"))
+    if vectors:
+        try:
+            load_vectors_file(vectors)  # refuse a wrong file before ingesting anything
+        except StoreError as e:
+            raise _fail(e) from None
     store = _store(ctx)
     total = IngestSummary()
+    notes: list[str] = []
     if paths[0] in NETWORK:
         if len(paths) > 1:
             raise click.UsageError(f"`ingest {paths[0]}` takes options, not more paths")
@@ -105,19 +152,40 @@ def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
         opts["set"] = opts.pop("set_spec")
         opts["date"] = opts.pop("day")
         try:
-            total = ingest_source(store, paths[0], **opts)
+            with _write_errors(store):
+                total = ingest_source(store, paths[0], **opts)
         except (SourceError, ValueError) as e:
             raise _fail(e) from None
     else:
-        for p in paths:
-            if not Path(p).exists():
+        files = [Path(p) for p in paths]
+        for p in files:
+            if not p.exists():
                 raise _fail(FileNotFoundError(f"no such file: {p}"))
-        with click.progressbar(length=0, label="ingesting", file=sys.stderr, hidden=quiet, show_eta=False) as bar:
-            for p in paths:
-                s = import_file(store, p) or ingest_file(store, p, progress=bar.update)
+        if strict:
+            for p in files:
+                errs = [f"{p}: is a directory, not a file of records"] if p.is_dir() else check_file(p)
+                if errs:
+                    raise _fail(ValueError(f"{tty(errs[0])} (--strict: nothing was written)"))
+        size = sum(p.stat().st_size for p in files if p.is_file())
+        with (
+            _write_errors(store),
+            click.progressbar(length=size, label="ingesting", file=sys.stderr, hidden=quiet, show_eta=False) as bar,
+        ):
+            for p in files:
+                if p.is_dir():
+                    total.errors.append(f"{p}: is a directory, not a file of records")
+                    total.rejected += 1
+                    continue
+                s = import_file(store, p)
+                if s is None:
+                    s = ingest_file(store, p, progress=bar.update, notes=notes)
+                else:
+                    bar.update(p.stat().st_size)
                 total = total + s
+    for line in notes[:50]:
+        click.echo(tty(line), err=True)
     for err in total.errors[:50]:
-        click.echo(err, err=True)
+        click.echo(tty(err), err=True)
     if len(total.errors) > 50:
         click.echo(f"... and {len(total.errors) - 50} more rejected records", err=True)
     s = total.as_dict()
@@ -127,11 +195,41 @@ def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
     )
     if vectors:
         try:
-            n = import_vectors(store, vectors, ids, model)
+            with _write_errors(store):
+                n = import_vectors(store, vectors, ids, model)
         except StoreError as e:
             raise _fail(e) from None
         click.echo(f"vectors: {n} attached ({model})")
         _build_index(store)
+    if total.rejected:
+        ctx.exit(1)
+
+
+class _write_errors:
+    """A failed write (disk full, a database that is not one) is one line, not a traceback.
+    Each batch is one transaction, so nothing of the failing batch is stored; batches before
+    it are, and the same command continues where it stopped."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is None:
+            return False
+        full = (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)) or (
+            isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+        )
+        if full:
+            raise UserError(
+                f"the disk is full (writing {self.store.data_dir}); the batch in flight was not written, "
+                "earlier batches were. Free some space and run the same command again."
+            ) from None
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise UserError(f"cannot write {self.store.path}: {exc}") from None
+        return False
 
 
 @cli.command()
@@ -144,15 +242,16 @@ def ingest(ctx, paths, vectors, ids, model, quiet, **source_options) -> None:
 @click.option("--quiet", "-q", is_flag=True)
 @click.pass_context
 def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
-    """Compute missing vectors, resumably (stop it any time; it continues where it was)."""
-    from .embed import EmbedError, embed_store
+    """Compute missing vectors and replace stale ones (text edited since its vector was made),
+    resumably: stop it any time; it continues where it was."""
+    from .embed import EmbedError, embed_store, pending_count
 
     if device == "cuda":
         raise _fail(RuntimeError("--device cuda: the bundled CPU engines do not use a GPU in this build"))
     store = _store(ctx)
     if reset:
         store.reset_vectors()
-    todo = store.count() - store.vector_count()
+    todo = pending_count(store)
     if limit is not None:
         todo = min(todo, limit)
     try:
@@ -162,6 +261,14 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
         raise _fail(e) from None
     click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")
     _build_index(store)
+
+
+@cli.command()
+@click.pass_context
+def migrate(ctx) -> None:
+    """Bring the data directory's schema up to this version of paperdex (readers never do)."""
+    store = _store(ctx)  # a writer: opening migrates, under the write lock
+    click.echo(f"schema version {store.schema_version()}: up to date")
 
 
 def _build_index(store: Store) -> None:
@@ -175,8 +282,41 @@ def _build_index(store: Store) -> None:
 # --- search / show / stats --------------------------------------------------------------
 
 
-@cli.command()
-@click.argument("query")
+class QueryCommand(click.Command):
+    """A command whose words form a query that may start with `-` (`search -video`): any
+    token that is not one of the command's own options is a query word, and everything
+    after `--` is too."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: dict[str, bool] = {}
+        for p in self.get_params(ctx):
+            if isinstance(p, click.Option):
+                for name in [*p.opts, *p.secondary_opts]:
+                    takes_value[name] = not p.is_flag and not p.count
+        opts: list[str] = []
+        words: list[str] = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            name = a.split("=", 1)[0]
+            if a == "--":
+                words.extend(args[i + 1 :])
+                break
+            if a.startswith("-") and name in takes_value:
+                opts.append(a)
+                if takes_value[name] and "=" not in a and i + 1 < len(args):
+                    opts.append(args[i + 1])
+                    i += 1
+            elif a.startswith("-") and not a.startswith("--") and takes_value.get(a[:2]):
+                opts.append(a)  # a short option with its value attached: -n5
+            else:
+                words.append(a)
+            i += 1
+        return super().parse_args(ctx, [*opts, "--", *words] if words else opts)
+
+
+@cli.command(cls=QueryCommand)
+@click.argument("query", nargs=-1, required=True)
 @click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
 @click.option("--sort", type=click.Choice(["relevance", "newest"]), default="relevance", show_default=True)
 @click.option("-n", "--limit", "per_page", default=10, show_default=True, help="Hits per page.")
@@ -194,9 +334,11 @@ def _build_index(store: Store) -> None:
 def search(
     ctx, query, mode, sort, per_page, page, category, date_from, date_to, venue, area, author, as_json, explain, literal
 ):
-    """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG'."""
+    """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG';
+    its words may be given unquoted, and it may start with `-` (`search -video diffusion`)."""
     from .search import Filters, Searcher
 
+    query = " ".join(query)
     store = _store(ctx, readonly=True)
     searcher = Searcher(store)
     filters = Filters(category, date_from, date_to, venue, area, author)
@@ -207,10 +349,10 @@ def search(
     except QueryError as e:
         raise _fail(e) from None
     if as_json:
-        click.echo(json.dumps([h.to_dict() for h in res.hits], ensure_ascii=False, indent=1))
+        click.echo(json_text([h.to_dict() for h in res.hits]))
         return
     for n in res.notices:
-        click.echo(f"note: {n}", err=True)
+        click.echo(f"note: {tty(n)}", err=True)
     _print_hits(res, explain)
 
 
@@ -232,9 +374,9 @@ def _print_hits(res, explain: bool) -> None:
         p = h.paper
         cell = Text()
         for seg, hit in h.title_marked:
-            cell.append(seg, style="bold yellow" if hit else "bold")
-        cell.append("\n" + _authors(p), style="dim")
-        row = [str(i), p.id, p.date or "", cell]
+            cell.append(tty(seg), style="bold yellow" if hit else "bold")
+        cell.append("\n" + tty(_authors(p)), style="dim")
+        row = [str(i), tty(p.id), tty(p.date or ""), cell]
         if explain:
             row.append(_explain(h))
         table.add_row(*row)
@@ -265,24 +407,24 @@ def show(ctx, paper_id, as_json) -> None:
     if p is None:
         raise _fail(KeyError(f"no paper with id {paper_id}"))
     if as_json:
-        click.echo(json.dumps(p.to_dict(), ensure_ascii=False, indent=1))
+        click.echo(json_text(p.to_dict()))
         return
-    click.secho(p.title, bold=True)
-    click.echo(_authors(p, cut=len(p.authors) or 1))
+    click.secho(tty(p.title), bold=True)
+    click.echo(tty(_authors(p, cut=len(p.authors) or 1)))
     meta = [p.id, p.date or "", " ".join(p.categories)]
     if p.venue:
         meta.append(p.venue + (f" · {p.venue_area}" if p.venue_area else ""))
-    click.echo(" | ".join(m for m in meta if m))
+    click.echo(tty(" | ".join(m for m in meta if m)))
     click.echo()
-    click.echo(p.abstract)
+    click.echo(tty(p.abstract, newlines=True))
     click.echo()
     for name, url in p.links().items():
-        click.echo(f"{name}: {url}")
+        click.echo(f"{name}: {tty(url)}")
     if p.comment:
-        click.echo(f"comment: {p.comment}")
-    click.echo(f"sources: {', '.join(p.sources)}")
+        click.echo(f"comment: {tty(p.comment)}")
+    click.echo(f"sources: {tty(', '.join(p.sources))}")
     for k, v in p.extra.items():
-        click.echo(f"{k}: {json.dumps(v, ensure_ascii=False)}")
+        click.echo(tty(f"{k}: {json_text(v, indent=None)}"))
 
 
 @cli.command()
@@ -292,10 +434,10 @@ def stats(ctx, as_json) -> None:
     """What the data directory holds."""
     s = _store(ctx, readonly=True).stats()
     if as_json:
-        click.echo(json.dumps(s, indent=1))
+        click.echo(json_text(s))
         return
     for k, v in s.items():
-        click.echo(f"{k:15} {v}")
+        click.echo(tty(f"{k:15} {v}"))
 
 
 @cli.command("eval")

@@ -172,6 +172,14 @@ def get_embedder(name: str = DEFAULT_MODEL, threads: int | None = None) -> Embed
     return MODELS[name](threads=threads)
 
 
+def pending_count(store) -> int:
+    """Papers `embed` would work on: without a vector, or with one made from older text."""
+    return store.conn.execute(
+        "SELECT count(*) FROM papers p LEFT JOIN vectors v ON v.paper = p.rowid "
+        "WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
+    ).fetchone()[0]
+
+
 def embed_store(
     store,
     model: str | None = None,
@@ -180,8 +188,11 @@ def embed_store(
     progress=None,
     threads: int | None = None,
 ) -> int:
-    """Fill in missing vectors, one committed batch at a time: interrupted, it resumes where
-    it stopped. Refuses a model other than the one the store's vectors came from."""
+    """Fill in missing vectors and replace stale ones (a vector whose text_hash is not its
+    paper's: the text was edited, possibly while this ran), one committed batch at a time:
+    interrupted, it resumes where it stopped. A paper edited again while its batch was being
+    embedded comes back in a later batch, so the run ends with every vector current. Refuses a
+    model other than the one the store's vectors came from."""
     from .store import StoreError
 
     name = model or store.model or DEFAULT_MODEL

@@ -1,13 +1,19 @@
 """Files into the store: JSON Lines (plain or .gz) and JSON arrays of paper records, and
 precomputed vectors aligned to ids.
 
-A malformed record is reported as FILE:LINE: reason and skipped; the rest of the file lands.
+Records are validated at the edge (:func:`paperdex.paper.paper_from_dict`). A bad record is
+reported as ``FILE:LINE: reason`` and skipped; every good record of the file lands, whatever
+went wrong around it: lines are decoded one at a time (an invalid UTF-8 byte costs its line,
+not the rest of the file), a corrupt gzip member costs that member (reading resumes at the next
+one), and a JSON array is read element by element.
 """
 
 from __future__ import annotations
 
-import gzip
+import itertools
 import json
+import pickle
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,75 +24,236 @@ from .store import IngestSummary, Store, StoreError
 
 Progress = Callable[[int], None]
 
-
-def _open_text(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8")
+MAX_LINE = 4 << 20  # a record over 4 MiB is refused before it is parsed
+_CHUNK = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b\x08"
 
 
-def read_records(path: str | Path, errors: list[str]) -> Iterator[Paper]:
-    """Papers from a .jsonl/.jsonl.gz/.json file; problems are appended to `errors`."""
-    path = Path(path)
-    try:
-        with _open_text(path) as f:
-            head = f.read(1)
-            while head and head.isspace():
-                head = f.read(1)
-            if head == "[":  # one JSON array of records
+class _Reader:
+    """Lines of bytes from a plain or gzip file, with the compressed bytes consumed so far
+    (for a progress bar) and the problems met on the way (corrupt or truncated gzip data)."""
+
+    def __init__(self, path: Path, problems: list[str], progress: Progress | None) -> None:
+        self.path, self.problems, self.progress = path, problems, progress
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:
+            while chunk := f.read(_CHUNK):
+                if self.progress:
+                    self.progress(len(chunk))
+                yield chunk
+
+    def _gunzip(self) -> Iterator[bytes]:
+        """Decompressed data member by member; a corrupt member is skipped to the next gzip
+        header, so the members after it are still read."""
+        d = zlib.decompressobj(wbits=31)
+        in_member = False  # fed a member that has not ended yet
+        skipping = False
+        pending = b""
+        for chunk in self._raw_chunks():
+            pending += chunk
+            while pending:
+                if skipping:
+                    at = pending.find(_GZIP_MAGIC, 1)
+                    if at < 0:
+                        pending = pending[-2:]  # a header may straddle two chunks
+                        break
+                    pending, skipping, d = pending[at:], False, zlib.decompressobj(wbits=31)
+                if not in_member and not pending.lstrip(b"\x00"):
+                    pending = b""  # zero padding after the last member
+                    break
+                data, pending = pending, b""
                 try:
-                    data = json.loads(head + f.read())
-                except json.JSONDecodeError as e:
-                    errors.append(f"{path}:{e.lineno}: invalid JSON: {e.msg}")
-                    return
-                for i, rec in enumerate(data, start=1):
-                    try:
-                        yield paper_from_dict(rec)
-                    except RecordError as e:
-                        errors.append(f"{path}: record {i}: {e}")
-                return
-            f.seek(0)
-            for lineno, line in enumerate(f, start=1):
-                if not line.strip():
+                    out = d.decompress(data)
+                except zlib.error as e:
+                    self.problems.append(
+                        f"{self.path}: corrupt gzip data ({e}); skipped to the next gzip member, "
+                        "the records in between are lost"
+                    )
+                    yield b"\n"  # never glue the head of a lost line to the next member's data
+                    skipping, in_member, pending = True, False, data
                     continue
-                try:
-                    yield paper_from_dict(json.loads(line))
-                except json.JSONDecodeError as e:
-                    errors.append(f"{path}:{lineno}: invalid JSON: {e.msg} (column {e.colno})")
-                except RecordError as e:
-                    errors.append(f"{path}:{lineno}: {e}")
-    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:
-        errors.append(f"{path}: unreadable: {e}")
+                in_member = not d.eof
+                if out:
+                    yield out
+                if d.eof:
+                    pending, d = d.unused_data, zlib.decompressobj(wbits=31)
+        if in_member:
+            self.problems.append(f"{self.path}: the gzip data ends early (a truncated file?)")
+
+    def lines(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+        chunks = self._gunzip() if gz else self._raw_chunks()
+        buf = b""
+        for chunk in chunks:
+            buf += chunk
+            if b"\n" not in chunk:
+                if len(buf) > MAX_LINE * 2:  # an endless line: keep its head to report it
+                    buf = buf[: MAX_LINE + 1]
+                continue
+            *complete, buf = buf.split(b"\n")
+            yield from complete
+        if buf:
+            yield buf
 
 
-def ingest_file(store: Store, path: str | Path, progress: Progress | None = None) -> IngestSummary:
+def _check_paper(rec, where: str, errors: list[str], notes: list[str] | None) -> Paper | None:
+    got: list[str] = []
+    try:
+        p = paper_from_dict(rec, notes=got)
+    except RecordError as e:
+        errors.append(f"{where}: {e}")
+        return None
+    if notes is not None:
+        notes.extend(f"{where}: note: {n}" for n in got)
+    return p
+
+
+def _parse(raw: str):
+    try:
+        return json.loads(raw), None
+    except json.JSONDecodeError as e:
+        return None, f"invalid JSON: {e.msg} (column {e.colno})"
+    except RecursionError:
+        return None, "invalid record: JSON nested too deeply"
+    except ValueError as e:  # e.g. an integer of more than 4,300 digits
+        return None, f"invalid JSON: {str(e).splitlines()[0][:120]}"
+
+
+def read_records(
+    path: str | Path, errors: list[str], notes: list[str] | None = None, progress: Progress | None = None
+) -> Iterator[Paper]:
+    """Papers from a .jsonl/.jsonl.gz/.json file. Problems go to `errors` as FILE:LINE: reason,
+    cut fields to `notes`; `progress` receives the number of file bytes read."""
+    path = Path(path)
+    if path.is_dir():
+        errors.append(f"{path}: is a directory, not a file of records")
+        return
+    try:
+        lines = _Reader(path, errors, progress).lines()
+        head: list[bytes] = []  # up to the first line that is not blank
+        for line in lines:
+            head.append(line.removeprefix(b"\xef\xbb\xbf") if not head else line)
+            if line.strip():
+                break
+        if not head or not head[-1].strip():
+            return
+        if head[-1].lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"["):
+            yield from _read_array(path, head, lines, errors, notes)
+        else:
+            yield from _read_lines(path, head, lines, errors, notes)
+    except OSError as e:
+        errors.append(f"{path}: cannot read: {e.strerror or e}")
+
+
+def _read_lines(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
+    for lineno, raw in enumerate(itertools.chain(head, rest), start=1):
+        if lineno == 1:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
+        if not raw.strip():
+            continue
+        where = f"{path}:{lineno}"
+        if len(raw) > MAX_LINE:
+            errors.append(f"{where}: the record is {len(raw):,} bytes; the limit is {MAX_LINE:,}")
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            errors.append(f"{where}: invalid UTF-8 (byte {raw[e.start]:#04x} at column {e.start + 1})")
+            continue
+        rec, problem = _parse(text)
+        if problem:
+            errors.append(f"{where}: {problem}")
+            continue
+        p = _check_paper(rec, where, errors, notes)
+        if p is not None:
+            yield p
+
+
+def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
+    """A JSON array, element by element, each reported at the line it starts on."""
+    data = b"\n".join([*head, *rest])
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        errors.append(f"{path}:{line}: invalid UTF-8 (byte {data[e.start]:#04x}); a JSON array is read whole")
+        return
+    dec = json.JSONDecoder()
+    pos = text.index("[") + 1
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= n:
+            errors.append(f"{path}:{text.count(chr(10)) + 1}: invalid JSON: the array is not closed")
+            return
+        if text[pos] == "]":
+            return
+        where = f"{path}:{text.count(chr(10), 0, pos) + 1}"
+        try:
+            rec, end = dec.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            errors.append(f"{path}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno}); the rest of the array is lost")
+            return
+        except (RecursionError, ValueError) as e:
+            msg = "nested too deeply" if isinstance(e, RecursionError) else str(e).splitlines()[0][:120]
+            errors.append(f"{where}: invalid JSON: {msg}; the rest of the array is lost")
+            return
+        pos = end
+        p = _check_paper(rec, where, errors, notes)
+        if p is not None:
+            yield p
+
+
+def ingest_file(
+    store: Store, path: str | Path, progress: Progress | None = None, notes: list[str] | None = None
+) -> IngestSummary:
     """Every file takes the same road as every source: merged into the paper it belongs to,
-    so re-ingesting a JSONL dump never drops a venue or upvotes another source attached."""
+    so re-ingesting a JSONL dump never drops a venue or upvotes another source attached.
+    `progress` receives file bytes as they are read (ingest writes as it reads, in batches)."""
     from .sources import ingest_with_merge
 
     errors: list[str] = []
-
-    def counted() -> Iterator[Paper]:
-        for i, p in enumerate(read_records(path, errors), start=1):
-            if progress and i % 1000 == 0:
-                progress(1000)
-            yield p
-
-    summary = ingest_with_merge(store, counted())
+    summary = ingest_with_merge(store, read_records(path, errors, notes, progress))
     summary.rejected += len(errors)
     summary.errors.extend(errors)
     return summary
 
 
+def check_file(path: str | Path) -> list[str]:
+    """The problems of a file without writing anything (``ingest --strict`` reads first);
+    stops at the first one."""
+    errors: list[str] = []
+    for _ in read_records(path, errors):
+        if errors:
+            break
+    return errors[:1]
+
+
+def load_vectors_file(vectors: str | Path) -> np.ndarray:
+    """A 2-D float .npy array, memory-mapped; anything else is a StoreError saying what it is."""
+    try:
+        arr = np.load(vectors, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError, pickle.UnpicklingError) as e:
+        raise StoreError(f"{vectors} is not a .npy array file ({str(e).splitlines()[0][:100]})") from None
+    if not isinstance(arr, np.ndarray) or arr.ndim != 2 or arr.dtype.kind != "f":
+        raise StoreError(f"{vectors} must hold a 2-D float array (one row per paper)")
+    return arr
+
+
 def import_vectors(store: Store, vectors: str | Path, ids: str | Path, model: str) -> int:
     """Attach precomputed vectors (row k belongs to line k of the ids file) to the papers
     already in the store. Returns how many were attached; ids not in the store are skipped."""
-    arr = np.load(vectors, mmap_mode="r")
-    id_list = [line.strip() for line in Path(ids).read_text().splitlines() if line.strip()]
-    if arr.ndim != 2 or arr.shape[0] != len(id_list):
+    arr = load_vectors_file(vectors)
+    try:
+        id_list = [line.strip() for line in Path(ids).read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as e:
+        raise StoreError(f"cannot read the ids file {ids}: {e}") from None
+    if arr.shape[0] != len(id_list):
         raise StoreError(
-            f"{vectors} has {arr.shape[0] if arr.ndim else 0} rows but {ids} lists {len(id_list)} ids: "
-            "they must be aligned row for line"
+            f"{vectors} has {arr.shape[0]} rows but {ids} lists {len(id_list)} ids: they must be aligned row for line"
         )
     rows = {r[0]: (r[1], r[2]) for r in store.conn.execute("SELECT id, rowid, text_hash FROM papers")}
     items = []

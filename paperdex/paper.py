@@ -6,8 +6,10 @@ place it is normalised, and only for the search index.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -80,68 +82,202 @@ class Paper:
         return hashlib.sha1(f"{self.title}\n{self.abstract}".encode()).hexdigest()
 
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")
 _KNOWN = {f for f in Paper.__dataclass_fields__}
 
+# Bounds for what one record may hold. Real metadata sits far below them (arXiv caps abstracts
+# at 1,920 characters); anything larger is junk that would only cost memory and CPU on every
+# request that touches it. Text over a bound is cut with a note; structure over a bound is refused.
+MAX_ID = 200
+MAX_TITLE = 1_000
+MAX_ABSTRACT = 20_000
+MAX_SHORT = 1_000  # venue, area, comment, an author name, a source name
+MAX_URL = 2_000
+MAX_LIST = 2_000  # authors, categories, sources
+MAX_CATEGORY = 300  # real ones include ACM class lists: "I.2.6; C.1.4; D.1.3"
+MAX_EXTRA_BYTES = 100_000
+MAX_DEPTH = 8
+MAX_INT = 2**53  # beyond this a JSON number is not exact in JavaScript (or in a float)
+_CONTROL_IN_ID = re.compile(r"[\x00-\x20\x7f-\x9f]")
 
-def _str_list(rec: dict[str, Any], key: str) -> list[str]:
+
+def _check_json_value(v: Any, where: str, depth: int = 0) -> None:
+    """NaN/Infinity, numbers no client can read exactly, unpaired surrogates and deep nesting are
+    refused: each would make every later answer that includes the record fail or lie."""
+    if depth > MAX_DEPTH:
+        raise RecordError(f"'{where}' is nested more than {MAX_DEPTH} levels deep")
+    if isinstance(v, bool) or v is None:
+        return
+    if isinstance(v, int):
+        if abs(v) > MAX_INT:
+            raise RecordError(f"'{where}' is a number out of range ({str(v)[:20]}…)")
+    elif isinstance(v, float):
+        if not math.isfinite(v):
+            raise RecordError(f"'{where}' is {v!r}, not a number JSON allows")
+    elif isinstance(v, str):
+        _check_str(v, where)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _check_str(k, where)
+            _check_json_value(x, f"{where}.{k}"[:200], depth + 1)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _check_json_value(x, f"{where}[{i}]"[:200], depth + 1)
+    else:
+        raise RecordError(f"'{where}' has a value of type {type(v).__name__}")
+
+
+def _check_str(s: str, where: str) -> None:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise RecordError(f"'{where}' contains an unpaired surrogate ({s[e.start]!r})") from None
+
+
+def _kind(v: Any) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(v), type(v).__name__
+    )
+
+
+def _text(
+    v: Any, key: str, limit: int, notes: list[str] | None, required: bool = False, strip: bool = True
+) -> str | None:
+    """A string field: numbers are taken as their digits (a numeric title is still a title),
+    anything else is refused with its type; over `limit` it is cut at a word with a note."""
+    if v is None or (isinstance(v, str) and not v.strip()):
+        if required:
+            raise RecordError(f"missing or empty '{key}'")
+        return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = str(v)
+    if not isinstance(v, str):
+        raise RecordError(f"'{key}' must be a string, got {_kind(v)}")
+    _check_str(v, key)
+    if strip:
+        v = v.strip()
+    if len(v) > limit:
+        cut = v[:limit]
+        space = cut.rfind(" ")
+        cut = cut[:space] if space > limit // 2 else cut
+        if notes is not None:
+            notes.append(f"'{key}' has {len(v):,} characters; kept the first {len(cut):,}")
+        v = cut.rstrip() + "…"
+    return v
+
+
+def _str_list(rec: dict[str, Any], key: str, limit: int = MAX_SHORT, notes: list[str] | None = None) -> list[str]:
     v = rec.get(key)
     if v is None:
         return []
     if isinstance(v, str):
         v = [v]
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise RecordError(f"'{key}' must be a list of strings")
-    return [x.strip() for x in v if x.strip()]
+    if not isinstance(v, list):
+        raise RecordError(f"'{key}' must be a list of strings, got {_kind(v)}")
+    if len(v) > MAX_LIST:
+        raise RecordError(f"'{key}' has {len(v):,} entries; the limit is {MAX_LIST:,}")
+    out = []
+    for i, x in enumerate(v):
+        if not isinstance(x, str):
+            raise RecordError(f"'{key}[{i}]' must be a string, got {_kind(x)}")
+        s = _text(x, f"{key}[{i}]", limit, notes)
+        if s:
+            out.append(s)
+    return out
 
 
-def paper_from_dict(rec: Any, source: str = "file") -> Paper:
-    """Validate a JSON object (the shared corpus format, or Paper.to_dict output)."""
+def _date(v: Any, key: str) -> str | None:
+    """YYYY-MM-DD (a time after it is dropped), and a day that exists: 2025-13-45 is refused."""
+    if v is None or v == "":
+        return None
+    m = _DATE.match(v) if isinstance(v, str) else None
+    if not m:
+        raise RecordError(f"'{key}' must be a date YYYY-MM-DD, got {v!r}"[:200])
+    try:
+        dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        raise RecordError(f"'{key}' is not a real date: {v[:10]!r}") from None
+    return v[:10]
+
+
+def _url(v: Any, key: str, notes: list[str] | None) -> str | None:
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise RecordError(f"'{key}' must be a string, got {_kind(v)}")
+    _check_str(v, key)
+    if len(v) > MAX_URL:
+        if notes is not None:
+            notes.append(f"'{key}' is {len(v):,} characters long; dropped it")
+        return None
+    return v if v.strip() else None
+
+
+def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = None) -> Paper:
+    """Validate a JSON object (the shared corpus format, or Paper.to_dict output).
+
+    Every field is checked for type and range; a record that cannot be stored faithfully raises
+    :class:`RecordError` naming the field. Over-long text is cut, and what was cut is appended
+    to ``notes`` (the record is kept).
+    """
     if not isinstance(rec, dict):
-        raise RecordError(f"expected a JSON object, got {type(rec).__name__}")
-    pid = rec.get("id")
-    if not isinstance(pid, str) or not pid.strip():
-        raise RecordError("missing or empty 'id'")
-    pid = re.sub(r"v\d+$", "", pid.strip()) if ARXIV_ID.match(pid.strip()) else pid.strip()
-    title = rec.get("title")
-    if not isinstance(title, str) or not title.strip():
-        raise RecordError("missing or empty 'title'")
-    abstract = rec.get("abstract", rec.get("summary", "")) or ""
-    if not isinstance(abstract, str):
-        raise RecordError("'abstract' must be a string")
-    dates: dict[str, str | None] = {}
-    for key in ("published", "listed", "updated"):
-        v = rec.get(key)
-        if v is not None and (not isinstance(v, str) or not _DATE.match(v[:10])):
-            raise RecordError(f"'{key}' must be a date YYYY-MM-DD, got {v!r}")
-        dates[key] = v[:10] if v else None
-
-    def opt(key: str) -> str | None:
-        v = rec.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, str):
-            raise RecordError(f"'{key}' must be a string")
-        return v or None
-
-    extra = dict(rec.get("extra") or {})
+        raise RecordError(f"expected a JSON object, got {_kind(rec)}")
+    raw_id = rec.get("id")
+    if isinstance(raw_id, float):
+        raise RecordError(f"'id' is a number ({raw_id!r}); write ids as strings, e.g. \"2501.00001\"")
+    pid = _text(raw_id, "id", MAX_ID + 1, None, required=True)
+    assert pid is not None
+    if len(pid) > MAX_ID:
+        raise RecordError(f"'id' is longer than {MAX_ID} characters")
+    if _CONTROL_IN_ID.search(pid):
+        raise RecordError(f"'id' contains spaces or control characters: {pid[:60]!r}")
+    pid = re.sub(r"v\d+$", "", pid) if ARXIV_ID.match(pid) else pid
+    title = _text(rec.get("title"), "title", MAX_TITLE, notes, required=True)
+    assert title is not None
+    abstract = rec.get("abstract")
+    if abstract is None:
+        abstract = rec.get("summary")
+    abstract = _text(abstract, "abstract", MAX_ABSTRACT, notes) or ""
+    dates = {key: _date(rec.get(key), key) for key in ("published", "listed", "updated")}
+    truncated = rec.get("authors_truncated", False)
+    if truncated is None:
+        truncated = False
+    if not isinstance(truncated, bool):
+        raise RecordError(f"'authors_truncated' must be true or false, got {_kind(truncated)}")
+    given_extra = rec.get("extra")
+    if given_extra is None:
+        given_extra = {}
+    if not isinstance(given_extra, dict):
+        raise RecordError(f"'extra' must be a JSON object, got {_kind(given_extra)}")
+    extra = dict(given_extra)
     for k, v in rec.items():
         if k not in _KNOWN and k not in ("date", "links", "summary"):
             extra[k] = v  # e.g. code_stars: never dropped
+    _check_json_value(extra, "extra")
+    stars = extra.get("code_stars")
+    if stars is not None and (isinstance(stars, bool) or not isinstance(stars, int) or stars < 0):
+        raise RecordError(f"'code_stars' must be a whole number >= 0, got {stars!r}"[:200])
+    size = len(json.dumps(extra, ensure_ascii=False))
+    if size > MAX_EXTRA_BYTES:
+        raise RecordError(f"'extra' fields take {size:,} characters; the limit is {MAX_EXTRA_BYTES:,}")
+    categories = _str_list(rec, "categories")
+    for c in categories:
+        if len(c) > MAX_CATEGORY:
+            raise RecordError(f"a category is longer than {MAX_CATEGORY} characters: {c[:40]!r}…")
     return Paper(
         id=pid,
-        title=title.strip(),
-        authors=_str_list(rec, "authors"),
-        abstract=abstract.strip(),
-        categories=_str_list(rec, "categories"),
-        venue=opt("venue"),
-        venue_area=opt("venue_area"),
-        abs_url=opt("abs_url"),
-        pdf_url=opt("pdf_url"),
-        code_url=opt("code_url"),
-        comment=opt("comment"),
-        authors_truncated=bool(rec.get("authors_truncated", False)),
-        sources=_str_list(rec, "sources") or [source],
+        title=title,
+        authors=_str_list(rec, "authors", MAX_SHORT, notes),
+        abstract=abstract,
+        categories=categories,
+        venue=_text(rec.get("venue"), "venue", MAX_SHORT, notes, strip=False),
+        venue_area=_text(rec.get("venue_area"), "venue_area", MAX_SHORT, notes, strip=False),
+        abs_url=_url(rec.get("abs_url"), "abs_url", notes),
+        pdf_url=_url(rec.get("pdf_url"), "pdf_url", notes),
+        code_url=_url(rec.get("code_url"), "code_url", notes),
+        comment=_text(rec.get("comment"), "comment", MAX_SHORT, notes, strip=False),
+        authors_truncated=truncated,
+        sources=_str_list(rec, "sources", 100) or [source],
         extra=extra,
         **dates,
     )

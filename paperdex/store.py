@@ -26,6 +26,9 @@ import numpy as np
 from .paper import Paper, index_text
 
 SCHEMA_VERSION = 3
+# The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
+# searches need); older stores must be migrated by a writer first.
+MIN_READABLE_VERSION = 2
 
 
 def default_data_dir() -> Path:
@@ -189,43 +192,95 @@ class Store:
     def __init__(self, data_dir: str | Path | None = None, *, readonly: bool = False) -> None:
         self.data_dir = Path(data_dir) if data_dir else default_data_dir()
         self.path = self.data_dir / "paperdex.db"
+        self.readonly = readonly
+        self._count, self._count_at = 0, -1e9
         if readonly:
-            if not self.path.exists():
+            if not self.path.is_file():
                 raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
         else:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        self.conn.row_factory = sqlite3.Row
-        self._count, self._count_at = 0, -1e9
-        self.conn.execute("PRAGMA foreign_keys = ON")
-        self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.migrate()
-        # document frequencies of the stemmed index (read by the common-term cut-off)
-        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
+            try:
+                self.data_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"cannot use {self.data_dir} as a data directory: {e.strerror or e}") from None
+        try:
+            self.conn = self._connect()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot open {self.path}: {e}") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        """A reader opens the file with SQLite's `mode=ro`: it never writes (no journal-mode
+        change, no migration), so it works on a read-only or full disk. A writer sets WAL once
+        and brings the schema up to date under the write lock."""
+        if self.readonly:
+            uri = f"{self.path.absolute().as_uri()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        self.conn = conn
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA foreign_keys = ON")
+            if self.readonly:
+                self._check_readable()
+            else:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self.migrate()
+            # document frequencies of the stemmed index (read by the common-term cut-off);
+            # a temp table lives in the connection's own memory, so readers may make it
+            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     # --- schema ---------------------------------------------------------------------
     def schema_version(self) -> int:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
-    def migrate(self, target: int = SCHEMA_VERSION) -> None:
-        """Forward-only migrations, each in its own transaction."""
+    def _too_new(self, version: int) -> StoreError:
+        return StoreError(
+            f"{self.path} has schema version {version}; this paperdex knows up to {SCHEMA_VERSION}. Upgrade paperdex."
+        )
+
+    def _check_readable(self) -> None:
+        """A reader takes the schema as it is when this code can read it (every version from
+        MIN_READABLE_VERSION on), and otherwise says which command brings it up to date."""
         version = self.schema_version()
         if version > SCHEMA_VERSION:
+            raise self._too_new(version)
+        if version == 0:
+            raise StoreError(f"{self.path} is empty or not a paperdex store (run `paperdex ingest` first)")
+        if version < MIN_READABLE_VERSION:
             raise StoreError(
-                f"{self.path} has schema version {version}; this paperdex knows up to "
-                f"{SCHEMA_VERSION}. Upgrade paperdex."
+                f"{self.path} has schema version {version}, older than this paperdex reads; "
+                "run `paperdex migrate` (or any write command, such as `paperdex ingest`) first"
             )
-        while version < target:
-            script = MIGRATIONS[version]
+
+    def migrate(self, target: int = SCHEMA_VERSION) -> int:
+        """Forward-only migrations, each in its own transaction, run only by writers and only
+        under the write lock: the version is read again after BEGIN IMMEDIATE, so several
+        processes opening an old store at once apply each migration exactly once.
+        Returns how many migrations ran."""
+        if self.readonly:
+            raise StoreError("a read-only store does not migrate; open it for writing")
+        ran = 0
+        while True:
             with self.conn:
                 self.conn.execute("BEGIN IMMEDIATE")
+                version = self.schema_version()
+                if version > SCHEMA_VERSION:
+                    raise self._too_new(version)
+                if version >= target:
+                    return ran
+                script = MIGRATIONS[version]
                 if "fts_source" in script:
                     self._create_fts_source()
                 for stmt in _split_sql(script):
                     self.conn.execute(stmt)
                 self.conn.execute(f"PRAGMA user_version = {version + 1}")
-            version += 1
+            ran += 1
 
     def _create_fts_source(self) -> None:
         """A temp view of index text per paper, for migrations that build a new FTS index."""
@@ -418,10 +473,11 @@ class Store:
         return self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
 
     def missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
-        """(rowid, text_hash, title, abstract) of papers without a vector, oldest first."""
+        """(rowid, text_hash, title, abstract) of papers without a vector or whose vector was
+        made from other text (a stale one, e.g. written by an embed racing an edit), oldest first."""
         return self.conn.execute(
             "SELECT p.rowid, p.text_hash, p.title, p.abstract FROM papers p "
-            "LEFT JOIN vectors v ON v.paper = p.rowid WHERE v.paper IS NULL "
+            "LEFT JOIN vectors v ON v.paper = p.rowid WHERE v.paper IS NULL OR v.text_hash != p.text_hash "
             "ORDER BY p.rowid LIMIT ?",
             (limit,),
         ).fetchall()

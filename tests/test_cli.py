@@ -80,6 +80,6 @@ def test_ingest_reports_bad_lines_with_location(tmp_path):
     f = tmp_path / "bad.jsonl"
     f.write_text(PAPERS.read_text().splitlines()[0] + "\n{oops\n")
     r = run("ingest", "-q", f, data_dir=tmp_path / "d")
-    assert r.exit_code == 0
+    assert r.exit_code == 1  # something was rejected: a script must be able to tell
     assert f"{f}:2: invalid JSON" in r.output
     assert "added 1, updated 0, unchanged 0, rejected 1" in r.output

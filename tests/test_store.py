@@ -71,7 +71,7 @@ def test_malformed_lines_are_reported_and_skipped(empty_store, tmp_path):
     assert s.errors[0].startswith(f"{f}:2: invalid JSON")
     assert s.errors[1] == f"{f}:3: missing or empty 'title'"
     assert s.errors[2] == f"{f}:4: 'listed' must be a date YYYY-MM-DD, got 'June'"
-    assert s.errors[3] == f"{f}:5: expected a JSON object, got list"
+    assert s.errors[3] == f"{f}:5: expected a JSON object, got a list"
     assert empty_store.count() == 2
 
 
