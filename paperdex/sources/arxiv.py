@@ -1,11 +1,17 @@
 """arXiv: incremental OAI-PMH harvesting, the Atom API for id look-ups and queries, and the
 RSS daily listing for what was announced today.
 
-arXiv asks for one request every 3 s on one connection; every call here goes through one
-:class:`HttpClient` with that interval, retrying 503 with the ``Retry-After`` it sends.
-A harvest records its resumption token in the store's state table after each page is stored,
-so an interrupted run resumes from the page it was on; re-storing that page is harmless
-(upsert of identical records), so the final store is the same as an uninterrupted run's.
+arXiv's terms set one limit across all its APIs together: one request every 3 s on one
+connection. Every call here goes through one :class:`HttpClient` with that interval, and
+``paperdex sync`` shares one such client across all its arXiv jobs (OAI, API, RSS).
+
+Harvests ask for the ``arXivRaw`` format because it lists every version with its date: in the
+``arXiv`` format ``<created>`` is the date of the *current* version, so a harvest would replace
+a revised paper's first-version date (0806.4129: v1 2008-06-25, v6 2014-12-12). A harvest
+records its resumption token in the store's state table after each page is stored, so an
+interrupted run resumes from the page it was on; re-storing that page is harmless (upsert of
+identical records), so the final store is the same as an uninterrupted run's. The next
+harvest starts at the day of the service's own ``responseDate`` (UTC), never the local date.
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlparse
 
 import feedparser
 
+from ..latex import decode_name
 from ..paper import ARXIV_ID, Paper
 from ..store import IngestSummary, Store
 from .http import HttpClient, SourceError
@@ -27,21 +36,90 @@ from .http import HttpClient, SourceError
 log = logging.getLogger("paperdex.sources")
 
 SOURCE = "arxiv"
+RSS_SOURCE = "arxiv-rss"  # ranked below OAI/API in merge.RANKS: a listing never overwrites them
 OAI_URL = "https://oaipmh.arxiv.org/oai"
 API_URL = "https://export.arxiv.org/api/query"
 RSS_URL = "https://rss.arxiv.org/rss/"
-MIN_INTERVAL = 3.0  # seconds between requests, arXiv's published limit
+MIN_INTERVAL = 3.0  # seconds between requests to arXiv, across all its APIs
+EARLIEST = "2005-09-16"  # the OAI-PMH earliestDatestamp; an earlier `from` is refused
 
 NS = {
     "oai": "http://www.openarchives.org/OAI/2.0/",
     "arXiv": "http://arxiv.org/OAI/arXiv/",
+    "raw": "http://arxiv.org/OAI/arXivRaw/",
 }
 
+# The service's ListSets answer (copied from it): groups, archives and categories.
+SETS = frozenset(
+    """
+    physics math q-bio cs q-fin stat eess econ physics:astro-ph physics:cond-mat cs:cs econ:econ
+    eess:eess physics:gr-qc physics:hep-ex physics:hep-lat physics:hep-ph physics:hep-th math:math
+    physics:math-ph physics:nlin physics:nucl-ex physics:nucl-th physics:physics q-bio:q-bio
+    q-fin:q-fin physics:quant-ph stat:stat physics:astro-ph:CO physics:astro-ph:EP
+    physics:astro-ph:GA physics:astro-ph:HE physics:astro-ph:IM physics:astro-ph:SR
+    physics:cond-mat:dis-nn physics:cond-mat:mes-hall physics:cond-mat:mtrl-sci
+    physics:cond-mat:other physics:cond-mat:quant-gas physics:cond-mat:soft
+    physics:cond-mat:stat-mech physics:cond-mat:str-el physics:cond-mat:supr-con cs:cs:AI cs:cs:AR
+    cs:cs:CC cs:cs:CE cs:cs:CG cs:cs:CL cs:cs:CR cs:cs:CV cs:cs:CY cs:cs:DB cs:cs:DC cs:cs:DL
+    cs:cs:DM cs:cs:DS cs:cs:ET cs:cs:FL cs:cs:GL cs:cs:GR cs:cs:GT cs:cs:HC cs:cs:IR cs:cs:IT
+    cs:cs:LG cs:cs:LO cs:cs:MA cs:cs:MM cs:cs:MS cs:cs:NA cs:cs:NE cs:cs:NI cs:cs:OH cs:cs:OS
+    cs:cs:PF cs:cs:PL cs:cs:RO cs:cs:SC cs:cs:SD cs:cs:SE cs:cs:SI cs:cs:SY econ:econ:EM
+    econ:econ:GN econ:econ:TH eess:eess:AS eess:eess:IV eess:eess:SP eess:eess:SY math:math:AC
+    math:math:AG math:math:AP math:math:AT math:math:CA math:math:CO math:math:CT math:math:CV
+    math:math:DG math:math:DS math:math:FA math:math:GM math:math:GN math:math:GR math:math:GT
+    math:math:HO math:math:IT math:math:KT math:math:LO math:math:MG math:math:MP math:math:NA
+    math:math:NT math:math:OA math:math:OC math:math:PR math:math:QA math:math:RA math:math:RT
+    math:math:SG math:math:SP math:math:ST physics:nlin:AO physics:nlin:CD physics:nlin:CG
+    physics:nlin:PS physics:nlin:SI physics:physics:acc-ph physics:physics:ao-ph
+    physics:physics:app-ph physics:physics:atm-clus physics:physics:atom-ph physics:physics:bio-ph
+    physics:physics:chem-ph physics:physics:class-ph physics:physics:comp-ph
+    physics:physics:data-an physics:physics:ed-ph physics:physics:flu-dyn physics:physics:gen-ph
+    physics:physics:geo-ph physics:physics:hist-ph physics:physics:ins-det physics:physics:med-ph
+    physics:physics:optics physics:physics:plasm-ph physics:physics:pop-ph physics:physics:soc-ph
+    physics:physics:space-ph q-bio:q-bio:BM q-bio:q-bio:CB q-bio:q-bio:GN q-bio:q-bio:MN
+    q-bio:q-bio:NC q-bio:q-bio:OT q-bio:q-bio:PE q-bio:q-bio:QM q-bio:q-bio:SC q-bio:q-bio:TO
+    q-fin:q-fin:CP q-fin:q-fin:EC q-fin:q-fin:GN q-fin:q-fin:MF q-fin:q-fin:PM q-fin:q-fin:PR
+    q-fin:q-fin:RM q-fin:q-fin:ST q-fin:q-fin:TR stat:stat:AP stat:stat:CO stat:stat:ME
+    stat:stat:ML stat:stat:OT stat:stat:TH
+""".split()
+)
 
-def arxiv_client(**kw: object) -> HttpClient:
-    """An HttpClient that keeps to arXiv's limits."""
-    kw.setdefault("min_interval", MIN_INTERVAL)
-    return HttpClient(**kw)  # type: ignore[arg-type]
+
+def _set_alias(spec: str) -> str:
+    parts = spec.split(":")
+    return parts[0] if len(parts) == 1 else parts[1] if len(parts) == 2 else f"{parts[1]}.{parts[2]}"
+
+
+_SET_BY_CATEGORY = {_set_alias(s): s for s in sorted(SETS, key=len)}
+
+
+def check_set(spec: str) -> str:
+    """The set spec if the service knows it; else a ValueError that shows the right spelling
+    (``cs.CL`` -> ``cs:cs:CL``, ``hep-th`` -> ``physics:hep-th``)."""
+    spec = spec.strip()
+    if spec in SETS:
+        return spec
+    hint = _SET_BY_CATEGORY.get(spec) or _SET_BY_CATEGORY.get(spec.replace(":", "."))
+    if hint:
+        raise ValueError(f"arXiv OAI-PMH set {spec!r} does not exist: write it as {hint!r}")
+    raise ValueError(
+        f"arXiv OAI-PMH set {spec!r} does not exist; sets are a group (cs, math, physics, ...), "
+        "an archive (physics:hep-th) or a category (cs:cs:CL)"
+    )
+
+
+def is_arxiv_host(url: str) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    return host == "arxiv.org" or host.endswith(".arxiv.org")
+
+
+def arxiv_client(*, min_interval: float = MIN_INTERVAL, urls: Iterable[str] = (), **kw: object) -> HttpClient:
+    """An HttpClient that keeps to arXiv's limits. A shorter interval is only honoured when
+    no URL it will be used for is arXiv's own (a mirror or a test server)."""
+    if min_interval < MIN_INTERVAL and (not list(urls) or any(is_arxiv_host(u) for u in urls)):
+        log.warning("arXiv allows one request every %.0f s; ignoring min_interval = %s", MIN_INTERVAL, min_interval)
+        min_interval = MIN_INTERVAL
+    return HttpClient(min_interval=min_interval, **kw)  # type: ignore[arg-type]
 
 
 def _ws(text: str | None) -> str:
@@ -54,6 +132,84 @@ def _strip_version(aid: str) -> tuple[str, str | None]:
     return m.group(1), m.group(2)
 
 
+_ID_IN_TEXT = re.compile(
+    r"(?:arxiv\.org/(?:abs|pdf)/|oai:arXiv\.org:|arXiv:\s?)?([a-z\-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(v\d+)?"
+)
+
+
+def normalise_id(text: str) -> str | None:
+    """An arXiv id (with its version, if given) from ``2510.05491``, ``arXiv:hep-th/9901002v1``,
+    ``https://arxiv.org/abs/2510.05491v2`` or ``oai:arXiv.org:math/0510544``; None otherwise."""
+    text = text.strip()
+    m = _ID_IN_TEXT.fullmatch(text)
+    if not m:
+        return None
+    return m.group(1) + (m.group(2) or "")
+
+
+# --- author lists ------------------------------------------------------------------------------
+
+_SUFFIX = re.compile(r"^(?:jr|sr|i{2,3}|iv)\.?$", re.I)
+_AND = re.compile(r"(?:^|\s+)and(?=\s|$)")
+
+
+def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
+    """Names and affiliations from arXiv's one-string author list (RSS ``dc:creator``,
+    ``arXivRaw`` ``<authors>``): commas and "and" separate authors, text in parentheses is the
+    affiliation of the author before it ("C. Neri (Lloyds Banking Group, London, UK)" is one
+    author), a bare suffix ("Jr.") belongs to the name before it, and TeX accents are decoded.
+    Returns (names, affiliations), aligned; an author without one has None."""
+    names: list[str] = []
+    affs: list[str | None] = []
+    buf: list[str] = []
+    paren: list[str] = []
+    depth = 0
+
+    def flush() -> None:
+        text = "".join(buf)
+        buf.clear()
+        for piece in _AND.split(text):
+            piece = " ".join(piece.split()).strip(" ;")
+            if not piece:
+                continue
+            if _SUFFIX.match(piece) and names:
+                names[-1] = f"{names[-1]} {piece}"
+                continue
+            names.append(piece)
+            affs.append(None)
+
+    for ch in raw:
+        if ch == "(":
+            if depth == 0:
+                flush()
+            else:
+                paren.append(ch)
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                aff = " ".join("".join(paren).split())
+                paren.clear()
+                if aff and names:
+                    affs[-1] = f"{affs[-1]}; {aff}" if affs[-1] else aff
+            else:
+                paren.append(ch)
+        elif depth:
+            paren.append(ch)
+        elif ch == ",":
+            flush()
+        else:
+            buf.append(ch)
+    flush()
+    decoded = [decode_name(n) for n in names]
+    keep = [i for i, n in enumerate(decoded) if n]
+    return [decoded[i] for i in keep], [decode_name(affs[i]) if affs[i] else None for i in keep]
+
+
+def _extra(**fields: object) -> dict:
+    return {k: v for k, v in fields.items() if v not in (None, "", [], {})}
+
+
 # --- OAI-PMH ---------------------------------------------------------------------------------
 
 
@@ -63,22 +219,22 @@ class OaiPage:
     errors: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     token: str | None = None
-    complete_list_size: int | None = None
-    cursor: int | None = None
+    response_date: str | None = None  # the service's clock, UTC: YYYY-MM-DD
     error_code: str | None = None  # OAI-PMH <error code=...>, e.g. noRecordsMatch
     error_text: str = ""
 
 
 def parse_oai_page(body: bytes | str) -> OaiPage:
-    """One ListRecords response (metadataPrefix=arXiv). Raises SourceError when the XML is
-    not well-formed (a truncated download), since a partial page must not be trusted."""
+    """One ListRecords (or GetRecord) response in the ``arXivRaw`` or ``arXiv`` format.
+    Raises SourceError when the XML is not well-formed (a truncated download), since a partial
+    page must not be trusted."""
     try:
         root = ET.fromstring(body)
     except ET.ParseError as e:
         raise SourceError(f"malformed OAI-PMH response ({e}); the page was truncated or is not XML") from e
     if root.tag != f"{{{NS['oai']}}}OAI-PMH":
         raise SourceError(f"not an OAI-PMH response (root element {root.tag})")
-    page = OaiPage()
+    page = OaiPage(response_date=_ws(root.findtext("oai:responseDate", "", NS))[:10] or None)
     err = root.find("oai:error", NS)
     if err is not None:
         page.error_code = err.get("code", "unknown")
@@ -86,7 +242,9 @@ def parse_oai_page(body: bytes | str) -> OaiPage:
         return page
     lr = root.find("oai:ListRecords", NS)
     if lr is None:
-        raise SourceError("OAI-PMH response has neither ListRecords nor error")
+        lr = root.find("oai:GetRecord", NS)
+    if lr is None:
+        raise SourceError("OAI-PMH response has neither ListRecords, GetRecord nor error")
     for n, rec in enumerate(lr.findall("oai:record", NS), 1):
         header = rec.find("oai:header", NS)
         ident = _ws(header.findtext("oai:identifier", "", NS)) if header is not None else ""
@@ -94,26 +252,36 @@ def parse_oai_page(body: bytes | str) -> OaiPage:
             page.deleted.append(ident)
             continue
         try:
-            page.papers.append(_oai_record(rec, header))
+            page.papers.append(oai_record(rec))
         except ValueError as e:
             page.errors.append(f"OAI record {n} ({ident or 'no identifier'}): {e}; skipped")
     tok = lr.find("oai:resumptionToken", NS)
     if tok is not None:
         page.token = _ws(tok.text) or None
-        if tok.get("completeListSize", "").isdigit():
-            page.complete_list_size = int(tok.get("completeListSize", "0"))
-        if tok.get("cursor", "").isdigit():
-            page.cursor = int(tok.get("cursor", "0"))
     return page
 
 
-def _oai_record(rec: ET.Element, header: ET.Element | None) -> Paper:
-    meta = rec.find("oai:metadata/arXiv:arXiv", NS)
+def _rfc_day(text: str) -> str:
+    """'Wed, 25 Jun 2008 15:29:38 GMT' -> '2008-06-25' (UTC)."""
+    try:
+        return parsedate_to_datetime(text).astimezone(UTC).date().isoformat()
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"bad version date {text!r}") from e
+
+
+def oai_record(rec: ET.Element) -> Paper:
+    """A Paper from one OAI-PMH record in the ``arXivRaw`` format (every version with its
+    date: ``published`` is version 1's day, ``updated`` the latest version's) or in the
+    ``arXiv`` format (whose ``<created>`` is the current version's day, so it only fills
+    ``updated``: a first-version date is never replaced by a revision's)."""
+    raw = rec.find("oai:metadata/raw:arXivRaw", NS)
+    meta = raw if raw is not None else rec.find("oai:metadata/arXiv:arXiv", NS)
     if meta is None:
-        raise ValueError("no arXiv metadata (metadataPrefix must be arXiv)")
+        raise ValueError("no arXivRaw or arXiv metadata (metadataPrefix must be arXivRaw or arXiv)")
+    ns = "raw" if raw is not None else "arXiv"
 
     def text(tag: str) -> str:
-        return _ws(meta.findtext(f"arXiv:{tag}", "", NS))
+        return _ws(meta.findtext(f"{ns}:{tag}", "", NS))
 
     aid, _ = _strip_version(text("id"))
     if not ARXIV_ID.match(aid):
@@ -121,33 +289,44 @@ def _oai_record(rec: ET.Element, header: ET.Element | None) -> Paper:
     title = text("title")
     if not title:
         raise ValueError("empty title")
-    authors = []
-    for a in meta.findall("arXiv:authors/arXiv:author", NS):
-        parts = [_ws(a.findtext(f"arXiv:{t}", "", NS)) for t in ("forenames", "keyname", "suffix")]
-        name = " ".join(p for p in parts if p)
-        if name:
-            authors.append(name)
-    created, updated = text("created"), text("updated")
-    for d in (created, updated):
-        if d and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", d):
-            raise ValueError(f"bad date {d!r}")
-    extra = {
-        k: v
-        for k, v in {
-            "doi": text("doi"),
-            "journal_ref": text("journal-ref"),
-            "license": text("license"),
-        }.items()
-        if v
-    }
+    affs: list[str | None] = []
+    if raw is not None:
+        versions = [
+            (v.get("version", ""), _rfc_day(_ws(v.findtext("raw:date", "", NS))))
+            for v in meta.findall("raw:version", NS)
+        ]
+        if not versions:
+            raise ValueError("no <version> elements")
+        published, updated, version = versions[0][1], versions[-1][1], versions[-1][0] or None
+        authors, affs = split_authors(text("authors"))
+    else:
+        created = text("created")
+        if created and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", created):
+            raise ValueError(f"bad date {created!r}")
+        published, updated, version = None, created or None, None
+        authors = []
+        for a in meta.findall("arXiv:authors/arXiv:author", NS):
+            parts = [_ws(a.findtext(f"arXiv:{t}", "", NS)) for t in ("forenames", "keyname", "suffix")]
+            name = decode_name(" ".join(p for p in parts if p))
+            if name:
+                authors.append(name)
+                affs.append("; ".join(_ws(x.text) for x in a.findall("arXiv:affiliation", NS)) or None)
+    extra = _extra(
+        version=version,
+        doi=text("doi"),
+        journal_ref=text("journal-ref"),
+        report_no=text("report-no"),
+        license=text("license"),
+        affiliations=affs if any(affs) else None,
+    )
     return Paper(
         id=aid,
         title=title,
         authors=authors,
         abstract=text("abstract"),
         categories=text("categories").split(),
-        published=created or None,
-        updated=updated or None,
+        published=published,
+        updated=updated,
         comment=text("comments") or None,
         sources=[SOURCE],
         extra={"arxiv": extra} if extra else {},
@@ -155,6 +334,10 @@ def _oai_record(rec: ET.Element, header: ET.Element | None) -> Paper:
 
 
 Ingest = Callable[[Store, Iterable[Paper]], IngestSummary]
+
+
+def utc_today() -> date:
+    return datetime.now(UTC).date()
 
 
 def harvest(
@@ -171,26 +354,39 @@ def harvest(
     ingest: Ingest | None = None,
     max_pages: int | None = None,
 ) -> IngestSummary:
-    """Harvest ``set_spec`` records changed between ``from_`` and ``until`` (inclusive days).
+    """Harvest ``set_spec`` records changed from ``from_`` (to ``until``, both inclusive days;
+    without ``until``, up to now).
 
     With no ``from_``, continues where the last harvest of this set stopped: an unfinished
-    window resumes at its saved resumption token, a finished one starts at its last day
-    (overlap is harmless: unchanged records stay unchanged). ``categories`` keeps only
-    records listed in any of them (``cs.CL``) or in an archive (``cs``)."""
+    window resumes at its saved resumption token, a finished one starts at the day of the
+    service's ``responseDate`` when it began (overlap is harmless: unchanged records stay
+    unchanged). ``categories`` keeps only records listed in any of them (``cs.CL``) or in an
+    archive (``cs``). ``today`` is the UTC day, for tests."""
+    set_spec = check_set(set_spec)
+    for name, value in (("from", from_), ("until", until), ("start", start)):
+        if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value)):
+            raise ValueError(f"arXiv {name} {value!r}: expected a day YYYY-MM-DD")
     key = f"arxiv:oai:{set_spec}"
     saved = json.loads(store.get_state(key) or "{}")
-    until = until or (today or date.today()).isoformat()
     token: str | None = None
+    began: str | None = None
     if from_ is None and saved.get("token"):
-        from_, until, token = saved["from"], saved["until"], saved["token"]
-        log.info("arXiv %s: resuming harvest %s..%s", set_spec, from_, until)
+        from_, until, token, began = saved["from"], saved.get("until"), saved["token"], saved.get("began")
+        log.info("arXiv %s: resuming harvest from %s at its saved resumption token", set_spec, from_)
     elif from_ is None:
-        from_ = saved.get("harvested_until") or start
+        from_ = saved.get("next_from") or saved.get("harvested_until") or start
         if from_ is None:
             raise ValueError(
                 f"first harvest of arXiv set {set_spec!r}: give a first day (--from YYYY-MM-DD, or start = "
                 "in sources.toml); without one OAI-PMH would send the whole archive"
             )
+    if from_ < EARLIEST:
+        log.info("arXiv: OAI-PMH datestamps start at %s; harvesting from there", EARLIEST)
+        from_ = EARLIEST
+    latest = ((today or utc_today()) + timedelta(days=1)).isoformat()
+    if until is not None and until > latest:
+        log.info("arXiv: until %s is after today (UTC); harvesting up to now", until)
+        until = None
     if ingest is None:
         from .merge import Matcher, ingest_with_merge
 
@@ -207,17 +403,20 @@ def harvest(
         if token:
             params = {"verb": "ListRecords", "resumptionToken": token}
         else:
-            params = {"verb": "ListRecords", "metadataPrefix": "arXiv", "set": set_spec, "until": until}
-            if from_:
-                params["from"] = from_
+            params = {"verb": "ListRecords", "metadataPrefix": "arXivRaw", "set": set_spec, "from": from_}
+            if until:
+                params["until"] = until
         resp = http.get(base_url, params=params)
         page = parse_oai_page(resp.content)
         if page.error_code == "badResumptionToken" and token and not restarted:
-            log.warning("arXiv %s: resumption token expired; restarting window %s..%s", set_spec, from_, until)
-            token, restarted = None, True
+            log.warning("arXiv %s: resumption token expired; restarting the window from %s", set_spec, from_)
+            token, restarted, began = None, True, None
             continue
         if page.error_code and page.error_code != "noRecordsMatch":
-            raise SourceError(f"arXiv OAI-PMH error {page.error_code}: {page.error_text}")
+            raise SourceError(_oai_error(page, set_spec))
+        began = began or page.response_date
+        if page.deleted:
+            log.info("arXiv %s: %d deleted record(s) reported; kept in the store", set_spec, len(page.deleted))
         keep = [p for p in page.papers if _in_categories(p, wanted)]
         s = ingest(store, keep)
         s.rejected += len(page.errors)
@@ -225,24 +424,27 @@ def harvest(
         total = total + s
         pages += 1
         token = page.token
-        state = {k: v for k, v in saved.items() if k in ("harvested_until",)}
         if token:
-            state.update(
-                {
-                    "from": from_,
-                    "until": until,
-                    "token": token,
-                    "cursor": page.cursor,
-                    "complete_list_size": page.complete_list_size,
-                }
-            )
-            store.set_state(key, json.dumps(state))
+            state = {"from": from_, "until": until, "token": token, "began": began}
+            store.set_state(key, json.dumps({k: v for k, v in state.items() if v is not None}))
             if max_pages is not None and pages >= max_pages:
                 return total
             continue
-        state["harvested_until"] = until
-        store.set_state(key, json.dumps(state))
+        # the next harvest starts on the day the service said this one began (UTC), or at the
+        # end of an explicit window
+        store.set_state(key, json.dumps({"next_from": until or began or from_}))
         return total
+
+
+def _oai_error(page: OaiPage, set_spec: str) -> str:
+    msg = f"arXiv OAI-PMH error {page.error_code}: {page.error_text}"
+    if "Set does not exist" in page.error_text:
+        msg += f" (set {set_spec!r}; sets are written cs, physics:hep-th, cs:cs:CL)"
+    elif "until date too late" in page.error_text:
+        msg += " (until may be at most one day after today's UTC date; leave it out to harvest up to now)"
+    elif "start date too early" in page.error_text:
+        msg += f" (from may not be before {EARLIEST})"
+    return msg
 
 
 def _in_categories(p: Paper, wanted: list[str]) -> bool:
@@ -258,11 +460,18 @@ def _in_categories(p: Paper, wanted: list[str]) -> bool:
 # --- Atom API --------------------------------------------------------------------------------
 
 
-def parse_atom(body: bytes | str) -> tuple[list[Paper], list[str]]:
-    """Papers of an arXiv API response. Raises SourceError on a malformed or truncated feed."""
+def _feed(body: bytes | str, what: str) -> feedparser.FeedParserDict:
     feed = feedparser.parse(body)
     if feed.bozo and not isinstance(feed.bozo_exception, feedparser.CharacterEncodingOverride):
-        raise SourceError(f"malformed arXiv API response: {feed.bozo_exception}")
+        raise SourceError(f"malformed arXiv {what}: {feed.bozo_exception}")
+    return feed
+
+
+def parse_atom(body: bytes | str) -> tuple[list[Paper], list[str]]:
+    """Papers of an arXiv API response, and its errors (the service answers a malformed id
+    with an entry whose id is ``.../api/errors#...``). Raises SourceError on a malformed or
+    truncated feed."""
+    feed = _feed(body, "API response")
     papers, errors = [], []
     for n, e in enumerate(feed.entries, 1):
         eid = e.get("id", "")
@@ -274,6 +483,11 @@ def parse_atom(body: bytes | str) -> tuple[list[Paper], list[str]]:
         except (ValueError, KeyError) as ex:
             errors.append(f"arXiv API entry {n} ({eid or 'no id'}): {ex}; skipped")
     return papers, errors
+
+
+def api_error_ids(errors: Iterable[str]) -> set[str]:
+    """The ids that API error messages name ("incorrect id format for abc" -> "abc")."""
+    return {m.group(1) for e in errors if (m := re.search(r"\bfor (\S+)$", e))}
 
 
 def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
@@ -290,19 +504,11 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
     cats = [t["term"] for t in e.get("tags", []) if t.get("term")]
     if primary:
         cats = [primary, *[c for c in cats if c != primary]]
-    extra = {
-        k: v
-        for k, v in {
-            "version": version,
-            "doi": e.get("arxiv_doi"),
-            "journal_ref": _ws(e.get("arxiv_journal_ref")) or None,
-        }.items()
-        if v
-    }
+    extra = _extra(version=version, doi=e.get("arxiv_doi"), journal_ref=_ws(e.get("arxiv_journal_ref")))
     return Paper(
         id=aid,
         title=title,
-        authors=[_ws(a.get("name")) for a in e.get("authors", []) if _ws(a.get("name"))],
+        authors=[decode_name(_ws(a.get("name"))) for a in e.get("authors", []) if _ws(a.get("name"))],
         abstract=_ws(e.get("summary")),
         categories=list(dict.fromkeys(cats)),
         published=(e.get("published") or "")[:10] or None,
@@ -316,18 +522,41 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
 def fetch_ids(
     http: HttpClient, ids: Iterable[str], *, base_url: str = API_URL, chunk: int = 100
 ) -> tuple[list[Paper], list[str]]:
-    """Look papers up by arXiv id (with or without version)."""
-    ids = [i.strip() for i in ids if i.strip()]
-    bad = [i for i in ids if not ARXIV_ID.match(i)]
+    """Look papers up by arXiv id (new or old style, with or without version, or as an
+    arxiv.org link). The service answers a chunk holding one malformed id with HTTP 400 and an
+    Atom body naming it: that id is reported and the rest of the chunk asked again, so one bad
+    id never loses the others. Ids the service does not know are reported too."""
+    wanted: list[str] = []
+    errors: list[str] = []
+    for raw in ids:
+        if not raw.strip():
+            continue
+        aid = normalise_id(raw)
+        if aid is None:
+            errors.append(f"not an arXiv id: {raw.strip()!r}")
+        elif aid not in wanted:
+            wanted.append(aid)
     papers: list[Paper] = []
-    errors = [f"not an arXiv id: {i!r}" for i in bad]
-    ids = [i for i in ids if i not in bad]
-    for i in range(0, len(ids), chunk):
-        part = ids[i : i + chunk]
-        resp = http.get(base_url, params={"id_list": ",".join(part), "max_results": len(part)})
-        p, e = parse_atom(resp.content)
-        papers += p
-        errors += e
+    queue = [wanted[i : i + chunk] for i in range(0, len(wanted), chunk)]
+    while queue:
+        part = queue.pop(0)
+        resp = http.get(base_url, params={"id_list": ",".join(part), "max_results": len(part)}, accept=(400,))
+        got, errs = parse_atom(resp.content)
+        if resp.status_code == 400:
+            named = api_error_ids(errs) & set(part)
+            errors += errs if named or len(part) == 1 else []
+            if len(part) == 1 and not errs:
+                errors.append(f"arXiv API refused {part[0]!r} (HTTP 400)")
+            rest = [i for i in part if i not in named]
+            if rest and named:
+                queue.insert(0, rest)
+            elif len(part) > 1:  # the body names no id of this chunk: halve it to find the bad one
+                queue[:0] = [part[: len(part) // 2], part[len(part) // 2 :]]
+            continue
+        papers += got
+        errors += errs
+        found = {p.id for p in got} | {p.id + (p.extra.get("arxiv", {}).get("version") or "") for p in got}
+        errors += [f"arXiv API: no paper {i}" for i in part if i not in found]
     return papers, errors
 
 
@@ -352,25 +581,44 @@ def search(
 
 
 def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
-    """Today's announcements of one listing (``rss.arxiv.org/rss/cs.CL``); ``listed`` is the
-    announcement day, which neither OAI-PMH nor the API tell."""
-    feed = feedparser.parse(body)
-    if feed.bozo and not isinstance(feed.bozo_exception, feedparser.CharacterEncodingOverride):
-        raise SourceError(f"malformed arXiv RSS feed: {feed.bozo_exception}")
+    """Today's announcements of one listing (``rss.arxiv.org/rss/cs.CL``, RSS 2.0 or Atom).
+
+    ``listed`` is the announcement day, which neither OAI-PMH nor the API tell. Records carry
+    the source ``arxiv-rss``, ranked below OAI and the API, so a listing fills gaps but never
+    overwrites what they supplied. Authors come from one ``dc:creator`` string: affiliations in
+    parentheses are split off (kept under ``extra["arxiv-rss"]["affiliations"]``), TeX accents
+    decoded. Raises SourceError for the feed service's error page (an unknown category)."""
+    feed = _feed(body, "RSS feed")
+    title = _ws(feed.feed.get("title"))
+    if title.startswith("Feed error"):
+        raise SourceError(f"arXiv RSS: {_ws(feed.feed.get('description') or feed.feed.get('subtitle')) or title}")
     day = None
-    if feed.feed.get("published_parsed"):
-        day = date(*feed.feed.published_parsed[:3]).isoformat()
+    if feed.feed.get("published_parsed"):  # RSS: the channel's pubDate, in arXiv's time zone
+        day = _local_day(feed.feed.get("published"))
     papers, errors = [], []
     for n, e in enumerate(feed.entries, 1):
-        m = re.search(r"(\d{4}\.\d{4,5}(v\d+)?)", e.get("id", "") + " " + e.get("link", ""))
-        if not m or not _ws(e.get("title")):
+        aid = None
+        for candidate in (e.get("id", ""), e.get("link", "")):
+            m = re.search(r"(?:oai:arXiv\.org:|arxiv\.org/abs/)(\S+)$", candidate)
+            if m and (aid := normalise_id(m.group(1))):
+                break
+        if not aid or not _ws(e.get("title")):
             errors.append(f"RSS entry {n}: no arXiv id or title; skipped")
             continue
-        aid, version = _strip_version(m.group(1))
+        aid, version = _strip_version(aid)
         kind = e.get("arxiv_announce_type", "new")
         abstract = _ws(e.get("summary"))
         abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", abstract)
-        authors = [a.strip() for a in re.split(r",\s*|\s+and\s+", e.get("author", "")) if a.strip()]
+        authors, affs = split_authors(e.get("author", ""))
+        entry_day = day or _local_day(e.get("published"))
+        extra = _extra(
+            version=version,
+            announce_type=kind,
+            doi=_ws(e.get("arxiv_doi")),
+            journal_ref=_ws(e.get("arxiv_journal_reference")),
+            license=_ws(e.get("rights")),
+            affiliations=affs if any(affs) else None,
+        )
         papers.append(
             Paper(
                 id=aid,
@@ -378,13 +626,27 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
                 authors=authors,
                 abstract=abstract,
                 categories=[t["term"] for t in e.get("tags", []) if t.get("term")],
-                listed=day if kind in ("new", "cross") else None,
-                sources=[SOURCE],
-                extra={"arxiv": {"version": version, "announce_type": kind}} if version else {},
+                listed=entry_day if kind in ("new", "cross") else None,
+                sources=[RSS_SOURCE],
+                extra={RSS_SOURCE: extra},
             )
         )
     return papers, errors
 
 
+def _local_day(value: str | None) -> str | None:
+    """The calendar day of an RFC 822 / ISO date as written (arXiv dates its listings in its
+    own time zone: 'Mon, 30 Nov 2026 00:00:00 -0500' is the 30th)."""
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).date().isoformat()
+    except (TypeError, ValueError):
+        m = re.match(r"\d{4}-\d{2}-\d{2}", value)
+        return m.group(0) if m else None
+
+
 def fetch_new(http: HttpClient, listing: str, *, base_url: str = RSS_URL) -> tuple[list[Paper], list[str]]:
-    return parse_rss(http.get(base_url + listing).content)
+    if not re.fullmatch(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?(\+[A-Za-z\-]+(\.[A-Za-z\-]+)?)*", listing):
+        raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
+    return parse_rss(http.get(base_url.rstrip("/") + "/" + listing).content)

@@ -1,8 +1,11 @@
 """Hugging Face Daily Papers: the public ``/api/daily_papers`` endpoint.
 
-Each item is an arXiv paper a person featured on a given day; its upvotes and the day it
-was featured are popularity signals kept under ``extra["hf"]`` for sorting, and its GitHub
-repository becomes the paper's code link. Records carry the arXiv id, so they merge into the
+Each item is an arXiv paper a person featured on a given day. Kept under ``extra["hf"]``:
+``upvotes``, ``comments``, ``featured`` (the day, from ``submittedOnDailyAt``), ``url`` (the
+paper's Hugging Face page), ``project_page``, ``github_repo``, ``github_stars``,
+``ai_summary``, ``ai_keywords``, ``organization``, ``thumbnail``. The GitHub repository becomes
+the paper's ``code_url`` and its stars ``extra["code_stars"]``; ``publishedAt`` (the arXiv
+time) is the record's ``published`` day. Records carry the arXiv id, so they merge into the
 arXiv record of the same paper.
 """
 
@@ -62,21 +65,30 @@ def _item(item: dict, featured: str | None) -> Paper:
     if not title:
         raise ValueError("empty title")
     authors = [" ".join(a["name"].split()) for a in paper.get("authors") or [] if a.get("name")]
-    day = (paper.get("submittedOnDailyAt") or item.get("publishedAt") or "")[:10] or None
-    if featured:
-        day = featured
+    # submittedOnDailyAt is the day the paper was featured; publishedAt is its arXiv time
+    day = (paper.get("submittedOnDailyAt") or "")[:10] or featured or (item.get("publishedAt") or "")[:10] or None
     upvotes = paper.get("upvotes", 0)
     if not isinstance(upvotes, int):
         raise ValueError(f"'upvotes' is {upvotes!r}, expected an integer")
+    org = paper.get("organization") or item.get("organization")
+    repo = paper.get("githubRepo") or None
+    stars = paper.get("githubStars")
     hf = {
         "upvotes": upvotes,
         "featured": day,
         "comments": item.get("numComments"),
-        "github_stars": paper.get("githubStars"),
-        "project_page": paper.get("projectPage"),
-        "ai_keywords": paper.get("ai_keywords"),
         "url": f"https://huggingface.co/papers/{aid}",
+        "project_page": paper.get("projectPage") or None,
+        "github_repo": repo,
+        "github_stars": stars,
+        "ai_summary": paper.get("ai_summary") or None,
+        "ai_keywords": paper.get("ai_keywords") or None,
+        "organization": (org.get("fullname") or org.get("name")) if isinstance(org, dict) else None,
+        "thumbnail": item.get("thumbnail") or None,
     }
+    extra: dict = {"hf": {k: v for k, v in hf.items() if v is not None}}
+    if repo and isinstance(stars, int):
+        extra["code_stars"] = stars  # what the paper card shows next to code_url
     published = (paper.get("publishedAt") or "")[:10] or None
     return Paper(
         id=aid,
@@ -84,9 +96,9 @@ def _item(item: dict, featured: str | None) -> Paper:
         authors=authors,
         abstract=" ".join(str(paper.get("summary") or item.get("summary") or "").split()),
         published=published,
-        code_url=paper.get("githubRepo") or None,
+        code_url=repo,
         sources=[SOURCE],
-        extra={"hf": {k: v for k, v in hf.items() if v is not None}},
+        extra=extra,
     )
 
 
@@ -102,20 +114,24 @@ def fetch_daily_papers(
     *,
     base_url: str = API_URL,
 ) -> tuple[list[Paper], list[str]]:
-    """One period's papers, page by page (`p`, `limit`): a busy week or month has more than
-    one page. A short page is the last one."""
+    """One period's papers, page by page (``p``, ``limit``) until an empty page: a server may
+    cap ``limit`` below what was asked, so a short page is not the last one."""
     params = daily_papers_params(day, week, month)
     papers: list[Paper] = []
     errors: list[str] = []
     seen: set[str] = set()
+    previous = None
     for page in range(MAX_PAGES):
         resp = http.get(base_url, params={**params, "limit": PAGE_SIZE, "p": page})
+        if resp.content == previous:
+            break  # a server that ignores `p` sends the same page again: nothing more to read
+        previous = resp.content
         got, errs = parse_daily_papers(resp.content, featured=day)
+        if not got and not errs:
+            break
         papers.extend(p for p in got if p.id not in seen)
         seen.update(p.id for p in got)
         errors.extend(f"page {page}: {e}" if page else e for e in errs)
-        if len(got) + len(errs) < PAGE_SIZE:
-            break
     else:
         errors.append(f"daily_papers: stopped after {MAX_PAGES} pages of {PAGE_SIZE}")
     return papers, errors

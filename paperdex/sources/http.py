@@ -69,6 +69,7 @@ class HttpClient:
         self.sleep = sleep
         self._last: float | None = None
         self.requests = 0  # requests actually sent, for tests and logs
+        self.sent: list[float] = []  # clock() at each request, to check the spacing
         self._client = httpx.Client(
             transport=transport,
             timeout=timeout,
@@ -84,12 +85,14 @@ class HttpClient:
                 self.sleep(self.min_interval - gap)
         self._last = self.clock()
 
-    def get(self, url: str, params: Mapping[str, Any] | None = None) -> httpx.Response:
-        """GET with retries; returns a 2xx response or raises SourceError."""
+    def get(self, url: str, params: Mapping[str, Any] | None = None, *, accept: tuple[int, ...] = ()) -> httpx.Response:
+        """GET with retries; returns a 2xx response (or one whose status is in ``accept``, for
+        services that explain an error in the body) or raises SourceError."""
         attempt = 0
         while True:
             self._wait_turn()
             self.requests += 1
+            self.sent.append(self.clock())
             try:
                 resp = self._client.get(url, params=params)
             except httpx.TimeoutException as e:
@@ -97,7 +100,7 @@ class HttpClient:
             except httpx.TransportError as e:
                 reason, wait = f"connection failed ({e})", None
             else:
-                if resp.status_code < 300:
+                if resp.status_code < 300 or resp.status_code in accept:
                     return resp
                 if resp.status_code not in RETRY_STATUS:
                     raise SourceError(f"GET {resp.request.url} failed: HTTP {resp.status_code} {_snippet(resp.text)}")

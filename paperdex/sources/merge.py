@@ -54,6 +54,19 @@ RANKS: dict[str, dict[str, int]] = {
         "code": 20,
         "categories": 50,
     },
+    # arXiv's RSS listing: hours-old text and a one-string author list. Ranked below OAI/API
+    # ("arxiv") and the JSON Lines dumps ("file") in every group, so it fills gaps (the listed
+    # day, a paper not harvested yet) but never overwrites a field they supplied.
+    "arxiv-rss": {
+        "title": 29,
+        "abstract": 29,
+        "authors": 29,
+        "venue": 1,
+        "dates": 29,
+        "links": 29,
+        "code": 5,
+        "categories": 29,
+    },
     "file": {
         "title": 45,
         "abstract": 45,

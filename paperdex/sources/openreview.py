@@ -10,6 +10,8 @@ linked arXiv id takes that id, so it is the same record as the preprint.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -17,29 +19,35 @@ from typing import Any
 from ..paper import ARXIV_ID, Paper
 from .http import SourceError
 
+log = logging.getLogger("paperdex.sources")
+
 SOURCE = "openreview"
 API_URL = "https://api2.openreview.net"
 SITE_URL = "https://openreview.net"
 
-# snake_case primary areas (NeurIPS, ICLR) -> the "Group · Area" labels of the venue search
-# pages (ICML's "Group->Area" taxonomy). Areas not listed get a title-cased label.
-AREA_LABELS: dict[str, str] = {
+# Primary areas -> the "Group · Area" labels of the venue search pages (ICML's "Group->Area"
+# taxonomy). Keys are written as the venues write them (NeurIPS: snake_case; ICLR: lower-case
+# prose) and looked up through area_key(), so spelling, case, punctuation and parenthetical
+# examples do not matter. Areas not listed get a title-cased label.
+_AREAS: dict[str, str] = {
+    # NeurIPS
     "machine_vision": "Applications · Computer Vision",
-    "applications_to_computer_vision_audio_language_and_other_modalities": "Applications · Computer Vision",
     "natural_language_processing": "Applications · Language, Speech and Dialog",
     "speech_and_audio": "Applications · Language, Speech and Dialog",
     "neuroscience_and_cognitive_science": "Applications · Neuroscience, Cognitive Science",
-    "applications_to_neuroscience_&_cognitive_science": "Applications · Neuroscience, Cognitive Science",
     "machine_learning_for_healthcare": "Applications · Health",
     "machine_learning_for_physical_sciences": "Applications · Chemistry, Physics, and Earth Sciences",
     "machine_learning_for_sciences": "Applications · Chemistry, Physics, and Earth Sciences",
+    "machine_learning_for_other_sciences_and_fields": "Applications",
     "robotics": "Applications · Robotics",
     "fairness": "Social Aspects · Fairness",
     "privacy": "Social Aspects · Privacy",
     "safety_in_machine_learning": "Social Aspects · Safety",
-    "interpretability_and_explainability": ("Social Aspects · Accountability, Transparency and Interpretability"),
+    "interpretability_and_explainability": "Social Aspects · Accountability, Transparency and Interpretability",
     "social_and_economic_aspects_of_machine_learning": "Social Aspects",
+    "human-AI_interaction": "Social Aspects · Human-AI Interaction",
     "learning_theory": "Theory · Learning Theory",
+    "algorithmic_game_theory": "Theory · Game Theory",
     "probabilistic_methods": "Probabilistic Methods",
     "causal_inference": "Probabilistic Methods · Causal Inference",
     "reinforcement_learning": "Reinforcement Learning",
@@ -52,17 +60,59 @@ AREA_LABELS: dict[str, str] = {
     "deep_learning_architectures": "Deep Learning · Algorithms",
     "optimization_for_deep_networks": "Deep Learning · Algorithms",
     "large_language_models": "Deep Learning · Large Language Models",
-    "foundation_or_frontier_models_including_llms": "Deep Learning · Large Language Models",
     "graph_neural_networks": "Deep Learning · Graph Neural Networks",
     "optimization": "Optimization",
     "infrastructure": "Infrastructure",
-    "human-ai_interaction": "Social Aspects · Human-AI Interaction",
-    "algorithmic_game_theory": "Theory · Game Theory",
+    # ICLR (2024-2026)
+    "applications to computer vision, audio, language, and other modalities": "Applications · Computer Vision",
+    "applications to neuroscience & cognitive science": "Applications · Neuroscience, Cognitive Science",
+    "applications to physical sciences (physics, chemistry, biology, etc.)": (
+        "Applications · Chemistry, Physics, and Earth Sciences"
+    ),
+    "applications to robotics, autonomy, planning": "Applications · Robotics",
+    "foundation or frontier models, including LLMs": "Deep Learning · Large Language Models",
+    "alignment, fairness, safety, privacy, and societal considerations": "Social Aspects",
+    "societal considerations including fairness, safety, privacy": "Social Aspects",
+    "interpretability and explainable AI": "Social Aspects · Accountability, Transparency and Interpretability",
+    "visualization or interpretation of learned representations": (
+        "Social Aspects · Accountability, Transparency and Interpretability"
+    ),
+    "causal reasoning": "Probabilistic Methods · Causal Inference",
+    "datasets and benchmarks": "General Machine Learning · Evaluation",
+    "learning on graphs and other geometries & topologies": "Deep Learning · Graph Neural Networks",
+    "learning on time series and dynamical systems": (
+        "General Machine Learning · Sequential, Network, and Time Series Modeling"
+    ),
+    "infrastructure, software libraries, hardware, systems, etc.": "Infrastructure",
+    "transfer learning, meta learning, and lifelong learning": (
+        "General Machine Learning · Transfer, Multitask and Meta-learning"
+    ),
+    "unsupervised, self-supervised, semi-supervised, and supervised representation learning": (
+        "General Machine Learning · Representation Learning"
+    ),
+    "representation learning for computer vision, audio, language, and other modalities": (
+        "General Machine Learning · Representation Learning"
+    ),
+    "neurosymbolic & hybrid AI systems (physics-informed, logic & formal reasoning, etc.)": (
+        "Deep Learning · Neurosymbolic and Hybrid AI"
+    ),
+    "other topics in machine learning (i.e., none of the above)": "General Machine Learning",
 }
+
+
+def area_key(raw: str) -> str:
+    """The lookup form of a primary area: "Applications to neuroscience & cognitive science"
+    and "applications_to_neuroscience_and_cognitive_science" agree."""
+    text = re.sub(r"\([^)]*\)", " ", raw).lower().replace("&", " and ")
+    return "_".join(re.findall(r"[a-z0-9]+", text))
+
+
+AREA_LABELS: dict[str, str] = {area_key(k): v for k, v in _AREAS.items()}
 _PROSE = {"abstract", "TLDR", "tldr", "title", "keywords", "authors"}
 _SMALL = {"and", "or", "of", "for", "in", "on", "the", "to", "with", "a", "an"}
 _UPPER = {"ai": "AI", "llms": "LLMs", "llm": "LLM", "ml": "ML", "nlp": "NLP", "3d": "3D", "rl": "RL"}
-_ARXIV_IN_TEXT = re.compile(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})(?:v\d+)?|arXiv:\s?(\d{4}\.\d{4,5})", re.I)
+_ID = r"(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})"
+_ARXIV_IN_TEXT = re.compile(rf"arxiv\.org/(?:abs|pdf)/{_ID}(?:v\d+)?|ar[xX]iv:\s?{_ID}")
 
 
 def _title_case(words: str) -> str:
@@ -82,13 +132,13 @@ def area_label(raw: str | None) -> str | None:
     """A venue's primary area as a readable label.
 
     ``Deep Learning->Large Language Models`` (ICML) -> ``Deep Learning · Large Language Models``;
-    ``machine_vision`` (NeurIPS) -> ``Applications · Computer Vision``; ``Deep learning (e.g.,
+    ``machine_vision`` (NeurIPS) and ``applications to computer vision, audio, language, and
+    other modalities`` (ICLR) -> ``Applications · Computer Vision``; ``Deep learning (e.g.,
     architectures, ...)`` -> ``Deep Learning``."""
     if not raw or not str(raw).strip():
         return None
     raw = " ".join(str(raw).split())
-    key = raw.lower()
-    if key in AREA_LABELS:
+    if (key := area_key(raw)) in AREA_LABELS:
         return AREA_LABELS[key]
     parts = [p.strip() for p in re.split(r"\s*(?:->|→|»|›|·)\s*", raw) if p.strip()]
     labels = []
@@ -124,7 +174,7 @@ def find_arxiv_id(note: Any) -> str | None:
     for key in ("arxiv", "arxiv_id", "arXiv", "arxiv_link", "preprint"):
         v = _value(content, key)
         if isinstance(v, str):
-            m = _ARXIV_IN_TEXT.search(v) or re.fullmatch(r"\s*(\d{4}\.\d{4,5})(?:v\d+)?\s*", v)
+            m = _ARXIV_IN_TEXT.search(v) or re.fullmatch(rf"\s*{_ID}(?:v\d+)?\s*", v)
             if m:
                 return next(g for g in m.groups() if g)
     for key, raw in content.items():
@@ -136,17 +186,39 @@ def find_arxiv_id(note: Any) -> str | None:
     return None
 
 
-def decision_of(venue: str | None) -> str | None:
-    """ "NeurIPS 2025 oral" -> "oral"; "Submitted to ICLR 2025" -> "submitted"."""
-    if not venue:
-        return None
-    v = venue.lower()
-    if v.startswith("submitted to"):
-        return "submitted"
-    for word in ("oral", "spotlight", "poster", "highlight", "reject", "withdrawn", "desk rejected"):
-        if word in v:
-            return word
-    return "accepted"
+DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
+_PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
+
+
+def decision_of(venue: str | None, venueid: str | None = None) -> tuple[str | None, str | None]:
+    """(decision, presentation) of a note, from ``content.venueid`` and the venue string.
+
+    ``venueid`` is the venue's own id for accepted papers and ends in ``/Submission``,
+    ``/Rejected_Submission``, ``/Withdrawn_Submission`` or ``/Desk_Rejected_Submission``
+    otherwise (TMLR: ``TMLR/Under_Review``, ``TMLR/Decision_Pending``, ...). The venue string
+    says the same in words ("NeurIPS 2024 poster", "Submitted to ICLR 2025", "Under review for
+    TMLR", "ICLR 2024 Conference Desk Rejected Submission"). Decision is one of DECISIONS:
+    ``submitted`` is a paper posted to the venue that was not accepted, whose outcome the note
+    does not say ("ICLR 2024 Conference Submission"). Presentation is oral, spotlight, poster
+    or highlight when an accepted paper's venue string says so."""
+    v = " ".join((venue or "").lower().split())
+    tail = (venueid or "").rsplit("/", 1)[-1].lower() if venueid and "/" in venueid else ""
+    for words, decision in (
+        (("withdrawn", "withdraw"), "withdrawn"),
+        (("desk_reject", "desk reject"), "desk_rejected"),
+        (("reject",), "rejected"),
+        (("under_review", "under review", "decision_pending", "decision pending", "submitted to"), "under_review"),
+        (("submission", "submitted"), "submitted"),
+    ):
+        said = any(w in v for w in words)
+        if any(w in tail for w in words) or (said and (not tail or decision == "under_review")):
+            return decision, None
+    if not v and not venueid:
+        return None, None
+    presentation = next((w for w in _PRESENTATIONS if re.search(rf"\b{w}\b", v)), None)
+    if presentation is None and "notable" in v:  # ICLR 2023: "notable top 5%" / "notable top 25%"
+        presentation = "oral" if "5%" in v and "25%" not in v else "spotlight"
+    return "accepted", presentation
 
 
 def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
@@ -158,6 +230,8 @@ def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
     if not isinstance(authors, list):
         raise ValueError("'authors' is not a list")
     venue = _value(content, "venue")
+    venueid = _value(content, "venueid") or venue_id
+    decision, presentation = decision_of(venue, venueid)
     raw_area = _value(content, "primary_area") or _value(content, "subject_areas")
     if isinstance(raw_area, list):
         raw_area = raw_area[0] if raw_area else None
@@ -170,8 +244,9 @@ def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
         "id": note.id,
         "forum": forum,
         "number": getattr(note, "number", None),
-        "venueid": _value(content, "venueid") or venue_id,
-        "decision": decision_of(venue),
+        "venueid": venueid,
+        "decision": decision,
+        "presentation": presentation,
         "primary_area": raw_area,
         "keywords": keywords if isinstance(keywords, list) else None,
         "tldr": _value(content, "TLDR") or _value(content, "tldr"),
@@ -194,11 +269,111 @@ def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
     )
 
 
-def make_client(base_url: str = API_URL) -> Any:
-    """An anonymous openreview-py API v2 client (public notes need no login)."""
-    import openreview  # imported late: pulls in requests and friends
+TIMEOUT = 60.0  # seconds for one request (openreview-py sets none: a stalled cron job hangs)
+RETRIES = 4
+CREDENTIALS_HINT = (
+    "set OPENREVIEW_USERNAME and OPENREVIEW_PASSWORD to your OpenReview account (or username and "
+    "password under [openreview] in sources.toml)"
+)
 
-    return openreview.api.OpenReviewClient(baseurl=base_url)
+
+def credentials(config: dict[str, Any] | None = None) -> tuple[str | None, str | None]:
+    """(username, password): the environment first (openreview-py's own variables), then the
+    ``[openreview]`` section of sources.toml."""
+    config = config or {}
+    user = os.environ.get("OPENREVIEW_USERNAME") or config.get("username")
+    password = os.environ.get("OPENREVIEW_PASSWORD") or config.get("password")
+    return user or None, password or None
+
+
+def make_client(
+    base_url: str = API_URL,
+    username: str | None = None,
+    password: str | None = None,
+    *,
+    timeout: float = TIMEOUT,
+    retries: int = RETRIES,
+) -> Any:
+    """An openreview-py API v2 client with a timeout on every request, retries of 429/5xx
+    that are logged (openreview-py prints them, which becomes cron mail), and a login when
+    credentials are given: anonymous ``notes`` requests have been refused with 403
+    ``ChallengeRequiredError`` since mid-2026."""
+    import openreview  # imported late: pulls in requests and friends
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
+    class LoggedRetry(Retry):
+        def increment(self, method=None, url=None, response=None, error=None, *args, **kwargs):  # noqa: ANN001
+            reason = f"HTTP {response.status}" if response is not None else f"{type(error).__name__}: {error}"
+            log.warning("OpenReview %s %s: %s; retrying", method, url, reason)
+            return super().increment(method, url, response, error, *args, **kwargs)
+
+    class Adapter(HTTPAdapter):
+        last_status: int | None = None
+
+        def send(self, request, **kwargs):  # noqa: ANN001, ANN201
+            if kwargs.get("timeout") is None:
+                kwargs["timeout"] = timeout
+            resp = super().send(request, **kwargs)
+            Adapter.last_status = resp.status_code
+            return resp
+
+    class Client(openreview.api.OpenReviewClient):
+        _deferred = True
+
+        def login_user(self, *args: Any, **kwargs: Any) -> Any:
+            if self._deferred:  # the constructor logs in before our adapter is mounted
+                return None
+            return super().login_user(*args, **kwargs)
+
+    env = {k: os.environ.pop(k) for k in ("OPENREVIEW_USERNAME", "OPENREVIEW_PASSWORD") if k in os.environ}
+    try:
+        client = Client(baseurl=base_url.rstrip("/"))
+    finally:
+        os.environ.update(env)
+    retry = LoggedRetry(
+        total=retries,
+        connect=2,
+        read=2,
+        backoff_factor=2,
+        backoff_max=120,
+        status_forcelist=[429, 500, 502, 503, 504],
+        raise_on_status=False,
+        respect_retry_after_header=True,
+    )
+    adapter = Adapter(max_retries=retry)
+    client.session.mount("https://", adapter)
+    client.session.mount("http://", adapter)
+    client.paperdex_adapter = adapter
+    client.paperdex_user = None
+    client._deferred = False
+    if username or password:
+        if not (username and password):
+            raise SourceError(f"OpenReview login needs both a username and a password: {CREDENTIALS_HINT}")
+        try:
+            client.login_user(username, password)
+        except openreview.OpenReviewException as e:
+            raise SourceError(f"OpenReview login as {username} failed: {_message(e)}") from e
+        except Exception as e:
+            raise _network_error(e, "login") from e
+        client.paperdex_user = username
+    return client
+
+
+def _message(e: Exception) -> str:
+    arg = e.args[0] if e.args else e
+    if isinstance(arg, dict):
+        name, msg = arg.get("name"), arg.get("message")
+        return f"{name}: {msg}" if name and msg else str(msg or name or arg)
+    return " ".join(str(arg).split())[:300]
+
+
+def _network_error(e: Exception, what: str) -> Exception:
+    import requests
+
+    if isinstance(e, requests.RequestException):
+        return SourceError(f"OpenReview {what}: {type(e).__name__}: {e}")
+    return e
 
 
 def fetch_venue(
@@ -208,24 +383,33 @@ def fetch_venue(
     ``submissions`` every note posted to ``<venue>/-/Submission`` is read instead."""
     import openreview
 
-    if not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)+", venue_id):
+    if not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", venue_id) or "/" not in venue_id and venue_id != "TMLR":
         raise ValueError(f"not an OpenReview venue id: {venue_id!r} (e.g. NeurIPS.cc/2025/Conference)")
-    client = client or make_client(base_url)
+    client = client or make_client(base_url, *credentials())
     try:
         if submissions:
             notes = client.get_all_notes(invitation=f"{venue_id}/-/Submission")
         else:
             notes = client.get_all_notes(content={"venueid": venue_id})
     except openreview.OpenReviewException as e:
-        raise SourceError(f"OpenReview {venue_id}: {e}") from e
+        adapter = getattr(client, "paperdex_adapter", None)
+        status = getattr(adapter, "last_status", None)
+        arg = e.args[0] if e.args else None
+        name = arg.get("name") if isinstance(arg, dict) else None
+        if status == 403 or name in ("ChallengeRequiredError", "ForbiddenError"):
+            user = getattr(client, "paperdex_user", None)
+            if user:
+                raise SourceError(
+                    f"OpenReview refused {venue_id} to {user} (403 {name or 'Forbidden'}): {_message(e)}"
+                ) from e
+            raise SourceError(
+                f"OpenReview refuses anonymous requests (403 {name or 'Forbidden'}); {CREDENTIALS_HINT}."
+            ) from e
+        raise SourceError(f"OpenReview {venue_id}: {_message(e)}") from e
     except (KeyError, TypeError, ValueError) as e:  # a response not shaped like API v2 notes
         raise SourceError(f"OpenReview {venue_id}: unexpected response ({type(e).__name__}: {e})") from e
     except Exception as e:  # requests' connection errors, timeouts, bad JSON
-        import requests
-
-        if isinstance(e, requests.RequestException):
-            raise SourceError(f"OpenReview {venue_id}: {type(e).__name__}: {e}") from e
-        raise
+        raise _network_error(e, venue_id) from e
     papers, errors = [], []
     for note in notes:
         try:

@@ -110,16 +110,26 @@ def openreview_api():
         yield rs
 
 
+CS_TOKEN = (
+    "verb%3DListRecords%26metadataPrefix%3DarXivRaw%26set%3Dcs%26from%3D2025-04-01%26until%3D2026-06-30%26skip%3D3"
+)
+
+
+def real(*parts: str) -> Path:
+    """A sample copied from shared/real-formats (its provenance is in its header)."""
+    return FIXTURES.joinpath("real", *parts)
+
+
 def oai_router(page2: Path | None = None) -> Router:
     page2 = page2 or fixture("arxiv", "oai_cs_page2.xml")
     r = Router()
-    r.add(lambda q: param(q, "resumptionToken") == "6960524|1001", xml(page2))
+    r.add(lambda q: param(q, "resumptionToken") == CS_TOKEN, xml(page2))
     r.add(
         lambda q: param(q, "verb") == "ListRecords" and param(q, "from") == "2026-07-01",
-        xml(fixture("arxiv", "oai_no_records.xml")),
+        xml(real("arxiv_oai", "err_noRecordsMatch.xml")),
     )
     r.add(
-        lambda q: param(q, "verb") == "ListRecords" and param(q, "metadataPrefix") == "arXiv",
+        lambda q: param(q, "verb") == "ListRecords" and param(q, "metadataPrefix") == "arXivRaw",
         xml(fixture("arxiv", "oai_cs_page1.xml")),
     )
     return r

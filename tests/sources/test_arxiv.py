@@ -13,7 +13,7 @@ from paperdex.sources.http import SourceError
 from paperdex.sources.merge import ingest_with_merge
 from paperdex.store import Store
 
-from .conftest import Router, fixture, oai_router, param, xml
+from .conftest import CS_TOKEN, Router, fixture, oai_router, param, real, xml
 
 ALL_IDS = {"2504.20938", "2509.25757", "2602.24290", "2605.31457", "2606.14795", "2606.27731"}
 
@@ -31,11 +31,11 @@ def test_harvest_follows_resumption_tokens_and_remembers_where_it_stopped(store,
     # the first request names the window, the second only the token
     assert param(router.requests[0], "from") == "2025-04-01"
     assert param(router.requests[0], "set") == "cs"
-    assert param(router.requests[1], "resumptionToken") == "6960524|1001"
+    assert param(router.requests[1], "resumptionToken") == CS_TOKEN  # sent back as received
     assert param(router.requests[1], "metadataPrefix") is None
     assert clock.sleeps == [3.0]  # arXiv's limit between the two pages
     state = json.loads(store.get_state("arxiv:oai:cs"))
-    assert state == {"harvested_until": "2026-06-30"}
+    assert state == {"next_from": "2026-06-30"}
     p = store.get("2606.14795")
     assert p.title == "Position: The Systemic Lack of Agency in Visual Reasoning"
     assert p.authors[:2] == ["Yizhao Huang", "Haoyang Chen"]
@@ -46,11 +46,13 @@ def test_harvest_follows_resumption_tokens_and_remembers_where_it_stopped(store,
 
 def test_next_harvest_starts_where_the_last_one_ended(store, make_http):
     arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
-    store.set_state("arxiv:oai:cs", json.dumps({"harvested_until": "2026-07-01"}))
+    store.set_state("arxiv:oai:cs", json.dumps({"next_from": "2026-07-01"}))
     router = oai_router()
     s = arxiv.harvest(store, make_http(router), "cs", today=date(2026, 7, 1))
     assert param(router.requests[0], "from") == "2026-07-01"
-    assert param(router.requests[0], "until") == "2026-07-01"
+    assert param(router.requests[0], "until") is None  # never the local date: up to the service's now
+    # the next harvest starts on the day the service's responseDate named (UTC)
+    assert json.loads(store.get_state("arxiv:oai:cs")) == {"next_from": "2026-11-30"}
     assert (s.added, s.updated) == (0, 0)  # noRecordsMatch is an empty result, not an error
 
 
@@ -69,11 +71,11 @@ def test_truncated_page_stops_the_harvest_and_a_rerun_resumes_at_that_page(tmp_p
     with pytest.raises(SourceError, match="truncated"):
         arxiv.harvest(store, make_http(broken), "cs", "2025-04-01", "2026-06-30")
     assert store.count() == 3
-    assert json.loads(store.get_state("arxiv:oai:cs"))["token"] == "6960524|1001"
+    assert json.loads(store.get_state("arxiv:oai:cs"))["token"] == CS_TOKEN
 
     router = oai_router()
     arxiv.harvest(store, make_http(router), "cs")  # no window given: resume the saved one
-    assert [param(r, "resumptionToken") for r in router.requests] == ["6960524|1001"]
+    assert [param(r, "resumptionToken") for r in router.requests] == [CS_TOKEN]
     assert snapshot(store) == snapshot(clean)
     assert store.get_state("arxiv:oai:cs") == clean.get_state("arxiv:oai:cs")
 
@@ -111,7 +113,7 @@ def test_expired_resumption_token_restarts_the_window(store, make_http):
         0,
         (
             lambda q: param(q, "resumptionToken") == "stale|1",
-            lambda q: xml(fixture("arxiv", "oai_bad_token.xml")),
+            lambda q: xml(real("arxiv_oai", "err_badResumptionToken.xml")),
         ),
     )
     arxiv.harvest(store, make_http(router), "cs")
@@ -120,9 +122,8 @@ def test_expired_resumption_token_restarts_the_window(store, make_http):
 
 
 def test_oai_errors_other_than_no_records_are_reported(store, make_http):
-    body = fixture("arxiv", "oai_bad_token.xml").read_text().replace("badResumptionToken", "badArgument")
-    router = Router().add(lambda q: True, httpx.Response(200, text=body))
-    with pytest.raises(SourceError, match="badArgument"):
+    router = Router().add(lambda q: True, xml(real("arxiv_oai", "err_until_too_late.xml")))
+    with pytest.raises(SourceError, match="badArgument.*until date too late.*UTC"):
         arxiv.harvest(store, make_http(router), "cs", "2025-01-01", "2025-01-02")
 
 
@@ -132,7 +133,7 @@ def test_503_during_a_harvest_is_retried_after_retry_after(store, make_http, clo
     router.routes.insert(
         0,
         (
-            lambda q: param(q, "metadataPrefix") == "arXiv",
+            lambda q: param(q, "metadataPrefix") == "arXivRaw",
             _in_turn([httpx.Response(503, headers={"Retry-After": "20"}), page1]),
         ),
     )
@@ -179,16 +180,18 @@ def test_a_new_version_updates_the_stored_record(store, make_http):
     router = Router().add(lambda q: True, xml(fixture("arxiv", "api_id_list.atom")))
     papers, _ = arxiv.fetch_ids(make_http(router), ["2606.14795", "2605.31457"])
     s = ingest_with_merge(store, papers)
-    assert (s.added, s.updated) == (0, 2)
+    assert (s.added, s.updated + s.unchanged) == (0, 2)
     assert store.get("2606.14795").extra["arxiv"]["version"] == "v2"
     assert store.count() == 6
 
 
 def test_api_error_entries_are_reported(make_http):
-    router = Router().add(lambda q: True, xml(fixture("arxiv", "api_error.atom")))
+    rec = json.loads(real("arxiv_api", "id_abc_s0_m100_b79c8dcf6bc3.json").read_text())
+    router = Router().add(lambda q: True, httpx.Response(rec["status_code"], text=rec["body"]))
     papers, errors = arxiv.fetch_ids(make_http(router), ["1234.5678"])
     assert papers == []
-    assert errors == ["arXiv API error: incorrect id format for 1234"]
+    # the service answered 400 naming another id: the chunk of one is reported, nothing raised
+    assert errors == ["arXiv API error: incorrect id format for abc"]
 
 
 def test_truncated_atom_feed_is_refused(make_http):
@@ -211,10 +214,12 @@ def test_todays_listing_sets_the_listed_day(store, make_http):
     new = store.get("2606.27731")
     assert new.listed == "2026-06-29"  # announced that day
     assert new.published == "2026-06-29"  # OAI's created date is kept
-    assert new.extra["arxiv"]["announce_type"] == "new"
+    assert new.extra["arxiv-rss"]["announce_type"] == "new"
+    assert new.sources == ["arxiv", "arxiv-rss"]
+    assert new.extra["merge"]["fields"]["authors"] == "arxiv"  # the listing never overwrites OAI
     replaced = store.get("2504.20938")
     assert replaced.listed is None  # a replacement is not a new listing
-    assert replaced.extra["arxiv"]["version"] == "v3"
+    assert replaced.extra["arxiv-rss"]["version"] == "v3"
     assert replaced.abstract.startswith("We propose Low-Rank Sparse Attention")
 
 

@@ -35,7 +35,8 @@ def test_ingest_openreview_venue(store, openreview_api):
     assert linked.venue == "ICML 2026 poster"
     assert linked.venue_area == "Applications · Computer Vision"
     assert linked.extra["openreview"]["forum"] == "Vp4sX2kQ1a"
-    assert linked.extra["openreview"]["decision"] == "poster"
+    assert linked.extra["openreview"]["decision"] == "accepted"
+    assert linked.extra["openreview"]["presentation"] == "poster"
     only = store.get("openreview:Op7Qw3eRt5")
     assert only.venue_area == "Optimization · Stochastic"
     assert only.links()["abs"] == "https://openreview.net/forum?id=Op7Qw3eRt5"
@@ -215,10 +216,10 @@ def test_daily_papers_of_a_month_are_read_page_by_page(make_http):
 
     def page(req: httpx.Request) -> httpx.Response:
         p = int(param(req, "p") or 0)
-        n = hf.PAGE_SIZE if p == 0 else 3
+        n = {0: hf.PAGE_SIZE, 1: 3}.get(p, 0)  # read until an empty page
         return httpx.Response(200, json=[item(p * hf.PAGE_SIZE + i) for i in range(n)])
 
     router = Router().add(lambda q: param(q, "month") == "2026-06", page)
     papers, errors = hf.fetch_daily_papers(make_http(router, min_interval=0), month="2026-06")
     assert len(papers) == hf.PAGE_SIZE + 3 and not errors
-    assert [param(r, "p") for r in router.requests] == ["0", "1"]
+    assert [param(r, "p") for r in router.requests] == ["0", "1", "2"]

@@ -45,7 +45,7 @@ def data_dir(tmp_path, monkeypatch, openreview_api):
     monkeypatch.setattr(
         commands,
         "http_factory",
-        lambda source: commands.HttpClient(
+        lambda source, section: commands.HttpClient(
             transport=httpx.MockTransport(network), clock=clock, sleep=clock.sleep, min_interval=3.0
         ),
     )
@@ -79,7 +79,7 @@ def test_sync_runs_every_source_and_prints_what_changed(data_dir, monkeypatch):
     with Store(data_dir) as s:
         assert s.count() == 7
         assert s.get("2605.31457").sources == ["arxiv", "openreview", "hf"]
-        assert json.loads(s.get_state("arxiv:oai:cs")) == {"harvested_until": "2026-06-02"}
+        assert json.loads(s.get_state("arxiv:oai:cs")) == {"next_from": "2026-06-30"}  # the service's responseDate
         assert s.get_state("hf:last_day") == "2026-06-02"
 
     again = CliRunner().invoke(_cli(data_dir), ["sync", "--quiet"])
@@ -95,7 +95,7 @@ def test_a_failing_source_does_not_stop_the_others(data_dir, monkeypatch):
     monkeypatch.setattr(
         commands,
         "http_factory",
-        lambda source: commands.HttpClient(
+        lambda source, section: commands.HttpClient(
             transport=httpx.MockTransport(broken), clock=clock, sleep=clock.sleep, max_retries=1
         ),
     )
