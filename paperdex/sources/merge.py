@@ -448,15 +448,16 @@ def ingest_with_merge(
                 in_chunk.updated += not same
             pending[result.id] = result
             matcher.remember(result, replaces=base.id if base is not None else None)
-        s = store.upsert(pending.values())
+        s = store.upsert(pending.values(), publish=False)
         matcher.stored()
-        gone = sum(1 for pid in retired if pid not in pending and store.delete(pid))
+        gone = sum(1 for pid in retired if pid not in pending and store.delete(pid, publish=False))
         # a paper that moved to its arXiv id was updated, not added
         moved = min(gone, s.added)
         total = total + s + in_chunk
         total.added -= moved
         total.updated += moved
         total.merged += merged
+    store.publish()  # readers see the whole ingest at once
     return total
 
 
