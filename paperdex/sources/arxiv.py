@@ -133,7 +133,9 @@ def _strip_version(aid: str) -> tuple[str, str | None]:
 
 
 _ID_IN_TEXT = re.compile(
-    r"(?:arxiv\.org/(?:abs|pdf)/|oai:arXiv\.org:|arXiv:\s?)?([a-z\-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(v\d+)?"
+    r"(?:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/|oai:arXiv\.org:|arXiv:\s?)?"
+    r"([a-z\-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(v\d+)?(?:\.pdf)?",
+    re.I,
 )
 
 
@@ -544,9 +546,10 @@ def fetch_ids(
         got, errs = parse_atom(resp.content)
         if resp.status_code == 400:
             named = api_error_ids(errs) & set(part)
-            errors += errs if named or len(part) == 1 else []
-            if len(part) == 1 and not errs:
-                errors.append(f"arXiv API refused {part[0]!r} (HTTP 400)")
+            if named:
+                errors += errs
+            elif len(part) == 1:
+                errors.append(f"arXiv API refused {part[0]} (HTTP 400: {'; '.join(errs) or 'no reason given'})")
             rest = [i for i in part if i not in named]
             if rest and named:
                 queue.insert(0, rest)

@@ -191,7 +191,7 @@ def test_api_error_entries_are_reported(make_http):
     papers, errors = arxiv.fetch_ids(make_http(router), ["1234.5678"])
     assert papers == []
     # the service answered 400 naming another id: the chunk of one is reported, nothing raised
-    assert errors == ["arXiv API error: incorrect id format for abc"]
+    assert errors == ["arXiv API refused 1234.5678 (HTTP 400: arXiv API error: incorrect id format for abc)"]
 
 
 def test_truncated_atom_feed_is_refused(make_http):
