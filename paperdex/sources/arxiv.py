@@ -309,7 +309,8 @@ def oai_record(rec: ET.Element) -> Paper:
         authors = []
         for a in meta.findall("arXiv:authors/arXiv:author", NS):
             parts = [_ws(a.findtext(f"arXiv:{t}", "", NS)) for t in ("forenames", "keyname", "suffix")]
-            name = decode_name(" ".join(p for p in parts if p))
+            # "Dong Liu and and Linsheng Zhu" reaches this format as forenames "and Linsheng"
+            name = re.sub(r"^and\s+", "", decode_name(" ".join(p for p in parts if p)))
             if name:
                 authors.append(name)
                 affs.append("; ".join(_ws(x.text) for x in a.findall("arXiv:affiliation", NS)) or None)

@@ -1,0 +1,236 @@
+"""`paperdex sync` against a real HTTP server on 127.0.0.1 that answers with the real-format
+samples: OAI pages chained by their real resumption tokens, an RSS listing, Hugging Face pages,
+and OpenReview refusing anonymous requests (403) but serving a logged-in session. A sync killed
+(SIGKILL) in the middle of a harvest and run again ends in the same store as an uninterrupted
+run, and arXiv requests are never closer than 3 s apart across jobs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from paperdex.sources import arxiv, commands
+from paperdex.sources.http import HttpClient
+from paperdex.store import Store
+
+from .conftest import FakeClock, real
+
+P1 = arxiv.parse_oai_page(real("arxiv_oai", "listrecords_arXiv_noset_p1.xml").read_bytes()).token
+P2 = arxiv.parse_oai_page(real("arxiv_oai", "listrecords_arXiv_noset_p2.xml").read_bytes()).token
+NOTE = json.loads(real("openreview", "note_neurips2024_shape.json").read_text())["note"]
+HF_ITEMS = json.loads(real("hf", "daily_papers_item_2602.23229.json").read_text())["response"]
+
+
+class Service(ThreadingHTTPServer):
+    """The services' stand-in. ``hold`` makes the request for the last OAI page wait (so the
+    client can be killed in the middle of a harvest); ``clock`` stamps arXiv requests."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.hold = threading.Event()
+        self.reached = threading.Event()
+        self.release = threading.Event()
+        self.clock = None
+        self.arxiv_times: list[float] = []
+        self.log: list[str] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Service
+
+    def log_message(self, *args: object) -> None:  # keep test output clean
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, obj: object, status: int = 200) -> None:
+        self._send(status, json.dumps(obj).encode(), "application/json; charset=utf-8")
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path == "/or/login" and body == {"id": "reader@example.org", "password": "secret", "expiresIn": None}:
+            return self._json({"token": "tok123", "user": {"id": "~Reader1", "profile": {"id": "~Reader1"}}})
+        return self._json({"name": "ForbiddenError", "message": "Invalid username or password"}, 403)
+
+    def do_GET(self) -> None:  # noqa: N802
+        url = urlparse(self.path)
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        srv = self.server
+        srv.log.append(f"{url.path} {q.get('resumptionToken', q.get('set', ''))}")
+        if url.path in ("/oai", "/api/query") or url.path.startswith("/rss/"):
+            if srv.clock is not None:
+                srv.arxiv_times.append(srv.clock())
+        if url.path == "/oai":
+            token = q.get("resumptionToken")
+            if token == P1:
+                name = "listrecords_arXiv_noset_p2.xml"
+            elif token == P2:
+                if srv.hold.is_set():
+                    srv.reached.set()
+                    srv.release.wait(30)
+                    return
+                name = "listrecords_arXiv_noset_p3.xml"
+            elif token:
+                name = "err_badResumptionToken.xml"
+            elif q.get("from", "") >= "2026-11-30":  # nothing changed since the samples' responseDate
+                name = "err_noRecordsMatch.xml"
+            elif q.get("set") == "math":
+                name = "listrecords_arXivRaw_math.xml"
+            elif q.get("set") == "cs":
+                name = "listrecords_arXiv_noset_p1.xml"
+            else:
+                name = "err_bad_set.xml"
+            return self._send(200, real("arxiv_oai", name).read_bytes(), "text/xml; charset=utf-8")
+        if url.path.startswith("/rss/"):
+            return self._send(200, real("arxiv_rss", "rss_realmeta_serialized.xml").read_bytes(), "application/rss+xml")
+        if url.path == "/hf":
+            return self._json(HF_ITEMS if q.get("p") == "0" else [])
+        if url.path == "/or/notes":
+            if self.headers.get("Authorization") != "Bearer tok123":
+                return self._json(
+                    {"name": "ChallengeRequiredError", "message": "Challenge required", "status": 403}, 403
+                )
+            return self._json({"notes": [] if "after" in q else [NOTE], "count": 1})
+        return self._send(404, b"not found", "text/plain")
+
+
+@pytest.fixture
+def service():
+    srv = Service()
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield srv
+    srv.release.set()
+    srv.shutdown()
+    srv.server_close()
+
+
+def config(url: str, min_interval: float | None = None) -> str:
+    spacing = f"min_interval = {min_interval}\n" if min_interval is not None else ""
+    return f"""
+[arxiv]
+sets = ["math", "cs"]
+start = "2010-01-01"
+listings = ["cs"]
+oai_url = "{url}/oai"
+api_url = "{url}/api/query"
+rss_url = "{url}/rss/"
+{spacing}
+[openreview]
+venues = ["NeurIPS.cc/2024/Conference"]
+url = "{url}/or"
+
+[huggingface]
+days = 1
+url = "{url}/hf"
+"""
+
+
+def snapshot(data_dir: Path) -> tuple[dict, dict]:
+    with Store(data_dir) as s:
+        papers = {p.id: p.to_dict() for p in s.iter_papers()}
+        state = {k: s.get_state(k) for k in ("arxiv:oai:cs", "arxiv:oai:math")}
+    return papers, state
+
+
+def test_uninterrupted_sync_logs_in_after_a_403_and_spaces_arxiv_requests(service, tmp_path, monkeypatch):
+    clock = FakeClock()
+    service.clock = clock
+    made = []
+
+    def factory(source: str, section: dict) -> HttpClient:
+        made.append(source)
+        interval = arxiv.MIN_INTERVAL if source == "arxiv" else 0.0
+        return HttpClient(min_interval=interval, clock=clock, sleep=clock.sleep)
+
+    monkeypatch.setattr(commands, "http_factory", factory)
+    monkeypatch.delenv("OPENREVIEW_USERNAME", raising=False)
+    monkeypatch.delenv("OPENREVIEW_PASSWORD", raising=False)
+    d = tmp_path / "ref"
+    d.mkdir()
+    (d / "sources.toml").write_text(config(service.url))
+    lines: list[str] = []
+    with Store(d) as s:
+        _, failures = commands.sync_sources(s, echo=lines.append)
+    assert failures == [
+        "openreview NeurIPS.cc/2024/Conference: OpenReview refuses anonymous requests (403 ChallengeRequiredError); "
+        "set OPENREVIEW_USERNAME and OPENREVIEW_PASSWORD to your OpenReview account (or username and password "
+        "under [openreview] in sources.toml)."
+    ]
+    # one arXiv client for the whole run (OAI math, OAI cs x3 pages, RSS), 3 s apart throughout
+    assert made.count("arxiv") == 1
+    gaps = [b - a for a, b in zip(service.arxiv_times, service.arxiv_times[1:], strict=False)]
+    assert len(service.arxiv_times) == 5 and min(gaps) >= 3.0
+
+    monkeypatch.setenv("OPENREVIEW_USERNAME", "reader@example.org")
+    monkeypatch.setenv("OPENREVIEW_PASSWORD", "secret")
+    with Store(d) as s:
+        _, failures = commands.sync_sources(s, echo=lines.append, only=["openreview"])
+        assert failures == []
+        assert s.get("openreview:aVh9KRZdRk").extra["openreview"]["decision"] == "accepted"
+        assert s.get("0806.4129").published == "2008-06-25"
+        assert s.get("2602.23229").extra["hf"]["upvotes"] == 10
+
+
+def _run_sync(data_dir: Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "PAPERDEX_HOME": str(data_dir),
+        "OPENREVIEW_USERNAME": "reader@example.org",
+        "OPENREVIEW_PASSWORD": "secret",
+        "NO_PROXY": "127.0.0.1",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "paperdex", "sync"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+
+
+def test_a_sync_killed_mid_harvest_resumes_to_the_same_store(service, tmp_path):
+    dirs = {}
+    for name in ("clean", "killed"):
+        dirs[name] = tmp_path / name
+        dirs[name].mkdir()
+        (dirs[name] / "sources.toml").write_text(config(service.url, min_interval=0.01))
+
+    clean = _run_sync(dirs["clean"])
+    out = clean.communicate(timeout=120)[0].decode()
+    assert clean.returncode == 0, out
+
+    service.hold.set()  # the request for the last OAI page now hangs...
+    victim = _run_sync(dirs["killed"])
+    assert service.reached.wait(60), victim.communicate(timeout=5)[0].decode()
+    victim.send_signal(signal.SIGKILL)  # ...and the process is killed while it waits
+    victim.wait(10)
+    service.hold.clear()
+    service.release.set()
+    with Store(dirs["killed"]) as s:
+        assert json.loads(s.get_state("arxiv:oai:cs"))["token"] == P2  # stopped inside the harvest
+        assert s.get("openreview:aVh9KRZdRk") is None
+
+    service.log.clear()
+    again = _run_sync(dirs["killed"])
+    out = again.communicate(timeout=120)[0].decode()
+    assert again.returncode == 0, out
+    assert "/oai " + P2 in service.log  # resumed at the saved token, not from the start
+    assert "/oai cs" not in service.log
+    assert snapshot(dirs["killed"]) == snapshot(dirs["clean"])
