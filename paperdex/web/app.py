@@ -8,9 +8,12 @@ behind escaping for paper text that contains markup.
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Query, Request
@@ -22,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..paper import Paper
 from ..search import Hit, Result
-from . import i18n, render, service
+from . import i18n, render, schemas, service
 from .service import SearcherPool, SearchParams, ServiceError
 
 log = logging.getLogger("paperdex.web")
@@ -31,10 +34,58 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    400: {"description": 'A bad request, e.g. a query syntax error: `{"error": {"status", "message"}}`'},
-    404: {"description": 'Unknown paper id: `{"error": {"status", "message"}}`'},
-}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {400: schemas.BAD_REQUEST, 503: schemas.BUSY}
+PAPER_ERRORS: dict[int | str, dict[str, Any]] = {**ERROR_RESPONSES, 404: schemas.NOT_FOUND}
+# Query parameters a page link may carry over from the request; anything else is dropped.
+LINK_PARAMS = ("q", "mode", "sort", "page", "category", "from", "to", "venue", "area", "author", "day")
+MAX_LINK_VALUE = 1000
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+HOSTS_ENV = "PAPERDEX_ALLOWED_HOSTS"
+
+
+def allowed_hosts_from_env() -> list[str]:
+    """Loopback names, plus any listed (comma-separated) in PAPERDEX_ALLOWED_HOSTS."""
+    extra = [h.strip().lower() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
+    return [*LOOPBACK_HOSTS, *extra]
+
+
+def _host_name(value: str) -> str:
+    """The name of a Host header without its port: `[::1]:8000` -> `::1`."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
+
+
+class SafeJSON(JSONResponse):
+    """Valid JSON whatever is stored: a NaN that reached the store before records were
+    validated becomes null instead of a 500 for every answer that includes it."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except ValueError:
+            return json.dumps(_finite(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+def safe_paper(d: dict[str, Any]) -> dict[str, Any]:
+    """A paper's JSON with its links filtered exactly as the HTML pages filter them: only
+    http(s) URLs, in `links` and in the raw url fields alike."""
+    d["links"] = {k: v for k, v in (d.get("links") or {}).items() if render.safe_url(v)}
+    for k in ("abs_url", "pdf_url", "code_url"):
+        if d.get(k) and not render.safe_url(d[k]):
+            d[k] = None
+    return d
 
 
 def _env() -> Environment:
@@ -48,30 +99,58 @@ def _env() -> Environment:
     return env
 
 
-class SecurityHeaders:
-    """CSP and friends on every response (plain ASGI: no per-request task overhead)."""
+class Guard:
+    """The outermost layer, around FastAPI's own error handling, so that every response
+    (a 500 included) carries the security headers. It also refuses a Host header that is not
+    an allowed name (a DNS-rebinding page could otherwise read the API), and answers HEAD as
+    GET without the body. Plain ASGI: no per-request task overhead."""
 
     HEADERS = [
         (b"content-security-policy", CSP.encode()),
         (b"x-content-type-options", b"nosniff"),
         (b"referrer-policy", b"no-referrer"),
+        (b"x-frame-options", b"DENY"),
     ]
 
-    def __init__(self, app) -> None:
+    def __init__(self, app, allowed_hosts: list[str]) -> None:
         self.app = app
+        self.any_host = "*" in allowed_hosts
+        self.allowed = {_host_name(h) for h in allowed_hosts}
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        head = scope["method"] == "HEAD"
 
-        async def send_with_headers(message) -> None:
+        async def guarded_send(message) -> None:
             if message["type"] == "http.response.start":
                 names = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [(k, v) for k, v in self.HEADERS if k not in names]
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
+            elif head and message["type"] == "http.response.body" and message.get("body"):
+                message = {**message, "body": b""}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        if not self.any_host:
+            host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+            if _host_name(host) not in self.allowed:
+                body = json.dumps({"error": {"status": 400, "message": "this Host is not allowed (see --allow-host)"}})
+                headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+                await guarded_send({"type": "http.response.start", "status": 400, "headers": headers})
+                await guarded_send({"type": "http.response.body", "body": body.encode()})
+                return
+        if head:
+            scope = {**scope, "method": "GET"}
+        await self.app(scope, receive, guarded_send)
+
+
+class App(FastAPI):
+    """FastAPI with the Guard outside its error middleware."""
+
+    guard_hosts: list[str] = list(LOOPBACK_HOSTS)
+
+    def build_middleware_stack(self):
+        return Guard(super().build_middleware_stack(), self.guard_hosts)
 
 
 # --- view models ----------------------------------------------------------------------
@@ -138,19 +217,27 @@ def _page_window(page: int, pages: int, width: int = 2) -> list[int | None]:
 # --- app ------------------------------------------------------------------------------
 
 
-def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = False) -> FastAPI:
-    """The paperdex web app over one data directory."""
-    pool = SearcherPool(data_dir, pool_size)
+def create_app(
+    data_dir: str | Path,
+    pool_size: int | None = None,
+    warm: bool = False,
+    allowed_hosts: list[str] | None = None,
+    pool_wait: float | None = None,
+) -> FastAPI:
+    """The paperdex web app over one data directory. `allowed_hosts`: the Host names it
+    answers (default: loopback names plus $PAPERDEX_ALLOWED_HOSTS; "*" for any)."""
+    pool = SearcherPool(data_dir, pool_size, wait=pool_wait)
     if warm:
         pool.warm()
     env = _env()
-    app = FastAPI(
+    app = App(
         title="paperdex",
         summary="Search research papers: hybrid keyword + semantic search, paper details, daily feeds.",
         version="0.1.0",
         docs_url=None,  # Swagger UI loads from a CDN; /api/docs is a local page instead
         redoc_url=None,
     )
+    app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else allowed_hosts_from_env()
     app.state.pool = pool
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
@@ -161,7 +248,10 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         )
 
     def url_with(request: Request, path: str | None = None, **changes: Any) -> str:
-        params = {k: v for k, v in request.query_params.items() if k != "lang"}
+        """A link to this page with some parameters changed. Only the parameters the pages
+        know are carried over, each at most MAX_LINK_VALUE long: junk in a URL is not copied
+        into every link of the page."""
+        params = {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
         for k, v in changes.items():
             k = {"date_from": "from", "date_to": "to"}.get(k, k)
             if v is None or v == "":
@@ -199,16 +289,27 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
 
-    def error(request: Request, status: int, message: str) -> Response:
+    def error(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+        headers = dict(headers or {})
+        if status == 405:  # HEAD is answered wherever GET is
+            allow = [m.strip() for m in headers.get("Allow", headers.get("allow", "GET")).split(",")]
+            if "GET" in allow and "HEAD" not in allow:
+                allow.append("HEAD")
+            headers.pop("allow", None)
+            headers["Allow"] = ", ".join(allow)
         if is_api(request):
-            return JSONResponse({"error": {"status": status, "message": message}}, status_code=status)
-        return page(request, "error.html", status=status, status_code=status, message=message)
-
-    app.add_middleware(SecurityHeaders)
+            return SafeJSON({"error": {"status": status, "message": message}}, status_code=status, headers=headers)
+        try:
+            resp = page(request, "error.html", status=status, status_code=status, message=message)
+        except Exception:  # a page that cannot render must still answer
+            log.exception("error page failed")
+            resp = Response(f"{status}: {message}", status_code=status, media_type="text/plain")
+        resp.headers.update(headers)
+        return resp
 
     @app.exception_handler(ServiceError)
     async def on_service_error(request: Request, exc: ServiceError) -> Response:
-        return error(request, exc.status, exc.message)
+        return error(request, exc.status, exc.message, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def on_validation(request: Request, exc: RequestValidationError) -> Response:
@@ -221,7 +322,7 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> Response:
         msg = exc.detail if isinstance(exc.detail, str) else "error"
-        return error(request, exc.status_code, msg)
+        return error(request, exc.status_code, msg, exc.headers)
 
     @app.exception_handler(Exception)
     async def on_crash(request: Request, exc: Exception) -> Response:
@@ -231,58 +332,112 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
     # --- JSON API -------------------------------------------------------------------------
     # Endpoints build their JSONResponse themselves: FastAPI's generic encoder would cost more
     # than the search on a large result.
-    @app.get("/api/search", tags=["api"], summary="Search papers", responses=ERROR_RESPONSES)
+    @app.get(
+        "/api/search",
+        tags=["api"],
+        summary="Search papers",
+        response_class=SafeJSON,
+        responses={200: {"model": schemas.SearchOut, "description": "One page of hits"}, **ERROR_RESPONSES},
+    )
     def api_search(
-        q: Annotated[str, Query(description="Query in the paperdex query language; empty lists newest papers")] = "",
-        mode: Annotated[str, Query(description="hybrid, lexical or dense")] = "hybrid",
-        sort: Annotated[str, Query(description="relevance or newest")] = "relevance",
-        page: Annotated[int, Query(description="1-based page number")] = 1,
-        per_page: Annotated[int, Query(description="Hits per page (1-100)")] = 20,
-        category: Annotated[str | None, Query(description="A category (cs.LG) or archive (cs)")] = None,
-        date_from: Annotated[str | None, Query(alias="from", description="Earliest date, YYYY[-MM[-DD]]")] = None,
-        date_to: Annotated[str | None, Query(alias="to", description="Latest date, YYYY[-MM[-DD]]")] = None,
-        venue: Annotated[str | None, Query(description="Substring of the venue")] = None,
-        area: Annotated[str | None, Query(description="Substring of the venue area")] = None,
-        author: Annotated[str | None, Query(description="An author name")] = None,
-    ) -> JSONResponse:
+        q: Annotated[
+            str,
+            Query(max_length=service.MAX_QUERY, description="Query in the paperdex query language; empty lists newest"),
+        ] = "",
+        mode: Annotated[Literal["hybrid", "lexical", "dense"], Query(description="Ranking")] = "hybrid",
+        sort: Annotated[Literal["relevance", "newest"], Query(description="Order of the hits")] = "relevance",
+        page: Annotated[int, Query(ge=1, le=service.MAX_PAGE, description="1-based page number")] = 1,
+        per_page: Annotated[int, Query(ge=1, le=service.MAX_PER_PAGE, description="Hits per page")] = 20,
+        category: Annotated[
+            str | None, Query(max_length=service.MAX_CATEGORY, description="A category (cs.LG) or archive (cs)")
+        ] = None,
+        date_from: Annotated[
+            str | None, Query(alias="from", pattern=service.DATE_PREFIX, description="Earliest date, YYYY[-MM[-DD]]")
+        ] = None,
+        date_to: Annotated[
+            str | None, Query(alias="to", pattern=service.DATE_PREFIX, description="Latest date, YYYY[-MM[-DD]]")
+        ] = None,
+        venue: Annotated[str | None, Query(max_length=service.MAX_FILTER, description="Substring of the venue")] = None,
+        area: Annotated[
+            str | None, Query(max_length=service.MAX_FILTER, description="Substring of the venue area")
+        ] = None,
+        author: Annotated[str | None, Query(max_length=service.MAX_FILTER, description="An author name")] = None,
+    ) -> Response:
         """Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side)."""
         params = SearchParams(q, mode, sort, page, per_page, category, date_from, date_to, venue, area, author)
         res = service.search(pool, params)
         d = res.to_dict()
         d["pages"] = res.pages
-        return JSONResponse(d)
+        for h in d["hits"]:
+            safe_paper(h)
+        return SafeJSON(d)
 
-    @app.get("/api/papers/{pid:path}/similar", tags=["api"], summary="Similar papers", responses=ERROR_RESPONSES)
-    def api_similar(pid: str, k: Annotated[int, Query(description="How many neighbours (1-50)")] = 10) -> JSONResponse:
+    @app.get(
+        "/api/papers/{pid:path}/similar",
+        tags=["api"],
+        summary="Similar papers",
+        response_class=SafeJSON,
+        responses={200: {"model": schemas.SimilarOut, "description": "Nearest neighbours"}, **PAPER_ERRORS},
+    )
+    def api_similar(
+        pid: str,
+        k: Annotated[int, Query(ge=1, le=service.MAX_SIMILAR, description="How many neighbours")] = 10,
+    ) -> Response:
         """Nearest neighbours of a paper by embedding (title words when it has no vector)."""
         paper, hits = service.similar(pool, pid, k)
-        return JSONResponse(
-            {"id": paper.id, "similar": [{**h.paper.to_dict(), "score": round(h.score, 6)} for h in hits]}
+        return SafeJSON(
+            {"id": paper.id, "similar": [safe_paper({**h.paper.to_dict(), "score": round(h.score, 6)}) for h in hits]}
         )
 
-    @app.get("/api/papers/{pid:path}", tags=["api"], summary="One paper", responses=ERROR_RESPONSES)
-    def api_paper(pid: str) -> JSONResponse:
-        """One paper with every field, its links and a BibTeX entry."""
+    @app.get(
+        "/api/papers/{pid:path}",
+        tags=["api"],
+        summary="One paper",
+        response_class=SafeJSON,
+        responses={200: {"model": schemas.PaperDetail, "description": "The paper"}, **PAPER_ERRORS},
+    )
+    def api_paper(pid: str) -> Response:
+        """One paper with every field, its links and a BibTeX entry. Ids may contain `/`
+        (hep-th/9901002) and may carry an `arXiv:` prefix or a version suffix."""
         p = service.get_paper(pool, pid)
-        return JSONResponse({**p.to_dict(), "bibtex": render.bibtex(p)})
+        return SafeJSON(safe_paper({**p.to_dict(), "bibtex": render.bibtex(p)}))
 
-    @app.get("/api/daily", tags=["api"], summary="Daily papers", responses=ERROR_RESPONSES)
+    @app.get(
+        "/api/daily",
+        tags=["api"],
+        summary="Daily papers",
+        response_class=SafeJSON,
+        responses={200: {"model": schemas.DailyOut, "description": "One day's papers"}, **ERROR_RESPONSES},
+    )
     def api_daily(
-        day: Annotated[str | None, Query(description="YYYY-MM-DD; default: the latest day in the store")] = None,
-        category: Annotated[str | None, Query(description="Only papers in this category or archive")] = None,
-        page: int = 1,
-        per_page: int = 50,
-    ) -> JSONResponse:
+        day: Annotated[
+            str | None, Query(pattern=service.DAY, description="YYYY-MM-DD; default: the latest day in the store")
+        ] = None,
+        category: Annotated[
+            str | None,
+            Query(max_length=service.MAX_CATEGORY, description="Only papers in this category or archive"),
+        ] = None,
+        page: Annotated[int, Query(ge=1, le=service.MAX_PAGE, description="1-based page number")] = 1,
+        per_page: Annotated[int, Query(ge=1, le=service.MAX_PER_PAGE, description="Papers per page")] = 50,
+    ) -> Response:
         """Papers listed on one day, with per-category counts and the previous/next days."""
         d = service.daily(pool, day, category, page, per_page)
         out = d.to_dict()
         out["pages"] = d.pages
-        return JSONResponse(out)
+        for p in out["papers"]:
+            safe_paper(p)
+        return SafeJSON(out)
 
-    @app.get("/api/days", tags=["api"], summary="Days with papers")
-    def api_days(limit: Annotated[int, Query(ge=1, le=1000)] = 60) -> JSONResponse:
+    @app.get(
+        "/api/days",
+        tags=["api"],
+        summary="Days with papers",
+        response_class=SafeJSON,
+        responses={200: {"model": schemas.DaysOut, "description": "Days, newest first"}, **ERROR_RESPONSES},
+    )
+    def api_days(limit: Annotated[int, Query(ge=1, le=1000, description="How many days")] = 60) -> Response:
         """Days that have papers, newest first, with counts."""
-        return JSONResponse({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
+        return SafeJSON({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
 
     # --- HTML views -------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -357,6 +512,23 @@ def create_app(data_dir: str | Path, pool_size: int | None = None, warm: bool = 
         spec = app.openapi()
         ops = [(path, method.upper(), op) for path, item in spec["paths"].items() for method, op in item.items()]
         return page(request, "api.html", ops=ops)
+
+    def openapi() -> dict[str, Any]:
+        """The spec as the API behaves: validation failures are 400 (FastAPI's default 422 is
+        never sent), and every operation lists the errors it can answer with."""
+        if app.openapi_schema:
+            return app.openapi_schema
+        spec = FastAPI.openapi(app)
+        for item in spec.get("paths", {}).values():
+            for op in item.values():
+                op.get("responses", {}).pop("422", None)
+        schemas_ = spec.get("components", {}).get("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):
+            schemas_.pop(name, None)
+        app.openapi_schema = spec
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> Response:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import click
 
+GRACE = 5  # seconds requests in flight get to finish after SIGTERM
+
 
 def _data_dir(ctx: click.Context):
     from ..store import default_data_dir
@@ -23,22 +25,50 @@ def _data_dir(ctx: click.Context):
 )
 @click.option("--no-warm", is_flag=True, help="Do not load the vector index and model before serving.")
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    help="Also answer requests for this Host name (repeatable; '*' for any). Default: loopback names, "
+    "the --host address, and $PAPERDEX_ALLOWED_HOSTS (comma-separated).",
+)
+@click.option(
     "--log-level", default="info", show_default=True, type=click.Choice(["critical", "error", "warning", "info"])
 )
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, pool: int | None, no_warm: bool, log_level: str) -> None:
-    """Serve the web UI and JSON API (open http://HOST:PORT/; API docs at /api/docs)."""
+def serve(
+    ctx: click.Context,
+    host: str,
+    port: int,
+    pool: int | None,
+    no_warm: bool,
+    log_level: str,
+    allow_hosts: tuple[str, ...] = (),
+) -> None:
+    """Serve the web UI and JSON API (open http://HOST:PORT/; API docs at /api/docs).
+
+    On SIGTERM or Ctrl-C it stops taking connections, lets requests in flight finish for up
+    to GRACE seconds, and exits."""
     import uvicorn
 
     from ..store import StoreError
-    from .app import create_app
+    from .app import allowed_hosts_from_env, create_app
 
+    hosts = [*allowed_hosts_from_env(), *allow_hosts]
+    if host not in ("0.0.0.0", "::", ""):
+        hosts.append(host)  # the address it was asked to listen on is a name it answers to
     try:
-        app = create_app(_data_dir(ctx), pool_size=pool, warm=not no_warm)
+        app = create_app(_data_dir(ctx), pool_size=pool, warm=not no_warm, allowed_hosts=hosts)
     except StoreError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"paperdex: serving {_data_dir(ctx)} on http://{host}:{port}/", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "info")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=log_level == "info",
+        timeout_graceful_shutdown=GRACE,
+    )
 
 
 @click.command()

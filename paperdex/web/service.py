@@ -12,6 +12,7 @@ ingest writes, so read requests never wait on an ingest.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import queue
 import re
@@ -31,16 +32,42 @@ MAX_QUERY = 1000
 MAX_PAGE = 500
 MAX_PER_PAGE = 100
 MAX_SIMILAR = 50
+MAX_CATEGORY = 64
+MAX_FILTER = 200
+POOL_WAIT = float(os.environ.get("PAPERDEX_POOL_WAIT", "10"))  # seconds a request waits for a searcher
+RETRY_AFTER = 2
 _VERSION = re.compile(r"v\d+$")
+DATE_PREFIX = r"^\d{4}(-\d{2}(-\d{2})?)?$"  # YYYY, YYYY-MM or YYYY-MM-DD
+DAY = r"^\d{4}-\d{2}-\d{2}$"
+_DATE_PREFIX = re.compile(DATE_PREFIX)
 
 
 class ServiceError(Exception):
-    """A request that cannot be answered; `status` is the HTTP status it means."""
+    """A request that cannot be answered; `status` is the HTTP status it means, `headers` any
+    the answer must carry (Retry-After on a 503)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or {}
+
+
+def check_date(value: str | None, name: str) -> str | None:
+    """YYYY, YYYY-MM or YYYY-MM-DD naming a day that exists: 2025-13-45 and 2025-02-30 are a
+    400 with a message, not a filter that silently matches nothing."""
+    if value is None or value == "":
+        return None
+    if not _DATE_PREFIX.match(value):
+        raise ServiceError(400, f"{name} must be a date YYYY, YYYY-MM or YYYY-MM-DD, got {value[:40]!r}")
+    parts = [int(x) for x in value.split("-")] + [1, 1]
+    try:
+        dt.date(parts[0], parts[1], parts[2])
+    except ValueError:
+        raise ServiceError(400, f"{name} is not a real date: {value!r}") from None
+    if parts[0] < 1:
+        raise ServiceError(400, f"{name} is not a real date: {value!r}")
+    return value
 
 
 def make_searcher(store: Store) -> Searcher:
@@ -51,9 +78,10 @@ def make_searcher(store: Store) -> Searcher:
 class SearcherPool:
     """A fixed set of searchers handed out one caller at a time."""
 
-    def __init__(self, data_dir: str | Path, size: int | None = None) -> None:
+    def __init__(self, data_dir: str | Path, size: int | None = None, wait: float | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.size = max(1, size or min(4, os.cpu_count() or 2))
+        self.wait = POOL_WAIT if wait is None else wait
         self._free: queue.LifoQueue[Searcher] = queue.LifoQueue()
         self._made = 0
         self._lock = threading.Lock()
@@ -62,7 +90,9 @@ class SearcherPool:
             pass
 
     @contextmanager
-    def searcher(self) -> Iterator[Searcher]:
+    def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
+        """Borrow a searcher. When all are busy, wait a bounded time, then answer 503 with
+        Retry-After: a request is never left to hang, and never becomes a 500."""
         s = None
         try:
             s = self._free.get_nowait()
@@ -72,7 +102,14 @@ class SearcherPool:
                     s = make_searcher(Store(self.data_dir, readonly=True))
                     self._made += 1
             if s is None:
-                s = self._free.get(timeout=60)
+                try:
+                    s = self._free.get(timeout=self.wait if wait is None else wait)
+                except queue.Empty:
+                    raise ServiceError(
+                        503,
+                        "the server is busy with other searches; try again in a moment",
+                        {"Retry-After": str(RETRY_AFTER)},
+                    ) from None
         try:
             yield s
         finally:
@@ -156,12 +193,12 @@ def normalise(p: SearchParams) -> SearchParams:
         p.sort,
         p.page,
         p.per_page,
-        _clean(p.category, 64),
-        _clean(p.date_from, 10),
-        _clean(p.date_to, 10),
-        _clean(p.venue),
-        _clean(p.area),
-        _clean(p.author),
+        _clean(p.category, MAX_CATEGORY),
+        check_date(_clean(p.date_from, 10), "from"),
+        check_date(_clean(p.date_to, 10), "to"),
+        _clean(p.venue, MAX_FILTER),
+        _clean(p.area, MAX_FILTER),
+        _clean(p.author, MAX_FILTER),
     )
 
 
@@ -216,6 +253,10 @@ def daily(pool: SearcherPool, day: str | None = None, category: str | None = Non
         raise ServiceError(400, f"page must be between 1 and {MAX_PAGE}")
     if not 1 <= per_page <= MAX_PER_PAGE:
         raise ServiceError(400, f"per_page must be between 1 and {MAX_PER_PAGE}")
+    if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        raise ServiceError(400, f"day must be a date YYYY-MM-DD, got {day[:40]!r}")
+    day = check_date(day, "day")
+    category = _clean(category, MAX_CATEGORY)
     with pool.searcher() as s:
         try:
             return feed.daily(s.store, day, category, page, per_page)
@@ -224,5 +265,7 @@ def daily(pool: SearcherPool, day: str | None = None, category: str | None = Non
 
 
 def days(pool: SearcherPool, limit: int = 60) -> list[tuple[str, int]]:
+    if not 1 <= limit <= 1000:
+        raise ServiceError(400, "limit must be between 1 and 1000")
     with pool.searcher() as s:
         return feed.days(s.store, limit)

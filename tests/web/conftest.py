@@ -25,4 +25,4 @@ def app(web_dir):
 @pytest.fixture
 def client(app) -> TestClient:
     """A fresh client (no cookies carried over) per test, over the one app."""
-    return TestClient(app, raise_server_exceptions=False)
+    return TestClient(app, base_url="http://localhost", raise_server_exceptions=False)

@@ -144,7 +144,9 @@ def test_core_notices_are_translated(tmp_path):
 
     with Store(tmp_path / "novec") as s:
         s.upsert([Paper(id="2501.00001", title="Diffusion for proteins", abstract="We study diffusion.")])
-    c = TestClient(create_app(tmp_path / "novec", pool_size=1), raise_server_exceptions=False)
+    c = TestClient(
+        create_app(tmp_path / "novec", pool_size=1), base_url="http://localhost", raise_server_exceptions=False
+    )
     en = c.get("/", params={"q": "diffusion", "lang": "en"}).text
     zh = c.get("/", params={"q": "diffusion", "lang": "zh"}).text
     assert "semantic search is off" in en

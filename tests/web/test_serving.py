@@ -16,7 +16,7 @@ from paperdex.web.commands import mcp, serve
 def test_reads_do_not_wait_on_an_ingest(web_dir, tmp_path):
     d = tmp_path / "copy"
     shutil.copytree(web_dir, d)
-    client = TestClient(create_app(d, pool_size=1))
+    client = TestClient(create_app(d, pool_size=1), base_url="http://127.0.0.1:8000")
     writer = sqlite3.connect(d / "paperdex.db", check_same_thread=False)
     writer.execute("BEGIN IMMEDIATE")  # an ingest batch in flight holds the write lock
     writer.execute("UPDATE papers SET title = 'Rewritten' WHERE id = '2599.00002'")

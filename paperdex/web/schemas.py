@@ -1,0 +1,135 @@
+"""The shapes the JSON API answers with, for ``/openapi.json`` only.
+
+Endpoints build their JSON themselves (FastAPI's encoder would cost more than a search on a
+large result); these models document it, and the schemathesis test checks every answer
+against them. Fields are the ones clients rely on; answers may carry more (the models allow
+extra properties), so the search core can grow without breaking the spec.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Links(_Open):
+    """Only http(s) links: anything else in the data (`javascript:`, `data:`) is left out."""
+
+    abs: str | None = Field(None, description="Abstract page")
+    pdf: str | None = Field(None, description="PDF")
+    code: str | None = Field(None, description="Code repository")
+
+
+class PaperOut(_Open):
+    id: str
+    title: str = Field(description="As the source gave it (LaTeX kept)")
+    authors: list[str]
+    abstract: str
+    categories: list[str]
+    venue: str | None
+    venue_area: str | None
+    published: str | None
+    listed: str | None
+    updated: str | None
+    date: str | None = Field(description="listed, else published, else updated (YYYY-MM-DD)")
+    abs_url: str | None
+    pdf_url: str | None
+    code_url: str | None
+    comment: str | None
+    authors_truncated: bool
+    sources: list[str]
+    extra: dict[str, Any] = Field(description="Source-specific fields (code_stars, upvotes, merge provenance…)")
+    links: Links
+
+
+class Why(_Open):
+    lexical_rank: int | None
+    lexical_score: float | None
+    dense_rank: int | None
+    dense_score: float | None
+
+
+class HitOut(PaperOut):
+    score: float
+    why: Why
+    snippet_html: str | None = Field(description="Escaped HTML, query words in <mark>")
+    title_html: str = Field(description="Escaped HTML, query words in <mark>")
+
+
+class FacetValue(_Open):
+    value: str
+    count: int
+
+
+class SearchOut(_Open):
+    query: str
+    mode: str
+    sort: str
+    total: int
+    page: int
+    pages: int
+    per_page: int
+    took_ms: float
+    notices: list[str]
+    facets: dict[str, list[FacetValue]]
+    hits: list[HitOut]
+
+
+class PaperDetail(PaperOut):
+    bibtex: str
+
+
+class SimilarPaper(PaperOut):
+    score: float
+
+
+class SimilarOut(_Open):
+    id: str
+    similar: list[SimilarPaper]
+
+
+class DailyOut(_Open):
+    day: str | None
+    category: str | None
+    total: int
+    day_total: int
+    page: int
+    pages: int
+    per_page: int
+    prev_day: str | None
+    next_day: str | None
+    categories: list[FacetValue]
+    papers: list[PaperOut]
+
+
+class DayCount(_Open):
+    day: str
+    count: int
+
+
+class DaysOut(_Open):
+    days: list[DayCount]
+
+
+class ErrorBody(BaseModel):
+    status: int
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {"model": ErrorOut, "description": text}
+
+
+BAD_REQUEST = _error("A bad request: a parameter out of range, an invalid date, a query syntax error")
+NOT_FOUND = _error("No paper with this id")
+BUSY = _error("Every searcher is busy: try again after the `Retry-After` seconds")
+BUSY["headers"] = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}

@@ -1,0 +1,139 @@
+"""The API as strict as the pages: filtered links, known parameters only, allowed hosts, an
+honest OpenAPI spec, HEAD, 405 with Allow, real dates, headers on every answer, a bounded
+wait for a searcher."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from fastapi.testclient import TestClient
+from webstore import HOSTILE_ID
+
+from paperdex.paper import Paper
+from paperdex.store import Store
+from paperdex.web import service
+from paperdex.web.app import create_app
+
+SECURITY = ("content-security-policy", "x-content-type-options", "referrer-policy")
+
+
+def has_security_headers(r) -> bool:
+    return all(h in r.headers for h in SECURITY)
+
+
+def test_api_links_are_filtered_like_the_pages(client):
+    d = client.get(f"/api/papers/{HOSTILE_ID}").json()
+    assert "code" not in d["links"] and d["code_url"] is None  # the data says javascript:alert(1)
+    assert d["links"]["abs"].startswith("https://arxiv.org/abs/")
+    hits = client.get("/api/search", params={"q": "zebrafinch"}).json()["hits"]
+    hostile = next(h for h in hits if h["id"] == HOSTILE_ID)
+    assert "code" not in hostile["links"] and "javascript:" not in json.dumps(hits)
+    daily = client.get("/api/daily", params={"day": "2025-03-19", "per_page": 100}).json()
+    assert "javascript:" not in json.dumps(daily)
+    assert "javascript:" not in client.get(f"/paper/{HOSTILE_ID}").text
+
+
+def test_only_known_parameters_reach_page_links(client):
+    junk = "x" * 60_000
+    r = client.get("/", params={"q": "zebrafinch", "junk": junk, "category": "cs.LG"})
+    assert r.status_code == 200
+    assert "junk" not in r.text and len(r.text) < 200_000
+    assert "category=cs.LG" in r.text  # known ones are kept
+
+
+def test_host_header_must_be_an_allowed_name(app):
+    for host in ("localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000"):
+        r = TestClient(app).get("/api/days", headers={"host": host})
+        assert r.status_code == 200, host
+    for host in ("evil.example", "evil.example:8000", "127.0.0.1.evil.example", ""):
+        r = TestClient(app).get("/api/days", headers={"host": host})
+        assert r.status_code == 400, host
+        assert "Host" in r.json()["error"]["message"] and has_security_headers(r)
+
+
+def test_allowed_hosts_setting(web_dir, monkeypatch):
+    monkeypatch.setenv("PAPERDEX_ALLOWED_HOSTS", "papers.lan, Other.Example")
+    app = create_app(web_dir, pool_size=1)
+    assert TestClient(app, base_url="http://papers.lan:8000").get("/api/days").status_code == 200
+    assert TestClient(app, base_url="http://other.example").get("/api/days").status_code == 200
+    assert TestClient(app, base_url="http://evil.example").get("/api/days").status_code == 400
+    anyhost = create_app(web_dir, pool_size=1, allowed_hosts=["*"])
+    assert TestClient(anyhost, base_url="http://evil.example").get("/api/days").status_code == 200
+
+
+def test_openapi_states_bounds_enums_errors_and_schemas(client):
+    spec = client.get("/openapi.json").json()
+    params = {p["name"]: p["schema"] for p in spec["paths"]["/api/search"]["get"]["parameters"]}
+    assert params["page"]["minimum"] == 1 and params["page"]["maximum"] == service.MAX_PAGE
+    assert params["per_page"]["maximum"] == service.MAX_PER_PAGE
+    assert params["mode"]["enum"] == ["hybrid", "lexical", "dense"]
+    assert params["sort"]["enum"] == ["relevance", "newest"]
+    assert "pattern" in str(params["from"])
+    k = next(p for p in spec["paths"]["/api/papers/{pid}/similar"]["get"]["parameters"] if p["name"] == "k")
+    assert (k["schema"]["minimum"], k["schema"]["maximum"]) == (1, service.MAX_SIMILAR)
+    for path, item in spec["paths"].items():
+        for op in item.values():
+            codes = set(op["responses"])
+            assert "422" not in codes, path
+            assert {"200", "400", "503"} <= codes, path
+            assert op["responses"]["200"]["content"]["application/json"]["schema"], path
+    assert "404" in spec["paths"]["/api/papers/{pid}"]["get"]["responses"]
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+
+
+def test_405_says_what_is_allowed_and_head_is_answered(client):
+    r = client.post("/api/search")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and has_security_headers(r)
+    assert r.json()["error"]["status"] == 405
+    r = client.delete("/static/style.css")
+    assert r.status_code == 405 and "GET" in r.headers["allow"]
+    for path in ("/api/search?q=zebrafinch", "/", f"/paper/{HOSTILE_ID}", "/static/style.css", "/openapi.json"):
+        get, head = client.get(path), client.head(path)
+        assert head.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"] == get.headers["content-type"], path
+
+
+def test_invalid_dates_are_400_with_a_message(client):
+    for params in ({"from": "2025-02-30"}, {"to": "2025-13-45"}, {"from": "2025-13"}, {"from": "0000"}):
+        r = client.get("/api/search", params={"q": "model", **params})
+        assert r.status_code == 400, params
+        assert "date" in r.json()["error"]["message"], params
+    r = client.get("/api/daily", params={"day": "2025-13-45"})
+    assert r.status_code == 400 and "not a real date" in r.json()["error"]["message"]
+    r = client.get("/", params={"q": "model", "from": "2025-02-30"})
+    assert r.status_code == 400 and "not a real date" in r.text
+    assert client.get("/api/search", params={"q": "model", "from": "2025-02"}).status_code == 200
+
+
+def test_security_headers_on_a_500(app, client, monkeypatch):
+    def boom(*a, **kw):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(service, "get_paper", boom)
+    r = client.get(f"/api/papers/{HOSTILE_ID}")
+    assert r.status_code == 500 and has_security_headers(r)
+    assert r.json()["error"]["status"] == 500 and "a bug" not in r.text
+
+
+def test_a_full_pool_is_a_quick_503_with_retry_after(web_dir):
+    app = create_app(web_dir, pool_size=1, pool_wait=0.3)
+    c = TestClient(app, base_url="http://localhost", raise_server_exceptions=False)
+    with app.state.pool.searcher():  # every searcher busy
+        t = time.monotonic()
+        r = c.get("/api/search", params={"q": "zebrafinch"})
+        took = time.monotonic() - t
+    assert r.status_code == 503 and r.headers["retry-after"] == "2" and took < 5
+    assert "busy" in r.json()["error"]["message"] and has_security_headers(r)
+    assert c.get("/api/search", params={"q": "zebrafinch"}).status_code == 200  # and it recovers
+
+
+def test_a_stored_nan_does_not_break_the_api(tmp_path):
+    """Records are validated at ingest now, but a store written before that may hold one."""
+    with Store(tmp_path / "s") as s:
+        s.upsert([Paper(id="9901.00033", title="t", extra={"code_stars": float("nan"), "x": [float("inf")]})])
+    c = TestClient(create_app(tmp_path / "s", pool_size=1), base_url="http://localhost")
+    r = c.get("/api/papers/9901.00033")
+    assert r.status_code == 200 and r.json()["extra"] == {"code_stars": None, "x": [None]}
+    r = c.get("/api/daily")
+    assert r.status_code == 200 and "NaN" not in r.text
