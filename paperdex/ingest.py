@@ -117,7 +117,9 @@ def _parse(raw: str):
         return None, f"invalid JSON: {e.msg} (column {e.colno})"
     except RecursionError:
         return None, "invalid record: JSON nested too deeply"
-    except ValueError as e:  # e.g. an integer of more than 4,300 digits
+    except ValueError as e:  # an integer of more than 4,300 digits
+        if "digits" in str(e):
+            return None, "invalid record: a number with more than 4,300 digits"
         return None, f"invalid JSON: {str(e).splitlines()[0][:120]}"
 
 
@@ -268,4 +270,5 @@ def import_vectors(store: Store, vectors: str | Path, ids: str | Path, model: st
         items.append((hit[0], hit[1], v / norm))
     for i in range(0, len(items), 5000):
         store.add_vectors(model, items[i : i + 5000])
+    store.publish()
     return len(items)

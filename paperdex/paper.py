@@ -135,9 +135,8 @@ def _check_str(s: str, where: str) -> None:
 
 
 def _kind(v: Any) -> str:
-    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
-        type(v), type(v).__name__
-    )
+    kinds = {bool: "true/false", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return "null" if v is None else kinds.get(type(v), type(v).__name__)
 
 
 def _text(
@@ -231,6 +230,8 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
         raise RecordError(f"'id' is longer than {MAX_ID} characters")
     if _CONTROL_IN_ID.search(pid):
         raise RecordError(f"'id' contains spaces or control characters: {pid[:60]!r}")
+    if any(seg in ("", ".", "..") for seg in pid.split("/")) or "\\" in pid:
+        raise RecordError(f"'id' is not usable in a link (an empty, '.' or '..' part, or a backslash): {pid[:60]!r}")
     pid = re.sub(r"v\d+$", "", pid) if ARXIV_ID.match(pid) else pid
     title = _text(rec.get("title"), "title", MAX_TITLE, notes, required=True)
     assert title is not None

@@ -42,7 +42,7 @@ def ids_in(data_dir) -> set[str]:
         ({"extra": {"score": float("inf")}}, "'extra.score' is inf"),
         ({"code_stars": 10**30}, "out of range"),
         ({"code_stars": -3}, "'code_stars' must be a whole number"),
-        ({"extra": "s"}, "'extra' must be a JSON object, got str"),
+        ({"extra": "s"}, "'extra' must be a JSON object, got a string"),
         ({"extra": [1, 2]}, "'extra' must be a JSON object, got a list"),
         ({"extra": 5}, "'extra' must be a JSON object, got a number"),
         ({"extra": {"a": [[[[[[[[[[1]]]]]]]]]]}}, "nested more than"),
@@ -130,7 +130,7 @@ def test_json_array_reports_elements_by_line(empty_store, tmp_path):
     )
     s = ingest_file(empty_store, f)
     assert (s.added, s.rejected) == (2, 1)
-    assert s.errors == [f"{f}:3: 'extra' must be a JSON object, got str"]
+    assert s.errors == [f"{f}:3: 'extra' must be a JSON object, got a string"]
 
 
 def test_deep_nesting_and_huge_numbers_do_not_crash(empty_store, tmp_path):

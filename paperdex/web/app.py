@@ -12,9 +12,10 @@ import json
 import logging
 import math
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -96,7 +97,17 @@ def _env() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["plain_tex"] = render.plain_tex
+    env.globals["filterable"] = filterable
     return env
+
+
+# What the query language's cat: accepts (cs, cs.LG); a stored category outside it (an ACM
+# class list, junk from a source) is shown as text, not as a filter link that would be a 400.
+_FILTERABLE = re.compile(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?")
+
+
+def filterable(category: str) -> bool:
+    return bool(_FILTERABLE.fullmatch(category or ""))
 
 
 class Guard:
@@ -259,7 +270,8 @@ def create_app(
             else:
                 params[k] = str(v)
         qs = urlencode({k: v for k, v in params.items() if v != ""})
-        path = "/" + (path or request.url.path).lstrip("/")  # never a protocol-relative //host link
+        # the decoded path quoted again (an id may hold % ? #), never a protocol-relative //host link
+        path = "/" + quote((path or request.scope["path"]).lstrip("/"), safe="/:@!$&'()*+,;=")
         return path + (f"?{qs}" if qs else "")
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
