@@ -73,3 +73,57 @@ def test_chinese_queries_go_through_the_adapter_english_do_not():
     adapted = e5.embed_query("扩散模型")
     assert abs(float(np.linalg.norm(adapted)) - 1) < 1e-4
     assert float(adapted @ raw_zh) < 0.999  # moved
+
+
+def _stale(store) -> int:
+    return store.conn.execute(
+        "SELECT count(*) FROM papers p LEFT JOIN vectors v ON v.paper = p.rowid "
+        "WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
+    ).fetchone()[0]
+
+
+def test_embed_repairs_vectors_of_text_edited_while_it_ran(empty_store, monkeypatch):
+    """An edit that lands while its paper's batch is being embedded leaves a vector of the
+    old text; the same run notices and embeds the paper again, so it ends with none stale."""
+    from paperdex.store import Store
+
+    empty_store.upsert([Paper(id=f"p{i}", title=f"Paper {i}", abstract="About robots.") for i in range(40)])
+    real = embed.get_embedder("all-MiniLM-L6-v2")
+    editor = Store(empty_store.data_dir)  # another writer, as a concurrent `ingest` would be
+    calls = []
+
+    class EditingMidBatch:
+        name, dim = real.name, real.dim
+
+        def embed_docs(self, texts):
+            calls.append(len(texts))
+            if len(calls) == 1:  # the first batch is in flight: edit 10 of its papers
+                edited = [editor.get(f"p{i}") for i in range(10)]
+                for p in edited:
+                    p.abstract = "About ducks, rewritten while embed ran."
+                editor.upsert(edited)
+            return real.embed_docs(texts)
+
+    monkeypatch.setattr(embed, "get_embedder", lambda name, threads=None: EditingMidBatch())
+    n = embed.embed_store(empty_store, "all-MiniLM-L6-v2", batch_size=16)
+    editor.close()
+    assert n == 50  # 40 papers, and the 10 edited mid-batch once more
+    assert _stale(empty_store) == 0
+    row = empty_store.conn.execute(
+        "SELECT v.vec FROM vectors v JOIN papers p ON p.rowid = v.paper WHERE p.id = 'p3'"
+    ).fetchone()
+    got = np.frombuffer(row[0], dtype=np.float16).astype(np.float32)
+    want = real.embed_docs([embed.doc_text("Paper 3", "About ducks, rewritten while embed ran.")])[0]
+    assert float(got @ want) > 0.99  # the vector is of the current text
+
+
+def test_a_second_embed_repairs_stale_vectors_left_by_an_older_run(empty_store):
+    """Vectors whose text_hash is not the paper's (as older versions of embed left them) are
+    embedded again; `embed` used to say "embedded 0" forever."""
+    empty_store.upsert([Paper(id=f"p{i}", title=f"Paper {i}", abstract="About robots.") for i in range(6)])
+    assert embed.embed_store(empty_store, "all-MiniLM-L6-v2") == 6
+    empty_store.conn.execute("UPDATE vectors SET text_hash = 'old' WHERE paper IN (SELECT paper FROM vectors LIMIT 4)")
+    empty_store.conn.commit()
+    assert embed.pending_count(empty_store) == 4
+    assert embed.embed_store(empty_store) == 4
+    assert _stale(empty_store) == 0 and embed.pending_count(empty_store) == 0
