@@ -61,14 +61,36 @@ def serve(
     except StoreError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"paperdex: serving {_data_dir(ctx)} on http://{host}:{port}/", err=True)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=log_level == "info",
-        timeout_graceful_shutdown=GRACE,
-    )
+    try:  # after the grace period uvicorn re-raises SIGTERM (the process ends) or SIGINT
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            access_log=log_level == "info",
+            timeout_graceful_shutdown=GRACE,
+        )
+    finally:
+        _exit_if_stuck()
+
+
+def _exit_if_stuck() -> None:
+    """After the grace period, a request still running in a worker thread (those are not
+    daemon threads) would keep the process alive after Ctrl-C: exit anyway."""
+    import os
+    import sys
+    import threading
+    import time
+
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    deadline = time.monotonic() + 1.0
+    for t in others:
+        t.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t in others):
+        click.echo("paperdex: requests still running after the grace period were abandoned", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 @click.command()
