@@ -1,6 +1,7 @@
 """The `paperdex` command: one click group, each command a thin layer over library functions.
 
-Exit codes: 0 success, 1 a user error (one line on stderr), 2 usage.
+Exit codes: 0 success, 1 a user error (one line on stderr) or an ingest that rejected any record
+(each reported as FILE:LINE), 2 usage.
 """
 
 from __future__ import annotations
@@ -272,11 +273,8 @@ def migrate(ctx) -> None:
 
 
 def _build_index(store: Store) -> None:
-    """Build the ANN index now, so the first search does not pay for it."""
-    from .vectors import VectorIndex
-
-    if store.vector_count():
-        VectorIndex(store).ensure()
+    """Publish the indexes now, so readers (and the first search) find them ready."""
+    store.publish()
 
 
 # --- search / show / stats --------------------------------------------------------------
