@@ -45,6 +45,7 @@ def test_reader_opens_read_only_and_changes_nothing(tmp_path):
         w.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         w.conn.execute("PRAGMA journal_mode = DELETE")  # so a reader setting WAL would show
     before = digest(d / "paperdex.db")
+    files = sorted(p.name for p in d.rglob("*"))
     with Store(d, readonly=True) as r:
         assert r.get("2501.00001").title == "A title" and r.count() == 1
         assert r.conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
@@ -53,7 +54,7 @@ def test_reader_opens_read_only_and_changes_nothing(tmp_path):
         with pytest.raises(StoreError, match="does not migrate"):
             r.migrate()
     assert digest(d / "paperdex.db") == before
-    assert sorted(p.name for p in d.iterdir()) == ["paperdex.db"]
+    assert sorted(p.name for p in d.rglob("*")) == files  # no journal, no index files
 
 
 def test_reader_of_an_old_store_says_what_to_run_and_leaves_it_old(tmp_path):
