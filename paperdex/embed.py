@@ -213,4 +213,5 @@ def embed_store(
         done += len(rows)
         if progress:
             progress(len(rows))
+    store.publish()
     return done

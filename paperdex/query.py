@@ -19,19 +19,20 @@ just words here. Syntax errors raise QueryError with the position of the problem
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
+from datetime import date as _date
+
+from .text import CJK as _CJK
+from .text import STOPWORDS, fold
 
 FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "all"}
 TEXT_COLUMNS = {"ti": "title", "au": "authors", "abs": "abstract"}
 MAX_QUERY_CHARS = 20_000
-MAX_TERMS = 64
-STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was were "
-    "with we our via using based towards toward into than then these those which".split()
-)
-# CJK runs and other word runs are separate words ("Muon优化器" -> "muon", "优化器"); the
-# English papers' index holds no CJK words, so those only feed the dense side.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+MAX_TERMS = 64  # words, phrases and filters in one query
+MAX_DEPTH = 32  # nested parentheses
+__all__ = ["STOPWORDS", "QueryError", "parse", "parse_literal", "date_range"]
+# CJK runs and other word runs are separate words ("Muon优化器" -> "muon", "优化器")
 _WORD = re.compile(f"[{_CJK}]+|[^\\W{_CJK}]+", re.UNICODE)
 _CJK_WORD = re.compile(f"^[{_CJK}]+$")
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -90,9 +91,17 @@ class Tok:
     neg: bool = False
 
 
+_QUOTES = str.maketrans(
+    {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u300c": '"', "\u300d": '"'}
+)
+
+
 def _clean(q: str) -> str:
-    """NULs and control characters are never meaningful in a query; they become spaces."""
-    return "".join(" " if (ord(ch) < 32 or ch == "\x7f") else ch for ch in q)
+    """NFKC first, so that what a Chinese input method types means what ASCII means (ＯＲ,
+    `ti：`, full-width parentheses), curly quotes as straight ones; NULs and control
+    characters become spaces."""
+    q = unicodedata.normalize("NFKC", q).translate(_QUOTES)
+    return "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else ch for ch in q)
 
 
 def lex(q: str) -> list[Tok]:
@@ -149,6 +158,7 @@ class _Parser:
     def __init__(self, toks: list[Tok]) -> None:
         self.toks = toks
         self.i = 0
+        self.depth = 0
 
     def peek(self) -> Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -203,7 +213,7 @@ class _Parser:
         if t.kind == "NOT":
             self.take()
             nxt = self.peek()
-            if nxt is None or nxt.kind in ("RP", "OR", "AND"):
+            if nxt is None or nxt.kind in ("RP", "OR", "AND", "NOT"):
                 raise QueryError("NOT needs a term after it", t.pos)
             return Not(self.unary(fld))
         node = self.primary(fld)
@@ -214,7 +224,11 @@ class _Parser:
         if t.kind == "LP":
             if (nxt := self.peek()) is not None and nxt.kind == "RP":
                 raise QueryError("empty parentheses", t.pos)
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise QueryError(f"too deeply nested: at most {MAX_DEPTH} levels of parentheses", t.pos)
             node = self.or_expr(fld)
+            self.depth -= 1
             close = self.peek()
             if close is None or close.kind != "RP":
                 raise QueryError("unbalanced parenthesis: this '(' is never closed", t.pos)
@@ -236,9 +250,8 @@ class _Parser:
 
 
 def words(text: str) -> list[str]:
-    """The words the index can match, lowercased: \\w-runs as FTS5's unicode61 sees them,
-    without CJK (absent from English papers)."""
-    return [w.lower() for w in _WORD.findall(text) if not _CJK_WORD.match(w)]
+    """Folded word runs, CJK runs separate ("Muon优化器" -> ["muon", "优化器"])."""
+    return _WORD.findall(fold(text))
 
 
 def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
@@ -254,19 +267,54 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
         return Filter("id", re.sub(r"v\d+$", "", value.strip()))
     if fld == "date":
         start, dots, end = value.partition("..")
-        if not dots:
-            end = start
-        for part in (start, end):
-            if part and not _DATE.match(part):
-                raise QueryError(
-                    f"date: expects YYYY, YYYY-MM or YYYY-MM-DD, or a range START..END, got {value!r}", pos
-                )
-        if not start and not end:
-            raise QueryError("date: needs at least one end of the range", pos)
-        if start and end and start > end:
-            raise QueryError(f"date: range {value!r} ends before it starts", pos)
-        return Filter("date", (start, end))
+        return Filter("date", date_range(start, end if dots else start, pos))
     return Filter(fld, value.strip())  # venue / area
+
+
+def _check_date(part: str, pos: int | None) -> str:
+    if not _DATE.match(part):
+        raise QueryError(f"dates are YYYY, YYYY-MM or YYYY-MM-DD, got {part!r}", pos)
+    y, m, d = (int(x) for x in (part + "-01-01")[:10].split("-"))
+    try:
+        _date(y, m, d)
+    except ValueError:
+        raise QueryError(f"{part!r} is not a date on the calendar", pos) from None
+    return part
+
+
+def date_range(start: str | None, end: str | None, pos: int | None = None) -> tuple[str, str]:
+    """The one date rule (query `date:`, form and API filters, the daily feed): YYYY, YYYY-MM
+    or YYYY-MM-DD, each a real calendar date; an open end is ""; START <= END."""
+    start, end = (start or "").strip(), (end or "").strip()
+    if not start and not end:
+        raise QueryError("a date range needs at least one end", pos)
+    if start:
+        _check_date(start, pos)
+    if end:
+        _check_date(end, pos)
+    if start and end and (start + "-01-01")[:10] > (end + "-12-31")[:10]:
+        raise QueryError(f"date range {start}..{end} ends before it starts", pos)
+    return start, end
+
+
+_REF = re.compile(
+    r"^(?:https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/|arxiv:|(?:https?://doi\.org/)?10\.48550/arxiv\.)?"
+    r"(\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?(?:\.pdf)?/?$",
+    re.IGNORECASE,
+)
+_DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)
+
+
+def paper_ref(q: str) -> tuple[str, str] | None:
+    """A pasted paper reference instead of a query: ("id", arXiv id) for an id, an arXiv
+    URL or an arXiv DOI; ("doi", doi) for another DOI."""
+    q = q.strip()
+    if (m := _REF.match(q)) is not None:
+        pid = m.group(1)
+        return ("id", pid.lower() if "/" in pid else pid)
+    if (m := _DOI.match(q)) is not None:
+        return ("doi", m.group(1).lower())
+    return None
 
 
 def parse(q: str) -> Bool:
@@ -283,128 +331,14 @@ def parse_literal(q: str) -> Bool:
     return Bool("AND", [Text(words(tok), raw=tok) for tok in q.split()])
 
 
-# --- compilation ----------------------------------------------------------------------
+# --- FTS5 strings (phrases only) -----------------------------------------------------
 
 
 def fts_string(t: Text) -> str | None:
-    """One Text as an FTS5 expression made only of quoted \\w-words; None if nothing
-    searchable is left (an emoji, punctuation)."""
-    if not t.words:
+    """A phrase as an FTS5 expression made only of quoted \\w-words; None if nothing
+    searchable is left (an emoji, punctuation). User text never reaches FTS5 otherwise."""
+    ws = [w for w in t.words if not _CJK_WORD.match(w)]
+    if not ws:
         return None
-    body = '"' + " ".join(t.words) + '"'
-    if t.prefix and len(t.words) == 1:
-        body += " *"
+    body = '"' + " ".join(ws) + '"'
     return f"{{{t.column}}} : {body}" if t.column else body
-
-
-@dataclass
-class Compiled:
-    """What search needs from a query.
-
-    where/params: SQL over `papers p` for the hard clauses (dense results obey these too);
-    soft: the free words, at least one of which a lexical hit must contain;
-    rank: one FTS5 expression (stemmed index) ranking lexical hits by BM25;
-    dense_text: the query as a sentence for the embedding model;
-    highlight: words to mark in titles and abstracts.
-    """
-
-    where: str = ""
-    params: list = field(default_factory=list)
-    rank_parts: list[tuple[str, str | None]] = field(default_factory=list)  # (FTS string, bare word)
-    soft: str | None = None
-    rank: str | None = None
-    dense_text: str = ""
-    highlight: list[str] = field(default_factory=list)
-    has_text: bool = False
-
-
-def compile_query(tree: Bool, extra_filters: list[Node] | None = None) -> Compiled:
-    out = Compiled()
-    soft: list[Text] = []
-    hard: list[Node] = []
-    for child in tree.children:
-        if isinstance(child, Text) and child.column is None and not child.phrase:
-            soft.append(child)
-        else:
-            hard.append(child)
-    hard.extend(extra_filters or [])
-
-    positives: list[Text] = []
-    _collect_positive(tree, positives)
-    seen: set[str] = set()
-    for t in positives:
-        s = fts_string(t)
-        if s and s not in seen and len(seen) < MAX_TERMS:
-            if not t.phrase and t.column is None and t.words[0] in STOPWORDS and len(positives) > 1:
-                continue
-            seen.add(s)
-            bare = t.words[0] if (t in soft and len(t.words) == 1 and not t.prefix) else None
-            out.rank_parts.append((s, bare))
-    out.rank = " OR ".join(s for s, _ in out.rank_parts) or None
-    out.highlight = sorted({w for t in positives for w in t.words if w not in STOPWORDS})
-    out.dense_text = " ".join(t.raw for t in positives if t.column != "authors").strip()
-    out.has_text = bool(out.dense_text)
-
-    soft_strs = []
-    for t in soft:
-        s = fts_string(t)
-        if s and (t.words[0] not in STOPWORDS or len(soft) == 1) and s not in soft_strs:
-            soft_strs.append(s)
-    out.soft = " OR ".join(soft_strs[:MAX_TERMS]) or None
-
-    clauses = [c for c in (_sql(n, out.params) for n in hard) if c]
-    out.where = " AND ".join(f"({c})" for c in clauses)
-    return out
-
-
-def _collect_positive(node: Node, out: list[Text]) -> None:
-    if isinstance(node, Text):
-        if node.words or node.raw.strip():
-            out.append(node)
-    elif isinstance(node, Bool):
-        for c in node.children:
-            _collect_positive(c, out)
-
-
-_NOTHING = "0"  # SQL false: a required clause with nothing searchable matches nothing
-
-
-def _sql(node: Node, params: list) -> str | None:
-    if isinstance(node, Text):
-        s = fts_string(node)
-        if s is None:
-            return _NOTHING
-        table = "fts_exact" if node.phrase else "fts"
-        params.append(s)
-        return f"p.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
-    if isinstance(node, Filter):
-        if node.kind == "cat":
-            v = str(node.value)
-            if "." in v:
-                params.append(v.lower())
-                return "p.rowid IN (SELECT paper FROM paper_categories WHERE lower(category) = ?)"
-            params.extend([v.lower(), v.lower() + ".%"])
-            return "p.rowid IN (SELECT paper FROM paper_categories WHERE lower(category) = ? OR lower(category) LIKE ?)"
-        if node.kind == "id":
-            params.append(node.value)
-            return "p.id = ?"
-        if node.kind == "date":
-            start, end = node.value  # type: ignore[misc]
-            parts = []
-            if start:
-                params.append(start)
-                parts.append("p.date >= ?")
-            if end:
-                params.append(end + "\uffff")  # '2025-06' covers every day of June
-                parts.append("p.date <= ?")
-            return " AND ".join(parts)
-        column = {"venue": "p.venue", "area": "p.venue_area"}[node.kind]
-        params.append("%" + str(node.value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-        return f"{column} LIKE ? ESCAPE '\\'"
-    if isinstance(node, Not):
-        inner = _sql(node.child, params)
-        return f"NOT ({inner})" if inner else None
-    parts = [c for c in (_sql(c, params) for c in node.children) if c]
-    if not parts:
-        return None
-    return f" {node.op} ".join(f"({c})" for c in parts)

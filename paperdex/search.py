@@ -1,5 +1,19 @@
-"""Hybrid search: a lexical searcher (FTS5 BM25) and a dense searcher (vector index), fused by
-reciprocal-rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009), as pyserini composes them.
+"""Hybrid search: a lexical searcher (BM25F over the in-memory index of ``lexical.py``) and a
+dense searcher (``vectors.py``), fused by reciprocal-rank fusion (Cormack, Clarke & Büttcher,
+SIGIR 2009), as pyserini composes them. The contract this module implements is written down
+in docs/search.md; keep the two in step.
+
+A query is evaluated in three steps over arrays of length N (one entry per paper):
+
+1. *Constraints* (phrases, fields, filters, NOT, explicit OR/AND groups) make a mask C that
+   every result obeys, on both sides.
+2. *Free words* are concepts: an English word (its Porter stem), a hyphenated term (all its
+   words), or a Chinese word (any of its English translations). A paper matches the words
+   when it contains enough of the concepts (all of up to three; see ``required``). Words no
+   paper contains are set aside with a notice ("Missing: transformerz").
+3. The *matched set* M is the lexical matches plus the dense side's close matches (top
+   ``DENSE_DEPTH`` within C whose cosine passes the model's floor). ``total`` and facets count
+   M exactly; relevance and newest both order M; a page is a slice of that one order.
 
 Every hit says why it matched: its rank and score on each side, and the fused score.
 """
@@ -7,35 +21,53 @@ Every hit says why it matched: its rank and score on each side, and the fused sc
 from __future__ import annotations
 
 import html
+import math
 import re
-import sqlite3
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from . import lexical, zh
 from . import query as Q
-from . import zh
 from .paper import Paper
 from .store import Store
+from .text import STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
 
-RRF_K = 60
-# Fusion settings (k, lexical weight, dense weight) by query language. English: the standard
-# RRF of Cormack et al. Chinese: the lexical side sees dictionary translations that pin a
-# paper down precisely, the dense side is a small multilingual model; k=10 and a half weight
-# for dense were best on the 21k development queries as a whole (docs/relevance.md).
-FUSION = {"en": (RRF_K, 1.0, 1.0), "zh": (10, 1.0, 0.5)}
-# Field weights for bm25(): title, abstract, authors, categories. A word in the title says
-# more about what a paper is than the same word deep in its abstract.
-BM25_WEIGHTS = (5.0, 1.0, 2.0, 0.5)
-DEPTH = 100  # candidates taken from each side before fusion
-COMMON_DF = 0.25  # see Searcher.prune_common
+# Fusion by query class: (k, lexical weight, dense weight). "short" = up to three concepts
+# (topic queries); "long" = sentences (known-item, pasted text). See docs/relevance.md.
+FUSION = {
+    ("en", "short"): (60, 1.0, 1.0),
+    ("en", "long"): (60, 1.0, 0.5),
+    ("zh", "short"): (60, 1.0, 1.0),
+    ("zh", "long"): (10, 1.0, 0.5),
+}
+DENSE_DEPTH = 100  # dense candidates per query
+# Dense close matches, per model: (the cosine the best hit needs for the query to have any
+# close match, the cosine every other hit needs). Calibrated in docs/relevance.md on real
+# and nonsense queries: the first floor sits under the best hit of real queries and over
+# that of most nonsense; the second at the level of unrelated papers.
+MIN_COSINE = {"multilingual-e5-small": (0.80, 0.75), "all-MiniLM-L6-v2": (0.30, 0.20)}
+MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
+MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
+MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
 NOTICE_NO_VECTORS = "semantic search is off until vectors exist (run `paperdex embed`)"
 MODES = ("hybrid", "lexical", "dense")
 SORTS = ("relevance", "newest")
+
+
+def required(n: int) -> int:
+    """How many of n free concepts a lexical match must contain: all of up to three (topic
+    queries: `weight decay` means both words), all but one of four to six, half of a longer
+    text (a pasted sentence is a description, not a checklist)."""
+    if n <= 3:
+        return n
+    if n <= 6:
+        return n - 1
+    return math.ceil(n / 2)
 
 
 @dataclass
@@ -55,7 +87,7 @@ class Filters:
         if self.category:
             out.append(Q.make_leaf("cat", self.category, False, 0))
         if self.date_from or self.date_to:
-            out.append(Q.make_leaf("date", f"{self.date_from or ''}..{self.date_to or ''}", False, 0))
+            out.append(Q.Filter("date", Q.date_range(self.date_from, self.date_to)))
         if self.venue:
             out.append(Q.Filter("venue", self.venue))
         if self.area:
@@ -108,7 +140,7 @@ class Result:
 
     @property
     def pages(self) -> int:
-        return max(1, -(-self.total // self.per_page))
+        return max(1, -(-min(self.total, MAX_WINDOW) // self.per_page))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,7 +157,7 @@ class Result:
         }
 
 
-def rrf(rankings: list[list[int]], weights: list[float] | None = None, k: int = RRF_K) -> dict[int, float]:
+def rrf(rankings: list[list[int]], weights: list[float] | None = None, k: int = 60) -> dict[int, float]:
     """score(d) = sum_i w_i / (k + rank_i(d)), ranks starting at 1."""
     weights = weights or [1.0] * len(rankings)
     scores: dict[int, float] = {}
@@ -135,107 +167,269 @@ def rrf(rankings: list[list[int]], weights: list[float] | None = None, k: int = 
     return scores
 
 
-class Searcher:
-    """Search over one store. Holds the vector index and query model once loaded."""
+# --- what a query asks for ---------------------------------------------------------------
 
-    def __init__(self, store: Store, depth: int = DEPTH, fusion: dict | None = None) -> None:
+
+@dataclass
+class Concept:
+    """One thing asked for: any of the alternatives, each a tuple of stems all required."""
+
+    label: str
+    alts: list[tuple[str, ...]]
+
+
+def _zh_concepts(run: str) -> list[Concept]:
+    out = []
+    for alts in zh.concepts(run):
+        stems = []
+        for a in alts:
+            ws = tuple(dict.fromkeys(stem(w) for w in tokens(a) if w not in STOPWORDS))
+            if ws and ws not in stems:
+                stems.append(ws)
+        if stems:
+            out.append(Concept(" ".join(alts[:1]), stems))
+    return out
+
+
+def concepts_of(t: Q.Text) -> tuple[list[Concept], list[str]]:
+    """The concepts of one Text node, and the Chinese words it could not translate."""
+    out: list[Concept] = []
+    untranslated: list[str] = []
+    parts = split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]
+    for part, cjk in parts:
+        if cjk:
+            got = _zh_concepts(part)
+            if not got:
+                untranslated.append(part)
+            out.extend(got)
+            continue
+        ws = [w for w in tokens(part) if w not in STOPWORDS]
+        if not ws:
+            continue
+        if t.phrase:  # a phrase's words rank one by one; the phrase itself is matched exactly
+            out.extend(Concept(w, [(stem(w),)]) for w in ws)
+        else:
+            out.append(Concept(part.strip(), [tuple(dict.fromkeys(stem(w) for w in ws))]))
+    return out, untranslated
+
+
+class _Eval:
+    """Evaluates one query over one lexical snapshot; memoises repeated parts, and counts
+    the postings it reads so that no query can cost more than MAX_POSTINGS."""
+
+    def __init__(self, ix: lexical.LexIndex, store: Store) -> None:
+        self.ix = ix
         self.store = store
-        self.depth = depth
+        self.cost = 0
+        self.notices: list[str] = []
+        self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
+
+    def _charge(self, n: int) -> None:
+        self.cost += n
+        if self.cost > MAX_POSTINGS:
+            raise Q.QueryError("this query is too broad to evaluate; use fewer prefixes or common words")
+
+    def stem_mask(self, s: str, column: str | None) -> np.ndarray:
+        key = (s, column)
+        m = self._stem_cache.get(key)
+        if m is None:
+            m = np.zeros(self.ix.n, dtype=bool)
+            t = self.ix.term(s)
+            if t is not None:
+                docs = self.ix.term_docs(t, column)
+                self._charge(len(docs))
+                m[docs] = True
+            self._stem_cache[key] = m
+        return m
+
+    def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
+        out = np.zeros(self.ix.n, dtype=bool)
+        for alt in c.alts:
+            m = self.stem_mask(alt[0], column)
+            for s in alt[1:]:
+                m = m & self.stem_mask(s, column)
+            out |= m
+        return out
+
+    def concept_score(self, c: Concept, acc: np.ndarray) -> None:
+        """acc += the concept's BM25F: its best alternative (a multi-word one scores the
+        sum of its words)."""
+        if len(c.alts) == 1:
+            for s in c.alts[0]:
+                t = self.ix.term(s)
+                if t is not None:
+                    d, sc = self.ix.term_scores(t)
+                    self._charge(len(d))
+                    acc[d] += sc
+            return
+        best = np.zeros(self.ix.n, dtype=np.float32)
+        for alt in c.alts:
+            a = np.zeros(self.ix.n, dtype=np.float32)
+            for s in alt:
+                t = self.ix.term(s)
+                if t is not None:
+                    d, sc = self.ix.term_scores(t)
+                    self._charge(len(d))
+                    a[d] += sc
+            np.maximum(best, a, out=best)
+        acc += best
+
+    def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
+        if len(word) < 2:
+            raise Q.QueryError(f"{word}*: a prefix needs at least two letters")
+        out = np.zeros(self.ix.n, dtype=bool)
+        for t in self.ix.prefix_terms(word, MAX_PREFIX_TERMS):
+            docs = self.ix.term_docs(int(t), column)
+            self._charge(len(docs))
+            out[docs] = True
+        return out
+
+    def rowid_mask(self, rowids: list[int]) -> np.ndarray:
+        m = np.zeros(self.ix.n, dtype=bool)
+        m[self.ix.docs_of_rowids(np.array(rowids, dtype=np.int64))] = True
+        return m
+
+    def text_mask(self, t: Q.Text) -> np.ndarray | None:
+        """A Text node as a constraint; None when it constrains nothing (stopwords only)."""
+        col = t.column
+        if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
+            return self.prefix_mask(t.words[0].rstrip("*"), col)
+        cs, untranslated = concepts_of(t)
+        for w in untranslated:
+            self.notices.append(f"no English word is known for {w}; it matches nothing by words")
+        if untranslated:
+            return np.zeros(self.ix.n, dtype=bool)
+        m: np.ndarray | None = None
+        if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1:
+            fts = Q.fts_string(t)
+            if fts:
+                rows = self.store.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (fts,)).fetchall()
+                self._charge(len(rows) * 8)
+                m = self.rowid_mask([r[0] for r in rows])
+        for c in cs:
+            if t.phrase and m is not None and not has_cjk(c.label):
+                continue  # the exact phrase already requires its English words
+            cm = self.concept_mask(c, col)
+            m = cm if m is None else (m & cm)
+        return m
+
+    def filter_mask(self, f: Q.Filter) -> np.ndarray:
+        ix = self.ix
+        m = np.zeros(ix.n, dtype=bool)
+        if f.kind == "cat":
+            m[ix.category_docs(str(f.value))] = True
+        elif f.kind == "date":
+            start, end = f.value  # type: ignore[misc]
+            lo = int((start + "-01-01")[:10].replace("-", "")) if start else 1
+            hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
+            m = (ix.dates >= lo) & (ix.dates <= hi)
+        elif f.kind == "id":
+            row = self.store.rowid(str(f.value))
+            if row is not None:
+                m = self.rowid_mask([row])
+        else:  # venue / area: substring, case-insensitive
+            column = {"venue": "venue", "area": "venue_area"}[f.kind]
+            pat = "%" + str(f.value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            rows = self.store.conn.execute(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))
+            m = self.rowid_mask([r[0] for r in rows])
+        return m
+
+    def node(self, n: Q.Node) -> np.ndarray | None:
+        if isinstance(n, Q.Text):
+            return self.text_mask(n)
+        if isinstance(n, Q.Filter):
+            return self.filter_mask(n)
+        if isinstance(n, Q.Not):
+            inner = self.node(n.child)
+            return None if inner is None else ~inner
+        masks = [m for m in (self.node(c) for c in n.children) if m is not None]
+        if not masks:
+            return None
+        out = masks[0].copy()
+        for m in masks[1:]:
+            if n.op == "AND":
+                out &= m
+            else:
+                out |= m
+        return out
+
+
+def _positives(node: Q.Node, out: list[Q.Text]) -> None:
+    if isinstance(node, Q.Text):
+        out.append(node)
+    elif isinstance(node, Q.Bool):
+        for c in node.children:
+            _positives(c, out)
+
+
+# --- the searcher ------------------------------------------------------------------------
+
+_SHARED_LOCK = threading.Lock()
+_SHARED: dict[tuple[str, str], Any] = {}
+
+
+def _shared(store: Store, kind: str, stamp: Any, make):
+    """One snapshot per process and data directory, shared by every searcher of the pool
+    (read-only arrays); replaced when its stamp (the published files) changes."""
+    key = (str(store.data_dir), kind)
+    with _SHARED_LOCK:
+        got = _SHARED.get(key)
+        if got is not None and got[0] == stamp:
+            return got[1]
+    obj = make()
+    with _SHARED_LOCK:
+        _SHARED[key] = (stamp, obj)
+    return obj
+
+
+def _stamp(path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+        return (st.st_mtime_ns, st.st_size)
+    except OSError:
+        return None
+
+
+class Searcher:
+    """Search over one store. Holds its own SQLite connection (not shared across threads);
+    the index snapshots it reads are shared by the process."""
+
+    def __init__(self, store: Store, fusion: dict | None = None) -> None:
+        self.store = store
         self.fusion = fusion or FUSION
-        self._index = None
         self._embedder = None
         self._pool = ThreadPoolExecutor(max_workers=1)
 
-    # --- the two searchers ------------------------------------------------------------
+    # --- the two indexes ------------------------------------------------------------------
+    @property
+    def lex(self) -> lexical.LexIndex:
+        stamp = (_stamp(self.store.data_dir / lexical.POINTER), self.store.store_id())
+        ix = _shared(self.store, "lexical", stamp, lambda: lexical.load_or_build(self.store))
+        if ix.store_id != self.store.store_id():  # a recreated store: never adopt the old index
+            ix = _shared(self.store, "lexical", (None, self.store.store_id()), lambda: lexical.build(self.store))
+        return ix
+
     @property
     def index(self):
         from .vectors import VectorIndex
 
-        if self._index is None:
-            self._index = VectorIndex(self.store)
-        return self._index.ensure()
+        return VectorIndex.current(self.store)
 
-    def embedder(self):
+    def embedder(self, model: str | None = None):
         from .embed import get_embedder
 
-        model = self.store.model
+        model = model or self.store.model
         if model is None:
             return None
         if self._embedder is None or self._embedder.name != model:
             self._embedder = get_embedder(model)
         return self._embedder
 
-    def prune_common(self, c: Q.Compiled) -> None:
-        """Drop free words found in more than COMMON_DF of all papers ("model", "learning")
-        from the BM25 expression when rarer words remain. Their IDF is near zero, so they
-        barely move a ranking, but scoring their posting lists dominated query time
-        (4-10x on the full corpus); this is the common-terms cut-off of search engines."""
-        bare = [w for _, w in c.rank_parts if w]
-        if len(c.rank_parts) < 2 or not bare:
-            return
-        stems = {w: _stem(w) for w in bare}
-        unique = sorted(set(stems.values()))
-        marks = ",".join("?" * len(unique))
-        df = dict(self._run(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", unique))
-        limit = COMMON_DF * max(self.store.count_cached(), 1)
-        keep = [(s, w) for s, w in c.rank_parts if not w or df.get(stems[w], 0) <= limit]
-        if keep and len(keep) < len(c.rank_parts):
-            was_soft_only = c.soft == c.rank
-            c.rank_parts = keep
-            c.rank = " OR ".join(s for s, _ in keep)
-            if was_soft_only:
-                c.soft = c.rank
+    def embed_query(self, text: str, model: str | None) -> np.ndarray | None:
+        emb = self.embedder(model)
+        return None if emb is None or not text else emb.embed_query(text)
 
-    def lexical(self, c: Q.Compiled, k: int, offset: int = 0, newest: bool = False) -> list[tuple[int, float]]:
-        where, params = _where(c)
-        if c.rank and not newest:
-            w = ", ".join(str(x) for x in BM25_WEIGHTS)
-            join = "JOIN papers p ON p.rowid = fts.rowid" if where else ""
-            sql = (
-                f"SELECT fts.rowid, bm25(fts, {w}) AS s FROM fts {join} "
-                f"WHERE fts MATCH ? {where} ORDER BY s LIMIT ? OFFSET ?"
-            )
-            rows = self._run(sql, [c.rank, *params, k, offset])
-            return [(r[0], -r[1]) for r in rows]
-        if c.rank:  # newest first among lexical matches
-            sql = (
-                "SELECT p.rowid, 0 FROM papers p WHERE p.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) "
-                f"{where} ORDER BY p.date DESC, p.rowid DESC LIMIT ? OFFSET ?"
-            )
-            return [(r[0], 0.0) for r in self._run(sql, [c.rank, *params, k, offset])]
-        sql = f"SELECT p.rowid, 0 FROM papers p WHERE 1 {where} ORDER BY p.date DESC, p.rowid DESC LIMIT ? OFFSET ?"
-        return [(r[0], 0.0) for r in self._run(sql, [*params, k, offset])]
-
-    def lexical_count(self, c: Q.Compiled) -> int:
-        where, params = _where(c)
-        if c.rank:
-            join = "JOIN papers p ON p.rowid = fts.rowid" if where else ""
-            sql = f"SELECT count(*) FROM fts {join} WHERE fts MATCH ? {where}"
-            return self._run(sql, [c.rank, *params])[0][0]
-        return self._run(f"SELECT count(*) FROM papers p WHERE 1 {where}", params)[0][0]
-
-    def embed_query(self, c: Q.Compiled) -> np.ndarray | None:
-        emb = self.embedder()
-        if emb is None or not c.dense_text:
-            return None
-        return emb.embed_query(c.dense_text)
-
-    def dense(self, c: Q.Compiled, k: int, qv: np.ndarray | None) -> list[tuple[int, float]]:
-        if qv is None:
-            return []
-        allowed = None
-        if c.where:
-            rows = self._run(f"SELECT p.rowid FROM papers p WHERE {c.where}", c.params)
-            allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        return self.index.search(qv, k, allowed)
-
-    def _run(self, sql: str, params: list) -> list[sqlite3.Row]:
-        try:
-            return self.store.conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as e:  # never let an SQLite message reach a user
-            raise Q.QueryError("this query could not be run; try simpler terms") from e
-
-    # --- the composed search ----------------------------------------------------------
+    # --- the composed search --------------------------------------------------------------
     def search(
         self,
         q: str,
@@ -247,6 +441,8 @@ class Searcher:
         filters: Filters | None = None,
         facets: bool = True,
         literal: bool = False,
+        query_vector: np.ndarray | None = None,
+        highlight: bool = True,
     ) -> Result:
         t0 = time.perf_counter()
         if mode not in MODES:
@@ -254,91 +450,172 @@ class Searcher:
         if sort not in SORTS:
             raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
         page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
-        tree = zh.expand(Q.parse_literal(q) if literal else Q.parse(q))
-        c = Q.compile_query(tree, (filters or Filters()).nodes())
-        notices: list[str] = []
-        self.prune_common(c)
-        if mode != "lexical" and c.has_text and len(self.index) == 0:
-            notices.append(NOTICE_NO_VECTORS)
-            mode_eff = "lexical"
-        else:
-            mode_eff = mode if c.has_text else "lexical"
         offset = (page - 1) * per_page
+        if offset + per_page > MAX_WINDOW:
+            raise Q.QueryError(f"results are listed up to number {MAX_WINDOW:,}; narrow the query or sort differently")
+        notices: list[str] = []
+        extra = (filters or Filters()).nodes()
 
-        lex_hits: list[tuple[int, float]] = []
-        dense_hits: list[tuple[int, float]] = []
-        if mode_eff == "lexical" or sort == "newest":
-            lex_hits = self.lexical(c, per_page, offset, newest=sort == "newest")
-            total = self.lexical_count(c)
-            ranked = [(r, s) for r, s in lex_hits]
-            lex_rank = {r: (offset + i + 1, s) for i, (r, s) in enumerate(lex_hits)} if c.rank else {}
-            dense_rank: dict[int, tuple[int, float]] = {}
-            page_rows = ranked
-        else:
-            depth = max(self.depth, offset + per_page)
-            # the query model runs while SQLite ranks (both release the GIL)
-            qv_future = self._pool.submit(self.embed_query, c)
-            if mode_eff == "hybrid":
-                lex_hits = self.lexical(c, depth)
-            dense_hits = self.dense(c, depth, qv_future.result())
-            lex_rank = {r: (i + 1, s) for i, (r, s) in enumerate(lex_hits)}
-            dense_rank = {r: (i + 1, s) for i, (r, s) in enumerate(dense_hits)}
-            k, w_lex, w_dense = self.fusion["zh" if zh.has_cjk(q) else "en"]
-            fused = rrf([[r for r, _ in lex_hits], [r for r, _ in dense_hits]], [w_lex, w_dense], k=k)
-            ranked = sorted(fused.items(), key=lambda x: (-x[1], x[0]))
-            total = len(ranked)
-            page_rows = ranked[offset : offset + per_page]
+        ref = None if literal else Q.paper_ref(q)
+        if ref is not None:
+            return self._lookup(q, ref, mode, sort, page, per_page, extra, t0)
 
-        papers = self.store.get_many([r for r, _ in page_rows])
-        stems = _stems(tuple(c.highlight))
-        hits = []
-        for rowid, score in page_rows:
-            p = papers.get(rowid)
-            if p is None:
-                continue
-            lr, dr = lex_rank.get(rowid), dense_rank.get(rowid)
-            hits.append(
-                Hit(
-                    paper=p,
-                    score=score,
-                    lexical_rank=lr[0] if lr else None,
-                    lexical_score=lr[1] if lr else None,
-                    dense_rank=dr[0] if dr else None,
-                    dense_score=dr[1] if dr else None,
-                    title_marked=mark(p.title, stems),
-                    snippet=snippet(p.abstract, stems),
-                )
-            )
-        fac = {}
-        if facets:
-            pool = [r for r, _ in ranked] if mode_eff != "lexical" and sort != "newest" else None
-            fac = self.facets(c, pool)
-        return Result(q, mode_eff, sort, hits, total, page, per_page, (time.perf_counter() - t0) * 1000, fac, notices)
+        tree = Q.parse_literal(q) if literal else Q.parse(q)
+        ix = self.lex
+        ev = _Eval(ix, self.store)
 
-    def facets(self, c: Q.Compiled, pool: list[int] | None = None, limit: int = 12) -> dict:
-        """Counts by category and year over what the query matched (the fused candidates,
-        or every lexical match)."""
-        if pool is not None:
-            ids = ",".join(str(int(r)) for r in pool) or "NULL"
-            base, params = f"SELECT p.rowid FROM papers p WHERE p.rowid IN ({ids})", []
-        else:
-            where, params = _where(c)
-            if c.rank:
-                base = f"SELECT p.rowid FROM fts JOIN papers p ON p.rowid = fts.rowid WHERE fts MATCH ? {where}"
-                params = [c.rank, *params]
+        soft: list[Q.Text] = []
+        hard: list[Q.Node] = []
+        for child in tree.children:
+            if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
+                soft.append(child)
             else:
-                base = f"SELECT p.rowid FROM papers p WHERE 1 {where}"
-        cats = self._run(
-            f"SELECT category, count(*) n FROM paper_categories WHERE paper IN ({base}) "
-            "GROUP BY category ORDER BY n DESC, category LIMIT ?",
-            [*params, limit],
-        )
-        years = self._run(
-            f"SELECT substr(date, 1, 4) y, count(*) n FROM papers WHERE rowid IN ({base}) AND date IS NOT NULL "
-            "GROUP BY y ORDER BY y DESC LIMIT ?",
-            [*params, limit],
-        )
-        return {"category": [(r[0], r[1]) for r in cats], "year": [(r[0], r[1]) for r in years]}
+                hard.append(child)
+        hard.extend(extra)
+
+        # 1. constraints
+        C: np.ndarray | None = None
+        for n in hard:
+            m = ev.node(n)
+            if m is not None:
+                C = m if C is None else (C & m)
+
+        # 2. free words as concepts
+        concepts: list[Concept] = []
+        for t in soft:
+            cs, untranslated = concepts_of(t)
+            concepts.extend(cs)
+            for w in untranslated:
+                notices.append(f"no English word is known for {w}; only semantic search can find it")
+        masks = [ev.concept_mask(c) for c in concepts]
+        present = [(c, m) for c, m in zip(concepts, masks, strict=True) if m.any()]
+        missing = [c.label for c, m in zip(concepts, masks, strict=True) if not m.any()]
+        if missing and present:
+            notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
+        positives: list[Q.Text] = []
+        for n in hard:
+            _positives(n, positives)
+        rank_concepts = [c for c, _ in present]
+        for t in positives:
+            if not t.prefix and t.column != "authors":
+                rank_concepts.extend(concepts_of(t)[0])
+
+        if present:
+            cov = np.zeros(ix.n, dtype=np.int16)
+            for _, m in present:
+                cov += m
+            L = cov >= required(len(present))
+        elif concepts or any(has_cjk(t.raw) for t in soft):
+            L = np.zeros(ix.n, dtype=bool)  # no free word is in any paper
+            if missing:
+                notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing))
+        else:
+            L = np.ones(ix.n, dtype=bool)  # no free words, or stopwords only: constraints alone
+            if soft and not hard:
+                notices.append("only very common words; add a word that says what you are looking for")
+        if C is not None:
+            L &= C
+
+        acc = np.zeros(ix.n, dtype=np.float32)
+        for c in rank_concepts:
+            ev.concept_score(c, acc)
+        notices.extend(ev.notices)
+
+        # 3. the dense side
+        dense_text = " ".join(t.raw for t in [*soft, *positives] if t.column != "authors" and t.raw).strip()
+        has_text = bool(dense_text)
+        mode_eff = mode if has_text else "lexical"
+        vindex = None
+        if mode_eff != "lexical":
+            vindex = self.index
+            if vindex is None or len(vindex) == 0:
+                notices.append(NOTICE_NO_VECTORS)
+                mode_eff = "lexical"
+        D: list[tuple[int, float]] = []  # (doc, cosine)
+        if mode_eff != "lexical":
+            qv = query_vector if query_vector is not None else self.embed_query(dense_text, vindex.model)
+            allowed = None if C is None else ix.rowids[C]
+            got = vindex.search(qv, DENSE_DEPTH, allowed)
+            top_floor, floor = MIN_COSINE.get(vindex.model or "", (-1.0, -1.0))
+            if not got or got[0][1] < top_floor:
+                got = []
+            docs = ix.docs_of_rowids(np.array([r for r, s in got if s >= floor], dtype=np.int64))
+            score_of = {r: s for r, s in got}
+            D = [(int(d), score_of[int(ix.rowids[d])]) for d in docs]
+            D.sort(key=lambda x: -x[1])
+
+        if mode_eff == "dense":
+            M = np.zeros(ix.n, dtype=bool)
+            M[[d for d, _ in D]] = True
+        elif mode_eff == "hybrid":
+            M = L.copy()
+            if D:
+                M[[d for d, _ in D]] = True
+            if not L.any() and D and has_text:
+                notices.append("no paper contains these words; showing semantic matches")
+            elif L.any() and not D and (concepts or positives):
+                notices.append("no close semantic match; showing word matches only")
+        else:
+            M = L
+        total = int(M.sum())
+        if total == 0 and has_text:
+            notices.append("no close matches")
+
+        # 4. one order of M, cut into pages
+        key = "zh" if has_cjk(q) else "en"
+        length = "short" if len(concepts) <= 3 else "long"
+        k, w_lex, w_dense = self.fusion[(key, length)]
+        want = offset + per_page
+        if sort == "newest" or not (rank_concepts or D):
+            order, info = _newest(ix, M, want), {}
+            sort_eff = sort
+        else:
+            order, info = _fuse(ix, M, acc, D if mode_eff != "lexical" else [], want, k, w_lex, w_dense, mode_eff)
+            sort_eff = sort
+        page_docs = order[offset:want]
+
+        rowids = [int(ix.rowids[d]) for d in page_docs]
+        papers = self.store.get_many(rowids)
+        hl = frozenset(s for c in rank_concepts for alt in c.alts for s in alt) if highlight else frozenset()
+        hits = []
+        for d, rowid in zip(page_docs, rowids, strict=True):
+            p = papers.get(rowid)
+            if p is None:  # deleted since the snapshot was published
+                continue
+            lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
+            hits.append(Hit(p, score, lr, ls, dr, ds, title_marked=mark(p.title, hl), snippet=snippet(p.abstract, hl)))
+        fac = self._facets(ix, M) if facets else {}
+        took = (time.perf_counter() - t0) * 1000
+        return Result(q, mode_eff, sort_eff, hits, total, page, per_page, took, fac, notices)
+
+    def _lookup(self, q, ref, mode, sort, page, per_page, extra, t0) -> Result:
+        """A pasted id, arXiv URL or DOI: that paper, or a word on how to add it."""
+        kind, value = ref
+        if kind == "id":
+            p = self.store.get(value)
+        else:
+            row = self.store.conn.execute(
+                "SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1", (value,)
+            ).fetchone()
+            p = self.store.get(row[0]) if row else None
+        notices = []
+        if p is None:
+            hint = f" (`paperdex ingest arxiv --id {value}` adds it)" if kind == "id" else ""
+            notices.append(f"{value} is not in this store{hint}")
+            hits = []
+        else:
+            hits = [Hit(p, 1.0, title_marked=[(p.title, False)], snippet=snippet(p.abstract, frozenset()))]
+        took = (time.perf_counter() - t0) * 1000
+        return Result(q, "lookup", sort, hits if page == 1 else [], len(hits), page, per_page, took, {}, notices)
+
+    def _facets(self, ix: lexical.LexIndex, M: np.ndarray, limit: int = 12) -> dict:
+        """Counts by category and year over the matched set, exactly."""
+        cats = [(c, n) for c, n in ix.category_counts(M) if _REAL_CATEGORY.match(c)]
+        cats.sort(key=lambda x: (-x[1], x[0]))
+        years = ix.dates[M] // 10000
+        ys, ns = np.unique(years[years > 0], return_counts=True)
+        by_year = sorted(((str(y), int(n)) for y, n in zip(ys, ns, strict=True)), reverse=True)
+        return {"category": cats[:limit], "year": by_year[:limit]}
 
     def similar(self, pid: str, k: int = 10) -> list[Hit]:
         """Nearest neighbours by vector; papers without a vector fall back to their title
@@ -346,61 +623,120 @@ class Searcher:
         rowid = self.store.rowid(pid)
         if rowid is None:
             raise KeyError(pid)
-        vec = self.index.vector(rowid)
+        vindex = self.index
+        vec = vindex.vector(rowid) if vindex is not None else None
         if vec is not None:
-            found = [(r, s) for r, s in self.index.search(vec, k + 1) if r != rowid][:k]
-        else:
-            p = self.store.get(pid)
-            assert p is not None
-            c = Q.compile_query(Q.Bool("AND", [Q.Text([w], raw=w) for w in Q.words(p.title)]))
-            self.prune_common(c)
-            found = [(r, s) for r, s in self.lexical(c, k + 1) if r != rowid][:k]
-        papers = self.store.get_many([r for r, _ in found])
-        return [Hit(papers[r], s, dense_score=s) for r, s in found if r in papers]
+            found = [(r, s) for r, s in vindex.search(vec, k + 1) if r != rowid][:k]
+            papers = self.store.get_many([r for r, _ in found])
+            return [Hit(papers[r], s, dense_score=s) for r, s in found if r in papers]
+        p = self.store.get(pid)
+        assert p is not None
+        res = self.search(p.title, mode="lexical", per_page=k + 1, facets=False, literal=True)
+        return [h for h in res.hits if h.paper.id != pid][:k]
 
 
-def _where(c: Q.Compiled) -> tuple[str, list]:
-    parts, params = [], []
-    if c.where:
-        parts.append(f"AND ({c.where})")
-        params.extend(c.params)
-    if c.soft and c.soft != c.rank:  # when equal, the ranking MATCH already requires it
-        parts.append("AND p.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?)")
-        params.append(c.soft)
-    return " ".join(parts), params
+_REAL_CATEGORY = re.compile(r"^[a-z\-]+(\.[A-Za-z\-]+)?$")
+
+
+def _newest(ix: lexical.LexIndex, M: np.ndarray, want: int) -> np.ndarray:
+    """M by date, newest first; ties by rowid, newest first."""
+    docs = np.flatnonzero(M)
+    if len(docs) == 0:
+        return docs
+    key = ix.dates[docs].astype(np.int64) * (1 << 32) + docs  # docs follow rowid order
+    if len(docs) > want:
+        part = np.argpartition(-key, want - 1)[:want]
+        docs, key = docs[part], key[part]
+    return docs[np.argsort(-key, kind="stable")]
+
+
+def _fuse(ix, M, acc, D, want, k, w_lex, w_dense, mode):
+    """The relevance order of M (its first `want` documents) and, per document, why."""
+    docs = np.flatnonzero(M)
+    s = acc[docs]
+    lex_docs = docs[s > 0]
+    lex_s = s[s > 0]
+    dense_rank = {d: (i + 1, c) for i, (d, c) in enumerate(D)}
+    # lexical ranks: exact for the first want+|D|, counted for dense hits deeper down
+    depth = min(len(lex_docs), want + len(D))
+    if depth < len(lex_docs):
+        part = np.argpartition(-lex_s, depth - 1)[:depth]
+    else:
+        part = np.arange(len(lex_docs))
+    part = part[np.lexsort((lex_docs[part], -lex_s[part]))]
+    lex_rank = {int(lex_docs[i]): (r + 1, float(lex_s[i])) for r, i in enumerate(part)}
+    for d, _ in D:
+        if d not in lex_rank and acc[d] > 0:
+            lex_rank[d] = (int(np.count_nonzero(lex_s > acc[d])) + 1, float(acc[d]))
+    if mode == "dense":
+        cand = [d for d, _ in D]
+        fused = {d: dense_rank[d][1] for d in cand}
+    else:
+        cand = set(lex_rank) | set(dense_rank)
+        fused = {}
+        for d in cand:
+            f = 0.0
+            if d in lex_rank:
+                f += w_lex / (k + lex_rank[d][0])
+            if d in dense_rank and mode == "hybrid":
+                f += w_dense / (k + dense_rank[d][0])
+            fused[d] = f
+    ranked = sorted(fused, key=lambda d: (-fused[d], d))
+    # matched documents without any score (a filter-only part of M) follow, newest first
+    if len(ranked) < want and len(ranked) < len(docs):
+        rest = M.copy()
+        rest[ranked] = False
+        ranked += [int(d) for d in _newest(ix, rest, want - len(ranked))]
+    info = {}
+    for d in ranked[:want]:
+        lr = lex_rank.get(d)
+        dr = dense_rank.get(d)
+        info[d] = (
+            lr[0] if lr else None,
+            lr[1] if lr else None,
+            dr[0] if dr else None,
+            dr[1] if dr else None,
+            fused.get(d, 0.0),
+        )
+    return np.array(ranked[:want], dtype=np.int64), info
 
 
 # --- highlighting ---------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+_WORDS = re.compile(r"[^\W_]+")
+MAX_SNIPPET_SOURCE = 20_000  # characters of an abstract searched for the best window
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer  # PyStemmer: the Porter algorithm FTS5's porter tokenizer implements
-
-    return Stemmer.Stemmer("porter")
+_STEM_OF: dict[str, str] = {}  # surface word -> stem, for highlighting
 
 
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return _stemmer().stemWord(word.lower())
+def _word_stem(word: str) -> str:
+    s = _STEM_OF.get(word)
+    if s is None:
+        if len(_STEM_OF) > 500_000:
+            _STEM_OF.clear()
+        s = _STEM_OF[word] = stem(fold(word))
+    return s
 
 
-@lru_cache(maxsize=256)
-def _stems(words: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(_stem(w) for w in words)
+def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """The stems highlighting compares with: what `mark` and `snippet` take."""
+    return frozenset(_word_stem(w) for w in words)
+
+
+def _hit(word: str, stems: frozenset[str]) -> bool:
+    return (_STEM_OF.get(word) or _word_stem(word)) in stems
 
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
-    """Split text into (segment, is_match) runs: a word matches when its Porter stem is a
-    query word's stem, the way the index matched it."""
+    """Split text into (segment, is_match) runs: a word matches when its stem is one of the
+    query's, the way the index matched it. Linear in the text."""
     if not stems:
         return [(text, False)]
     out: list[tuple[str, bool]] = []
     last = 0
-    for m in _TOKEN.finditer(text):
-        if _stem(m.group()) in stems:
+    for m in _WORDS.finditer(text):
+        if _hit(m.group(), stems):
             if m.start() > last:
                 out.append((text[last : m.start()], False))
             out.append((m.group(), True))
@@ -411,20 +747,25 @@ def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
 
 
 def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[str, bool]]:
-    """The window of the abstract with the most matched words, cut at word boundaries."""
+    """The window of the abstract with the most matched words, cut at word boundaries;
+    one pass over matches (two pointers), over at most MAX_SNIPPET_SOURCE characters."""
     if len(text) <= width:
         return mark(text, stems)
+    src = text[:MAX_SNIPPET_SOURCE]
     best_start = 0
     if stems:
-        positions = [m.start() for m in _TOKEN.finditer(text) if _stem(m.group()) in stems]
-        best = -1
+        get = _STEM_OF.get
+        positions = [m.start() for m in _WORDS.finditer(src) if (get(m.group()) or _word_stem(m.group())) in stems]
+        best, j = 0, 0
         for i, start in enumerate(positions):
-            n = sum(1 for p in positions[i:] if p < start + width)
-            if n > best:
-                best, best_start = n, max(0, start - 40)
+            j = max(j, i)
+            while j < len(positions) and positions[j] < start + width:
+                j += 1
+            if j - i > best:
+                best, best_start = j - i, max(0, start - 40)
     if best_start:
-        sp = text.find(" ", best_start)
-        best_start = sp + 1 if 0 <= sp < best_start + 30 else best_start
+        sp = text.find(" ", best_start, best_start + 30)
+        best_start = sp + 1 if sp >= 0 else best_start
     end = best_start + width
     if end < len(text):
         sp = text.rfind(" ", best_start, end)

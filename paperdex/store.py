@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -294,9 +295,11 @@ class Store:
         )
 
     # --- writes ---------------------------------------------------------------------
-    def upsert(self, papers: Iterable[Paper], batch_size: int = 2000) -> IngestSummary:
+    def upsert(self, papers: Iterable[Paper], batch_size: int = 2000, *, publish: bool = True) -> IngestSummary:
         """Insert new papers, replace changed ones, skip identical ones. One transaction per
-        batch: a crash loses at most the batch in flight, never half of one."""
+        batch: a crash loses at most the batch in flight, never half of one. Then publish
+        the indexes (a caller writing in several steps passes publish=False and calls
+        publish() once at its end)."""
         total = IngestSummary()
         batch: list[Paper] = []
         for p in papers:
@@ -306,6 +309,8 @@ class Store:
                 batch = []
         if batch:
             total = total + self._upsert_batch(batch)
+        if publish:
+            self.publish()
         return total
 
     def _upsert_batch(self, batch: list[Paper]) -> IngestSummary:
@@ -385,7 +390,7 @@ class Store:
                 (rowid, *_fts_values(p)),
             )
 
-    def delete(self, pid: str) -> bool:
+    def delete(self, pid: str, *, publish: bool = True) -> bool:
         with self.conn:
             row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
             if row is None:
@@ -394,6 +399,8 @@ class Store:
             self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
             self._bump_epoch()
             self._bump_generation()
+        if publish:
+            self.publish()
         return True
 
     # --- reads ----------------------------------------------------------------------
@@ -496,6 +503,20 @@ class Store:
         records the epoch it was built at and is rebuilt when they differ."""
         return int(self.get_state("vectors_epoch") or 0)
 
+    # --- publishing the derived indexes (writers) --------------------------------------
+    def publish(self) -> None:
+        """Bring the published lexical and vector snapshots up to this store, so readers see
+        what was written. Writers call it when they finish a command; it costs little when
+        nothing changed (only changed papers are tokenised again)."""
+        from . import lexical, vectors
+
+        current = lexical.load(self)
+        if current is None or current.generation != self.generation():
+            lexical.publish(self, lexical.build(self, current))
+        ptr = vectors.published(self)
+        if self.model and (ptr is None or ptr.get("epoch") != self.vectors_epoch() or ptr.get("model") != self.model):
+            vectors.publish(self)
+
     # --- identity and change counter (what derived indexes are keyed to) --------------
     def store_id(self) -> str:
         """Made once when the store is created: an index saved for another store (a
@@ -553,6 +574,16 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def prune_snapshots(d: Path, prefix: str, current: str) -> None:
+    """Remove old published index folders; the newest previous one stays for readers that
+    still map it, and unfinished ``.tmp`` folders go."""
+    olds = [p for p in d.glob(prefix + "*") if p.is_dir() and p.name != current]
+    olds.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for p in olds:
+        if p.name.endswith(".tmp") or p is not olds[0]:
+            shutil.rmtree(p, ignore_errors=True)
 
 
 def _split_sql(script: str) -> list[str]:

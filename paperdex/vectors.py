@@ -1,31 +1,41 @@
-"""The dense side of the store: an HNSW index (usearch, f16) derived from the vectors table.
+"""The dense side of the store: vectors as plain arrays and an HNSW graph (usearch), derived
+from the vectors table in SQLite.
 
-SQLite holds the truth; this module keeps a copy in a form fast to search and cheap to load,
-next to the database: plain arrays (``vectors.keys.npy``, ``vectors.hashes.npy``,
-``vectors.f16.npy``), the usearch graph (``vectors.usearch``) and a versioned JSON of
-parameters (``vectors.json``). Nothing is pickled. Any of these files may be deleted; the
-next search rebuilds them. When the store's vectors change, only the difference is applied.
+Lifecycle, kept simple enough to be obviously right:
 
-usearch was chosen by measurement (bench/search.py prints it against exact numpy search).
-Filtered dense queries (a category, a date range) search the allowed subset exactly instead:
-a subset is small, and exact search never misses a match inside it.
+* **Writers publish** (``publish``, called by `embed`, vector import and ingest): every vector
+  read in one transaction, with the store's identity, model and vectors epoch; arrays and
+  graph written into a new folder; the pointer ``vectors.json`` replaced atomically.
+* **Readers only read** (``VectorIndex.current``): the published snapshot of *this* store
+  (same ``store_id``) and model, mapped from disk and shared by every searcher of a process.
+  A snapshot older than the store's vectors still answers (new vectors join at the next
+  publish). With no usable snapshot a reader loads the vectors from SQLite into memory and
+  searches them exactly; it never writes a file.
+
+Filtered queries (a category, a date range) search the allowed rows exactly when they are
+few, and over-fetch from the graph when they are many: both measured in bench/search.py.
+Nothing is pickled.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import threading
-from pathlib import Path
+from collections import OrderedDict
 
 import numpy as np
 
-from .store import Store
+from .store import Store, prune_snapshots
 
-FORMAT = 1
-PARAMS = {"metric": "cos", "dtype": "f16", "connectivity": 16, "expansion_add": 128, "expansion_search": 200}
-# Below this many vectors, exact search is as fast as the graph and needs no build.
-EXACT_BELOW = 5000
+FORMAT = 2
+PARAMS = {"metric": "cos", "dtype": "f16", "connectivity": 16, "expansion_add": 128, "expansion_search": 128}
+EXACT_BELOW = 5000  # fewer vectors than this: exact search is as fast as a graph
+EXACT_SUBSET = 12_000  # a filter allowing at most this many rows is searched exactly
+SUBSET_CACHE_BYTES = 128 << 20
+POINTER = "vectors.json"
 
 
 def _usearch_index():
@@ -42,181 +52,200 @@ def _usearch_index():
 
 
 class VectorIndex:
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.dir = store.data_dir
-        self.epoch = -1
-        self.model: str | None = None
-        self.keys = np.zeros(0, dtype=np.int64)
-        self.hashes = np.zeros(0, dtype="S40")
-        self.vecs = np.zeros((0, 0), dtype=np.float16)
-        self._ann = None
-        self._pos: dict[int, int] = {}
+    """One immutable snapshot of the store's vectors."""
 
-    # --- persistence ------------------------------------------------------------------
-    def _paths(self) -> dict[str, Path]:
-        return {
-            "meta": self.dir / "vectors.json",
-            "keys": self.dir / "vectors.keys.npy",
-            "hashes": self.dir / "vectors.hashes.npy",
-            "vecs": self.dir / "vectors.f16.npy",
-            "ann": self.dir / "vectors.usearch",
-        }
+    def __init__(self, keys: np.ndarray, vecs: np.ndarray, meta: dict, ann=None) -> None:
+        self.keys = keys  # rowids, ascending
+        self.vecs = vecs  # float16 [n, dim], L2-normalised
+        self.meta = meta
+        self.model: str | None = meta.get("model")
+        self.epoch: int = int(meta.get("epoch", -1))
+        self._ann = ann
+        self._f32: np.ndarray | None = None
+        self._lock = threading.Lock()
+        self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
 
-    def _load_files(self) -> bool:
-        """Adopt the saved index if it is whole and made with today's parameters."""
-        p = self._paths()
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def f32(self) -> np.ndarray:
+        """float32 copy for exact search (BLAS), made once per process."""
+        if self._f32 is None:
+            with self._lock:
+                if self._f32 is None:
+                    self._f32 = np.ascontiguousarray(self.vecs, dtype=np.float32)
+        return self._f32
+
+    # --- reading ----------------------------------------------------------------------
+    @classmethod
+    def current(cls, store: Store) -> VectorIndex | None:
+        """The snapshot searches should use now (shared per process), None without vectors."""
+        from .search import _shared, _stamp
+
+        model = store.model
+        if model is None:
+            return None
+        stamp = (_stamp(store.data_dir / POINTER), store.store_id(), model)
+        return _shared(store, "vectors", stamp, lambda: cls.load(store, model) or cls.from_store(store))
+
+    @classmethod
+    def load(cls, store: Store, model: str) -> VectorIndex | None:
+        """The published snapshot, if it was made for this store and model."""
+        d = store.data_dir
         try:
-            meta = json.loads(p["meta"].read_text())
-            if meta.get("format") != FORMAT or meta.get("params") != PARAMS:
-                return False
-            keys, hashes, vecs = np.load(p["keys"]), np.load(p["hashes"]), np.load(p["vecs"])
-            if not len(keys) == len(hashes) == len(vecs) == meta["count"]:
-                return False  # files from two writers interleaved: rebuild from SQLite
+            ptr = json.loads((d / POINTER).read_text())
+            if ptr.get("format") != FORMAT or ptr.get("params") != PARAMS:
+                return None
+            if ptr.get("store_id") != store.store_id() or ptr.get("model") != model:
+                return None
+            folder = d / ptr["dir"]
+            keys = np.asarray(np.load(folder / "keys.npy", mmap_mode="r", allow_pickle=False))
+            vecs = np.asarray(np.load(folder / "vecs.npy", mmap_mode="r", allow_pickle=False))
+            if len(keys) != ptr["count"] or len(vecs) != ptr["count"]:
+                return None
             ann = None
-            if len(keys) >= EXACT_BELOW and p["ann"].exists():
-                ann = _usearch_index().restore(str(p["ann"]), view=False)
+            if (folder / "ann.usearch").exists():
+                ann = _usearch_index().restore(str(folder / "ann.usearch"), view=True)
                 if ann is None or len(ann) != len(keys):
-                    ann = None
-        except (OSError, ValueError, KeyError):
-            return False
-        self.keys, self.hashes, self.vecs, self._ann = keys, hashes, vecs, ann
-        self.model, self.epoch = meta.get("model"), meta["epoch"]
-        self._pos = {int(k): i for i, k in enumerate(self.keys)}
-        return True
+                    return None
+                ann.expansion_search = PARAMS["expansion_search"]  # not kept by a saved graph
+        except (OSError, ValueError, KeyError, RuntimeError):
+            return None
+        return cls(keys, vecs, ptr, ann)
 
-    def _save(self) -> None:
-        p = self._paths()
+    @classmethod
+    def from_store(cls, store: Store) -> VectorIndex:
+        """Every vector, read in one transaction; searched exactly (no graph is built by a
+        reader: that is a writer's job)."""
+        with store.read_snapshot():
+            keys, vecs = store.load_vectors()
+            meta = {"model": store.model, "epoch": store.vectors_epoch(), "store_id": store.store_id()}
+        return cls(keys, vecs, meta)
 
-        def atomic(path: Path, write) -> None:
-            # unique per writer: web workers and a CLI may refresh the same index at once
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            write(tmp)
-            os.replace(tmp, path)
+    def vector(self, rowid: int) -> np.ndarray | None:
+        i = int(np.searchsorted(self.keys, rowid))
+        if i < len(self.keys) and self.keys[i] == rowid:
+            return np.asarray(self.vecs[i], dtype=np.float32)
+        return None
 
-        def save_npy(arr: np.ndarray):
-            def write(t: Path) -> None:
-                with open(t, "wb") as f:
-                    np.save(f, arr)
+    def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it."""
+        n = len(self.keys)
+        if n == 0 or k <= 0 or q is None:
+            return []
+        q = np.asarray(q, dtype=np.float32)
+        if allowed is None:
+            if self._ann is not None:
+                return self._ann_search(q, k)
+            return self._exact(q, k, None)
+        pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
+        if len(pos) == 0:
+            return []
+        if self._ann is None or len(pos) <= EXACT_SUBSET:
+            return self._exact(q, k, pos)
+        # many allowed rows: over-fetch from the graph, keep the allowed ones
+        want = min(n, int(k * n / len(pos) * 2) + 16)
+        ok = np.zeros(n, dtype=bool)
+        ok[pos] = True
+        found = self._ann_search(q, want)
+        keep = [(r, s) for r, s in found if ok[np.searchsorted(self.keys, r)]]
+        if len(keep) >= k:
+            return keep[:k]
+        return self._exact(q, k, pos)
 
-            return write
+    def _ann_search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+        m = self._ann.search(q.astype(np.float16), k)
+        return [(int(key), float(1.0 - d)) for key, d in zip(m.keys, m.distances, strict=True)]
 
-        atomic(p["keys"], save_npy(self.keys))
-        atomic(p["hashes"], save_npy(self.hashes))
-        atomic(p["vecs"], save_npy(self.vecs))
-        if self._ann is not None:
-            atomic(p["ann"], lambda t: self._ann.save(str(t)))
-        elif p["ann"].exists():
-            p["ann"].unlink()
+    def _rows(self, pos: np.ndarray) -> np.ndarray:
+        """The f32 rows at `pos`; the last few subsets are kept, since a filter (a category,
+        a date range) recurs across queries and gathering its rows costs more than scoring."""
+        key = hashlib.blake2b(pos.tobytes(), digest_size=16).digest()
+        with self._lock:
+            sub = self._subsets.get(key)
+            if sub is not None:
+                self._subsets.move_to_end(key)
+                return sub
+        sub = self.f32[pos]
+        with self._lock:
+            self._subsets[key] = sub
+            while sum(a.nbytes for a in self._subsets.values()) > SUBSET_CACHE_BYTES:
+                self._subsets.popitem(last=False)
+        return sub
+
+    def _exact(self, q: np.ndarray, k: int, pos: np.ndarray | None) -> list[tuple[int, float]]:
+        sub = self.f32 if pos is None else self._rows(pos)
+        scores = sub @ q
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        keys = self.keys if pos is None else self.keys[pos]
+        return [(int(keys[i]), float(scores[i])) for i in top]
+
+
+def _present(keys: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+    """Positions in `keys` of those `rowids` that have a vector."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    pos = np.clip(np.searchsorted(keys, rowids), 0, len(keys) - 1)
+    return pos[keys[pos] == rowids]
+
+
+# --- writing (writers only) ---------------------------------------------------------------
+
+
+def published(store: Store) -> dict | None:
+    """The pointer of the published snapshot of this store, if any."""
+    try:
+        ptr = json.loads((store.data_dir / POINTER).read_text())
+    except (OSError, ValueError):
+        return None
+    ok = ptr.get("format") == FORMAT and ptr.get("params") == PARAMS and ptr.get("store_id") == store.store_id()
+    return ptr if ok else None
+
+
+def publish(store: Store) -> VectorIndex | None:
+    """Snapshot every vector of the store and publish it for readers (see module doc)."""
+    with store.read_snapshot():
+        keys, vecs = store.load_vectors()
         meta = {
             "format": FORMAT,
             "params": PARAMS,
-            "epoch": self.epoch,
-            "model": self.model,
-            "count": int(len(self.keys)),
+            "store_id": store.store_id(),
+            "model": store.model,
+            "epoch": store.vectors_epoch(),
+            "count": int(len(keys)),
         }
-        atomic(p["meta"], lambda t: t.write_text(json.dumps(meta, indent=1)))
-
-    # --- keeping up with the store ----------------------------------------------------
-    def ensure(self) -> VectorIndex:
-        """Bring the index up to the store's vectors; cheap when nothing changed."""
-        epoch = self.store.vectors_epoch()
-        if epoch == self.epoch:
-            return self
-        if self.epoch < 0 and self._load_files() and self.epoch == epoch:
-            if self._ann is None and len(self.keys) >= EXACT_BELOW:  # graph file lost: rebuild it alone
-                self._build_ann()
-                self._save()
-            return self
-        self._sync(epoch)
-        self._save()
-        return self
-
-    def _sync(self, epoch: int) -> None:
-        c = self.store.conn
-        rows = c.execute("SELECT paper, text_hash FROM vectors ORDER BY paper").fetchall()
-        cur_keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        cur_hashes = np.array([r[1].encode() for r in rows], dtype="S40")
-        model = self.store.model
-        same = model == self.model and len(self.keys) > 0
-        if same:
-            old = dict(zip(self.keys.tolist(), self.hashes.tolist(), strict=True))
-            new = dict(zip(cur_keys.tolist(), cur_hashes.tolist(), strict=True))
-            gone = [k for k, h in old.items() if new.get(k) != h]
-            fresh = [k for k, h in new.items() if old.get(k) != h]
-            same = len(gone) + len(fresh) < 0.3 * max(len(new), 1)
-        if not same:
-            self.keys, self.vecs = self.store.load_vectors()
-            self.hashes = cur_hashes
-            self.model = model
-            self._build_ann()
-        else:
-            fetched = self._fetch(fresh)
-            keep = ~np.isin(self.keys, np.array(gone, dtype=np.int64))
-            keys = np.concatenate([self.keys[keep], np.array(fresh, dtype=np.int64)])
-            vecs = np.concatenate([self.vecs[keep], fetched]) if len(fresh) else self.vecs[keep]
-            order = np.argsort(keys)
-            self.keys, self.vecs = keys[order], vecs[order]
-            self.hashes = cur_hashes
-            if self._ann is not None:
-                if gone:
-                    self._ann.remove(np.array(gone, dtype=np.int64))
-                if fresh:
-                    self._ann.add(np.array(fresh, dtype=np.int64), fetched)
-            elif len(self.keys) >= EXACT_BELOW:
-                self._build_ann()
-        self._pos = {int(k): i for i, k in enumerate(self.keys)}
-        self.epoch = epoch
-
-    def _fetch(self, keys: list[int]) -> np.ndarray:
-        out = []
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            q = f"SELECT paper, vec FROM vectors WHERE paper IN ({','.join('?' * len(chunk))})"
-            got = {r[0]: r[1] for r in self.store.conn.execute(q, chunk)}
-            out.extend(np.frombuffer(got[k], dtype=np.float16) for k in chunk)
-        return np.stack(out) if out else np.zeros((0, self.vecs.shape[1] or 384), dtype=np.float16)
-
-    def _build_ann(self) -> None:
-        self._ann = None
-        if len(self.keys) < EXACT_BELOW:
-            return
+    d = store.data_dir
+    ptr_path = d / POINTER
+    if meta["model"] is None:
+        ptr_path.unlink(missing_ok=True)
+        return None
+    name = f"vectors.{meta['epoch']}.{os.getpid()}"
+    tmp = d / (name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    np.save(tmp / "keys.npy", keys, allow_pickle=False)
+    np.save(tmp / "vecs.npy", vecs, allow_pickle=False)
+    ann = None
+    if len(keys) >= EXACT_BELOW:
         ann = _usearch_index()(
-            ndim=self.vecs.shape[1],
+            ndim=vecs.shape[1],
             metric=PARAMS["metric"],
             dtype=PARAMS["dtype"],
             connectivity=PARAMS["connectivity"],
             expansion_add=PARAMS["expansion_add"],
             expansion_search=PARAMS["expansion_search"],
         )
-        ann.add(self.keys, self.vecs)
-        self._ann = ann
-
-    # --- queries ----------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def vector(self, rowid: int) -> np.ndarray | None:
-        i = self._pos.get(rowid)
-        return None if i is None else self.vecs[i].astype(np.float32)
-
-    def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (rowid, cosine) for a unit query vector; `allowed` restricts to those rowids."""
-        if len(self.keys) == 0 or k <= 0:
-            return []
-        q = np.asarray(q, dtype=np.float32)
-        if allowed is None and self._ann is not None:
-            m = self._ann.search(q.astype(np.float16), k)
-            return [(int(key), float(1.0 - d)) for key, d in zip(m.keys, m.distances, strict=True)]
-        if allowed is None:
-            sub_keys, sub = self.keys, self.vecs
-        else:
-            mask = np.isin(self.keys, allowed)
-            sub_keys, sub = self.keys[mask], self.vecs[mask]
-        if len(sub_keys) == 0:
-            return []
-        scores = sub.astype(np.float32) @ q
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(sub_keys[i]), float(scores[i])) for i in top]
+        ann.add(keys, vecs)
+        ann.save(str(tmp / "ann.usearch"))
+    final = d / name
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    meta["dir"] = name
+    ptr_tmp = d / f"{POINTER}.{os.getpid()}.tmp"
+    ptr_tmp.write_text(json.dumps(meta, indent=1))
+    os.replace(ptr_tmp, ptr_path)
+    prune_snapshots(d, "vectors.", name)
+    return VectorIndex(keys, vecs, meta, ann)

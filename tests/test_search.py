@@ -1,20 +1,57 @@
+"""The search contract (docs/search.md) on the fixture store: 314 real arXiv papers with
+their all-MiniLM-L6-v2 vectors."""
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from paperdex.query import QueryError
-from paperdex.search import Filters, _stems, marked_html, rrf, snippet
+from paperdex.search import MAX_WINDOW, Filters, marked_html, required, rrf, snippet
+from paperdex.text import stem
 
 
 def ids(res):
     return [h.paper.id for h in res.hits]
 
 
+def everything(searcher, q, **kw):
+    """Every result of a query, page by page."""
+    out, page = [], 1
+    while True:
+        res = searcher.search(q, page=page, per_page=50, facets=False, **kw)
+        out.extend(ids(res))
+        if page >= res.pages:
+            return out, res
+        page += 1
+
+
+def stems(*words):
+    return frozenset(stem(w) for w in words)
+
+
 def test_title_phrase_and_category(searcher):
     res = searcher.search('ti:"weight decay" cat:cs.LG', per_page=50)
-    assert res.hits, "the fixture has three such papers"
     for h in res.hits:
         assert "weight decay" in h.paper.title.lower()
         assert "cs.LG" in h.paper.categories
     assert set(ids(res)) == {"2504.17160", "2505.13738", "2506.14562"}
+
+
+def test_free_words_all_required_for_short_queries(searcher):
+    got, res = everything(searcher, "weight decay", mode="lexical")
+    assert res.total == len(got) >= 3
+    for h in searcher.search("weight decay", mode="lexical", per_page=50).hits:
+        text = (h.paper.title + " " + h.paper.abstract).lower()
+        assert "weight" in text and "decay" in text
+    assert required(2) == 2 and required(3) == 3 and required(4) == 3 and required(12) == 6
+
+
+def test_newest_sorts_the_same_matched_set(searcher):
+    rel, r1 = everything(searcher, "weight decay")
+    new, r2 = everything(searcher, "weight decay", sort="newest")
+    assert set(rel) == set(new) and r1.total == r2.total == len(rel)
+    dates = [searcher.store.get(i).date for i in new]
+    assert dates == sorted(dates, reverse=True)
 
 
 def test_exclusion_removes_papers(searcher):
@@ -29,9 +66,10 @@ def test_hybrid_hits_say_why_they_matched(searcher):
     assert res.mode == "hybrid"
     top = res.hits[0]
     assert top.lexical_rank is not None and top.dense_rank is not None
-    both = [h for h in res.hits if h.lexical_rank and h.dense_rank]
-    for h in both:
-        assert h.score == pytest.approx(1 / (60 + h.lexical_rank) + 1 / (60 + h.dense_rank))
+    k, wl, wd = searcher.fusion[("en", "short")]
+    for h in res.hits:
+        want = (wl / (k + h.lexical_rank) if h.lexical_rank else 0) + (wd / (k + h.dense_rank) if h.dense_rank else 0)
+        assert h.score == pytest.approx(want)
     assert "<mark>" in top.to_dict()["title_html"] or "<mark>" in top.to_dict()["snippet_html"]
 
 
@@ -40,20 +78,37 @@ def test_dense_finds_papers_without_shared_words(searcher):
     assert sum("cs.RO" in h.paper.categories for h in res.hits) >= 5
 
 
-def test_lexical_only_and_pagination(searcher):
-    p1 = searcher.search("learning", mode="lexical", per_page=5, page=1)
+def test_pages_are_slices_of_one_order(searcher):
+    whole = ids(searcher.search("learning", per_page=40, facets=False))
+    pages = [ids(searcher.search("learning", per_page=10, page=p, facets=False)) for p in (1, 2, 3, 4)]
+    assert sum(pages, []) == whole
     p2 = searcher.search("learning", mode="lexical", per_page=5, page=2)
-    assert p1.total > 10 and p1.pages == -(-p1.total // 5)
-    assert not set(ids(p1)) & set(ids(p2))
     assert [h.lexical_rank for h in p2.hits] == [6, 7, 8, 9, 10]
+
+
+def test_pages_past_the_window_are_refused_with_a_message(searcher):
+    with pytest.raises(QueryError, match="up to number 10,000"):
+        searcher.search("learning", per_page=20, page=MAX_WINDOW // 20 + 1)
 
 
 def test_newest_sort_and_filters(searcher):
     res = searcher.search("model", sort="newest", per_page=30, filters=Filters(category="cs.CV", date_from="2025-06"))
     dates = [h.paper.date for h in res.hits]
-    assert dates == sorted(dates, reverse=True)
+    assert dates and dates == sorted(dates, reverse=True)
     assert all(d >= "2025-06" for d in dates)
     assert all("cs.CV" in h.paper.categories for h in res.hits)
+
+
+def test_invalid_filter_dates_are_refused(searcher):
+    with pytest.raises(QueryError, match="calendar"):
+        searcher.search("model", filters=Filters(date_from="2025-02-30"))
+
+
+def test_category_rule_is_case_insensitive_and_archives_match(searcher):
+    a = searcher.search("cat:cs.CV", per_page=5)
+    assert a.total == searcher.search("cat:cs.cv", per_page=5).total > 0
+    arch = searcher.search("cat:cs", per_page=5).total
+    assert arch >= a.total
 
 
 def test_archive_category_and_author_filter(searcher, ro_store):
@@ -68,24 +123,88 @@ def test_empty_query_browses_newest(searcher):
     res = searcher.search("", per_page=5)
     dates = [h.paper.date for h in res.hits]
     assert len(dates) == 5 and dates == sorted(dates, reverse=True)
+    assert res.total == searcher.store.count()
 
 
-def test_facets_count_categories_and_years(searcher):
-    res = searcher.search("diffusion", mode="lexical")
-    cats = dict(res.facets["category"])
-    assert cats and all(n > 0 for n in cats.values())
-    assert sum(n for _, n in res.facets["year"]) == res.total
+def test_facets_count_the_matched_set_exactly(searcher):
+    for mode in ("lexical", "hybrid"):
+        res = searcher.search("diffusion", mode=mode)
+        got, _ = everything(searcher, "diffusion", mode=mode)
+        papers = [searcher.store.get(i) for i in got]
+        assert sum(n for _, n in res.facets["year"]) == res.total == len(papers)
+        for cat, n in res.facets["category"]:
+            assert n == sum(cat in p.categories for p in papers)
+
+
+def test_nonsense_says_no_close_matches(searcher):
+    res = searcher.search("qwxzv plorbnik")
+    assert res.total == 0 and res.hits == []
+    assert any("no close matches" in n for n in res.notices)
+
+
+def test_a_word_no_paper_has_is_set_aside_with_a_notice(searcher):
+    base = searcher.search("learning", mode="lexical").total
+    res = searcher.search("learning transformerz", mode="lexical")
+    assert res.total == base
+    assert any("transformerz" in n for n in res.notices)
+
+
+def test_every_word_counts_however_common(searcher):
+    """No common-term cut-off: a frequent word still narrows and ranks."""
+    both = set(everything(searcher, "LLM agents", mode="lexical")[0])
+    llm = set(everything(searcher, "LLM", mode="lexical")[0])
+    agents = set(everything(searcher, "agents", mode="lexical")[0])
+    assert both == llm & agents
+
+
+@pytest.mark.parametrize(
+    "q", ["2505.13738", "https://arxiv.org/abs/2505.13738v2", "arXiv:2505.13738", "https://arxiv.org/pdf/2505.13738"]
+)
+def test_pasted_id_or_url_finds_that_paper(searcher, q):
+    res = searcher.search(q)
+    assert ids(res) == ["2505.13738"]
+
+
+def test_pasted_id_not_in_store_says_how_to_add_it(searcher):
+    res = searcher.search("2401.99999")
+    assert res.total == 0 and "paperdex ingest arxiv --id 2401.99999" in res.notices[0]
+
+
+@pytest.mark.parametrize(
+    "a, b", [("ＬＬＭ", "LLM"), ("ﬁne-tuning", "fine-tuning"), ("Ｔｒａｎｓｆｏｒｍｅｒ", "transformer")]
+)
+def test_full_width_and_ligatures_match_like_ascii(searcher, a, b):
+    assert ids(searcher.search(a, mode="lexical", per_page=50)) == ids(searcher.search(b, mode="lexical", per_page=50))
+    assert searcher.search(a, mode="lexical").total > 0
+
+
+def test_hyphenated_terms_keep_their_words(searcher):
+    res = searcher.search("in-context learning", mode="lexical", per_page=50)
+    assert res.total > 0
+    for h in res.hits:
+        assert "context" in (h.paper.title + " " + h.paper.abstract).lower()
 
 
 @pytest.mark.parametrize(
     "q",
-    ['title:x OR abstract:"y" NEAR(a b)', "x\x00y", "🙂🚀", "扩散模型 图像生成", "a" * 10_000, "* OR *", '""'],
+    [
+        'title:x OR abstract:"y" NEAR(a b)',
+        "x\x00y",
+        "🙂🚀",
+        "扩散模型 图像生成",
+        "a" * 10_000,
+        "* OR *",
+        '""',
+        " ".join(["the"] * 64),
+        " ".join(["ti:a*"] * 48),
+        " OR ".join(f"w{i}" for i in range(1000)),
+    ],
 )
-def test_hostile_queries_never_raise_sqlite_errors(searcher, q):
+def test_hostile_queries_answer_or_explain(searcher, q):
     try:
         searcher.search(q)
     except QueryError:
-        pass  # a clear message is fine; an sqlite3 error is not
+        pass  # a clear message is fine; anything else is not
 
 
 def test_similar_papers(searcher):
@@ -105,7 +224,7 @@ def test_rrf_arithmetic():
 
 
 def test_highlight_marks_stemmed_matches_and_escapes():
-    segs = snippet("Decaying weights <script>alert(1)</script> decay", _stems(("decay",)))
+    segs = snippet("Decaying weights <script>alert(1)</script> decay", stems("decay"))
     html = marked_html(segs)
     assert "<mark>Decaying</mark>" in html and "<mark>decay</mark>" in html
     assert "<script>" not in html and "&lt;script&gt;" in html
@@ -113,9 +232,15 @@ def test_highlight_marks_stemmed_matches_and_escapes():
 
 def test_snippet_windows_long_abstracts():
     text = "filler " * 200 + "the quokka result " + "tail " * 200
-    segs = snippet(text, _stems(("quokka",)), width=100)
+    segs = snippet(text, stems("quokka"), width=100)
     flat = "".join(s for s, _ in segs)
     assert flat.startswith("…") and flat.endswith("…") and "quokka" in flat and len(flat) < 130
+
+
+def test_snippet_of_a_huge_abstract_is_bounded():
+    text = "lorem ipsum " * 500_000  # 6 MB
+    segs = snippet(text, stems("lorem", "ipsum"))
+    assert len("".join(s for s, _ in segs)) < 400
 
 
 def test_similar_without_vectors_falls_back_to_title_words(empty_store):
@@ -131,3 +256,59 @@ def test_similar_without_vectors_falls_back_to_title_words(empty_store):
     )
     sims = Searcher(empty_store).similar("a", k=5)
     assert [h.paper.id for h in sims] == ["b"]
+
+
+def test_readers_see_a_write_once_it_is_published(empty_store):
+    from paperdex.paper import Paper
+    from paperdex.search import Searcher
+
+    s = Searcher(empty_store)
+    empty_store.upsert([Paper(id="a", title="Quokka detection")])
+    assert ids(s.search("quokka")) == ["a"]
+    empty_store.upsert([Paper(id="b", title="Quokka tracking")])
+    assert sorted(ids(s.search("quokka"))) == ["a", "b"]
+    empty_store.delete("a")
+    assert ids(s.search("quokka")) == ["b"]
+
+
+# --- properties of the contract -----------------------------------------------------------
+
+WORDS = ["learning", "model", "robot", "diffusion", "language", "weight", "decay", "graph", "video", "agents"]
+ZH = ["扩散模型", "机器人", "语言模型", "强化学习", "权重衰减"]
+queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
+PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@PROPS
+@given(q=queries, mode=st.sampled_from(["hybrid", "lexical", "dense"]), size=st.sampled_from([3, 7]))
+def test_property_pages_concatenate_to_one_page(searcher, q, mode, size):
+    n = 4
+    joined = sum((ids(searcher.search(q, mode=mode, per_page=size, page=p, facets=False)) for p in range(1, n + 1)), [])
+    assert joined == ids(searcher.search(q, mode=mode, per_page=size * n, facets=False))
+
+
+@PROPS
+@given(q=queries, mode=st.sampled_from(["hybrid", "lexical", "dense"]))
+def test_property_total_is_the_matched_set_and_newest_sorts_it(searcher, q, mode):
+    rel, res = everything(searcher, q, mode=mode)
+    assert res.total == len(rel) == len(set(rel))
+    new, _ = everything(searcher, q, mode=mode, sort="newest")
+    assert set(new) == set(rel)
+
+
+@PROPS
+@given(w=st.sampled_from(ZH))
+def test_property_a_chinese_word_finds_papers_wherever_it_stands(searcher, w):
+    if searcher.search(w, mode="lexical").total == 0:
+        return
+    assert searcher.search(f'"{w}"', mode="lexical").total > 0
+    assert searcher.search(f"ti:{w} OR abs:{w}", mode="lexical").total > 0
+    assert searcher.search(f"{w} OR qwxzv", mode="lexical").total > 0
+
+
+@PROPS
+@given(a=st.sampled_from(WORDS), b=st.sampled_from(WORDS))
+def test_property_a_word_matching_nothing_never_empties_an_or(searcher, a, b):
+    before = searcher.search(f"{a} OR {b}", mode="lexical").total
+    after = searcher.search(f"{a} OR {b} OR qwxzvplorb", mode="lexical").total
+    assert after == before > 0

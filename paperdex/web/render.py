@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 from markupsafe import Markup
 
 from ..paper import Paper
-from ..search import _stems, mark, snippet
+from ..search import mark, snippet, stems_of
 
 # Private-use code points mark where generated markup goes; input text is stripped of them
 # first, so a paper cannot inject one.
@@ -168,7 +168,7 @@ def segments_html(segments: list[tuple[str, bool]]) -> Markup:
 def matched_stems(*segment_lists: list[tuple[str, bool]]) -> frozenset[str]:
     """The query's stems, recovered from what the searcher highlighted."""
     words = sorted({t for segs in segment_lists for t, hit in segs if hit})
-    return _stems(tuple(words))
+    return stems_of(tuple(words))
 
 
 def tex_html(text: str, stems: frozenset[str] = frozenset()) -> Markup:

@@ -29,9 +29,6 @@ def build(built_store_dir: Path, base: Path) -> Path:
     with Store(d) as s:
         summary = ingest_file(s, HOSTILE)
         assert summary.added == 2, summary.errors
-        embed_store(s, "all-MiniLM-L6-v2")
-        from paperdex.vectors import VectorIndex
-
-        VectorIndex(s).ensure()
+        embed_store(s, "all-MiniLM-L6-v2")  # publishes the indexes when done
     ready.touch()
     return d

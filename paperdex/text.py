@@ -1,0 +1,59 @@
+"""One normalisation rule for documents and queries, so that what a user types and what the
+index holds meet: NFKC (full-width ＬＬＭ -> LLM, the ﬁ ligature -> fi), case folding, accents
+removed, words as runs of letters and digits, Porter stems."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# Words too common to mean anything alone. Checked per word: `in-context` keeps `context`.
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were "
+    "with we our via using based towards toward into than then these those which".split()
+)
+_TOKEN = re.compile(r"[^\W_]+")
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{CJK}]+")
+
+
+def fold(text: str) -> str:
+    t = unicodedata.normalize("NFKC", text).casefold()
+    if not t.isascii():
+        t = "".join(c for c in unicodedata.normalize("NFKD", t) if not unicodedata.combining(c))
+    return t
+
+
+def tokens(text: str) -> list[str]:
+    """Folded words as the index sees them (letters and digits; `_` and `-` separate)."""
+    return _TOKEN.findall(fold(text))
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_RUN.search(text) is not None
+
+
+def split_cjk(text: str) -> list[tuple[str, bool]]:
+    """`Muon优化器` -> [("Muon", False), ("优化器", True)]."""
+    out, last = [], 0
+    for m in _CJK_RUN.finditer(text):
+        if m.start() > last:
+            out.append((text[last : m.start()], False))
+        out.append((m.group(), True))
+        last = m.end()
+    if last < len(text):
+        out.append((text[last:], False))
+    return out
+
+
+@lru_cache(maxsize=1)
+def stemmer():
+    import Stemmer  # PyStemmer: Porter, as the FTS5 porter tokenizer
+
+    return Stemmer.Stemmer("porter")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    return stemmer().stemWord(word)
