@@ -1,7 +1,7 @@
 """An MCP server (official `mcp` SDK) giving AI agents the same search the web UI has.
 
 Tools: ``search`` (the full query language and filters), ``get_paper`` and ``similar_papers``.
-They call the service functions behind the JSON API (:mod:`paperdex.web.service`), so an agent
+They call the service functions behind the JSON API (:mod:`paperdex.service`), so an agent
 sees exactly what ``/api/search`` returns, minus HTML: snippets come as plain text with LaTeX
 made legible.
 """
@@ -14,10 +14,11 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from . import service
 from .paper import Paper
 from .search import Hit
-from .web import render, service
-from .web.service import SearcherPool, SearchParams, ServiceError
+from .service import SearcherPool, SearchParams, ServiceError
+from .web import render
 
 INSTRUCTIONS = (
     "paperdex searches a local collection of research papers (mostly arXiv cs.*). Use `search` with "

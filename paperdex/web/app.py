@@ -24,10 +24,11 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .. import service
 from ..paper import Paper
 from ..search import Hit, Result
-from . import i18n, render, schemas, service
-from .service import SearcherPool, SearchParams, ServiceError
+from ..service import SearcherPool, SearchParams, ServiceError
+from . import i18n, render, schemas
 
 log = logging.getLogger("paperdex.web")
 HERE = Path(__file__).parent
