@@ -1,73 +1,91 @@
-"""Fusion sweeps for a query set: each query is searched once per side (lexical, dense) at
-depth 200, then every fusion setting is scored offline from those two rankings.
+"""Relevance of every mode on every development query class, and the fusion grid.
 
-    python bench/relevance.py --data-dir D ../shared/data/eval-zh-tldr-dev-21k.jsonl
+    python bench/relevance.py --data-dir D [--grid] [--per-topic]
 
-Prints Recall@1/10/100 and MRR@10 for lexical, dense and RRF over a grid of dense weights
-and k, plus query latency of each side. The figures in docs/relevance.md come from here and
-from `paperdex eval`.
+D is a store of ../shared/data/arxiv-21k.jsonl.gz (with vectors of the default model for
+the dense and hybrid rows). Query classes:
+
+* topics-en / topics-zh: the 37 topic queries in English and Chinese (nDCG@10);
+* known-zh: one-sentence Chinese summaries, known-item (Recall@1);
+* known-en: English sentences, known-item (Recall@1). No English summaries are shared, so a
+  sentence from the middle of each abstract (12-40 words, fixed seed) stands in: a harder
+  proxy for the dense side than titles, an easier one for the lexical side.
+
+`--grid` searches (k, lexical weight, dense weight) per class, as `search.FUSION` is set.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import gzip
+import itertools
+import json
+import random
+import re
+from pathlib import Path
 
-from paperdex import query as Q
-from paperdex import zh
-from paperdex.evaluate import load_queries, metrics
-from paperdex.search import Searcher, rrf
+from paperdex.evaluate import evaluate, load_queries
+from paperdex.search import FUSION, Searcher
 from paperdex.store import Store
 
-DEPTH = 200
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def sentence_queries(n: int = 400, seed: int = 7) -> list[dict]:
+    rnd = random.Random(seed)
+    out = []
+    with gzip.open(SHARED / "arxiv-21k.jsonl.gz", "rt") as f:
+        recs = [json.loads(line) for line in f]
+    for r in rnd.sample(recs, n * 2):
+        sents = [s for s in re.split(r"(?<=[.!?])\s+", r["abstract"])[1:] if 12 <= len(s.split()) <= 40]
+        if sents:
+            out.append({"query": rnd.choice(sents), "relevant": [r["id"]]})
+        if len(out) == n:
+            break
+    return out
+
+
+def classes() -> dict[str, tuple[list[dict], str]]:
+    return {
+        "topics-en": (load_queries(SHARED / "eval-topics-21k-en-dev.jsonl"), "ndcg@10"),
+        "topics-zh": (load_queries(SHARED / "eval-topics-21k-zh-dev.jsonl"), "ndcg@10"),
+        "known-zh": (load_queries(SHARED / "eval-zh-tldr-dev-21k.jsonl"), "recall@1"),
+        "known-en": (sentence_queries(), "recall@1"),
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("queries")
     ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--limit", type=int)
+    ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--per-topic", action="store_true")
+    ap.add_argument("--only", nargs="*", help="class names")
     args = ap.parse_args()
-    qs = load_queries(args.queries)[: args.limit]
-    s = Searcher(Store(args.data_dir))
-    id_of = dict(s.store.conn.execute("SELECT rowid, id FROM papers"))
-    runs = []
-    t_lex, t_dense = [], []
-    for q in qs:
-        tree = zh.expand(Q.parse_literal(q["query"]))
-        c = Q.compile_query(tree)
-        s.prune_common(c)
-        t = time.perf_counter()
-        lex = [r for r, _ in s.lexical(c, DEPTH)] if c.rank else []
-        t_lex.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        dense = [r for r, _ in s.dense(c, DEPTH, s.embed_query(c))]
-        t_dense.append((time.perf_counter() - t) * 1000)
-        runs.append((lex, dense, set(q["relevant"])))
-    lex_ms, dense_ms = statistics.median(t_lex), statistics.median(t_dense)
-    print(f"{len(qs)} queries; lexical p50 {lex_ms:.1f} ms, dense p50 {dense_ms:.1f} ms")
-
-    def score(name: str, rank_fn) -> None:
-        keys = ("recall@1", "recall@10", "recall@100", "mrr@10")
-        tot = dict.fromkeys(keys, 0.0)
-        for lex, dense, rel in runs:
-            m = metrics([id_of[r] for r in rank_fn(lex, dense)], rel)
-            for k in keys:
-                tot[k] += m[k]
-        print(f"{name:32} " + "  ".join(f"{k} {tot[k] / len(runs):.4f}" for k in keys))
-
-    score("lexical", lambda lex, dense: lex)
-    score("dense", lambda lex, dense: dense)
-    for k in (10, 30, 60):
-        for w in (0.2, 0.35, 0.5, 0.75, 1.0, 1.5):
-            for depth in (100,):
-
-                def fused(lex, dense, k=k, w=w, depth=depth):
-                    f = rrf([lex[:depth], dense[:depth]], [1.0, w], k=k)
-                    return [d for d, _ in sorted(f.items(), key=lambda x: (-x[1], x[0]))]
-
-                score(f"rrf k={k} w_dense={w} depth={depth}", fused)
+    s = Searcher(Store(args.data_dir, readonly=True))
+    sets = {k: v for k, v in classes().items() if not args.only or k in args.only}
+    print(f"{'class':10} {'metric':9} {'lexical':>8} {'dense':>8} {'hybrid':>8}")
+    for name, (qs, metric) in sets.items():
+        row = [evaluate(s, qs, mode=m)[metric] for m in ("lexical", "dense", "hybrid")]
+        print(f"{name:10} {metric:9} " + " ".join(f"{x:8.4f}" for x in row), flush=True)
+    if args.per_topic:
+        for name in ("topics-en", "topics-zh"):
+            if name not in sets:
+                continue
+            for q in sets[name][0]:
+                got = [evaluate(s, [q], mode=m)["ndcg@10"] for m in ("lexical", "dense", "hybrid")]
+                print(f"  {name} {q['query'][:40]:40} " + " ".join(f"{x:.2f}" for x in got))
+    if args.grid:
+        for name, (qs, metric) in sets.items():
+            lang = "zh" if name.endswith("zh") else "en"
+            length = "short" if name.startswith("topics") else "long"
+            best = None
+            for k, wd in itertools.product((10, 30, 60), (0.25, 0.5, 0.75, 1.0, 1.5)):
+                s.fusion = {**FUSION, (lang, length): (k, 1.0, wd)}
+                v = evaluate(s, qs, mode="hybrid")[metric]
+                print(f"  grid {name} k={k} dense={wd}: {v:.4f}", flush=True)
+                best = max(best or (v, k, wd), (v, k, wd))
+            print(f"best {name}: {best}")
+            s.fusion = FUSION
 
 
 if __name__ == "__main__":

@@ -8,11 +8,14 @@ all read the feed through here.
 
 from __future__ import annotations
 
+import json
+
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .paper import Paper
+from .query import QueryError, date_range
 from .store import Store, paper_from_row
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -82,20 +85,25 @@ def neighbours(store: Store, day: str) -> tuple[str | None, str | None]:
 
 
 def _check_day(day: str) -> str:
+    """A real calendar day, by the query language's one date rule."""
     day = day.strip()
     if not _DAY.match(day):
         raise FeedError(f"a day is written YYYY-MM-DD, got {day[:40]!r}")
+    try:
+        date_range(day, day)
+    except QueryError as e:
+        raise FeedError(str(e)) from None
     return day
 
 
-def _category_clause(category: str) -> tuple[str, list[str]]:
-    """`cs.LG` matches that category, `cs` any category of the archive (as `cat:` does)."""
-    if "." in category:
-        return "p.rowid IN (SELECT paper FROM paper_categories WHERE category = ?)", [category]
-    return "p.rowid IN (SELECT paper FROM paper_categories WHERE category = ? OR category LIKE ?)", [
-        category,
-        category.replace("%", "").replace("_", "") + ".%",
-    ]
+def _category_clause(store: Store, category: str) -> tuple[str, list]:
+    """`cs.LG` matches that category, `cs` any category of the archive, case-insensitive:
+    the `cat:` rule itself (`LexIndex.category_docs`), not a copy of it in SQL."""
+    from .search import lex_index
+
+    ix = lex_index(store)
+    rowids = [int(r) for r in ix.rowids[ix.category_docs(category)]]
+    return "p.rowid IN (SELECT value FROM json_each(?))", [json.dumps(rowids)]
 
 
 def daily(
@@ -128,7 +136,7 @@ def daily(
     day_total = store.conn.execute("SELECT count(*) FROM papers WHERE date = ?", [day]).fetchone()[0]
     where, params = "p.date = ?", [day]
     if category:
-        clause, extra = _category_clause(category)
+        clause, extra = _category_clause(store, category)
         where += f" AND {clause}"
         params += extra
     total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", params).fetchone()[0]

@@ -390,6 +390,15 @@ def _stamp(path) -> tuple[int, int] | None:
         return None
 
 
+def lex_index(store: Store) -> lexical.LexIndex:
+    """The lexical snapshot searches of this store use now (shared by the process)."""
+    stamp = (_stamp(store.data_dir / lexical.POINTER), store.store_id())
+    ix = _shared(store, "lexical", stamp, lambda: lexical.load_or_build(store))
+    if ix.store_id != store.store_id():  # a recreated store: never adopt the old index
+        ix = _shared(store, "lexical", (None, store.store_id()), lambda: lexical.build(store))
+    return ix
+
+
 class Searcher:
     """Search over one store. Holds its own SQLite connection (not shared across threads);
     the index snapshots it reads are shared by the process."""
@@ -403,11 +412,7 @@ class Searcher:
     # --- the two indexes ------------------------------------------------------------------
     @property
     def lex(self) -> lexical.LexIndex:
-        stamp = (_stamp(self.store.data_dir / lexical.POINTER), self.store.store_id())
-        ix = _shared(self.store, "lexical", stamp, lambda: lexical.load_or_build(self.store))
-        if ix.store_id != self.store.store_id():  # a recreated store: never adopt the old index
-            ix = _shared(self.store, "lexical", (None, self.store.store_id()), lambda: lexical.build(self.store))
-        return ix
+        return lex_index(self.store)
 
     @property
     def index(self):

@@ -1,9 +1,12 @@
-import json
+"""The vector snapshot lifecycle: writers publish, readers only read (vectors.py)."""
 
 import numpy as np
 import pytest
 
 from paperdex import vectors
+from paperdex.paper import Paper
+from paperdex.search import Searcher
+from paperdex.store import Store
 from paperdex.vectors import VectorIndex
 
 
@@ -20,74 +23,96 @@ def _query_for(store, pid):
     return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
 
 
-def test_index_is_saved_and_reloaded(store, ann):
-    idx = VectorIndex(store).ensure()
-    assert idx._ann is not None and len(idx) == store.vector_count()
-    meta = json.loads((store.data_dir / "vectors.json").read_text())
-    assert meta["count"] == len(idx) and meta["params"] == vectors.PARAMS
-    again = VectorIndex(store).ensure()  # from files, no rebuild
+def _exact(store, q, k, allowed=None):
+    keys, vecs = store.load_vectors()
+    if allowed is not None:
+        m = np.isin(keys, allowed)
+        keys, vecs = keys[m], vecs[m]
+    s = vecs.astype(np.float32) @ q
+    return [int(keys[i]) for i in np.argsort(-s, kind="stable")[:k]]
+
+
+def test_published_snapshot_is_loaded_and_searches_like_exact(store, ann):
+    vectors.publish(store)
+    idx = VectorIndex.load(store, store.model)
+    assert idx is not None and idx._ann is not None and len(idx) == store.vector_count()
     q = _query_for(store, "2505.13738")
-    assert again.search(q, 1)[0][0] == store.rowid("2505.13738")
+    assert idx.search(q, 1)[0][0] == store.rowid("2505.13738")
+    got = [r for r, _ in idx.search(q, 10)]
+    assert len(set(got) & set(_exact(store, q, 10))) >= 9
 
 
-def test_missing_files_are_rebuilt_from_sqlite(store, ann):
-    VectorIndex(store).ensure()
-    for f in store.data_dir.glob("vectors.*"):
-        f.unlink()
-    idx = VectorIndex(store).ensure()
-    assert len(idx) == store.vector_count()
-    assert (store.data_dir / "vectors.usearch").exists()
+@pytest.mark.parametrize("subset", [20, 250])
+def test_filtered_search_is_exact_within_the_subset(store, ann, monkeypatch, subset):
+    monkeypatch.setattr(vectors, "EXACT_SUBSET", 100)  # 20 rows: exact; 250: graph over-fetch
+    vectors.publish(store)
+    idx = VectorIndex.load(store, store.model)
+    keys, _ = store.load_vectors()
+    allowed = keys[::3][:subset]
+    q = _query_for(store, "2505.13738")
+    got = [r for r, _ in idx.search(q, 5, allowed)]
+    assert set(got) <= set(allowed.tolist())
+    assert got == _exact(store, q, 5, allowed)
 
 
-def test_new_vectors_are_added_incrementally(store, ann):
-    idx = VectorIndex(store).ensure()
-    before = len(idx)
-    from paperdex.paper import Paper
+def test_readers_never_write(built_store_dir, tmp_path):
+    import shutil
 
-    store.upsert([Paper(id="new1", title="A new paper")])
-    v = np.zeros(384, dtype=np.float32)
-    v[0] = 1.0
-    rowid = store.rowid("new1")
-    store.add_vectors("all-MiniLM-L6-v2", [(rowid, "h", v)])
-    graph = idx._ann
-    idx.ensure()
-    assert idx._ann is graph  # updated in place, not rebuilt
-    assert len(idx) == before + 1
-    assert idx.search(v, 1)[0][0] == rowid
+    d = tmp_path / "copy"
+    shutil.copytree(built_store_dir, d)
+    for p in d.glob("vectors*"):
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
 
+    def files():  # SQLite's own -wal/-shm reader files aside
+        return sorted(p.name for p in d.iterdir() if not p.name.endswith(("-wal", "-shm")))
 
-def test_changed_text_drops_the_stale_vector_from_the_index(store, ann):
-    idx = VectorIndex(store).ensure()
-    p = store.get("2505.13738")
-    rowid = store.rowid(p.id)
-    p.abstract = "Entirely rewritten."
-    store.upsert([p])
-    idx.ensure()
-    assert idx.vector(rowid) is None
-    assert rowid not in [r for r, _ in idx.search(_query_for_row(idx, 0), 50)]
+    before = files()
+    with Store(d, readonly=True) as r:
+        res = Searcher(r).search("weight decay regularization")
+        assert res.mode == "hybrid" and res.hits  # exact search over vectors read into memory
+    assert files() == before
 
 
-def _query_for_row(idx, i):
-    return idx.vecs[i].astype(np.float32)
+def test_a_recreated_store_never_adopts_the_old_index(tmp_path, built_store_dir):
+    import shutil
+
+    d = tmp_path / "s"
+    shutil.copytree(built_store_dir, d)
+    with Store(d) as s:
+        vectors.publish(s)
+        assert VectorIndex.load(s, s.model) is not None
+    for p in d.glob("paperdex.db*"):
+        p.unlink()
+    with Store(d) as s:  # same folder, new database: new identity, no vectors
+        s.upsert([Paper(id="x1", title="Quokka ecology")])
+        assert VectorIndex.load(s, "all-MiniLM-L6-v2") is None
+        res = Searcher(s).search("quokka")
+        assert [h.paper.id for h in res.hits] == ["x1"]
+        assert res.mode == "lexical"
 
 
-def test_filtered_search_is_exact_within_the_subset(store, ann):
-    idx = VectorIndex(store).ensure()
-    allowed = idx.keys[:5]
-    q = idx.vecs[3].astype(np.float32)
-    got = idx.search(q, 3, allowed=allowed)
-    assert got[0][0] == int(idx.keys[3]) and {r for r, _ in got} <= set(allowed.tolist())
+def test_another_model_is_never_adopted(store):
+    vectors.publish(store)
+    assert VectorIndex.load(store, "multilingual-e5-small") is None
 
 
-def test_lost_graph_file_is_rebuilt_from_the_saved_arrays(store, ann):
-    VectorIndex(store).ensure()
-    (store.data_dir / "vectors.usearch").unlink()
-    idx = VectorIndex(store).ensure()
-    assert idx._ann is not None and (store.data_dir / "vectors.usearch").exists()
+def test_a_stale_snapshot_still_answers_until_the_next_publish(store):
+    vectors.publish(store)
+    s = Searcher(store)
+    before = len(s.index)
+    rowid = store.rowid("2505.13738")
+    store.conn.execute("DELETE FROM vectors WHERE paper = ?", (rowid,))
+    store._bump_epoch()
+    store.conn.commit()
+    assert len(s.index) == before  # the published snapshot, consistent with itself
+    store.publish()
+    assert len(s.index) == before - 1
 
 
-def test_inconsistent_saved_arrays_are_not_trusted(store, ann):
-    idx = VectorIndex(store).ensure()
-    np.save(store.data_dir / "vectors.keys.npy", idx.keys[:-1])  # as if another writer got halfway
-    again = VectorIndex(store).ensure()
-    assert len(again) == store.vector_count() == len(again.keys) == len(again.vecs)
+def test_old_snapshot_folders_are_pruned(store):
+    for _ in range(4):
+        store._bump_epoch()
+        store.conn.commit()
+        vectors.publish(store)
+    folders = [p for p in store.data_dir.glob("vectors.*") if p.is_dir()]
+    assert len(folders) <= 2

@@ -1,32 +1,38 @@
-from paperdex import query as Q
+"""Chinese queries over English papers: the dictionary's interface and what the engine does
+with it (docs/search.md, "Free words")."""
+
 from paperdex import zh
-from paperdex.search import FUSION
+from paperdex.search import Searcher
 
 
-def test_translate_segments_and_looks_up():
-    assert zh.translate("权重衰减") == ["weights", "decay"]
-    assert zh.translate("no chinese here") == []
+def test_concepts_are_alternatives_per_chinese_word():
+    got = zh.concepts("权重衰减")
+    assert got and all(isinstance(alts, list) and alts for alts in got)
+    assert any("decay" in alt for alts in got for alt in alts)
+    assert zh.concepts("no chinese here") == []
 
 
-def test_expand_keeps_english_words_and_adds_translations_as_free_words():
-    tree = zh.expand(Q.parse("Muon 优化器 收敛"))
-    c = Q.compile_query(tree)
-    assert '"muon"' in c.rank and '"convergence"' in c.rank
-    assert c.dense_text == "Muon 优化器 收敛"  # the embedding model sees the query as typed
-
-
-def test_expand_leaves_fielded_and_excluded_words_alone():
-    tree = zh.expand(Q.parse("ti:扩散 -机器人"))
-    assert len(tree.children) == 2
+def test_compounds_the_dictionary_lacks_back_off_to_their_parts():
+    got = [alt for alts in zh.concepts("模型量化") for alt in alts]
+    assert any("quantiz" in a for a in got)
 
 
 def test_chinese_query_finds_english_paper_lexically(searcher):
     res = searcher.search("权重衰减", mode="lexical", per_page=5)
     assert res.hits and "weight decay" in res.hits[0].paper.title.lower()
+    assert any("<mark>" in h.to_dict()["title_html"] for h in res.hits)  # translations are highlighted
+
+
+def test_mixed_query_keeps_english_words(searcher):
+    mixed = searcher.search("weight 衰减", mode="lexical", per_page=50)
+    assert mixed.total > 0
+    for h in mixed.hits:
+        text = (h.paper.title + " " + h.paper.abstract).lower()
+        assert "weight" in text
 
 
 def test_chinese_queries_use_their_own_fusion(searcher):
-    k, w_lex, w_dense = FUSION["zh"]
+    k, w_lex, w_dense = searcher.fusion[("zh", "short")]
     res = searcher.search("权重衰减 训练", per_page=20)
     for h in res.hits:
         want = (w_lex / (k + h.lexical_rank) if h.lexical_rank else 0) + (
@@ -35,6 +41,12 @@ def test_chinese_queries_use_their_own_fusion(searcher):
         assert abs(h.score - want) < 1e-9
 
 
-def test_dictionary_can_be_switched_off(monkeypatch):
+def test_unknown_chinese_word_says_so(searcher):
+    res = searcher.search("鲸鱼", mode="lexical")
+    assert res.total == 0 and any("鲸鱼" in n for n in res.notices)
+
+
+def test_dictionary_can_be_switched_off(monkeypatch, ro_store):
     monkeypatch.setattr(zh, "ENABLED", False)
-    assert zh.translate("权重衰减") == []
+    assert zh.concepts("权重衰减") == []
+    assert Searcher(ro_store).search("权重衰减", mode="lexical").total == 0
