@@ -9,7 +9,6 @@ all read the feed through here.
 from __future__ import annotations
 
 import json
-
 import re
 from dataclasses import dataclass, field
 from typing import Any
