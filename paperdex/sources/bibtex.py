@@ -1,9 +1,11 @@
 """BibTeX in and out, through bibtexparser (v2).
 
 Import maps the usual fields onto a Paper and keeps every other field under
-``extra["bibtex"]`` so nothing is lost; export writes what a reference manager needs
-(title, authors, year, venue, arXiv eprint, DOI, URL, abstract) plus the paperdex fields
-(categories as ``keywords``, ``area``) so that export -> import gives the same records back.
+``extra["bibtex"]`` so nothing is lost. :func:`entry` is paperdex's only BibTeX writer (export,
+the JSON API, the paper page and the MCP tool all call it, so one paper has one entry
+everywhere): what a reference manager needs (title, authors, year, venue, arXiv eprint, DOI,
+URL, abstract) plus the paperdex fields (categories as ``keywords``, ``area``), so that
+export -> import gives the same records back.
 Entries that do not parse are reported with their line and skipped.
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bibtexparser
-from bibtexparser.model import DuplicateBlockKeyBlock, Entry, Field
+from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from ..paper import ARXIV_ID, Paper
 
@@ -143,7 +145,7 @@ def _date(fields: dict[str, str]) -> str | None:
 
 def entry_to_paper(entry: Entry) -> Paper:
     f = {k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()}
-    title = _unprotect(_strip_braces(f.get("title", "")))
+    title = _unescape(_unprotect(_strip_braces(f.get("title", ""))))
     if not title:
         raise ValueError("no title")
     authors, truncated = split_names(f.get("author", ""))
@@ -177,14 +179,17 @@ def entry_to_paper(entry: Entry) -> Paper:
         if k not in _MAPPED:
             bib_extra[k] = v
     url = f.get("url") or None
+    venue = f.get("booktitle") or f.get("journal") or ""
+    if _NOT_A_VENUE.match(venue):  # "arXiv preprint arXiv:2501.00001" names no venue
+        venue = ""
     return Paper(
         id=pid,
         title=title,
         authors=authors,
-        abstract=" ".join(f.get("abstract", "").split()),
+        abstract=_unescape(" ".join(f.get("abstract", "").split())),
         categories=categories,
-        venue=_strip_braces(f.get("booktitle") or f.get("journal") or "") or None,
-        venue_area=f.get("area") or None,
+        venue=_unescape(_strip_braces(venue)) or None,
+        venue_area=_unescape(f.get("area", "")) or None,
         published=_date(f),
         abs_url=url if url and not (arxiv_id and "arxiv.org" in url) else None,
         pdf_url=f.get("pdf") or None,
@@ -222,7 +227,16 @@ def read_bibtex(path: str | Path) -> BibResult:
     return parse_bibtex(path.read_text(encoding="utf-8"), path.name)
 
 
-# --- export ----------------------------------------------------------------------------------
+# --- export: the one BibTeX writer (export, the JSON API, the paper page and MCP) ---------------
+
+# Field names as arXiv spells them, values aligned (archivePrefix sticks out by one).
+_ALIGN = 12
+# TeX specials that are plain characters in metadata ("50% fewer", "R&D"); escaped on the way
+# out (LaTeX would read % as a comment, & as a table column) and decoded on the way in.
+_BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
+_ESCAPED_SPECIAL = re.compile(r"\\([%&#])")
+_HTTP = re.compile(r"^https?://[^\s{}]+$")
+_NOT_A_VENUE = re.compile(r"^\s*arxiv(\s+preprint|\s+e-?prints?)?\b", re.I)
 
 
 def _bib(p: Paper) -> dict:
@@ -249,44 +263,95 @@ def _cite_key(p: Paper, taken: set[str]) -> str:
 
 
 def _escape(text: str) -> str:
-    return text if _balanced(text) else text.replace("{", "\\{").replace("}", "\\}")
+    """Text as a braced BibTeX value. LaTeX stays LaTeX (``$\\beta$`` typesets); bare % & # are
+    escaped; a brace without its partner becomes ``\\textbraceleft{}``/``\\textbraceright{}``,
+    because BibTeX counts every brace, escaped or not, and one stray ``}`` would end the
+    value and let the rest of the text write fields of its own."""
+    text = _BARE_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    if _balanced(text):
+        return text
+    unmatched, opened = set(), []
+    for i, ch in enumerate(text):
+        if ch == "{":
+            opened.append(i)
+        elif ch == "}":
+            if opened:
+                opened.pop()
+            else:
+                unmatched.add(i)
+    unmatched.update(opened)
+    return "".join(
+        ("\\textbraceleft{}" if ch == "{" else "\\textbraceright{}") if i in unmatched else ch
+        for i, ch in enumerate(text)
+    )
 
 
-def paper_to_entry(p: Paper, key: str) -> Entry:
-    authors = " and ".join(p.authors + (["others"] if p.authors_truncated else []))
+def _unescape(text: str) -> str:
+    """``R\\&D`` -> ``R&D``: paperdex stores these as plain characters (see :func:`_escape`)."""
+    if "\\" not in text:
+        return text
+    text = text.replace("\\textbraceleft{}", "{").replace("\\textbraceright{}", "}")
+    return _ESCAPED_SPECIAL.sub(r"\1", text)
+
+
+def _url(url: str | None) -> str | None:
+    return url if url and _HTTP.match(url) else None
+
+
+def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
+    """(entry type, [(field, raw value)]) of a paper. An arXiv paper without a venue is an
+    ``@article`` in "arXiv preprint arXiv:ID", the form every bibliography style prints with
+    its id (``eprint`` alone is dropped by plain.bst and friends); the import reads it back as
+    no venue. Categories go to ``keywords`` and the venue area to ``area``, so export ->
+    import gives the same records back."""
+    bib = _bib(p)
+    if p.venue:
+        kind = str(bib.get("type") or "inproceedings")
+    elif p.is_arxiv:
+        kind = "article"
+    else:
+        kind = str(bib.get("type") or "misc")
+    authors = " and ".join([_escape(a) for a in p.authors] + (["others"] if p.authors_truncated else []))
     fields: list[tuple[str, str | None]] = [
         ("title", "{" + _escape(p.title) + "}"),
         ("author", authors or None),
     ]
+    if p.venue:
+        fields.append(("journal" if kind == "article" else "booktitle", _escape(p.venue)))
+    elif p.is_arxiv:
+        fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
     date = p.published or p.date
     if date:
         fields += [("year", date[:4]), ("month", MONTHS[int(date[5:7]) - 1]), ("date", date)]
-    elif _bib(p).get("year"):
-        fields.append(("year", str(_bib(p)["year"])))
-    if p.venue:
-        entry_type = _bib(p).get("type") or "inproceedings"
-    elif p.is_arxiv:
-        entry_type = "misc"
-    else:
-        entry_type = _bib(p).get("type") or "misc"
-    if p.venue:
-        fields.append(("journal" if entry_type == "article" else "booktitle", p.venue))
-    fields.append(("area", p.venue_area))
-    if p.is_arxiv:
-        fields += [("eprint", p.id), ("archiveprefix", "arXiv"), ("primaryclass", p.primary_category)]
+    elif re.fullmatch(r"\d{4}", str(bib.get("year", ""))):
+        fields.append(("year", str(bib["year"])))
+    arxiv_extra = p.extra.get("arxiv") if isinstance(p.extra.get("arxiv"), dict) else {}
+    doi = arxiv_extra.get("doi") or bib.get("doi")
     fields += [
-        ("keywords", ", ".join(p.categories) or None),
-        ("url", p.links().get("abs")),
-        ("code", p.code_url),
-        ("doi", (p.extra.get("arxiv") or {}).get("doi") if isinstance(p.extra.get("arxiv"), dict) else None),
+        ("area", _escape(p.venue_area) if p.venue_area else None),
+        ("eprint", p.id if p.is_arxiv else None),
+        ("archivePrefix", "arXiv" if p.is_arxiv else None),
+        ("primaryClass", p.primary_category if p.is_arxiv else None),
+        ("keywords", _escape(", ".join(p.categories)) or None),
+        ("doi", _escape(doi) if isinstance(doi, str) and doi else None),
+        ("url", _url(p.links().get("abs"))),
+        ("code", _url(p.code_url)),
         ("abstract", _escape(p.abstract) if p.abstract else None),
     ]
-    return Entry(entry_type, key, [Field(k, v) for k, v in fields if v])
+    return kind, [(k, v) for k, v in fields if v]
+
+
+def entry(p: Paper, key: str | None = None) -> str:
+    """One paper's BibTeX entry, no trailing newline: what the API, the paper page and the
+    MCP tool show, and what ``paperdex export`` writes for it."""
+    kind, fields = paper_fields(p)
+    key = key or _cite_key(p, set())
+    body = ",\n".join(f"  {k:<{_ALIGN}} = {v if k == 'month' else '{' + v + '}'}" for k, v in fields)
+    return f"@{kind}{{{key},\n{body}\n}}"
 
 
 def to_bibtex(papers: Iterable[Paper]) -> str:
+    """A .bib file: one :func:`entry` per paper, cite keys made unique within the file."""
     taken: set[str] = set()
-    entries = [paper_to_entry(p, _cite_key(p, taken)) for p in papers]
-    if not entries:
-        return ""
-    return bibtexparser.write_string(bibtexparser.Library(entries))
+    entries = [entry(p, _cite_key(p, taken)) for p in papers]
+    return "\n\n".join(entries) + "\n" if entries else ""

@@ -214,25 +214,8 @@ def _bib_escape(s: str) -> str:
 
 
 def bibtex(p: Paper) -> str:
-    """A BibTeX entry in the form arXiv's own export uses."""
-    year = (p.date or "")[:4]
-    first = p.authors[0].split()[-1] if p.authors else "anon"
-    word = next((w for w in re.findall(r"[A-Za-z]+", plain_tex(p.title)) if len(w) > 3), "paper")
-    key = re.sub(r"[^A-Za-z0-9]", "", f"{first}{year}{word}".lower()) or re.sub(r"\W", "", p.id)
-    fields = [("title", _bib_escape(plain_tex(p.title))), ("author", " and ".join(_bib_escape(a) for a in p.authors))]
-    if p.venue:
-        fields.append(("booktitle", _bib_escape(p.venue)))
-    elif p.is_arxiv:
-        fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
-    if year:
-        fields.append(("year", year))
-    if p.is_arxiv:
-        fields += [("eprint", p.id), ("archivePrefix", "arXiv")]
-        if p.primary_category:
-            fields.append(("primaryClass", p.primary_category))
-    url = safe_links(p).get("abs")
-    if url:
-        fields.append(("url", url))
-    body = ",\n".join(f"  {k:<13}= {{{v}}}" for k, v in fields)
-    kind = "inproceedings" if p.venue else "article"
-    return f"@{kind}{{{key},\n{body}\n}}"
+    """The paper's BibTeX entry: the one writer `paperdex export` uses, so the page, the API and
+    the MCP tool give the same entry."""
+    from ..sources.bibtex import entry
+
+    return entry(p)

@@ -196,9 +196,9 @@ def test_export_by_ids_query_and_filters(tmp_path):
     run = CliRunner().invoke
     g = _group(data)
     r = run(g, ["export", "1412.6980"])
-    assert r.exit_code == 0 and "@article{kingma2014adam," in r.output and "eprint = {1412.6980}" in r.output
-    assert "journal = {International Conference on Learning Representations}" in r.output
-    assert "year = {2015}" in r.output
+    assert r.exit_code == 0 and "@article{kingma2014adam," in r.output and "eprint       = {1412.6980}" in r.output
+    assert "journal      = {International Conference on Learning Representations}" in r.output
+    assert "year         = {2015}" in r.output and "doi          = {10.48550/arXiv.1412.6980}" in r.output
     r = run(g, ["export", "numerical", "prediction"])
     assert r.exit_code == 0 and "2606.27731" in r.output and "1412.6980" not in r.output
     r = run(g, ["export", "au:Kingma"])  # query syntax is not mistaken for an id

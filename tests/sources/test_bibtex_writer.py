@@ -1,0 +1,131 @@
+"""One BibTeX writer: the JSON API, the MCP tool and `paperdex export` give one paper the same
+entry, and that entry survives LaTeX, TeX specials and hostile braces."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import click
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from paperdex.paper import Paper
+from paperdex.sources import bibtex
+from paperdex.sources.commands import export
+from paperdex.sources.merge import ingest_with_merge
+from paperdex.store import Store
+
+PAPERS = [
+    Paper(
+        id="2501.00001",
+        title=r"$\beta$-{VAE} for R&D: 50% fewer \textbf{bits}",
+        authors=['Lo{\\"\\i}c Matthey', "Ada Lovelace"],
+        abstract=r"We cut \emph{cost} by 95\% } and add {x = $\mathbb{R}^n$ # 1",
+        categories=["cs.LG", "stat.ML"],
+        published="2025-01-02",
+        code_url="javascript:alert(1)",
+        sources=["arxiv"],
+    ),
+    Paper(
+        id="openreview:Ab12_x",
+        title="Clipping Without Heavy Tails: the $\\ell_2$ case",
+        authors=["Aleksandr Shestakov"],
+        abstract="Gradient clipping & friends.",
+        venue="ICML 2026 poster",
+        venue_area="Optimization · Stochastic",
+        code_url="https://github.com/a/b",
+        sources=["openreview"],
+    ),
+]
+
+
+def _store(tmp_path) -> Store:
+    s = Store(tmp_path / "data")
+    ingest_with_merge(s, PAPERS)
+    return s
+
+
+def _export(data_dir, pid: str) -> str:
+    @click.group()
+    @click.pass_context
+    def g(ctx):
+        ctx.obj = {"data_dir": data_dir}
+
+    g.add_command(export)
+    res = CliRunner().invoke(g, ["export", pid])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _mcp_bibtex(data_dir, pid: str) -> str:
+    from mcp import Client
+
+    from paperdex.mcp_server import build_server
+
+    async def go() -> str:
+        async with Client(build_server(data_dir)) as c:
+            r = await c.call_tool("get_paper", {"id": pid})
+            assert not r.is_error
+            return r.structured_content["bibtex"]
+
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.update(v=asyncio.run(go())))  # a loop of its own
+    t.start()
+    t.join(120)
+    return out["v"]
+
+
+def test_api_mcp_and_export_give_the_same_entry(tmp_path):
+    from paperdex.web.app import create_app
+
+    _store(tmp_path).close()
+    data = tmp_path / "data"
+    client = TestClient(create_app(data, pool_size=1), base_url="http://localhost")
+    for p in PAPERS:
+        api = client.get(f"/api/papers/{p.id}").json()["bibtex"]
+        assert api == _mcp_bibtex(data, p.id)
+        assert _export(data, p.id) == api + "\n"
+    first = client.get("/api/papers/2501.00001").json()["bibtex"]
+    assert first.startswith("@article{matthey2025beta,\n")
+    # TeX kept, specials escaped
+    assert r"title        = {{$\beta$-{VAE} for R\&D: 50\% fewer \textbf{bits}}}," in first
+    assert "journal      = {arXiv preprint arXiv:2501.00001}" in first
+    assert 'author       = {Lo{\\"\\i}c Matthey and Ada Lovelace}' in first
+    assert r"95\% \textbraceright{} and add \textbraceleft{}x = $\mathbb{R}^n$ \# 1" in first
+    assert "javascript" not in first and "code " not in first
+    second = client.get("/api/papers/openreview:Ab12_x").json()["bibtex"]
+    assert second.startswith("@inproceedings{openreview:Ab12_x,\n")
+    assert "booktitle    = {ICML 2026 poster}" in second and "code         = {https://github.com/a/b}" in second
+
+
+def test_entry_parses_back_to_the_same_text():
+    for p in PAPERS:
+        res = bibtex.parse_bibtex(bibtex.entry(p))
+        assert res.errors == []
+        (q,) = res.papers
+        assert (q.id, q.abstract, q.venue, q.venue_area, q.categories) == (
+            p.id,
+            p.abstract.replace("95\\%", "95%"),  # an escaped % is stored as a plain one
+            p.venue,
+            p.venue_area,
+            p.categories,
+        )
+        assert q.title == p.title.replace("{VAE}", "VAE")  # case-protecting braces are not kept
+
+
+def test_stray_braces_cannot_write_fields():
+    p = Paper(id="2501.00002", title="a} , note = {pwned", abstract="x}, author = {evil", authors=["A B"])
+    res = bibtex.parse_bibtex(bibtex.entry(p))
+    assert res.errors == []
+    (q,) = res.papers
+    assert q.authors == ["A B"] and q.comment is None
+    assert (q.title, q.abstract) == (p.title, p.abstract)
+
+
+def test_keys_are_unique_within_a_file():
+    a = Paper(id="2501.00003", title="Deep nets", authors=["Ann Lee"], published="2025-01-03")
+    b = Paper(id="2501.00004", title="Deep nets again", authors=["Bo Lee"], published="2025-01-04")
+    text = bibtex.to_bibtex([a, b])
+    assert "@article{lee2025deep," in text and "@article{lee2025deepa," in text
+    assert text.count("\n\n@") == 1 and text.endswith("}\n")
