@@ -71,7 +71,7 @@ def build_store(d: Path, limit: int | None = None) -> Store:
     if limit:
         src = d.parent / f"{d.name}.jsonl"
         with gzip.open(CORPUS, "rt") as f, open(src, "w") as out:
-            for i, line in zip(range(limit), f, strict=False):
+            for _, line in zip(range(limit), f, strict=False):
                 out.write(line)
         ids = d.parent / f"{d.name}.ids.txt"
         ids.write_text("".join(IDS.read_text().splitlines(keepends=True)[:limit]))
