@@ -90,25 +90,26 @@ def cli(ctx: click.Context, data_dir: Path | None) -> None:
 # --- ingest / embed ---------------------------------------------------------------------
 
 
-NETWORK = ("arxiv", "openreview", "hf")
+def _source_options(command: click.Command) -> click.Command:
+    """Add every registered source's own options (arxiv --set, openreview --venue, ...) to
+    `ingest`, after the file options: a new source brings its options with it."""
+    from .sources import registry
+
+    own = {p.name for p in command.params}
+    added = list(registry.cli_options())
+    if clash := own & {o.name for o in added}:
+        raise RuntimeError(f"a source option is named like an `ingest` parameter: {', '.join(sorted(clash))}")
+    at = next(i for i, p in enumerate(command.params) if p.name == "strict")
+    command.params[at:at] = added
+    return command
 
 
+@_source_options
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--vectors", type=click.Path(exists=True, dir_okay=False), help="Precomputed vectors (.npy).")
 @click.option("--ids", type=click.Path(exists=True, dir_okay=False), help="Ids aligned to --vectors rows.")
 @click.option("--model", help="The model that made --vectors (e.g. all-MiniLM-L6-v2).")
-@click.option("--venue", help="openreview: venue id, e.g. NeurIPS.cc/2025/Conference.")
-@click.option("--submissions", is_flag=True, help="openreview: all submissions, not only accepted papers.")
-@click.option("--set", "set_spec", help="arxiv: OAI-PMH set (cs, math, ...).")
-@click.option("--category", "categories", multiple=True, help="arxiv: keep only these categories.")
-@click.option("--from", "from_", help="arxiv: first day (YYYY-MM-DD) to harvest.")
-@click.option("--until", help="arxiv: last day to harvest.")
-@click.option("--id", "arxiv_ids", multiple=True, help="arxiv: look these ids up (API).")
-@click.option("--listing", help="arxiv: today's new papers of a category (RSS).")
-@click.option("--date", "day", help="hf: Daily Papers of this day (default today).")
-@click.option("--week", help="hf: Daily Papers of an ISO week, YYYY-Www.")
-@click.option("--month", help="hf: Daily Papers of a month, YYYY-MM.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad record; files are checked before any write.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
@@ -127,7 +128,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     """
     from .embed import MODELS
     from .ingest import check_file, import_vectors, ingest_file, load_vectors_file
-    from .sources import SourceError
+    from .sources import SourceError, registry
     from .sources.commands import import_file, ingest_source
     from .store import IngestSummary
 
@@ -145,13 +146,18 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     store = _store(ctx)
     total = IngestSummary()
     notes: list[str] = []
-    if paths[0] in NETWORK:
+    given = {k: v for k, v in source_options.items() if v not in (None, (), False)}
+    source = paths[0] if paths[0] in registry.network_names() else None
+    for name in given:  # an option of another source would be silently ignored
+        owner = registry.source_of_option(name)
+        if owner is not None and owner.name != source:
+            flag = next(o.opts[0] for o in owner.options if o.name == name)
+            where = f"`ingest {source}`" if source else "files"
+            raise click.UsageError(f"{flag} is an option of `ingest {owner.name}`, not of {where}")
+    if source:
         if len(paths) > 1:
             raise click.UsageError(f"`ingest {paths[0]}` takes options, not more paths")
-        opts = dict(source_options)
-        opts["ids"] = list(opts.pop("arxiv_ids"))
-        opts["set"] = opts.pop("set_spec")
-        opts["date"] = opts.pop("day")
+        opts = given
         try:
             with _write_errors(store):
                 total = ingest_source(store, paths[0], **opts)

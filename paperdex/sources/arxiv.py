@@ -24,19 +24,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from typing import Any
 from urllib.parse import urlparse
 
+import click
 import feedparser
 
 from ..latex import decode_name
 from ..paper import ARXIV_ID, Paper
 from ..store import IngestSummary, Store
 from .http import HttpClient, SourceError
+from .registry import Source, as_list, register
 
 log = logging.getLogger("paperdex.sources")
 
 SOURCE = "arxiv"
-RSS_SOURCE = "arxiv-rss"  # ranked below OAI/API in merge.RANKS: a listing never overwrites them
+RSS_SOURCE = "arxiv-rss"  # ranked below OAI/API (see SOURCE_DEF): a listing never overwrites them
 OAI_URL = "https://oaipmh.arxiv.org/oai"
 API_URL = "https://export.arxiv.org/api/query"
 RSS_URL = "https://rss.arxiv.org/rss/"
@@ -654,3 +657,110 @@ def fetch_new(http: HttpClient, listing: str, *, base_url: str = RSS_URL) -> tup
     if not re.fullmatch(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?(\+[A-Za-z\-]+(\.[A-Za-z\-]+)?)*", listing):
         raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
     return parse_rss(http.get(base_url.rstrip("/") + "/" + listing).content)
+
+
+# --- the source, as paperdex ingest / sync / the merge see it --------------------------------
+
+URL_KEYS = (("oai_url", OAI_URL), ("api_url", API_URL), ("rss_url", RSS_URL))
+
+
+def _client(section: dict[str, Any]) -> HttpClient:
+    """One client for every arXiv API: its 3 s spacing covers them all (a shorter
+    ``min_interval`` only for a mirror)."""
+    urls = [section.get(k) or d for k, d in URL_KEYS]
+    return arxiv_client(min_interval=float(section.get("min_interval", MIN_INTERVAL)), urls=urls)
+
+
+def _run(
+    store: Store, http: HttpClient, opts: dict[str, Any], section: dict[str, Any], today: date | None
+) -> tuple[list[Paper], list[str]] | IngestSummary:
+    """ids -> API look-up; query -> API search; listing -> today's RSS; else an OAI harvest."""
+    urls = {k: opts.get(k) or section.get(k) or d for k, d in URL_KEYS}
+    if ids := opts.get("ids") or opts.get("arxiv_ids"):
+        ids = ids.replace(",", " ").split() if isinstance(ids, str) else list(ids)
+        return fetch_ids(http, ids, base_url=urls["api_url"])
+    if opts.get("query"):
+        return search(http, opts["query"], max_results=int(opts.get("max_results", 50)), base_url=urls["api_url"])
+    if opts.get("listing"):
+        return fetch_new(http, opts["listing"], base_url=urls["rss_url"])
+    cats = opts.get("categories")
+    if isinstance(cats, str):
+        cats = cats.replace(",", " ").split()
+    return harvest(
+        store,
+        http,
+        opts.get("set", opts.get("set_spec", "cs")),
+        opts.get("from_", opts.get("from")),
+        opts.get("until"),
+        cats,
+        base_url=urls["oai_url"],
+        start=opts.get("start"),
+        today=today,
+    )
+
+
+def _plan(section: dict[str, Any], store: Store, today: date) -> list[tuple[str, dict[str, Any]]]:
+    """A harvest per set (checked here, so a misspelt one fails before any request), then a
+    listing read per RSS listing."""
+    jobs: list[tuple[str, dict[str, Any]]] = []
+    for s in as_list(section.get("sets", ["cs"]), "arxiv.sets"):
+        check_set(s)
+        cats = as_list(section.get("categories"), "arxiv.categories")
+        jobs.append((f"arxiv {s}", {"set": s, "categories": cats, "start": section.get("start")}))
+    for listing in as_list(section.get("listings"), "arxiv.listings"):
+        jobs.append((f"arxiv new {listing}", {"listing": listing}))
+    return jobs
+
+
+SOURCE_DEF = register(
+    Source(
+        name=SOURCE,
+        order=10,
+        help="OAI-PMH harvest (--set, --from), API look-up (--id) or today's RSS listing (--listing)",
+        sections=("arxiv",),
+        config_keys=frozenset({"sets", "categories", "start", "listings", "min_interval", *dict(URL_KEYS)}),
+        options=(
+            click.Option(["--set", "set"], help="arxiv: OAI-PMH set (cs, math, ...)."),
+            click.Option(["--category", "categories"], multiple=True, help="arxiv: keep only these categories."),
+            click.Option(["--from", "from_"], help="arxiv: first day (YYYY-MM-DD) to harvest."),
+            click.Option(["--until"], help="arxiv: last day to harvest."),
+            click.Option(["--id", "arxiv_ids"], multiple=True, help="arxiv: look these ids up (API)."),
+            click.Option(["--listing"], help="arxiv: today's new papers of a category (RSS)."),
+        ),
+        ranks={
+            SOURCE: {
+                "title": 50,
+                "abstract": 50,
+                "authors": 50,
+                "venue": 5,
+                "dates": 50,
+                "links": 50,
+                "code": 20,
+                "categories": 50,
+            },
+            # the RSS listing: hours-old text and a one-string author list. Below OAI/API and
+            # the JSON Lines dumps ("file") in every group, so it fills gaps (the listed day, a
+            # paper not harvested yet) but never overwrites a field they supplied.
+            RSS_SOURCE: {
+                "title": 29,
+                "abstract": 29,
+                "authors": 29,
+                "venue": 1,
+                "dates": 29,
+                "links": 29,
+                "code": 5,
+                "categories": 29,
+            },
+        },
+        plan=_plan,
+        run=_run,
+        client=_client,
+        example="""\
+[arxiv]
+sets = ["cs"]                                  # OAI-PMH sets: cs, physics:hep-th, cs:cs:CL
+categories = ["cs.CL", "cs.LG", "cs.CV", "cs.AI"]  # keep only these (empty: all)
+start = "2025-06-01"                           # first day of the very first harvest
+# listings = ["cs.CL"]                         # also read today's RSS announcements
+""",
+    )
+)

@@ -21,6 +21,7 @@ import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from ..paper import ARXIV_ID, Paper
+from .registry import Source, register
 
 SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -355,3 +356,30 @@ def to_bibtex(papers: Iterable[Paper]) -> str:
     taken: set[str] = set()
     entries = [entry(p, _cite_key(p, taken)) for p in papers]
     return "\n\n".join(entries) + "\n" if entries else ""
+
+
+def _reads(path: Path) -> tuple[list[Paper], list[str]] | None:
+    if path.suffix.lower() != ".bib":
+        return None
+    res = read_bibtex(path)
+    return res.papers, res.errors
+
+
+register(
+    Source(
+        name=SOURCE,
+        ranks={
+            SOURCE: {
+                "title": 35,
+                "abstract": 35,
+                "authors": 35,
+                "venue": 40,
+                "dates": 25,
+                "links": 35,
+                "code": 30,
+                "categories": 30,
+            }
+        },
+        reads=_reads,
+    )
+)

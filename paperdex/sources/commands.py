@@ -11,7 +11,7 @@ import logging
 import sys
 import tomllib
 from collections.abc import Callable, Iterable
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import click
 
 from ..paper import ARXIV_ID, Paper
 from ..store import IngestSummary, Store
-from . import arxiv, bibtex, hf, openreview, seeds
+from . import bibtex, registry
 from .http import HttpClient, SourceError
 from .merge import MergeSummary, ingest_with_merge
 
@@ -27,47 +27,34 @@ log = logging.getLogger("paperdex.sources")
 
 CONFIG_NAME = "sources.toml"
 ID_PREFIXES = ("openreview:", "bib:", "seed:")  # ids of records that have no arXiv id
-NETWORK_SOURCES = ("arxiv", "openreview", "hf")
-SECTIONS = {"arxiv": "arxiv", "openreview": "openreview", "huggingface": "hf", "hf": "hf"}  # [section] -> source
-KEYS: dict[str, set[str]] = {
-    "arxiv": {"sets", "categories", "start", "listings", "oai_url", "api_url", "rss_url", "min_interval"},
-    "openreview": {"venues", "submissions", "url", "username", "password"},
-    "hf": {"days", "url"},
-}
-EXAMPLE_CONFIG = """\
-# paperdex sync reads this file; every section is optional.
+NETWORK_SOURCES = registry.network_names()  # every source registers itself (registry.py)
 
-[arxiv]
-sets = ["cs"]                                  # OAI-PMH sets: cs, physics:hep-th, cs:cs:CL
-categories = ["cs.CL", "cs.LG", "cs.CV", "cs.AI"]  # keep only these (empty: all)
-start = "2025-06-01"                           # first day of the very first harvest
-# listings = ["cs.CL"]                         # also read today's RSS announcements
 
-[openreview]
-venues = ["NeurIPS.cc/2025/Conference"]
-# logging in is required: set OPENREVIEW_USERNAME / OPENREVIEW_PASSWORD (or username/password here)
+def example_config() -> str:
+    """An example sources.toml: each source's own part."""
+    parts = [s.example for s in registry.network() if s.example]
+    return "# paperdex sync reads this file; every section is optional.\n\n" + "\n".join(parts)
 
-[huggingface]
-days = 3                                       # the first sync looks back this many days
-"""
+
+EXAMPLE_CONFIG = example_config()
 
 
 def default_http(source: str, section: dict[str, Any] | None = None) -> HttpClient:
-    """The client of one service: arXiv's keeps to its 3 s limit (a shorter ``min_interval``
-    only for a mirror), Hugging Face's to one request a second."""
-    section = section or {}
-    if source == "arxiv":
-        urls = [
-            section.get(k) or d
-            for k, d in (("oai_url", arxiv.OAI_URL), ("api_url", arxiv.API_URL), ("rss_url", arxiv.RSS_URL))
-        ]
-        return arxiv.arxiv_client(min_interval=float(section.get("min_interval", arxiv.MIN_INTERVAL)), urls=urls)
-    return HttpClient(min_interval=1.0)
+    """The HTTP client of one service, as its source makes it (arXiv's keeps to its 3 s limit)."""
+    make = registry.get(source).client
+    return make(section or {}) if make else HttpClient(min_interval=1.0)
 
 
-# Replaced by tests.
+# Replaced by tests: every HTTP source's client comes from here.
 http_factory: Callable[[str, dict[str, Any]], HttpClient] = default_http
-openreview_factory: Callable[..., Any] = openreview.make_client
+
+
+def make_client(source: registry.Source, section: dict[str, Any]) -> Any:
+    """The connection one source's jobs share: HTTP sources through ``http_factory``."""
+    if source.uses_http:
+        return http_factory(source.name, section)
+    assert source.client is not None, f"source {source.name} makes no client"
+    return source.client(section)
 
 
 def _summary(papers: Iterable[Paper], errors: list[str], store: Store) -> MergeSummary:
@@ -85,8 +72,8 @@ def _section(config: dict[str, Any] | None, source: str) -> dict[str, Any]:
     """The sources.toml section of a source ([huggingface] or [hf] for hf)."""
     if not config:
         return {}
-    for name, src in SECTIONS.items():
-        if src == source and isinstance(config.get(name), dict):
+    for name in registry.get(source).sections:
+        if isinstance(config.get(name), dict):
             return config[name]
     return {}
 
@@ -111,93 +98,51 @@ def ingest_source(
     config: dict[str, Any] | None = None,
     **options: Any,
 ) -> MergeSummary:
-    """Fetch one network source into the store, merging with what is there.
+    """Fetch one job of a network source into the store, merging with what is there.
 
-    arxiv:      set="cs", from_/until="YYYY-MM-DD", categories=[...]  (OAI-PMH, resumable);
-                ids=[...] (API look-up); query="..." (API search); listing="cs.CL" (today's RSS)
-    openreview: venue="NeurIPS.cc/2025/Conference", submissions=False
-    hf:         date="YYYY-MM-DD" | week="YYYY-Www" | month="YYYY-MM" (default: today)
-
-    Service addresses (and OpenReview credentials) come from ``config`` (sources.toml; read
-    from the store's data directory when not given) unless an option names them. ``http``
-    and ``client`` let a caller share one connection across jobs (``sync`` does).
+    The options are the source's own (its ``ingest`` options by name, e.g. arxiv: set,
+    from_, until, categories, ids, listing, query; openreview: venue, submissions; hf: date,
+    week, month); ``base_url`` overrides the section's ``url``. Service addresses (and
+    OpenReview credentials) come from ``config`` (sources.toml; read from the store's data
+    directory when not given). ``http``/``client`` let a caller share one connection across
+    jobs (``sync`` does); without one, a connection is made for this job and closed after.
     """
-    if name not in NETWORK_SOURCES:
-        raise ValueError(f"unknown source {name!r}; known: {', '.join(NETWORK_SOURCES)}")
+    src = registry.get(name)
     opts = {k: v for k, v in options.items() if v not in (None, (), [])}
     section = _section(_stored_config(store) if config is None else config, name)
-    if name == "openreview":
-        venue = opts.pop("venue", None)
-        if not venue:
-            raise ValueError("openreview needs a venue id, e.g. --venue NeurIPS.cc/2025/Conference")
-        base = opts.pop("base_url", None) or section.get("url") or openreview.API_URL
-        if client is None:
-            client = openreview_factory(base, *openreview.credentials(section))
-        papers, errors = openreview.fetch_venue(venue, client, submissions=bool(opts.pop("submissions", False)))
-        return _summary(papers, errors, store)
-    own = http is None
-    http = http or http_factory(name, section)
+    if opts.get("base_url"):
+        section = {**section, "url": opts["base_url"]}
+    if src.check:
+        src.check(opts)
+    conn = client if client is not None else http
+    own = conn is None
+    if own:
+        conn = make_client(src, section)
     try:
-        if name == "hf":
-            day = opts.get("date") or opts.get("day")
-            week, month = opts.get("week"), opts.get("month")
-            if not (day or week or month):
-                day = (today or date.today()).isoformat()
-            base = opts.get("base_url") or section.get("url") or hf.API_URL
-            papers, errors = hf.fetch_daily_papers(http, day, week, month, base_url=base)
-            return _summary(papers, errors, store)
-        # arxiv
-        urls = {
-            k: opts.get(k) or section.get(k) or d
-            for k, d in (("oai_url", arxiv.OAI_URL), ("api_url", arxiv.API_URL), ("rss_url", arxiv.RSS_URL))
-        }
-        if opts.get("ids"):
-            ids = opts["ids"]
-            ids = ids.replace(",", " ").split() if isinstance(ids, str) else list(ids)
-            papers, errors = arxiv.fetch_ids(http, ids, base_url=urls["api_url"])
-            return _summary(papers, errors, store)
-        if opts.get("query"):
-            papers, errors = arxiv.search(
-                http, opts["query"], max_results=int(opts.get("max_results", 50)), base_url=urls["api_url"]
-            )
-            return _summary(papers, errors, store)
-        if opts.get("listing"):
-            papers, errors = arxiv.fetch_new(http, opts["listing"], base_url=urls["rss_url"])
-            return _summary(papers, errors, store)
-        cats = opts.get("categories")
-        if isinstance(cats, str):
-            cats = cats.replace(",", " ").split()
-        return _as_merge(
-            arxiv.harvest(
-                store,
-                http,
-                opts.get("set", opts.get("set_spec", "cs")),
-                opts.get("from_", opts.get("from")),
-                opts.get("until"),
-                cats,
-                base_url=urls["oai_url"],
-                start=opts.get("start"),
-                today=today,
-            )
-        )
+        assert src.run is not None
+        res = src.run(store, conn, opts, section, today)
     finally:
-        if own:
-            http.close()
+        if own and isinstance(conn, HttpClient):
+            conn.close()
+    if isinstance(res, IngestSummary):
+        return _as_merge(res)
+    papers, errors = res
+    return _summary(papers, errors, store)
 
 
 # --- files -------------------------------------------------------------------------------
 
 
 def import_file(store: Store, path: str | Path) -> MergeSummary | None:
-    """Import a ``.bib`` file or a seed result page (``.txt``); None for other formats, so
-    the caller can try its own readers (JSON Lines)."""
+    """Import a file a file source reads (``.bib``, a seed result page); None for other
+    formats, so the caller can try its own readers (JSON Lines)."""
     path = Path(path)
-    if path.suffix.lower() == ".bib":
-        res = bibtex.read_bibtex(path)
-        return _summary(res.papers, res.errors, store)
-    if path.suffix.lower() == ".txt" and seeds.is_seed_page(path):
-        page = seeds.read_seed_page(path)
-        return _summary(page.papers, page.errors, store)
+    for src in registry.file_sources():
+        assert src.reads is not None
+        res = src.reads(path)
+        if res is not None:
+            papers, errors = res
+            return _summary(papers, errors, store)
     return None
 
 
@@ -214,71 +159,41 @@ def load_config(data_dir: Path) -> dict[str, Any]:
         cfg = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: {e}") from e
-    unknown = set(cfg) - set(SECTIONS)
+    sections = registry.sections()
+    unknown = set(cfg) - set(sections)
     if unknown:
-        raise ValueError(
-            f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: arxiv, openreview, huggingface"
-        )
-    if "hf" in cfg and "huggingface" in cfg:
-        raise ValueError(f"{path}: [hf] and [huggingface] are the same section; keep one")
+        known = ", ".join(s.sections[0] for s in registry.network() if s.sections)
+        raise ValueError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: {known}")
+    for src in registry.network():
+        both = [f"[{name}]" for name in src.sections if name in cfg]
+        if len(both) > 1:
+            raise ValueError(f"{path}: {' and '.join(both)} are the same section; keep one")
     for section, body in cfg.items():
         if not isinstance(body, dict):
             raise ValueError(f"{path}: [{section}] must be a table")
-        bad = set(body) - KEYS[SECTIONS[section]]
+        keys = sections[section].config_keys
+        bad = set(body) - keys
         if bad:
             raise ValueError(
-                f"{path}: unknown key(s) {', '.join(sorted(bad))} in [{section}]; "
-                f"known: {', '.join(sorted(KEYS[SECTIONS[section]]))}"
+                f"{path}: unknown key(s) {', '.join(sorted(bad))} in [{section}]; known: {', '.join(sorted(keys))}"
             )
-        for key in ("oai_url", "api_url", "rss_url", "url"):
-            if key in body and not (isinstance(body[key], str) and body[key].startswith(("http://", "https://"))):
-                raise ValueError(f"{path}: [{section}] {key} must be an http(s) URL, got {body[key]!r}")
+        for key, value in body.items():
+            if (key == "url" or key.endswith("_url")) and not (
+                isinstance(value, str) and value.startswith(("http://", "https://"))
+            ):
+                raise ValueError(f"{path}: [{section}] {key} must be an http(s) URL, got {value!r}")
     return cfg
 
 
-def _list(v: Any, what: str) -> list[str]:
-    if v is None:
-        return []
-    if isinstance(v, str):
-        return [v]
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise ValueError(f"{what} must be a list of strings")
-    return v
-
-
 def plan(cfg: dict[str, Any], store: Store, today: date) -> list[tuple[str, str, dict[str, Any]]]:
-    """(source, label, options) for every job the config asks for, in run order. Set names
-    are checked here, so a misspelt one fails before any request."""
+    """(source, label, options) for every job the config asks for, in run order: each
+    configured source's own plan (which checks its names, so a misspelt one fails before any
+    request)."""
     jobs: list[tuple[str, str, dict[str, Any]]] = []
-    a = cfg.get("arxiv")
-    if a is not None:
-        for s in _list(a.get("sets", ["cs"]), "arxiv.sets"):
-            arxiv.check_set(s)
-            jobs.append(
-                (
-                    "arxiv",
-                    f"arxiv {s}",
-                    {"set": s, "categories": _list(a.get("categories"), "arxiv.categories"), "start": a.get("start")},
-                )
-            )
-        for listing in _list(a.get("listings"), "arxiv.listings"):
-            jobs.append(("arxiv", f"arxiv new {listing}", {"listing": listing}))
-    o = cfg.get("openreview")
-    if o is not None:
-        for v in _list(o.get("venues"), "openreview.venues"):
-            jobs.append(
-                ("openreview", f"openreview {v}", {"venue": v, "submissions": bool(o.get("submissions", False))})
-            )
-    h = _section(cfg, "hf") if any(SECTIONS[k] == "hf" for k in cfg) else None
-    if h is not None:
-        last = store.get_state("hf:last_day")
-        days = int(h.get("days", 3))
-        first = date.fromisoformat(last) if last else today - timedelta(days=max(days, 1) - 1)
-        first = max(first, today - timedelta(days=31))
-        d = first
-        while d <= today:
-            jobs.append(("hf", f"hf {d.isoformat()}", {"date": d.isoformat()}))
-            d += timedelta(days=1)
+    for src in registry.network():
+        if src.plan is None or not any(name in cfg for name in src.sections):
+            continue
+        jobs += [(src.name, label, opts) for label, opts in src.plan(_section(cfg, src.name), store, today)]
     return jobs
 
 
@@ -295,9 +210,10 @@ def sync_sources(
     others. Returns the total and the failures. ``quiet`` reports only sources that changed
     something or failed (for cron mail).
 
-    Every arXiv job (OAI sets, RSS listings) shares one client, so arXiv's one-request-per-3-s
-    limit, which covers all its APIs together, holds across the whole run; OpenReview logs in
-    once per run."""
+    Each source's jobs share one client made once per run: every arXiv job (OAI sets, RSS
+    listings) goes through one connection, so arXiv's one-request-per-3-s limit, which covers
+    all its APIs together, holds across the whole run; OpenReview logs in once. A client that
+    could not be made (a failed login) fails that source's later jobs with the same error."""
     cfg = load_config(store.data_dir) if cfg is None else cfg
     today = today or date.today()
     only = set(only)
@@ -307,32 +223,22 @@ def sync_sources(
         for source, label, opts in plan(cfg, store, today):
             if only and source not in only:
                 continue
+            src = registry.get(source)
             try:
                 if source not in clients:
-                    section = _section(cfg, source)
-                    if source == "openreview":
-                        url = section.get("url") or openreview.API_URL
-                        clients[source] = openreview_factory(url, *openreview.credentials(section))
-                    else:
-                        clients[source] = http_factory(source, section)
-                shared = clients[source]
-                s = ingest_source(
-                    store,
-                    source,
-                    today=today,
-                    config=cfg,
-                    http=None if source == "openreview" else shared,
-                    client=shared if source == "openreview" else None,
-                    **opts,
-                )
+                    try:
+                        clients[source] = make_client(src, _section(cfg, source))
+                    except (SourceError, ValueError) as e:
+                        clients[source] = _Failed(e)
+                if isinstance(clients[source], _Failed):
+                    raise SourceError(str(clients[source].error))
+                s = ingest_source(store, source, today=today, config=cfg, client=clients[source], **opts)
             except (SourceError, ValueError) as e:
                 failures.append(f"{label}: {e}")
                 echo(f"{label}: FAILED: {e}")
-                if source == "openreview" and source not in clients:
-                    clients[source] = _Failed(e)
                 continue
-            if source == "hf":
-                store.set_state("hf:last_day", opts["date"])
+            if src.done:
+                src.done(store, opts)
             total = total + s
             if quiet and not (s.added or s.updated):
                 continue
@@ -349,14 +255,11 @@ def sync_sources(
 
 
 class _Failed:
-    """Stands in for a client that could not be made (a failed login): every later venue
-    reports the same error instead of trying to log in again."""
+    """Stands in for a client that could not be made (a failed login): every later job of
+    that source reports the same error instead of trying to log in again."""
 
     def __init__(self, error: Exception) -> None:
         self.error = error
-
-    def get_all_notes(self, **_: Any) -> Any:
-        raise SourceError(str(self.error))
 
 
 def _fmt(s: IngestSummary) -> str:

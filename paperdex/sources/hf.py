@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
+from datetime import date, timedelta
+from typing import Any
+
+import click
 
 from ..paper import ARXIV_ID, Paper
 from .http import HttpClient, SourceError
+from .registry import Source, register
 
 SOURCE = "hf"
 API_URL = "https://huggingface.co/api/daily_papers"
@@ -135,3 +139,77 @@ def fetch_daily_papers(
     else:
         errors.append(f"daily_papers: stopped after {MAX_PAGES} pages of {PAGE_SIZE}")
     return papers, errors
+
+
+# --- the source, as paperdex ingest / sync / the merge see it --------------------------------
+
+LOOK_BACK_LIMIT = 31  # days: a sync after a long pause reads at most a month of Daily Papers
+
+
+def _client(section: dict[str, Any]) -> HttpClient:
+    return HttpClient(min_interval=1.0)  # one request a second
+
+
+def _run(
+    store: Any, http: HttpClient, opts: dict[str, Any], section: dict[str, Any], today: date | None
+) -> tuple[list[Paper], list[str]]:
+    """One day (default today), ISO week or month."""
+    day = opts.get("date") or opts.get("day")
+    week, month = opts.get("week"), opts.get("month")
+    if not (day or week or month):
+        day = (today or date.today()).isoformat()
+    base = opts.get("base_url") or section.get("url") or API_URL
+    return fetch_daily_papers(http, day, week, month, base_url=base)
+
+
+def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, dict[str, Any]]]:
+    """Every day from the last one read (first sync: ``days`` back) to today."""
+    last = store.get_state("hf:last_day")
+    days = int(section.get("days", 3))
+    first = date.fromisoformat(last) if last else today - timedelta(days=max(days, 1) - 1)
+    d = max(first, today - timedelta(days=LOOK_BACK_LIMIT))
+    jobs = []
+    while d <= today:
+        jobs.append((f"hf {d.isoformat()}", {"date": d.isoformat()}))
+        d += timedelta(days=1)
+    return jobs
+
+
+def _done(store: Any, opts: dict[str, Any]) -> None:
+    store.set_state("hf:last_day", opts["date"])
+
+
+SOURCE_DEF = register(
+    Source(
+        name=SOURCE,
+        order=30,
+        help="Hugging Face Daily Papers of a day, week or month (--date, --week, --month)",
+        sections=("huggingface", "hf"),
+        config_keys=frozenset({"days", "url"}),
+        options=(
+            click.Option(["--date", "date"], help="hf: Daily Papers of this day (default today)."),
+            click.Option(["--week"], help="hf: Daily Papers of an ISO week, YYYY-Www."),
+            click.Option(["--month"], help="hf: Daily Papers of a month, YYYY-MM."),
+        ),
+        ranks={
+            SOURCE: {
+                "title": 30,
+                "abstract": 30,
+                "authors": 30,
+                "venue": 5,
+                "dates": 15,
+                "links": 30,
+                "code": 45,
+                "categories": 10,
+            }
+        },
+        plan=_plan,
+        run=_run,
+        client=_client,
+        done=_done,
+        example="""\
+[huggingface]
+days = 3                                       # the first sync looks back this many days
+""",
+    )
+)

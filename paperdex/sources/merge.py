@@ -23,12 +23,13 @@ from typing import Any
 
 from ..paper import ARXIV_ID, Paper, index_text
 from ..store import IngestSummary, Store
+from . import registry
 
 log = logging.getLogger("paperdex.sources")
 
 # Field groups and how much each source is trusted for them (higher wins; ties: newest wins,
-# so a source updating its own record always goes through). "file" is the JSON Lines import
-# of arXiv metadata; unknown sources get DEFAULT_RANK.
+# so a source updating its own record always goes through). Each source declares its ranks
+# where it registers itself (registry.Source.ranks); unknown sources get DEFAULT_RANK.
 FIELDS: dict[str, str] = {  # field -> the rank group it is judged by
     "title": "title",
     "abstract": "abstract",
@@ -43,86 +44,11 @@ FIELDS: dict[str, str] = {  # field -> the rank group it is judged by
     "pdf_url": "links",
     "code_url": "code",
 }
-RANKS: dict[str, dict[str, int]] = {
-    "arxiv": {
-        "title": 50,
-        "abstract": 50,
-        "authors": 50,
-        "venue": 5,
-        "dates": 50,
-        "links": 50,
-        "code": 20,
-        "categories": 50,
-    },
-    # arXiv's RSS listing: hours-old text and a one-string author list. Ranked below OAI/API
-    # ("arxiv") and the JSON Lines dumps ("file") in every group, so it fills gaps (the listed
-    # day, a paper not harvested yet) but never overwrites a field they supplied.
-    "arxiv-rss": {
-        "title": 29,
-        "abstract": 29,
-        "authors": 29,
-        "venue": 1,
-        "dates": 29,
-        "links": 29,
-        "code": 5,
-        "categories": 29,
-    },
-    "file": {
-        "title": 45,
-        "abstract": 45,
-        "authors": 45,
-        "venue": 10,
-        "dates": 45,
-        "links": 45,
-        "code": 40,
-        "categories": 45,
-    },
-    "openreview": {
-        "title": 40,
-        "abstract": 40,
-        "authors": 40,
-        "venue": 50,
-        "dates": 20,
-        "links": 40,
-        "code": 20,
-        "categories": 10,
-    },
-    "hf": {
-        "title": 30,
-        "abstract": 30,
-        "authors": 30,
-        "venue": 5,
-        "dates": 15,
-        "links": 30,
-        "code": 45,
-        "categories": 10,
-    },
-    "bibtex": {
-        "title": 35,
-        "abstract": 35,
-        "authors": 35,
-        "venue": 40,
-        "dates": 25,
-        "links": 35,
-        "code": 30,
-        "categories": 30,
-    },
-    "seed": {
-        "title": 1,
-        "abstract": 20,
-        "authors": 10,
-        "venue": 30,
-        "dates": 5,
-        "links": 5,
-        "code": 5,
-        "categories": 5,
-    },
-}
 DEFAULT_RANK = 25
 
 
 def _rank(source: str, group: str) -> int:
-    return RANKS.get(source.split(":", 1)[0], {}).get(group, DEFAULT_RANK)
+    return registry.ranks().get(source.split(":", 1)[0], {}).get(group, DEFAULT_RANK)
 
 
 # --- normalisation for matching ----------------------------------------------------------

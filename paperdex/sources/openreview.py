@@ -16,8 +16,11 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import click
+
 from ..paper import ARXIV_ID, Paper
 from .http import SourceError
+from .registry import Source, as_list, register
 
 log = logging.getLogger("paperdex.sources")
 
@@ -417,3 +420,67 @@ def fetch_venue(
         except ValueError as e:
             errors.append(f"OpenReview note {getattr(note, 'id', '?')}: {e}; skipped")
     return papers, errors
+
+
+# --- the source, as paperdex ingest / sync / the merge see it --------------------------------
+
+
+def _client(section: dict[str, Any]) -> Any:
+    """One logged-in client per sync run (credentials: environment, then sources.toml)."""
+    return make_client(section.get("url") or API_URL, *credentials(section))
+
+
+def _check(opts: dict[str, Any]) -> None:
+    if not opts.get("venue"):
+        raise ValueError("openreview needs a venue id, e.g. --venue NeurIPS.cc/2025/Conference")
+
+
+def _run(store: Any, client: Any, opts: dict[str, Any], section: dict[str, Any], today: Any) -> Any:
+    return fetch_venue(opts["venue"], client, submissions=bool(opts.get("submissions", False)))
+
+
+def _plan(section: dict[str, Any], store: Any, today: Any) -> list[tuple[str, dict[str, Any]]]:
+    submissions = bool(section.get("submissions", False))
+    return [
+        (f"openreview {v}", {"venue": v, "submissions": submissions})
+        for v in as_list(section.get("venues"), "openreview.venues")
+    ]
+
+
+SOURCE_DEF = register(
+    Source(
+        name=SOURCE,
+        order=20,
+        help="a venue's accepted papers or all its submissions (--venue, --submissions)",
+        sections=("openreview",),
+        config_keys=frozenset({"venues", "submissions", "url", "username", "password"}),
+        options=(
+            click.Option(["--venue"], help="openreview: venue id, e.g. NeurIPS.cc/2025/Conference."),
+            click.Option(
+                ["--submissions"], is_flag=True, help="openreview: all submissions, not only accepted papers."
+            ),
+        ),
+        ranks={
+            SOURCE: {
+                "title": 40,
+                "abstract": 40,
+                "authors": 40,
+                "venue": 50,
+                "dates": 20,
+                "links": 40,
+                "code": 20,
+                "categories": 10,
+            }
+        },
+        plan=_plan,
+        run=_run,
+        client=_client,
+        uses_http=False,
+        check=_check,
+        example="""\
+[openreview]
+venues = ["NeurIPS.cc/2025/Conference"]
+# logging in is required: set OPENREVIEW_USERNAME / OPENREVIEW_PASSWORD (or username/password here)
+""",
+    )
+)

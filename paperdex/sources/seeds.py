@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paper import Paper
+from .registry import Source, register
 
 SOURCE = "seed"
 VENUE_SEARCH_HEADER = "论文检索"
@@ -150,3 +151,31 @@ def _paper(abstract: str, authors: list[str], truncated: bool, area: str | None,
 def read_seed_page(path: str | Path) -> SeedPage:
     path = Path(path)
     return parse_seed_text(path.read_text(encoding="utf-8"), path.name)
+
+
+def _reads(path: Path) -> tuple[list[Paper], list[str]] | None:
+    if path.suffix.lower() != ".txt" or not is_seed_page(path):
+        return None
+    page = read_seed_page(path)
+    return page.papers, page.errors
+
+
+# Untitled, hand-collected records: trusted for the venue area they name and little else.
+register(
+    Source(
+        name=SOURCE,
+        ranks={
+            SOURCE: {
+                "title": 1,
+                "abstract": 20,
+                "authors": 10,
+                "venue": 30,
+                "dates": 5,
+                "links": 5,
+                "code": 5,
+                "categories": 5,
+            }
+        },
+        reads=_reads,
+    )
+)

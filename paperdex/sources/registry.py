@@ -1,0 +1,152 @@
+"""The sources paperdex knows, each declared once, by its own module.
+
+A source module ends with ``register(Source(...))`` naming everything the rest of paperdex
+needs: its ``sources.toml`` section(s) and keys, its ``paperdex ingest NAME`` options, how much
+the merge trusts it per field, how ``paperdex sync`` turns its section into jobs and how one
+job runs. ``cli.py``, ``commands.py`` (ingest, sync, load_config) and ``merge.py`` read this
+registry instead of listing the sources, so a new source is one new module in this package:
+:func:`load` imports every module here the first time anyone asks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import click
+
+# ranks: field group -> trust (higher wins). Groups: title, abstract, authors, venue, dates,
+# links, code, categories.
+Ranks = dict[str, int]
+Job = tuple[str, dict[str, Any]]  # (label printed by sync, options for Source.run)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One place papers come from.
+
+    ``run(store, client, opts, section, today)`` fetches one job and returns ``(papers,
+    errors)`` for the caller to merge, or a summary when it wrote to the store itself (a
+    resumable harvest). ``client(section)`` makes the connection a whole ``sync`` run shares;
+    ``uses_http`` says it is a :class:`~paperdex.sources.http.HttpClient` (the tests' hook
+    ``commands.http_factory`` makes those). ``plan(section, store, today)`` lists the jobs
+    ``sync`` runs; ``done(store, opts)`` records a finished job (where to continue next time).
+    ``check(opts)`` refuses impossible options before any connection is made.
+    ``reads(path)`` marks a file source: ``paperdex ingest FILE`` hands it the files it accepts.
+    """
+
+    name: str
+    ranks: dict[str, Ranks]  # record source name ("arxiv", "arxiv-rss") -> its ranks
+    help: str = ""
+    order: int = 100  # sync runs sources in this order (arXiv first: the records others link to)
+    sections: tuple[str, ...] = ()  # sources.toml section names; the first is the documented one
+    config_keys: frozenset[str] = frozenset()
+    options: tuple[click.Option, ...] = ()  # `paperdex ingest NAME` options; their names are run's opts
+    plan: Callable[[dict[str, Any], Any, date], list[Job]] | None = None
+    run: Callable[..., Any] | None = None
+    client: Callable[[dict[str, Any]], Any] | None = None
+    uses_http: bool = True
+    done: Callable[[Any, dict[str, Any]], None] | None = None
+    reads: Callable[[Path], Any] | None = None  # a file source: path -> (papers, errors) or None
+    check: Callable[[dict[str, Any]], None] | None = None  # refuse bad options before connecting
+    example: str = ""  # its part of the example sources.toml
+
+    @property
+    def is_network(self) -> bool:
+        return self.run is not None
+
+
+_SOURCES: dict[str, Source] = {}
+_RANKS: dict[str, Ranks] = {}
+_loaded = False
+_SKIP = {"registry", "http", "merge", "commands"}  # the machinery, not sources
+
+
+def register(source: Source) -> Source:
+    """Add a source; names, sections and option names must be new (two sources cannot both
+    answer to ``--date``)."""
+    old = _SOURCES.get(source.name)
+    if old is not None and old != source:
+        raise ValueError(f"source {source.name!r} is registered twice")
+    for other in _SOURCES.values():
+        if other.name == source.name:
+            continue
+        if clash := set(other.sections) & set(source.sections):
+            raise ValueError(f"sources {other.name} and {source.name} both claim [{', '.join(clash)}]")
+        if clash := {o.name for o in other.options} & {o.name for o in source.options}:
+            raise ValueError(f"sources {other.name} and {source.name} both take {', '.join(sorted(clash))}")
+        if clash := set(other.ranks) & set(source.ranks):
+            raise ValueError(f"sources {other.name} and {source.name} both rank {', '.join(sorted(clash))}")
+    _SOURCES[source.name] = source
+    _RANKS.update(source.ranks)
+    return source
+
+
+def load() -> dict[str, Source]:
+    """Every source, importing this package's modules the first time (each registers itself)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
+            if mod.name not in _SKIP and not mod.name.startswith("_"):
+                importlib.import_module(f"{__package__}.{mod.name}")
+    return _SOURCES
+
+
+def get(name: str) -> Source:
+    sources = load()
+    if name not in sources or not sources[name].is_network:
+        raise ValueError(f"unknown source {name!r}; known: {', '.join(network_names())}")
+    return sources[name]
+
+
+def network() -> list[Source]:
+    """The sources `ingest NAME` and `sync` run, in their run order."""
+    return sorted((s for s in load().values() if s.is_network), key=lambda s: (s.order, s.name))
+
+
+def network_names() -> tuple[str, ...]:
+    return tuple(s.name for s in network())
+
+
+def file_sources() -> list[Source]:
+    return [s for s in load().values() if s.reads is not None]
+
+
+def ranks() -> dict[str, Ranks]:
+    """Record source name -> trust per field group, for the merge."""
+    load()
+    return _RANKS
+
+
+def sections() -> dict[str, Source]:
+    """sources.toml section name -> its source."""
+    return {sec: s for s in network() for sec in s.sections}
+
+
+def as_list(v: Any, what: str) -> list[str]:
+    """A sources.toml value that may be one string or a list of them."""
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [v]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ValueError(f"{what} must be a list of strings")
+    return v
+
+
+def cli_options() -> Iterable[click.Option]:
+    for s in network():
+        yield from s.options
+
+
+def source_of_option(name: str) -> Source | None:
+    return next((s for s in network() if any(o.name == name for o in s.options)), None)
+
+
+__all__ = ["Job", "Source", "as_list", "file_sources", "get", "load", "network", "network_names", "ranks", "register"]
