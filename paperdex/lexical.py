@@ -27,7 +27,7 @@ from .paper import index_text
 from .store import Store, prune_snapshots
 from .text import STOPWORDS, stemmer, tokens
 
-FORMAT = 1
+FORMAT = 2
 # BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are
 # weighted and summed before the saturation k1. A word in the title says more about what
 # a paper is than the same word deep in its abstract.
@@ -100,6 +100,17 @@ class LexIndex:
     def term_scores(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         a, b = self.bm.ptr[t], self.bm.ptr[t + 1]
         return self.bm.doc[a:b], self.bm_score[a:b]
+
+    def has_bigram(self, docs: np.ndarray, a: int, b: int) -> np.ndarray:
+        """For each of `docs`, whether term b directly follows term a in its title or
+        abstract (stopwords aside): one binary search each in the sorted pair array."""
+        g = self.arrays.get("bigrams")
+        if g is None or len(g) == 0 or len(docs) == 0:
+            return np.zeros(len(docs), dtype=bool)
+        V = len(self.vocab)
+        want = docs.astype(np.int64) * (V * V) + a * V + b
+        pos = np.minimum(np.searchsorted(g, want), len(g) - 1)
+        return g[pos] == want
 
     def category_docs(self, name: str) -> np.ndarray:
         """Documents in category `name` (cs.LG), or in any category of an archive (cs);
@@ -196,6 +207,15 @@ def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
         for t in previous.vocab.tolist():
             stem_id.setdefault(t, len(stem_id))
     fresh = np.flatnonzero(~reuse)
+    bigrams: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # doc, first, second (stem ids)
+    if previous is not None and reuse.any() and "bigrams" in previous.arrays:
+        old_to_new = np.full(previous.n, -1, dtype=np.int64)
+        old_to_new[prev_pos[reuse]] = np.flatnonzero(reuse)
+        g = np.asarray(previous.arrays["bigrams"])
+        pv = len(previous.vocab)
+        d_old, key = g // (pv * pv), g % (pv * pv)
+        keep = old_to_new[d_old] >= 0
+        bigrams.append((old_to_new[d_old[keep]], key[keep] // pv, key[keep] % pv))
     per_field: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # doc, term, tf
     lengths = {}
     for fi, f in enumerate(FIELDS):
@@ -212,6 +232,9 @@ def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
             flat.extend(ids)
         term = np.array(flat, dtype=np.int64)
         doc = np.repeat(fresh.astype(np.int64), lens[fresh])
+        if f != "authors":  # adjacent words, for the phrase bonus of multi-word queries
+            same = doc[1:] == doc[:-1]
+            bigrams.append((doc[:-1][same], term[:-1][same], term[1:][same]))
         if previous is not None and reuse.any():
             # carry over: postings of reused documents, re-numbered
             pf = previous.field[f]
@@ -285,6 +308,11 @@ def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
     bm_ptr = np.zeros(V + 1, dtype=np.int64)
     np.cumsum(df, out=bm_ptr[1:])
     arrays.update(df=df, bm_ptr=bm_ptr, bm_doc=doc_u, bm_score=score.astype(np.float32))
+    if bigrams and max(n, 1) * V * V < 2**62:
+        bd = np.concatenate([b[0] for b in bigrams])
+        ba = remap[np.concatenate([b[1] for b in bigrams])]
+        bb = remap[np.concatenate([b[2] for b in bigrams])]
+        arrays["bigrams"] = np.unique(bd * (V * V) + ba * V + bb)  # sorted: doc, then pair
     meta = {
         "format": FORMAT,
         "params": PARAMS,
