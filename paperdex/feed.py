@@ -148,3 +148,157 @@ def daily(
     return Day(
         day, [paper_from_row(r) for r in rows], total, day_total, cats, prev, nxt, category, page, per_page, notices
     )
+
+
+# --- periods: a day, a week, a month, trending (the web UI's daily page) ------------------------
+
+VIEWS = ("day", "week", "month", "trending")
+LISTING_SORTS = ("newest", "upvotes", "stars")
+TRENDING_DAYS = 7
+# What arXiv calls a category (cs.LG, hep-th, math.AP); MSC (68T10) and ACM (I.2.6) classes
+# that some records list among their categories are not offered as chips.
+_ARXIV_CATEGORY = re.compile(r"^[a-z\-]+(\.[A-Za-z\-]+)?$")
+_UPVOTES = "CAST(json_extract(p.extra, '$.hf.upvotes') AS INTEGER)"
+_STARS = "CAST(coalesce(json_extract(p.extra, '$.code_stars'), json_extract(p.extra, '$.hf.github_stars')) AS INTEGER)"
+_ORDER = {
+    "newest": "p.date DESC, p.rowid",
+    "upvotes": f"{_UPVOTES} DESC NULLS LAST, p.date DESC, p.rowid",
+    "stars": f"{_STARS} DESC NULLS LAST, p.date DESC, p.rowid",
+}
+
+
+@dataclass
+class Listing:
+    """Papers of a period (a day, the week or month around a day, or the trending week), one
+    page, with the counts a reader sees: `total` after the category filter, `period_total`
+    before it, and the category chips of the period (real arXiv categories only)."""
+
+    view: str
+    start: str | None
+    end: str | None
+    papers: list[Paper]
+    total: int
+    period_total: int
+    categories: list[tuple[str, int]]
+    prev: str | None  # a day inside the previous period that has papers
+    next: str | None
+    category: str | None = None
+    sort: str = "newest"
+    page: int = 1
+    per_page: int = 30
+    with_upvotes: int = 0  # papers of the period with Hugging Face upvotes
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.per_page))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "view": self.view,
+            "start": self.start,
+            "end": self.end,
+            "category": self.category,
+            "sort": self.sort,
+            "total": self.total,
+            "period_total": self.period_total,
+            "page": self.page,
+            "per_page": self.per_page,
+            "prev": self.prev,
+            "next": self.next,
+            "notices": self.notices,
+            "categories": [{"value": c, "count": n} for c, n in self.categories],
+            "papers": [p.to_dict() for p in self.papers],
+        }
+
+
+def period(view: str, day: str) -> tuple[str, str]:
+    """First and last day of the `view` period around `day`: the ISO week (Monday to Sunday),
+    the calendar month, or the TRENDING_DAYS days ending on `day`."""
+    import datetime as dt
+
+    d = dt.date.fromisoformat(day)
+    if view == "week":
+        first = d - dt.timedelta(days=d.weekday())
+        return first.isoformat(), (first + dt.timedelta(days=6)).isoformat()
+    if view == "month":
+        first = d.replace(day=1)
+        nxt = (first + dt.timedelta(days=32)).replace(day=1)
+        return first.isoformat(), (nxt - dt.timedelta(days=1)).isoformat()
+    if view == "trending":
+        return (d - dt.timedelta(days=TRENDING_DAYS - 1)).isoformat(), day
+    return day, day
+
+
+def listing(
+    store: Store,
+    view: str = "day",
+    day: str | None = None,
+    category: str | None = None,
+    sort: str = "newest",
+    page: int = 1,
+    per_page: int = 30,
+) -> Listing:
+    """The papers of a period, sorted by date, Hugging Face upvotes or GitHub stars. "trending"
+    is always the last TRENDING_DAYS days of the store, by upvotes, papers with upvotes only."""
+    if view not in VIEWS:
+        raise FeedError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
+    if sort not in LISTING_SORTS:
+        raise FeedError(f"unknown sort {sort!r}; use one of {', '.join(LISTING_SORTS)}")
+    page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
+    category = (category or "").strip() or None
+    if category and len(category) > 64:
+        raise FeedError("category is too long")
+    latest = latest_day(store)
+    if view == "trending":
+        day, sort = latest, "upvotes"
+    elif day:
+        day = _check_day(day)
+    else:
+        day = latest
+    if day is None:
+        notice = "no paper in the store has a date" if store.count() else "the store has no papers yet"
+        return Listing(view, None, None, [], 0, 0, [], None, None, category, sort, page, per_page, 0, [notice])
+    start, end = period(view, day)
+    base, params = "p.date BETWEEN ? AND ?", [start, end]
+    if view == "trending":
+        base += f" AND {_UPVOTES} > 0"
+    period_total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {base}", params).fetchone()[0]
+    with_upvotes = store.conn.execute(
+        f"SELECT count(*) FROM papers p WHERE p.date BETWEEN ? AND ? AND {_UPVOTES} > 0", [start, end]
+    ).fetchone()[0]
+    cats = [
+        (c, n)
+        for c, n in store.conn.execute(
+            f"SELECT pc.category, count(*) n FROM paper_categories pc JOIN papers p ON p.rowid = pc.paper "
+            f"WHERE {base} GROUP BY pc.category ORDER BY n DESC, pc.category",
+            params,
+        )
+        if _ARXIV_CATEGORY.match(c)
+    ][:MAX_CATEGORIES]
+    where, wparams = base, list(params)
+    if category:
+        clause, extra = _category_clause(store, category)
+        where += f" AND {clause}"
+        wparams += extra
+    total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", wparams).fetchone()[0]
+    order = "p.rowid" if view == "day" and sort == "newest" else _ORDER[sort]  # a day keeps its listing order
+    rows = store.conn.execute(
+        f"SELECT * FROM papers p WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*wparams, per_page, (page - 1) * per_page],
+    ).fetchall()
+    prev = store.conn.execute("SELECT max(date) FROM papers WHERE date < ?", [start]).fetchone()[0]
+    nxt = store.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [end]).fetchone()[0]
+    if view == "trending":
+        prev = nxt = None
+    notices = []
+    if not period_total:
+        empty = "no papers with upvotes in the last 7 days" if view == "trending" else "no papers in this period"
+        notices.append(empty)
+    elif sort == "upvotes" and not with_upvotes:
+        notices.append("no paper of this period has Hugging Face upvotes; sorted by date")
+    papers = [paper_from_row(r) for r in rows]
+    return Listing(
+        view, start, end, papers, total, period_total, cats, prev, nxt, category, sort, page, per_page, with_upvotes,
+        notices,
+    )  # fmt: skip

@@ -4,28 +4,38 @@ Each function takes plain arguments, validates them the same way for every inter
 returns library objects (a search ``Result``, a ``Paper``, a feed ``Day``); the interfaces only
 choose how to show them. Errors are :class:`ServiceError` with the HTTP status they mean.
 
-Searchers are not thread-safe and each holds a vector index in memory, so a small pool of
-them (one per core) is shared by the server's worker threads: a request borrows one for the
-duration of a call. Every searcher has its own SQLite connection; WAL lets them read while an
-ingest writes, so read requests never wait on an ingest.
+Searchers are not thread-safe, so a small pool of them is shared by the server's threads: a
+request borrows one for the duration of a call (the index snapshots they read are shared by the
+process). Cheap look-ups (a paper, a day's list) borrow from a pool of plain store connections
+of their own, so they never queue behind searches. Every searcher and store has its own SQLite
+connection, never used by two threads at once; WAL lets them read while an ingest writes.
+
+Every search runs within a time budget (``TIME_BUDGET``, $PAPERDEX_TIME_BUDGET): the engine
+checks the deadline between its steps, and a watchdog timer interrupts SQLite
+(``Connection.interrupt()``, safe from another thread and lock-free) if a statement is still
+running at the deadline. A search over its budget is a 503 with a message; nothing waits on
+anything the search holds, so it cannot deadlock.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import queue
 import re
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import feed
+from . import feed, zh
 from .paper import Paper
 from .query import QueryError
-from .search import MODES, SORTS, Filters, Hit, Result, Searcher
+from .search import MODES, SORTS, Filters, Hit, OverBudget, Result, Searcher, lex_index
 from .store import Store, StoreError
 
 MAX_QUERY = 1000
@@ -36,6 +46,9 @@ MAX_CATEGORY = 64
 MAX_FILTER = 200
 POOL_WAIT = float(os.environ.get("PAPERDEX_POOL_WAIT", "10"))  # seconds a request waits for a searcher
 RETRY_AFTER = 2
+TIME_BUDGET = float(os.environ.get("PAPERDEX_TIME_BUDGET", "2"))  # seconds one search may run
+READERS = 4  # store connections for cheap look-ups, per process
+log = logging.getLogger("paperdex.service")
 _VERSION = re.compile(r"v\d+$")
 DATE_PREFIX = r"^\d{4}(-\d{2}(-\d{2})?)?$"  # YYYY, YYYY-MM or YYYY-MM-DD
 DAY = r"^\d{4}-\d{2}-\d{2}$"
@@ -75,69 +88,216 @@ def make_searcher(store: Store) -> Searcher:
     return Searcher(store)
 
 
-class SearcherPool:
-    """A fixed set of searchers handed out one caller at a time."""
+@contextmanager
+def time_budget(conn: sqlite3.Connection, seconds: float) -> Iterator[float]:
+    """Run a call within `seconds`: yields the deadline (``time.monotonic()``) for the engine
+    to check between its steps, and interrupts a SQLite statement of `conn` still running at
+    the deadline (it raises ``sqlite3.OperationalError: interrupted`` in the caller's thread).
+    The watchdog takes only its own lock, which the caller takes only after the call: no
+    interrupt can reach a later statement, and nothing can deadlock."""
+    deadline = time.monotonic() + seconds
+    lock = threading.Lock()
+    armed = True
 
-    def __init__(self, data_dir: str | Path, size: int | None = None, wait: float | None = None) -> None:
+    def fire() -> None:
+        with lock:
+            if armed:
+                conn.interrupt()
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield deadline
+    finally:
+        with lock:
+            armed = False
+        timer.cancel()
+        if conn.in_transaction:  # an interrupted read must not pin an old snapshot
+            conn.rollback()
+
+
+def _interrupted(e: BaseException) -> bool:
+    return isinstance(e, OverBudget) or (isinstance(e, sqlite3.OperationalError) and "interrupt" in str(e))
+
+
+class SearcherPool:
+    """A fixed set of searchers handed out one caller at a time, and a few plain store
+    connections for cheap look-ups."""
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        size: int | None = None,
+        wait: float | None = None,
+        budget: float | None = None,
+        readers: int = READERS,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.size = max(1, size or min(4, os.cpu_count() or 2))
         self.wait = POOL_WAIT if wait is None else wait
+        self.budget = TIME_BUDGET if budget is None else budget
         self._free: queue.LifoQueue[Searcher] = queue.LifoQueue()
-        self._made = 0
+        self._stores: queue.LifoQueue[Store] = queue.LifoQueue()
+        self._made = {"searcher": 0, "reader": 0}
+        self._limit = {"searcher": self.size, "reader": max(1, readers)}
         self._lock = threading.Lock()
+        self._watch: threading.Thread | None = None
+        self._closing = threading.Event()
         # Fail fast (and readably) when there is no data directory.
         with Store(self.data_dir, readonly=True):
             pass
+
+    def _borrow(self, kind: str, free: queue.LifoQueue, make, wait: float | None):
+        try:
+            return free.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if self._made[kind] < self._limit[kind]:
+                self._made[kind] += 1
+                made = True
+            else:
+                made = False
+        if made:
+            try:
+                return make()
+            except BaseException:
+                with self._lock:
+                    self._made[kind] -= 1
+                raise
+        try:
+            return free.get(timeout=self.wait if wait is None else wait)
+        except queue.Empty:
+            raise ServiceError(
+                503, "the server is busy with other searches; try again in a moment", {"Retry-After": str(RETRY_AFTER)}
+            ) from None
 
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
         """Borrow a searcher. When all are busy, wait a bounded time, then answer 503 with
         Retry-After: a request is never left to hang, and never becomes a 500."""
-        s = None
-        try:
-            s = self._free.get_nowait()
-        except queue.Empty:
-            with self._lock:
-                if self._made < self.size:
-                    s = make_searcher(Store(self.data_dir, readonly=True))
-                    self._made += 1
-            if s is None:
-                try:
-                    s = self._free.get(timeout=self.wait if wait is None else wait)
-                except queue.Empty:
-                    raise ServiceError(
-                        503,
-                        "the server is busy with other searches; try again in a moment",
-                        {"Retry-After": str(RETRY_AFTER)},
-                    ) from None
+        s = self._borrow("searcher", self._free, self._new_searcher, wait)
         try:
             yield s
         finally:
             self._free.put(s)
 
-    def warm(self) -> None:
-        """Open every searcher and load its vector index and the query model now, so no
-        request pays for it."""
+    def _new_searcher(self) -> Searcher:
+        """A searcher with what every query needs already loaded (once per process: the
+        snapshots, the model and the segmenter are shared), so that one-time loading is never
+        charged to the first queries' time budget."""
+        s = make_searcher(Store(self.data_dir, readonly=True))
+        for fn in (lambda: lex_index(s.store), lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh):
+            try:
+                fn()
+            except (QueryError, StoreError, OSError, ValueError) as e:
+                log.warning("loading for a new searcher failed: %s", e)
+        return s
+
+    @contextmanager
+    def reader(self, wait: float | None = None) -> Iterator[Store]:
+        """Borrow a store connection for a cheap look-up (a paper, a day, the list of days):
+        a pool of its own, so look-ups stay fast while every searcher is busy."""
+        st = self._borrow("reader", self._stores, lambda: Store(self.data_dir, readonly=True), wait)
+        try:
+            yield st
+        finally:
+            self._stores.put(st)
+
+    def warm(self) -> dict[str, float]:
+        """Load now what the first searches would otherwise pay for: every searcher's
+        connection, the lexical snapshot, the vector snapshot (and its float32 copy for exact
+        filtered search), the query model, the Chinese segmenter. Returns seconds per part."""
+        took: dict[str, float] = {}
+
+        def step(name: str, fn) -> None:
+            t = time.perf_counter()
+            try:
+                fn()
+            except (QueryError, StoreError, OSError, ValueError) as e:
+                log.warning("warm-up of %s failed: %s", name, e)
+            took[name] = took.get(name, 0.0) + time.perf_counter() - t
+
+        first = make_searcher(Store(self.data_dir, readonly=True))
+        try:
+            step("lexical", lambda: lex_index(first.store))
+            step("vectors", lambda: _warm_vectors(first))
+            step("model", lambda: _warm_model(first))
+            step("zh", _warm_zh)
+        finally:
+            first.store.close()
         held = []
         try:
             for _ in range(self.size):
                 cm = self.searcher()
-                s = cm.__enter__()
-                held.append(cm)
-                try:
-                    s.search("warm up", per_page=1, facets=False)
-                except (QueryError, StoreError):
-                    pass
+                held.append((cm, cm.__enter__()))
+            for _, sr in held:
+                step("searchers", lambda sr=sr: sr.search("warm up", per_page=1, facets=False))
+            with self.reader() as st:
+                step("searchers", lambda: st.count())
         finally:
-            for cm in held:
+            for cm, _ in held:
                 cm.__exit__(None, None, None)
+        return took
+
+    def watch(self, interval: float = 1.0) -> None:
+        """Keep the shared snapshots current in the background: when a writer publishes a new
+        lexical or vector snapshot, load it (and the vectors' float32 copy) on a connection of
+        this thread's own, so no request pays for it. Idempotent."""
+        if self._watch is not None:
+            return
+        from .lexical import POINTER as LEX
+        from .search import _stamp
+        from .vectors import POINTER as VEC
+
+        def run() -> None:
+            store = Store(self.data_dir, readonly=True)
+            seen = (_stamp(self.data_dir / LEX), _stamp(self.data_dir / VEC))
+            try:
+                while not self._closing.wait(interval):
+                    now = (_stamp(self.data_dir / LEX), _stamp(self.data_dir / VEC))
+                    if now == seen:
+                        continue
+                    t = time.perf_counter()
+                    try:
+                        lex_index(store)
+                        _warm_vectors(Searcher(store))
+                        seen = now
+                        log.info("loaded the new snapshots in %.2f s", time.perf_counter() - t)
+                    except Exception:  # a half-published snapshot: try again at the next tick
+                        log.warning("could not load the new snapshots yet", exc_info=True)
+            finally:
+                store.close()
+
+        self._watch = threading.Thread(target=run, name="paperdex-snapshots", daemon=True)
+        self._watch.start()
 
     def close(self) -> None:
-        while True:
-            try:
-                self._free.get_nowait().store.close()
-            except queue.Empty:
-                return
+        self._closing.set()
+        for free in (self._free, self._stores):
+            while True:
+                try:
+                    item = free.get_nowait()
+                except queue.Empty:
+                    break
+                (item.store if isinstance(item, Searcher) else item).close()
+
+
+def _warm_vectors(s: Searcher) -> None:
+    ix = s.index
+    if ix is not None and len(ix):
+        ix.f32  # noqa: B018 - the float32 copy exact (filtered) search uses, made once per snapshot
+
+
+def _warm_zh() -> None:
+    zh.concepts("扩散模型")  # jieba's dictionary and ours
+
+
+def _warm_model(s: Searcher) -> None:
+    emb = s.embedder()
+    if emb is not None:
+        emb.embed_query("warm up")
 
 
 @dataclass
@@ -202,16 +362,38 @@ def normalise(p: SearchParams) -> SearchParams:
     )
 
 
+def over_budget(budget: float) -> ServiceError:
+    return ServiceError(
+        503,
+        f"this search needed more than its time budget of {budget:g} s and was stopped; "
+        "narrow it (fewer OR terms, prefixes or very common words)",
+    )
+
+
 def search(pool: SearcherPool, params: SearchParams, facets: bool = True) -> Result:
-    """Run a search; a query the user must fix becomes ServiceError(400)."""
+    """Run a search within the pool's time budget; a query the user must fix becomes
+    ServiceError(400), one that runs out of time ServiceError(503)."""
     p = normalise(params)
     with pool.searcher() as s:
         try:
-            return s.search(
-                p.q, mode=p.mode, sort=p.sort, page=p.page, per_page=p.per_page, filters=p.filters(), facets=facets
-            )
+            with time_budget(s.store.conn, pool.budget) as deadline:
+                return s.search(
+                    p.q,
+                    mode=p.mode,
+                    sort=p.sort,
+                    page=p.page,
+                    per_page=p.per_page,
+                    filters=p.filters(),
+                    facets=facets,
+                    deadline=deadline,
+                )
         except QueryError as e:
             raise ServiceError(400, str(e)) from None
+        except (OverBudget, sqlite3.OperationalError) as e:
+            if not _interrupted(e):
+                raise
+            log.warning("search over its time budget (%g s): %r", pool.budget, p.q[:200])
+            raise over_budget(pool.budget) from None
 
 
 def _check_id(pid: str) -> str:
@@ -224,10 +406,10 @@ def _check_id(pid: str) -> str:
 def get_paper(pool: SearcherPool, pid: str) -> Paper:
     """One paper by id (arXiv ids may carry an `arXiv:` prefix or a version suffix)."""
     pid = _check_id(pid)
-    with pool.searcher() as s:
-        p = s.store.get(pid)
+    with pool.reader() as st:
+        p = st.get(pid)
         if p is None and _VERSION.search(pid):
-            p = s.store.get(_VERSION.sub("", pid))
+            p = st.get(_VERSION.sub("", pid))
     if p is None:
         raise ServiceError(404, f"no paper with id {pid[:80]!r}")
     return p
@@ -240,11 +422,16 @@ def similar(pool: SearcherPool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]
     paper = get_paper(pool, pid)
     with pool.searcher() as s:
         try:
-            return paper, s.similar(paper.id, k)
+            with time_budget(s.store.conn, pool.budget):
+                return paper, s.similar(paper.id, k)
         except KeyError:
             raise ServiceError(404, f"no paper with id {pid[:80]!r}") from None
         except QueryError:  # a title that makes no lexical query: no neighbours to offer
             return paper, []
+        except sqlite3.OperationalError as e:
+            if not _interrupted(e):
+                raise
+            raise over_budget(pool.budget) from None
 
 
 def daily(pool: SearcherPool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
@@ -257,15 +444,66 @@ def daily(pool: SearcherPool, day: str | None = None, category: str | None = Non
         raise ServiceError(400, f"day must be a date YYYY-MM-DD, got {day[:40]!r}")
     day = check_date(day, "day")
     category = _clean(category, MAX_CATEGORY)
-    with pool.searcher() as s:
+    with pool.reader() as st:
         try:
-            return feed.daily(s.store, day, category, page, per_page)
+            with time_budget(st.conn, pool.budget):
+                return feed.daily(st, day, category, page, per_page)
         except feed.FeedError as e:
             raise ServiceError(400, str(e)) from None
+        except sqlite3.OperationalError as e:
+            if not _interrupted(e):
+                raise
+            raise over_budget(pool.budget) from None
 
 
 def days(pool: SearcherPool, limit: int = 60) -> list[tuple[str, int]]:
     if not 1 <= limit <= 1000:
         raise ServiceError(400, "limit must be between 1 and 1000")
-    with pool.searcher() as s:
-        return feed.days(s.store, limit)
+    with pool.reader() as st:
+        return feed.days(st, limit)
+
+
+def listing(
+    pool: SearcherPool,
+    view: str = "day",
+    day: str | None = None,
+    category: str | None = None,
+    sort: str = "newest",
+    page: int = 1,
+    per_page: int = 30,
+) -> feed.Listing:
+    """A day, week or month of papers, or the trending week (see :func:`feed.listing`)."""
+    if not 1 <= page <= MAX_PAGE:
+        raise ServiceError(400, f"page must be between 1 and {MAX_PAGE}")
+    if not 1 <= per_page <= MAX_PER_PAGE:
+        raise ServiceError(400, f"per_page must be between 1 and {MAX_PER_PAGE}")
+    if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        raise ServiceError(400, f"day must be a date YYYY-MM-DD, got {day[:40]!r}")
+    day = check_date(day, "day")
+    category = _clean(category, MAX_CATEGORY)
+    with pool.reader() as st:
+        try:
+            with time_budget(st.conn, pool.budget):
+                return feed.listing(st, view, day, category, sort, page, per_page)
+        except feed.FeedError as e:
+            raise ServiceError(400, str(e)) from None
+        except sqlite3.OperationalError as e:
+            if not _interrupted(e):
+                raise
+            raise over_budget(pool.budget) from None
+
+
+def overview(pool: SearcherPool) -> dict:
+    """What the home and API pages say about the store: its size, date range, and the newest
+    paper (a real id for examples)."""
+    with pool.reader() as store:
+        st = store.stats()
+        row = store.conn.execute("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1").fetchone()
+    return {
+        "papers": st["papers"],
+        "with_vectors": st["with_vectors"],
+        "first_date": st["first_date"],
+        "last_date": st["last_date"],
+        "example_id": row[0] if row else None,
+    }
+

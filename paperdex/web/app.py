@@ -39,7 +39,18 @@ CSP = (
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {400: schemas.BAD_REQUEST, 503: schemas.BUSY}
 PAPER_ERRORS: dict[int | str, dict[str, Any]] = {**ERROR_RESPONSES, 404: schemas.NOT_FOUND}
 # Query parameters a page link may carry over from the request; anything else is dropped.
-LINK_PARAMS = ("q", "mode", "sort", "page", "category", "from", "to", "venue", "area", "author", "day")
+LINK_PARAMS = (
+    "q", "mode", "sort", "page", "per_page", "category", "from", "to", "venue", "area", "author", "day", "view", "src"
+)  # fmt: skip
+# Queries the home page offers to try: English, Chinese, fielded.
+EXAMPLES = (
+    ("en", "diffusion models for image editing"),
+    ("en", "weight decay"),
+    ("zh", "扩散模型 图像编辑"),
+    ("zh", "大语言模型 推理"),
+    ("fielded", 'ti:"reinforcement learning" cat:cs.LG'),
+    ("fielded", "abs:(robot OR robotic) date:2025"),
+)
 MAX_LINK_VALUE = 1000
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 HOSTS_ENV = "PAPERDEX_ALLOWED_HOSTS"
@@ -99,6 +110,8 @@ def _env() -> Environment:
     )
     env.globals["plain_tex"] = render.plain_tex
     env.globals["filterable"] = filterable
+    env.globals["search_link"] = search_link
+    env.globals["quoted"] = quoted
     return env
 
 
@@ -168,39 +181,106 @@ class App(FastAPI):
 # --- view models ----------------------------------------------------------------------
 
 
-def _label(p: Paper) -> str:
-    """What the seed products print above a title: venue area, else primary category."""
-    if p.venue_area and p.venue:
-        return f"{p.venue} · {p.venue_area}"
-    return p.venue_area or p.venue or p.primary_category or ""
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
-def _stars(p: Paper) -> str | None:
-    """GitHub stars of the code link, compact (1.2k), when the source recorded them."""
-    n = p.extra.get("code_stars")
-    if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or not p.code_url:
+def _compact(n: int | None) -> str | None:
+    """1234 -> 1.2k, as GitHub and Hugging Face print counts."""
+    if n is None:
         return None
     return f"{n / 1000:.1f}k".replace(".0k", "k") if n >= 1000 else str(n)
 
 
-def card(p: Paper, lang: str, hit: Hit | None = None, stems: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Everything a result card shows, with paper text already escaped."""
+DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
+PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
+_CAT_IN_QUERY = re.compile(r"(?:^|[\s(])cat:\"?([A-Za-z\-]+(?:\.[A-Za-z\-]+)?)", re.IGNORECASE)
+
+
+def matched_categories(q: str, category: str | None) -> list[str]:
+    """The categories a search asked for (`cat:` in the query, the category filter): a card
+    lists these first, so a hit found by cat:cs.LG shows cs.LG, not only its primary."""
+    out = [m.lower() for m in _CAT_IN_QUERY.findall(q or "")]
+    if category:
+        out.append(category.lower())
+    return out
+
+
+def _ordered_categories(cats: list[str], wanted: list[str]) -> list[str]:
+    def hit(c: str) -> bool:
+        c = c.lower()
+        return any(c == w or c.startswith(w + ".") for w in wanted)
+
+    return [c for c in cats if hit(c)] + [c for c in cats if not hit(c)]
+
+
+def search_link(query: str) -> str:
+    return "/?" + urlencode({"q": query})
+
+
+def quoted(field: str, value: str) -> str:
+    """A fielded query for a name or label: au:"Ada Lovelace" (quotes inside dropped)."""
+    return f'{field}:"{value.replace(chr(34), " ").strip()}"'
+
+
+def signals(p: Paper) -> dict[str, Any]:
+    """What the sources know about a paper beyond its text: Hugging Face upvotes, comments and
+    page, GitHub repo and stars, project page, OpenReview decision and presentation."""
+    hf = p.extra.get("hf") if isinstance(p.extra.get("hf"), dict) else {}
+    orv = p.extra.get("openreview") if isinstance(p.extra.get("openreview"), dict) else {}
+    code = render.safe_url(p.code_url) or render.safe_url(hf.get("github_repo"))
+    stars = _int(p.extra.get("code_stars"))
+    if stars is None:
+        stars = _int(hf.get("github_stars"))
+    decision = orv.get("decision") if orv.get("decision") in DECISIONS else None
+    presentation = orv.get("presentation") if orv.get("presentation") in PRESENTATIONS else None
+    return {
+        "upvotes": _int(hf.get("upvotes")),
+        "comments": _int(hf.get("comments")),
+        "hf_url": render.safe_url(hf.get("url")),
+        "project": render.safe_url(hf.get("project_page")),
+        "code": code,
+        "stars": _compact(stars) if code and stars else None,
+        "stars_n": stars,
+        "organization": hf.get("organization") if isinstance(hf.get("organization"), str) else None,
+        "decision": decision,
+        "presentation": presentation,
+    }
+
+
+def card(
+    p: Paper,
+    lang: str,
+    hit: Hit | None = None,
+    stems: frozenset[str] = frozenset(),
+    wanted: list[str] | None = None,
+) -> dict[str, Any]:
+    """Everything a result card shows, with paper text already escaped. `wanted`: categories the
+    search asked for, listed first."""
     if hit is not None:
         stems = render.matched_stems(hit.title_marked, hit.snippet)
+    names, more = render.author_names(p)
+    links = render.safe_links(p)
+    sig = signals(p)
+    if sig["code"]:
+        links["code"] = sig["code"]
     return {
         "id": p.id,
-        "title_html": render.tex_html(p.title, stems),
+        "title_html": render.tex_html(p.title, stems, links=False),
         "title_text": render.plain_tex(p.title),
-        "label": _label(p),
-        "categories": p.categories,
-        "authors": render.authors_line(p, i18n.t(lang, "et_al")),
+        "venue": p.venue,
+        "area": p.venue_area,
+        "categories": _ordered_categories(p.categories, wanted or []),
+        "authors": names,
+        "authors_more": more,
+        "authors_line": render.authors_line(p, i18n.t(lang, "et_al")),
         "date": p.date or "",
         "snippet_html": render.snippet_html(p.abstract, stems),
         "abstract_html": render.tex_html(p.abstract, stems),
         "long": len(p.abstract) > 320,
-        "links": render.safe_links(p),
-        "stars": _stars(p),
-        "comment": p.comment,
+        "links": links,
+        "comment_html": render.tex_html(p.comment) if p.comment else None,
+        **sig,
         "why": None
         if hit is None
         else {
@@ -282,6 +362,12 @@ def create_app(
             return i18n.t(lang, key, **kw)
 
         other = "en" if lang == "zh" else "zh"
+        # the page's state (query, filters, sort, page), carried by links to a paper so that its
+        # "Back" link returns here
+        state = {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
+        if request.url.path == "/daily":
+            state["src"] = "daily"
+        state_qs = urlencode(state)
         here = url_with(request)
         switch = here + ("&" if "?" in here else "?") + f"lang={other}"
         body = env.get_template(template).render(
@@ -290,6 +376,8 @@ def create_app(
             t=tr,
             switch_url=switch,
             url_with=lambda **kw: url_with(request, **kw),
+            state_qs=state_qs,
+            msg=lambda text: i18n.message(lang, text),
             path=request.url.path,
             **ctx,
         )
@@ -460,14 +548,18 @@ def create_app(
         mode: str = "hybrid",
         sort: str = "relevance",
         page_: Annotated[int, Query(alias="page")] = 1,
+        per_page: int = 20,
         category: str | None = None,
         date_from: Annotated[str | None, Query(alias="from")] = None,
         date_to: Annotated[str | None, Query(alias="to")] = None,
         venue: str | None = None,
         area: str | None = None,
+        author: str | None = None,
     ) -> Response:
+        """Search results; with no query and no filter, the home page (what this is, the store's
+        size and dates, queries to try) above the newest papers."""
         lang = lang_of(request)
-        params = SearchParams(q, mode, sort, page_, 20, category, date_from, date_to, venue, area)
+        params = SearchParams(q, mode, sort, page_, per_page, category, date_from, date_to, venue, area, author)
         res: Result | None = None
         err: str | None = None
         try:
@@ -475,7 +567,11 @@ def create_app(
             res = service.search(pool, params)
         except ServiceError as e:
             err = e.message
-        cards = [card(h.paper, lang, h) for h in res.hits] if res else []
+        wanted = matched_categories(params.q, params.category)
+        cards = [card(h.paper, lang, h, wanted=wanted) for h in res.hits] if res else []
+        home = None
+        if not params.q and not params.has_filters() and params.page == 1:
+            home = service.overview(pool)
         return page(
             request,
             "search.html",
@@ -484,22 +580,31 @@ def create_app(
             res=res,
             cards=cards,
             error=err,
+            home=home,
+            examples=EXAMPLES,
             window=_page_window(res.page, res.pages) if res else [],
             start=(res.page - 1) * res.per_page if res else 0,
         )
 
     @app.get("/paper/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
-    def paper_page(request: Request, pid: str, q: str = "") -> Response:
+    def paper_page(request: Request, pid: str, q: str = "", category: str | None = None) -> Response:
+        """One paper; the search or daily state it was opened from rides along in the query
+        string, so "Back" returns to the same query, filters, sort and page."""
         lang = lang_of(request)
         paper, hits = service.similar(pool, pid, 8)
+        back = {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
+        src = back.pop("src", "")
+        back_url = ("/daily" if src == "daily" else "/") + (f"?{urlencode(back)}" if back else "")
         return page(
             request,
             "paper.html",
             paper=paper,
-            c=card(paper, lang),
+            c=card(paper, lang, wanted=matched_categories(q, category)),
             similar=[card(h.paper, lang) for h in hits],
             bibtex=render.bibtex(paper),
             q=q,
+            back_url=back_url,
+            back_daily=src == "daily",
         )
 
     @app.get("/daily", response_class=HTMLResponse, include_in_schema=False)
@@ -507,24 +612,30 @@ def create_app(
         request: Request,
         day: str | None = None,
         category: str | None = None,
+        view: str = "day",
+        sort: str = "newest",
         page_: Annotated[int, Query(alias="page")] = 1,
     ) -> Response:
+        """A day, week or month of papers, or the trending week, sorted by date, upvotes or stars."""
         lang = lang_of(request)
-        d = service.daily(pool, day or None, category, page_, 30)
+        d = service.listing(pool, view, day or None, category, sort, page_, 30)
         return page(
             request,
             "daily.html",
             d=d,
-            cards=[card(p, lang) for p in d.papers],
+            cards=[card(p, lang, wanted=[d.category] if d.category else []) for p in d.papers],
             window=_page_window(d.page, d.pages),
         )
 
     @app.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
     def api_docs(request: Request) -> Response:
-        """The API reference, rendered from the OpenAPI spec (offline, unlike Swagger UI)."""
+        """The API reference, rendered from the OpenAPI spec (offline, unlike Swagger UI), with
+        examples addressed to this server and a paper this store has."""
         spec = app.openapi()
         ops = [(path, method.upper(), op) for path, item in spec["paths"].items() for method, op in item.items()]
-        return page(request, "api.html", ops=ops)
+        info = service.overview(pool)
+        base = str(request.base_url).rstrip("/")
+        return page(request, "api.html", ops=ops, base=base, example_id=info["example_id"] or "2501.00001")
 
     def openapi() -> dict[str, Any]:
         """The spec as the API behaves: validation failures are 400 (FastAPI's default 422 is

@@ -6,6 +6,8 @@ then the browser's ``Accept-Language``. Paper text is never translated; only the
 
 from __future__ import annotations
 
+import re
+
 from ..search import NOTICE_NO_VECTORS
 
 LANGS = ("en", "zh")
@@ -93,7 +95,229 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": '查询语法：关键词、"精确短语"、ti: au: abs: cat: date:2025..2026、AND OR NOT、-排除',
     },
     "notice": {"en": "Note", "zh": "提示"},
+    # home
+    "home_what": {
+        "en": "paperdex searches research papers on this machine: keyword and semantic search over one "
+        "local store, in English and Chinese, with no account and no tracking.",
+        "zh": "paperdex 在本机检索学术论文：对本地论文库做关键词与语义混合检索，支持中英文查询，无需账号，不做跟踪。",
+    },
+    "home_stats": {
+        "en": "This store holds {n} papers, dated {first} to {last}.",
+        "zh": "本库共 {n} 篇论文，日期从 {first} 到 {last}。",
+    },
+    "home_empty": {
+        "en": "This store is empty: add papers with `paperdex ingest`.",
+        "zh": "论文库为空：请用 `paperdex ingest` 导入论文。",
+    },
+    "try": {"en": "Try", "zh": "试试这些查询"},
+    "ex_en": {"en": "English", "zh": "英文"},
+    "ex_zh": {"en": "Chinese", "zh": "中文"},
+    "ex_fielded": {"en": "Fielded", "zh": "字段检索"},
+    # results
+    "refine": {"en": "Refine", "zh": "筛选结果"},
+    "close": {"en": "Close", "zh": "关闭"},
+    "no_facets": {"en": "Nothing to refine.", "zh": "没有可筛选的项。"},
+    "hint_clear": {"en": "Remove the filters", "zh": "去掉筛选条件"},
+    "hint_dense": {"en": "Search by meaning (semantic search)", "zh": "改用语义检索"},
+    "hint_fewer": {"en": "Search only “{q}”", "zh": "只检索“{q}”"},
+    "hint_daily": {"en": "Browse the daily papers", "zh": "浏览每日论文"},
+    # signals
+    "stars_title": {"en": "{n} GitHub stars", "zh": "{n} 个 GitHub 星标"},
+    "project_page": {"en": "Project page", "zh": "项目主页"},
+    "hf": {"en": "Hugging Face", "zh": "Hugging Face"},
+    "hf_page": {"en": "Hugging Face page", "zh": "Hugging Face 页面"},
+    "hf_title": {"en": "Hugging Face Daily Papers: upvotes and comments", "zh": "Hugging Face 每日论文：点赞与评论"},
+    "upvotes": {"en": "{n} upvotes", "zh": "{n} 个赞"},
+    "upvotes_one": {"en": "1 upvote", "zh": "1 个赞"},
+    "comments_n": {"en": "{n} comments", "zh": "{n} 条评论"},
+    "comments_n_one": {"en": "1 comment", "zh": "1 条评论"},
+    "decision_accepted": {"en": "Accepted", "zh": "已接收"},
+    "decision_rejected": {"en": "Rejected", "zh": "未接收"},
+    "decision_desk_rejected": {"en": "Desk rejected", "zh": "直接拒稿"},
+    "decision_withdrawn": {"en": "Withdrawn", "zh": "已撤稿"},
+    "decision_under_review": {"en": "Under review", "zh": "审稿中"},
+    "decision_submitted": {"en": "Submitted", "zh": "已投稿"},
+    "presentation_oral": {"en": "Oral", "zh": "口头报告"},
+    "presentation_spotlight": {"en": "Spotlight", "zh": "焦点报告"},
+    "presentation_poster": {"en": "Poster", "zh": "海报"},
+    "presentation_highlight": {"en": "Highlight", "zh": "亮点论文"},
+    "back_daily": {"en": "Back to the daily papers", "zh": "返回每日论文"},
+    # daily
+    "trending": {"en": "Trending papers", "zh": "热门论文"},
+    "view": {"en": "View", "zh": "视图"},
+    "view_day": {"en": "Day", "zh": "日"},
+    "view_week": {"en": "Week", "zh": "周"},
+    "view_month": {"en": "Month", "zh": "月"},
+    "view_trending": {"en": "Trending", "zh": "热门"},
+    "sort_newest": {"en": "Newest", "zh": "最新"},
+    "sort_upvotes": {"en": "Upvotes", "zh": "点赞最多"},
+    "sort_stars": {"en": "Stars", "zh": "星标最多"},
+    "prev_week": {"en": "Previous week", "zh": "上一周"},
+    "next_week": {"en": "Next week", "zh": "下一周"},
+    "prev_month": {"en": "Previous month", "zh": "上个月"},
+    "next_month": {"en": "Next month", "zh": "下个月"},
+    "papers_in": {"en": "{n} papers · {span}", "zh": "{span} 共 {n} 篇论文"},
+    "papers_in_one": {"en": "1 paper · {span}", "zh": "{span} 共 1 篇论文"},
+    "papers_in_cat": {"en": "{n} of {all} papers in {cat} · {span}", "zh": "{span} {cat} 分类 {n} 篇（共 {all} 篇）"},
+    "trending_count": {"en": "{n} papers with upvotes · {span}", "zh": "{span} 有点赞的论文 {n} 篇"},
+    "no_papers_period": {"en": "No papers in this period.", "zh": "这段时间没有论文。"},
+    # API page
+    "api_title": {"en": "JSON API", "zh": "JSON API"},
+    "api_intro": {
+        "en": "Every page's data as JSON, from this server. The OpenAPI description:",
+        "zh": "本服务器各页面的数据均可按 JSON 获取。OpenAPI 描述：",
+    },
+    "api_errors": {
+        "en": "Errors answer with status 400 (a bad request or query), 404 (unknown id) or 503 (busy), and a body",
+        "zh": "出错时返回状态码 400（请求或查询有误）、404（编号不存在）或 503（繁忙），响应体为",
+    },
+    "api_param": {"en": "parameter", "zh": "参数"},
+    "api_in": {"en": "in", "zh": "位置"},
+    "api_type": {"en": "type", "zh": "类型"},
+    "api_try": {"en": "open", "zh": "打开"},
+    # API summaries and parameter descriptions (OpenAPI text is English)
+    "Search papers": {"en": "Search papers", "zh": "检索论文"},
+    "Similar papers": {"en": "Similar papers", "zh": "相似论文"},
+    "One paper": {"en": "One paper", "zh": "单篇论文"},
+    "Daily papers": {"en": "Daily papers", "zh": "每日论文"},
+    "Days with papers": {"en": "Days with papers", "zh": "有论文的日期"},
+    "Query in the paperdex query language; empty lists newest": {
+        "en": "Query in the paperdex query language; empty lists newest",
+        "zh": "paperdex 查询语法的查询；为空时列出最新论文",
+    },
+    "Ranking": {"en": "Ranking", "zh": "排序方式（混合/关键词/语义）"},
+    "Order of the hits": {"en": "Order of the hits", "zh": "结果顺序"},
+    "1-based page number": {"en": "1-based page number", "zh": "页码（从 1 开始）"},
+    "Hits per page": {"en": "Hits per page", "zh": "每页结果数"},
+    "Papers per page": {"en": "Papers per page", "zh": "每页论文数"},
+    "A category (cs.LG) or archive (cs)": {
+        "en": "A category (cs.LG) or archive (cs)",
+        "zh": "分类（cs.LG）或大类（cs）",
+    },
+    "Earliest date, YYYY[-MM[-DD]]": {"en": "Earliest date, YYYY[-MM[-DD]]", "zh": "最早日期，YYYY[-MM[-DD]]"},
+    "Latest date, YYYY[-MM[-DD]]": {"en": "Latest date, YYYY[-MM[-DD]]", "zh": "最晚日期，YYYY[-MM[-DD]]"},
+    "Substring of the venue": {"en": "Substring of the venue", "zh": "会议/期刊名称的一部分"},
+    "Substring of the venue area": {"en": "Substring of the venue area", "zh": "会议领域名称的一部分"},
+    "An author name": {"en": "An author name", "zh": "作者姓名"},
+    "How many neighbours": {"en": "How many neighbours", "zh": "返回多少篇相似论文"},
+    "How many days": {"en": "How many days", "zh": "返回多少天"},
+    "Only papers in this category or archive": {
+        "en": "Only papers in this category or archive",
+        "zh": "只看该分类或大类的论文",
+    },
+    "YYYY-MM-DD; default: the latest day in the store": {
+        "en": "YYYY-MM-DD; default: the latest day in the store",
+        "zh": "YYYY-MM-DD；默认为库中最新的一天",
+    },
 }
+
+# Messages produced in English by the search core, the query parser and the service (notices,
+# query errors), matched by pattern: the Chinese UI shows them in Chinese, with the parts that
+# come from the query ({0}, {1}) kept as typed. First match wins.
+PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(p), zh)
+    for p, zh in [
+        (r"^(.*) \(at character (\d+)\)$", "{0}（第 {1} 个字符处）"),
+        (r'^unbalanced quote: this " has no closing "$', '引号不成对：这个 " 没有对应的闭引号'),
+        (r"^unbalanced parenthesis: this '\)' has no matching '\('$", "括号不成对：这个 ')' 没有对应的 '('"),
+        (r"^unbalanced parenthesis: this '\(' is never closed$", "括号不成对：这个 '(' 没有闭合"),
+        (r"^'-' must stand before a word, phrase or group, not '\)'$", "'-' 后面应是词、短语或括号组，而不是 ')'"),
+        (r"^(\w+): needs a value right after the colon$", "{0}: 冒号后面需要紧跟一个值"),
+        (r"^(\w+): cannot be nested inside (\w+):$", "{0}: 不能嵌套在 {1}: 里面"),
+        (r"^(\w+): takes one value, not a group$", "{0}: 只接受一个值，不能是括号组"),
+        (r"^unexpected (.*)$", "意外的 {0}"),
+        (r"^(\w+) needs a term before it$", "{0} 前面需要一个检索词"),
+        (r"^OR needs a term after it$", "OR 后面需要一个检索词"),
+        (r"^AND needs a term on both sides$", "AND 两边都需要检索词"),
+        (r"^NOT needs a term after it$", "NOT 后面需要一个检索词"),
+        (r"^empty group$", "空的括号组"),
+        (r"^empty parentheses$", "空括号"),
+        (r"^too deeply nested: at most (\d+) levels of parentheses$", "嵌套太深：括号最多 {0} 层"),
+        (
+            r"^cat: expects a category such as cs\.LG or cs, got (.*)$",
+            "cat: 需要一个分类，例如 cs.LG 或 cs，实际为 {0}",
+        ),
+        (r"^dates are YYYY, YYYY-MM or YYYY-MM-DD, got (.*)$", "日期格式应为 YYYY、YYYY-MM 或 YYYY-MM-DD，实际为 {0}"),
+        (r"^(.*) is not a date on the calendar$", "{0} 不是日历上存在的日期"),
+        (r"^a date range needs at least one end$", "日期范围至少需要一端"),
+        (r"^date range (.*) ends before it starts$", "日期范围 {0} 的结束早于开始"),
+        (r"^query too long \((.*) characters; the limit is (.*)\)$", "查询太长（{0} 个字符，上限为 {1}）"),
+        (r"^the query is longer than (\d+) characters$", "查询超过 {0} 个字符"),
+        (
+            r"^this query is too broad to evaluate; use fewer prefixes or common words$",
+            "查询范围太大，无法计算；请减少前缀通配或常用词",
+        ),
+        (r"^(.*)\*: a prefix needs at least two letters$", "{0}*：前缀至少需要两个字母"),
+        (
+            r"^results are listed up to number (.*); narrow the query or sort differently$",
+            "结果最多列出到第 {0} 条；请缩小查询范围或换一种排序",
+        ),
+        (
+            r"^no English word is known for (.*); only semantic search can find it$",
+            "“{0}”没有已知的英文对应词，只能靠语义检索找到",
+        ),
+        (
+            r"^no English word is known for (.*); it matches nothing by words$",
+            "“{0}”没有已知的英文对应词，关键词检索匹配不到",
+        ),
+        (r"^no paper contains (.*); showing results without$", "没有论文包含 {0}；以下结果不含这些词"),
+        (r"^no paper contains these words; showing semantic matches$", "没有论文包含这些词；以下为语义匹配结果"),
+        (r"^no paper contains (.*)$", "没有论文包含 {0}"),
+        (
+            r"^only very common words; add a word that says what you are looking for$",
+            "查询只有非常常见的词；请加一个说明你要找什么的词",
+        ),
+        (r"^no close semantic match; showing word matches only$", "没有语义上接近的结果；只显示关键词匹配"),
+        (r"^no close matches$", "没有接近的结果"),
+        (
+            r"^(.*) is not in this store \(`paperdex ingest arxiv --id (.*)` adds it\)$",
+            "本库没有 {0}（用 `paperdex ingest arxiv --id {1}` 可以添加）",
+        ),
+        (r"^(.*) is not in this store$", "本库没有 {0}"),
+        (
+            r"^(\w+) must be a date YYYY, YYYY-MM or YYYY-MM-DD, got (.*)$",
+            "{0} 应为日期 YYYY、YYYY-MM 或 YYYY-MM-DD，实际为 {1}",
+        ),
+        (r"^(\w+) is not a real date: (.*)$", "{0} 不是真实存在的日期：{1}"),
+        (r"^day must be a date YYYY-MM-DD, got (.*)$", "day 应为日期 YYYY-MM-DD，实际为 {0}"),
+        (r"^a day is written YYYY-MM-DD, got (.*)$", "日期应写成 YYYY-MM-DD，实际为 {0}"),
+        (r"^page must be between 1 and (\d+)$", "页码应在 1 到 {0} 之间"),
+        (r"^per_page must be between 1 and (\d+)$", "每页数量应在 1 到 {0} 之间"),
+        (r"^a filter value is longer than (\d+) characters$", "筛选值超过 {0} 个字符"),
+        (r"^unknown (mode|sort|view) (.*); use one of (.*)$", "未知的 {0} {1}；可选：{2}"),
+        (r"^no papers listed on (.*)$", "{0} 没有论文"),
+        (r"^no papers in this period$", "这段时间没有论文"),
+        (r"^no papers with upvotes in the last 7 days$", "最近 7 天没有获得点赞的论文"),
+        (
+            r"^no paper of this period has Hugging Face upvotes; sorted by date$",
+            "这段时间的论文都没有 Hugging Face 点赞数据；按日期排序",
+        ),
+        (r"^no paper in the store has a date$", "库中的论文都没有日期"),
+        (r"^the store has no papers yet$", "库中还没有论文"),
+        (r"^no paper with id (.*)$", "没有编号为 {0} 的论文"),
+        (r"^no paper with this id$", "没有这个编号的论文"),
+        (r"^the server is busy with other searches; try again in a moment$", "服务器正忙于其他检索，请稍后再试"),
+        (r"^internal error; the server log has the details$", "服务器内部错误；详情见服务器日志"),
+        (r"^Not Found$", "未找到"),
+    ]
+]
+
+
+def message(lang: str, text: str) -> str:
+    """A message from the core (English) in the interface language: a TEXT entry keyed by the
+    message itself, else the first matching PATTERNS entry (recursively for nested parts, such as
+    a query error with its position), else the English text."""
+    if lang == "en" or not text:
+        return text
+    entry = TEXT.get(text)
+    if entry is not None:
+        return entry.get(lang) or text
+    for pattern, zh in PATTERNS:
+        m = pattern.match(text)
+        if m:
+            parts = [message(lang, g) if i == 0 and zh.startswith("{0}（第") else g for i, g in enumerate(m.groups())]
+            return zh.format(*parts)
+    return text
 
 
 def t(lang: str, key: str, **kw: object) -> str:

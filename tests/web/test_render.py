@@ -34,7 +34,7 @@ def test_snippet_keeps_tags_balanced():
 def test_authors_and_links():
     p = Paper(id="2501.00001", title="t", authors=[f"A{i}" for i in range(12)], code_url="javascript:alert(1)")
     assert render.authors_line(p, "et al.").endswith("A9 et al.")
-    assert render.authors_line(p, "等").endswith("A9等")
+    assert render.authors_line(p, "等").endswith("A8, A9 等")
     assert "code" not in render.safe_links(p) and render.safe_links(p)["pdf"] == "https://arxiv.org/pdf/2501.00001"
 
 
@@ -45,3 +45,28 @@ def test_bibtex():
     b = render.bibtex(p)
     assert b.startswith("@article{lovelace2025fast,")
     assert "author       = {Ada Lovelace and Alan Turing}" in b and "title        = {Fast β Nets}" in b
+
+
+def test_math_fallback_reads_like_math():
+    """The text a reader without JavaScript sees (the issue's leaks: widetildeO, frac1T, citep)."""
+    assert render.plain_tex(r"$\tilde O(\sqrt{T})$") == "Õ(√T)"
+    assert render.plain_tex(r"$\widetilde{O}(\sqrt{H^5SAT})$") == "Õ(√(H⁵SAT))"
+    assert render.plain_tex(r"$\tilde{O}(\frac{1}{T^{1/3}})$") == "Õ(1/(T^(1/3)))"
+    assert render.plain_tex(r"as shown \citep{smith2020}, and {\eta} is") == "as shown, and η is"
+    assert render.plain_tex(r"$\|x\|_2$ and $\hat{\theta}_t$ in $\{0, 1\}$") == "‖x‖₂ and θ̂_t in {0, 1}"
+
+
+def test_math_carries_its_tex_for_katex():
+    out = str(render.tex_html(r"regret $\tilde O(\sqrt{T})$ and $a<b$"))
+    assert '<span class="math" data-tex="\\tilde O(\\sqrt{T})">Õ(√T)</span>' in out
+    assert 'data-tex="a&lt;b"' in out  # the attribute is escaped like any text
+
+
+def test_urls_in_abstracts_become_safe_links():
+    text = "Code: https://github.com/a/b_c~d. Also javascript:alert(1) and (see http://x.org/p)."
+    out = str(render.tex_html(text, _stems(("github",))))
+    assert '<a class="extlink" href="https://github.com/a/b_c~d" rel="noopener nofollow">' in out
+    assert "<mark>github</mark>" in out and out.count("<a ") == 2 and 'href="http://x.org/p"' in out
+    assert "javascript:alert(1)" in out and 'href="javascript' not in out
+    # a snippet never links (it sits in the <summary> that opens the abstract)
+    assert "<a " not in str(render.snippet_html(text, _stems(("code",))))

@@ -1,6 +1,31 @@
 // Progressive enhancement only: every page works without this file.
 (function () {
   "use strict";
+  // Math: the server writes each $...$ span as readable text with its TeX in data-tex; when
+  // the page has any, load the KaTeX shipped in /static/katex (never a CDN: the CSP allows
+  // only this origin) and typeset them. A span KaTeX cannot parse keeps its text form.
+  var maths = document.querySelectorAll(".math[data-tex]");
+  if (maths.length) {
+    var css = document.createElement("link");
+    css.rel = "stylesheet";
+    css.href = "/static/katex/katex.min.css";
+    document.head.appendChild(css);
+    var script = document.createElement("script");
+    script.src = "/static/katex/katex.min.js";
+    script.onload = function () {
+      maths.forEach(function (el) {
+        try {
+          var text = el.textContent;
+          window.katex.render(el.getAttribute("data-tex"), el, { throwOnError: true, strict: "ignore", maxSize: 20, maxExpand: 200 });
+          el.classList.add("typeset");
+          el.setAttribute("title", text);
+        } catch (e) {
+          el.classList.add("tex-error");
+        }
+      });
+    };
+    document.head.appendChild(script);
+  }
   // Copy buttons (BibTeX): shown only when the clipboard API exists.
   document.querySelectorAll("button.copy[data-copy]").forEach(function (btn) {
     var target = document.querySelector(btn.getAttribute("data-copy"));
