@@ -1,10 +1,16 @@
-"""Chinese queries over English papers, lexical side: jieba segments the Chinese words and a
-learned dictionary (paperdex/data/zh-en-dict.tsv, bench/train_zh_dict.py) adds their likely
-English words as free words, so BM25 has something to match. English words typed in the
-query are kept as they are. The dense side sees the query untouched."""
+"""Chinese queries over English papers, lexical side.
+
+A learned dictionary (paperdex/data/zh-en-dict.tsv, made by bench/train_zh_dict.py from Chinese
+summaries aligned with their English papers) maps Chinese words and phrases to English
+alternatives ("large language model", "llm"). `concepts` segments the Chinese text with jieba,
+which also knows the dictionary's phrases, and turns each word into one concept: its English
+alternatives, best first. A word the dictionary lacks backs off to the known words inside it
+(模型量化 -> 模型, 量化), each a concept of its own. English words typed in the query are the
+query engine's business; the dense side sees the query untouched."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from functools import lru_cache
@@ -21,38 +27,109 @@ def has_cjk(text: str) -> bool:
     return _CJK_RUN.search(text) is not None
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def _load(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """{chinese: [alternative, ...]} and {chinese: count in the training summaries}.
+    Lines: `zh<TAB>count<TAB>alt | alt | ...` (an older `zh<TAB>word word` form reads as one
+    alternative per word)."""
+    alts: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) >= 3 and parts[1].isdigit():
+                alts[parts[0]] = [a.strip() for a in parts[2].split("|") if a.strip()]
+                counts[parts[0]] = int(parts[1])
+            elif len(parts) == 2:
+                alts[parts[0]] = parts[1].split()
+                counts[parts[0]] = 1
+    return alts, counts
+
+
 def dictionary() -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    if DICT.exists():
-        for line in DICT.read_text(encoding="utf-8").splitlines():
-            if line and not line.startswith("#"):
-                zh, _, en = line.partition("\t")
-                out[zh] = en.split()
-    return out
+    return _load(DICT)[0]
 
 
-@lru_cache(maxsize=1)
-def _jieba():
+@lru_cache(maxsize=4)
+def _tokenizer(path: Path):
+    """A jieba tokenizer of its own that also knows the dictionary's phrases, weighted by how
+    often the training summaries use them (the global jieba stays untouched)."""
     import jieba
 
     jieba.setLogLevel(60)
-    jieba.initialize()
-    return jieba
+    tok = jieba.Tokenizer()
+    tok.initialize()
+    _, counts = _load(path)
+    for word, n in counts.items():
+        if len(word) >= 2 and n > 1:
+            tok.add_word(word, max(tok.FREQ.get(word) or 0, n))
+    return tok
+
+
+def _back_off(word: str, d: dict[str, list[str]], counts: dict[str, int]) -> list[str]:
+    """The known words inside `word`: the split that covers most characters, then has fewest
+    pieces, then the commonest pieces."""
+    n = len(word)
+    best: list[tuple[int, int, float, list[str]] | None] = [None] * (n + 1)
+    best[0] = (0, 0, 0.0, [])
+    for i in range(n):
+        if best[i] is None:
+            continue
+        cov, pieces, score, parts = best[i]
+        # skip one character
+        cand = (cov, pieces, score, parts)
+        if best[i + 1] is None or cand[:3] > best[i + 1][:3]:
+            best[i + 1] = cand
+        for j in range(i + 2, n + 1):
+            piece = word[i:j]
+            if piece in d and piece != word:
+                cand = (cov + j - i, pieces - 1, score + math.log(counts.get(piece, 1) + 1), [*parts, piece])
+                if best[j] is None or cand[:3] > best[j][:3]:
+                    best[j] = cand
+    return best[n][3] if best[n] else []
+
+
+def segment(text: str) -> list[str]:
+    """The dictionary words of the Chinese text of `text`, in order (unknown words backed off to
+    their known parts, words without any translation left out)."""
+    d, counts = _load(DICT)
+    out: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        for word in _tokenizer(DICT).cut(run):
+            if word in d:
+                out.append(word)
+            elif len(word) >= 3:
+                out += _back_off(word, d, counts)
+    return out
+
+
+def concepts(text: str) -> list[list[str]]:
+    """For each Chinese word/phrase of `text` (in order, after segmentation), its English
+    alternatives, best first; an alternative is one or more lowercase English words
+    ("large language model", "llm"). Words with no translation are left out; so is non-Chinese
+    text. A word repeated in the query gives one concept."""
+    if not ENABLED:
+        return []
+    d = dictionary()
+    out: list[list[str]] = []
+    for word in segment(text):
+        alts = d[word]
+        if alts and alts not in out:
+            out.append(list(alts))
+    return out
 
 
 def translate(text: str) -> list[str]:
-    """English words for the Chinese words of `text`, in order, without repeats."""
-    runs = _CJK_RUN.findall(text)
-    if not runs or not ENABLED:
-        return []
-    d = dictionary()
+    """English words for the Chinese words of `text`, in order, without repeats (the concepts'
+    alternatives, flattened)."""
     out: list[str] = []
-    for run in runs:
-        for word in _jieba().cut(run):
-            for en in d.get(word, ()):
-                if en not in out:
-                    out.append(en)
+    for alts in concepts(text):
+        for alt in alts:
+            for w in alt.split():
+                if w not in out:
+                    out.append(w)
     return out
 
 
