@@ -166,7 +166,10 @@ MODELS: dict[str, type] = {E5Small.name: E5Small, MiniLM.name: MiniLM}
 
 @lru_cache(maxsize=4)
 def get_embedder(name: str = DEFAULT_MODEL, threads: int | None = None) -> Embedder:
-    """One loaded model per process: loading and checksumming cost ~0.3 s."""
+    """One loaded model per process: loading and checksumming cost ~0.3 s. `threads` defaults
+    to $PAPERDEX_EMBED_THREADS (`serve` sets 1 per worker process), else the library's own."""
+    if threads is None and os.environ.get("PAPERDEX_EMBED_THREADS", "").isdigit():
+        threads = int(os.environ["PAPERDEX_EMBED_THREADS"]) or None
     if name not in MODELS:
         raise EmbedError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
     return MODELS[name](threads=threads)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-GRACE = 5  # seconds requests in flight get to finish after SIGTERM
+from .serving import GRACE  # noqa: F401 - seconds requests in flight get to finish after SIGTERM
 
 
 def _data_dir(ctx: click.Context):
@@ -21,9 +21,22 @@ def _data_dir(ctx: click.Context):
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option(
-    "--workers-pool", "pool", type=click.IntRange(1, 32), help="Searchers kept in memory (default: cores, max 4)."
+    "--workers",
+    type=click.IntRange(1, 64),
+    help="Worker processes (default: the number of cores); searches in different workers run in parallel.",
 )
-@click.option("--no-warm", is_flag=True, help="Do not load the vector index and model before serving.")
+@click.option(
+    "--workers-pool",
+    "pool",
+    type=click.IntRange(1, 32),
+    help="Searchers per worker process (default: 2; with --workers 1: cores, at most 4).",
+)
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(0.05, 600),
+    help="Seconds one search may run before it stops with a 503 (default: $PAPERDEX_TIME_BUDGET or 2).",
+)
+@click.option("--no-warm", is_flag=True, help="Do not load the indexes and model before serving.")
 @click.option(
     "--allow-host",
     "allow_hosts",
@@ -43,54 +56,46 @@ def serve(
     no_warm: bool,
     log_level: str,
     allow_hosts: tuple[str, ...] = (),
+    workers: int | None = None,
+    time_budget: float | None = None,
 ) -> None:
     """Serve the web UI and JSON API (open http://HOST:PORT/; API docs at /api/docs).
 
-    On SIGTERM or Ctrl-C it stops taking connections, lets requests in flight finish for up
-    to GRACE seconds, and exits."""
-    import uvicorn
-
-    from ..store import StoreError
-    from .app import allowed_hosts_from_env, create_app
+    Runs one worker process per core behind one port (the process model is described in
+    paperdex/web/serving.py and the README); each loads the indexes and the query model
+    before it accepts a connection. On SIGTERM or Ctrl-C it stops taking connections, lets
+    requests in flight finish for up to GRACE seconds, and exits."""
+    from ..store import Store, StoreError
+    from . import serving
+    from .app import allowed_hosts_from_env
 
     hosts = [*allowed_hosts_from_env(), *allow_hosts]
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host)  # the address it was asked to listen on is a name it answers to
-    try:
-        app = create_app(_data_dir(ctx), pool_size=pool, warm=not no_warm, allowed_hosts=hosts)
+    data_dir = _data_dir(ctx)
+    try:  # fail here, readably, rather than in every worker
+        with Store(data_dir, readonly=True):
+            pass
     except StoreError as e:
         raise click.ClickException(str(e)) from None
-    click.echo(f"paperdex: serving {_data_dir(ctx)} on http://{host}:{port}/", err=True)
-    try:  # after the grace period uvicorn re-raises SIGTERM (the process ends) or SIGINT
-        uvicorn.run(
-            app,
-            host=host,
-            port=port,
-            log_level=log_level,
-            access_log=log_level == "info",
-            timeout_graceful_shutdown=GRACE,
-        )
-    finally:
-        _exit_if_stuck()
-
-
-def _exit_if_stuck() -> None:
-    """After the grace period, a request still running in a worker thread (those are not
-    daemon threads) would keep the process alive after Ctrl-C: exit anyway."""
-    import os
-    import sys
-    import threading
-    import time
-
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    deadline = time.monotonic() + 1.0
-    for t in others:
-        t.join(max(0.0, deadline - time.monotonic()))
-    if any(t.is_alive() for t in others):
-        click.echo("paperdex: requests still running after the grace period were abandoned", err=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+    n = workers or serving.default_workers()
+    st = serving.Settings(
+        data_dir=data_dir,
+        host=host,
+        port=port,
+        workers=n,
+        pool=pool or (2 if n > 1 else None),
+        warm=not no_warm,
+        allowed_hosts=hosts,
+        log_level=log_level,
+        time_budget=time_budget,
+    )
+    try:
+        status = serving.serve(st)
+    except StoreError as e:
+        raise click.ClickException(str(e)) from None
+    if status:
+        ctx.exit(status)
 
 
 @click.command()

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import sys
 import threading
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from paperdex.web.app import create_app
 from paperdex.web.commands import mcp, serve
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
 
 
 def test_reads_do_not_wait_on_an_ingest(web_dir, tmp_path):
@@ -76,6 +81,7 @@ def test_sigterm_exits_promptly_even_with_a_request_stuck(web_dir):
 
     port = _free_port()
     args = ["--data-dir", str(web_dir), "serve", "--port", str(port), "--no-warm", "--log-level", "warning"]
+    args += ["--workers", "1"]  # the monkeypatch lives in this process (workers are spawned afresh)
     proc = subprocess.Popen([sys.executable, "-c", SLOW_SERVE, *args], stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -109,3 +115,86 @@ def _ignore(fn, *args) -> None:
         fn(*args, timeout=60)
     except Exception:
         pass
+
+
+# --- the process model: several workers behind one port ---------------------------------
+
+SLOW_SITE = """
+import os
+if os.environ.get("PAPERDEX_TEST_SLOW"):
+    import time
+    from paperdex import service
+    real = service.get_paper
+    def get_paper(pool, pid):
+        if pid.startswith("slow"):  # slow-N: N seconds, then a 404
+            time.sleep(float(pid.split("-")[1]))
+        return real(pool, pid)
+    service.get_paper = get_paper
+"""
+
+
+def _slow_site(tmp_path):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SLOW_SITE)
+    return tmp_path / "site"
+
+
+def test_workers_warm_up_serve_in_parallel_and_drain_on_sigterm(web_dir, tmp_path):
+    """Two worker processes: each logs its warm-up before serving; two slow requests run at
+    once (one per worker, not one after the other); on SIGTERM requests in flight finish
+    (drain), new connections are refused, and the server exits within the grace period."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+    from live_server import LiveServer
+
+    env = {"PAPERDEX_TEST_SLOW": "1"}
+    log = tmp_path / "serve.log"
+    with LiveServer(web_dir, env=env, log=log, python_path=_slow_site(tmp_path)) as srv:
+        srv.wait_ready()
+        out = srv.output()
+        assert out.count(" warm in ") == 2, out
+        assert "lexical" in out and "model" in out and "zh" in out
+        assert len(srv.worker_pids()) == 2
+        # the kernel spreads connections over the workers; with one searcher pool per worker
+        # and separate connections, 4 slow requests of 1.5 s take ~3 s, not 6 s
+        with ThreadPoolExecutor(8) as ex:
+            t = time.monotonic()
+            rs = list(ex.map(lambda i: httpx.get(f"{srv.base}/api/papers/slow-1.5", timeout=30), range(4)))
+            took = time.monotonic() - t
+        assert [r.status_code for r in rs] == [404] * 4
+        assert took < 5.5, took
+        with ThreadPoolExecutor(4) as ex:
+            inflight = [ex.submit(httpx.get, f"{srv.base}/api/papers/slow-2", timeout=30) for _ in range(2)]
+            time.sleep(0.7)
+            took = srv.terminate()
+            assert [f.result().status_code for f in inflight] == [404, 404]  # drained, not cut
+        assert took < 5 + 4, took
+        assert srv.proc.returncode == 0
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"{srv.base}/static/style.css", timeout=2)
+
+
+def test_a_worker_killed_is_replaced(web_dir, tmp_path):
+    import os
+    import signal
+    import time
+
+    import httpx
+    from live_server import LiveServer
+
+    with LiveServer(web_dir, log=tmp_path / "serve.log") as srv:
+        srv.wait_ready()
+        before = srv.worker_pids()
+        os.kill(before[0], signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            now = srv.worker_pids()
+            if len(now) == 2 and before[0] not in now and srv.output().count(" warm in ") == 3:
+                break
+            time.sleep(0.2)
+        assert "exited" in srv.output() and srv.output().count(" warm in ") == 3, srv.output()
+        for _ in range(6):
+            assert httpx.get(f"{srv.base}/api/search", params={"q": "robot"}, timeout=30).status_code == 200
+        assert srv.terminate() < 9

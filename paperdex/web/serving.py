@@ -1,0 +1,267 @@
+"""The process model of `paperdex serve`.
+
+::
+
+    paperdex serve (supervisor) ── binds the port, starts the workers, restarts one that dies,
+       │                            passes SIGTERM/SIGINT on and waits for them to drain
+       ├── worker 1 ── uvicorn: an asyncio loop (HTTP, static files) + a thread pool for the
+       ├── worker 2      endpoints; a pool of searchers and one of store connections
+       └── ...           (paperdex.service); the index snapshots mapped from disk
+
+A search is CPU work in Python and numpy; one process runs Python on one core at a time (the
+GIL), so the server runs one worker process per core (``--workers``, default: the number of
+cores). The workers accept connections from the one listening socket the supervisor bound;
+the kernel hands each connection to one of them. The lexical and vector snapshots are
+``mmap``-ed read-only files, so the workers share them through the page cache instead of
+holding a copy each. Each worker loads everything a search needs (snapshots, query model,
+Chinese segmenter) *before* it accepts a connection, and logs how long that took; it then
+watches the published snapshots and loads new ones in the background.
+
+Inside a worker, searches borrow one of a few searchers (``--workers-pool``, default 2 per
+worker) while paper pages, day lists and static files never wait for one. Every search has a
+time budget (``--time-budget``, default 2 s) after which it stops with a 503.
+
+On SIGTERM (or Ctrl-C) the supervisor passes the signal to every worker; a worker stops
+accepting, lets requests in flight finish for up to GRACE seconds and exits; the supervisor
+kills what is left a little later and exits itself. With ``--workers 1`` the server runs in
+the one process (no supervisor).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GRACE = 5  # seconds requests in flight get to finish after SIGTERM
+STOP_SLACK = 3  # after GRACE, seconds before a worker that has not exited is killed
+SWITCH_INTERVAL = 0.001  # a worker's GIL hand-over (default 5 ms): the event loop answers sooner
+MAX_RESTARTS = 5  # worker deaths within RESTART_WINDOW before the supervisor gives up
+RESTART_WINDOW = 60.0
+# Per worker process, native libraries use one thread: the workers are the parallelism, and
+# spinning thread pools of N workers would fight over N cores.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PAPERDEX_EMBED_THREADS")
+
+log = logging.getLogger("paperdex.serve")
+
+
+@dataclass
+class Settings:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    pool: int | None = None  # searchers per worker
+    warm: bool = True
+    allowed_hosts: list[str] = field(default_factory=list)
+    log_level: str = "info"
+    time_budget: float | None = None
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _say(msg: str) -> None:
+    print(f"paperdex: {msg}", file=sys.stderr, flush=True)
+
+
+def build_app(st: Settings, *, worker: str = "") -> object:
+    """The app of one worker, warmed up before it is returned (so before it accepts)."""
+    from .app import create_app
+
+    if st.time_budget is not None:
+        os.environ["PAPERDEX_TIME_BUDGET"] = str(st.time_budget)
+    t = time.perf_counter()
+    app = create_app(st.data_dir, pool_size=st.pool, warm=False, allowed_hosts=st.allowed_hosts)
+    pool = app.state.pool
+    if st.time_budget is not None:
+        pool.budget = st.time_budget
+    if st.warm:
+        parts = pool.warm()
+        detail = ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
+        _say(f"{worker or 'server'} [{os.getpid()}] warm in {time.perf_counter() - t:.2f} s ({detail})")
+    pool.watch()
+    return app
+
+
+def _uvicorn_config(app, st: Settings):
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=st.host,
+        port=st.port,
+        log_level=st.log_level,
+        access_log=st.log_level == "info",
+        timeout_graceful_shutdown=GRACE,
+    )
+
+
+# --- one process ----------------------------------------------------------------------------
+
+
+def serve_single(st: Settings) -> None:
+    import uvicorn
+
+    app = build_app(st)
+    _say(f"serving {st.data_dir} on http://{st.host}:{st.port}/ (1 process)")
+    server = uvicorn.Server(_uvicorn_config(app, st))
+    try:  # after the grace period uvicorn re-raises SIGTERM (the process ends) or SIGINT
+        server.run()
+    finally:
+        _exit_if_stuck()
+
+
+def _exit_if_stuck() -> None:
+    """After the grace period, a request still running in a worker thread (those are not
+    daemon threads) would keep the process alive after Ctrl-C: exit anyway."""
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    deadline = time.monotonic() + 1.0
+    for t in others:
+        t.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t in others):
+        _say("requests still running after the grace period were abandoned")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+# --- several processes ----------------------------------------------------------------------
+
+
+def _worker_main(st: Settings, sock, name: str, ready) -> None:  # pragma: no cover - in a child
+    """A worker process: warm up, say so, serve on the inherited socket until SIGTERM."""
+    import uvicorn
+
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor turns Ctrl-C into SIGTERM
+    try:
+        app = build_app(st, worker=name)
+    except Exception as e:
+        _say(f"{name} [{os.getpid()}] could not start: {e}")
+        os._exit(3)
+    ready.set()
+    server = uvicorn.Server(_uvicorn_config(app, st))
+    try:
+        server.run(sockets=[sock])
+    finally:  # never wait for a request thread stuck past the grace period
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+@dataclass
+class _Worker:
+    name: str
+    proc: multiprocessing.process.BaseProcess
+    ready: object
+    started: float
+
+
+def serve_workers(st: Settings) -> int:
+    """Run `st.workers` worker processes on one listening socket; returns the exit status."""
+    import socket
+
+    for k in THREAD_ENV:
+        os.environ.setdefault(k, "1")
+    sock = socket.socket(socket.AF_INET6 if ":" in st.host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((st.host, st.port))
+    except OSError as e:
+        import click
+
+        raise click.ClickException(f"cannot listen on {st.host}:{st.port}: {e.strerror or e}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    ctx = multiprocessing.get_context("spawn")
+    stop = threading.Event()
+    got: list[int] = []
+
+    def on_signal(sig, _frame) -> None:
+        got.append(sig)
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+
+    def start(i: int) -> _Worker:
+        ready = ctx.Event()
+        name = f"worker {i}"
+        p = ctx.Process(target=_worker_main, args=(st, sock, name, ready), name=f"paperdex-{i}", daemon=False)
+        p.start()
+        return _Worker(name, p, ready, time.monotonic())
+
+    workers = [start(i + 1) for i in range(st.workers)]
+    deaths: list[float] = []
+    announced = False
+    status = 0
+    try:
+        while not stop.is_set():
+            if not announced and all(w.ready.is_set() for w in workers):
+                _say(f"serving {st.data_dir} on http://{st.host}:{st.port}/ ({len(workers)} worker processes)")
+                announced = True
+            for i, w in enumerate(workers):
+                if w.proc.is_alive():
+                    continue
+                code = w.proc.exitcode
+                if not w.ready.is_set():
+                    _say(f"{w.name} [{w.proc.pid}] failed to start (exit status {code}); stopping")
+                    status = 1
+                    stop.set()
+                    break
+                now = time.monotonic()
+                deaths = [t for t in deaths if now - t < RESTART_WINDOW] + [now]
+                if len(deaths) > MAX_RESTARTS:
+                    _say(f"{len(deaths)} workers died within {RESTART_WINDOW:.0f} s; stopping")
+                    status = 1
+                    stop.set()
+                    break
+                _say(f"{w.name} [{w.proc.pid}] exited (status {code}); starting another")
+                workers[i] = start(i + 1)
+            stop.wait(0.2)
+    finally:
+        _stop_all(workers)
+        sock.close()
+        for s, h in old.items():
+            signal.signal(s, h)
+    return status
+
+
+def _stop_all(workers: list[_Worker]) -> None:
+    """SIGTERM to every worker; they drain for up to GRACE s; SIGKILL after GRACE+STOP_SLACK."""
+    for w in workers:
+        if w.proc.is_alive():
+            try:
+                os.kill(w.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + GRACE + STOP_SLACK
+    for w in workers:
+        w.proc.join(max(0.0, deadline - time.monotonic()))
+    for w in workers:
+        if w.proc.is_alive():
+            _say(f"{w.name} [{w.proc.pid}] did not stop in time; killed")
+            w.proc.kill()
+            w.proc.join(2)
+
+
+def serve(st: Settings) -> int:
+    if st.workers <= 1:
+        serve_single(st)
+        return 0
+    status = serve_workers(st)
+    # The workers are gone; tearing down the supervisor's interpreter (FastAPI, numpy, ...)
+    # takes seconds on a busy machine and does nothing useful.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
