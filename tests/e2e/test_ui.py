@@ -1,0 +1,192 @@
+"""What a researcher clicks through, in English and Chinese, in a real Chromium: an author
+link, a category chip, a venue area, back to search with its state, the week view sorted by
+upvotes, the filter drawer on a phone, and math typeset by the KaTeX the package serves.
+Also writes the screenshots of home, search (en, zh), a paper and the week view at 1280 and
+390 px into screenshots/."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+from webstore import SIGNALS_ID, SIGNALS_WEEK
+
+LANGS = {"en": "en-US", "zh": "zh-CN"}
+WORDS = {  # one interface word per language, to see the page is in it
+    "en": {"refine": "Refine", "week": "Week", "upvotes": "Upvotes", "back": "Back to search", "et_al": "et al."},
+    "zh": {"refine": "筛选结果", "week": "周", "upvotes": "点赞最多", "back": "返回检索", "et_al": "等"},
+}
+
+
+@pytest.fixture(params=["en", "zh"])
+def lp(request, browser):
+    """A page in one interface language (from the browser's Accept-Language), failing the test
+    on any script error, console error (a CSP violation, a missing asset) or dialog."""
+    lang = request.param
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LANGS[lang])
+    p = ctx.new_page()
+    events: list[str] = []
+    p.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
+    p.on("pageerror", lambda e: events.append(f"pageerror: {e}"))
+    p.on("console", lambda m: events.append(f"console: {m.text}") if m.type == "error" else None)
+    p.lang = lang
+    yield p
+    ctx.close()
+    assert not events, events
+
+
+def _query(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+
+
+def _search(p, server: str, q: str) -> None:
+    p.goto(server + "/")
+    expect(p.locator("html")).to_have_attribute("lang", "zh-CN" if p.lang == "zh" else "en")
+    box = p.get_by_role("searchbox")
+    box.fill(q)
+    box.press("Enter")
+    expect(p.locator("article.card").first).to_be_visible()
+
+
+def test_author_link(lp, server):
+    _search(lp, server, "optimistic exploration linear MDP")
+    card = lp.locator(f'article.card[data-id="{SIGNALS_ID}"]')
+    card.locator("a.author", has_text="Bo Lindqvist").click()
+    assert _query(lp.url)["q"] == 'au:"Bo Lindqvist"'
+    expect(lp.get_by_role("searchbox")).to_have_value('au:"Bo Lindqvist"')
+    expect(lp.locator("article.card")).to_have_count(1)
+    expect(lp.locator(f'article.card[data-id="{SIGNALS_ID}"]')).to_be_visible()
+
+
+def test_category_chip_matched_first(lp, server):
+    _search(lp, server, "cat:cs.LG mixture-of-experts syntax")
+    card = lp.locator('article.card[data-id="2599.00103"]')
+    # its primary category is cs.CL; found by cat:cs.LG, the card shows cs.LG first
+    expect(card.locator(".cats .chip").first).to_have_text("cs.LG")
+    card.locator(".cats a.chip", has_text="cs.CL").click()
+    assert _query(lp.url)["q"] == "cat:cs.CL"
+    cards = lp.locator("article.card")
+    expect(cards.first).to_be_visible()
+    for chips in cards.locator(".cats").all_inner_texts():  # each hit is in cs.CL, shown first
+        assert chips.split()[0] == "cs.CL", chips
+
+
+def test_venue_area_link(lp, server):
+    _search(lp, server, "mixture-of-experts syntax")
+    lp.locator('article.card[data-id="2599.00103"] a.chip.area').click()
+    assert _query(lp.url)["q"] == 'area:"Deep Learning · Large Language Models"'
+    expect(lp.locator('article.card[data-id="2599.00103"]')).to_be_visible()
+    expect(lp.locator("article.card")).to_have_count(1)
+
+
+def test_back_to_search_keeps_state(lp, server):
+    lp.goto(server + "/?q=learning&category=cs.CV&sort=newest&page=2")
+    expect(lp.locator(".pager .current")).to_have_text("2")
+    lp.locator("article.card h2 a").first.click()
+    expect(lp.locator("h1.paper-title")).to_be_visible()
+    back = lp.get_by_test_id("back")
+    expect(back).to_contain_text(WORDS[lp.lang]["back"])
+    back.click()
+    assert _query(lp.url) == {"q": "learning", "category": "cs.CV", "sort": "newest", "page": "2"}
+    expect(lp.get_by_role("searchbox")).to_have_value("learning")
+    expect(lp.locator(".pager .current")).to_have_text("2")
+    expect(lp.locator(".sortlinks a.on")).to_have_attribute("href", re.compile("sort=newest"))
+    expect(lp.locator('input[name="category"]')).to_have_value("cs.CV")
+
+
+def test_week_view_sorted_by_upvotes(lp, server):
+    lp.goto(server + f"/daily?day={SIGNALS_WEEK}")
+    lp.get_by_test_id("views").get_by_role("link", name=WORDS[lp.lang]["week"], exact=True).click()
+    expect(lp.get_by_test_id("daily-count")).to_contain_text("2025-03-24 – 2025-03-30")
+    lp.get_by_test_id("sorts").get_by_role("link", name=WORDS[lp.lang]["upvotes"]).click()
+    assert _query(lp.url) == {"day": SIGNALS_WEEK, "view": "week", "sort": "upvotes"}
+    ids = [c.get_attribute("data-id") for c in lp.locator("article.card").all()[:3]]
+    assert ids == ["2599.00102", SIGNALS_ID, "2599.00103"]  # 120, 42, 7 upvotes
+    expect(lp.locator("article.card").first.get_by_test_id("hf")).to_contain_text("120")
+    # the count follows the category filter
+    lp.locator(".catbar a", has_text="cs.CV").click()
+    n = lp.locator("article.card").count()
+    expect(lp.get_by_test_id("daily-count")).to_contain_text(str(n))
+    assert "view=week" in lp.url and "sort=upvotes" in lp.url
+
+
+def test_mobile_filter_drawer(lp, server):
+    lp.set_viewport_size({"width": 390, "height": 844})
+    _search(lp, server, "learning")
+    facets = lp.locator("aside.facets")
+    expect(facets).not_to_be_visible()  # off-screen until asked for, not 8,000 px down
+    opener = lp.get_by_test_id("open-filters")
+    expect(opener).to_have_text(WORDS[lp.lang]["refine"])
+    assert opener.bounding_box()["y"] < 300  # at the top, next to the result count
+    opener.click()
+    expect(facets).to_be_visible()
+    facets.locator("a", has_text="cs.CV").first.click()
+    assert _query(lp.url)["category"] == "cs.CV"
+    expect(lp.locator("aside.facets")).not_to_be_visible()
+
+
+def test_math_is_typeset_by_katex(lp, server):
+    lp.goto(server + f"/paper/{SIGNALS_ID}")
+    span = lp.locator('[data-testid="abstract"] .math[data-tex="\\\\tilde O(\\\\sqrt{T})"]')
+    expect(span.locator(".katex")).to_be_visible()  # typeset in the browser, from /static/katex
+    assert "\\tilde" not in lp.get_by_test_id("abstract").inner_text()
+    expect(lp.locator("h1.paper-title .katex")).to_be_visible()
+
+
+def test_math_text_without_javascript(nojs_page, server):
+    nojs_page.goto(server + f"/paper/{SIGNALS_ID}")
+    abstract = nojs_page.get_by_test_id("abstract")
+    expect(abstract).to_contain_text("Õ(√T)")  # readable text, no TeX commands
+    assert "\\tilde" not in abstract.inner_text() and "citep" not in abstract.inner_text()
+    expect(abstract.locator("a.extlink")).to_have_attribute("rel", "noopener nofollow")
+
+
+def test_signals_on_card_and_paper(lp, server):
+    _search(lp, server, "optimistic exploration linear MDP")
+    card = lp.locator(f'article.card[data-id="{SIGNALS_ID}"]')
+    expect(card.get_by_test_id("hf")).to_contain_text("42")
+    expect(card.get_by_test_id("hf")).to_have_attribute("href", "https://huggingface.co/papers/2599.00101")
+    expect(card.get_by_test_id("code")).to_contain_text("2.1k")
+    expect(card.get_by_test_id("project")).to_have_attribute("href", "https://example.org/optimistic")
+    expect(card.locator("a.chip.venue")).to_have_text("ICML 2025")
+    expect(card.get_by_test_id("comment")).to_contain_text("Accepted at ICML 2025")
+    for a in card.locator('a[href^="http"]').all():
+        assert a.get_attribute("rel") == "noopener nofollow"
+    card.locator("h2 a").click()
+    expect(lp.get_by_test_id("decision-text")).to_have_text("Accepted" if lp.lang == "en" else "已接收")
+    expect(lp.locator(".meta .cats .chip")).to_have_count(3)  # all categories, 68T05 as text
+
+
+def _shot(p, shots, name: str) -> None:
+    p.wait_for_timeout(150)  # fonts and KaTeX settle
+    p.screenshot(path=str(shots / f"{name}-1280.png"), full_page=True)
+    p.set_viewport_size({"width": 390, "height": 844})
+    p.wait_for_timeout(150)
+    p.screenshot(path=str(shots / f"{name}-390.png"))
+    p.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_screenshots(browser, server, shots):
+    for lang in ("en", "zh"):
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LANGS[lang])
+        p = ctx.new_page()
+        if lang == "en":
+            p.goto(server + "/")
+            expect(p.get_by_test_id("store-stats")).to_contain_text("papers")
+            _shot(p, shots, "home")
+            p.goto(server + "/?q=optimistic+exploration+regret")
+            _shot(p, shots, "search")
+            p.goto(server + f"/paper/{SIGNALS_ID}")
+            expect(p.locator(".katex").first).to_be_visible()
+            _shot(p, shots, "paper")
+            p.goto(server + f"/daily?day={SIGNALS_WEEK}&view=week&sort=upvotes")
+            _shot(p, shots, "daily-week")
+        else:
+            p.goto(server + "/?q=扩散模型+图像编辑")
+            expect(p.locator("article.card").first).to_be_visible()
+            _shot(p, shots, "search-zh")
+            p.goto(server + "/")
+            _shot(p, shots, "home-zh")
+        ctx.close()
