@@ -24,8 +24,8 @@ import random
 import re
 from pathlib import Path
 
-from paperdex.evaluate import evaluate, load_queries
-from paperdex.search import FUSION, Searcher
+from paperdex.evaluate import evaluate, load_queries, metrics
+from paperdex.search import Searcher, rrf
 from paperdex.store import Store
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -75,18 +75,25 @@ def main() -> None:
                 got = [evaluate(s, [q], mode=m)["ndcg@10"] for m in ("lexical", "dense", "hybrid")]
                 print(f"  {name} {q['query'][:40]:40} " + " ".join(f"{x:.2f}" for x in got))
     if args.grid:
+        # each side searched once per query; the fusion is then replayed for every setting
         for name, (qs, metric) in sets.items():
-            lang = "zh" if name.endswith("zh") else "en"
-            length = "short" if name.startswith("topics") else "long"
-            best = None
-            for k, wd in itertools.product((10, 30, 60), (0.25, 0.5, 0.75, 1.0, 1.5)):
-                s.fusion = {**FUSION, (lang, length): (k, 1.0, wd)}
-                v = evaluate(s, qs, mode="hybrid")[metric]
-                print(f"  grid {name} k={k} dense={wd}: {v:.4f}", flush=True)
-                best = max(best or (v, k, wd), (v, k, wd))
-            print(f"best {name}: {best}")
-            s.fusion = FUSION
-
+            runs = []
+            for q in qs:
+                lex = s.search(q["query"], mode="lexical", per_page=100, facets=False, literal=True, highlight=False)
+                den = s.search(q["query"], mode="dense", per_page=100, facets=False, literal=True, highlight=False)
+                runs.append(([h.paper.id for h in lex.hits], [h.paper.id for h in den.hits], set(q["relevant"])))
+            scores = {}
+            for k, wd in itertools.product((5, 10, 30, 60, 100), (0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5)):
+                vals = []
+                for lex, den, rel in runs:
+                    fused = rrf([lex, den], [1.0, wd], k=k)
+                    ranked = sorted(fused, key=lambda d: -fused[d])
+                    vals.append(metrics(ranked, rel)[metric])
+                scores[(k, wd)] = sum(vals) / len(vals)
+            best = max(scores.items(), key=lambda x: x[1])
+            print(f"grid {name}: best k={best[0][0]} dense={best[0][1]} {metric} {best[1]:.4f}")
+            for (k, wd), v in sorted(scores.items()):
+                print(f"  {name} k={k:3} dense={wd:4}: {v:.4f}")
 
 if __name__ == "__main__":
     main()
