@@ -388,7 +388,11 @@ def create_app(
         return resp
 
     def is_api(request: Request) -> bool:
-        return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
+        return request.url.path.startswith("/api/") or request.url.path in (
+            "/openapi.json",
+            "/search.json",
+            "/daily.json",
+        )
 
     def error(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         headers = dict(headers or {})
@@ -541,7 +545,10 @@ def create_app(
         return SafeJSON({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
 
     # --- HTML views -------------------------------------------------------------------------
+    # One view per feature, as datasette does: the page and its .json twin are the same handler,
+    # so what the page shows and what the JSON says cannot drift apart.
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    @app.get("/search.json", include_in_schema=False)
     def search_page(
         request: Request,
         q: str = "",
@@ -560,6 +567,12 @@ def create_app(
         size and dates, queries to try) above the newest papers."""
         lang = lang_of(request)
         params = SearchParams(q, mode, sort, page_, per_page, category, date_from, date_to, venue, area, author)
+        if request.url.path.endswith(".json"):
+            res = service.search(pool, params)
+            d = res.to_dict()
+            d["pages"] = res.pages
+            d["hits"] = [safe_paper(h) for h in d["hits"]]
+            return SafeJSON(d)
         res: Result | None = None
         err: str | None = None
         try:
@@ -608,6 +621,7 @@ def create_app(
         )
 
     @app.get("/daily", response_class=HTMLResponse, include_in_schema=False)
+    @app.get("/daily.json", include_in_schema=False)
     def daily_page(
         request: Request,
         day: str | None = None,
@@ -619,6 +633,11 @@ def create_app(
         """A day, week or month of papers, or the trending week, sorted by date, upvotes or stars."""
         lang = lang_of(request)
         d = service.listing(pool, view, day or None, category, sort, page_, 30)
+        if request.url.path.endswith(".json"):
+            out = d.to_dict()
+            out["pages"] = d.pages
+            out["papers"] = [safe_paper(p) for p in out["papers"]]
+            return SafeJSON(out)
         return page(
             request,
             "daily.html",

@@ -1,0 +1,113 @@
+"""The pages of issue 11 without a browser: signals, links, translated messages, the home and
+API pages, daily views and their counts, and the .json twin of each view."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+from webstore import SIGNALS_ID, SIGNALS_WEEK
+
+from paperdex.web import i18n
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+
+
+def _card(html: str, pid: str) -> str:
+    return html[html.index(f'data-id="{pid}"') :].split("</article>")[0]
+
+
+def test_card_carries_every_signal(client):
+    card = _card(client.get("/", params={"q": "optimistic exploration linear MDP"}).text, SIGNALS_ID)
+    assert 'href="https://huggingface.co/papers/2599.00101" rel="noopener nofollow"' in card
+    assert "▲ 42" in card and "3 comments" in card and "★ 2.1k" in card
+    assert 'href="https://example.org/optimistic" rel="noopener nofollow"' in card  # project page
+    assert 'href="/?q=venue%3A%22ICML+2025%22"' in card and ">Spotlight<" in card
+    assert 'href="/?q=area%3A%22Theory+%C2%B7+Reinforcement+Learning+and+Planning%22"' in card
+    assert 'href="/?q=au%3A%22Bo+Lindqvist%22"' in card and 'href="/?q=cat%3Acs.LG"' in card
+    assert "Accepted at ICML 2025" in card  # the arXiv comment
+    assert '<span class="chip light">68T05</span>' in card  # an MSC code: shown, not a link
+    for a in re.findall(r'<a [^>]*href="http[^"]*"[^>]*>', card):
+        assert 'rel="noopener nofollow"' in a
+
+
+def test_matched_category_first(client):
+    card = _card(client.get("/", params={"q": "cat:cs.LG mixture-of-experts syntax"}).text, "2599.00103")
+    chips = re.findall(r'class="chip cat[^"]*"[^>]*>([^<]+)<', card)
+    assert chips == ["cs.LG", "cs.CL"]  # the stored order is cs.CL, cs.LG, I.2.7
+
+
+def test_chinese_messages_and_authors(client):
+    zh = client.get("/", params={"q": 'ti:"unclosed', "lang": "zh"})
+    assert zh.status_code == 400 and "引号不成对" in zh.text and "at character" not in zh.text
+    zh = client.get("/", params={"q": "zebrafinch xqzvbn", "lang": "zh"}).text
+    assert "没有论文包含" in zh
+    zh = client.get("/", params={"q": "Rectified Diffusion image editing", "lang": "zh"}).text
+    assert "Lena Vogel, Ming Zhao 等" in _text(_card(zh, "2599.00102"))
+
+
+def test_messages_translate_by_pattern():
+    for en in ["no close matches", "the store has no papers yet", "2501.00001 is not in this store"]:
+        assert i18n.message("zh", en) != en
+    assert i18n.message("en", "no close matches") == "no close matches"
+
+
+def test_home_page(client):
+    html = client.get("/").text
+    assert "This store holds 320 papers, dated 2025-03-19 to 2026-07-01." in html
+    assert f'href="/?{urlencode({"q": "扩散模型 图像编辑"})}"' in html
+    assert 'href="/?q=ti%3A%22reinforcement+learning%22+cat%3Acs.LG"' in html
+    assert "本库共 320 篇论文" in client.get("/", params={"lang": "zh"}).text
+    assert 'data-testid="home"' not in client.get("/", params={"q": "x"}).text
+
+
+def test_api_page_uses_this_server_and_a_real_paper(client):
+    html = client.get("/api/docs", headers={"host": "localhost:9123"}).text
+    assert "curl 'http://localhost:9123/api/search?q=weight+decay'" in html
+    pid = re.search(r"curl 'http://localhost:9123/api/papers/([^'/]+)'", html).group(1)
+    assert client.get(f"/api/papers/{pid}").status_code == 200  # a paper this store has
+    zh = client.get("/api/docs", params={"lang": "zh"}).text
+    assert "检索论文" in zh and "参数" in zh
+
+
+def test_week_view_by_upvotes_with_counts_that_follow_the_filter(client):
+    d = client.get("/daily.json", params={"day": SIGNALS_WEEK, "view": "week", "sort": "upvotes"}).json()
+    assert (d["start"], d["end"]) == ("2025-03-24", "2025-03-30")
+    assert [p["id"] for p in d["papers"][:3]] == ["2599.00102", SIGNALS_ID, "2599.00103"]
+    cats = {c["value"]: c["count"] for c in d["categories"]}
+    assert "cs.CV" in cats and not set(cats) & {"68T05", "I.2.7"}  # only real arXiv categories
+    cv = client.get("/daily.json", params={"day": SIGNALS_WEEK, "view": "week", "category": "cs.CV"}).json()
+    assert cv["total"] == cats["cs.CV"] < d["total"]
+    html = client.get("/daily", params={"day": SIGNALS_WEEK, "view": "week", "category": "cs.CV"}).text
+    assert f"{cv['total']} of {d['period_total']} papers in cs.CV" in html
+    month = client.get("/daily.json", params={"day": SIGNALS_WEEK, "view": "month"}).json()
+    assert (month["start"], month["end"]) == ("2025-03-01", "2025-03-31") and month["total"] > d["total"]
+
+
+def test_trending_is_the_last_week_by_upvotes(client):
+    d = client.get("/daily.json", params={"view": "trending"}).json()
+    assert d["end"] == "2026-07-01" and [p["id"] for p in d["papers"]] == ["2599.00104"]
+    assert "Trending papers" in client.get("/daily", params={"view": "trending"}).text
+
+
+def test_search_json_is_the_page_view(client):
+    params = {"q": "zebrafinch", "author": "Solo Author"}
+    page = client.get("/", params=params).text
+    js = client.get("/search.json", params=params).json()
+    assert [h["id"] for h in js["hits"]] == re.findall(r'<article class="card" data-id="([^"]+)"', page)
+    assert js["total"] == 1
+    bad = client.get("/search.json", params={"q": '"unclosed'})
+    assert bad.status_code == 400 and "unbalanced quote" in bad.json()["error"]["message"]
+
+
+def test_back_link_keeps_state(client):
+    html = client.get("/", params={"q": "learning", "category": "cs.CV", "sort": "newest", "page": "2"}).text
+    link = re.search(r'<h2 class="card-title"><a href="([^"]+)"', html).group(1)
+    assert link.endswith("?q=learning&amp;category=cs.CV&amp;sort=newest&amp;page=2")
+    paper = client.get(link.replace("&amp;", "&")).text
+    assert 'href="/?q=learning&amp;category=cs.CV&amp;sort=newest&amp;page=2" data-testid="back"' in paper
+    daily = client.get("/daily", params={"day": SIGNALS_WEEK, "view": "week"}).text
+    link = re.search(r'<h2 class="card-title"><a href="([^"]+)"', daily).group(1).replace("&amp;", "&")
+    assert 'href="/daily?day=2025-03-24&amp;view=week" data-testid="back"' in client.get(link).text
