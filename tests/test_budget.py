@@ -106,3 +106,32 @@ def test_lookups_do_not_wait_for_a_searcher(built_store_dir):
     finally:
         release.set()
     pool.close()
+
+
+def test_the_watchdog_interrupts_only_what_is_past_its_deadline():
+    """Many searches at once, each on its own connection: the runaways are stopped at their
+    deadlines, the quick ones (armed with a longer budget) never see an interrupt."""
+    results: dict[str, list] = {"runaway": [], "quick": []}
+
+    def runaway() -> None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        t = time.monotonic()
+        try:
+            with time_budget(conn, 0.3):
+                conn.execute(RUNAWAY).fetchone()
+        except sqlite3.OperationalError as e:
+            results["runaway"].append((str(e), time.monotonic() - t))
+
+    def quick() -> None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        for _ in range(200):
+            with time_budget(conn, 5):
+                results["quick"].append(conn.execute("SELECT 1").fetchone()[0])
+
+    threads = [threading.Thread(target=runaway) for _ in range(3)] + [threading.Thread(target=quick) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(results["runaway"]) == 3 and all("interrupt" in m and dt < 3 for m, dt in results["runaway"])
+    assert results["quick"] == [1] * 600
