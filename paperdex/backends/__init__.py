@@ -1,0 +1,167 @@
+"""Where papers live and how they are searched, behind one interface.
+
+Two implementations satisfy :class:`Backend`:
+
+* ``embedded`` (:class:`EmbeddedBackend`): the data directory of ``paperdex.store`` searched by
+  ``paperdex.search.Searcher`` -- one machine, no server. A thin adapter: it adds nothing to
+  what the store and the searcher do.
+* ``milvus`` (:class:`paperdex.backends.milvus.MilvusBackend`): a Milvus collection, either a
+  local Milvus Lite file or a Milvus standalone/cluster server, for corpora and traffic one
+  machine does not serve.
+
+Both answer ``search`` with the same :class:`paperdex.search.Result` under the contract of
+docs/search.md; docs/scale-out.md lists what Milvus cannot express and how each gap is handled.
+
+A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``):
+
+    embedded:///path/to/data-dir     or a plain directory path
+    milvus:///path/to/papers.db      a Milvus Lite file (relative: milvus://papers.db)
+    milvus://http://host:19530       a Milvus server; also plain http://host:19530
+    ...?collection=NAME              the collection (default "papers")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+
+from ..paper import Paper
+from ..search import Filters, Result, Searcher
+from ..store import IngestSummary, Store
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Storage and search of papers. Vectors are optional per paper; a store holds the
+    vectors of one model (``model``)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    def upsert(
+        self,
+        papers: Iterable[Paper],
+        vectors: dict[str, np.ndarray] | None = None,
+        model: str | None = None,
+    ) -> IngestSummary:
+        """Insert new papers, replace changed ones, skip identical or older copies; attach
+        the given vectors (by paper id, computed by `model`). A paper whose title or
+        abstract changed loses its vector unless a new one is given."""
+        ...
+
+    def delete(self, pid: str) -> bool: ...
+
+    def get(self, pid: str) -> Paper | None: ...
+
+    def count(self) -> int: ...
+
+    def search(
+        self,
+        q: str,
+        *,
+        mode: str = "hybrid",
+        sort: str = "relevance",
+        page: int = 1,
+        per_page: int = 20,
+        filters: Filters | None = None,
+        facets: bool = True,
+        literal: bool = False,
+        query_vector: np.ndarray | None = None,
+        highlight: bool = True,
+    ) -> Result: ...
+
+    def facets(self, q: str, *, mode: str = "hybrid", filters: Filters | None = None) -> dict: ...
+
+    def close(self) -> None: ...
+
+
+class EmbeddedBackend:
+    """The embedded store (SQLite + published lexical and vector snapshots) as a Backend."""
+
+    name = "embedded"
+
+    def __init__(self, data_dir: str | Path | Store) -> None:
+        self.store = data_dir if isinstance(data_dir, Store) else Store(data_dir)
+        self.searcher = Searcher(self.store)
+
+    @property
+    def model(self) -> str | None:
+        return self.store.model
+
+    def upsert(self, papers, vectors=None, model=None) -> IngestSummary:
+        summary = self.store.upsert(papers, publish=not vectors)
+        if vectors:
+            if not model:
+                raise ValueError("vectors need the name of the model that made them")
+            ids = list(vectors)
+            rows: dict[str, tuple[int, str]] = {}
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                q = f"SELECT id, rowid, text_hash FROM papers WHERE id IN ({','.join('?' * len(chunk))})"
+                rows.update({r[0]: (r[1], r[2]) for r in self.store.conn.execute(q, chunk)})
+            items = [(rows[p][0], rows[p][1], np.asarray(v)) for p, v in vectors.items() if p in rows]
+            if items:
+                self.store.add_vectors(model, items)
+            self.store.publish()
+        return summary
+
+    def delete(self, pid: str) -> bool:
+        return self.store.delete(pid)
+
+    def get(self, pid: str) -> Paper | None:
+        return self.store.get(pid)
+
+    def count(self) -> int:
+        return self.store.count()
+
+    def search(self, q: str, **kw: Any) -> Result:
+        return self.searcher.search(q, **kw)
+
+    def facets(self, q: str, *, mode: str = "hybrid", filters: Filters | None = None) -> dict:
+        return self.searcher.search(q, mode=mode, filters=filters, per_page=1, highlight=False).facets
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
+    """(kind, target, options): kind "embedded" or "milvus"; target a directory, a Milvus
+    Lite file or a server URL."""
+    base, _, query = uri.partition("?")
+    opts = {k: v[-1] for k, v in parse_qs(query).items()}
+    if base.startswith("milvus://"):
+        rest = base[len("milvus://") :]
+        if rest.startswith(("http://", "https://", "tcp://", "grpc://")):
+            return "milvus", rest, opts
+        if not rest:
+            raise ValueError("milvus:// needs a Milvus Lite file path or a server URL after it")
+        return "milvus", str(Path(rest).expanduser()), opts
+    if base.startswith(("http://", "https://")):
+        return "milvus", base, opts
+    if base.startswith("embedded://"):
+        return "embedded", urlsplit(base).path or base[len("embedded://") :], opts
+    if base.endswith(".db"):
+        return "milvus", str(Path(base).expanduser()), opts
+    return "embedded", str(Path(base).expanduser()), opts
+
+
+def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, **kw: Any) -> Backend:
+    """The backend a URI names (default: $PAPERDEX_BACKEND, else the embedded store in
+    `data_dir`)."""
+    uri = uri or os.environ.get("PAPERDEX_BACKEND")
+    if not uri:
+        return EmbeddedBackend(Store(data_dir))
+    kind, target, opts = parse_uri(uri)
+    if kind == "embedded":
+        return EmbeddedBackend(target)
+    from .milvus import MilvusBackend
+
+    return MilvusBackend(target, collection=opts.get("collection", "papers"), **kw)
+
+
+__all__ = ["Backend", "EmbeddedBackend", "open_backend", "parse_uri"]

@@ -1,0 +1,74 @@
+"""Copy an embedded store into another backend (Milvus), with its vectors, resumably.
+
+Papers go in rowid order, in batches; after each batch the target records the last rowid it
+holds (``migrated:<store_id>`` in its state), so an interrupted copy resumes where it stopped
+and a finished one copies only papers added since. Each paper keeps its rowid as its primary
+key, so ties break the same way on both backends. A vector is copied only when it was made
+from the paper's current text.
+
+Papers changed or deleted in the store after they were copied are not revisited by a resumed
+copy: ``restart=True`` copies everything again (writes are idempotent by primary key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..store import Store, paper_from_row
+
+
+@dataclass
+class MigrateSummary:
+    copied: int = 0
+    with_vectors: int = 0
+    skipped: int = 0  # already in the target at the start (resumed)
+    last_rowid: int = 0
+
+
+def checkpoint_key(store: Store) -> str:
+    return f"migrated:{store.store_id()}"
+
+
+def migrate_store(
+    store: Store,
+    target,
+    *,
+    batch_size: int = 1000,
+    restart: bool = False,
+    limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> MigrateSummary:
+    """Copy `store` into `target` (a backend with get_state/set_state/write_rows)."""
+    key = checkpoint_key(store)
+    last = 0 if restart else int(target.get_state(key) or 0)
+    out = MigrateSummary(last_rowid=last)
+    out.skipped = store.conn.execute("SELECT count(*) FROM papers WHERE rowid <= ?", (last,)).fetchone()[0]
+    model = store.model
+    conn = store.conn
+    while limit is None or out.copied < limit:
+        n = batch_size if limit is None else min(batch_size, limit - out.copied)
+        rows = conn.execute(
+            "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v "
+            "ON v.paper = p.rowid AND v.text_hash = p.text_hash WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
+            (last, n),
+        ).fetchall()
+        if not rows:
+            break
+        items = []
+        for r in rows:
+            vec = np.frombuffer(r["vec"], dtype=np.float16) if r["vec"] is not None else None
+            items.append((int(r["rowid"]), paper_from_row(r), vec))
+        target.write_rows(items, model=model)
+        last = int(rows[-1]["rowid"])
+        target.set_state(key, str(last))
+        out.copied += len(rows)
+        out.with_vectors += sum(v is not None for _, _, v in items)
+        out.last_rowid = last
+        if progress is not None:
+            progress(len(rows))
+    if hasattr(target, "flush"):
+        target.flush()
+    return out

@@ -1,0 +1,1154 @@
+"""The search contract (docs/search.md) on Milvus, through pymilvus: a Milvus Lite file for one
+machine, or a Milvus standalone/cluster server (``http://host:19530``) for many.
+
+One collection holds the papers::
+
+    pk         INT64 primary key (the store's rowid when migrated; ties go to the lower one)
+    id, doi    VARCHAR              a paper id, its DOI (lower case) for pasted references
+    doc        VARCHAR              the whole record as JSON (zlib + base64 when long)
+    lex        VARCHAR -> sparse    BM25 function input: paperdex's own Porter stems of
+                                    title x3 + abstract + authors x2 (a BM25F stand-in)
+    terms, ti_terms, au_terms       ARRAY<VARCHAR>: the distinct stems of the paper, of its
+                                    title, of its authors -- what "contains a word" is checked on
+    cats, archives, categories      ARRAY<VARCHAR>: categories lower-cased, their archives,
+                                    and as given (for facets)
+    date       INT64                YYYYMMDD (listed, else published; 0 = none)
+    venue_lc, area_lc VARCHAR       ASCII-lower-cased, for `venue:` / `area:` (LIKE)
+    dense      FLOAT16_VECTOR       the paper's embedding (zeros with has_vec = false if none)
+
+Words are stemmed by paperdex (``paperdex.text``) before they reach Milvus, and the analyzer
+only splits on whitespace: a word matches in Milvus exactly when it matches in the embedded
+store. Milvus Lite 2.5 has no TEXT_MATCH and no NOT operator, so:
+
+* words and concepts are ``ARRAY_CONTAINS`` / ``ARRAY_CONTAINS_ALL`` over the stem arrays;
+* the minimum-should-match rule of free words is an OR of ANDs (up to ``MAX_COMBOS``);
+* NOT is pushed into the atom where it has a complement (dates, ids) and otherwise evaluated
+  as ``pk not in [...]`` over the papers the negated part matches (up to ``MAX_SCAN``);
+* exact phrases, ``abs:`` words, prefixes and over-long free-word rules have a superset in
+  Milvus and are checked exactly in Python on the candidates (at most ``MAX_SCAN`` of them;
+  past that the query is refused with a message, never answered wrongly).
+
+Fusion is the contract's RRF, computed here from a BM25 ranking (to ``FUSE_DEPTH``) and a
+dense ranking (``DENSE_DEPTH``) so that the cosine floors, the per-class fusion weights and
+"why this matched" are the embedded store's. The gaps are listed in docs/scale-out.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import logging
+import math
+import threading
+import time
+import zlib
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import query as Q
+from ..paper import Paper, index_text
+from ..search import (
+    _REAL_CATEGORY,
+    DENSE_DEPTH,
+    FUSION,
+    MAX_PREFIX_TERMS,
+    MAX_WINDOW,
+    MIN_COSINE,
+    MODES,
+    NOTICE_NO_VECTORS,
+    SORTS,
+    Concept,
+    Filters,
+    Hit,
+    Result,
+    _positives,
+    concepts_of,
+    mark,
+    required,
+    snippet,
+)
+from ..store import IngestSummary, StoreError
+from ..text import STOPWORDS, has_cjk, stem, tokens
+
+log = logging.getLogger(__name__)
+
+
+_QUIET = threading.local()
+
+
+class _QuietEmptyArray(logging.Filter):
+    """pymilvus 2.5 logs ERRORs (and raises) when a query with an ARRAY output field matches
+    nothing; `_query` reads that as no rows and re-raises anything else, so while it runs
+    pymilvus's own query-failure lines are noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_QUIET, "on", False)
+
+
+for _name in ("pymilvus.decorators", "pymilvus.milvus_client.milvus_client"):
+    logging.getLogger(_name).addFilter(_QuietEmptyArray())
+
+MAX_SCAN = 16_384  # candidates checked in Python at most (Milvus's largest query/search window)
+MAX_COMBOS = 64  # OR-of-AND terms one free-word rule may expand to
+FUSE_DEPTH = 1000  # lexical ranks computed per query (at least; deeper when a page needs it)
+MAX_TOPK = 16_384
+MAX_TERMS = 4096  # distinct stems stored per paper (Milvus's largest ARRAY)
+MAX_STEM = 128
+DEFAULT_DIM = 384  # both of paperdex's models
+FALSE = "pk < 0"
+FACET_LIMIT = 12
+_NOT_EXACT = object()
+
+
+def _lit(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _like(value: str) -> str:
+    """A LIKE pattern for 'contains value' (`%` and `_` typed by a user are literal)."""
+    esc = value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return _lit("%" + esc + "%")
+
+
+def _ascii_lower(s: str | None) -> str:
+    """SQLite's LIKE folds ASCII letters only; so does this (the embedded rule)."""
+    return (s or "").translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+
+
+def _date_int(d: str | None) -> int:
+    if not d:
+        return 0
+    digits = d[:10].replace("-", "")
+    return int(digits.ljust(8, "0")) if digits.isdigit() else 0
+
+
+def _stems(text: str) -> list[str]:
+    return [stem(w) for w in tokens(text) if w not in STOPWORDS]
+
+
+def _archive(cat: str) -> str:
+    return cat.split(".", 1)[0]
+
+
+def _encode_doc(p: Paper) -> str:
+    s = json.dumps(asdict(p), ensure_ascii=False, sort_keys=True)
+    if len(s.encode()) <= 60_000:
+        return s
+    return "z:" + base64.b64encode(zlib.compress(s.encode(), 6)).decode()
+
+
+def _decode_doc(s: str) -> Paper:
+    if s.startswith("z:"):
+        s = zlib.decompress(base64.b64decode(s[2:])).decode()
+    return Paper(**json.loads(s))
+
+
+def _fit(values: list[str], cap: int, length: int = MAX_STEM) -> list[str]:
+    out = [v for v in dict.fromkeys(values) if len(v.encode()) <= length]
+    return out[:cap]
+
+
+def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
+    ti = _stems(index_text(p.title))
+    ab = _stems(index_text(p.abstract))
+    au = _stems(" ".join(p.authors))
+    terms = list(dict.fromkeys(ti + ab + au))
+    if len(terms) > MAX_TERMS:
+        log.warning("%s has %d distinct words; Milvus keeps the first %d", p.id, len(terms), MAX_TERMS)
+    lex = " ".join([*ti, *ti, *ti, *ab, *au, *au])
+    if len(lex.encode()) > 65_000:
+        lex = lex.encode()[:65_000].decode(errors="ignore").rsplit(" ", 1)[0]
+    cats = [c.lower() for c in p.categories]
+    doi = str((p.extra or {}).get("doi") or "").lower()
+    has = vec is not None
+    v = np.zeros(dim, dtype=np.float16) if vec is None else np.asarray(vec, dtype=np.float16)
+    return {
+        "pk": int(pk),
+        "id": p.id,
+        "doi": doi[:500],
+        "doc": _encode_doc(p),
+        "lex": lex,
+        "terms": _fit(terms, MAX_TERMS),
+        "ti_terms": _fit(ti, 512),
+        "au_terms": _fit(au, MAX_TERMS),
+        "cats": _fit(cats, 256, 300),
+        "archives": _fit([_archive(c) for c in cats], 256, 300),
+        "categories": _fit(list(p.categories), 256, 300),
+        "date": _date_int(p.date),
+        "venue_lc": _ascii_lower(p.venue)[:2000],
+        "area_lc": _ascii_lower(p.venue_area)[:2000],
+        "content_hash": p.content_hash(),
+        "text_hash": p.text_hash(),
+        "updated": p.updated or "",
+        "has_vec": has,
+        "dense": v,
+    }
+
+
+# --- a paper as the Python checker sees it ---------------------------------------------------
+
+
+class _Doc:
+    """One candidate, for the parts of a query Milvus cannot decide: fields' stems and
+    exact (unstemmed) word sequences computed on demand, by the embedded store's rules."""
+
+    def __init__(self, pk: int, paper: Paper) -> None:
+        self.pk = pk
+        self.paper = paper
+        self._stems: dict[str | None, set[str]] = {}
+        self._words: dict[str, list[str]] = {}
+
+    def words(self, column: str) -> list[str]:
+        w = self._words.get(column)
+        if w is None:
+            p = self.paper
+            text = {
+                "title": index_text(p.title),
+                "abstract": index_text(p.abstract),
+                "authors": " ; ".join(p.authors),
+                "categories": " ".join(p.categories),
+            }[column]
+            w = self._words[column] = tokens(text)
+        return w
+
+    def stems(self, column: str | None) -> set[str]:
+        s = self._stems.get(column)
+        if s is None:
+            if column is None:
+                s = self.stems("title") | self.stems("abstract") | self.stems("authors")
+            else:
+                ws = tokens(" ".join(self.paper.authors)) if column == "authors" else self.words(column)
+                s = {stem(w) for w in ws if w not in STOPWORDS}
+            self._stems[column] = s
+        return s
+
+    def has_phrase(self, ws: list[str], column: str | None) -> bool:
+        cols = [column] if column else ["title", "abstract", "authors", "categories"]
+        n = len(ws)
+        for c in cols:
+            seq = self.words(c)
+            for i in range(len(seq) - n + 1):
+                if seq[i : i + n] == ws:
+                    return True
+        return False
+
+    @property
+    def date(self) -> int:
+        return _date_int(self.paper.date)
+
+
+def _concept_in(c: Concept, stems: set[str]) -> bool:
+    return any(all(s in stems for s in alt) for alt in c.alts)
+
+
+# --- compiling a query --------------------------------------------------------------------
+
+
+@dataclass
+class Part:
+    """A node in Milvus terms: `expr` (None = no restriction) is exact, or a superset of
+    what the node matches when `exact` is False (then Python decides)."""
+
+    expr: str | None
+    exact: bool
+
+
+def _and(exprs: Iterable[str | None]) -> str | None:
+    es = [e for e in exprs if e is not None]
+    if not es:
+        return None
+    if FALSE in es:
+        return FALSE
+    return es[0] if len(es) == 1 else " and ".join(f"({e})" for e in es)
+
+
+def _or(exprs: list[str]) -> str:
+    es = [e for e in exprs if e != FALSE]
+    if not es:
+        return FALSE
+    return es[0] if len(es) == 1 else " or ".join(f"({e})" for e in es)
+
+
+_ARRAY = {None: "terms", "title": "ti_terms", "authors": "au_terms", "abstract": "terms"}
+
+
+def _alt_expr(alt: tuple[str, ...], field: str) -> str:
+    for s in alt:
+        if len(s.encode()) > MAX_STEM:
+            raise Q.QueryError(f"the word {s[:20]}… is longer than the Milvus backend indexes ({MAX_STEM} bytes)")
+    if len(alt) == 1:
+        return f"ARRAY_CONTAINS({field}, {_lit(alt[0])})"
+    return f"ARRAY_CONTAINS_ALL({field}, [{', '.join(_lit(s) for s in alt)}])"
+
+
+def concept_expr(c: Concept, column: str | None = None) -> str:
+    field = _ARRAY[column]
+    return _or([_alt_expr(alt, field) for alt in c.alts])
+
+
+def min_should(exprs: list[str], k: int) -> str | None:
+    """At least k of the expressions, as an OR of ANDs; None when that is too long."""
+    n = len(exprs)
+    if k >= n:
+        return _and(exprs)
+    if math.comb(n, k) > MAX_COMBOS:
+        return None
+    return _or([_and(list(sub)) or FALSE for sub in itertools.combinations(exprs, k)])
+
+
+# --- the backend --------------------------------------------------------------------------
+
+
+class MilvusBackend:
+    """Papers in a Milvus collection, searched under the contract of docs/search.md."""
+
+    name = "milvus"
+
+    def __init__(self, uri: str | Path, *, collection: str = "papers", dim: int = DEFAULT_DIM) -> None:
+        from pymilvus import MilvusClient
+
+        self.uri = str(uri)
+        self.lite = not self.uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+        if self.lite:
+            path = Path(self.uri).expanduser().absolute()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.uri = str(path)
+        self.client = MilvusClient(self.uri)
+        self.col = collection
+        self.meta_col = f"{collection}_meta"
+        self.dim = dim
+        self._embedder = None
+        self._written: set[str] = set()
+        self.fusion = FUSION
+        self._ensure()
+
+    # --- schema ---------------------------------------------------------------------------
+    def _ensure(self) -> None:
+        from pymilvus import DataType, Function, FunctionType
+
+        c = self.client
+        if not c.has_collection(self.meta_col):
+            s = c.create_schema()
+            s.add_field("key", DataType.VARCHAR, is_primary=True, max_length=256)
+            s.add_field("value", DataType.VARCHAR, max_length=65535)
+            s.add_field("v", DataType.FLOAT_VECTOR, dim=2)
+            ip = c.prepare_index_params()
+            ip.add_index("v", index_type="FLAT", metric_type="L2")
+            c.create_collection(self.meta_col, schema=s, index_params=ip, consistency_level="Strong")
+        if c.has_collection(self.col):
+            dim = self._meta("dim")
+            if dim:
+                self.dim = int(dim)
+            c.load_collection(self.col)
+            return
+        s = c.create_schema()
+        s.add_field("pk", DataType.INT64, is_primary=True)
+        s.add_field("id", DataType.VARCHAR, max_length=512)
+        s.add_field("doi", DataType.VARCHAR, max_length=512)
+        s.add_field("doc", DataType.VARCHAR, max_length=65535)
+        s.add_field(
+            "lex",
+            DataType.VARCHAR,
+            max_length=65535,
+            enable_analyzer=True,
+            analyzer_params={"tokenizer": "whitespace"},
+        )
+        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        s.add_field("dense", DataType.FLOAT16_VECTOR, dim=self.dim)
+        s.add_field("has_vec", DataType.BOOL)
+        for name, cap, length in (
+            ("terms", MAX_TERMS, MAX_STEM),
+            ("ti_terms", 512, MAX_STEM),
+            ("au_terms", MAX_TERMS, MAX_STEM),
+            ("cats", 256, 300),
+            ("archives", 256, 300),
+            ("categories", 256, 300),
+        ):
+            s.add_field(name, DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=cap, max_length=length)
+        s.add_field("date", DataType.INT64)
+        s.add_field("venue_lc", DataType.VARCHAR, max_length=8192)
+        s.add_field("area_lc", DataType.VARCHAR, max_length=8192)
+        s.add_field("content_hash", DataType.VARCHAR, max_length=64)
+        s.add_field("text_hash", DataType.VARCHAR, max_length=64)
+        s.add_field("updated", DataType.VARCHAR, max_length=64)
+        s.add_function(
+            Function(
+                name="bm25", function_type=FunctionType.BM25, input_field_names=["lex"], output_field_names=["sparse"]
+            )
+        )
+        ip = c.prepare_index_params()
+        ip.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        # Milvus Lite 2.5 offers FLAT, IVF_FLAT and AUTOINDEX for dense vectors; FLAT is exact.
+        # A server deployment may recreate this index as HNSW (docs/scale-out.md).
+        ip.add_index("dense", index_type="FLAT", metric_type="IP")
+        c.create_collection(self.col, schema=s, index_params=ip, consistency_level="Strong")
+        self._set_meta("dim", str(self.dim))
+
+    def _meta(self, key: str) -> str | None:
+        got = self.client.query(self.meta_col, filter=f"key == {_lit(key)}", output_fields=["value"])
+        return got[0]["value"] if got else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.client.upsert(self.meta_col, [{"key": key, "value": value, "v": [0.0, 0.0]}])
+
+    get_state = _meta
+    set_state = _set_meta
+
+    @property
+    def model(self) -> str | None:
+        return self._meta("model")
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.lite:
+                from milvus_lite.server_manager import server_manager_instance
+
+                server_manager_instance.release_server(self.uri)
+
+    def __enter__(self) -> MilvusBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- low-level reads ---------------------------------------------------------------------
+    def _query(self, filter: str, output_fields: list[str], limit: int | None = None) -> list[dict]:
+        from pymilvus import MilvusException
+
+        _QUIET.on = True
+        try:
+            if limit is None:
+                return self.client.query(self.col, filter=filter, output_fields=output_fields)
+            return self.client.query(self.col, filter=filter, output_fields=output_fields, limit=limit)
+        except MilvusException as e:  # pymilvus 2.5 fails to decode an empty ARRAY column
+            if "Unsupported data type: 0" in str(e):
+                return []
+            raise
+        finally:
+            _QUIET.on = False
+
+    def _count(self, expr: str | None) -> int:
+        if expr == FALSE:
+            return 0
+        got = self._query(filter=expr or "", output_fields=["count(*)"])
+        return int(got[0]["count(*)"])
+
+    def _exists(self, expr: str) -> bool:
+        return bool(self._query(filter=expr, output_fields=["pk"], limit=1))
+
+    def _rows(self, expr: str | None, fields: list[str], cap: int | None = None) -> list[dict]:
+        """Every row matching expr (in pk order, paged by pk); more than `cap` raises."""
+        if expr == FALSE:
+            return []
+        out: list[dict] = []
+        last = -1
+        while True:
+            f = f"pk > {last}" if expr is None else f"({expr}) and pk > {last}"
+            got = self._query(filter=f, output_fields=list({"pk", *fields}), limit=MAX_TOPK)
+            if not got:
+                return out
+            got.sort(key=lambda r: r["pk"])
+            out.extend(got)
+            if cap is not None and len(out) > cap:
+                raise _TooMany(len(out))
+            if len(got) < MAX_TOPK:
+                return out
+            last = got[-1]["pk"]
+
+    def _docs(self, pks: list[int]) -> dict[int, Paper]:
+        out: dict[int, Paper] = {}
+        for i in range(0, len(pks), 1000):
+            chunk = pks[i : i + 1000]
+            for r in self._query(filter=f"pk in {chunk}", output_fields=["pk", "doc"]):
+                out[int(r["pk"])] = _decode_doc(r["doc"])
+        return out
+
+    def count(self) -> int:
+        return self._count(None)
+
+    def vector_count(self) -> int:
+        return self._count("has_vec == true")
+
+    def get(self, pid: str) -> Paper | None:
+        got = self._query(filter=f"id == {_lit(pid)}", output_fields=["doc"], limit=1)
+        return _decode_doc(got[0]["doc"]) if got else None
+
+    def pk(self, pid: str) -> int | None:
+        got = self._query(filter=f"id == {_lit(pid)}", output_fields=["pk"], limit=1)
+        return int(got[0]["pk"]) if got else None
+
+    # --- writes ------------------------------------------------------------------------------
+    def _claim_model(self, model: str) -> None:
+        current = self.model
+        if current and current != model and self._exists("has_vec == true"):
+            raise StoreError(f"this collection holds vectors from {current}; refusing to mix in {model}")
+        if current != model:
+            self._set_meta("model", model)
+
+    def _next_pks(self, n: int) -> list[int]:
+        start = int(self._meta("next_pk") or 1)
+        self._set_meta("next_pk", str(start + n))
+        return list(range(start, start + n))
+
+    def upsert(
+        self,
+        papers: Iterable[Paper],
+        vectors: dict[str, np.ndarray] | None = None,
+        model: str | None = None,
+        batch_size: int = 1000,
+    ) -> IngestSummary:
+        """The embedded store's upsert rules: new papers added, changed ones replaced (losing
+        their vector when the title or abstract changed, unless a new one is given), identical
+        or older copies skipped."""
+        vectors = vectors or {}
+        if vectors:
+            if not model:
+                raise ValueError("vectors need the name of the model that made them")
+            self._claim_model(model)
+        total = IngestSummary()
+        batch: list[Paper] = []
+        for p in papers:
+            batch.append(p)
+            if len(batch) >= batch_size:
+                total = total + self._upsert_batch(batch, vectors)
+                batch = []
+        if batch:
+            total = total + self._upsert_batch(batch, vectors)
+        # vectors for papers already stored and unchanged
+        rest = {pid: v for pid, v in vectors.items() if pid not in self._written}
+        if rest:
+            self._attach_vectors(rest)
+        self._written = set()
+        return total
+
+    def _upsert_batch(self, batch: list[Paper], vectors: dict[str, np.ndarray]) -> IngestSummary:
+        s = IngestSummary()
+        latest: dict[str, Paper] = {}
+        for p in batch:
+            prev = latest.get(p.id)
+            if prev is not None:
+                same = prev.content_hash() == p.content_hash()
+                s.unchanged += same
+                s.updated += not same
+            latest[p.id] = p
+        ids = list(latest)
+        old: dict[str, dict] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for r in self._query(
+                filter=f"id in [{', '.join(_lit(x) for x in chunk)}]",
+                output_fields=["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"],
+            ):
+                old[r["id"]] = r
+        rows = []
+        new_ids = [pid for pid in ids if pid not in old]
+        pks = dict(zip(new_ids, self._next_pks(len(new_ids)), strict=True)) if new_ids else {}
+        written = set()
+        for pid, p in latest.items():
+            prev = old.get(pid)
+            vec = vectors.get(pid)
+            if prev is None:
+                rows.append(_row(pks[pid], p, vec, self.dim))
+                s.added += 1
+                written.add(pid)
+                continue
+            same = prev["content_hash"] == p.content_hash()
+            older = bool(p.updated and prev["updated"] and p.updated < prev["updated"])
+            if (same or older) and vec is None:
+                s.unchanged += 1
+                continue
+            if vec is None and prev["has_vec"] and prev["text_hash"] == p.text_hash():
+                vec = _vec_of(prev["dense"])
+            if same or older:
+                s.unchanged += 1
+                cur = self.get(pid) if older else p
+                rows.append(_row(prev["pk"], cur or p, vec, self.dim))
+            else:
+                s.updated += 1
+                rows.append(_row(prev["pk"], p, vec, self.dim))
+            written.add(pid)
+        if rows:
+            self.client.upsert(self.col, rows)
+        self._written = self._written | written
+        return s
+
+    def _attach_vectors(self, vectors: dict[str, np.ndarray]) -> None:
+        ids = list(vectors)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            got = self._query(filter=f"id in [{', '.join(_lit(x) for x in chunk)}]", output_fields=["pk", "doc"])
+            rows = []
+            for r in got:
+                p = _decode_doc(r["doc"])
+                rows.append(_row(int(r["pk"]), p, vectors[p.id], self.dim))
+            if rows:
+                self.client.upsert(self.col, rows)
+
+    def write_rows(self, items: list[tuple[int, Paper, np.ndarray | None]], model: str | None = None) -> None:
+        """Write papers under given primary keys as they are (migration: pk = the store's
+        rowid); keeps next_pk past them."""
+        if model and any(v is not None for _, _, v in items):
+            self._claim_model(model)
+        if not items:
+            return
+        self.client.upsert(self.col, [_row(pk, p, v, self.dim) for pk, p, v in items])
+        top = max(pk for pk, _, _ in items) + 1
+        if top > int(self._meta("next_pk") or 1):
+            self._set_meta("next_pk", str(top))
+
+    def delete(self, pid: str) -> bool:
+        pk = self.pk(pid)
+        if pk is None:
+            return False
+        self.client.delete(self.col, filter=f"pk in [{pk}]")
+        return True
+
+    def flush(self) -> None:
+        self.client.flush(self.col)
+
+    # --- the query, compiled -------------------------------------------------------------------
+    def _compile(self, n: Q.Node, notices: list[str]) -> Part | None:
+        """Mirrors search._Eval.node: None when the node constrains nothing."""
+        if isinstance(n, Q.Text):
+            return self._compile_text(n, notices)
+        if isinstance(n, Q.Filter):
+            return Part(self._filter_expr(n), True)
+        if isinstance(n, Q.Not):
+            inner = self._compile(n.child, notices)
+            if inner is None:
+                return None
+            return self._negate(n.child, inner)
+        parts = [p for p in (self._compile(c, notices) for c in n.children) if p is not None]
+        if not parts:
+            return None
+        exact = all(p.exact for p in parts)
+        if n.op == "AND":
+            e = _and(p.expr for p in parts)
+            return Part(e, exact)
+        if any(p.expr is None for p in parts):
+            return Part(None, False)
+        return Part(_or([p.expr for p in parts]), exact)  # type: ignore[misc]
+
+    def _compile_text(self, t: Q.Text, notices: list[str]) -> Part | None:
+        col = t.column
+        if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
+            if len(t.words[0].rstrip("*")) < 2:
+                raise Q.QueryError(f"{t.words[0]}*: a prefix needs at least two letters")
+            return Part(None, False)
+        cs, untranslated = concepts_of(t)
+        for w in untranslated:
+            notices.append(f"no English word is known for {w}; it matches nothing by words")
+        if untranslated:
+            return Part(FALSE, True)
+        phrase = t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1 and Q.fts_string(t) is not None
+        exprs = [concept_expr(c, col) for c in cs]
+        if not exprs and not phrase:
+            return None
+        return Part(_and(exprs), not phrase and col != "abstract")
+
+    def _filter_expr(self, f: Q.Filter) -> str:
+        if f.kind == "cat":
+            key = str(f.value).strip().lower()
+            if "." in key:
+                return f"ARRAY_CONTAINS(cats, {_lit(key)})"
+            return f"ARRAY_CONTAINS(archives, {_lit(key)})"
+        if f.kind == "date":
+            start, end = f.value  # type: ignore[misc]
+            lo = int((start + "-01-01")[:10].replace("-", "")) if start else 1
+            hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
+            return f"date >= {lo} and date <= {hi}"
+        if f.kind == "id":
+            return f"id == {_lit(str(f.value))}"
+        column = {"venue": "venue_lc", "area": "area_lc"}[f.kind]
+        return f"{column} like {_like(_ascii_lower(str(f.value)))}"
+
+    def _negate(self, node: Q.Node, inner: Part) -> Part:
+        """NOT, which Milvus Lite 2.5 cannot parse: the complement of a date range or an id
+        directly, anything else as `pk not in` the papers the inner part matches."""
+        if inner.expr == FALSE:
+            return Part(None, True) if inner.exact else Part(None, False)
+        if inner.exact and isinstance(node, Q.Filter) and node.kind in ("date", "id"):
+            if node.kind == "id":
+                return Part(f"id != {_lit(str(node.value))}", True)
+            start, end = node.value  # type: ignore[misc]
+            lo = int((start + "-01-01")[:10].replace("-", "")) if start else 1
+            hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
+            return Part(f"date < {lo} or date > {hi}", True)
+        try:
+            rows = self._rows(inner.expr, [] if inner.exact else ["doc"], cap=MAX_SCAN)
+        except _TooMany:
+            return Part(None, False)  # decided in Python on the candidates the rest allows
+        if inner.exact:
+            pks = [int(r["pk"]) for r in rows]
+        else:
+            pks = [int(r["pk"]) for r in rows if self._check(node, _Doc(int(r["pk"]), _decode_doc(r["doc"])))]
+        return Part(f"pk not in {pks}" if pks else None, True) if pks else Part(None, True)
+
+    # --- the exact check in Python ---------------------------------------------------------------
+    def _check(self, n: Q.Node, d: _Doc) -> bool | None:
+        """Mirrors search._Eval.node for one paper: True/False, or None when the node
+        constrains nothing."""
+        if isinstance(n, Q.Text):
+            col = n.column
+            if n.prefix and len(n.words) == 1 and not has_cjk(n.raw):
+                pre = n.words[0].rstrip("*")
+                return any(s.startswith(pre) for s in d.stems(col))
+            cs, untranslated = concepts_of(n)
+            if untranslated:
+                return False
+            ok: bool | None = None
+            if n.phrase and sum(1 for w in n.words if not has_cjk(w)) > 1 and Q.fts_string(n) is not None:
+                ws = [w for w in n.words if not has_cjk(w)]
+                ok = d.has_phrase(ws, col)
+            for c in cs:
+                if n.phrase and ok is not None and not has_cjk(c.label):
+                    continue
+                cm = _concept_in(c, d.stems(col))
+                ok = cm if ok is None else (ok and cm)
+            return ok
+        if isinstance(n, Q.Filter):
+            p = d.paper
+            if n.kind == "cat":
+                key = str(n.value).strip().lower()
+                cats = [c.lower() for c in p.categories]
+                return key in cats if "." in key else any(_archive(c) == key for c in cats)
+            if n.kind == "date":
+                start, end = n.value  # type: ignore[misc]
+                lo = int((start + "-01-01")[:10].replace("-", "")) if start else 1
+                hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
+                return lo <= d.date <= hi
+            if n.kind == "id":
+                return p.id == str(n.value)
+            field = p.venue if n.kind == "venue" else p.venue_area
+            return field is not None and _ascii_lower(str(n.value)) in _ascii_lower(field)
+        if isinstance(n, Q.Not):
+            inner = self._check(n.child, d)
+            return None if inner is None else not inner
+        got = [g for g in (self._check(c, d) for c in n.children) if g is not None]
+        if not got:
+            return None
+        return all(got) if n.op == "AND" else any(got)
+
+    # --- the dense side ---------------------------------------------------------------------------
+    def embed_query(self, text: str, model: str | None) -> np.ndarray | None:
+        if not model or not text:
+            return None
+        from ..embed import get_embedder
+
+        if self._embedder is None or self._embedder.name != model:
+            self._embedder = get_embedder(model)
+        return self._embedder.embed_query(text)
+
+    def _dense(self, qv: np.ndarray, expr: str | None, check) -> list[tuple[int, float]]:
+        """The DENSE_DEPTH nearest papers with a vector within the constraints: Milvus's
+        filter, then (when part of the constraints is decided in Python) a check of each hit,
+        widening the window until enough pass or the candidates run out."""
+        f = _and(["has_vec == true", expr])
+        if f == FALSE:
+            return []
+        limit = DENSE_DEPTH
+        data = [np.asarray(qv, dtype=np.float16)]
+        while True:
+            got = self.client.search(
+                self.col,
+                data=data,
+                anns_field="dense",
+                limit=limit,
+                filter=f,
+                search_params={"metric_type": "IP"},
+                output_fields=["doc"] if check else [],
+            )[0]
+            hits = [(int(h["id"]), float(h["distance"]), h) for h in got]
+            if check is None:
+                return [(pk, s) for pk, s, _ in hits]
+            ok = [(pk, s) for pk, s, h in hits if check(_Doc(pk, _decode_doc(h["entity"]["doc"])))]
+            if len(ok) >= DENSE_DEPTH or len(hits) < limit or limit >= MAX_TOPK:
+                return ok[:DENSE_DEPTH]
+            limit = min(MAX_TOPK, limit * 8)
+
+    # --- search -------------------------------------------------------------------------------
+    def search(
+        self,
+        q: str,
+        *,
+        mode: str = "hybrid",
+        sort: str = "relevance",
+        page: int = 1,
+        per_page: int = 20,
+        filters: Filters | None = None,
+        facets: bool = True,
+        literal: bool = False,
+        query_vector: np.ndarray | None = None,
+        highlight: bool = True,
+        deadline: float | None = None,
+    ) -> Result:
+        t0 = time.perf_counter()
+        if mode not in MODES:
+            raise Q.QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        if sort not in SORTS:
+            raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
+        page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
+        offset = (page - 1) * per_page
+        if offset + per_page > MAX_WINDOW:
+            raise Q.QueryError(f"results are listed up to number {MAX_WINDOW:,}; narrow the query or sort differently")
+        notices: list[str] = []
+        extra = (filters or Filters()).nodes()
+
+        ref = None if literal else Q.paper_ref(q)
+        if ref is not None:
+            return self._lookup(q, ref, sort, page, per_page, t0)
+
+        tree = Q.parse_literal(q) if literal else Q.parse(q)
+        soft: list[Q.Text] = []
+        hard: list[Q.Node] = []
+        for child in tree.children:
+            if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
+                soft.append(child)
+            else:
+                hard.append(child)
+        hard.extend(extra)
+
+        # 1. constraints: a Milvus expression, and the nodes Python must decide
+        cnotes: list[str] = []
+        c_exprs: list[str | None] = []
+        py_nodes: list[Q.Node] = []
+        for n in hard:
+            part = self._compile(n, cnotes)
+            if part is None:
+                continue
+            c_exprs.append(part.expr)
+            if not part.exact:
+                py_nodes.append(n)
+        C = _and(c_exprs)
+
+        def c_check(d: _Doc) -> bool:
+            return all(self._check(n, d) is not False for n in py_nodes)
+
+        # 2. free words as concepts (a concept no paper contains is set aside)
+        concepts: list[Concept] = []
+        for t in soft:
+            cs, untranslated = concepts_of(t)
+            concepts.extend(cs)
+            for w in untranslated:
+                notices.append(f"no English word is known for {w}; only semantic search can find it")
+        exprs = {id(c): concept_expr(c) for c in concepts}
+        present = [c for c in concepts if self._exists(exprs[id(c)])]
+        missing = [c.label for c in concepts if c not in present]
+        if missing and present:
+            notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
+        positives: list[Q.Text] = []
+        for n in hard:
+            _positives(n, positives)
+        rank_concepts = list(present)
+        for t in positives:
+            if not t.prefix and t.column != "authors":
+                rank_concepts.extend(concepts_of(t)[0])
+
+        words_exact = True
+        if present:
+            k = required(len(present))
+            W = min_should([exprs[id(c)] for c in present], k)
+            if W is None:  # too many combinations: any concept in Milvus, the count in Python
+                W, words_exact = _or([exprs[id(c)] for c in present]), False
+        elif concepts or any(has_cjk(t.raw) for t in soft):
+            W = FALSE
+            if missing:
+                notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing))
+        else:
+            W = None
+            if soft and not hard:
+                notices.append("only very common words; add a word that says what you are looking for")
+        L_expr = _and([C, W])
+        exact = not py_nodes and words_exact
+
+        def l_check(d: _Doc) -> bool:
+            if not c_check(d):
+                return False
+            if words_exact or not present:
+                return True
+            return sum(_concept_in(c, d.stems(None)) for c in present) >= required(len(present))
+
+        # L explicitly (pk -> date, categories) when Python decides part of it
+        L_rows: dict[int, tuple[int, list[str]]] | None = None
+        if not exact:
+            n_cand = self._count(L_expr)
+            if n_cand > MAX_SCAN:
+                raise Q.QueryError(
+                    f"on the Milvus backend this query needs {n_cand:,} candidates checked one by one "
+                    f"(exact phrases, abs:, prefixes and long free-word queries are; the limit is {MAX_SCAN:,}); "
+                    "add a filter or a word, or use the embedded store"
+                )
+            L_rows = {}
+            for r in self._rows(L_expr, ["doc", "date", "categories"]):
+                d = _Doc(int(r["pk"]), _decode_doc(r["doc"]))
+                if l_check(d):
+                    L_rows[d.pk] = (int(r["date"]), list(r["categories"]))
+        notices.extend(cnotes)
+
+        # 3. the dense side
+        dense_text = " ".join(t.raw for t in [*soft, *positives] if t.column != "authors" and t.raw).strip()
+        has_text = bool(dense_text)
+        mode_eff = mode if has_text else "lexical"
+        model = self.model if mode_eff != "lexical" else None
+        if mode_eff != "lexical" and (not model or not self._exists("has_vec == true")):
+            notices.append(NOTICE_NO_VECTORS)
+            mode_eff = "lexical"
+        D: list[tuple[int, float]] = []
+        if mode_eff != "lexical":
+            qv = query_vector if query_vector is not None else self.embed_query(dense_text, model)
+            got = self._dense(qv, C, c_check if py_nodes else None)
+            top_floor, floor = MIN_COSINE.get(model or "", (-1.0, -1.0))
+            if not got or got[0][1] < top_floor:
+                got = []
+            D = [(pk, s) for pk, s in got if s >= floor]
+            D.sort(key=lambda x: (-x[1], x[0]))
+        d_pks = [pk for pk, _ in D]
+
+        # the matched set M = L (lexical), D (dense) or both
+        if L_rows is not None:
+            L_set = set(L_rows)
+            n_L = len(L_set)
+        else:
+            L_set = None
+            n_L = self._count(L_expr) if mode_eff != "dense" else 0
+        if mode_eff == "hybrid" and d_pks:
+            if L_set is not None:
+                d_in_L = set(d_pks) & L_set
+            else:
+                d_in_L = set()
+                if L_expr != FALSE:
+                    got = self._query(_and([L_expr, f"pk in {d_pks}"]) or "", ["pk"])
+                    d_in_L = {int(r["pk"]) for r in got}
+        else:
+            d_in_L = set()
+        if mode_eff == "dense":
+            total = len(D)
+        elif mode_eff == "hybrid":
+            total = n_L + len([p for p in d_pks if p not in d_in_L])
+            if n_L == 0 and D and has_text:
+                notices.append("no paper contains these words; showing semantic matches")
+            elif n_L and not D and (concepts or positives):
+                notices.append("no close semantic match; showing word matches only")
+        else:
+            total = n_L
+        if total == 0 and has_text:
+            notices.append("no close matches")
+
+        # 4. one order of M, cut into pages
+        key = "zh" if has_cjk(q) else "en"
+        length = "short" if len(concepts) <= 3 else "long"
+        k_rrf, w_lex, w_dense = self.fusion[(key, length)]
+        want = offset + per_page
+        use_L = mode_eff != "dense"
+        dense_for_M = D if mode_eff != "lexical" else []
+        info: dict[int, tuple] = {}
+        if sort == "newest" or not (rank_concepts or D):
+            order = self._newest(L_expr if use_L else FALSE, L_rows if use_L else {}, dense_for_M, want)
+        else:
+            order, info = self._fuse(
+                rank_concepts, L_expr, L_rows, use_L, dense_for_M, d_in_L, want, total, k_rrf, w_lex, w_dense, mode_eff
+            )
+        page_pks = order[offset:want]
+        papers = self._docs(page_pks)
+        hl = frozenset(s for c in rank_concepts for alt in c.alts for s in alt) if highlight else frozenset()
+        hits = []
+        for pk in page_pks:
+            p = papers.get(pk)
+            if p is None:
+                continue
+            lr, ls, dr, ds, score = info.get(pk, (None, None, None, None, 0.0))
+            hits.append(Hit(p, score, lr, ls, dr, ds, title_marked=mark(p.title, hl), snippet=snippet(p.abstract, hl)))
+        fac = (
+            self._facets(L_expr if use_L else FALSE, L_rows if use_L else {}, dense_for_M, d_in_L, n_L, notices)
+            if facets
+            else {}
+        )
+        took = (time.perf_counter() - t0) * 1000
+        return Result(q, mode_eff, sort, hits, total, page, per_page, took, fac, notices)
+
+    def _lookup(self, q, ref, sort, page, per_page, t0) -> Result:
+        kind, value = ref
+        if kind == "id":
+            p = self.get(value)
+        else:
+            got = self._query(filter=f"doi == {_lit(value)}", output_fields=["doc"], limit=1)
+            p = _decode_doc(got[0]["doc"]) if got else None
+        notices = []
+        if p is None:
+            hint = f" (`paperdex ingest arxiv --id {value}` adds it)" if kind == "id" else ""
+            notices.append(f"{value} is not in this store{hint}")
+            hits = []
+        else:
+            hits = [Hit(p, 1.0, title_marked=[(p.title, False)], snippet=snippet(p.abstract, frozenset()))]
+        took = (time.perf_counter() - t0) * 1000
+        return Result(q, "lookup", sort, hits if page == 1 else [], len(hits), page, per_page, took, {}, notices)
+
+    def _dates(self, pks: list[int]) -> dict[int, int]:
+        out = {}
+        for i in range(0, len(pks), 1000):
+            for r in self._query(filter=f"pk in {pks[i : i + 1000]}", output_fields=["pk", "date"]):
+                out[int(r["pk"])] = int(r["date"])
+        return out
+
+    def _newest(self, L_expr, L_rows, D, want: int, exclude: set[int] | None = None) -> list[int]:
+        """M by date, newest first, ties by pk, newest first: its first `want`."""
+        exclude = exclude or set()
+        cand: dict[int, int] = {}
+        if L_rows is not None and (L_rows or L_expr == FALSE):
+            cand.update({pk: dt for pk, (dt, _) in L_rows.items()})
+        elif L_expr != FALSE:
+            cand.update(self._top_by_date(L_expr, want + len(exclude)))
+        missing = [pk for pk, _ in D if pk not in cand]
+        cand.update(self._dates(missing))
+        keys = sorted((pk for pk in cand if pk not in exclude), key=lambda pk: (-cand[pk], -pk))
+        return keys[:want]
+
+    def _top_by_date(self, expr: str | None, want: int) -> dict[int, int]:
+        """The `want` newest rows of expr (pk -> date): all of them when few, else those on or
+        after the date threshold found by counting (Milvus queries have no ORDER BY)."""
+        n = self._count(expr)
+        if n <= MAX_TOPK:
+            return {int(r["pk"]): int(r["date"]) for r in self._rows(expr, ["date"])}
+        lo, hi = 0, 99991231
+        while lo < hi:  # the largest t with count(date >= t) >= want
+            mid = (lo + hi + 1) // 2
+            if self._count(_and([expr, f"date >= {mid}"])) >= want:
+                lo = mid
+            else:
+                hi = mid - 1
+        return {int(r["pk"]): int(r["date"]) for r in self._rows(_and([expr, f"date >= {lo}"]), ["date"])}
+
+    def _fuse(self, rank_concepts, L_expr, L_rows, use_L, D, d_in_L, want, total, k, w_lex, w_dense, mode):
+        """The relevance order of M (its first `want`) and, per paper, why; the embedded
+        _fuse with lexical ranks from Milvus's BM25 to a fixed depth."""
+        dense_rank = {pk: (i + 1, s) for i, (pk, s) in enumerate(D)}
+        lex_rank: dict[int, tuple[int, float]] = {}
+        if use_L and rank_concepts and (L_expr != FALSE or D):
+            text = " ".join(dict.fromkeys(s for c in rank_concepts for alt in c.alts for s in alt))
+            depth = min(MAX_TOPK, max(FUSE_DEPTH, want + len(D)))
+            # ranked over all of M: a dense match that holds some of the words ranks by them too
+            d_pks = [pk for pk, _ in D]
+            flt = _or([L_expr, f"pk in {d_pks}"]) if (d_pks and L_expr is not None) else L_expr
+            got = self.client.search(
+                self.col,
+                data=[text],
+                anns_field="sparse",
+                limit=depth,
+                filter=flt or "",
+                search_params={"metric_type": "BM25"},
+            )[0]
+            lst = [(int(h["id"]), float(h["distance"])) for h in got]
+            if L_rows is not None:
+                lst = [(pk, s) for pk, s in lst if pk in L_rows or pk in dense_rank]
+            lst.sort(key=lambda x: (-x[1], x[0]))
+            lex_rank = {pk: (r + 1, s) for r, (pk, s) in enumerate(lst)}
+            for pk, _ in D:  # deeper than the window: ranked just past it
+                if pk not in lex_rank and pk in d_in_L:
+                    lex_rank[pk] = (depth + 1, 0.0)
+        if mode == "dense":
+            fused = {pk: dense_rank[pk][1] for pk, _ in D}
+        else:
+            fused = {}
+            for d in set(lex_rank) | set(dense_rank):
+                f = 0.0
+                if d in lex_rank:
+                    f += w_lex / (k + lex_rank[d][0])
+                if d in dense_rank and mode == "hybrid":
+                    f += w_dense / (k + dense_rank[d][0])
+                fused[d] = f
+        ranked = sorted(fused, key=lambda d: (-fused[d], d))
+        if len(ranked) < want and len(ranked) < total:
+            ranked += self._newest(L_expr if use_L else FALSE, L_rows if use_L else {}, D, want, set(ranked))[
+                : want - len(ranked)
+            ]
+        info = {}
+        for d in ranked[:want]:
+            lr = lex_rank.get(d)
+            dr = dense_rank.get(d)
+            info[d] = (
+                lr[0] if lr else None,
+                lr[1] if lr and lr[1] else None,
+                dr[0] if dr else None,
+                dr[1] if dr else None,
+                fused.get(d, 0.0),
+            )
+        return ranked[:want], info
+
+    def _facets(self, L_expr, L_rows, D, d_in_L, n_L, notices) -> dict:
+        """Counts by category (any of a paper's) and year over M: exact from the rows when M
+        has at most MAX_TOPK papers; past that the categories listed are the most frequent of
+        the first MAX_TOPK (by pk) and each listed count is counted exactly by Milvus."""
+        rows: dict[int, tuple[int, list[str]]] = {}
+        big = False
+        if L_rows is not None:
+            rows.update(L_rows)
+        elif L_expr != FALSE:
+            if n_L <= MAX_TOPK:
+                rows.update(
+                    {
+                        int(r["pk"]): (int(r["date"]), list(r["categories"]))
+                        for r in self._rows(L_expr, ["date", "categories"])
+                    }
+                )
+            else:
+                big = True
+                got = self._query(L_expr or "", ["pk", "date", "categories"], limit=MAX_TOPK)
+                sample = {int(r["pk"]): (int(r["date"]), list(r["categories"])) for r in got}
+        extra = [pk for pk, _ in D if pk not in rows and pk not in d_in_L]
+        if extra:
+            for r in self._query(filter=f"pk in {extra}", output_fields=["pk", "date", "categories"]):
+                rows[int(r["pk"])] = (int(r["date"]), list(r["categories"]))
+        cat_n: dict[str, int] = {}
+        year_n: dict[int, int] = {}
+        for dt, cats in rows.values():
+            for c in dict.fromkeys(cats):
+                cat_n[c] = cat_n.get(c, 0) + 1
+            if dt > 0:
+                year_n[dt // 10000] = year_n.get(dt // 10000, 0) + 1
+        if big:
+            s_cat: dict[str, int] = {}
+            s_year: set[int] = set()
+            for dt, cats in sample.values():
+                for c in dict.fromkeys(cats):
+                    s_cat[c] = s_cat.get(c, 0) + 1
+                if dt > 0:
+                    s_year.add(dt // 10000)
+            top = sorted((c for c in s_cat if _REAL_CATEGORY.match(c)), key=lambda c: (-s_cat[c], c))[: FACET_LIMIT * 2]
+            for c in top:
+                cat_n[c] = cat_n.get(c, 0) + self._count(_and([L_expr, f"ARRAY_CONTAINS(categories, {_lit(c)})"]))
+            for y in s_year:
+                year_n[y] = year_n.get(y, 0) + self._count(_and([L_expr, f"date >= {y}0101 and date <= {y}1231"]))
+            notices.append(
+                f"facets list the categories most frequent among {MAX_TOPK:,} of the {n_L:,} word matches; "
+                "each count is exact"
+            )
+        cats = sorted(((c, n) for c, n in cat_n.items() if _REAL_CATEGORY.match(c)), key=lambda x: (-x[1], x[0]))
+        years = sorted(((str(y), n) for y, n in year_n.items()), reverse=True)
+        return {"category": cats[:FACET_LIMIT], "year": years[:FACET_LIMIT]}
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _vec_of(v) -> np.ndarray | None:
+    """A FLOAT16_VECTOR as pymilvus returns it (bytes, or a list of them)."""
+    if v is None:
+        return None
+    if isinstance(v, list):
+        v = v[0] if v and isinstance(v[0], bytes | bytearray) else np.asarray(v, dtype=np.float16)
+    if isinstance(v, bytes | bytearray):
+        return np.frombuffer(v, dtype=np.float16).copy()
+    return np.asarray(v, dtype=np.float16)
+
+
+__all__ = ["MilvusBackend", "MAX_SCAN", "MAX_PREFIX_TERMS"]
