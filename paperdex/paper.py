@@ -14,6 +14,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .latex import index_text as _latex_index_text
+
 ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
 
@@ -286,18 +288,8 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
 
 # --- normalisation for the index only -------------------------------------------------
 
-_LATEX_CMD_ARG = re.compile(
-    r"\\(?:textbf|textit|emph|mathrm|mathbf|mathcal|text|texttt|mathbb|underline)\s*\{([^{}]*)\}"
-)
-_LATEX_CMD = re.compile(r"\\([A-Za-z]+)")
-_MARKUP = re.compile(r"\*\*|__|[{}$^~]|\\[,;:! ]")
-
 
 def index_text(text: str) -> str:
-    """Plain words for the tokenizer: `$\\beta$-VAE` -> `beta-VAE`, `\\textbf{X}` -> `X`."""
-    if not text:
-        return ""
-    text = _LATEX_CMD_ARG.sub(r"\1", text)
-    text = _LATEX_CMD.sub(r"\1", text)
-    text = _MARKUP.sub(" ", text)
-    return re.sub(r"\s+", " ", text).strip()
+    """Plain words for the tokenizer: `$\\beta$-VAE` -> `beta -VAE`, `\\textbf{X}` -> `X`. The
+    one LaTeX reader is :mod:`paperdex.latex` (pylatexenc); this name stays for the index."""
+    return _latex_index_text(text)
