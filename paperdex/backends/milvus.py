@@ -78,6 +78,8 @@ log = logging.getLogger(__name__)
 
 
 _QUIET = threading.local()
+_LITE_LOCK = threading.Lock()
+_LITE_REFS: dict[str, int] = {}
 
 
 class _QuietEmptyArray(logging.Filter):
@@ -321,6 +323,10 @@ class MilvusBackend:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.uri = str(path)
         self.client = MilvusClient(self.uri)
+        self._closed = False
+        if self.lite:
+            with _LITE_LOCK:
+                _LITE_REFS[self.uri] = _LITE_REFS.get(self.uri, 0) + 1
         self.col = collection
         self.meta_col = f"{collection}_meta"
         self.dim = dim
@@ -406,13 +412,24 @@ class MilvusBackend:
         return self._meta("model")
 
     def close(self) -> None:
+        """Close the connection; the last backend of a Milvus Lite file stops its server
+        process (milvus-lite runs one per file, shared by the clients of a process)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             self.client.close()
         finally:
             if self.lite:
-                from milvus_lite.server_manager import server_manager_instance
+                with _LITE_LOCK:
+                    _LITE_REFS[self.uri] -= 1
+                    last = _LITE_REFS[self.uri] == 0
+                    if last:
+                        del _LITE_REFS[self.uri]
+                if last:
+                    from milvus_lite.server_manager import server_manager_instance
 
-                server_manager_instance.release_server(self.uri)
+                    server_manager_instance.release_server(self.uri)
 
     def __enter__(self) -> MilvusBackend:
         return self

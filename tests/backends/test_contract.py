@@ -1,0 +1,373 @@
+"""One behavioural suite for every backend: the search contract (docs/search.md) on the 314
+fixture papers with their all-MiniLM-L6-v2 vectors, run against the embedded store and
+against Milvus Lite (a file in a temporary folder, its server stopped at teardown).
+
+Where Milvus cannot express a part of a query, the backend checks it in Python or refuses
+with a message (docs/scale-out.md); these tests hold both backends to the same answers."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paperdex.backends import Backend, EmbeddedBackend
+from paperdex.paper import index_text
+from paperdex.query import QueryError
+from paperdex.search import MAX_WINDOW, MIN_COSINE, Filters
+from paperdex.store import Store
+from paperdex.text import stem, tokens
+
+BACKENDS = ["embedded", "milvus"]
+
+
+@pytest.fixture(scope="session")
+def milvus_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("milvus")
+
+
+@pytest.fixture(scope="session")
+def milvus_ro(built_store_dir, milvus_dir):
+    from paperdex.backends.migrate import migrate_store
+    from paperdex.backends.milvus import MilvusBackend
+
+    b = MilvusBackend(milvus_dir / "papers.db")
+    with Store(built_store_dir) as s:
+        migrate_store(s, b)
+    yield b
+    b.close()
+    from milvus_lite.server_manager import server_manager_instance
+
+    assert str((milvus_dir / "papers.db").absolute()) not in server_manager_instance._servers
+
+
+@pytest.fixture(scope="session")
+def embedded_ro(built_store_dir):
+    b = EmbeddedBackend(built_store_dir)
+    yield b
+    b.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> Backend:
+    """Read-only by convention: tests that write use `writable`."""
+    return request.getfixturevalue(f"{request.param}_ro")
+
+
+_N = iter(range(10**6))
+SUBSET = 60  # papers in a writable copy (Milvus copies are made per test)
+
+
+@pytest.fixture(params=BACKENDS)
+def writable(request, built_store_dir, milvus_dir, milvus_ro, tmp_path):
+    """A private writable backend holding the first SUBSET fixture papers."""
+    if request.param == "embedded":
+        d = tmp_path / "copy"
+        shutil.copytree(built_store_dir, d)
+        s = Store(d)
+        keep = [r[0] for r in s.conn.execute("SELECT id FROM papers ORDER BY rowid LIMIT ?", (SUBSET,))]
+        for pid in [r[0] for r in s.conn.execute("SELECT id FROM papers")]:
+            if pid not in keep:
+                s.delete(pid, publish=False)
+        s.publish()
+        b = EmbeddedBackend(s)
+    else:
+        from paperdex.backends.migrate import migrate_store
+        from paperdex.backends.milvus import MilvusBackend
+
+        b = MilvusBackend(milvus_dir / "papers.db", collection=f"w{next(_N)}")
+        with Store(built_store_dir) as s:
+            migrate_store(s, b, limit=SUBSET)
+    yield b
+    b.close()
+
+
+def ids(res) -> list[str]:
+    return [h.paper.id for h in res.hits]
+
+
+def everything(b, q, **kw) -> tuple[list[str], object]:
+    out, page = [], 1
+    while True:
+        res = b.search(q, page=page, per_page=100, facets=False, **kw)
+        out.extend(ids(res))
+        if page >= res.pages:
+            return out, res
+        page += 1
+
+
+def stems_of(text: str) -> set[str]:
+    return {stem(w) for w in tokens(text)}
+
+
+def text_of(p) -> str:
+    """A paper's words as the index reads them (LaTeX markup resolved)."""
+    return " ".join([index_text(p.title), index_text(p.abstract), " ".join(p.authors)])
+
+
+# --- what matches --------------------------------------------------------------------------
+
+
+def test_free_words_are_all_required_when_few(backend):
+    got, res = everything(backend, "weight decay", mode="lexical")
+    assert res.total == len(got) >= 3
+    for pid in got:
+        s = stems_of(text_of(backend.get(pid)))
+        assert {"weight", "decai"} <= s
+
+
+def test_three_to_five_words_need_all_but_one(backend):
+    got, _ = everything(backend, "robot grasping manipulation", mode="lexical")
+    assert got
+    want = [stem(w) for w in ("robot", "grasping", "manipulation")]
+    for pid in got:
+        s = stems_of(text_of(backend.get(pid)))
+        assert sum(w in s for w in want) >= 2
+
+
+def test_title_phrase_and_category(backend):
+    res = backend.search('ti:"weight decay" cat:cs.LG', per_page=50)
+    assert set(ids(res)) == {"2504.17160", "2505.13738", "2506.14562"}
+    for h in res.hits:
+        assert "weight decay" in h.paper.title.lower() and "cs.LG" in h.paper.categories
+
+
+def test_exact_phrase_anywhere(backend):
+    got, res = everything(backend, '"language model"', mode="lexical")
+    assert res.total == len(got) > 0
+    for pid in got:
+        p = backend.get(pid)
+        words = tokens(" ".join([index_text(p.title), index_text(p.abstract)]))
+        assert any(words[i : i + 2] == ["language", "model"] for i in range(len(words) - 1))
+
+
+def test_exclusion_removes_papers(backend):
+    with_ = set(everything(backend, "weight decay", mode="lexical")[0])
+    without = set(everything(backend, "weight decay -ti:alphadecay", mode="lexical")[0])
+    assert "2506.14562" in with_ and without == with_ - {"2506.14562"}
+    both = set(everything(backend, "diffusion video", mode="lexical")[0])
+    diff = set(everything(backend, "diffusion", mode="lexical")[0])
+    assert set(everything(backend, "diffusion -video", mode="lexical")[0]) == diff - both
+
+
+def test_or_and_groups(backend):
+    ro = set(everything(backend, "cat:cs.RO")[0])
+    cv = set(everything(backend, "cat:cs.CV")[0])
+    assert set(everything(backend, "cat:cs.RO OR cat:cs.CV")[0]) == ro | cv
+    assert set(everything(backend, "cat:cs.RO AND cat:cs.CV")[0]) == ro & cv
+    assert set(everything(backend, "cat:cs.RO -cat:cs.CV")[0]) == ro - cv
+
+
+def test_category_rule_is_case_insensitive_and_archives_match(backend):
+    a = backend.search("cat:cs.CV", per_page=5)
+    assert a.total == backend.search("cat:cs.cv", per_page=5).total > 0
+    got, res = everything(backend, "cat:cs")
+    assert res.total >= a.total
+    for pid in got:
+        assert any(c.lower().split(".")[0] == "cs" for c in backend.get(pid).categories)
+
+
+def test_dates_and_form_filters(backend):
+    got, res = everything(backend, "date:2026-01..2026-03")
+    assert got and all("2026-01-01" <= backend.get(p).date <= "2026-03-31" for p in got)
+    res = backend.search("model", sort="newest", per_page=30, filters=Filters(category="cs.CV", date_from="2025-06"))
+    dates = [h.paper.date for h in res.hits]
+    assert dates and dates == sorted(dates, reverse=True) and all(d >= "2025-06" for d in dates)
+    assert all("cs.CV" in h.paper.categories for h in res.hits)
+    assert not everything(backend, "date:..2024")[0]
+    assert set(everything(backend, "-date:2025")[0]) == set(everything(backend, "date:2026")[0])
+
+
+def test_author_filter_and_field(backend):
+    p = backend.get("2505.13738")
+    assert "2505.13738" in ids(backend.search(f'au:"{p.authors[0]}"', per_page=10))
+    assert "2505.13738" in ids(backend.search("", filters=Filters(author=p.authors[0]), per_page=10))
+
+
+def test_prefix(backend):
+    got, res = everything(backend, "transform*", mode="lexical")
+    assert got
+    for pid in got:
+        assert any(stem(w).startswith("transform") for w in tokens(text_of(backend.get(pid))))
+
+
+def test_abstract_field(backend):
+    got, _ = everything(backend, "abs:robots", mode="lexical")
+    assert got and all("robot" in stems_of(index_text(backend.get(p).abstract)) for p in got)
+    assert set(got) <= set(everything(backend, "robots", mode="lexical")[0])
+
+
+def test_id_filter_and_pasted_references(backend):
+    assert ids(backend.search("id:2505.13738")) == ["2505.13738"]
+    for q in ("2505.13738", "https://arxiv.org/abs/2505.13738v2", "arXiv:2505.13738"):
+        assert ids(backend.search(q)) == ["2505.13738"]
+    res = backend.search("2401.99999")
+    assert res.total == 0 and "paperdex ingest arxiv --id 2401.99999" in res.notices[0]
+
+
+def test_chinese_words_find_english_papers(backend):
+    res = backend.search("扩散模型", mode="lexical", per_page=50)
+    assert res.total > 0
+    assert all("diffus" in stems_of(text_of(h.paper)) for h in res.hits)
+
+
+def test_word_no_paper_has_is_set_aside(backend):
+    base = backend.search("learning", mode="lexical").total
+    res = backend.search("learning transformerz", mode="lexical")
+    assert res.total == base and any("transformerz" in n for n in res.notices)
+
+
+def test_nonsense_says_no_close_matches(backend):
+    res = backend.search("qwxzv plorbnik")
+    assert res.total == 0 and res.hits == [] and any("no close matches" in n for n in res.notices)
+
+
+def test_syntax_errors_and_limits_are_messages(backend):
+    with pytest.raises(QueryError, match="unbalanced quote"):
+        backend.search('"weight decay')
+    with pytest.raises(QueryError, match="up to number 10,000"):
+        backend.search("learning", per_page=20, page=MAX_WINDOW // 20 + 1)
+    with pytest.raises(QueryError, match="calendar"):
+        backend.search("model", filters=Filters(date_from="2025-02-30"))
+
+
+# --- counts, order, pages ------------------------------------------------------------------
+
+
+def test_total_and_facets_count_the_matched_set(backend):
+    for mode in ("lexical", "hybrid", "dense"):
+        res = backend.search("diffusion", mode=mode)
+        got, _ = everything(backend, "diffusion", mode=mode)
+        papers = [backend.get(i) for i in got]
+        assert res.total == len(got) == len(set(got))
+        assert sum(n for _, n in res.facets["year"]) == res.total
+        for cat, n in res.facets["category"]:
+            assert n == sum(cat in p.categories for p in papers)
+
+
+def test_newest_sorts_the_same_matched_set(backend):
+    rel, r1 = everything(backend, "weight decay")
+    new, r2 = everything(backend, "weight decay", sort="newest")
+    assert set(rel) == set(new) and r1.total == r2.total == len(rel)
+    dates = [backend.get(i).date for i in new]
+    assert dates == sorted(dates, reverse=True)
+
+
+def test_empty_query_browses_newest(backend):
+    res = backend.search("", per_page=5)
+    dates = [h.paper.date for h in res.hits]
+    assert len(dates) == 5 and dates == sorted(dates, reverse=True)
+    assert res.total == backend.count() == 314
+
+
+def test_pages_are_slices_of_one_order(backend):
+    for mode in ("hybrid", "lexical"):
+        whole = ids(backend.search("learning", mode=mode, per_page=40, facets=False))
+        pages = [ids(backend.search("learning", mode=mode, per_page=10, page=p, facets=False)) for p in (1, 2, 3, 4)]
+        assert sum(pages, []) == whole and len(set(whole)) == 40
+    p2 = backend.search("learning", mode="lexical", per_page=5, page=2)
+    assert [h.lexical_rank for h in p2.hits] == [6, 7, 8, 9, 10]
+
+
+def test_hybrid_hits_say_why_they_matched(backend):
+    res = backend.search("weight decay regularization", per_page=20)
+    assert res.mode == "hybrid" and res.hits[0].lexical_rank is not None
+    k, wl, wd = 60, 1.0, 1.0
+    for h in res.hits:
+        want = (wl / (k + h.lexical_rank) if h.lexical_rank else 0) + (wd / (k + h.dense_rank) if h.dense_rank else 0)
+        assert h.score == pytest.approx(want)
+
+
+def test_dense_finds_papers_without_shared_words(backend):
+    res = backend.search("robots grasping objects with a gripper", mode="dense", per_page=10)
+    assert sum("cs.RO" in h.paper.categories for h in res.hits) >= 2
+    assert all(h.dense_score >= MIN_COSINE["all-MiniLM-L6-v2"][1] for h in res.hits)  # close matches only
+
+
+QUERIES = [
+    "diffusion",
+    "robot grasping",
+    "traffic flow forecasting",
+    "large language model reasoning agents benchmark evaluation",
+    "ti:diffusion",
+    '"language model"',
+    "diffusion -video",
+    "transform*",
+    "cat:cs date:2025",
+    "(cat:cs.RO OR ti:robot) planning",
+    "扩散模型 图像编辑",
+    "in-context learning",
+    "",
+]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical", "dense"])
+def test_both_backends_match_the_same_papers(embedded_ro, milvus_ro, mode):
+    """Ranking may differ in detail (Milvus's BM25 is not BM25F); what matches, what the
+    counts count and which notices are given may not."""
+    for q in QUERIES:
+        a = embedded_ro.search(q, mode=mode, per_page=10)
+        b = milvus_ro.search(q, mode=mode, per_page=10)
+        assert (a.total, a.mode, a.notices) == (b.total, b.mode, b.notices), q
+        assert a.facets == b.facets, q
+        if mode == "dense" or not q or q.startswith("cat:"):
+            assert ids(a) == ids(b), q
+        ea, _ = everything(embedded_ro, q, mode=mode)
+        eb, _ = everything(milvus_ro, q, mode=mode)
+        assert sorted(ea) == sorted(eb), q
+
+
+# --- writes --------------------------------------------------------------------------------
+
+
+def test_upsert_new_changed_identical_and_older(writable):
+    n = writable.count()
+    p = writable.get(writable.search("", per_page=1).hits[0].paper.id)
+    new = replace(p, id="2699.00001", title="Zebrafish swimming kinematics", updated="2026-07-01")
+    s = writable.upsert([new])
+    assert (s.added, s.updated, s.unchanged) == (1, 0, 0) and writable.count() == n + 1
+    assert ids(writable.search("zebrafish", mode="lexical")) == ["2699.00001"]
+    assert writable.get("2699.00001").title == new.title
+
+    s = writable.upsert([new])
+    assert (s.added, s.updated, s.unchanged) == (0, 0, 1)
+    changed = replace(new, title="Octopus arm control", updated="2026-07-02")
+    s = writable.upsert([changed])
+    assert (s.added, s.updated, s.unchanged) == (0, 1, 0) and writable.count() == n + 1
+    assert writable.search("zebrafish", mode="lexical").total == 0
+    assert ids(writable.search("octopus", mode="lexical")) == ["2699.00001"]
+    older = replace(new, title="Stale squid copy", updated="2026-06-01")
+    s = writable.upsert([older])
+    assert s.unchanged == 1 and writable.get("2699.00001").title == "Octopus arm control"
+
+
+def test_upsert_with_vectors_and_a_text_change_drops_the_vector(writable):
+    p = writable.get(writable.search("", per_page=1).hits[0].paper.id)
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=384).astype(np.float32)
+    v /= np.linalg.norm(v)
+    new = replace(p, id="2699.00002", title="Axolotl regeneration atlas")
+    writable.upsert([new], vectors={new.id: v}, model="all-MiniLM-L6-v2")
+    res = writable.search("axolotl regeneration", mode="dense", query_vector=v, per_page=3)
+    assert ids(res)[0] == "2699.00002" and res.hits[0].dense_score == pytest.approx(1.0, abs=1e-2)
+    writable.upsert([replace(new, comment="a comment only")])  # same text: the vector stays
+    assert ids(writable.search("axolotl", mode="dense", query_vector=v, per_page=1)) == ["2699.00002"]
+    writable.upsert([replace(new, title="Axolotl limb regeneration atlas")])  # new text: no vector
+    res = writable.search("axolotl", mode="dense", query_vector=v, per_page=5)
+    assert "2699.00002" not in ids(res)
+    assert "2699.00002" in ids(writable.search("axolotl", mode="lexical"))
+
+
+def test_delete(writable):
+    n = writable.count()
+    victim = writable.search("", per_page=1).hits[0].paper
+    word = max(tokens(victim.title), key=len)
+    assert victim.id in everything(writable, word, mode="lexical")[0]
+    assert writable.delete(victim.id) and not writable.delete(victim.id)
+    assert writable.get(victim.id) is None and writable.count() == n - 1
+    for mode in ("lexical", "hybrid", "dense"):
+        assert victim.id not in everything(writable, word, mode=mode)[0]
+    assert victim.id not in everything(writable, "")[0]
