@@ -273,9 +273,12 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
 @cli.command()
 @click.pass_context
 def migrate(ctx) -> None:
-    """Bring the data directory's schema up to this version of paperdex (readers never do)."""
+    """Bring the data directory up to this version of paperdex: its schema, and the search
+    indexes readers use (readers never do either)."""
     store = _store(ctx)  # a writer: opening migrates, under the write lock
     click.echo(f"schema version {store.schema_version()}: up to date")
+    store.publish()
+    click.echo("search indexes: published")
 
 
 def _build_index(store: Store) -> None:

@@ -340,7 +340,7 @@ def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
         "terms": V,
         "categories": sorted(cat_index, key=cat_index.get),
     }
-    return LexIndex(arrays, meta)
+    return LexIndex(arrays, meta)  # not published: load() marks the ones read from disk
 
 
 # --- publishing and loading -------------------------------------------------------------
@@ -360,7 +360,7 @@ def publish(store: Store, index: LexIndex | None = None) -> LexIndex:
     arrays = index.arrays
     for k, v in arrays.items():
         np.save(tmp / f"{k}.npy", np.asarray(v), allow_pickle=False)
-    (tmp / "meta.json").write_text(json.dumps(index.meta))
+    (tmp / "meta.json").write_text(json.dumps({k: v for k, v in index.meta.items() if k != "published"}))
     final = d / name
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
@@ -385,7 +385,7 @@ def load(store: Store) -> LexIndex | None:
             return None
         # plain ndarray views of the maps: slicing a np.memmap goes through Python code
         arrays = {p.stem: np.asarray(np.load(p, mmap_mode="r", allow_pickle=False)) for p in folder.glob("*.npy")}
-        return LexIndex(arrays, meta)
+        return LexIndex(arrays, {**meta, "published": True})
     except (OSError, ValueError, KeyError):
         return None
 

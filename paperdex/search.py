@@ -50,7 +50,7 @@ DENSE_DEPTH = 100  # dense candidates per query
 # close match, the cosine every other hit needs). Calibrated in docs/relevance.md on real
 # and nonsense queries: the first floor sits under the best hit of real queries and over
 # that of most nonsense; the second at the level of unrelated papers.
-MIN_COSINE = {"multilingual-e5-small": (0.80, 0.75), "all-MiniLM-L6-v2": (0.30, 0.20)}
+MIN_COSINE = {"multilingual-e5-small": (0.80, 0.75), "all-MiniLM-L6-v2": (0.40, 0.35)}
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
 MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
@@ -61,6 +61,11 @@ class OverBudget(Exception):
     ``time.monotonic()`` value); the service turns it into a 503 (the serving time budget)."""
 
 
+NOTICE_UNPUBLISHED = (
+    "the search index of this store is missing or from an older paperdex, so it was built in memory "
+    "for this process; run `paperdex migrate` once to publish it"
+)
+UNPUBLISHED_NOTICE_AT = 5000  # papers: below this, building in memory takes about a second
 NOTICE_NO_VECTORS = "semantic search is off until vectors exist (run `paperdex embed`)"
 MODES = ("hybrid", "lexical", "dense")
 SORTS = ("relevance", "newest")
@@ -521,6 +526,8 @@ class Searcher:
 
         tree = Q.parse_literal(q) if literal else Q.parse(q)
         ix = self.lex
+        if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
+            notices.append(NOTICE_UNPUBLISHED)
         ev = _Eval(ix, self.store, deadline)
 
         soft: list[Q.Text] = []
@@ -721,15 +728,17 @@ def _fuse(ix, M, acc, D, want, k, w_lex, w_dense, mode):
     dense_rank = {d: (i + 1, c) for i, (d, c) in enumerate(D)}
     # lexical ranks: exact for the first want+|D|, counted for dense hits deeper down
     depth = min(len(lex_docs), want + len(D))
-    if depth < len(lex_docs):
-        part = np.argpartition(-lex_s, depth - 1)[:depth]
+    if depth < len(lex_docs):  # the first `depth` in the total order (score, then rowid)
+        v = lex_s[np.argpartition(-lex_s, depth - 1)[:depth]].min()
+        part = np.flatnonzero(lex_s >= v)
     else:
         part = np.arange(len(lex_docs))
-    part = part[np.lexsort((lex_docs[part], -lex_s[part]))]
+    part = part[np.lexsort((lex_docs[part], -lex_s[part]))][:depth]
     lex_rank = {int(lex_docs[i]): (r + 1, float(lex_s[i])) for r, i in enumerate(part)}
     for d, _ in D:
-        if d not in lex_rank and acc[d] > 0:
-            lex_rank[d] = (int(np.count_nonzero(lex_s > acc[d])) + 1, float(acc[d]))
+        if d not in lex_rank and acc[d] > 0:  # below the exact depth: its place in the same order
+            ahead = np.count_nonzero(lex_s > acc[d]) + np.count_nonzero((lex_s == acc[d]) & (lex_docs < d))
+            lex_rank[d] = (int(ahead) + 1, float(acc[d]))
     if mode == "dense":
         cand = [d for d, _ in D]
         fused = {d: dense_rank[d][1] for d in cand}
@@ -744,8 +753,9 @@ def _fuse(ix, M, acc, D, want, k, w_lex, w_dense, mode):
                 f += w_dense / (k + dense_rank[d][0])
             fused[d] = f
     ranked = sorted(fused, key=lambda d: (-fused[d], d))
-    # matched documents without any score (a filter-only part of M) follow, newest first
-    if len(ranked) < want and len(ranked) < len(docs):
+    # every scored document is ranked once the exact depth covers them all; only then do the
+    # matched documents without any score (matched by constraints only) follow, newest first
+    if len(ranked) < want and depth == len(lex_docs):
         rest = M.copy()
         rest[ranked] = False
         ranked += [int(d) for d in _newest(ix, rest, want - len(ranked))]
