@@ -41,9 +41,6 @@ import numpy as np
 import Stemmer
 from scipy import sparse
 
-from paperdex.paper import index_text
-from paperdex.query import STOPWORDS
-
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 OUT = Path(__file__).resolve().parents[1] / "paperdex" / "data" / "zh-en-dict.tsv"
 FIELDS = ("tldr", "motivation", "method", "result", "conclusion")
@@ -63,9 +60,28 @@ OWN_SCORE = 0.5  # ... or, under ALT_P, when the Chinese unit is its best and it
 SURE_P, SURE_LIFT = 0.5, 5.0  # a pair this strong needs no competition ...
 EXPLAINED = 0.5  # ... when this share of its pairs stands without the English unit's best Chinese unit
 COMPETE = 0.5  # Dice at least this share of the English unit's best Dice
-SUBSUME = 0.7  # drop a shorter English unit when a kept longer one covers this share of it
+SUBSUME = 0.5  # a longer alternative replaces a shorter one inside it when it covers this share
 TOP = 4
+# single-character function words: a phrase unit holding one as a word of its own is not a term
+ZH_FUNCTION = set("的了和与及或在是对为将从以把被于中等并且其该这此之而由向到使让给也都就又所一个种着过")
+STOPWORDS = frozenset(  # the query engine's list when this was written
+    "a an and are as at be by for from has have in is it its of on or that the this to was were "
+    "with we our via using based towards toward into than then these those which".split()
+)
 EN_STOP = STOPWORDS | {"of", "we", "our", "its", "their", "can", "also", "such", "both", "not", "but"}
+
+
+# LaTeX and Markdown out of the English text (kept here, not shared with the index: the
+# dictionary must not change when the index's normaliser does)
+_LATEX_CMD_ARG = re.compile(
+    r"\\(?:textbf|textit|emph|mathrm|mathbf|mathcal|text|texttt|mathbb|underline)\s*\{([^{}]*)\}"
+)
+_LATEX_CMD = re.compile(r"\\([A-Za-z]+)")
+_MARKUP = re.compile(r"\*\*|__|[{}$^~]|\\[,;:! ]")
+
+
+def index_text(text: str) -> str:
+    return _MARKUP.sub(" ", _LATEX_CMD.sub(r"\1", _LATEX_CMD_ARG.sub(r"\1", text)))
 
 
 def log(msg: str, t0: float = time.time()) -> None:
@@ -151,7 +167,12 @@ def main() -> None:
 
     zdf = Counter(w for d in zh_docs for w in d)
     edf = Counter(w for d in en_docs for w in d)
-    zv = sorted(w for w, c in zdf.items() if c >= (MIN_DF_ZH if w in jieba.dt.FREQ or len(w) <= 2 else MIN_DF_PHRASE))
+    zv = sorted(
+        w
+        for w, c in zdf.items()
+        if c >= (MIN_DF_ZH if w in jieba.dt.FREQ or len(w) <= 2 else MIN_DF_PHRASE)
+        and (w in jieba.dt.FREQ or not any(t in ZH_FUNCTION for t in jieba.lcut(w)))
+    )
     ev = sorted(w for w, c in edf.items() if c >= MIN_DF_EN)
     zi = {w: i for i, w in enumerate(zv)}
     ei = {w: i for i, w in enumerate(ev)}
@@ -196,7 +217,7 @@ def main() -> None:
     order = np.argsort(dice)  # later (larger) assignments win
     best_f[e[order]] = f[order]
     own = best_f[e] == f  # this Chinese unit is the English unit's best translation
-    sure = (p >= SURE_P) & (lift >= SURE_LIFT)  # a rare synonym (文生图 beside 文本到图像)
+    sure = (p >= SURE_P) & (lift >= SURE_LIFT) & (c >= 5)  # a rare synonym (文生图 beside 文本到图像)
     ok = ((dice >= COMPETE * best_dice[e]) | sure) & (lift >= MIN_LIFT) & ((p >= ALT_P) | own)
     score = p * np.log(lift)
     # ... unless the English unit's best Chinese unit, beside it in the same summaries, explains it
@@ -241,14 +262,16 @@ def main() -> None:
                 break
             if pp < ALT_P and d < OWN_SCORE * cands[0][0]:
                 continue  # a rarer reading (量化: quantify, quantization) only when close to the best
-            # a unit inside a kept longer one that covers most of its pairs adds only noise
-            if any(f" {unit} " in f" {k} " and kc >= SUBSUME * cc for _, k, kc in kept):
-                continue
-            kept = [(kd, k, kc) for kd, k, kc in kept if not (f" {k} " in f" {unit} " and cc >= SUBSUME * kc)]
             kept.append((d, unit, cc))
-        # an alternative holding all the words of another one matches nothing more
-        units = [set(k.split()) for _, k, _ in kept]
-        kept = [x for x, u in zip(kept, units, strict=True) if not any(o < u for o in units)]
+        # of two alternatives where one holds all the words of the other, the longer one is the
+        # more precise; keep it when it covers most of the shorter one's pairs, else the shorter
+        # one (3d reconstruction over reconstruction; domain adaptation over unsupervised ...)
+        drop = set()
+        for _, a, ca in kept:
+            for _, b, cb in kept:
+                if set(a.split()) < set(b.split()):
+                    drop.add(a if cb >= SUBSUME * ca else b)
+        kept = [x for x in kept if x[1] not in drop]
         table[zv[fi]] = [k for _, k, _ in kept]
     # spelled-out pairs, 元学习（meta-learning）, 大语言模型（LLM）: an English term written after
     # the Chinese one in several summaries and in the papers well above its base rate

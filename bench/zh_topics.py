@@ -24,10 +24,9 @@ from pathlib import Path
 
 import numpy as np
 import Stemmer
+from train_zh_dict import STOPWORDS, index_text  # the dictionary's own normaliser
 
 from paperdex import zh
-from paperdex.paper import index_text
-from paperdex.query import STOPWORDS
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TOKEN = re.compile(r"[a-z0-9]+")
