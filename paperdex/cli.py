@@ -271,14 +271,55 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
 
 
 @cli.command()
+@click.option(
+    "--to",
+    "target",
+    metavar="URI",
+    help="Copy the store, with its vectors, into another backend: milvus://PATH.db (Milvus Lite) "
+    "or milvus://http://HOST:19530; resumable.",
+)
+@click.option("--restart", is_flag=True, help="With --to: copy everything again, not from the last checkpoint.")
+@click.option("--batch-size", type=click.IntRange(1, 10_000), default=1000, show_default=True)
 @click.pass_context
-def migrate(ctx) -> None:
+def migrate(ctx, target, restart, batch_size) -> None:
     """Bring the data directory up to this version of paperdex: its schema, and the search
-    indexes readers use (readers never do either)."""
+    indexes readers use (readers never do either). With --to, copy it into another backend."""
     store = _store(ctx)  # a writer: opening migrates, under the write lock
     click.echo(f"schema version {store.schema_version()}: up to date")
     store.publish()
     click.echo("search indexes: published")
+    if target:
+        _migrate_to(store, target, restart, batch_size)
+
+
+def _migrate_to(store: Store, target: str, restart: bool, batch_size: int) -> None:
+    from .backends import open_backend, parse_uri
+    from .backends.migrate import checkpoint_key, migrate_store
+
+    try:
+        kind, where, _ = parse_uri(target)
+        if kind != "milvus":
+            raise ValueError(f"--to takes a milvus:// URI, not {target!r}")
+        dest = open_backend(target)
+    except ImportError as e:
+        raise UserError(
+            f"the Milvus backend needs pymilvus and milvus-lite: pip install 'paperdex[milvus]' ({e})"
+        ) from None
+    except (ValueError, StoreError) as e:
+        raise _fail(e) from None
+    try:
+        last = 0 if restart else int(dest.get_state(checkpoint_key(store)) or 0)
+        todo = store.conn.execute("SELECT count(*) FROM papers WHERE rowid > ?", (last,)).fetchone()[0]
+        with click.progressbar(length=todo, label=f"copying to {where}", file=sys.stderr) as bar:
+            s = migrate_store(store, dest, batch_size=batch_size, restart=restart, progress=bar.update)
+    except StoreError as e:
+        raise _fail(e) from None
+    finally:
+        dest.close()
+    click.echo(
+        f"copied {s.copied} papers ({s.with_vectors} with vectors) to {where}; "
+        f"{s.skipped} were there from an earlier run; checkpoint at rowid {s.last_rowid}"
+    )
 
 
 def _build_index(store: Store) -> None:
