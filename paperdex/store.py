@@ -26,7 +26,7 @@ import numpy as np
 
 from .paper import Paper, index_text
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
 # searches need); older stores must be migrated by a writer first.
 MIN_READABLE_VERSION = 2
@@ -93,6 +93,38 @@ MIGRATIONS: list[str] = [
     """
     INSERT OR IGNORE INTO state VALUES ('store_id', lower(hex(randomblob(16))));
     INSERT OR IGNORE INTO state VALUES ('generation', '0');
+    """,
+    # 3 -> 4: the library (library.py): tags of papers, "not interested" marks, saved
+    # searches, and the hashed tokens that allow writing through the web
+    """
+    CREATE TABLE tags (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        created TEXT NOT NULL
+    );
+    CREATE TABLE tag_papers (
+        tag INTEGER NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
+        paper TEXT NOT NULL,            -- paper id (kept across re-ingests and exports)
+        added TEXT NOT NULL,
+        PRIMARY KEY (tag, paper)
+    ) WITHOUT ROWID;
+    CREATE INDEX tag_papers_paper ON tag_papers(paper);
+    CREATE TABLE dismissed (paper TEXT PRIMARY KEY, added TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE saved_searches (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        query TEXT NOT NULL,
+        params TEXT NOT NULL,           -- JSON: mode, filters, language
+        created TEXT NOT NULL,
+        seen_rowid INTEGER NOT NULL,    -- the newest paper (rowid) at the last visit
+        seen_at TEXT
+    );
+    CREATE TABLE tokens (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,      -- sha256 of the token; the token itself is never stored
+        created TEXT NOT NULL
+    );
     """,
 ]
 

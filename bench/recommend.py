@@ -1,0 +1,212 @@
+"""Recommendations for a tag, measured: build tags from a known topic, hold out the rest of the
+topic, and see how much of it each recommender ranks first.
+
+Topics: papers whose categories include cs.RO (1,734 of the 63k shared corpus) and papers with
+"speculative decoding" in the title (108). For each topic and tag size, TRIALS random tags are
+drawn; each recommender ranks every paper outside the tag, and the held-out part of the topic
+is the relevant set: precision@20, recall@100 (held-out papers in the first 100 / all held-out
+papers; with 1,500 held-out cs.RO papers it can be at most 0.065) and the time to train and
+score once.
+
+Recommenders: random; nearest centroid (cosine to the mean embedding of the tag, and to the
+mean tf-idf vector); scikit-learn's LinearSVC (arxiv-sanity-lite's model, when scikit-learn is
+installed: `pip install -e '.[bench]'`) on the same features; and paperdex.recommend's SVM on
+dense, tf-idf and both (the default), the last also fused with the centroid.
+
+    python bench/recommend.py [--store bench/out/full] [--trials 5] [--markdown]
+
+The store is opened read-only. A store whose lexical snapshot is of an older format is indexed
+in memory first (about a minute and a half for 63k papers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from paperdex import recommend as R  # noqa: E402
+from paperdex.store import Store  # noqa: E402
+
+
+def topics(store: Store, c: R.Corpus) -> dict[str, np.ndarray]:
+    ro = c.ix.category_docs("cs.RO")
+    rows = store.conn.execute("SELECT rowid FROM papers WHERE lower(title) LIKE '%speculative decoding%'").fetchall()
+    sd = c.docs([r[0] for r in rows])
+    return {"cs.RO": np.sort(ro).astype(np.int64), "speculative decoding": np.sort(sd).astype(np.int64)}
+
+
+def metrics(s: np.ndarray, tag: np.ndarray, held: np.ndarray) -> tuple[float, float]:
+    s = s.astype(np.float64, copy=True)
+    s[tag] = -np.inf
+    top = np.argpartition(-s, 100)[:100]
+    top = top[np.lexsort((top, -s[top]))]
+    rel = np.zeros(len(s), dtype=bool)
+    rel[held] = True
+    return float(rel[top[:20]].mean()), float(rel[top].sum() / len(held))
+
+
+def sklearn_svm(c: R.Corpus, features: str, Cval: float):
+    from scipy import sparse
+    from sklearn.svm import LinearSVC
+
+    def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
+        neg = R._negatives(c, seed, tag, R.NEGATIVES)
+        idx = np.concatenate([tag, neg])
+        y = np.r_[np.ones(len(tag)), -np.ones(len(neg))]
+        parts = []
+        if features in ("tfidf", "both"):
+            terms = np.arange(c.X.shape[1])
+            parts.append(c.rows(idx, terms))
+        if features in ("dense", "both"):
+            parts.append(sparse.csr_matrix(c.D[idx]))
+        Z = sparse.hstack(parts).tocsr()
+        clf = LinearSVC(class_weight="balanced", C=Cval, max_iter=10000, tol=1e-6).fit(Z, y)
+        w = clf.coef_.ravel()
+        s = np.full(c.n, clf.intercept_[0], dtype=np.float32)
+        V = c.X.shape[1] if features in ("tfidf", "both") else 0
+        if V:
+            s += (c.X @ w[:V].astype(np.float32)) * c.inv_norm
+        if features in ("dense", "both"):
+            s += c.D @ w[V:].astype(np.float32)
+        return s
+
+    return fit_score
+
+
+def paperdex_svm(c: R.Corpus, dense: bool, tfidf: bool, centroid_weight: float = 0.0, Cval: float = R.C):
+    def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
+        m = R.train(c, tag, None, seed=seed, dense=dense, tfidf=tfidf, C_=Cval)
+        return R.scores(c, m, centroid_weight=centroid_weight)
+
+    return fit_score
+
+
+def centroid_dense(c: R.Corpus):
+    def fit_score(tag, seed):
+        return c.D @ c.D[tag].mean(axis=0)
+
+    return fit_score
+
+
+def centroid_tfidf(c: R.Corpus):
+    def fit_score(tag, seed):
+        terms = R._terms_of(c, tag)
+        w = np.asarray(c.rows(tag, terms).mean(axis=0)).ravel()
+        return c.score_terms(terms, w)
+
+    return fit_score
+
+
+def centroid_both(c: R.Corpus):
+    def fit_score(tag, seed):
+        terms = R._terms_of(c, tag)
+        w = np.asarray(c.rows(tag, terms).mean(axis=0)).ravel()
+        return R._z(c.D @ c.D[tag].mean(axis=0)) + R._z(c.score_terms(terms, w))
+
+    return fit_score
+
+
+def random_scores(c: R.Corpus):
+    def fit_score(tag, seed):
+        return np.random.default_rng(abs(hash(seed)) % 2**32).random(c.n)
+
+    return fit_score
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", default=str(ROOT / "bench/out/full"))
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--only", help="comma-separated recommender names")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+
+    store = Store(a.store, readonly=True)
+    t = time.perf_counter()
+    c = R.corpus(store)
+    print(
+        f"# {c.n} papers, {c.X.shape[1]} terms, dense {None if c.D is None else c.D.shape}; "
+        f"features in {time.perf_counter() - t:.1f} s",
+        file=sys.stderr,
+    )
+    T = topics(store, c)
+    recs = {
+        "random": random_scores(c),
+        "centroid (dense)": centroid_dense(c),
+        "centroid (tf-idf)": centroid_tfidf(c),
+    }
+    try:
+        import sklearn  # noqa: F401
+
+        recs["LinearSVC dense (sklearn)"] = sklearn_svm(c, "dense", 0.1)
+        recs["LinearSVC tf-idf (sklearn)"] = sklearn_svm(c, "tfidf", 1.0)
+        recs["LinearSVC dense+tf-idf (sklearn)"] = sklearn_svm(c, "both", 0.1)
+    except ImportError:
+        print("# scikit-learn not installed: LinearSVC rows skipped", file=sys.stderr)
+    recs["SVM dense"] = paperdex_svm(c, True, False)
+    recs["SVM tf-idf"] = paperdex_svm(c, False, True)
+    recs["SVM dense+tf-idf"] = paperdex_svm(c, True, True, 0.0)
+    recs["centroid (dense+tf-idf)"] = centroid_both(c)
+    for w in (1.0, 2.0):
+        recs[f"SVM dense+tf-idf + centroid x{w:g}"] = paperdex_svm(c, True, True, w)
+    if a.only:
+        keep = [x.strip() for x in a.only.split(",")]
+        recs = {k: v for k, v in recs.items() if any(x in k for x in keep)}
+
+    settings = [("cs.RO", 20), ("cs.RO", 200), ("speculative decoding", 20), ("speculative decoding", 50)]
+    out = []
+    for topic, size in settings:
+        docs = T[topic]
+        rng = np.random.default_rng(7)
+        trials = []
+        for _ in range(a.trials):
+            perm = rng.permutation(docs)
+            trials.append((np.sort(perm[:size]), perm[size:]))
+        for name, fit_score in recs.items():
+            P, Rc, secs = [], [], []
+            for i, (tag, held) in enumerate(trials):
+                t = time.perf_counter()
+                s = fit_score(tag, f"{topic}:{size}:{i}")
+                secs.append(time.perf_counter() - t)
+                p, r = metrics(s, tag, held)
+                P.append(p)
+                Rc.append(r)
+            row = {
+                "topic": topic,
+                "tag": size,
+                "held_out": len(docs) - size,
+                "recommender": name,
+                "p@20": float(np.mean(P)),
+                "p@20_sd": float(np.std(P)),
+                "r@100": float(np.mean(Rc)),
+                "seconds": float(np.median(secs)),
+            }
+            out.append(row)
+            print(
+                f"{topic:22s} {size:4d} {name:34s} P@20 {row['p@20']:.3f} ±{row['p@20_sd']:.3f}  "
+                f"R@100 {row['r@100']:.3f}  {row['seconds'] * 1000:6.0f} ms",
+                flush=True,
+            )
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=1))
+    if a.markdown:
+        print("\n| topic | tag / held out | recommender | P@20 | R@100 | train + score |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for r in out:
+            print(
+                f"| {r['topic']} | {r['tag']} / {r['held_out']} | {r['recommender']} | {r['p@20']:.3f} | "
+                f"{r['r@100']:.3f} | {r['seconds'] * 1000:.0f} ms |"
+            )
+
+
+if __name__ == "__main__":
+    main()

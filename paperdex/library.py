@@ -1,0 +1,575 @@
+"""The library: what a user keeps. Papers saved into named tags (collections), papers marked
+"not interested", saved searches, and the tokens that allow writing through the web.
+
+Everything lives in the store's SQLite database (tables added by migration 4 of
+``store.py``), keyed by paper id, so a library survives re-ingests and moves between
+machines through :func:`export_json` / :func:`import_json` (or BibTeX, one tag at a time).
+
+Reads work on any store, including a read-only one whose schema predates the library (an
+empty library). Writes need a writable :class:`~paperdex.store.Store`: each is one
+transaction, so a reader never sees half of one. Every function raises
+:class:`LibraryError` with a message fit to show a user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from .paper import Paper
+from .store import Store
+
+MAX_TAG = 64  # characters of a tag name
+MAX_TAGS = 1000
+MAX_TAG_PAPERS = 10_000
+MAX_SAVED = 500
+MAX_QUERY = 2000
+FORMAT = "paperdex-library"
+FORMAT_VERSION = 1
+TOKEN_PREFIX = "pdx_"
+SAVED_PARAMS = ("mode", "category", "from", "to", "venue", "area", "author", "lang")
+MODES = ("hybrid", "lexical", "dense")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_VERSION = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+$")
+
+
+class LibraryError(ValueError):
+    """A library request that cannot be done; the message says why."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# --- plumbing ---------------------------------------------------------------------------
+
+
+def _missing_table(e: sqlite3.OperationalError) -> bool:
+    return "no such table" in str(e)
+
+
+def _rows(store: Store, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    """A read; a store whose schema predates the library has an empty one."""
+    try:
+        return store.conn.execute(sql, list(params)).fetchall()
+    except sqlite3.OperationalError as e:
+        if _missing_table(e):
+            return []
+        raise
+
+
+@contextmanager
+def _write(store: Store) -> Iterator[sqlite3.Connection]:
+    """One write transaction on a writable store."""
+    if store.readonly:
+        raise LibraryError("the library cannot be changed through a read-only store", 403)
+    c = store.conn
+    with c:
+        c.execute("BEGIN IMMEDIATE")
+        yield c
+
+
+def tag_name(name: str) -> str:
+    """A tag name as stored: trimmed, inner whitespace collapsed, 1 to MAX_TAG characters,
+    no control characters and no `/` (it is a path segment of the tag's page and feed)."""
+    name = " ".join(str(name or "").split())
+    if not name:
+        raise LibraryError("a tag needs a name")
+    if len(name) > MAX_TAG:
+        raise LibraryError(f"a tag name is at most {MAX_TAG} characters")
+    if _CONTROL.search(name) or "/" in name or "\\" in name:
+        raise LibraryError("a tag name cannot contain control characters, / or \\")
+    return name
+
+
+def paper_ids(store: Store, ids: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The stored ids for user-typed ones (an `arXiv:` prefix and a version suffix are
+    dropped when the bare id is the stored one), and the ones not in the store."""
+    found, missing = [], []
+    for raw in ids:
+        pid = str(raw).strip()
+        if pid.lower().startswith("arxiv:"):
+            pid = pid[6:]
+        if not pid:
+            continue
+        if store.rowid(pid) is None:
+            m = _VERSION.match(pid)
+            if m and store.rowid(m.group(1)) is not None:
+                pid = m.group(1)
+            else:
+                missing.append(pid)
+                continue
+        if pid not in found:
+            found.append(pid)
+    return found, missing
+
+
+# --- tags -------------------------------------------------------------------------------
+
+
+@dataclass
+class Tag:
+    name: str
+    count: int
+    created: str
+    updated: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "count": self.count, "created": self.created, "updated": self.updated}
+
+
+def tags(store: Store) -> list[Tag]:
+    """Every tag with how many papers it holds, by name."""
+    rows = _rows(
+        store,
+        "SELECT t.name, t.created, count(tp.paper) n, max(tp.added) upd FROM tags t "
+        "LEFT JOIN tag_papers tp ON tp.tag = t.id GROUP BY t.id ORDER BY t.name COLLATE NOCASE",
+    )
+    return [Tag(r["name"], r["n"], r["created"], r["upd"]) for r in rows]
+
+
+def get_tag(store: Store, name: str) -> Tag:
+    name = tag_name(name)
+    for t in tags(store):
+        if t.name.lower() == name.lower():
+            return t
+    raise LibraryError(f"no tag named {name!r}", 404)
+
+
+def tag_papers(store: Store, name: str) -> list[str]:
+    """Ids of the tag's papers, most recently added first."""
+    name = tag_name(name)
+    rows = _rows(
+        store,
+        "SELECT tp.paper FROM tag_papers tp JOIN tags t ON t.id = tp.tag WHERE t.name = ? "
+        "ORDER BY tp.added DESC, tp.paper",
+        [name],
+    )
+    return [r[0] for r in rows]
+
+
+def tags_of(store: Store, pid: str) -> list[str]:
+    rows = _rows(
+        store,
+        "SELECT t.name FROM tags t JOIN tag_papers tp ON tp.tag = t.id WHERE tp.paper = ? ORDER BY t.name",
+        [pid],
+    )
+    return [r[0] for r in rows]
+
+
+def _tag_id(c: sqlite3.Connection, name: str, create: bool) -> int | None:
+    r = c.execute("SELECT id FROM tags WHERE name = ?", (name,)).fetchone()
+    if r is not None:
+        return r[0]
+    if not create:
+        return None
+    if c.execute("SELECT count(*) FROM tags").fetchone()[0] >= MAX_TAGS:
+        raise LibraryError(f"the library holds at most {MAX_TAGS} tags")
+    return c.execute("INSERT INTO tags (name, created) VALUES (?, ?)", (name, now())).lastrowid
+
+
+def create_tag(store: Store, name: str) -> Tag:
+    name = tag_name(name)
+    with _write(store) as c:
+        _tag_id(c, name, create=True)
+    return get_tag(store, name)
+
+
+def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bool = False) -> int:
+    """Save papers into a tag (made if new); returns how many were not in it yet. Ids not in
+    the store are an error, unless `allow_missing` (an import from another machine keeps
+    them for when the papers are ingested)."""
+    name = tag_name(name)
+    ids = list(ids)
+    found, missing = paper_ids(store, ids)
+    if missing and not allow_missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise LibraryError(f"not in this store: {shown}", 404)
+    if allow_missing:
+        found += [m for m in missing if len(m) <= 200 and not _CONTROL.search(m)]
+    stamp = now()
+    with _write(store) as c:
+        tid = _tag_id(c, name, create=True)
+        have = c.execute("SELECT count(*) FROM tag_papers WHERE tag = ?", (tid,)).fetchone()[0]
+        if have + len(found) > MAX_TAG_PAPERS:
+            raise LibraryError(f"a tag holds at most {MAX_TAG_PAPERS} papers")
+        have_ids = {r[0] for r in c.execute("SELECT paper FROM tag_papers WHERE tag = ?", (tid,))}
+        fresh = [pid for pid in found if pid not in have_ids]
+        c.executemany("INSERT INTO tag_papers VALUES (?, ?, ?)", [(tid, pid, stamp) for pid in fresh])
+        # saving a paper takes back a "not interested"
+        c.executemany("DELETE FROM dismissed WHERE paper = ?", [(pid,) for pid in found])
+    return len(fresh)
+
+
+def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
+    name = tag_name(name)
+    with _write(store) as c:
+        tid = _tag_id(c, name, create=False)
+        if tid is None:
+            raise LibraryError(f"no tag named {name!r}", 404)
+        n = 0
+        for pid in ids:
+            n += c.execute("DELETE FROM tag_papers WHERE tag = ? AND paper = ?", (tid, str(pid).strip())).rowcount
+    return n
+
+
+def delete_tag(store: Store, name: str) -> bool:
+    name = tag_name(name)
+    with _write(store) as c:
+        return c.execute("DELETE FROM tags WHERE name = ?", (name,)).rowcount > 0
+
+
+def rename_tag(store: Store, old: str, new: str) -> None:
+    old, new = tag_name(old), tag_name(new)
+    with _write(store) as c:
+        if old.lower() != new.lower() and c.execute("SELECT 1 FROM tags WHERE name = ?", (new,)).fetchone():
+            raise LibraryError(f"a tag named {new!r} exists already", 409)
+        if not c.execute("UPDATE tags SET name = ? WHERE name = ?", (new, old)).rowcount:
+            raise LibraryError(f"no tag named {old!r}", 404)
+
+
+# --- not interested -----------------------------------------------------------------------
+
+
+def dismiss(store: Store, ids: Iterable[str]) -> int:
+    """Mark papers "not interested": recommendations leave them out and learn from them."""
+    found, missing = paper_ids(store, ids)
+    if missing:
+        raise LibraryError(f"not in this store: {', '.join(missing[:5])}", 404)
+    with _write(store) as c:
+        stamp = now()
+        return sum(c.execute("INSERT OR IGNORE INTO dismissed VALUES (?, ?)", (p, stamp)).rowcount for p in found)
+
+
+def undismiss(store: Store, ids: Iterable[str]) -> int:
+    with _write(store) as c:
+        return sum(c.execute("DELETE FROM dismissed WHERE paper = ?", (str(p).strip(),)).rowcount for p in ids)
+
+
+def dismissed(store: Store) -> list[str]:
+    return [r[0] for r in _rows(store, "SELECT paper FROM dismissed ORDER BY added DESC, paper")]
+
+
+# --- saved searches -------------------------------------------------------------------------
+
+
+@dataclass
+class SavedSearch:
+    id: int
+    name: str
+    query: str
+    params: dict[str, str] = field(default_factory=dict)
+    created: str = ""
+    seen_rowid: int = 0
+    seen_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "query": self.query,
+            "params": self.params,
+            "created": self.created,
+            "seen_at": self.seen_at,
+        }
+
+    @property
+    def mode(self) -> str:
+        return self.params.get("mode") or "hybrid"
+
+
+def _saved(r: sqlite3.Row) -> SavedSearch:
+    return SavedSearch(
+        r["id"], r["name"], r["query"], json.loads(r["params"]), r["created"], r["seen_rowid"], r["seen_at"]
+    )
+
+
+def max_rowid(store: Store) -> int:
+    return store.conn.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
+
+
+def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
+    """The parameters a saved search keeps (the search form's and the API's): mode, the
+    filters, and the language of the page it was saved from."""
+    out: dict[str, str] = {}
+    for k, v in (params or {}).items():
+        k = {"date_from": "from", "date_to": "to"}.get(k, k)
+        if k not in SAVED_PARAMS or v is None or str(v).strip() == "":
+            continue
+        v = str(v).strip()
+        if len(v) > 200 or _CONTROL.search(v):
+            raise LibraryError(f"{k}: not a value a search accepts")
+        out[k] = v
+    if out.get("mode", "hybrid") not in MODES:
+        raise LibraryError(f"mode: one of {', '.join(MODES)}")
+    return out
+
+
+def save_search(store: Store, name: str, query: str, params: dict[str, Any] | None = None) -> SavedSearch:
+    """Save a query (the full query language) with its filters. Saving under an existing name
+    replaces that search; what is new is counted from now on."""
+    name = tag_name(name)
+    query = str(query or "").strip()
+    if len(query) > MAX_QUERY or _CONTROL.search(query.replace("\n", " ")):
+        raise LibraryError(f"a saved query is at most {MAX_QUERY} characters of text")
+    p = clean_params(params)
+    if not query and not any(k in p for k in ("category", "from", "to", "venue", "area", "author")):
+        raise LibraryError("a saved search needs a query or a filter")
+    with _write(store) as c:
+        if c.execute("SELECT count(*) FROM saved_searches").fetchone()[0] >= MAX_SAVED:
+            raise LibraryError(f"at most {MAX_SAVED} saved searches")
+        seen = c.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
+        c.execute(
+            "INSERT INTO saved_searches (name, query, params, created, seen_rowid, seen_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET query = excluded.query, params = excluded.params, "
+            "seen_rowid = excluded.seen_rowid, seen_at = excluded.seen_at",
+            (name, query, json.dumps(p, sort_keys=True), now(), seen, now()),
+        )
+    return get_saved(store, name)
+
+
+def saved_searches(store: Store) -> list[SavedSearch]:
+    return [_saved(r) for r in _rows(store, "SELECT * FROM saved_searches ORDER BY name COLLATE NOCASE")]
+
+
+def get_saved(store: Store, key: str | int) -> SavedSearch:
+    """A saved search by id or name."""
+    k = str(key).strip()
+    if k.isdigit():
+        rows = _rows(store, "SELECT * FROM saved_searches WHERE id = ?", [int(k)])
+    else:
+        rows = _rows(store, "SELECT * FROM saved_searches WHERE name = ? COLLATE NOCASE", [k])
+    if not rows:
+        raise LibraryError(f"no saved search {k[:80]!r}", 404)
+    return _saved(rows[0])
+
+
+def delete_saved(store: Store, key: str | int) -> bool:
+    s = get_saved(store, key)
+    with _write(store) as c:
+        return c.execute("DELETE FROM saved_searches WHERE id = ?", (s.id,)).rowcount > 0
+
+
+def mark_seen(store: Store, key: str | int, rowid: int | None = None) -> SavedSearch:
+    """A visit: what is new is counted from the newest paper stored now (or `rowid`)."""
+    s = get_saved(store, key)
+    with _write(store) as c:
+        seen = rowid if rowid is not None else c.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
+        c.execute("UPDATE saved_searches SET seen_rowid = ?, seen_at = ? WHERE id = ?", (seen, now(), s.id))
+    return get_saved(store, s.id)
+
+
+@dataclass
+class NewMatches:
+    """The papers a saved search matches that were stored after its last visit."""
+
+    saved: SavedSearch
+    count: int
+    papers: list[Paper]  # newest first, at most the limit asked for
+    complete: bool = True  # False: more matches than could be counted (MAX_WINDOW)
+    notices: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.saved.to_dict(),
+            "new": self.count,
+            "complete": self.complete,
+            "papers": [p.to_dict() for p in self.papers],
+            "notices": self.notices,
+        }
+
+
+def search_filters(params: dict[str, str]):
+    from .search import Filters
+
+    return Filters(
+        category=params.get("category"),
+        date_from=params.get("from"),
+        date_to=params.get("to"),
+        venue=params.get("venue"),
+        area=params.get("area"),
+        author=params.get("author"),
+    )
+
+
+PAGE = 200
+
+
+def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: float | None = None) -> NewMatches:
+    """Count the matches of `saved` stored since its last visit (rowid above the newest one
+    then), exactly, through the search itself (`sort=newest`): every new match dated on or
+    after the oldest new paper comes before any older paper in that order, so the pages are
+    read only down to that date."""
+    store = searcher.store
+    rows = store.conn.execute("SELECT id, date FROM papers WHERE rowid > ?", (saved.seen_rowid,)).fetchall()
+    if not rows:
+        return NewMatches(saved, 0, [])
+    new_ids = {r[0] for r in rows}
+    dated = [r[1] for r in rows if r[1]]
+    oldest = min(dated) if dated and len(dated) == len(rows) else None
+    from .search import MAX_WINDOW
+
+    count, papers, complete, notices = 0, [], True, []
+    page = 1
+    while True:
+        res = searcher.search(
+            saved.query,
+            mode=saved.mode,
+            sort="newest",
+            page=page,
+            per_page=PAGE,
+            filters=search_filters(saved.params),
+            facets=False,
+            highlight=False,
+            deadline=deadline,
+        )
+        if page == 1:
+            notices = list(res.notices)
+        for h in res.hits:
+            if h.paper.id in new_ids:
+                count += 1
+                if len(papers) < limit:
+                    papers.append(h.paper)
+        last = res.hits[-1].paper.date if res.hits else None
+        if len(res.hits) < PAGE or page * PAGE >= res.total or res.total == 0:
+            break
+        if oldest is not None and last is not None and last < oldest:
+            break
+        if (page + 1) * PAGE > MAX_WINDOW:
+            complete = False
+            break
+        page += 1
+    return NewMatches(saved, count, papers, complete, notices)
+
+
+# --- tokens (writing through the web) ---------------------------------------------------------
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def create_token(store: Store, name: str = "") -> str:
+    """A new token, returned once: only its sha256 is stored (a token is 256 random bits, so a
+    fast hash is enough)."""
+    name = " ".join(str(name or "").split())[:100] or "token"
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    with _write(store) as c:
+        c.execute("INSERT INTO tokens (name, hash, created) VALUES (?, ?, ?)", (name, _hash(token), now()))
+    return token
+
+
+def tokens(store: Store) -> list[dict[str, Any]]:
+    return [
+        {"id": r["id"], "name": r["name"], "created": r["created"]}
+        for r in _rows(store, "SELECT id, name, created FROM tokens ORDER BY id")
+    ]
+
+
+def revoke_token(store: Store, key: str | int) -> int:
+    k = str(key).strip()
+    with _write(store) as c:
+        if k.isdigit():
+            return c.execute("DELETE FROM tokens WHERE id = ?", (int(k),)).rowcount
+        return c.execute("DELETE FROM tokens WHERE name = ?", (k,)).rowcount
+
+
+def check_token(store: Store, token: str | None) -> dict[str, Any] | None:
+    """The token's record if `token` is a live one. The look-up is by the hash of what was
+    presented, so nothing is compared character by character against a secret."""
+    if not token or len(token) > 200:
+        return None
+    h = _hash(token.strip())
+    rows = _rows(store, "SELECT id, name, hash FROM tokens WHERE hash = ?", [h])
+    if not rows or not hmac.compare_digest(rows[0]["hash"], h):
+        return None
+    return {"id": rows[0]["id"], "name": rows[0]["name"], "hash": h}
+
+
+def has_tokens(store: Store) -> bool:
+    return bool(_rows(store, "SELECT 1 FROM tokens LIMIT 1"))
+
+
+# --- export and import ------------------------------------------------------------------------
+
+
+def export_json(store: Store) -> dict[str, Any]:
+    """The whole library as one JSON object (tokens excepted)."""
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "exported": now(),
+        "tags": [
+            {"name": t.name, "created": t.created, "papers": list(reversed(tag_papers(store, t.name)))}
+            for t in tags(store)
+        ],
+        "dismissed": dismissed(store),
+        "saved_searches": [
+            {"name": s.name, "query": s.query, "params": s.params, "created": s.created} for s in saved_searches(store)
+        ],
+    }
+
+
+def import_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
+    """Merge an exported library into this one: tags gain papers (ids this store lacks are
+    kept for when they are ingested), dismissals and saved searches are added."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise LibraryError(f"not a paperdex library export (expected format {FORMAT!r})")
+    if int(data.get("version") or 0) > FORMAT_VERSION:
+        raise LibraryError("this library export is from a newer paperdex")
+    out = {"tags": 0, "papers": 0, "dismissed": 0, "saved_searches": 0}
+    for t in data.get("tags") or []:
+        if not isinstance(t, dict):
+            raise LibraryError("tags: each is an object with name and papers")
+        ids = [str(p) for p in t.get("papers") or []]
+        create_tag(store, t.get("name", ""))
+        out["tags"] += 1
+        out["papers"] += add_to_tag(store, t["name"], ids, allow_missing=True) if ids else 0
+    found, _ = paper_ids(store, [str(p) for p in data.get("dismissed") or []])
+    if found:
+        out["dismissed"] = dismiss(store, found)
+    for s in data.get("saved_searches") or []:
+        if not isinstance(s, dict):
+            raise LibraryError("saved_searches: each is an object with name, query and params")
+        save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {})
+        out["saved_searches"] += 1
+    return out
+
+
+def export_bibtex(store: Store, name: str | None = None) -> str:
+    """A tag's papers (or every tagged paper) as a .bib file, through the one BibTeX writer."""
+    from .sources.bibtex import to_bibtex
+
+    ids = tag_papers(store, name) if name else [r[0] for r in _rows(store, "SELECT DISTINCT paper FROM tag_papers")]
+    papers = [p for p in (store.get(i) for i in sorted(set(ids))) if p is not None]
+    return to_bibtex(papers)
+
+
+def import_bibtex(store: Store, text: str, name: str) -> dict[str, int]:
+    """Save the entries of a .bib file into tag `name`: entries naming a stored paper (its
+    arXiv id) are tagged; the others are ingested first (source `bibtex`)."""
+    from .sources.bibtex import parse_bibtex
+
+    res = parse_bibtex(text)
+    name = tag_name(name)
+    new = [p for p in res.papers if store.rowid(p.id) is None]
+    if new:
+        if store.readonly:
+            raise LibraryError("the library cannot be changed through a read-only store", 403)
+        store.upsert(new)
+    added = add_to_tag(store, name, [p.id for p in res.papers]) if res.papers else 0
+    return {"entries": len(res.papers), "ingested": len(new), "added": added, "errors": len(res.errors)}

@@ -1,0 +1,641 @@
+"""Recommendations for a tag, and related work for a pasted text.
+
+**For a tag** (arxiv-sanity-lite's per-tag linear SVM is the reference): a linear model is
+trained on the tag's papers as positives and the papers marked "not interested" plus a fixed
+random sample of the store as negatives, and every other paper is ranked by its score.
+Features are a paper's tf-idf vector (the BM25 weights of the lexical snapshot, restricted to
+the terms of the positives, unit length) next to its dense embedding (unit length). The model
+is an L2-regularised squared-hinge SVM (LinearSVC's loss) with balanced class weights, fitted
+in the primal with L-BFGS; its score is fused with the tag's centroid similarity (z-scores
+summed). Every choice here was measured on the 63k corpus: bench/recommend.py,
+docs/recommendations.md.
+
+A model is cached per tag and snapshot, and refitted, starting from the previous weights,
+when the tag's papers, the "not interested" marks or the snapshots change; one page view of a
+tag of a few hundred papers costs one sparse and one dense matrix-vector product over the
+corpus.
+
+Each recommendation says why: the tag's papers nearest to it (cosine of the embeddings) and
+its words that weigh most for the tag (model weight x the word's weight in the paper).
+
+**Related work** (:func:`related`): a pasted abstract or paragraph is embedded whole (the
+dense side) and its key terms, the words of highest tf-idf in the text, are searched
+lexically; the two rankings are fused by reciprocal rank.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import library
+from .paper import Paper, index_text
+from .store import Store
+
+C = 0.3  # SVM regularisation (bench/recommend.py)
+NEGATIVES = 3000  # random papers taken as negatives
+MAX_ITER = 150  # L-BFGS iterations
+CENTROID_WEIGHT = 1.0  # weight of the centroid's z-score beside the SVM's
+DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
+MIN_POSITIVES = 1
+MODEL_CACHE = 32
+EXPLAIN_NEIGHBOURS = 3
+EXPLAIN_TERMS = 6
+
+
+# --- features of one snapshot -------------------------------------------------------------------
+
+
+class Corpus:
+    """The features of one pair of snapshots (lexical, dense), aligned by the lexical index's
+    documents: tf-idf as a CSC matrix over the snapshot's own postings (no copy), its row
+    norms, and the dense vectors (zero rows for papers without one)."""
+
+    def __init__(self, ix, vindex) -> None:
+        from scipy import sparse
+
+        self.ix = ix
+        self.n = ix.n
+        self.rowids = ix.rowids
+        V = len(ix.vocab)
+        data = np.asarray(ix.bm_score, dtype=np.float32)
+        self.X = sparse.csc_matrix((data, np.asarray(ix.bm.doc), np.asarray(ix.bm.ptr)), shape=(self.n, V))
+        sq = np.bincount(np.asarray(ix.bm.doc), weights=data.astype(np.float64) ** 2, minlength=self.n)
+        self.inv_norm = (1.0 / np.sqrt(np.where(sq > 0, sq, 1.0))).astype(np.float32)
+        self.vindex = vindex
+        self._csr = None
+        self._lock = threading.Lock()
+        self.D: np.ndarray | None = None
+        self.has_vec = np.zeros(self.n, dtype=bool)
+        if vindex is not None and len(vindex):
+            if len(vindex.keys) == self.n and np.array_equal(vindex.keys, self.rowids):
+                self.D = vindex.f32
+                self.has_vec[:] = True
+            else:
+                pos = np.searchsorted(vindex.keys, self.rowids)
+                pos = np.clip(pos, 0, len(vindex.keys) - 1)
+                ok = vindex.keys[pos] == self.rowids
+                D = np.zeros((self.n, vindex.vecs.shape[1]), dtype=np.float32)
+                D[ok] = vindex.f32[pos[ok]]
+                self.D, self.has_vec = D, ok
+        self.key = (ix.store_id, ix.generation, None if vindex is None else (vindex.model, vindex.epoch))
+
+    def docs(self, rowids) -> np.ndarray:
+        return self.ix.docs_of_rowids(np.asarray(rowids, dtype=np.int64))
+
+    @property
+    def csr(self):
+        """The same matrix by rows (a forward index), made on first use: training reads the
+        rows of a few thousand papers."""
+        if self._csr is None:
+            with self._lock:
+                if self._csr is None:
+                    self._csr = self.X.tocsr()
+        return self._csr
+
+    def rows(self, docs: np.ndarray, terms: np.ndarray):
+        """tf-idf rows of `docs` over the columns `terms`, unit length (CSR)."""
+        from scipy import sparse
+
+        sub = self.csr[np.asarray(docs)][:, terms]
+        return sparse.diags(self.inv_norm[docs]) @ sub
+
+    def score_terms(self, terms: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Every paper's tf-idf vector dotted with w (weights of `terms`)."""
+        return (self.X[:, terms] @ w.astype(np.float32)) * self.inv_norm
+
+
+_CORPUS_LOCK = threading.Lock()
+_CORPORA: dict[str, Corpus] = {}
+
+
+def corpus(store: Store) -> Corpus:
+    """The features of the snapshots searches use now (shared by the process)."""
+    from .search import lex_index
+    from .vectors import VectorIndex
+
+    ix = lex_index(store)
+    vindex = VectorIndex.current(store)
+    key = (ix.store_id, ix.generation, None if vindex is None else (vindex.model, vindex.epoch))
+    name = str(store.data_dir.resolve())
+    with _CORPUS_LOCK:
+        c = _CORPORA.get(name)
+        if c is not None and c.key == key and c.ix is ix and c.vindex is vindex:
+            return c
+    c = Corpus(ix, vindex)
+    with _CORPUS_LOCK:
+        _CORPORA[name] = c
+    return c
+
+
+# --- the model -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Model:
+    """A linear model over [tf-idf of `terms`, dense] plus a bias, and the tag's centroid."""
+
+    terms: np.ndarray  # term ids (columns of the tf-idf matrix)
+    w_terms: np.ndarray
+    w_dense: np.ndarray | None
+    bias: float
+    centroid: np.ndarray | None  # mean dense vector of the positives
+    c_terms: np.ndarray  # mean tf-idf vector of the positives (over `terms`)
+    positives: np.ndarray  # docs
+    negatives: int
+    iterations: int = 0
+    seconds: float = 0.0
+
+
+def _negatives(c: Corpus, seed: str, exclude: np.ndarray, k: int) -> np.ndarray:
+    """A fixed random sample (same tag, same store: same sample), without `exclude`."""
+    h = int.from_bytes(hashlib.blake2b(seed.encode(), digest_size=8).digest(), "little")
+    rng = np.random.default_rng(h)
+    k = min(k, max(0, c.n - len(exclude)))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    cand = rng.choice(c.n, min(c.n, k + len(exclude)), replace=False)
+    return np.setdiff1d(cand, exclude, assume_unique=True)[:k]
+
+
+def train(
+    c: Corpus,
+    pos: np.ndarray,
+    dismissed: np.ndarray | None = None,
+    *,
+    seed: str = "",
+    negatives: int = NEGATIVES,
+    C_: float = C,
+    dense: bool = True,
+    tfidf: bool = True,
+    warm: Model | None = None,
+) -> Model:
+    """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
+    DISMISSED_WEIGHT) and a random sample; squared hinge, L2, balanced, L-BFGS in the primal."""
+    from scipy.optimize import minimize
+    from threadpoolctl import threadpool_limits
+
+    t0 = time.perf_counter()
+    pos = np.unique(np.asarray(pos, dtype=np.int64))
+    dismissed = np.setdiff1d(np.asarray(dismissed if dismissed is not None else [], dtype=np.int64), pos)
+    neg = _negatives(c, seed, np.union1d(pos, dismissed), negatives)
+    neg = np.concatenate([dismissed, neg]).astype(np.int64)
+    idx = np.concatenate([pos, neg])
+    y = np.r_[np.ones(len(pos)), -np.ones(len(neg))]
+    m = len(idx)
+    w_neg = np.ones(len(neg))
+    w_neg[: len(dismissed)] = DISMISSED_WEIGHT
+    cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
+    use_dense = dense and c.D is not None
+    terms = np.zeros(0, dtype=np.int64)
+    if tfidf:
+        terms = _terms_of(c, pos)
+    Zs = c.rows(idx, terms) if len(terms) else None
+    Zd = np.asarray(c.D[idx], dtype=np.float64) if use_dense else None
+    dk = len(terms)
+    dd = Zd.shape[1] if Zd is not None else 0
+
+    def f(wb: np.ndarray) -> tuple[float, np.ndarray]:
+        ws, wd, b = wb[:dk], wb[dk : dk + dd], wb[-1]
+        s = np.full(m, b)
+        if Zs is not None:
+            s += Zs @ ws
+        if Zd is not None:
+            s += Zd @ wd
+        h = np.maximum(0.0, 1.0 - y * s)
+        g = -2.0 * C_ * cw * h * y
+        grad = np.empty_like(wb)
+        grad[:dk] = ws + (Zs.T @ g if Zs is not None else 0.0)
+        grad[dk : dk + dd] = wd + (Zd.T @ g if Zd is not None else 0.0)
+        grad[-1] = g.sum()
+        return 0.5 * float(wb[:-1] @ wb[:-1]) + C_ * float(np.sum(cw * h * h)), grad
+
+    x0 = np.zeros(dk + dd + 1)
+    if warm is not None:  # incremental: start from the last fit of this tag
+        if dd and warm.w_dense is not None and len(warm.w_dense) == dd:
+            x0[dk : dk + dd] = warm.w_dense
+        if dk and len(warm.terms):
+            at = np.searchsorted(warm.terms, terms)
+            at = np.clip(at, 0, len(warm.terms) - 1)
+            hit = warm.terms[at] == terms
+            x0[:dk][hit] = warm.w_terms[at[hit]]
+        x0[-1] = warm.bias
+    with threadpool_limits(limits=1, user_api="blas"):
+        r = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": MAX_ITER})
+    centroid = None
+    if use_dense:
+        centroid = np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
+    c_terms = np.asarray(c.rows(pos, terms).mean(axis=0)).ravel().astype(np.float32) if dk else np.zeros(0, np.float32)
+    return Model(
+        terms=terms,
+        w_terms=r.x[:dk].astype(np.float32),
+        w_dense=r.x[dk : dk + dd].astype(np.float32) if dd else None,
+        bias=float(r.x[-1]),
+        centroid=centroid,
+        c_terms=c_terms,
+        positives=pos,
+        negatives=len(neg),
+        iterations=int(r.nit),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _terms_of(c: Corpus, docs: np.ndarray) -> np.ndarray:
+    """The terms any of `docs` contains (the columns a model of them can weigh)."""
+    if not len(docs):
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(c.csr[np.asarray(docs)].indices).astype(np.int64)
+
+
+def _z(a: np.ndarray) -> np.ndarray:
+    sd = float(a.std())
+    return (a - float(a.mean())) / (sd if sd > 0 else 1.0)
+
+
+def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT, svm: bool = True) -> np.ndarray:
+    """Every paper's score under the model (SVM z-score + centroid z-score)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        out = np.zeros(c.n, dtype=np.float32)
+        if svm:
+            s = np.full(c.n, model.bias, dtype=np.float32)
+            if len(model.terms):
+                s += c.score_terms(model.terms, model.w_terms)
+            if model.w_dense is not None:
+                s += c.D @ model.w_dense
+            out += _z(s)
+        if centroid_weight:
+            parts = []
+            if model.centroid is not None:
+                parts.append(_z(c.D @ model.centroid))
+            if len(model.terms):
+                parts.append(_z(c.score_terms(model.terms, model.c_terms)))
+            if parts:
+                out += centroid_weight * sum(parts) / len(parts)
+    return out
+
+
+# --- recommendations for a tag -----------------------------------------------------------------
+
+
+@dataclass
+class Reason:
+    neighbours: list[tuple[str, str, float]]  # (id, title, cosine) of the nearest saved papers
+    terms: list[str]  # the paper's words that weigh most for the tag
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nearest_saved": [{"id": i, "title": t, "cosine": round(s, 4)} for i, t, s in self.neighbours],
+            "terms": self.terms,
+        }
+
+
+@dataclass
+class Recommendation:
+    paper: Paper
+    score: float
+    reason: Reason | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "paper": self.paper.to_dict(),
+            "score": round(float(self.score), 4),
+            "why": self.reason.to_dict() if self.reason else None,
+        }
+
+
+@dataclass
+class Recommendations:
+    tag: str
+    items: list[Recommendation]
+    positives: int  # tag papers the model learned from (in the store)
+    negatives: int
+    candidates: int  # papers ranked
+    took_ms: float
+    trained: bool  # fitted for this call (False: the cached model)
+    notices: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tag": self.tag,
+            "positives": self.positives,
+            "negatives": self.negatives,
+            "candidates": self.candidates,
+            "took_ms": round(self.took_ms, 1),
+            "trained": self.trained,
+            "notices": self.notices,
+            "recommendations": [r.to_dict() for r in self.items],
+        }
+
+
+_MODELS_LOCK = threading.Lock()
+_MODELS: OrderedDict[tuple, Model] = OrderedDict()
+_LAST: dict[tuple, Model] = {}  # per (store, tag): the last fit, the start of the next one
+
+
+def tag_model(store: Store, tag: str, c: Corpus | None = None) -> tuple[Model | None, bool, Corpus]:
+    """The tag's model over the current snapshots: cached, or fitted now (from the last fit)."""
+    c = c or corpus(store)
+    ids = library.tag_papers(store, tag)
+    pos = c.docs([r for r in (store.rowid(i) for i in ids) if r is not None])
+    dis = c.docs([r for r in (store.rowid(i) for i in library.dismissed(store)) if r is not None])
+    if len(pos) < MIN_POSITIVES:
+        return None, False, c
+    key = (c.key, tag.lower(), hashlib.blake2b(pos.tobytes() + b"|" + dis.tobytes(), digest_size=16).digest())
+    with _MODELS_LOCK:
+        m = _MODELS.get(key)
+        if m is not None:
+            _MODELS.move_to_end(key)
+            return m, False, c
+        warm = _LAST.get((c.key[0], tag.lower()))
+    m = train(c, pos, dis, seed=f"{c.key[0]}:{tag.lower()}", warm=warm)
+    with _MODELS_LOCK:
+        _MODELS[key] = m
+        _LAST[(c.key[0], tag.lower())] = m
+        while len(_MODELS) > MODEL_CACHE:
+            _MODELS.popitem(last=False)
+    return m, True, c
+
+
+def recommend(
+    store: Store,
+    tag: str,
+    k: int = 20,
+    *,
+    page: int = 1,
+    within: np.ndarray | list[int] | None = None,
+    explain: bool = True,
+) -> Recommendations:
+    """The tag's best unseen papers (not in the tag, not marked "not interested"), best first;
+    `within` (rowids) restricts the candidates, e.g. to one day's papers."""
+    t0 = time.perf_counter()
+    tag = library.get_tag(store, tag).name
+    k, page = max(1, min(int(k), 200)), max(1, int(page))
+    model, trained, c = tag_model(store, tag)
+    if model is None:
+        msg = "save papers to this tag to get recommendations"
+        return Recommendations(tag, [], 0, 0, 0, (time.perf_counter() - t0) * 1000, False, [msg])
+    s = scores(c, model)
+    ok = np.ones(c.n, dtype=bool)
+    if within is not None:
+        ok[:] = False
+        ok[c.docs(within)] = True
+    ok[model.positives] = False
+    dis = c.docs([r for r in (store.rowid(i) for i in library.dismissed(store)) if r is not None])
+    ok[dis] = False
+    cand = np.flatnonzero(ok)
+    want = page * k
+    sc = s[cand]
+    if len(cand) > want:
+        top = np.argpartition(-sc, want - 1)[:want]
+    else:
+        top = np.arange(len(cand))
+    top = top[np.lexsort((cand[top], -sc[top]))][(page - 1) * k : want]
+    docs = cand[top]
+    rowids = [int(c.rowids[d]) for d in docs]
+    papers = store.get_many(rowids)
+    items = []
+    for d, r in zip(docs, rowids, strict=True):
+        p = papers.get(r)
+        if p is None:
+            continue
+        items.append(Recommendation(p, float(s[d]), explain_one(store, c, model, int(d), p) if explain else None))
+    notices = []
+    if len(model.positives) < 3:
+        notices.append("recommendations get better with more papers in the tag")
+    took = (time.perf_counter() - t0) * 1000
+    return Recommendations(tag, items, len(model.positives), model.negatives, len(cand), took, trained, notices)
+
+
+def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Reason:
+    """The tag's papers nearest to `doc`, and its words that weigh most for the tag."""
+    neighbours: list[tuple[str, str, float]] = []
+    if c.D is not None and c.has_vec[doc] and len(model.positives):
+        pos = model.positives[c.has_vec[model.positives]]
+        sims = c.D[pos] @ c.D[doc]
+        best = np.argsort(-sims, kind="stable")[:EXPLAIN_NEIGHBOURS]
+        got = store.get_many([int(c.rowids[pos[i]]) for i in best])
+        for i in best:
+            q = got.get(int(c.rowids[pos[i]]))
+            if q is not None:
+                neighbours.append((q.id, q.title, float(sims[i])))
+    terms: list[str] = []
+    if len(model.terms):
+        row = c.csr[[doc]]
+        tids, vals = row.indices, row.data
+        at = np.clip(np.searchsorted(model.terms, tids), 0, len(model.terms) - 1)
+        hit = model.terms[at] == tids
+        contrib = np.where(hit, vals * np.where(hit, model.w_terms[at], 0.0), 0.0)
+        order = np.argsort(-contrib, kind="stable")
+        stems = [str(c.ix.vocab[tids[i]]) for i in order[: EXPLAIN_TERMS * 3] if contrib[i] > 0]
+        terms = _surface(stems, f"{p.title} {p.abstract}")[:EXPLAIN_TERMS]
+    return Reason(neighbours, terms)
+
+
+def _surface(stems: list[str], text: str) -> list[str]:
+    """Each stem as the paper's title or abstract writes it (its first word with that stem);
+    stems only in its author names, numbers and one- or two-letter words are left out."""
+    from .text import stemmer, tokens
+
+    st = stemmer()
+    first: dict[str, str] = {}
+    for w in tokens(index_text(text)):
+        first.setdefault(st.stemWord(w), w)
+    return [first[s] for s in stems if s in first and len(first[s]) > 2 and not s.isdigit()]
+
+
+# --- "for you": the daily page's order ---------------------------------------------------------
+
+
+def for_you(store: Store, rowids: list[int]) -> dict[int, tuple[float, str]]:
+    """Score papers (rowids) by the user's tags: each paper's best score over the tags and the
+    tag it came from. Empty when there are no tags."""
+    out: dict[int, tuple[float, str]] = {}
+    if not rowids:
+        return out
+    c = corpus(store)
+    docs = c.docs(rowids)
+    for t in library.tags(store):
+        if t.count == 0:
+            continue
+        model, _, _ = tag_model(store, t.name, c)
+        if model is None:
+            continue
+        s = scores(c, model)[docs]
+        for d, v in zip(docs, s, strict=True):
+            r = int(c.rowids[d])
+            if r not in out or v > out[r][0]:
+                out[r] = (float(v), t.name)
+    return out
+
+
+# --- related work for a pasted text --------------------------------------------------------------
+
+MAX_TEXT = 5000  # characters of a pasted text read
+KEY_TERMS = 12  # terms of the lexical query
+RELATED_DEPTH = 100  # candidates per side
+
+
+@dataclass
+class Related:
+    text: str
+    key_terms: list[str]
+    hits: list[Any]  # search.Hit, fused
+    took_ms: float
+    notices: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key_terms": self.key_terms,
+            "took_ms": round(self.took_ms, 1),
+            "notices": self.notices,
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+def key_terms(store: Store, text: str, n: int = KEY_TERMS) -> list[str]:
+    """The words of `text` with the highest tf-idf against the store (idf of the lexical
+    snapshot; words no paper has are left out), each as the text writes it."""
+    from .search import lex_index
+    from .text import STOPWORDS, stemmer, tokens
+
+    ix = lex_index(store)
+    st = stemmer()
+    tf: dict[str, int] = {}
+    surface: dict[str, str] = {}
+    for w in tokens(index_text(text)):
+        if w in STOPWORDS or len(w) < 2 or w.isdigit():
+            continue
+        s = st.stemWord(w)
+        tf[s] = tf.get(s, 0) + 1
+        surface.setdefault(s, w)
+    scored = []
+    N = max(ix.n, 1)
+    for s, f in tf.items():
+        t = ix.term(s)
+        if t is None:
+            continue
+        df = int(ix.df[t])
+        if df == 0:
+            continue
+        idf = float(np.log(1 + (N - df + 0.5) / (df + 0.5)))
+        scored.append(((1 + np.log(f)) * idf, s))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [surface[s] for _, s in scored[:n]]
+
+
+def related(
+    store: Store,
+    text: str,
+    k: int = 20,
+    *,
+    searcher=None,
+    filters=None,
+    deadline: float | None = None,
+) -> Related:
+    """Papers related to a pasted abstract or paragraph: the dense side embeds the whole text
+    (the model reads what fits its window), the lexical side searches its KEY_TERMS key terms
+    (a paper needs half of them, the search's rule for long queries); reciprocal-rank fusion
+    of the two, as hybrid search fuses."""
+    from .search import Hit, Searcher, rrf
+
+    t0 = time.perf_counter()
+    text = " ".join(str(text or "").split())[:MAX_TEXT]
+    k = max(1, min(int(k), 100))
+    s = searcher or Searcher(store)
+    notices: list[str] = []
+    terms = key_terms(store, text)
+    lex_hits: list[Hit] = []
+    if terms:
+        res = s.search(
+            " ".join(terms),
+            mode="lexical",
+            per_page=RELATED_DEPTH,
+            filters=filters,
+            facets=False,
+            literal=True,
+            deadline=deadline,
+        )
+        lex_hits = res.hits
+    dense_hits: list[Hit] = []
+    vindex = s.index
+    if vindex is not None and len(vindex) and text:
+        allowed = None
+        if filters is not None and filters.nodes():
+            res = s.search("", mode="lexical", per_page=1, filters=filters, facets=False, deadline=deadline)
+            if res.total <= 20000:
+                allowed = _filtered_rowids(s, filters, deadline)
+        qv = s.embed_query(text, vindex.model)
+        found = vindex.search(qv, RELATED_DEPTH, allowed)
+        got = store.get_many([r for r, _ in found])
+        dense_hits = [Hit(got[r], sc, dense_score=sc) for r, sc in found if r in got]
+    else:
+        notices.append("semantic search is off until vectors exist (run `paperdex embed`)")
+    if not text:
+        notices.append("paste a paragraph or an abstract")
+    by_id: dict[str, Any] = {}
+    lex_rank = {}
+    for i, h in enumerate(lex_hits):
+        by_id.setdefault(h.paper.id, h)
+        lex_rank[h.paper.id] = (i + 1, h.lexical_score)
+    dense_rank = {}
+    for i, h in enumerate(dense_hits):
+        by_id.setdefault(h.paper.id, h)
+        dense_rank[h.paper.id] = (i + 1, h.dense_score)
+    ids = list(by_id)
+    pos = {pid: j for j, pid in enumerate(ids)}
+    fused = rrf(
+        [[pos[h.paper.id] for h in lex_hits], [pos[h.paper.id] for h in dense_hits]],
+        [1.0, 1.0],
+        k=60,
+    )
+    order = sorted(fused, key=lambda j: (-fused[j], j))[:k]
+    stems = _stems(terms)
+    from .search import mark, snippet
+
+    hits = []
+    for j in order:
+        pid = ids[j]
+        p = by_id[pid].paper
+        lr, ls = lex_rank.get(pid, (None, None))
+        dr, ds = dense_rank.get(pid, (None, None))
+        hits.append(
+            Hit(p, fused[j], lr, ls, dr, ds, title_marked=mark(p.title, stems), snippet=snippet(p.abstract, stems))
+        )
+    return Related(text, terms, hits, (time.perf_counter() - t0) * 1000, notices)
+
+
+def _stems(words: list[str]) -> frozenset[str]:
+    from .search import stems_of
+
+    return stems_of(words)
+
+
+def _filtered_rowids(searcher, filters, deadline) -> np.ndarray:
+    """Rowids of the papers a filter allows (through the search, so the rule is the same)."""
+    out = []
+    page = 1
+    while True:
+        res = searcher.search(
+            "",
+            mode="lexical",
+            sort="newest",
+            page=page,
+            per_page=200,
+            filters=filters,
+            facets=False,
+            highlight=False,
+            deadline=deadline,
+        )
+        out.extend(searcher.store.rowid(h.paper.id) for h in res.hits)
+        if page * 200 >= min(res.total, 20000) or not res.hits:
+            break
+        page += 1
+    return np.array([r for r in out if r is not None], dtype=np.int64)

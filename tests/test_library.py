@@ -1,0 +1,146 @@
+"""The library: tags, "not interested", saved searches, tokens, export and import."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paperdex import library as L
+from paperdex.paper import Paper
+from paperdex.store import SCHEMA_VERSION, Store
+
+
+def _ids(store: Store, n: int) -> list[str]:
+    return [r[0] for r in store.conn.execute("SELECT id FROM papers ORDER BY rowid LIMIT ?", (n,))]
+
+
+def test_tags_add_remove_rename_delete(store):
+    a, b, c = _ids(store, 3)
+    assert L.add_to_tag(store, "robots", [a, b]) == 2
+    assert L.add_to_tag(store, "Robots", [b, c]) == 1  # names are case-insensitive; b was there
+    assert [t.name for t in L.tags(store)] == ["robots"]
+    assert L.get_tag(store, "ROBOTS").count == 3
+    assert set(L.tag_papers(store, "robots")) == {a, b, c}
+    assert L.tags_of(store, a) == ["robots"]
+    assert L.remove_from_tag(store, "robots", [a]) == 1
+    L.rename_tag(store, "robots", "manipulation")
+    assert set(L.tag_papers(store, "manipulation")) == {b, c}
+    with pytest.raises(L.LibraryError):
+        L.get_tag(store, "robots")
+    assert L.delete_tag(store, "manipulation")
+    assert L.tags(store) == []
+
+
+def test_unknown_papers_and_bad_names_are_refused(store):
+    with pytest.raises(L.LibraryError, match="not in this store"):
+        L.add_to_tag(store, "x", ["9999.99999"])
+    for bad in ("", "   ", "a/b", "x" * 65, "bad\x1bname"):
+        with pytest.raises(L.LibraryError):
+            L.add_to_tag(store, bad, _ids(store, 1))
+    # an arXiv: prefix and a version suffix find the stored paper
+    pid = _ids(store, 1)[0]
+    if "." in pid:
+        assert L.add_to_tag(store, "t", [f"arXiv:{pid}v2"]) == 1
+        assert L.tag_papers(store, "t") == [pid]
+
+
+def test_dismiss_and_saving_takes_it_back(store):
+    a, b = _ids(store, 2)
+    assert L.dismiss(store, [a, b]) == 2
+    assert set(L.dismissed(store)) == {a, b}
+    L.add_to_tag(store, "keep", [a])
+    assert L.dismissed(store) == [b]
+    assert L.undismiss(store, [b]) == 1 and L.dismissed(store) == []
+
+
+def test_readonly_store_reads_and_refuses_writes(store, tmp_path):
+    L.add_to_tag(store, "t", _ids(store, 1))
+    ro = Store(store.data_dir, readonly=True)
+    assert [t.name for t in L.tags(ro)] == ["t"]
+    with pytest.raises(L.LibraryError, match="read-only"):
+        L.add_to_tag(ro, "t", _ids(store, 2))
+    ro.close()
+
+
+def test_old_schema_reads_as_an_empty_library(store):
+    """A read-only opener of a store from before the library sees an empty one."""
+    c = store.conn
+    for t in ("tag_papers", "tags", "dismissed", "saved_searches", "tokens"):
+        c.execute(f"DROP TABLE {t}")
+    c.execute("PRAGMA user_version = 3")
+    c.commit()
+    ro = Store(store.data_dir, readonly=True)
+    assert L.tags(ro) == [] and L.dismissed(ro) == [] and L.saved_searches(ro) == []
+    assert L.check_token(ro, "pdx_x") is None
+    ro.close()
+    # a writer brings it up to date
+    with Store(store.data_dir) as w:
+        assert w.schema_version() == SCHEMA_VERSION
+        L.add_to_tag(w, "t", _ids(w, 1))
+
+
+def test_tokens_are_stored_hashed(store):
+    tok = L.create_token(store, "laptop")
+    assert tok.startswith(L.TOKEN_PREFIX)
+    raw = store.conn.execute("SELECT * FROM tokens").fetchall()
+    assert len(raw) == 1 and tok not in json.dumps([tuple(r) for r in raw])
+    assert L.check_token(store, tok)["name"] == "laptop"
+    assert L.check_token(store, tok + "x") is None and L.check_token(store, "") is None
+    assert [t["name"] for t in L.tokens(store)] == ["laptop"]
+    assert L.revoke_token(store, "laptop") == 1
+    assert L.check_token(store, tok) is None
+
+
+def test_saved_search_counts_new_papers(store, searcher):
+    from paperdex.search import Searcher
+
+    s = L.save_search(store, "diffusion", "diffusion", {"mode": "lexical", "lang": "en"})
+    assert s.params == {"lang": "en", "mode": "lexical"}
+    srch = Searcher(store)
+    assert L.new_matches(srch, s).count == 0
+    new = [
+        Paper(
+            id="2999.00001", title="Diffusion models for new things", abstract="A diffusion model.", listed="2026-12-01"
+        ),
+        Paper(id="2999.00002", title="Unrelated robots", abstract="Robot arms.", listed="2026-12-01"),
+        # an old paper ingested late (a backlog) is new too
+        Paper(id="2999.00003", title="Old diffusion paper", abstract="Diffusion.", listed="2020-01-01"),
+    ]
+    store.upsert(new)
+    nm = L.new_matches(srch, L.get_saved(store, "diffusion"))
+    assert nm.count == 2 and {p.id for p in nm.papers} == {"2999.00001", "2999.00003"}
+    L.mark_seen(store, "diffusion")
+    assert L.new_matches(srch, L.get_saved(store, "diffusion")).count == 0
+    with pytest.raises(L.LibraryError):
+        L.save_search(store, "bad", "x", {"mode": "psychic"})
+    with pytest.raises(L.LibraryError):
+        L.save_search(store, "empty", "  ")
+
+
+def test_export_import_json_and_bibtex(store, tmp_path):
+    a, b, c = _ids(store, 3)
+    L.add_to_tag(store, "one", [a, b])
+    L.add_to_tag(store, "two", [c])
+    L.dismiss(store, [c])  # (saving c later would take it back; here it stays dismissed only)
+    L.save_search(store, "s", "diffusion", {"category": "cs.CV"})
+    data = L.export_json(store)
+    assert data["format"] == L.FORMAT and {t["name"] for t in data["tags"]} == {"one", "two"}
+    data["tags"][0]["papers"].append("2101.00000")  # a paper this machine lacks is kept
+    other = Store(tmp_path / "other")
+    other.upsert([store.get(x) for x in (a, b, c)])
+    got = L.import_json(other, json.loads(json.dumps(data)))
+    assert got["tags"] == 2 and got["saved_searches"] == 1
+    assert set(L.tag_papers(other, "one")) >= {a, b}
+    assert L.get_saved(other, "s").params == {"category": "cs.CV"}
+    with pytest.raises(L.LibraryError):
+        L.import_json(other, {"format": "something-else"})
+
+    bib = L.export_bibtex(store, "one")
+    assert bib.count("@") == 2
+    fresh = Store(tmp_path / "fresh")
+    res = L.import_bibtex(fresh, bib, "imported")
+    assert res["entries"] == 2 and res["ingested"] == 2 and res["added"] == 2
+    assert len(L.tag_papers(fresh, "imported")) == 2
+    other.close()
+    fresh.close()
