@@ -54,14 +54,14 @@ def migrate_store(
             "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v "
             "ON v.paper = p.rowid AND v.text_hash = p.text_hash WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
             (last, n),
-        ).fetchall()
+        ).fetchall()  # every paper between two rowids: the target may replace that range whole
         if not rows:
             break
         items = []
         for r in rows:
             vec = np.frombuffer(r["vec"], dtype=np.float16) if r["vec"] is not None else None
             items.append((int(r["rowid"]), paper_from_row(r), vec))
-        target.write_rows(items, model=model)
+        target.write_rows(items, model=model, contiguous=True)
         last = int(rows[-1]["rowid"])
         target.set_state(key, str(last))
         out.copied += len(rows)

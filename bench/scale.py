@@ -1,0 +1,491 @@
+"""How cost grows with the corpus, on both backends: the embedded store and Milvus Lite 2.5.
+
+    python bench/scale.py prepare [--sizes 10k,63k,250k,1m]     corpora + query vectors
+    python bench/scale.py build --backend embedded|milvus --size 63k
+    python bench/scale.py measure --backend embedded|milvus --size 63k [--queries 200]
+    python bench/scale.py all [--sizes ...] [--milvus-sizes ...]    prepare, build, measure
+    python bench/scale.py report                                 table + docs/performance-scale.png
+
+Every step is resumable and skips what is done (results in bench/out/scale/results.json;
+progress lines in bench/out/scale/progress.log). Run big builds in the background:
+``nohup setsid nice python bench/scale.py all > bench/out/scale/all.log 2>&1 &``.
+
+Corpora. 10k is the first 10,000 records of the shared 63,104 (arxiv-2025-2026, with their
+all-MiniLM-L6-v2 vectors), 63k all of them. Beyond that, copy k of record i (k = 1, 2, ...) is
+synthesised from record i and a "donor" drawn (seeded by k and i) from the records of the same
+primary category: its title is the first two thirds of record i's title words followed by the
+last third of the donor's, its abstract the first half of record i's sentences followed by the
+second half of the donor's; authors, categories and dates are record i's; the id is
+``<id>s<k>``. Its vector is record i's plus Gaussian noise (sigma 0.025 per dimension, cosine
+about 0.9 to the original), renormalised. So topics, vocabulary, category and date
+distributions stay those of real arXiv, while every synthetic paper is a distinct text and
+a distinct point.
+
+Measures per backend and size: ingest time (embedded: `ingest` + vector import with their
+published snapshots; Milvus: `paperdex migrate --to` from the embedded store, i.e. the whole
+copy with BM25 and the stem arrays), size on disk, resident memory of the processes serving
+queries after the run (embedded: this process; Milvus Lite: this client + its server), engine
+time p50/p99 of `Backend.search` (per_page 10, no facets, no highlighting, query vector given)
+for lexical, dense, hybrid and hybrid with a `cat:cs.RO` filter, and dense recall@10 against
+exact search over the same vectors. Queries: titles of 200 records (seed 42) cut to their
+first three words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+CORPUS = SHARED / "arxiv-2025-2026.jsonl.gz"
+VECTORS = SHARED / "arxiv-2025-2026.all-MiniLM-L6-v2.f16.npy"
+IDS = SHARED / "arxiv-2025-2026.ids.txt"
+OUT = ROOT / "bench" / "out" / "scale"
+RESULTS = OUT / "results.json"
+MODEL = "all-MiniLM-L6-v2"
+SIZES = {"10k": 10_000, "63k": 63_104, "250k": 250_000, "1m": 1_000_000}
+CAT = "cs.RO"
+SIGMA = 0.025
+
+
+def log(msg: str) -> None:
+    line = f"{time.strftime('%H:%M:%S')} {msg}"
+    print(line, flush=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT / "progress.log", "a") as f:
+        f.write(line + "\n")
+
+
+def load_results() -> dict:
+    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+
+
+def save_result(key: str, **values) -> None:
+    import fcntl
+
+    with open(OUT / ".results.lock", "w") as lock:  # several steps may run at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = load_results()
+        r.setdefault(key, {}).update(values)
+        tmp = RESULTS.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(r, indent=1, sort_keys=True))
+        tmp.replace(RESULTS)
+
+
+def du(*paths: Path) -> int:
+    total = 0
+    for p in paths:
+        if p.is_file():
+            total += p.stat().st_size
+        elif p.is_dir():
+            total += sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+    return total
+
+
+def rss_kb(pid: int | str = "self") -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def load_avg() -> float:
+    return os.getloadavg()[0]
+
+
+# --- corpora ----------------------------------------------------------------------------------
+
+
+def shared_records() -> tuple[list[dict], np.ndarray]:
+    with gzip.open(CORPUS, "rt") as f:
+        recs = [json.loads(line) for line in f]
+    row = {pid: i for i, pid in enumerate(IDS.read_text().split())}
+    vecs = np.load(VECTORS)
+    return recs, vecs[[row[r["id"]] for r in recs]]
+
+
+def _synth(r: dict, donor: dict, k: int) -> dict:
+    tw, dw = r["title"].split(), donor["title"].split()
+    cut = max(1, (2 * len(tw)) // 3)
+    title = " ".join(tw[:cut] + dw[(2 * len(dw)) // 3 :]) or r["title"]
+    rs, ds = r["abstract"].split(". "), donor["abstract"].split(". ")
+    abstract = ". ".join(rs[: max(1, len(rs) // 2)] + ds[len(ds) // 2 :])
+    out = dict(r)
+    out.update(id=f"{r['id']}s{k}", title=title, abstract=abstract)
+    return out
+
+
+def corpus(size: str) -> tuple[Path, Path, Path]:
+    n = SIZES[size]
+    base = OUT / f"corpus-{size}"
+    paths = (base.with_suffix(".jsonl"), base.with_suffix(".npy"), base.with_suffix(".ids.txt"))
+    if all(p.exists() for p in paths):
+        return paths
+    log(f"corpus {size}: writing {n:,} records")
+    recs, vecs = shared_records()
+    by_cat: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(recs):
+        by_cat[(r.get("categories") or ["?"])[0]].append(i)
+    rng = np.random.default_rng(12345)
+    out_vecs = np.zeros((n, vecs.shape[1]), dtype=np.float16)
+    ids = []
+    tmp = paths[0].with_suffix(".jsonl.tmp")
+    with open(tmp, "w") as f:
+        for j in range(n):
+            k, i = divmod(j, len(recs))
+            r = recs[i]
+            if k == 0:
+                rec, v = r, vecs[i].astype(np.float32)
+            else:
+                pick = random.Random(k * 1_000_003 + i)
+                donor = recs[pick.choice(by_cat[(r.get("categories") or ["?"])[0]])]
+                rec = _synth(r, donor, k)
+                v = vecs[i].astype(np.float32) + rng.normal(0, SIGMA, vecs.shape[1]).astype(np.float32)
+            out_vecs[j] = v / np.linalg.norm(v)
+            ids.append(rec["id"])
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            if j and j % 100_000 == 0:
+                log(f"corpus {size}: {j:,}")
+    np.save(paths[1], out_vecs)
+    paths[2].write_text("\n".join(ids) + "\n")
+    tmp.replace(paths[0])
+    return paths
+
+
+def queries(n: int = 200) -> tuple[list[str], np.ndarray]:
+    qf, vf = OUT / "queries.json", OUT / "queries.npy"
+    if qf.exists() and vf.exists():
+        return json.loads(qf.read_text())[:n], np.load(vf)[:n]
+    recs, _ = shared_records()
+    rnd = random.Random(42)
+    qs = [" ".join(r["title"].split()[:3]) for r in rnd.sample(recs, 200)]
+    from paperdex.embed import get_embedder
+
+    emb = get_embedder(MODEL)
+    qv = np.stack([emb.embed_query(q) for q in qs]).astype(np.float32)
+    qf.write_text(json.dumps(qs))
+    np.save(vf, qv)
+    return qs[:n], qv[:n]
+
+
+# --- builds -----------------------------------------------------------------------------------
+
+
+def emb_dir(size: str) -> Path:
+    return OUT / f"embedded-{size}"
+
+
+def milvus_path(size: str) -> Path:
+    return OUT / f"milvus-{size}.db"
+
+
+def build_embedded(size: str) -> None:
+    key = f"embedded/{size}"
+    if load_results().get(key, {}).get("ingest_s"):
+        return
+    from paperdex.ingest import import_vectors, ingest_file
+    from paperdex.store import Store
+
+    jsonl, npy, ids = corpus(size)
+    log(f"{key}: ingest (load {load_avg():.1f})")
+    t = time.perf_counter()
+    with Store(emb_dir(size)) as store:
+        s = ingest_file(store, jsonl)
+        t_ingest = time.perf_counter() - t
+        log(f"{key}: {s.added:,} added in {t_ingest:.0f} s; vectors")
+        t = time.perf_counter()
+        import_vectors(store, npy, ids, MODEL)
+        store.publish()
+        t_vec = time.perf_counter() - t
+        n = store.count()
+    d = emb_dir(size)
+    save_result(
+        key,
+        papers=n,
+        ingest_s=round(t_ingest, 1),
+        vectors_s=round(t_vec, 1),
+        build_load=round(load_avg(), 1),
+        disk_bytes=du(d),
+        disk_db_bytes=du(*d.glob("paperdex.db*")),
+        disk_lexical_bytes=du(*d.glob("lexical.*")),
+        disk_vectors_bytes=du(*d.glob("vectors.*")),
+    )
+    log(f"{key}: done ({t_ingest + t_vec:.0f} s)")
+
+
+def build_milvus(size: str) -> None:
+    key = f"milvus/{size}"
+    if load_results().get(key, {}).get("ingest_s"):
+        return
+    build_embedded(size)
+    from paperdex.backends.migrate import migrate_store
+    from paperdex.backends.milvus import MilvusBackend
+    from paperdex.store import Store
+
+    prev = load_results().get(key, {}).get("partial_s", 0.0)
+    log(f"{key}: migrate from {emb_dir(size).name} (load {load_avg():.1f})")
+    t = time.perf_counter()
+    with Store(emb_dir(size)) as store, MilvusBackend(milvus_path(size)) as mv:
+        done = [0]
+
+        def progress(k: int) -> None:
+            done[0] += k
+            if done[0] % 50_000 < k:
+                log(f"{key}: {done[0]:,} copied")
+                save_result(key, partial_s=round(prev + time.perf_counter() - t, 1))
+
+        s = migrate_store(store, mv, batch_size=2000, progress=progress)
+        t_copy = prev + time.perf_counter() - t
+        n = mv.count()
+    save_result(
+        key,
+        papers=n,
+        ingest_s=round(t_copy, 1),
+        copied_this_run=s.copied,
+        build_load=round(load_avg(), 1),
+        disk_bytes=du(milvus_path(size)),
+    )
+    log(f"{key}: done ({t_copy:.0f} s, {n:,} papers)")
+
+
+# --- measurements -----------------------------------------------------------------------------
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def exact_top(vecs: np.ndarray, q: np.ndarray, k: int = 10) -> np.ndarray:
+    best_s, best_i = np.full(0, -9.0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+    for a in range(0, len(vecs), 200_000):
+        s = vecs[a : a + 200_000].astype(np.float32) @ q
+        top = np.argpartition(-s, k)[:k]
+        best_s = np.concatenate([best_s, s[top]])
+        best_i = np.concatenate([best_i, top + a])
+    order = np.argsort(-best_s)[:k]
+    return best_i[order]
+
+
+def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, "blas")
+    from paperdex.search import Filters
+
+    key = f"{backend}/{size}"
+    qs, qv = queries(nq)
+    load0 = load_avg()
+    _, npy, ids_path = corpus(size)
+    all_ids = ids_path.read_text().split()
+    if backend == "embedded":
+        from paperdex.backends import EmbeddedBackend
+
+        b = EmbeddedBackend(emb_dir(size))
+    else:
+        from paperdex.backends.milvus import MilvusBackend
+
+        b = MilvusBackend(milvus_path(size))
+    t = time.perf_counter()
+    b.search(qs[0], mode="hybrid", query_vector=qv[0], facets=False, literal=True)
+    warm_s = time.perf_counter() - t
+    cells: dict[str, list[float]] = {}
+    refused: dict[str, int] = {}
+    for name, mode, cat in (
+        ("lexical", "lexical", False),
+        ("dense", "dense", False),
+        ("hybrid", "hybrid", False),
+        ("hybrid_cat", "hybrid", True),
+    ):
+        times: list[float] = []
+        started = time.perf_counter()
+        for q, v in zip(qs, qv, strict=True):
+            t = time.perf_counter()
+            try:
+                b.search(
+                    q,
+                    mode=mode,
+                    per_page=10,
+                    facets=False,
+                    literal=True,
+                    query_vector=v,
+                    highlight=False,
+                    filters=Filters(category=CAT) if cat else None,
+                )
+            except Exception as e:  # a refused query (Milvus's candidate limit) is counted
+                refused[name] = refused.get(name, 0) + 1
+                if refused[name] == 1:
+                    log(f"{key} {name}: {e}")
+                continue
+            times.append((time.perf_counter() - t) * 1000)
+            if time.perf_counter() - started > budget_s and len(times) >= 20:
+                break
+        cells[name] = times
+        log(f"{key} {name}: p50 {statistics.median(times):.2f} ms p99 {pct(times, 99):.2f} ms over {len(times)}")
+    # recall@10 of the dense side against exact search over the same vectors
+    vecs = np.load(npy, mmap_mode="r")
+    rec = []
+    for v in qv[: min(100, len(qv))]:
+        exact = {all_ids[i] for i in exact_top(vecs, v)}
+        if backend == "embedded":
+            vi = b.searcher.index
+            got_rows = [r for r, _ in vi.search(v, 10)]
+            got = {p.id for p in b.store.get_many(got_rows).values()}
+        else:
+            hits = b.client.search(
+                b.col,
+                data=[np.asarray(v, dtype=np.float32)],
+                anns_field="dense",
+                limit=10,
+                filter="has_vec == true",
+                search_params={"metric_type": "IP"},
+                output_fields=["id"],
+            )[0]
+            got = {h["entity"]["id"] for h in hits}
+        rec.append(len(exact & got) / 10)
+    rss = rss_kb()
+    server_rss = 0
+    if backend == "milvus":
+        from milvus_lite.server_manager import server_manager_instance
+
+        for s in server_manager_instance._servers.values():
+            server_rss += rss_kb(s._p.pid)
+    load1 = load_avg()
+    b.close()
+    save_result(
+        key,
+        queries=len(qs),
+        warm_first_query_s=round(warm_s, 2),
+        **{f"{k}_p50_ms": round(statistics.median(v), 2) for k, v in cells.items() if v},
+        **{f"{k}_p99_ms": round(pct(v, 99), 2) for k, v in cells.items() if v},
+        **{f"{k}_n": len(v) for k, v in cells.items()},
+        refused=refused,
+        recall_at_10=round(float(np.mean(rec)), 3),
+        rss_mb=round((rss + server_rss) / 1024),
+        client_rss_mb=round(rss / 1024),
+        server_rss_mb=round(server_rss / 1024),
+        measure_load=[round(load0, 1), round(load1, 1)],
+        measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    )
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def report() -> None:
+    r = load_results()
+    rows = []
+    head = (
+        "| backend | papers | ingest s | disk MB | RSS MB | lexical p50/p99 | dense p50/p99 | hybrid p50/p99 "
+        "| hybrid+cat p50/p99 | recall@10 | load |"
+    )
+    rows.append(head)
+    rows.append("|" + " --- |" * 11)
+    for size in SIZES:
+        for backend in ("embedded", "milvus"):
+            v = r.get(f"{backend}/{size}")
+            if not v:
+                continue
+
+            def cell(name: str, v=v) -> str:
+                a, b = v.get(f"{name}_p50_ms"), v.get(f"{name}_p99_ms")
+                return f"{a} / {b}" if a is not None else "–"
+
+            rows.append(
+                f"| {backend} | {v.get('papers', '?'):,} | {v.get('ingest_s', 0) + v.get('vectors_s', 0):.0f} "
+                f"| {v.get('disk_bytes', 0) / 1e6:.0f} | {v.get('rss_mb', '–')} | {cell('lexical')} | {cell('dense')} "
+                f"| {cell('hybrid')} | {cell('hybrid_cat')} | {v.get('recall_at_10', '–')} "
+                f"| {v.get('measure_load', '–')} |"
+            )
+    print("\n".join(rows))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=False)
+    for ax, name in zip(axes, ("lexical", "dense", "hybrid"), strict=True):
+        for backend, style in (("embedded", "o-"), ("milvus", "s--")):
+            xs, p50, p99 = [], [], []
+            for size, n in SIZES.items():
+                v = r.get(f"{backend}/{size}", {})
+                if f"{name}_p50_ms" in v:
+                    xs.append(n)
+                    p50.append(v[f"{name}_p50_ms"])
+                    p99.append(v[f"{name}_p99_ms"])
+            if xs:
+                label = "paperdex embedded" if backend == "embedded" else "Milvus Lite 2.5.1"
+                ax.plot(xs, p50, style, label=f"{label} p50")
+                ax.plot(xs, p99, style, alpha=0.35, label=f"{label} p99")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{name} (engine time, top 10)")
+        ax.set_xlabel("papers")
+        ax.set_ylabel("ms")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    png = ROOT / "docs" / "performance-scale.png"
+    fig.savefig(png, dpi=110)
+    print(f"\nplot: {png.relative_to(ROOT)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("step", choices=["prepare", "build", "measure", "all", "report"])
+    ap.add_argument("--backend", choices=["embedded", "milvus"])
+    ap.add_argument("--size", choices=list(SIZES))
+    ap.add_argument("--sizes", default="10k,63k,250k,1m")
+    ap.add_argument("--milvus-sizes", default="10k,63k,250k")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds per latency cell at most")
+    ap.add_argument("--no-measure", action="store_true")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    sizes = [s for s in args.sizes.split(",") if s]
+    if args.step == "prepare":
+        queries()
+        for s in sizes:
+            corpus(s)
+    elif args.step == "build":
+        (build_embedded if args.backend == "embedded" else build_milvus)(args.size)
+    elif args.step == "measure":
+        measure(args.backend, args.size, args.queries, args.budget)
+    elif args.step == "report":
+        report()
+    else:
+        queries()
+        msizes = [s for s in args.milvus_sizes.split(",") if s]
+        for s in sizes:
+            corpus(s)
+            build_embedded(s)
+            if s in msizes:
+                build_milvus(s)
+        if not args.no_measure:
+            for s in sizes:
+                for backend in ("embedded", "milvus"):
+                    if backend == "milvus" and s not in msizes:
+                        continue
+                    # each in its own process: resident memory is that backend's alone
+                    subprocess.run(
+                        [sys.executable, __file__, "measure", "--backend", backend, "--size", s]
+                        + ["--queries", str(args.queries), "--budget", str(args.budget)],
+                        check=False,
+                    )
+        report()
+
+
+if __name__ == "__main__":
+    main()
