@@ -1,0 +1,311 @@
+"""Feeds and the daily digest.
+
+**Feeds**: RSS 2.0 and Atom 1.0 documents for a list of papers (a saved search, a tag's
+recommendations, a category, the daily page), written with ElementTree so that paper text is
+always escaped; every item links back to the paper's page on this server (`base_url`).
+
+**Digest**: for one day (default: the newest day in the store), each tag's best
+recommendations among that day's papers and each saved search's new matches, as one e-mail
+with a plain-text and an HTML part (``email.message``), sent through SMTP (``smtplib``) or
+written to a file (``.eml`` the whole message, ``.html`` or ``.txt`` one part).
+"""
+
+from __future__ import annotations
+
+import smtplib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from pathlib import Path
+from urllib.parse import quote
+
+from jinja2 import Environment, select_autoescape
+
+from . import feed, library
+from . import recommend as R
+from .paper import Paper
+from .store import Store
+
+FORMATS = ("rss", "atom")
+MAX_SUMMARY = 1200  # characters of an abstract in a feed item
+ATOM = "http://www.w3.org/2005/Atom"
+
+
+def paper_url(base_url: str, p: Paper) -> str:
+    return f"{base_url.rstrip('/')}/paper/{quote(p.id, safe='/:')}"
+
+
+def _when(p: Paper) -> datetime:
+    for d in (p.date, p.published, p.updated):
+        if d:
+            try:
+                return datetime.strptime(d[:10], "%Y-%m-%d").replace(tzinfo=UTC)
+            except ValueError:
+                continue
+    return datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _plain(text: str) -> str:
+    from .web.render import plain_tex
+
+    return plain_tex(text or "")
+
+
+@dataclass
+class Item:
+    paper: Paper
+    note: str = ""  # why it is in the list (a recommendation's reason)
+
+
+def _summary(it: Item) -> str:
+    s = _plain(it.paper.abstract)
+    if len(s) > MAX_SUMMARY:
+        s = s[:MAX_SUMMARY].rsplit(" ", 1)[0] + " …"
+    authors = ", ".join(it.paper.authors[:8]) + (" et al." if len(it.paper.authors) > 8 else "")
+    parts = [authors, s] + ([it.note] if it.note else [])
+    return "\n\n".join(x for x in parts if x)
+
+
+def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[Item], base_url: str) -> bytes:
+    """An RSS 2.0 or Atom document of `items`, newest-dated first as given."""
+    if fmt not in FORMATS:
+        raise ValueError(f"feed format is one of {', '.join(FORMATS)}")
+    updated = max((_when(i.paper) for i in items), default=datetime.now(UTC))
+    if fmt == "rss":
+        rss = ET.Element("rss", {"version": "2.0", "xmlns:atom": ATOM})
+        ch = ET.SubElement(rss, "channel")
+        ET.SubElement(ch, "title").text = title
+        ET.SubElement(ch, "link").text = page_url
+        ET.SubElement(ch, "description").text = f"{title} (paperdex)"
+        ET.SubElement(ch, "atom:link", {"href": self_url, "rel": "self", "type": "application/rss+xml"})
+        ET.SubElement(ch, "lastBuildDate").text = format_datetime(updated)
+        ET.SubElement(ch, "generator").text = "paperdex"
+        for it in items:
+            p = it.paper
+            e = ET.SubElement(ch, "item")
+            ET.SubElement(e, "title").text = _plain(p.title)
+            ET.SubElement(e, "link").text = paper_url(base_url, p)
+            ET.SubElement(e, "guid", {"isPermaLink": "true"}).text = paper_url(base_url, p)
+            ET.SubElement(e, "pubDate").text = format_datetime(_when(p))
+            ET.SubElement(e, "description").text = _summary(it)
+            for c in p.categories[:8]:
+                ET.SubElement(e, "category").text = c
+        return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(rss, encoding="utf-8")
+    f = ET.Element("feed", {"xmlns": ATOM})
+    ET.SubElement(f, "title").text = title
+    ET.SubElement(f, "id").text = self_url
+    ET.SubElement(f, "updated").text = updated.isoformat()
+    ET.SubElement(f, "link", {"href": self_url, "rel": "self"})
+    ET.SubElement(f, "link", {"href": page_url, "rel": "alternate"})
+    ET.SubElement(ET.SubElement(f, "author"), "name").text = "paperdex"
+    ET.SubElement(f, "generator").text = "paperdex"
+    for it in items:
+        p = it.paper
+        e = ET.SubElement(f, "entry")
+        ET.SubElement(e, "title").text = _plain(p.title)
+        ET.SubElement(e, "id").text = paper_url(base_url, p)
+        ET.SubElement(e, "link", {"href": paper_url(base_url, p), "rel": "alternate"})
+        ET.SubElement(e, "updated").text = _when(p).isoformat()
+        for a in p.authors[:20]:
+            ET.SubElement(ET.SubElement(e, "author"), "name").text = a
+        if not p.authors:
+            ET.SubElement(ET.SubElement(e, "author"), "name").text = "unknown"
+        ET.SubElement(e, "summary").text = _summary(it)
+        for c in p.categories[:8]:
+            ET.SubElement(e, "category", {"term": c})
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(f, encoding="utf-8")
+
+
+def media_type(fmt: str) -> str:
+    return "application/rss+xml" if fmt == "rss" else "application/atom+xml"
+
+
+def reason_note(rec: R.Recommendation) -> str:
+    if rec.reason is None:
+        return ""
+    bits = []
+    if rec.reason.neighbours:
+        bits.append("like " + "; ".join(f"“{_plain(t)[:80]}”" for _, t, _ in rec.reason.neighbours[:2]))
+    if rec.reason.terms:
+        bits.append("words: " + ", ".join(rec.reason.terms[:5]))
+    return "Why: " + " · ".join(bits) if bits else ""
+
+
+# --- the digest ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Section:
+    title: str
+    kind: str  # "tag" | "saved" | "day"
+    link: str
+    items: list[Item]
+    count: int  # how many there are in all (items may be fewer)
+
+
+@dataclass
+class Digest:
+    day: str | None
+    base_url: str
+    sections: list[Section] = field(default_factory=list)
+    day_total: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not any(s.items for s in self.sections)
+
+    @property
+    def subject(self) -> str:
+        n = sum(s.count for s in self.sections if s.kind != "day")
+        return f"paperdex digest for {self.day or 'today'}: {n} for you, {self.day_total} new papers"
+
+
+def build(
+    store: Store, day: str | None = None, base_url: str = "http://127.0.0.1:8000", per_section: int = 5, searcher=None
+) -> Digest:
+    """The digest of `day`: each tag's best recommendations among the day's papers, each saved
+    search's new matches (since its last visit; the visit is not marked), and the day's first
+    papers when there is nothing else."""
+    day = day or feed.latest_day(store)
+    base = base_url.rstrip("/")
+    d = Digest(day, base)
+    if day is None:
+        return d
+    rows = store.conn.execute("SELECT rowid FROM papers WHERE date = ? ORDER BY rowid", (day,)).fetchall()
+    rowids = [r[0] for r in rows]
+    d.day_total = len(rowids)
+    for t in library.tags(store):
+        if not t.count or not rowids:
+            continue
+        recs = R.recommend(store, t.name, per_section, within=rowids)
+        if recs.items:
+            d.sections.append(
+                Section(
+                    f"Recommended for “{t.name}”",
+                    "tag",
+                    f"{base}/tag/{quote(t.name, safe='')}",
+                    [Item(r.paper, reason_note(r)) for r in recs.items],
+                    min(recs.candidates, len(rowids)),
+                )
+            )
+    saved = library.saved_searches(store)
+    if saved:
+        from .search import Searcher
+
+        s = searcher or Searcher(store)
+        for ss in saved:
+            nm = library.new_matches(s, ss, per_section)
+            if nm.count:
+                d.sections.append(
+                    Section(
+                        f"New for the saved search “{ss.name}” ({nm.count})",
+                        "saved",
+                        f"{base}/saved/{ss.id}",
+                        [Item(p) for p in nm.papers],
+                        nm.count,
+                    )
+                )
+    if not d.sections and rowids:
+        day_list = feed.daily(store, day, per_page=per_section)
+        d.sections.append(
+            Section(
+                f"Papers of {day}", "day", f"{base}/daily?day={day}", [Item(p) for p in day_list.papers], d.day_total
+            )
+        )
+    return d
+
+
+_ENV = Environment(
+    autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=True, lstrip_blocks=True
+)
+_HTML = _ENV.from_string(
+    """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ d.subject }}</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 46rem; margin: auto; color: #1f2328">
+<h1 style="font-size: 1.3rem">paperdex · {{ d.day }}</h1>
+<p>{{ d.day_total }} papers were listed on {{ d.day }}. <a href="{{ d.base_url }}/daily?day={{ d.day }}">All of them</a>
+· <a href="{{ d.base_url }}/library">your library</a></p>
+{% for s in d.sections %}
+<h2 style="font-size: 1.1rem; margin-top: 1.6rem"><a href="{{ s.link }}">{{ s.title }}</a></h2>
+<ol>
+{% for it in s.items %}
+<li style="margin-bottom: .8rem"><a href="{{ url(it.paper) }}"><strong>{{ plain(it.paper.title) }}</strong></a><br>
+<small>{{ it.paper.authors[:6] | join(', ') }}{% if it.paper.authors | length > 6 %} et al.{% endif %}
+· {{ it.paper.categories[:3] | join(' ') }}</small>
+{% if it.note %}<br><small style="color: #57606a">{{ it.note }}</small>{% endif %}</li>
+{% endfor %}
+</ol>
+{% endfor %}
+{% if d.empty %}<p>Nothing new today.</p>{% endif %}
+</body></html>
+"""
+)
+
+
+def render_text(d: Digest) -> str:
+    lines = [f"paperdex · {d.day}", f"{d.day_total} papers were listed on {d.day}: {d.base_url}/daily?day={d.day}", ""]
+    for s in d.sections:
+        lines += [s.title, "=" * min(len(s.title), 72), s.link, ""]
+        for i, it in enumerate(s.items, 1):
+            p = it.paper
+            authors = ", ".join(p.authors[:6]) + (" et al." if len(p.authors) > 6 else "")
+            lines.append(f"{i}. {_plain(p.title)}")
+            lines.append(f"   {authors}")
+            lines.append(f"   {paper_url(d.base_url, p)}")
+            if it.note:
+                lines.append(f"   {it.note}")
+            lines.append("")
+    if d.empty:
+        lines.append("Nothing new today.")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_html(d: Digest) -> str:
+    return _HTML.render(d=d, url=lambda p: paper_url(d.base_url, p), plain=_plain)
+
+
+def message(d: Digest, sender: str = "paperdex@localhost", to: str = "you@localhost") -> EmailMessage:
+    """The digest as one e-mail: text/plain with a text/html alternative."""
+    m = EmailMessage()
+    m["Subject"] = d.subject
+    m["From"] = sender
+    m["To"] = to
+    m["Date"] = format_datetime(datetime.now(UTC))
+    m["Message-ID"] = make_msgid("digest")
+    m.set_content(render_text(d))
+    m.add_alternative(render_html(d), subtype="html")
+    return m
+
+
+def send(
+    m: EmailMessage,
+    host: str,
+    port: int = 25,
+    *,
+    starttls: bool = False,
+    user: str | None = None,
+    password: str | None = None,
+    timeout: float = 30,
+) -> None:
+    """Hand the message to an SMTP server."""
+    with smtplib.SMTP(host, port, timeout=timeout) as s:
+        if starttls:
+            s.starttls()
+        if user:
+            s.login(user, password or "")
+        s.send_message(m)
+
+
+def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
+    """`.html`: the HTML part; `.txt`: the text; anything else: the whole message (.eml)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        path.write_text(render_html(d), encoding="utf-8")
+    elif suffix == ".txt":
+        path.write_text(render_text(d), encoding="utf-8")
+    else:
+        path.write_bytes(bytes(m))
+    return path

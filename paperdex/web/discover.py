@@ -1,0 +1,684 @@
+"""Discover: the library, recommendations, related work, saved searches and feeds on the web.
+
+One APIRouter, included by ``app.py``. Reads are open to anyone who can reach the server;
+every write (a tag, a "not interested", a saved search, an import) needs a token made by
+``paperdex token create`` (stored hashed, :mod:`paperdex.library`):
+
+* the JSON API takes it as ``Authorization: Bearer TOKEN``;
+* the browser signs in once on /library: the token goes into an HttpOnly, SameSite=Strict
+  cookie, and every form carries a CSRF field derived from the token's hash (an HMAC), checked
+  with the request's Origin: a page on another site cannot post a form with this cookie.
+
+Writes open a writable store for the one request (the searchers' stores are read-only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from .. import digest, feed, library
+from .. import recommend as R
+from ..paper import Paper
+from ..search import Filters
+from ..service import ServiceError
+from ..store import Store, StoreError
+from . import i18n, render
+
+HERE = Path(__file__).parent
+COOKIE = "paperdex_token"
+FEED_ITEMS = 30
+FEED_DAYS = 14  # a tag's feed: recommendations among the papers of the store's last days
+MAX_BODY_TEXT = 20_000
+
+router = APIRouter()
+
+TEXT: dict[str, dict[str, str]] = {
+    "library": {"en": "Library", "zh": "文库"},
+    "tags": {"en": "Tags", "zh": "标签"},
+    "no_tags": {
+        "en": "No tags yet: open a paper and save it to a tag.",
+        "zh": "还没有标签：打开一篇论文，把它存入标签。",
+    },
+    "papers_n": {"en": "{n} papers", "zh": "{n} 篇论文"},
+    "recommended": {"en": "Recommended for this tag", "zh": "为此标签推荐"},
+    "saved_papers": {"en": "Papers in this tag", "zh": "此标签中的论文"},
+    "why_rec": {"en": "Why", "zh": "推荐理由"},
+    "like": {"en": "Like", "zh": "相似于"},
+    "words": {"en": "Words", "zh": "关键词"},
+    "save": {"en": "Save", "zh": "保存"},
+    "save_to_tag": {"en": "Save to a tag", "zh": "存入标签"},
+    "new_tag": {"en": "or a new tag", "zh": "或新标签"},
+    "not_interested": {"en": "Not interested", "zh": "不感兴趣"},
+    "remove": {"en": "Remove", "zh": "移除"},
+    "sign_in": {"en": "Sign in", "zh": "登录"},
+    "sign_out": {"en": "Sign out", "zh": "退出"},
+    "token": {"en": "Token", "zh": "令牌"},
+    "signed_in_as": {"en": "Signed in with the token “{name}”.", "zh": "已用令牌“{name}”登录。"},
+    "read_only": {
+        "en": "Read-only: saving needs a token. Make one with `paperdex token create` and sign in.",
+        "zh": "只读：保存需要令牌。用 `paperdex token create` 创建后登录。",
+    },
+    "saved_searches": {"en": "Saved searches", "zh": "已保存的搜索"},
+    "no_saved": {"en": "No saved searches yet.", "zh": "还没有保存的搜索。"},
+    "new_n": {"en": "{n} new", "zh": "{n} 篇新论文"},
+    "save_search": {"en": "Save this search", "zh": "保存此搜索"},
+    "name": {"en": "Name", "zh": "名称"},
+    "query": {"en": "Query", "zh": "查询"},
+    "mark_seen": {"en": "Mark as seen", "zh": "标为已读"},
+    "open_search": {"en": "Open the search", "zh": "打开搜索"},
+    "feeds": {"en": "Feeds", "zh": "订阅"},
+    "related": {"en": "Related work", "zh": "相关工作"},
+    "paste": {"en": "Paste an abstract or a paragraph", "zh": "粘贴摘要或一段文字"},
+    "find_related": {"en": "Find related work", "zh": "查找相关工作"},
+    "key_terms": {"en": "Key terms", "zh": "关键词"},
+    "export": {"en": "Export", "zh": "导出"},
+    "dismissed_n": {"en": "{n} papers marked not interested", "zh": "{n} 篇标为不感兴趣"},
+    "nothing_yet": {"en": "Nothing to recommend yet.", "zh": "暂无推荐。"},
+    "delete": {"en": "Delete", "zh": "删除"},
+}
+
+
+def _env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["plain_tex"] = render.plain_tex
+    env.filters["q"] = lambda s: quote(str(s), safe="")
+    return env
+
+
+_ENV = _env()
+
+
+# --- plumbing ------------------------------------------------------------------------------------
+
+
+def _pool(request: Request):
+    return request.app.state.pool
+
+
+def _lang(request: Request) -> str:
+    return i18n.negotiate(
+        request.query_params.get("lang"), request.cookies.get(i18n.COOKIE), request.headers.get("accept-language")
+    )
+
+
+def _tr(lang: str):
+    def t(key: str, **kw: Any) -> str:
+        if key in TEXT:
+            s = TEXT[key].get(lang) or TEXT[key]["en"]
+            return s.format(**kw) if kw else s
+        return i18n.t(lang, key, **kw)
+
+    return t
+
+
+def csrf_for(token_hash: str) -> str:
+    """The CSRF value of a signed-in browser: an HMAC of a fixed label under the token's hash
+    (the server can recompute it; a page on another site cannot)."""
+    return hmac.new(token_hash.encode(), b"paperdex-csrf", hashlib.sha256).hexdigest()
+
+
+def _presented(request: Request) -> tuple[str | None, str]:
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip(), "bearer"
+    tok = request.cookies.get(COOKIE)
+    return (tok, "cookie") if tok else (None, "")
+
+
+def _session(request: Request) -> dict[str, Any] | None:
+    """The token record of this request's bearer token or sign-in cookie, if valid."""
+    tok, _ = _presented(request)
+    if not tok:
+        return None
+    with _pool(request).reader() as st:
+        return library.check_token(st, tok)
+
+
+def _same_origin(request: Request) -> bool:
+    origin = request.headers.get("origin") or request.headers.get("referer")
+    if not origin or origin == "null":
+        return origin is None
+    o = urlsplit(origin)
+    return o.netloc.lower() == (request.headers.get("host") or "").lower()
+
+
+def require_writer(request: Request, form: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The token allowing this write, or ServiceError 401 (none, or not valid) / 403 (a
+    cookie-signed form without its CSRF value, or from another origin)."""
+    tok, how = _presented(request)
+    if not tok:
+        raise ServiceError(
+            401,
+            "writing needs a token: make one with `paperdex token create`, then sign in on /library "
+            "or send Authorization: Bearer TOKEN",
+            {"WWW-Authenticate": "Bearer"},
+        )
+    with _pool(request).reader() as st:
+        rec = library.check_token(st, tok)
+    if rec is None:
+        raise ServiceError(401, "this token is not valid (revoked or mistyped)", {"WWW-Authenticate": "Bearer"})
+    if how == "cookie":
+        sent = (form or {}).get("csrf") or request.headers.get("x-csrf-token") or ""
+        if not hmac.compare_digest(str(sent), csrf_for(rec["hash"])) or not _same_origin(request):
+            raise ServiceError(403, "this form is not from this site (CSRF check failed); reload the page and retry")
+    return rec
+
+
+class _Writer:
+    """A writable store for one request."""
+
+    def __init__(self, request: Request) -> None:
+        self.dir = _pool(request).data_dir
+
+    def __enter__(self) -> Store:
+        try:
+            self.store = Store(self.dir)
+        except StoreError as e:
+            raise ServiceError(503, f"this server cannot write its library: {e}") from None
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+def _lib(call, *args, **kw):
+    """A library call whose LibraryError becomes the ServiceError it means."""
+    try:
+        return call(*args, **kw)
+    except library.LibraryError as e:
+        raise ServiceError(e.status, e.message) from None
+
+
+async def _form(request: Request) -> dict[str, Any]:
+    form = await request.form()
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+async def _json(request: Request) -> dict[str, Any]:
+    try:
+        data = await request.json()
+    except (ValueError, UnicodeDecodeError):
+        raise ServiceError(400, "the body must be a JSON object") from None
+    if not isinstance(data, dict):
+        raise ServiceError(400, "the body must be a JSON object")
+    return data
+
+
+def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    lang = _lang(request)
+    sess = _session(request)
+    other = "en" if lang == "zh" else "zh"
+    qs = dict(request.query_params)
+    qs["lang"] = other
+    body = _ENV.get_template(template).render(
+        request=request,
+        lang=lang,
+        t=_tr(lang),
+        msg=lambda text: i18n.message(lang, text),
+        switch_url=request.url.path + "?" + urlencode(qs),
+        url_with=lambda **kw: request.url.path,
+        state_qs="",
+        path=request.url.path,
+        session=sess,
+        csrf=csrf_for(sess["hash"]) if sess else "",
+        **ctx,
+    )
+    return HTMLResponse(body, status_code=status)
+
+
+def _back(form: dict[str, Any], default: str) -> str:
+    """Where a form returns to: a path on this site only."""
+    nxt = str(form.get("next") or "")
+    if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt:
+        return nxt
+    return default
+
+
+def _brief(p: Paper) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "title": render.plain_tex(p.title),
+        "authors": p.authors[:10] + (["et al."] if len(p.authors) > 10 or p.authors_truncated else []),
+        "date": p.date,
+        "categories": p.categories,
+    }
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+# --- the library page, sign-in -------------------------------------------------------------------
+
+
+@router.get("/library", response_class=HTMLResponse, include_in_schema=False)
+def library_page(request: Request) -> Response:
+    pool = _pool(request)
+    with pool.searcher() as s:
+        tags = library.tags(s.store)
+        saved = []
+        for ss in library.saved_searches(s.store):
+            try:
+                saved.append((ss, library.new_matches(s, ss, 0).count))
+            except Exception:  # a saved query this version reads differently must not break the page
+                saved.append((ss, None))
+        n_dismissed = len(library.dismissed(s.store))
+    return _page(request, "discover_library.html", tags=tags, saved=saved, n_dismissed=n_dismissed)
+
+
+@router.post("/library/login", include_in_schema=False)
+async def login(request: Request) -> Response:
+    form = await _form(request)
+    tok = (form.get("token") or "").strip()
+    with _pool(request).reader() as st:
+        rec = library.check_token(st, tok)
+    if rec is None:
+        raise ServiceError(401, "this token is not valid (revoked or mistyped)")
+    resp = RedirectResponse(_back(form, "/library"), status_code=303)
+    secure = request.url.scheme == "https"
+    resp.set_cookie(COOKIE, tok, max_age=180 * 86400, httponly=True, samesite="strict", secure=secure, path="/")
+    return resp
+
+
+@router.post("/library/logout", include_in_schema=False)
+async def logout(request: Request) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    resp = RedirectResponse("/library", status_code=303)
+    resp.delete_cookie(COOKIE, path="/")
+    return resp
+
+
+# --- tags ----------------------------------------------------------------------------------------
+
+
+def _recs(request: Request, name: str, k: int, page: int = 1, within=None) -> R.Recommendations:
+    with _pool(request).searcher() as s:
+        return _lib(R.recommend, s.store, name, k, page=page, within=within)
+
+
+@router.get("/tag/{name}", response_class=HTMLResponse, include_in_schema=False)
+def tag_page(request: Request, name: str, page: int = 1) -> Response:
+    pool = _pool(request)
+    page = max(1, min(int(page), 10))
+    with pool.reader() as st:
+        tag = _lib(library.get_tag, st, name)
+        ids = library.tag_papers(st, tag.name)
+        papers = [p for p in (st.get(i) for i in ids) if p is not None]
+    recs = _recs(request, tag.name, 20, page)
+    return _page(request, "discover_tag.html", tag=tag, papers=papers, recs=recs, page=page)
+
+
+@router.get("/save/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
+def save_page(request: Request, pid: str) -> Response:
+    with _pool(request).reader() as st:
+        found, _ = library.paper_ids(st, [pid])
+        if not found:
+            raise ServiceError(404, f"no paper {pid[:80]!r} in this store")
+        p = st.get(found[0])
+        return _page(
+            request, "discover_save.html", paper=p, tags=library.tags(st), paper_tags=library.tags_of(st, p.id)
+        )
+
+
+@router.post("/library/tags/add", include_in_schema=False)
+async def form_add(request: Request) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    name = (form.get("new_tag") or "").strip() or (form.get("tag") or "")
+    pid = form.get("id") or ""
+    with _Writer(request) as st:
+        _lib(library.add_to_tag, st, name, [pid])
+    return RedirectResponse(_back(form, f"/tag/{quote(library.tag_name(name), safe='')}"), status_code=303)
+
+
+@router.post("/library/tags/remove", include_in_schema=False)
+async def form_remove(request: Request) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    with _Writer(request) as st:
+        _lib(library.remove_from_tag, st, form.get("tag") or "", [form.get("id") or ""])
+    return RedirectResponse(_back(form, "/library"), status_code=303)
+
+
+@router.post("/library/tags/delete", include_in_schema=False)
+async def form_delete_tag(request: Request) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    with _Writer(request) as st:
+        _lib(library.delete_tag, st, form.get("tag") or "")
+    return RedirectResponse("/library", status_code=303)
+
+
+@router.post("/library/dismiss", include_in_schema=False)
+async def form_dismiss(request: Request) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    with _Writer(request) as st:
+        _lib(library.dismiss, st, [form.get("id") or ""])
+    return RedirectResponse(_back(form, "/library"), status_code=303)
+
+
+# --- saved searches ------------------------------------------------------------------------------
+
+
+def _search_url(ss: library.SavedSearch) -> str:
+    qs = {"q": ss.query, **{k: v for k, v in ss.params.items() if k != "lang"}}
+    return "/?" + urlencode(qs)
+
+
+@router.post("/library/saved", include_in_schema=False)
+async def form_save_search(request: Request) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    params = {k: form.get(k) for k in library.SAVED_PARAMS}
+    params["lang"] = params.get("lang") or _lang(request)
+    with _Writer(request) as st:
+        ss = _lib(library.save_search, st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
+    return RedirectResponse(_back(form, f"/saved/{ss.id}"), status_code=303)
+
+
+@router.get("/saved/{key}", response_class=HTMLResponse, include_in_schema=False)
+def saved_page(request: Request, key: str) -> Response:
+    with _pool(request).searcher() as s:
+        ss = _lib(library.get_saved, s.store, key)
+        nm = library.new_matches(s, ss, 50)
+    return _page(request, "discover_saved.html", ss=ss, nm=nm, search_url=_search_url(ss))
+
+
+@router.post("/library/saved/{key}/seen", include_in_schema=False)
+async def form_seen(request: Request, key: str) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    with _Writer(request) as st:
+        ss = _lib(library.mark_seen, st, key)
+    return RedirectResponse(_back(form, f"/saved/{ss.id}"), status_code=303)
+
+
+@router.post("/library/saved/{key}/delete", include_in_schema=False)
+async def form_delete_saved(request: Request, key: str) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    with _Writer(request) as st:
+        _lib(library.delete_saved, st, key)
+    return RedirectResponse("/library", status_code=303)
+
+
+# --- related work --------------------------------------------------------------------------------
+
+
+def _related(request: Request, text: str, k: int, params: dict[str, Any]) -> R.Related:
+    if len(text) > MAX_BODY_TEXT:
+        raise ServiceError(400, f"the text is longer than {MAX_BODY_TEXT:,} characters")
+    filters = Filters(
+        category=params.get("category") or None,
+        date_from=params.get("from") or None,
+        date_to=params.get("to") or None,
+    )
+    with _pool(request).searcher() as s:
+        try:
+            return R.related(s.store, text, k, searcher=s, filters=filters)
+        except ValueError as e:  # a bad filter value (QueryError)
+            raise ServiceError(400, str(e)) from None
+
+
+@router.get("/related", response_class=HTMLResponse, include_in_schema=False)
+def related_form(request: Request) -> Response:
+    return _page(request, "discover_related.html", res=None, text="")
+
+
+@router.post("/related", response_class=HTMLResponse, include_in_schema=False)
+async def related_page(request: Request) -> Response:
+    form = await _form(request)
+    text = form.get("text") or ""
+    res = _related(request, text, 20, form) if text.strip() else None
+    return _page(request, "discover_related.html", res=res, text=text)
+
+
+# --- feeds ---------------------------------------------------------------------------------------
+
+
+def _feed(request: Request, fmt: str, title: str, page_url: str, items: list[digest.Item]) -> Response:
+    if fmt not in digest.FORMATS:
+        raise ServiceError(404, "a feed is .rss or .atom")
+    body = digest.render_feed(fmt, title, str(request.url), page_url, items, _base(request))
+    return Response(body, media_type=digest.media_type(fmt) + "; charset=utf-8")
+
+
+@router.get("/feeds/tag/{name}.{fmt}", include_in_schema=False)
+def tag_feed(request: Request, name: str, fmt: str) -> Response:
+    with _pool(request).reader() as st:
+        tag = _lib(library.get_tag, st, name)
+        last = feed.latest_day(st)
+        within = None
+        if last:
+            from datetime import date, timedelta
+
+            first = (date.fromisoformat(last[:10]) - timedelta(days=FEED_DAYS - 1)).isoformat()
+            within = [r[0] for r in st.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (first,))]
+    recs = _recs(request, tag.name, FEED_ITEMS, within=within or None)
+    items = [digest.Item(r.paper, digest.reason_note(r)) for r in recs.items]
+    return _feed(
+        request, fmt, f"paperdex: recommended for {tag.name}", f"{_base(request)}/tag/{quote(tag.name)}", items
+    )
+
+
+@router.get("/feeds/saved/{key}.{fmt}", include_in_schema=False)
+def saved_feed(request: Request, key: str, fmt: str) -> Response:
+    with _pool(request).searcher() as s:
+        ss = _lib(library.get_saved, s.store, key)
+        res = s.search(
+            ss.query,
+            mode=ss.mode,
+            sort="newest",
+            per_page=FEED_ITEMS,
+            filters=library.search_filters(ss.params),
+            facets=False,
+            highlight=False,
+        )
+    items = [digest.Item(h.paper) for h in res.hits]
+    return _feed(request, fmt, f"paperdex: {ss.name}", _base(request) + _search_url(ss), items)
+
+
+@router.get("/feeds/category/{category}.{fmt}", include_in_schema=False)
+def category_feed(request: Request, category: str, fmt: str) -> Response:
+    with _pool(request).searcher() as s:
+        try:
+            res = s.search(
+                "", mode="lexical", sort="newest", per_page=FEED_ITEMS, filters=Filters(category=category), facets=False
+            )
+        except ValueError as e:
+            raise ServiceError(400, str(e)) from None
+    items = [digest.Item(h.paper) for h in res.hits]
+    return _feed(request, fmt, f"paperdex: {category}", f"{_base(request)}/?q=cat:{quote(category)}", items)
+
+
+@router.get("/feeds/daily.{fmt}", include_in_schema=False)
+def daily_feed(request: Request, fmt: str, category: str | None = None) -> Response:
+    with _pool(request).reader() as st:
+        try:
+            d = feed.daily(st, None, category, 1, 200)
+        except feed.FeedError as e:
+            raise ServiceError(400, str(e)) from None
+    items = [digest.Item(p) for p in d.papers]
+    title = f"paperdex: papers of {d.day}" + (f" in {category}" if category else "")
+    return _feed(request, fmt, title, f"{_base(request)}/daily", items)
+
+
+# --- JSON API ------------------------------------------------------------------------------------
+
+
+def _ok(data: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(data, status_code=status)
+
+
+@router.post("/api/related", include_in_schema=False)
+async def api_related(request: Request) -> Response:
+    """Related work for a pasted text: {"text": "...", "k": 20, "category", "from", "to"}."""
+    data = await _json(request)
+    text = data.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ServiceError(400, "text: paste an abstract or a paragraph")
+    k = data.get("k", 20)
+    if not isinstance(k, int) or not 1 <= k <= 100:
+        raise ServiceError(400, "k: an integer from 1 to 100")
+    res = _related(request, text, k, data)
+    out = res.to_dict()
+    out["hits"] = [
+        {
+            **_brief(h.paper),
+            "why": {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)},
+        }
+        for h in res.hits
+    ]
+    return _ok(out)
+
+
+@router.get("/api/tags", include_in_schema=False)
+def api_tags(request: Request) -> Response:
+    with _pool(request).reader() as st:
+        return _ok({"tags": [t.to_dict() for t in library.tags(st)]})
+
+
+@router.get("/api/tags/{name}", include_in_schema=False)
+def api_tag(request: Request, name: str) -> Response:
+    with _pool(request).reader() as st:
+        tag = _lib(library.get_tag, st, name)
+        return _ok({**tag.to_dict(), "papers": library.tag_papers(st, tag.name)})
+
+
+@router.get("/api/tags/{name}/recommendations", include_in_schema=False)
+def api_recommendations(request: Request, name: str, k: int = 20, page: int = 1) -> Response:
+    if not 1 <= k <= 200 or not 1 <= page <= 50:
+        raise ServiceError(400, "k: 1 to 200; page: 1 to 50")
+    recs = _recs(request, name, k, page)
+    out = recs.to_dict()
+    for r, d in zip(recs.items, out["recommendations"], strict=True):
+        d["paper"] = _brief(r.paper)
+    return _ok(out)
+
+
+def _ids_of(data: dict[str, Any]) -> list[str]:
+    ids = data.get("ids", [data["id"]] if "id" in data else None)
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids) or len(ids) > 1000:
+        raise ServiceError(400, 'ids: a list of paper ids ({"ids": ["2505.13738"]})')
+    return ids
+
+
+@router.post("/api/tags/{name}/papers", include_in_schema=False)
+async def api_tag_add(request: Request, name: str) -> Response:
+    data = await _json(request)
+    require_writer(request, data)
+    ids = _ids_of(data)
+    with _Writer(request) as st:
+        added = _lib(library.add_to_tag, st, name, ids)
+        tag = library.get_tag(st, name)
+    return _ok({"added": added, **tag.to_dict()})
+
+
+@router.delete("/api/tags/{name}/papers/{pid:path}", include_in_schema=False)
+def api_tag_remove(request: Request, name: str, pid: str) -> Response:
+    require_writer(request)
+    with _Writer(request) as st:
+        removed = _lib(library.remove_from_tag, st, name, [pid])
+    return _ok({"removed": removed})
+
+
+@router.delete("/api/tags/{name}", include_in_schema=False)
+def api_tag_delete(request: Request, name: str) -> Response:
+    require_writer(request)
+    with _Writer(request) as st:
+        if not _lib(library.delete_tag, st, name):
+            raise ServiceError(404, f"no tag named {name[:80]!r}")
+    return _ok({"deleted": True})
+
+
+@router.post("/api/dismissed", include_in_schema=False)
+async def api_dismiss(request: Request) -> Response:
+    data = await _json(request)
+    require_writer(request, data)
+    with _Writer(request) as st:
+        return _ok({"dismissed": _lib(library.dismiss, st, _ids_of(data))})
+
+
+@router.get("/api/saved", include_in_schema=False)
+def api_saved(request: Request) -> Response:
+    with _pool(request).searcher() as s:
+        out = []
+        for ss in library.saved_searches(s.store):
+            out.append({**ss.to_dict(), "new": library.new_matches(s, ss, 0).count})
+    return _ok({"saved_searches": out})
+
+
+@router.post("/api/saved", include_in_schema=False)
+async def api_save(request: Request) -> Response:
+    data = await _json(request)
+    require_writer(request, data)
+    params = data.get("params") or {k: data.get(k) for k in library.SAVED_PARAMS}
+    if not isinstance(params, dict):
+        raise ServiceError(400, "params: an object (mode, category, from, to, venue, area, author, lang)")
+    with _Writer(request) as st:
+        ss = _lib(
+            library.save_search, st, str(data.get("name") or data.get("q") or ""), str(data.get("q") or ""), params
+        )
+    return _ok(ss.to_dict(), 201)
+
+
+@router.get("/api/saved/{key}/new", include_in_schema=False)
+def api_saved_new(request: Request, key: str, limit: int = 20) -> Response:
+    if not 0 <= limit <= 200:
+        raise ServiceError(400, "limit: 0 to 200")
+    with _pool(request).searcher() as s:
+        ss = _lib(library.get_saved, s.store, key)
+        nm = library.new_matches(s, ss, limit)
+    out = nm.to_dict()
+    out["papers"] = [_brief(p) for p in nm.papers]
+    return _ok(out)
+
+
+@router.post("/api/saved/{key}/seen", include_in_schema=False)
+def api_saved_seen(request: Request, key: str) -> Response:
+    require_writer(request)
+    with _Writer(request) as st:
+        return _ok(_lib(library.mark_seen, st, key).to_dict())
+
+
+@router.get("/api/library/export", include_in_schema=False)
+def api_export(request: Request, format: str = "json", tag: str | None = None) -> Response:
+    with _pool(request).reader() as st:
+        if format == "json":
+            return Response(
+                json.dumps(library.export_json(st), ensure_ascii=False, indent=1),
+                media_type="application/json",
+                headers={"Content-Disposition": 'attachment; filename="paperdex-library.json"'},
+            )
+        if format == "bibtex":
+            text = _lib(library.export_bibtex, st, tag)
+            return Response(
+                text,
+                media_type="application/x-bibtex; charset=utf-8",
+                headers={"Content-Disposition": 'attachment; filename="paperdex-library.bib"'},
+            )
+    raise ServiceError(400, "format: json or bibtex")
+
+
+@router.post("/api/library/import", include_in_schema=False)
+async def api_import(request: Request) -> Response:
+    data = await _json(request)
+    require_writer(request, data)
+    with _Writer(request) as st:
+        return _ok(_lib(library.import_json, st, data))
