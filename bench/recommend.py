@@ -81,9 +81,11 @@ def sklearn_svm(c: R.Corpus, features: str, Cval: float):
     return fit_score
 
 
-def paperdex_svm(c: R.Corpus, dense: bool, tfidf: bool, centroid_weight: float = 0.0, Cval: float = R.C):
+def paperdex_svm(
+    c: R.Corpus, dense: bool, tfidf: bool, centroid_weight: float = 0.0, Cval: float = R.C, scale: float | None = None
+):
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        m = R.train(c, tag, None, seed=seed, dense=dense, tfidf=tfidf, C_=Cval)
+        m = R.train(c, tag, None, seed=seed, dense=dense, tfidf=tfidf, C_=Cval, tfidf_scale=scale)
         return R.scores(c, m, centroid_weight=centroid_weight)
 
     return fit_score
@@ -158,6 +160,10 @@ def main() -> None:
     recs["centroid (dense+tf-idf)"] = centroid_both(c)
     for w in (1.0, 2.0):
         recs[f"SVM dense+tf-idf + centroid x{w:g}"] = paperdex_svm(c, True, True, w)
+    for scale in (1.5, 2.0):
+        recs[f"SVM dense+tf-idf x{scale:g}"] = paperdex_svm(c, True, True, 0.0, scale=scale)
+    for Cval in (0.1, 1.0):
+        recs[f"SVM dense+tf-idf C={Cval:g}"] = paperdex_svm(c, True, True, 0.0, Cval=Cval)
     if a.only:
         keep = [x.strip() for x in a.only.split(",")]
         recs = {k: v for k, v in recs.items() if any(x in k for x in keep)}

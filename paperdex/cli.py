@@ -547,6 +547,10 @@ def _register() -> None:
 
     for command in (sync, export, serve, mcp):
         cli.add_command(command)
+    from .discover_commands import COMMANDS  # tag, saved, token, related, digest
+
+    for command in COMMANDS:
+        cli.add_command(command)
 
 
 _register()

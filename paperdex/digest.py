@@ -12,6 +12,7 @@ written to a file (``.eml`` the whole message, ``.html`` or ``.txt`` one part).
 
 from __future__ import annotations
 
+import re
 import smtplib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from .store import Store
 FORMATS = ("rss", "atom")
 MAX_SUMMARY = 1200  # characters of an abstract in a feed item
 ATOM = "http://www.w3.org/2005/Atom"
+MIN_SCORE = 1.0  # a day's paper is recommended in the digest when it scores this far above the mean (z)
 
 
 def paper_url(base_url: str, p: Paper) -> str:
@@ -47,10 +49,18 @@ def _when(p: Paper) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC)
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _x(text: str | None) -> str:
+    """Text XML 1.0 can carry: control characters (which a record may hold) removed."""
+    return _NOT_XML.sub("", text or "")
+
+
 def _plain(text: str) -> str:
     from .web.render import plain_tex
 
-    return plain_tex(text or "")
+    return _x(plain_tex(text or ""))
 
 
 @dataclass
@@ -76,9 +86,9 @@ def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[
     if fmt == "rss":
         rss = ET.Element("rss", {"version": "2.0", "xmlns:atom": ATOM})
         ch = ET.SubElement(rss, "channel")
-        ET.SubElement(ch, "title").text = title
+        ET.SubElement(ch, "title").text = _x(title)
         ET.SubElement(ch, "link").text = page_url
-        ET.SubElement(ch, "description").text = f"{title} (paperdex)"
+        ET.SubElement(ch, "description").text = _x(f"{title} (paperdex)")
         ET.SubElement(ch, "atom:link", {"href": self_url, "rel": "self", "type": "application/rss+xml"})
         ET.SubElement(ch, "lastBuildDate").text = format_datetime(updated)
         ET.SubElement(ch, "generator").text = "paperdex"
@@ -89,12 +99,12 @@ def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[
             ET.SubElement(e, "link").text = paper_url(base_url, p)
             ET.SubElement(e, "guid", {"isPermaLink": "true"}).text = paper_url(base_url, p)
             ET.SubElement(e, "pubDate").text = format_datetime(_when(p))
-            ET.SubElement(e, "description").text = _summary(it)
+            ET.SubElement(e, "description").text = _x(_summary(it))
             for c in p.categories[:8]:
-                ET.SubElement(e, "category").text = c
+                ET.SubElement(e, "category").text = _x(c)
         return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(rss, encoding="utf-8")
     f = ET.Element("feed", {"xmlns": ATOM})
-    ET.SubElement(f, "title").text = title
+    ET.SubElement(f, "title").text = _x(title)
     ET.SubElement(f, "id").text = self_url
     ET.SubElement(f, "updated").text = updated.isoformat()
     ET.SubElement(f, "link", {"href": self_url, "rel": "self"})
@@ -109,12 +119,12 @@ def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[
         ET.SubElement(e, "link", {"href": paper_url(base_url, p), "rel": "alternate"})
         ET.SubElement(e, "updated").text = _when(p).isoformat()
         for a in p.authors[:20]:
-            ET.SubElement(ET.SubElement(e, "author"), "name").text = a
+            ET.SubElement(ET.SubElement(e, "author"), "name").text = _x(a)
         if not p.authors:
             ET.SubElement(ET.SubElement(e, "author"), "name").text = "unknown"
-        ET.SubElement(e, "summary").text = _summary(it)
+        ET.SubElement(e, "summary").text = _x(_summary(it))
         for c in p.categories[:8]:
-            ET.SubElement(e, "category", {"term": c})
+            ET.SubElement(e, "category", {"term": _x(c)})
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(f, encoding="utf-8")
 
 
@@ -180,6 +190,7 @@ def build(
         if not t.count or not rowids:
             continue
         recs = R.recommend(store, t.name, per_section, within=rowids)
+        recs.items = [r for r in recs.items if r.score >= MIN_SCORE]
         if recs.items:
             d.sections.append(
                 Section(
@@ -187,7 +198,7 @@ def build(
                     "tag",
                     f"{base}/tag/{quote(t.name, safe='')}",
                     [Item(r.paper, reason_note(r)) for r in recs.items],
-                    min(recs.candidates, len(rowids)),
+                    len(recs.items),
                 )
             )
     saved = library.saved_searches(store)

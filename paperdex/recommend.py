@@ -39,6 +39,7 @@ from .paper import Paper, index_text
 from .store import Store
 
 C = 0.3  # SVM regularisation (bench/recommend.py)
+TFIDF_SCALE = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
 NEGATIVES = 3000  # random papers taken as negatives
 MAX_ITER = 150  # L-BFGS iterations
 CENTROID_WEIGHT = 1.0  # weight of the centroid's z-score beside the SVM's
@@ -47,6 +48,7 @@ MIN_POSITIVES = 1
 MODEL_CACHE = 32
 EXPLAIN_NEIGHBOURS = 3
 EXPLAIN_TERMS = 6
+EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown as reasons
 
 
 # --- features of one snapshot -------------------------------------------------------------------
@@ -174,6 +176,7 @@ def train(
     C_: float = C,
     dense: bool = True,
     tfidf: bool = True,
+    tfidf_scale: float | None = None,
     warm: Model | None = None,
 ) -> Model:
     """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
@@ -196,7 +199,8 @@ def train(
     terms = np.zeros(0, dtype=np.int64)
     if tfidf:
         terms = _terms_of(c, pos)
-    Zs = c.rows(idx, terms) if len(terms) else None
+    alpha = TFIDF_SCALE if tfidf_scale is None else tfidf_scale
+    Zs = c.rows(idx, terms) * alpha if len(terms) else None
     Zd = np.asarray(c.D[idx], dtype=np.float64) if use_dense else None
     dk = len(terms)
     dd = Zd.shape[1] if Zd is not None else 0
@@ -224,7 +228,7 @@ def train(
             at = np.searchsorted(warm.terms, terms)
             at = np.clip(at, 0, len(warm.terms) - 1)
             hit = warm.terms[at] == terms
-            x0[:dk][hit] = warm.w_terms[at[hit]]
+            x0[:dk][hit] = warm.w_terms[at[hit]] / alpha
         x0[-1] = warm.bias
     with threadpool_limits(limits=1, user_api="blas"):
         r = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": MAX_ITER})
@@ -234,7 +238,7 @@ def train(
     c_terms = np.asarray(c.rows(pos, terms).mean(axis=0)).ravel().astype(np.float32) if dk else np.zeros(0, np.float32)
     return Model(
         terms=terms,
-        w_terms=r.x[:dk].astype(np.float32),
+        w_terms=(r.x[:dk] * alpha).astype(np.float32),  # weights of the unscaled tf-idf
         w_dense=r.x[dk : dk + dd].astype(np.float32) if dd else None,
         bias=float(r.x[-1]),
         centroid=centroid,
@@ -433,6 +437,7 @@ def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Re
         at = np.clip(np.searchsorted(model.terms, tids), 0, len(model.terms) - 1)
         hit = model.terms[at] == tids
         contrib = np.where(hit, vals * np.where(hit, model.w_terms[at], 0.0), 0.0)
+        contrib[c.ix.df[tids] > EXPLAIN_MAX_DF * c.n] = 0.0  # common words explain nothing
         order = np.argsort(-contrib, kind="stable")
         stems = [str(c.ix.vocab[tids[i]]) for i in order[: EXPLAIN_TERMS * 3] if contrib[i] > 0]
         terms = _surface(stems, f"{p.title} {p.abstract}")[:EXPLAIN_TERMS]

@@ -1,0 +1,356 @@
+"""The `tag`, `saved`, `token`, `related` and `digest` commands (registered by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import library
+from .cli import UserError, _fail, _store, json_text, tty
+
+
+def _lib(call, *args, **kw):
+    try:
+        return call(*args, **kw)
+    except library.LibraryError as e:
+        raise UserError(e.message) from None
+
+
+# --- tag -------------------------------------------------------------------------------------------
+
+
+@click.group()
+def tag() -> None:
+    """Tags (collections) of papers, "not interested" marks and recommendations."""
+
+
+@tag.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tag_list(ctx, as_json) -> None:
+    """Every tag and how many papers it holds."""
+    with _store(ctx.find_root(), readonly=True) as st:
+        tags = library.tags(st)
+    if as_json:
+        click.echo(json_text([t.to_dict() for t in tags]))
+        return
+    for t in tags:
+        click.echo(f"{tty(t.name)}\t{t.count}")
+    if not tags:
+        click.echo("no tags yet: paperdex tag add NAME PAPER_ID...", err=True)
+
+
+@tag.command("add")
+@click.argument("name")
+@click.argument("ids", nargs=-1, required=True)
+@click.pass_context
+def tag_add(ctx, name, ids) -> None:
+    """Save papers into tag NAME (made if new)."""
+    with _store(ctx.find_root()) as st:
+        n = _lib(library.add_to_tag, st, name, ids)
+        click.echo(f"{n} added to {tty(library.get_tag(st, name).name)}")
+
+
+@tag.command("remove")
+@click.argument("name")
+@click.argument("ids", nargs=-1, required=True)
+@click.pass_context
+def tag_remove(ctx, name, ids) -> None:
+    """Take papers out of a tag."""
+    with _store(ctx.find_root()) as st:
+        click.echo(f"{_lib(library.remove_from_tag, st, name, ids)} removed")
+
+
+@tag.command("delete")
+@click.argument("name")
+@click.pass_context
+def tag_delete(ctx, name) -> None:
+    """Delete a tag (its papers stay in the store)."""
+    with _store(ctx.find_root()) as st:
+        if not _lib(library.delete_tag, st, name):
+            raise UserError(f"no tag named {name!r}")
+
+
+@tag.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tag_show(ctx, name, as_json) -> None:
+    """The papers of a tag, most recently saved first."""
+    with _store(ctx.find_root(), readonly=True) as st:
+        ids = _lib(library.tag_papers, st, _lib(library.get_tag, st, name).name)
+        papers = [(i, st.get(i)) for i in ids]
+    if as_json:
+        click.echo(json_text([p.to_dict() if p else {"id": i, "missing": True} for i, p in papers]))
+        return
+    for i, p in papers:
+        click.echo(f"{i}\t{tty(p.title) if p else '(not in this store)'}")
+
+
+@tag.command("dismiss")
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--undo", is_flag=True, help="Take the marks back.")
+@click.pass_context
+def tag_dismiss(ctx, ids, undo) -> None:
+    """Mark papers "not interested" (recommendations learn from it)."""
+    with _store(ctx.find_root()) as st:
+        n = _lib(library.undismiss if undo else library.dismiss, st, ids)
+    click.echo(f"{n} {'unmarked' if undo else 'marked not interested'}")
+
+
+@tag.command("recommend")
+@click.argument("name")
+@click.option("-n", "--limit", default=10, show_default=True)
+@click.option("--day", help="Only papers of this day (YYYY-MM-DD).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tag_recommend(ctx, name, limit, day, as_json) -> None:
+    """Unseen papers ranked by the tag's model, with why."""
+    from . import recommend as R
+
+    with _store(ctx.find_root(), readonly=True) as st:
+        within = None
+        if day:
+            within = [r[0] for r in st.conn.execute("SELECT rowid FROM papers WHERE date = ?", (day,))]
+        recs = _lib(R.recommend, st, name, limit, within=within)
+    if as_json:
+        click.echo(json_text(recs.to_dict()))
+        return
+    for n in recs.notices:
+        click.echo(n, err=True)
+    for i, r in enumerate(recs.items, 1):
+        click.echo(f"{i:2d}. {r.paper.id}  {tty(r.paper.title)}")
+        if r.reason:
+            like = "; ".join(tty(t)[:60] for _, t, _ in r.reason.neighbours[:2])
+            click.echo(f"    like: {like}")
+            if r.reason.terms:
+                click.echo(f"    words: {', '.join(r.reason.terms)}")
+    click.echo(f"({recs.positives} saved, {recs.candidates} ranked, {recs.took_ms:.0f} ms)", err=True)
+
+
+@tag.command("export")
+@click.option("--format", "fmt", type=click.Choice(["json", "bibtex"]), default="json", show_default=True)
+@click.option("--tag", "name", help="BibTeX: only this tag's papers.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
+@click.pass_context
+def tag_export(ctx, fmt, name, output) -> None:
+    """The library (tags, not interested, saved searches) as JSON, or tagged papers as BibTeX."""
+    with _store(ctx.find_root(), readonly=True) as st:
+        text = json_text(library.export_json(st)) + "\n" if fmt == "json" else _lib(library.export_bibtex, st, name)
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+@tag.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--tag", "name", help="BibTeX: the tag its entries go into (required for .bib).")
+@click.pass_context
+def tag_import(ctx, path, name) -> None:
+    """Merge a library export (.json), or save a .bib file's entries into --tag."""
+    text = path.read_text(encoding="utf-8")
+    with _store(ctx.find_root()) as st:
+        if path.suffix.lower() == ".bib":
+            if not name:
+                raise UserError("a .bib file goes into a tag: --tag NAME")
+            out = _lib(library.import_bibtex, st, text, name)
+        else:
+            try:
+                data = json.loads(text)
+            except ValueError as e:
+                raise UserError(f"{path}: not JSON ({e})") from None
+            out = _lib(library.import_json, st, data)
+    click.echo(json_text(out))
+
+
+# --- saved searches ---------------------------------------------------------------------------------
+
+
+@click.group()
+def saved() -> None:
+    """Saved searches and what is new in them."""
+
+
+@saved.command("add")
+@click.argument("name")
+@click.argument("query")
+@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]))
+@click.option("--category")
+@click.option("--from", "date_from")
+@click.option("--to", "date_to")
+@click.option("--venue")
+@click.option("--area")
+@click.option("--author")
+@click.option("--lang", type=click.Choice(["en", "zh"]))
+@click.pass_context
+def saved_add(ctx, name, query, **params) -> None:
+    """Save QUERY (the full query language) under NAME."""
+    with _store(ctx.find_root()) as st:
+        s = _lib(library.save_search, st, name, query, params)
+    click.echo(f"saved {tty(s.name)} (#{s.id})")
+
+
+@saved.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def saved_list(ctx, as_json) -> None:
+    """Every saved search and how many new papers it matches."""
+    from .search import Searcher
+
+    with _store(ctx.find_root(), readonly=True) as st:
+        s = Searcher(st)
+        rows = [(ss, library.new_matches(s, ss, 0).count) for ss in library.saved_searches(st)]
+    if as_json:
+        click.echo(json_text([{**ss.to_dict(), "new": n} for ss, n in rows]))
+        return
+    for ss, n in rows:
+        click.echo(f"#{ss.id}\t{tty(ss.name)}\t{n} new\t{tty(ss.query)}")
+
+
+@saved.command("new")
+@click.argument("key")
+@click.option("-n", "--limit", default=20, show_default=True)
+@click.option("--seen", is_flag=True, help="Then count from now on (a visit).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def saved_new(ctx, key, limit, seen, as_json) -> None:
+    """The new matches of a saved search (by name or #id) since the last visit."""
+    from .search import Searcher
+
+    with _store(ctx.find_root(), readonly=not seen) as st:
+        ss = _lib(library.get_saved, st, key.lstrip("#"))
+        nm = library.new_matches(Searcher(st), ss, limit)
+        if seen:
+            library.mark_seen(st, ss.id)
+    if as_json:
+        click.echo(json_text(nm.to_dict()))
+        return
+    click.echo(f"{nm.count} new for {tty(ss.name)}", err=True)
+    for p in nm.papers:
+        click.echo(f"{p.id}\t{p.date or ''}\t{tty(p.title)}")
+
+
+@saved.command("remove")
+@click.argument("key")
+@click.pass_context
+def saved_remove(ctx, key) -> None:
+    with _store(ctx.find_root()) as st:
+        _lib(library.delete_saved, st, key.lstrip("#"))
+
+
+# --- tokens ----------------------------------------------------------------------------------------
+
+
+@click.group()
+def token() -> None:
+    """Tokens that allow writing (the library, saved searches) through the web and the API."""
+
+
+@token.command("create")
+@click.option("--name", default="", help="A label to recognise it by.")
+@click.pass_context
+def token_create(ctx, name) -> None:
+    """Make a token and print it once (only its hash is stored)."""
+    with _store(ctx.find_root()) as st:
+        tok = _lib(library.create_token, st, name)
+    click.echo(tok)
+    click.echo("keep it: it is shown only now. Sign in on /library or send Authorization: Bearer TOKEN", err=True)
+
+
+@token.command("list")
+@click.pass_context
+def token_list(ctx) -> None:
+    with _store(ctx.find_root(), readonly=True) as st:
+        for t in library.tokens(st):
+            click.echo(f"#{t['id']}\t{tty(t['name'])}\t{t['created']}")
+
+
+@token.command("revoke")
+@click.argument("key")
+@click.pass_context
+def token_revoke(ctx, key) -> None:
+    """Revoke a token by #id or name."""
+    with _store(ctx.find_root()) as st:
+        if not _lib(library.revoke_token, st, key.lstrip("#")):
+            raise UserError(f"no token {key!r}")
+
+
+# --- related, digest -------------------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("text", required=False)
+@click.option("-n", "--limit", default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def related(ctx, text, limit, as_json) -> None:
+    """Related work for a pasted abstract or paragraph (TEXT, or standard input)."""
+    from . import recommend as R
+
+    text = text if text is not None else sys.stdin.read()
+    with _store(ctx.find_root(), readonly=True) as st:
+        res = R.related(st, text, limit)
+    if as_json:
+        click.echo(json_text(res.to_dict()))
+        return
+    click.echo(f"key terms: {', '.join(res.key_terms)}", err=True)
+    for i, h in enumerate(res.hits, 1):
+        click.echo(f"{i:2d}. {h.paper.id}  {tty(h.paper.title)}")
+
+
+@click.command()
+@click.option("--day", help="The day (YYYY-MM-DD; default: the newest in the store).")
+@click.option(
+    "--to",
+    "to_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write it here: .eml the whole message, .html or .txt one part.",
+)
+@click.option("--smtp", help="Send it through this SMTP server, host:port.")
+@click.option("--mail-from", default="paperdex@localhost", show_default=True)
+@click.option("--mail-to", default="you@localhost", show_default=True)
+@click.option("--starttls", is_flag=True)
+@click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where links point.")
+@click.option("-n", "--per-section", default=5, show_default=True)
+@click.pass_context
+def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_section) -> None:
+    """The daily digest (recommendations per tag, new papers per saved search) by e-mail or
+    to a file; without --to or --smtp, the text is printed."""
+    import os
+
+    from . import digest as D
+
+    with _store(ctx.find_root(), readonly=True) as st:
+        try:
+            d = D.build(st, day, base_url, per_section)
+        except library.LibraryError as e:
+            raise UserError(e.message) from None
+    m = D.message(d, mail_from, mail_to)
+    if to_file:
+        D.write(m, d, to_file)
+        click.echo(f"wrote {to_file}", err=True)
+    if smtp:
+        host, _, port = smtp.rpartition(":")
+        if not host or not port.isdigit():
+            raise UserError("--smtp is host:port, e.g. 127.0.0.1:25")
+        try:
+            D.send(
+                m,
+                host,
+                int(port),
+                starttls=starttls,
+                user=os.environ.get("PAPERDEX_SMTP_USER"),
+                password=os.environ.get("PAPERDEX_SMTP_PASSWORD"),
+            )
+        except (OSError, Exception) as e:  # smtplib errors and connection failures alike
+            raise _fail(RuntimeError(f"cannot send through {smtp}: {e}")) from None
+        click.echo(f"sent to {mail_to} through {smtp}", err=True)
+    if not to_file and not smtp:
+        click.echo(D.render_text(d), nl=False)
+
+
+COMMANDS = (tag, saved, token, related, digest)

@@ -1,0 +1,113 @@
+"""The discover routes: reads open, writes only with a token (bearer, or the sign-in cookie with
+its CSRF value from this site), feeds valid per feedparser, related work for a pasted text."""
+
+from __future__ import annotations
+
+import re
+
+import feedparser
+import pytest
+from fastapi.testclient import TestClient
+
+from paperdex import library as L
+from paperdex.web.app import create_app
+
+
+@pytest.fixture
+def site(store):
+    tok = L.create_token(store, "test")
+    ids = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT p.id FROM papers p JOIN paper_categories c ON c.paper = p.rowid WHERE c.category = 'cs.RO' LIMIT 6"
+        )
+    ]
+    app = create_app(store.data_dir, pool_size=1)
+    client = TestClient(app, base_url="http://localhost", raise_server_exceptions=False)
+    return client, tok, ids
+
+
+def test_writes_need_a_valid_token(site):
+    c, tok, ids = site
+    r = c.post("/api/tags/robots/papers", json={"ids": ids[:5]})
+    assert r.status_code == 401 and "paperdex token create" in r.json()["error"]["message"]
+    assert r.headers["www-authenticate"] == "Bearer"
+    r = c.post("/api/tags/robots/papers", json={"ids": ids[:5]}, headers={"Authorization": "Bearer pdx_wrong"})
+    assert r.status_code == 401
+    auth = {"Authorization": f"Bearer {tok}"}
+    r = c.post("/api/tags/robots/papers", json={"ids": ids[:5]}, headers=auth)
+    assert r.status_code == 200 and r.json()["added"] == 5
+    assert [t["name"] for t in c.get("/api/tags").json()["tags"]] == ["robots"]
+    assert c.get("/api/tags/robots").json()["count"] == 5
+    r = c.post("/api/tags/robots/papers", json={"ids": ["nope"]}, headers=auth)
+    assert r.status_code == 404
+    r = c.post("/api/tags/robots/papers", json={"ids": "x"}, headers=auth)
+    assert r.status_code == 400
+    # reads are open: recommendations with reasons
+    r = c.get("/api/tags/robots/recommendations?k=5")
+    assert r.status_code == 200
+    recs = r.json()["recommendations"]
+    assert len(recs) == 5 and recs[0]["why"]["nearest_saved"] and not {x["paper"]["id"] for x in recs} & set(ids[:5])
+    assert c.delete(f"/api/tags/robots/papers/{ids[0]}").status_code == 401
+    assert c.delete(f"/api/tags/robots/papers/{ids[0]}", headers=auth).json() == {"removed": 1}
+
+
+def test_browser_sign_in_and_csrf(site):
+    c, tok, ids = site
+    assert "login-form" in c.get("/library").text
+    assert c.post("/library/login", data={"token": "pdx_nope"}).status_code == 401
+    r = c.post("/library/login", data={"token": tok}, follow_redirects=False)
+    assert r.status_code == 303 and "httponly" in r.headers["set-cookie"].lower()
+    assert "samesite=strict" in r.headers["set-cookie"].lower()
+    page = c.get(f"/save/{ids[0]}").text
+    csrf = re.search(r'name="csrf" value="([0-9a-f]{64})"', page).group(1)
+    form = {"id": ids[0], "new_tag": "mine"}
+    assert c.post("/library/tags/add", data=form, follow_redirects=False).status_code == 403  # no CSRF value
+    r = c.post("/library/tags/add", data={**form, "csrf": csrf}, headers={"Origin": "http://evil.test"})
+    assert r.status_code == 403  # another site's page
+    r = c.post(
+        "/library/tags/add", data={**form, "csrf": csrf}, headers={"Origin": "http://localhost"}, follow_redirects=False
+    )
+    assert r.status_code == 303 and r.headers["location"] == "/tag/mine"
+    assert ids[0] in c.get("/tag/mine").text
+    # a form's `next` never leaves the site
+    r = c.post("/library/dismiss", data={"id": ids[1], "csrf": csrf, "next": "//evil.test/x"}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/library"
+
+
+def test_feeds_validate_and_link_back(site):
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    c.post("/api/tags/robots/papers", json={"ids": ids[:5]}, headers=auth)
+    c.post("/api/saved", json={"name": "diffusion", "q": "diffusion", "params": {"mode": "lexical"}}, headers=auth)
+    for url in (
+        "/feeds/tag/robots.rss",
+        "/feeds/tag/robots.atom",
+        "/feeds/saved/diffusion.rss",
+        "/feeds/category/cs.RO.atom",
+        "/feeds/daily.rss",
+        "/feeds/daily.atom",
+    ):
+        r = c.get(url)
+        assert r.status_code == 200, url
+        f = feedparser.parse(r.content)
+        assert not f.bozo, (url, f.bozo_exception)
+        assert f.entries and all(e.link.startswith("http://localhost/paper/") for e in f.entries), url
+    assert c.get("/feeds/tag/robots.json").status_code == 404
+    assert c.get("/feeds/tag/none.rss").status_code == 404
+    r = c.get("/api/saved").json()["saved_searches"]
+    assert r[0]["name"] == "diffusion" and r[0]["new"] == 0
+
+
+def test_related_api_and_page(site):
+    c, _, _ = site
+    text = "We learn robot grasping policies from demonstrations with diffusion models, in clutter. " * 4
+    r = c.post("/api/related", json={"text": text, "k": 5})
+    assert r.status_code == 200
+    body = r.json()
+    assert len(body["hits"]) == 5 and "grasping" in body["key_terms"]
+    assert c.post("/api/related", json={"text": ""}).status_code == 400
+    assert c.post("/api/related", json={"text": "x", "k": 0}).status_code == 400
+    assert c.post("/api/related", content=b"not json").status_code == 400
+    page = c.post("/related", data={"text": text}).text
+    assert 'data-testid="related-results"' in page and page.count('class="card"') >= 5
