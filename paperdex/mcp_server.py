@@ -110,6 +110,77 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             raise fail(e) from None
         return {"id": paper.id, "title": render.plain_tex(paper.title), "similar": [_hit(h) for h in hits]}
 
+    # --- the library (paperdex.library, paperdex.recommend): tags, recommendations, saved searches
+    from . import library
+    from . import recommend as R
+    from .store import Store, StoreError
+
+    def lib(call, *args, **kw):
+        try:
+            return call(*args, **kw)
+        except library.LibraryError as e:
+            raise ToolError(e.message) from None
+
+    @server.tool()
+    def list_tags() -> dict[str, Any]:
+        """The user's tags (collections of saved papers) with how many papers each holds."""
+        with pool.reader() as st:
+            return {"tags": [t.to_dict() for t in library.tags(st)]}
+
+    @server.tool()
+    def add_to_tag(tag: str, ids: list[str]) -> dict[str, Any]:
+        """Save papers (arXiv ids such as 2510.05491) into a tag; the tag is made if new."""
+        try:
+            st = Store(pool.data_dir)
+        except StoreError as e:
+            raise ToolError(f"cannot write the library: {e}") from None
+        with st:
+            added = lib(library.add_to_tag, st, tag, ids)
+            return {"added": added, **library.get_tag(st, tag).to_dict()}
+
+    @server.tool()
+    def recommendations(tag: str, k: int = 10) -> dict[str, Any]:
+        """Papers the user has not seen, ranked by a model of the tag's papers, each with why
+        (the tag's papers nearest to it, the words that weigh most)."""
+        with pool.searcher() as s:
+            recs = lib(R.recommend, s.store, tag, max(1, min(int(k), 50)))
+        return {
+            "tag": recs.tag,
+            "notices": recs.notices,
+            "recommendations": [
+                {**_brief(r.paper), "score": round(r.score, 4), "why": r.reason.to_dict() if r.reason else None}
+                for r in recs.items
+            ],
+        }
+
+    @server.tool()
+    def saved_searches() -> dict[str, Any]:
+        """The user's saved searches, each with how many papers it matches that are new since
+        the last visit."""
+        with pool.searcher() as s:
+            out = [
+                {**ss.to_dict(), "new": library.new_matches(s, ss, 0).count} for ss in library.saved_searches(s.store)
+            ]
+        return {"saved_searches": out}
+
+    @server.tool()
+    def saved_search_new(name: str, limit: int = 10) -> dict[str, Any]:
+        """The papers new since the last visit that a saved search (by name or id) matches."""
+        with pool.searcher() as s:
+            ss = lib(library.get_saved, s.store, name)
+            nm = library.new_matches(s, ss, max(0, min(int(limit), 50)))
+        return {**ss.to_dict(), "new": nm.count, "papers": [_brief(p) for p in nm.papers]}
+
+    @server.tool()
+    def related_work(text: str, k: int = 10) -> dict[str, Any]:
+        """Papers related to a pasted abstract or paragraph (up to a few thousand characters):
+        its meaning (embedding) and its key terms, fused."""
+        if not text.strip():
+            raise ToolError("paste an abstract or a paragraph")
+        with pool.searcher() as s:
+            res = R.related(s.store, text[:20000], max(1, min(int(k), 50)), searcher=s)
+        return {"key_terms": res.key_terms, "notices": res.notices, "hits": [_hit(h) for h in res.hits]}
+
     return server
 
 

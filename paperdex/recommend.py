@@ -6,9 +6,8 @@ random sample of the store as negatives, and every other paper is ranked by its 
 Features are a paper's tf-idf vector (the BM25 weights of the lexical snapshot, restricted to
 the terms of the positives, unit length) next to its dense embedding (unit length). The model
 is an L2-regularised squared-hinge SVM (LinearSVC's loss) with balanced class weights, fitted
-in the primal with L-BFGS; its score is fused with the tag's centroid similarity (z-scores
-summed). Every choice here was measured on the 63k corpus: bench/recommend.py,
-docs/recommendations.md.
+in the primal with L-BFGS. Every choice here (features, C, no fusion with the tag's centroid)
+was measured on the 63k corpus: bench/recommend.py, docs/recommendations.md.
 
 A model is cached per tag and snapshot, and refitted, starting from the previous weights,
 when the tag's papers, the "not interested" marks or the snapshots change; one page view of a
@@ -42,7 +41,7 @@ C = 0.3  # SVM regularisation (bench/recommend.py)
 TFIDF_SCALE = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
 NEGATIVES = 3000  # random papers taken as negatives
 MAX_ITER = 150  # L-BFGS iterations
-CENTROID_WEIGHT = 1.0  # weight of the centroid's z-score beside the SVM's
+CENTROID_WEIGHT = 0.0  # weight of the centroid's z-score beside the SVM's (measured: 0 is best)
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
 MIN_POSITIVES = 1
 MODEL_CACHE = 32

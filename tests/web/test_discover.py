@@ -111,3 +111,45 @@ def test_related_api_and_page(site):
     assert c.post("/api/related", content=b"not json").status_code == 400
     page = c.post("/related", data={"text": text}).text
     assert 'data-testid="related-results"' in page and page.count('class="card"') >= 5
+
+
+def test_mcp_library_tools(site, store):
+    from test_mcp import _run
+
+    from paperdex.mcp_server import build_server
+
+    _, _, ids = site
+
+    async def go():
+        from mcp import Client
+
+        async with Client(build_server(store.data_dir)) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            assert {
+                "list_tags",
+                "add_to_tag",
+                "recommendations",
+                "saved_searches",
+                "saved_search_new",
+                "related_work",
+            } <= names
+            r = await c.call_tool("add_to_tag", {"tag": "robots", "ids": ids[:5]})
+            assert not r.is_error and r.structured_content["added"] == 5
+            r = await c.call_tool("list_tags", {})
+            assert r.structured_content["tags"][0]["count"] == 5
+            r = await c.call_tool("recommendations", {"tag": "robots", "k": 3})
+            recs = r.structured_content["recommendations"]
+            assert len(recs) == 3 and recs[0]["why"]["nearest_saved"]
+            r = await c.call_tool("recommendations", {"tag": "nope"})
+            assert r.is_error and "no tag" in r.content[0].text
+            r = await c.call_tool("add_to_tag", {"tag": "robots", "ids": ["0000.00000"]})
+            assert r.is_error
+            L.save_search(store, "diffusion", "diffusion")
+            r = await c.call_tool("saved_searches", {})
+            assert r.structured_content["saved_searches"][0]["new"] == 0
+            r = await c.call_tool("saved_search_new", {"name": "diffusion"})
+            assert r.structured_content["new"] == 0
+            r = await c.call_tool("related_work", {"text": "robot grasping with diffusion policies", "k": 3})
+            assert len(r.structured_content["hits"]) == 3
+
+    _run(go())

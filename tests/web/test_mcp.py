@@ -35,7 +35,7 @@ def test_tools_in_process(web_dir):
     async def go():
         async with Client(build_server(web_dir)) as c:
             names = {t.name for t in (await c.list_tools()).tools}
-            assert names == {"search", "get_paper", "similar_papers"}
+            assert {"search", "get_paper", "similar_papers"} <= names  # and the library's (test_discover.py)
             r = await c.call_tool("search", {"query": "zebrafinch", "limit": 5})
             assert not r.is_error
             hits = r.structured_content["hits"]
