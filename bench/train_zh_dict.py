@@ -222,18 +222,20 @@ def main() -> None:
     score = p * np.log(lift)
     # ... unless the English unit's best Chinese unit, beside it in the same summaries, explains it
     # away (越狱攻击 -> safety: 安全 is there too); nested units (大语言模型, 语言) do not compete
-    zdocs: dict[int, list[int]] = defaultdict(list)
-    for k in np.flatnonzero(sure & ~(dice >= COMPETE * best_dice[e]) & ok):
-        zdocs[int(f[k])].append(int(k))
     ZC = Z.tocsc()
-    for fi, ks in zdocs.items():
+
+    def explained(fi: int, ej: int, cc: float) -> bool:
+        """Is English unit `ej` in the papers of Chinese unit `fi` mostly where the summary also
+        has the English unit's best Chinese unit (a different word, not one inside the other)?"""
+        other, unit = zv[best_f[ej]], ev[ej]
+        if other in zv[fi] or zv[fi] in other:
+            return False
         docs = ZC.indices[ZC.indptr[fi] : ZC.indptr[fi + 1]]
-        for k in ks:
-            other, unit = zv[best_f[e[k]]], ev[e[k]]
-            if other in zv[fi] or zv[fi] in other:
-                continue
-            alone = sum(1 for d in docs if unit in en_docs[d] and other not in zh_docs[d])
-            ok[k] = alone >= EXPLAINED * c[k]
+        alone = sum(1 for d in docs if unit in en_docs[d] and other not in zh_docs[d])
+        return alone < EXPLAINED * cc
+
+    for k in np.flatnonzero(sure & ~(dice >= COMPETE * best_dice[e]) & ok):
+        ok[k] = not explained(int(f[k]), int(e[k]), c[k])
     by_f: dict[int, list[tuple[float, int, float, float]]] = defaultdict(list)
     for fi, ej, d, pp, cc in zip(f[ok], e[ok], score[ok], p[ok], c[ok], strict=True):
         by_f[int(fi)].append((float(d), int(ej), float(pp), float(cc)))
@@ -262,6 +264,8 @@ def main() -> None:
                 break
             if pp < ALT_P and d < OWN_SCORE * cands[0][0]:
                 continue  # a rarer reading (量化: quantify, quantization) only when close to the best
+            if kept and explained(fi, ej, cc):
+                continue  # a word of the topic, not a translation (强化学习: reward, 奖励 is there too)
             kept.append((d, unit, cc))
         # of two alternatives where one holds all the words of the other, the longer one is the
         # more precise; keep it when it covers most of the shorter one's pairs, else the shorter
@@ -273,6 +277,14 @@ def main() -> None:
                     drop.add(a if cb >= SUBSUME * ca else b)
         kept = [x for x in kept if x[1] not in drop]
         table[zv[fi]] = [k for _, k, _ in kept]
+    # a phrase of two or three words whose best translation is one word that one of its parts
+    # already translates to adds nothing over its parts as separate concepts (推理加速 -> inference
+    # would lose 加速; 分子生成 -> molecular would lose 生成): left to the parts
+    for z in [z for z in table if z not in jieba.dt.FREQ]:
+        best = table[z][0] if table[z] else ""
+        parts = [t for t in jieba.lcut(z) if t != z]
+        if " " not in best and len(parts) > 1 and any(best in table.get(t, ()) for t in parts):
+            del table[z]
     # spelled-out pairs, 元学习（meta-learning）, 大语言模型（LLM）: an English term written after
     # the Chinese one in several summaries and in the papers well above its base rate
     by_zh: dict[str, list[tuple[int, str]]] = defaultdict(list)
