@@ -137,12 +137,46 @@ def random_scores(c: R.Corpus):
     return fit_score
 
 
+def related_bench(store: Store, n: int = 40) -> None:
+    """Paste an abstract: for papers of a topic, paste one's abstract and count how many of the
+    first 10 results (the paper itself excluded) are on the topic; recommend.related against the
+    plain search box (the text as a query, cut at 1,000 characters)."""
+    from paperdex.search import Searcher
+
+    s = Searcher(store)
+    topics_sql = {
+        "speculative decoding (title)": "lower(title) LIKE '%speculative decoding%'",
+        "cs.RO": "rowid IN (SELECT paper FROM paper_categories WHERE category = 'cs.RO')",
+    }
+    print(
+        "\n| topic | pasted abstracts | related(): topic papers in top 10 | search box: topic papers in top 10 "
+        "| related() ms (median) |"
+    )
+    print("| --- | --- | --- | --- | --- |")
+    for name, where in topics_sql.items():
+        ids = {r[0] for r in store.conn.execute(f"SELECT id FROM papers WHERE {where}")}
+        sample = sorted(ids)[:: max(1, len(ids) // n)][:n]
+        a, b, ms = [], [], []
+        for pid in sample:
+            p = store.get(pid)
+            t = time.perf_counter()
+            rel = R.related(store, p.abstract, 11, searcher=s)
+            ms.append((time.perf_counter() - t) * 1000)
+            got = [h.paper.id for h in rel.hits if h.paper.id != pid][:10]
+            a.append(sum(g in ids for g in got))
+            res = s.search(p.abstract[:1000], per_page=11, facets=False, literal=True)
+            got = [h.paper.id for h in res.hits if h.paper.id != pid][:10]
+            b.append(sum(g in ids for g in got))
+        print(f"| {name} | {len(sample)} | {np.mean(a):.2f} | {np.mean(b):.2f} | {np.median(ms):.0f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", default=str(ROOT / "bench/out/full"))
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--only", help="comma-separated recommender names")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--related", action="store_true", help="only the paste-an-abstract comparison")
     ap.add_argument("--variants", action="store_true", help="also other tf-idf scales and C values")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
@@ -155,6 +189,9 @@ def main() -> None:
         f"features in {time.perf_counter() - t:.1f} s",
         file=sys.stderr,
     )
+    if a.related:
+        related_bench(store)
+        return
     T = topics(store, c)
     B = broad_topics(store, c)
     recs = {

@@ -84,6 +84,9 @@ TEXT: dict[str, dict[str, str]] = {
     "dismissed_n": {"en": "{n} papers marked not interested", "zh": "{n} 篇标为不感兴趣"},
     "nothing_yet": {"en": "Nothing to recommend yet.", "zh": "暂无推荐。"},
     "delete": {"en": "Delete", "zh": "删除"},
+    "for_you": {"en": "For you", "zh": "为你推荐"},
+    "for_you_day": {"en": "Papers of {day} for you", "zh": "{day} 为你推荐的论文"},
+    "from_tag": {"en": "for the tag", "zh": "来自标签"},
 }
 
 
@@ -452,6 +455,37 @@ async def related_page(request: Request) -> Response:
     text = form.get("text") or ""
     res = _related(request, text, 20, form) if text.strip() else None
     return _page(request, "discover_related.html", res=res, text=text)
+
+
+# --- "for you": a day's papers by the user's tags -----------------------------------------------
+
+
+def _for_you(request: Request, day: str | None, k: int) -> tuple[Any, list[tuple[Paper, float, str]]]:
+    with _pool(request).searcher() as s:
+        try:
+            d = feed.daily(s.store, day or None, None, 1, 200)
+        except feed.FeedError as e:
+            raise ServiceError(400, str(e)) from None
+        rowids = {s.store.rowid(p.id): p for p in d.papers}
+        scored = R.for_you(s.store, [r for r in rowids if r is not None])
+    ranked = sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])
+    return d, ranked[:k]
+
+
+@router.get("/for-you", response_class=HTMLResponse, include_in_schema=False)
+def for_you_page(request: Request, day: str | None = None) -> Response:
+    d, ranked = _for_you(request, day, 50)
+    return _page(request, "discover_foryou.html", d=d, ranked=ranked)
+
+
+@router.get("/api/for-you", include_in_schema=False)
+def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Response:
+    """A day's papers (default: the newest day) ordered by the user's tags: each paper's best
+    recommendation score over the tags, and that tag."""
+    if not 1 <= k <= 200:
+        raise ServiceError(400, "k: 1 to 200")
+    d, ranked = _for_you(request, day, k)
+    return _ok({"day": d.day, "papers": [{**_brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]})
 
 
 # --- feeds ---------------------------------------------------------------------------------------

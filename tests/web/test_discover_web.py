@@ -153,3 +153,17 @@ def test_mcp_library_tools(site, store):
             assert len(r.structured_content["hits"]) == 3
 
     _run(go())
+
+
+def test_for_you_orders_a_day_by_the_tags(site, store):
+    c, tok, ids = site
+    day = store.conn.execute("SELECT date FROM papers GROUP BY date ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
+    assert c.get(f"/api/for-you?day={day}").json()["papers"] == []  # no tags yet
+    c.post("/api/tags/robots/papers", json={"ids": ids[:5]}, headers={"Authorization": f"Bearer {tok}"})
+    got = c.get(f"/api/for-you?day={day}").json()
+    n_day = store.conn.execute("SELECT count(*) FROM papers WHERE date = ?", (day,)).fetchone()[0]
+    papers = got["papers"]
+    assert got["day"] == day and 0 < len(papers) <= n_day and {p["tag"] for p in papers} == {"robots"}
+    assert [p["score"] for p in papers] == sorted((p["score"] for p in papers), reverse=True)
+    assert c.get("/api/for-you?day=2025-02-30").status_code == 400
+    assert 'data-testid="for-you"' in c.get(f"/for-you?day={day}").text
