@@ -3,7 +3,8 @@ requests, rotating through real queries, for a fixed time; prints requests/s, la
 percentiles and errors.
 
     paperdex serve --port 8000 &            # or any running paperdex server on this machine
-    python bench/load.py --url http://127.0.0.1:8000 --duration 30 --concurrency 8
+    python bench/load.py --url http://127.0.0.1:8000 --duration 30 --concurrency 8 \
+        --queries ../shared/data/load-queries.txt      # each query once per cycle; default: 16 built in
 
 Bounded by design: loopback addresses only, at most 300 s and 64 clients.
 """
@@ -56,7 +57,8 @@ def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[k]
 
 
-async def run(url: str, duration: float, concurrency: int, per_page: int) -> dict:
+async def run(url: str, duration: float, concurrency: int, per_page: int, queries: list[str] | None = None) -> dict:
+    queries = queries or QUERIES
     latencies: list[float] = []
     errors: dict[str, int] = {}
     stop = time.perf_counter() + duration
@@ -69,7 +71,7 @@ async def run(url: str, duration: float, concurrency: int, per_page: int) -> dic
         async def worker(i: int) -> None:
             n = i
             while time.perf_counter() < stop:
-                q = QUERIES[n % len(QUERIES)]
+                q = queries[n % len(queries)]
                 n += concurrency
                 t0 = time.perf_counter()
                 try:
@@ -110,13 +112,18 @@ def main() -> None:
     ap.add_argument("--url", default="http://127.0.0.1:8000")
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--concurrency", type=int, default=8)
-    ap.add_argument("--per-page", type=int, default=10)
+    ap.add_argument("--per-page", type=int, default=20)
+    ap.add_argument("--queries", help="A file of queries, one a line (the clients together send each once per cycle).")
     ap.add_argument("--json", action="store_true", help="Print the result as JSON only.")
     a = ap.parse_args()
     if not 0 < a.duration <= 300 or not 0 < a.concurrency <= 64:
         sys.exit("--duration must be in (0, 300] and --concurrency in (0, 64]")
     _loopback_only(a.url)
-    res = asyncio.run(run(a.url.rstrip("/"), a.duration, a.concurrency, a.per_page))
+    qs = None
+    if a.queries:
+        with open(a.queries, encoding="utf-8") as f:
+            qs = [line.strip() for line in f if line.strip()]
+    res = asyncio.run(run(a.url.rstrip("/"), a.duration, a.concurrency, a.per_page, qs))
     if a.json:
         print(json.dumps(res))
         return
