@@ -24,7 +24,7 @@ HOSTILE = {
     "nesting within the length limit": "(" * 490 + "robot" + ")" * 490,
     "1,000 OR terms": " OR ".join(f"w{i}" for i in range(1000)),
     "200 OR terms": " OR ".join("abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(200)),
-    "OR of real words": " OR ".join(["robot", "learning", "graph", "vision", "language", "model"] * 27),
+    "OR of real words": " OR ".join(["robot", "learning", "graph", "vision", "language", "model"] * 14),
     '"the" x64': " ".join(['"the"'] * 64),
     "the x64": " ".join(["the"] * 64),
     "ti:ab* x48": " ".join(["ti:ab*"] * 48),
@@ -32,7 +32,7 @@ HOSTILE = {
     "prefixes x80": " ".join(["tr*", "co*", "re*", "in*", "de*"] * 16),
     "repeated phrase": " ".join(['"neural network"'] * 55),
     "long phrase": '"' + " ".join(["the learning of a model for the robot"] * 24) + '"',
-    "repeated fielded phrases": " ".join(['abs:"reinforcement learning"', 'ti:"robot"'] * 30),
+    "repeated fielded phrases": " ".join(['abs:"reinforcement learning"', 'ti:"robot"'] * 25),
     "NOT chain": " ".join(f"-w{i}" for i in range(150)),
     "AND/OR mix": " AND ".join(f"(a{i} OR b{i})" for i in range(60)),
     "Chinese x200": "模型" * 200,
@@ -84,6 +84,8 @@ def test_hostile_queries_answer_within_budget_and_static_stays_fast(web_dir, tmp
         assert not bad, bad
         slow = [(n, p, round(dt, 2)) for n, p, _, dt in answers if dt > BUDGET + SLACK]
         assert not slow, slow
+        too_long = ("10,000 nested parentheses", "1,000 OR terms")
+        assert all(len(q) <= 1000 for n, q in HOSTILE.items() if n not in too_long)  # the rest reach the engine
         codes = {n: code for n, p, code, _ in answers if p == "/api/search"}
         assert codes["10,000 nested parentheses"] == 400 and codes["1,000 OR terms"] == 400  # over 1,000 characters
         assert codes["nesting within the length limit"] == 400
