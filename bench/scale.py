@@ -381,6 +381,29 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     )
 
 
+def effectiveness(size: str) -> None:
+    """nDCG@10 and friends of both backends on the shared topic development sets (the
+    corpus's own all-MiniLM-L6-v2 vectors; queries embedded by each backend)."""
+    from paperdex.backends import EmbeddedBackend
+    from paperdex.backends.milvus import MilvusBackend
+    from paperdex.evaluate import evaluate, load_queries
+
+    for backend in ("embedded", "milvus"):
+        b = EmbeddedBackend(emb_dir(size)) if backend == "embedded" else MilvusBackend(milvus_path(size))
+        out = {}
+        for lang in ("en", "zh"):
+            f = SHARED / f"eval-topics-{size}-{lang}-dev.jsonl"
+            if not f.exists():
+                continue
+            for mode in ("hybrid", "lexical"):
+                t = time.perf_counter()
+                m = evaluate(b, load_queries(f), mode=mode)
+                out[f"topics_{lang}_{mode}"] = m
+                log(f"{backend}/{size} topics-{lang} {mode}: nDCG@10 {m['ndcg@10']} ({time.perf_counter() - t:.0f} s)")
+        b.close()
+        save_result(f"{backend}/{size}", effectiveness=out)
+
+
 # --- report -----------------------------------------------------------------------------------
 
 
@@ -444,7 +467,7 @@ def report() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("step", choices=["prepare", "build", "measure", "all", "report"])
+    ap.add_argument("step", choices=["prepare", "build", "measure", "eval", "all", "report"])
     ap.add_argument("--backend", choices=["embedded", "milvus"])
     ap.add_argument("--size", choices=list(SIZES))
     ap.add_argument("--sizes", default="10k,63k,250k,1m")
@@ -463,6 +486,8 @@ def main() -> None:
         (build_embedded if args.backend == "embedded" else build_milvus)(args.size)
     elif args.step == "measure":
         measure(args.backend, args.size, args.queries, args.budget)
+    elif args.step == "eval":
+        effectiveness(args.size)
     elif args.step == "report":
         report()
     else:

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from paperdex.backends import Backend, EmbeddedBackend
+from paperdex.backends.milvus import _floors
 from paperdex.paper import index_text
 from paperdex.query import QueryError
-from paperdex.search import MAX_WINDOW, MIN_COSINE, Filters
+from paperdex.search import MAX_WINDOW, Filters
 from paperdex.store import Store
 from paperdex.text import stem, tokens
 
@@ -284,7 +285,7 @@ def test_hybrid_hits_say_why_they_matched(backend):
 def test_dense_finds_papers_without_shared_words(backend):
     res = backend.search("robots grasping objects with a gripper", mode="dense", per_page=10)
     assert sum("cs.RO" in h.paper.categories for h in res.hits) >= 2
-    assert all(h.dense_score >= MIN_COSINE["all-MiniLM-L6-v2"][1] for h in res.hits)  # close matches only
+    assert all(h.dense_score >= _floors("all-MiniLM-L6-v2", "en")[1] for h in res.hits)  # close matches only
 
 
 QUERIES = [
