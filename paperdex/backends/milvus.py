@@ -861,9 +861,15 @@ class MilvusBackend:
         cache[key] = out
         return out
 
-    def _concept_exists(self, c: Concept, expr: str) -> bool:
-        """Whether any paper holds the concept (one of its alternatives, all of its words)."""
+    def _concept_exists(self, c: Concept, expr: str, C: str | None) -> bool:
+        """Whether any paper holds the concept (one of its alternatives, all of its words).
+        With no constraints the postings the lexical side needs anyway answer it."""
         for alt in c.alts:
+            if len(alt) == 1 and C is None:
+                p = self._postings(alt[0], None)
+                if p is None or p:
+                    return True
+                continue
             if len(alt) == 1:
                 got = self.client.search(
                     self.col, data=[alt[0]], anns_field="sparse", limit=1, search_params={"metric_type": "BM25"}
@@ -990,7 +996,7 @@ class MilvusBackend:
                 notices.append(f"no English word is known for {w}; only semantic search can find it")
         exprs = {id(c): concept_expr(c) for c in concepts}
         self._post_cache: dict = {}
-        present = [c for c in concepts if self._concept_exists(c, exprs[id(c)])]
+        present = [c for c in concepts if self._concept_exists(c, exprs[id(c)], C if mode != "dense" else FALSE)]
         missing = [c.label for c in concepts if c not in present]
         if missing and present:
             notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
