@@ -483,7 +483,8 @@ def for_you(store: Store, rowids: list[int]) -> dict[int, tuple[float, str]]:
 # --- related work for a pasted text --------------------------------------------------------------
 
 MAX_TEXT = 5000  # characters of a pasted text read
-KEY_TERMS = 12  # terms of the lexical query
+KEY_TERMS = 25  # terms of the lexical query (12: fewer topic papers in the top 10, bench/recommend.py --related)
+_OPERATORS = {"and", "or", "not"}
 RELATED_DEPTH = 100  # candidates per side
 
 
@@ -545,9 +546,11 @@ def related(
     deadline: float | None = None,
 ) -> Related:
     """Papers related to a pasted abstract or paragraph: the dense side embeds the whole text
-    (the model reads what fits its window), the lexical side searches its KEY_TERMS key terms
-    (a paper needs half of them, the search's rule for long queries); reciprocal-rank fusion
-    of the two, as hybrid search fuses."""
+    (the model reads what fits its window); the lexical side ranks by BM25 over the text's
+    KEY_TERMS key terms, any of which may match (`t1 OR t2 OR ...`: requiring half of them, the
+    search's rule for long free text, leaves almost nothing to rank, bench/recommend.py
+    --related); reciprocal-rank fusion of the two, as hybrid search fuses."""
+    from .query import QueryError
     from .search import Hit, Searcher, rrf
 
     t0 = time.perf_counter()
@@ -557,16 +560,27 @@ def related(
     notices: list[str] = []
     terms = key_terms(store, text)
     lex_hits: list[Hit] = []
-    if terms:
-        res = s.search(
-            " ".join(terms),
-            mode="lexical",
-            per_page=RELATED_DEPTH,
-            filters=filters,
-            facets=False,
-            literal=True,
-            deadline=deadline,
-        )
+    words = [t for t in terms if t.lower() not in _OPERATORS]
+    if words:
+        try:
+            res = s.search(
+                " OR ".join(words),
+                mode="lexical",
+                per_page=RELATED_DEPTH,
+                filters=filters,
+                facets=False,
+                deadline=deadline,
+            )
+        except QueryError:  # a word the query language reads otherwise: the words as plain text
+            res = s.search(
+                " ".join(words),
+                mode="lexical",
+                per_page=RELATED_DEPTH,
+                filters=filters,
+                facets=False,
+                literal=True,
+                deadline=deadline,
+            )
         lex_hits = res.hits
     dense_hits: list[Hit] = []
     vindex = s.index

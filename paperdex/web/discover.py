@@ -338,9 +338,8 @@ def save_page(request: Request, pid: str) -> Response:
         if not found:
             raise ServiceError(404, f"no paper {pid[:80]!r} in this store")
         p = st.get(found[0])
-        return _page(
-            request, "discover_save.html", paper=p, tags=library.tags(st), paper_tags=library.tags_of(st, p.id)
-        )
+        tags, paper_tags = library.tags(st), library.tags_of(st, p.id)
+    return _page(request, "discover_save.html", paper=p, tags=tags, paper_tags=paper_tags)
 
 
 @router.post("/library/tags/add", include_in_schema=False)
