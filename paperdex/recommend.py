@@ -148,6 +148,7 @@ class Model:
     bias: float
     centroid: np.ndarray | None  # mean dense vector of the positives
     c_terms: np.ndarray  # mean tf-idf vector of the positives (over `terms`)
+    pos_df: np.ndarray  # how many positives contain each of `terms`
     positives: np.ndarray  # docs
     negatives: int
     iterations: int = 0
@@ -234,7 +235,9 @@ def train(
     centroid = None
     if use_dense:
         centroid = np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
-    c_terms = np.asarray(c.rows(pos, terms).mean(axis=0)).ravel().astype(np.float32) if dk else np.zeros(0, np.float32)
+    P = c.rows(pos, terms) if dk else None
+    c_terms = np.asarray(P.mean(axis=0)).ravel().astype(np.float32) if dk else np.zeros(0, np.float32)
+    pos_df = np.diff(P.tocsc().indptr).astype(np.int32) if dk else np.zeros(0, np.int32)
     return Model(
         terms=terms,
         w_terms=(r.x[:dk] * alpha).astype(np.float32),  # weights of the unscaled tf-idf
@@ -242,6 +245,7 @@ def train(
         bias=float(r.x[-1]),
         centroid=centroid,
         c_terms=c_terms,
+        pos_df=pos_df,
         positives=pos,
         negatives=len(neg),
         iterations=int(r.nit),
@@ -436,9 +440,15 @@ def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Re
         at = np.clip(np.searchsorted(model.terms, tids), 0, len(model.terms) - 1)
         hit = model.terms[at] == tids
         contrib = np.where(hit, vals * np.where(hit, model.w_terms[at], 0.0), 0.0)
-        contrib[c.ix.df[tids] > EXPLAIN_MAX_DF * c.n] = 0.0  # common words explain nothing
-        order = np.argsort(-contrib, kind="stable")
+        contrib[c.ix.df[tids] > max(EXPLAIN_MAX_DF * c.n, 100)] = 0.0  # common words explain nothing
+        # words several saved papers share come first; a word of one saved paper only when
+        # there are too few of those
+        shared = hit & (model.pos_df[at] >= min(2, len(model.positives)))
+        order = np.lexsort((np.arange(len(tids)), -contrib, ~shared))
         stems = [str(c.ix.vocab[tids[i]]) for i in order[: EXPLAIN_TERMS * 3] if contrib[i] > 0]
+        n_shared = int((shared & (contrib > 0)).sum())
+        if n_shared >= 3:
+            stems = stems[:n_shared]
         terms = _surface(stems, f"{p.title} {p.abstract}")[:EXPLAIN_TERMS]
     return Reason(neighbours, terms)
 
