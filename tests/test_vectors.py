@@ -116,3 +116,15 @@ def test_old_snapshot_folders_are_pruned(store):
         vectors.publish(store)
     folders = [p for p in store.data_dir.glob("vectors.*") if p.is_dir()]
     assert len(folders) <= 2
+
+
+def test_publishing_after_a_few_new_vectors_updates_the_graph(store, ann):
+    vectors.publish(store)
+    rowid = store.rowid("2505.13738")
+    q = _query_for(store, "2505.13738")
+    moved = -q / np.linalg.norm(q)  # the paper's vector changes: it must be found by its new one
+    store.add_vectors(store.model, [(rowid, "changed", moved)])
+    idx = vectors.publish(store)
+    assert len(idx) == store.vector_count()
+    assert idx.search(moved.astype(np.float32), 1)[0][0] == rowid
+    assert rowid not in [r for r, _ in idx.search(q, 5)]
