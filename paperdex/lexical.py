@@ -16,6 +16,7 @@ how well.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -170,7 +171,12 @@ def _count_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hash64(text_hash: str) -> int:
-    return int(text_hash[:15], 16)
+    """The stored text hash as a number (any string: a store written by hand may hold one
+    that is not hex)."""
+    try:
+        return int(text_hash[:15], 16)
+    except ValueError:
+        return int(hashlib.sha1(text_hash.encode()).hexdigest()[:15], 16)
 
 
 def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
