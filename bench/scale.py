@@ -438,13 +438,12 @@ def effectiveness(size: str) -> None:
 
 def report() -> None:
     r = load_results()
-    rows = []
-    head = (
-        "| backend | papers | ingest s | disk MB | RSS MB | lexical p50/p99 | dense p50/p99 | hybrid p50/p99 "
-        "| hybrid+cat p50/p99 | recall@10 | load |"
-    )
-    rows.append(head)
-    rows.append("|" + " --- |" * 11)
+    rows = [
+        "| backend | papers | ingest s | disk MB | RSS MB | lexical | dense | hybrid | hybrid + cat:cs.RO "
+        "| recall@10 | load (start, end) |",
+        "|" + " --- |" * 11,
+    ]
+    raw_rows = ["| papers | BM25 top 10 | dense top 10 | hybrid_search RRF top 10 |", "|" + " --- |" * 4]
     for size in SIZES:
         for backend in ("embedded", "milvus"):
             v = r.get(f"{backend}/{size}")
@@ -453,15 +452,26 @@ def report() -> None:
 
             def cell(name: str, v=v) -> str:
                 a, b = v.get(f"{name}_p50_ms"), v.get(f"{name}_p99_ms")
-                return f"{a} / {b}" if a is not None else "–"
+                return f"{a:.1f} / {b:.1f}" if a is not None else "–"
 
+            ing = v.get("ingest_s", 0) + v.get("vectors_s", 0)
             rows.append(
-                f"| {backend} | {v.get('papers', '?'):,} | {v.get('ingest_s', 0) + v.get('vectors_s', 0):.0f} "
-                f"| {v.get('disk_bytes', 0) / 1e6:.0f} | {v.get('rss_mb', '–')} | {cell('lexical')} | {cell('dense')} "
-                f"| {cell('hybrid')} | {cell('hybrid_cat')} | {v.get('recall_at_10', '–')} "
-                f"| {v.get('measure_load', '–')} |"
+                f"| {backend} | {v.get('papers', 0):,} | {ing:.0f} | {v.get('disk_bytes', 0) / 1e6:,.0f} "
+                f"| {v.get('rss_mb', '–')} | {cell('lexical')} | {cell('dense')} | {cell('hybrid')} "
+                f"| {cell('hybrid_cat')} | {v.get('recall_at_10', '–')} | {v.get('measure_load', '–')} |"
             )
+            if backend == "milvus" and "raw_bm25_p50_ms" in v:
+                raw_rows.append(
+                    f"| {v.get('papers', 0):,} | {cell('raw_bm25')} | {cell('raw_dense')} | {cell('raw_hybrid')} |"
+                )
     print("\n".join(rows))
+    print()
+    print("\n".join(raw_rows))
+    for size in SIZES:
+        for backend in ("embedded", "milvus"):
+            eff = r.get(f"{backend}/{size}", {}).get("effectiveness")
+            if eff:
+                print(f"{backend}/{size} " + " ".join(f"{k} nDCG@10 {m['ndcg@10']}" for k, m in eff.items()))
     import matplotlib
 
     matplotlib.use("Agg")

@@ -100,6 +100,7 @@ MAX_SCAN = 16_384  # candidates checked in Python at most (Milvus's largest quer
 MAX_COMBOS = 64  # OR-of-AND terms one free-word rule may expand to
 FUSE_DEPTH = 1000  # lexical ranks computed per query (at least; deeper when a page needs it)
 MAX_TOPK = 16_384
+MAX_BLOCKS = 64  # a stem's papers are listed in at most this many searches (1M papers)
 MAX_LEX = 65_000  # bytes of the BM25 text (VARCHAR's limit is 65,535)
 DEFAULT_DIM = 384  # both of paperdex's models
 FALSE = "pk < 0"
@@ -336,9 +337,8 @@ class MilvusBackend:
             self.uri = str(path)
         self.client = MilvusClient(self.uri)
         self._closed = False
-        if self.lite:
-            with _LITE_LOCK:
-                _LITE_REFS[self.uri] = _LITE_REFS.get(self.uri, 0) + 1
+        with _LITE_LOCK:
+            _LITE_REFS[self.uri] = _LITE_REFS.get(self.uri, 0) + 1
         self.col = collection
         self.meta_col = f"{collection}_meta"
         self.dim = dim
@@ -438,24 +438,26 @@ class MilvusBackend:
         return got[1], got[2]
 
     def close(self) -> None:
-        """Close the connection; the last backend of a Milvus Lite file stops its server
-        process (milvus-lite runs one per file, shared by the clients of a process)."""
+        """Close the connection; the last backend of a URI closes it (pymilvus shares one
+        connection alias per URI between clients) and, for a Milvus Lite file, stops its
+        server process (milvus-lite runs one per file)."""
         if self._closed:
             return
         self._closed = True
+        with _LITE_LOCK:
+            _LITE_REFS[self.uri] -= 1
+            last = _LITE_REFS[self.uri] == 0
+            if last:
+                del _LITE_REFS[self.uri]
+        if not last:
+            return
         try:
             self.client.close()
         finally:
             if self.lite:
-                with _LITE_LOCK:
-                    _LITE_REFS[self.uri] -= 1
-                    last = _LITE_REFS[self.uri] == 0
-                    if last:
-                        del _LITE_REFS[self.uri]
-                if last:
-                    from milvus_lite.server_manager import server_manager_instance
+                from milvus_lite.server_manager import server_manager_instance
 
-                    server_manager_instance.release_server(self.uri)
+                server_manager_instance.release_server(self.uri)
 
     def __enter__(self) -> MilvusBackend:
         return self
@@ -836,7 +838,9 @@ class MilvusBackend:
     # --- words through the BM25 index ------------------------------------------------------
     def _postings(self, stem_: str, flt: str | None) -> dict[int, tuple[float, int]] | None:
         """Papers whose text holds the stem (within `flt`): pk -> (its BM25 score for this
-        stem, date); None when more than MAX_TOPK (the search window cannot list them all)."""
+        stem, date). One search lists at most MAX_TOPK; a stem in more papers is listed block
+        by block of MAX_TOPK primary keys (each block complete by construction), up to
+        MAX_BLOCKS blocks; None past that."""
         key = (stem_, flt)
         cache = self._post_cache
         if key in cache:
@@ -844,7 +848,22 @@ class MilvusBackend:
         if flt == FALSE:
             cache[key] = {}
             return cache[key]
-        got = self.client.search(
+        got = self._bm25_list(stem_, flt)
+        if len(got) >= MAX_TOPK:
+            top = int(self._meta("next_pk") or 1)
+            blocks = range(0, top + 1, MAX_TOPK)
+            if len(blocks) > MAX_BLOCKS:
+                cache[key] = None
+                return None
+            got = []
+            for a in blocks:
+                got.extend(self._bm25_list(stem_, _and([flt, f"pk >= {a} and pk < {a + MAX_TOPK}"])))
+        out = {int(h["id"]): (float(h["distance"]), int(h["entity"]["date"])) for h in got}
+        cache[key] = out
+        return out
+
+    def _bm25_list(self, stem_: str, flt: str | None) -> list:
+        return self.client.search(
             self.col,
             data=[stem_],
             anns_field="sparse",
@@ -853,13 +872,6 @@ class MilvusBackend:
             search_params={"metric_type": "BM25"},
             output_fields=["date"],
         )[0]
-        out = (
-            None
-            if len(got) >= MAX_TOPK
-            else {int(h["id"]): (float(h["distance"]), int(h["entity"]["date"])) for h in got}
-        )
-        cache[key] = out
-        return out
 
     def _concept_exists(self, c: Concept, expr: str, C: str | None) -> bool:
         """Whether any paper holds the concept (one of its alternatives, all of its words).
