@@ -62,6 +62,8 @@ from ..search import (
     MIN_COSINE,
     MODES,
     NOTICE_NO_VECTORS,
+    PHRASE_BOOST,
+    PHRASE_DEPTH,
     SORTS,
     Concept,
     Filters,
@@ -941,6 +943,37 @@ class MilvusBackend:
                 acc[pk] = acc.get(pk, 0.0) + v
         return L, acc
 
+    def _phrase_bonus(self, acc: dict[int, float], concepts: list[Concept], L: dict[int, int]) -> None:
+        """search._phrase_bonus on Milvus: among the best PHRASE_DEPTH lexical matches, a
+        paper's score grows by up to PHRASE_BOOST with the share of the query's word pairs
+        that stand together in its text (read from `lex`, paperdex's stems in order)."""
+        units: list[list[tuple[str, ...]]] = []
+        for a, b in zip(concepts, concepts[1:], strict=False):
+            if len(a.alts) == 1 == len(b.alts) and len(a.alts[0]) == 1 == len(b.alts[0]):
+                units.append([(a.alts[0][0], b.alts[0][0])])
+        for c in concepts:
+            if any(len(alt) > 1 for alt in c.alts):
+                units.append(c.alts)
+        if not units:
+            return
+        cand = sorted((pk for pk in L if acc.get(pk, 0.0) > 0), key=lambda pk: -acc[pk])[:PHRASE_DEPTH]
+        if not cand:
+            return
+        lex = {int(r["pk"]): r["lex"] for r in self._query(f"pk in {cand}", ["pk", "lex"])}
+        for pk in cand:
+            text = lex.get(pk, "")
+            got = 0
+            for unit in units:
+                for alt in unit:
+                    if len(alt) == 1:
+                        ok = f" {alt[0]} " in text
+                    else:
+                        ok = all(f" {x} {y} " in text for x, y in zip(alt, alt[1:], strict=False))
+                    if ok:
+                        got += 1
+                        break
+            acc[pk] *= 1 + PHRASE_BOOST * got / len(units)
+
     # --- search -------------------------------------------------------------------------------
     def search(
         self,
@@ -1029,6 +1062,7 @@ class MilvusBackend:
             fast = self._by_postings(present, rank_concepts, C)
             if fast is not None:
                 L_dates, acc = fast
+                self._phrase_bonus(acc, present, L_dates)
                 if py_nodes:
                     if len(L_dates) > MAX_SCAN:
                         raise Q.QueryError(_too_many(len(L_dates)))
