@@ -470,12 +470,13 @@ def _surface(stems: list[str], text: str) -> list[str]:
 
 def for_you(store: Store, rowids: list[int]) -> dict[int, tuple[float, str]]:
     """Score papers (rowids) by the user's tags: each paper's best score over the tags and the
-    tag it came from. Empty when there are no tags."""
+    tag it came from; papers marked "not interested" are left out. Empty when there are no tags."""
     out: dict[int, tuple[float, str]] = {}
     if not rowids:
         return out
     c = corpus(store)
-    docs = c.docs(rowids)
+    gone = {store.rowid(i) for i in library.dismissed(store)}
+    docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
     for t in library.tags(store):
         if t.count == 0:
             continue

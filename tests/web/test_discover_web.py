@@ -165,5 +165,8 @@ def test_for_you_orders_a_day_by_the_tags(site, store):
     papers = got["papers"]
     assert got["day"] == day and 0 < len(papers) <= n_day and {p["tag"] for p in papers} == {"robots"}
     assert [p["score"] for p in papers] == sorted((p["score"] for p in papers), reverse=True)
+    auth = {"Authorization": f"Bearer {tok}"}
+    assert c.post("/api/dismissed", json={"ids": [papers[0]["id"]]}, headers=auth).json() == {"dismissed": 1}
+    assert papers[0]["id"] not in {p["id"] for p in c.get(f"/api/for-you?day={day}").json()["papers"]}
     assert c.get("/api/for-you?day=2025-02-30").status_code == 400
     assert 'data-testid="for-you"' in c.get(f"/for-you?day={day}").text
