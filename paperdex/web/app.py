@@ -677,4 +677,7 @@ def create_app(
     def favicon() -> Response:
         return Response((HERE / "static" / "favicon.svg").read_bytes(), media_type="image/svg+xml")
 
+    from .discover import router as discover  # library, recommendations, feeds: web/discover.py
+
+    app.include_router(discover)
     return app
