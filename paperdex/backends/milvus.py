@@ -348,6 +348,8 @@ class MilvusBackend:
         self._written: set[str] = set()
         self._vstate = None
         self._post_cache: dict = {}
+        self._first_cache: dict = {}
+        self._last_post: dict = {}
         self.fusion = FUSION
         self._ensure()
 
@@ -838,20 +840,25 @@ class MilvusBackend:
             limit = min(MAX_TOPK, limit * 8)
 
     # --- words through the BM25 index ------------------------------------------------------
-    def _postings(self, stem_: str, flt: str | None) -> dict[int, tuple[float, int]] | None:
+    def _postings(self, stem_: str, flt: str | None, blocks: bool = True) -> dict[int, tuple[float, int]] | None:
         """Papers whose text holds the stem (within `flt`): pk -> (its BM25 score for this
         stem, date). One search lists at most MAX_TOPK; a stem in more papers is listed block
         by block of MAX_TOPK primary keys (each block complete by construction), up to
         MAX_BLOCKS blocks; None past that."""
         key = (stem_, flt)
         cache = self._post_cache
-        if key in cache:
+        if key in cache and (cache[key] is not None or not blocks):
             return cache[key]
         if flt == FALSE:
             cache[key] = {}
             return cache[key]
-        got = self._bm25_list(stem_, flt)
+        first = self._first_cache.get(key)
+        if first is None:
+            first = self._first_cache[key] = self._bm25_list(stem_, flt)
+        got = first
         if len(got) >= MAX_TOPK:
+            if not blocks:
+                return None
             top = int(self._meta("next_pk") or 1)
             blocks = range(0, top + 1, MAX_TOPK)
             if len(blocks) > MAX_BLOCKS:
@@ -880,7 +887,7 @@ class MilvusBackend:
         With no constraints the postings the lexical side needs anyway answer it."""
         for alt in c.alts:
             if len(alt) == 1 and C is None:
-                p = self._postings(alt[0], None)
+                p = self._postings(alt[0], None, blocks=False)
                 if p is None or p:
                     return True
                 continue
@@ -900,48 +907,74 @@ class MilvusBackend:
 
     def _by_postings(self, present: list[Concept], rank_concepts: list[Concept], C: str | None):
         """(pk -> date of the papers holding enough of the concepts within C, pk -> BM25
-        score summed as the embedded store sums it), or None when a stem is too common."""
+        score summed as the embedded store sums it, the domain the scores cover or None for
+        all), or None when a stem is too common to list.
+
+        A stem in more than one window of papers is listed only among the candidates when the
+        rarer concepts bound the matches: a paper with k of n concepts holds one of any
+        n - k + 1 of them, so the union of the n - k + 1 smallest complete concepts holds
+        every match. Else it is listed block by block."""
         need = {s_ for c in [*present, *rank_concepts] for alt in c.alts for s_ in alt}
         if len(need) > 64:
             return None
-        post: dict[str, dict[int, tuple[float, int]]] = {}
-        for s_ in need:
-            p = self._postings(s_, C)
-            if p is None:
-                return None
-            post[s_] = p
+        post: dict[str, dict[int, tuple[float, int]] | None] = {s_: self._postings(s_, C, blocks=False) for s_ in need}
+        k = required(len(present))
+        domain: set[int] | None = None
+        if any(p is None for p in post.values()):
+            done = [c for c in present if all(post[s_] is not None for alt in c.alts for s_ in alt)]
+            m = len(present) - k + 1
+            if len(done) >= m:
+                sets = sorted((_concept_docs(c, post) for c in done), key=len)[:m]
+                domain = set().union(*sets)
+                if len(domain) > MAX_TOPK:
+                    domain = None
+            for s_, p in list(post.items()):
+                if p is not None:
+                    continue
+                p = self._postings_in(s_, C, sorted(domain)) if domain is not None else self._postings(s_, C)
+                if p is None:
+                    return None
+                post[s_] = p
+        full: dict[str, dict[int, tuple[float, int]]] = post  # type: ignore[assignment]
         dates: dict[int, int] = {}
-        for p in post.values():
+        for p in full.values():
             for pk, (_, dt) in p.items():
                 dates[pk] = dt
         counts: dict[int, int] = {}
         for c in present:
-            docs: set[int] = set()
-            for alt in c.alts:
-                docs |= set.intersection(*(set(post[s_]) for s_ in alt))
-            for pk in docs:
+            for pk in _concept_docs(c, full):
                 counts[pk] = counts.get(pk, 0) + 1
-        k = required(len(present))
         L = {pk: dates[pk] for pk, n in counts.items() if n >= k}
-        acc: dict[int, float] = {}
-        for c in rank_concepts:
-            if len(c.alts) == 1:
-                for s_ in c.alts[0]:
-                    for pk, (sc, _) in post[s_].items():
-                        acc[pk] = acc.get(pk, 0.0) + sc
-                continue
-            best: dict[int, float] = {}
-            for alt in c.alts:
-                a: dict[int, float] = {}
-                for s_ in alt:
-                    for pk, (sc, _) in post[s_].items():
-                        a[pk] = a.get(pk, 0.0) + sc
-                for pk, v in a.items():
-                    if v > best.get(pk, 0.0):
-                        best[pk] = v
-            for pk, v in best.items():
-                acc[pk] = acc.get(pk, 0.0) + v
-        return L, acc
+        self._last_post = full
+        return L, _acc_of(rank_concepts, full), domain
+
+    def _postings_in(self, stem_: str, C: str | None, pks: list[int]) -> dict[int, tuple[float, int]]:
+        """The stem's papers among `pks` (at most MAX_TOPK of them: complete)."""
+        if not pks:
+            return {}
+        got = self.client.search(
+            self.col,
+            data=[stem_],
+            anns_field="sparse",
+            limit=min(MAX_TOPK, len(pks)),
+            filter=_and([C, f"pk in {pks}"]) or "",
+            search_params={"metric_type": "BM25"},
+            output_fields=["date"],
+        )[0]
+        return {int(h["id"]): (float(h["distance"]), int(h["entity"]["date"])) for h in got}
+
+    def _score_outside(self, acc, rank_concepts, C, domain, pks: list[int]) -> None:
+        """Scores of papers outside the domain the lexical side listed (dense matches)."""
+        missing = [pk for pk in pks if pk not in domain]
+        if not missing:
+            return
+        post = self._last_post
+        stems = {s_ for c in rank_concepts for alt in c.alts for s_ in alt}
+        extra = {s_: {**post[s_], **self._postings_in(s_, C, missing)} for s_ in stems}
+        got = _acc_of(rank_concepts, extra)
+        for pk in missing:
+            if pk in got:
+                acc[pk] = got[pk]
 
     def _phrase_bonus(self, acc: dict[int, float], concepts: list[Concept], L: dict[int, int]) -> None:
         """search._phrase_bonus on Milvus: among the best PHRASE_DEPTH lexical matches, a
@@ -1041,6 +1074,7 @@ class MilvusBackend:
                 notices.append(f"no English word is known for {w}; only semantic search can find it")
         exprs = {id(c): concept_expr(c) for c in concepts}
         self._post_cache: dict = {}
+        self._first_cache: dict = {}
         present = [c for c in concepts if self._concept_exists(c, exprs[id(c)], C if mode != "dense" else FALSE)]
         missing = [c.label for c in concepts if c not in present]
         if missing and present:
@@ -1057,11 +1091,12 @@ class MilvusBackend:
         # complete while a stem is in at most MAX_TOPK papers within the constraints), the
         # rule and the BM25 sums counted here; else the ARRAY expressions below
         acc: dict[int, float] | None = None
+        domain: set[int] | None = None
         L_rows: dict[int, tuple[int, list[str] | None]] | None = None
         if present and mode != "dense":
             fast = self._by_postings(present, rank_concepts, C)
             if fast is not None:
-                L_dates, acc = fast
+                L_dates, acc, domain = fast
                 self._phrase_bonus(acc, present, L_dates)
                 if py_nodes:
                     if len(L_dates) > MAX_SCAN:
@@ -1124,6 +1159,8 @@ class MilvusBackend:
             D = [(pk, s) for pk, s in got if s >= floor]
             D.sort(key=lambda x: (-x[1], x[0]))
         d_pks = [pk for pk, _ in D]
+        if acc is not None and domain is not None and d_pks:
+            self._score_outside(acc, rank_concepts, C, domain, d_pks)
 
         # the matched set M = L (lexical), D (dense) or both
         if L_rows is not None:
@@ -1376,6 +1413,38 @@ class MilvusBackend:
 
 class _TooMany(Exception):
     pass
+
+
+def _concept_docs(c: Concept, post) -> set[int]:
+    """Papers (of the listed postings) holding the concept: any alternative, all its stems."""
+    docs: set[int] = set()
+    for alt in c.alts:
+        docs |= set.intersection(*(set(post[s_]) for s_ in alt))
+    return docs
+
+
+def _acc_of(rank_concepts: list[Concept], post) -> dict[int, float]:
+    """BM25 summed as search._Eval.concept_score sums it: a concept's stems add up; a
+    concept with several alternatives (a Chinese word) scores its best one."""
+    acc: dict[int, float] = {}
+    for c in rank_concepts:
+        if len(c.alts) == 1:
+            for s_ in c.alts[0]:
+                for pk, (sc, _) in post[s_].items():
+                    acc[pk] = acc.get(pk, 0.0) + sc
+            continue
+        best: dict[int, float] = {}
+        for alt in c.alts:
+            a: dict[int, float] = {}
+            for s_ in alt:
+                for pk, (sc, _) in post[s_].items():
+                    a[pk] = a.get(pk, 0.0) + sc
+            for pk, v in a.items():
+                if v > best.get(pk, 0.0):
+                    best[pk] = v
+        for pk, v in best.items():
+            acc[pk] = acc.get(pk, 0.0) + v
+    return acc
 
 
 def _floors(model: str | None, lang: str) -> tuple[float, float]:

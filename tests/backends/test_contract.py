@@ -380,7 +380,15 @@ def test_words_in_more_papers_than_one_milvus_window(embedded_ro, milvus_ro, mon
     from paperdex.backends import milvus
 
     monkeypatch.setattr(milvus, "MAX_TOPK", 40)
-    for q in ("learning", "learning models", "diffusion model cat:cs.CV", "large language model reasoning agents"):
+    queries = (
+        "learning",
+        "learning models",
+        "robot learning",  # a rare word bounds the matches: the common one is listed among them
+        "diffusion model cat:cs.CV",
+        "large language model reasoning agents",
+        "ti:robot learning",
+    )
+    for q in queries:
         for mode in ("lexical", "hybrid"):
             a, b = embedded_ro.search(q, mode=mode), milvus_ro.search(q, mode=mode)
             assert (a.total, a.facets, a.notices) == (b.total, b.facets, b.notices), q
