@@ -36,10 +36,36 @@ def title_queries(sample_searcher, tmp_path_factory):
     return f
 
 
+@pytest.fixture(scope="module")
+def topic_queries(sample_searcher, tmp_path_factory):
+    """The 37 development topics (tests/data/topics.jsonl: English, Chinese, and the rule that
+    defines relevance) judged on the sample: relevant = title + abstract match every regex of
+    the rule. Topics with fewer than three relevant papers in the sample are left out."""
+    import re
+
+    papers = list(sample_searcher.store.iter_papers())
+    d = tmp_path_factory.mktemp("topics")
+    out = {"en": [], "zh": []}
+    for line in (Path(__file__).parent / "data" / "topics.jsonl").read_text().splitlines():
+        t = json.loads(line)
+        rel = [p.id for p in papers if all(re.search(r, f"{p.title} {p.abstract}", re.I) for r in t["rule"])]
+        if len(rel) >= 3:
+            for lang in ("en", "zh"):
+                out[lang].append(json.dumps({"query": t[lang], "relevant": rel}, ensure_ascii=False))
+    for lang, lines in out.items():
+        (d / f"topics-{lang}.jsonl").write_text("\n".join(lines) + "\n")
+    return d
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_effectiveness_does_not_regress(name, sample_searcher, title_queries):
+def test_effectiveness_does_not_regress(name, sample_searcher, title_queries, topic_queries):
     spec = EXPECTED[name]
-    path = title_queries if spec["queries"] == "titles" else SAMPLE / spec["queries"]
+    if spec["queries"] == "titles":
+        path = title_queries
+    elif spec["queries"].startswith("topics-"):
+        path = topic_queries / spec["queries"]
+    else:
+        path = SAMPLE / spec["queries"]
     got = evaluate(sample_searcher, load_queries(path), mode=spec["mode"])
     tol = spec["tolerance"]
     for metric, want in spec["expected"].items():
