@@ -102,6 +102,7 @@ MAX_SCAN = 16_384  # candidates checked in Python at most (Milvus's largest quer
 MAX_COMBOS = 64  # OR-of-AND terms one free-word rule may expand to
 FUSE_DEPTH = 1000  # lexical ranks computed per query (at least; deeper when a page needs it)
 MAX_TOPK = 16_384
+FIRST_WINDOW = 2048  # a stem's papers listed in the first search (rare words are complete in it)
 MAX_BLOCKS = 64  # a stem's papers are listed in at most this many searches (1M papers)
 MAX_LEX = 65_000  # bytes of the BM25 text (VARCHAR's limit is 65,535)
 DEFAULT_DIM = 384  # both of paperdex's models
@@ -348,8 +349,8 @@ class MilvusBackend:
         self._written: set[str] = set()
         self._vstate = None
         self._post_cache: dict = {}
-        self._first_cache: dict = {}
         self._last_post: dict = {}
+        self._restricted: set[str] = set()
         self.fusion = FUSION
         self._ensure()
 
@@ -840,43 +841,41 @@ class MilvusBackend:
             limit = min(MAX_TOPK, limit * 8)
 
     # --- words through the BM25 index ------------------------------------------------------
-    def _postings(self, stem_: str, flt: str | None, blocks: bool = True) -> dict[int, tuple[float, int]] | None:
+    def _postings(
+        self, stem_: str, flt: str | None, blocks: bool = True, window: int = MAX_TOPK
+    ) -> dict[int, tuple[float, int]] | None:
         """Papers whose text holds the stem (within `flt`): pk -> (its BM25 score for this
-        stem, date). One search lists at most MAX_TOPK; a stem in more papers is listed block
-        by block of MAX_TOPK primary keys (each block complete by construction), up to
-        MAX_BLOCKS blocks; None past that."""
+        stem, date). One search lists at most `window` (MAX_TOPK at most); past that, with
+        `blocks`, the papers are listed block by block of MAX_TOPK primary keys (each block
+        complete by construction), up to MAX_BLOCKS blocks; None when not listed."""
         key = (stem_, flt)
         cache = self._post_cache
-        if key in cache and (cache[key] is not None or not blocks):
+        if key in cache:
             return cache[key]
         if flt == FALSE:
             cache[key] = {}
             return cache[key]
-        first = self._first_cache.get(key)
-        if first is None:
-            first = self._first_cache[key] = self._bm25_list(stem_, flt)
-        got = first
-        if len(got) >= MAX_TOPK:
-            if not blocks:
+        got = self._bm25_list(stem_, flt, window)
+        if len(got) >= window:
+            if window < MAX_TOPK or not blocks:
                 return None
             top = int(self._meta("next_pk") or 1)
-            blocks = range(0, top + 1, MAX_TOPK)
-            if len(blocks) > MAX_BLOCKS:
-                cache[key] = None
+            starts = range(0, top + 1, MAX_TOPK)
+            if len(starts) > MAX_BLOCKS:
                 return None
             got = []
-            for a in blocks:
-                got.extend(self._bm25_list(stem_, _and([flt, f"pk >= {a} and pk < {a + MAX_TOPK}"])))
+            for a in starts:
+                got.extend(self._bm25_list(stem_, _and([flt, f"pk >= {a} and pk < {a + MAX_TOPK}"]), MAX_TOPK))
         out = {int(h["id"]): (float(h["distance"]), int(h["entity"]["date"])) for h in got}
         cache[key] = out
         return out
 
-    def _bm25_list(self, stem_: str, flt: str | None) -> list:
+    def _bm25_list(self, stem_: str, flt: str | None, limit: int) -> list:
         return self.client.search(
             self.col,
             data=[stem_],
             anns_field="sparse",
-            limit=MAX_TOPK,
+            limit=limit,
             filter=flt or "",
             search_params={"metric_type": "BM25"},
             output_fields=["date"],
@@ -887,7 +886,7 @@ class MilvusBackend:
         With no constraints the postings the lexical side needs anyway answer it."""
         for alt in c.alts:
             if len(alt) == 1 and C is None:
-                p = self._postings(alt[0], None, blocks=False)
+                p = self._postings(alt[0], None, blocks=False, window=FIRST_WINDOW)
                 if p is None or p:
                     return True
                 continue
@@ -917,21 +916,24 @@ class MilvusBackend:
         need = {s_ for c in [*present, *rank_concepts] for alt in c.alts for s_ in alt}
         if len(need) > 64:
             return None
-        post: dict[str, dict[int, tuple[float, int]] | None] = {s_: self._postings(s_, C, blocks=False) for s_ in need}
         k = required(len(present))
-        domain: set[int] | None = None
-        if any(p is None for p in post.values()):
-            done = [c for c in present if all(post[s_] is not None for alt in c.alts for s_ in alt)]
-            m = len(present) - k + 1
-            if len(done) >= m:
-                sets = sorted((_concept_docs(c, post) for c in done), key=len)[:m]
-                domain = set().union(*sets)
-                if len(domain) > MAX_TOPK:
-                    domain = None
-            for s_, p in list(post.items()):
-                if p is not None:
-                    continue
-                p = self._postings_in(s_, C, sorted(domain)) if domain is not None else self._postings(s_, C)
+        # rare stems are listed whole in a small window; then, if they bound the matches, the
+        # common ones only among those candidates; else a full window; else block by block
+        post: dict[str, dict[int, tuple[float, int]] | None] = {
+            s_: self._postings(s_, C, blocks=False, window=FIRST_WINDOW) for s_ in need
+        }
+        domain = _bound(present, post, k)
+        if domain is None and any(p is None for p in post.values()):
+            post = {s_: p if p is not None else self._postings(s_, C, blocks=False) for s_, p in post.items()}
+            domain = _bound(present, post, k)
+        self._restricted = set()
+        for s_, p in list(post.items()):
+            if p is None:
+                if domain is not None:
+                    p = self._postings_in(s_, C, sorted(domain))
+                    self._restricted.add(s_)
+                else:
+                    p = self._postings(s_, C)
                 if p is None:
                     return None
                 post[s_] = p
@@ -969,8 +971,9 @@ class MilvusBackend:
         if not missing:
             return
         post = self._last_post
-        stems = {s_ for c in rank_concepts for alt in c.alts for s_ in alt}
-        extra = {s_: {**post[s_], **self._postings_in(s_, C, missing)} for s_ in stems}
+        extra = {
+            s_: {**p, **self._postings_in(s_, C, missing)} if s_ in self._restricted else p for s_, p in post.items()
+        }
         got = _acc_of(rank_concepts, extra)
         for pk in missing:
             if pk in got:
@@ -1074,7 +1077,6 @@ class MilvusBackend:
                 notices.append(f"no English word is known for {w}; only semantic search can find it")
         exprs = {id(c): concept_expr(c) for c in concepts}
         self._post_cache: dict = {}
-        self._first_cache: dict = {}
         present = [c for c in concepts if self._concept_exists(c, exprs[id(c)], C if mode != "dense" else FALSE)]
         missing = [c.label for c in concepts if c not in present]
         if missing and present:
@@ -1413,6 +1415,20 @@ class MilvusBackend:
 
 class _TooMany(Exception):
     pass
+
+
+def _bound(present: list[Concept], post, k: int) -> set[int] | None:
+    """A set holding every paper with k of the n concepts, from the concepts listed whole:
+    such a paper holds one of any n - k + 1 of them. None if too few are listed or the set
+    is larger than one window."""
+    if all(p is not None for p in post.values()):
+        return None  # nothing to bound: every stem is listed whole
+    done = [c for c in present if all(post[s_] is not None for alt in c.alts for s_ in alt)]
+    m = len(present) - k + 1
+    if len(done) < m:
+        return None
+    domain = set().union(*sorted((_concept_docs(c, post) for c in done), key=len)[:m])
+    return domain if len(domain) <= MAX_TOPK else None
 
 
 def _concept_docs(c: Concept, post) -> set[int]:

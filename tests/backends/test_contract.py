@@ -380,6 +380,7 @@ def test_words_in_more_papers_than_one_milvus_window(embedded_ro, milvus_ro, mon
     from paperdex.backends import milvus
 
     monkeypatch.setattr(milvus, "MAX_TOPK", 40)
+    monkeypatch.setattr(milvus, "FIRST_WINDOW", 10)
     queries = (
         "learning",
         "learning models",
