@@ -866,20 +866,46 @@ class MilvusBackend:
             got = []
             for a in starts:
                 got.extend(self._bm25_list(stem_, _and([flt, f"pk >= {a} and pk < {a + MAX_TOPK}"]), MAX_TOPK))
-        out = {int(h["id"]): (float(h["distance"]), int(h["entity"]["date"])) for h in got}
+        out = {pk: (sc, dt) for pk, sc, dt in got}
         cache[key] = out
         return out
 
-    def _bm25_list(self, stem_: str, flt: str | None, limit: int) -> list:
-        return self.client.search(
-            self.col,
-            data=[stem_],
-            anns_field="sparse",
-            limit=limit,
-            filter=flt or "",
-            search_params={"metric_type": "BM25"},
-            output_fields=["date"],
-        )[0]
+    def _bm25_list(self, stem_: str, flt: str | None, limit: int) -> list[tuple[int, float, int]]:
+        """(pk, BM25 score, date) of the best `limit` papers for one stem within `flt`.
+
+        Read straight from the response's arrays: pymilvus 2.5 makes a dict per hit
+        (about 20 µs each), which was most of a query's time for common words."""
+        try:
+            return self._bm25_raw(stem_, flt, limit)
+        except (AttributeError, ImportError, TypeError):  # another pymilvus: its own road
+            got = self.client.search(
+                self.col,
+                data=[stem_],
+                anns_field="sparse",
+                limit=limit,
+                filter=flt or "",
+                search_params={"metric_type": "BM25"},
+                output_fields=["date"],
+            )[0]
+            return [(int(h["id"]), float(h["distance"]), int(h["entity"]["date"])) for h in got]
+
+    def _bm25_raw(self, stem_: str, flt: str | None, limit: int) -> list[tuple[int, float, int]]:
+        from pymilvus.client.grpc_handler import _api_level_md
+        from pymilvus.client.prepare import Prepare
+        from pymilvus.client.utils import check_status
+
+        handler = self.client._get_connection()
+        req = Prepare.search_requests_with_expr(
+            self.col, [stem_], "sparse", {"metric_type": "BM25"}, limit, flt or "", None, ["date"], -1
+        )
+        resp = handler._stub.Search(req, metadata=_api_level_md())
+        check_status(resp.status)
+        res = resp.results
+        ids = list(res.ids.int_id.data)
+        if not ids:
+            return []
+        dates = next(list(f.scalars.long_data.data) for f in res.fields_data if f.field_name == "date")
+        return list(zip(ids, res.scores, dates, strict=True))
 
     def _concept_exists(self, c: Concept, expr: str, C: str | None) -> bool:
         """Whether any paper holds the concept (one of its alternatives, all of its words).
@@ -954,16 +980,8 @@ class MilvusBackend:
         """The stem's papers among `pks` (at most MAX_TOPK of them: complete)."""
         if not pks:
             return {}
-        got = self.client.search(
-            self.col,
-            data=[stem_],
-            anns_field="sparse",
-            limit=min(MAX_TOPK, len(pks)),
-            filter=_and([C, f"pk in {pks}"]) or "",
-            search_params={"metric_type": "BM25"},
-            output_fields=["date"],
-        )[0]
-        return {int(h["id"]): (float(h["distance"]), int(h["entity"]["date"])) for h in got}
+        got = self._bm25_list(stem_, _and([C, f"pk in {pks}"]), min(MAX_TOPK, len(pks)))
+        return {pk: (sc, dt) for pk, sc, dt in got}
 
     def _score_outside(self, acc, rank_concepts, C, domain, pks: list[int]) -> None:
         """Scores of papers outside the domain the lexical side listed (dense matches)."""
