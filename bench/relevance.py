@@ -95,5 +95,6 @@ def main() -> None:
             for (k, wd), v in sorted(scores.items()):
                 print(f"  {name} k={k:3} dense={wd:4}: {v:.4f}")
 
+
 if __name__ == "__main__":
     main()
