@@ -20,19 +20,23 @@ Words are stemmed by paperdex (``paperdex.text``) before they reach Milvus, and 
 only splits on whitespace: a word matches in Milvus exactly when it matches in the embedded
 store. Milvus Lite 2.5 has no TEXT_MATCH and no NOT operator, so:
 
-* words are found through the BM25 index (one sparse search per stem within the constraints)
-  while a stem is in at most 16,384 papers there; else, and inside NOT/OR structure, as
-  ``lex like "% stem %"`` (Milvus Lite indexes neither ARRAY nor infix LIKE: a scan);
-* the minimum-should-match rule of free words is an OR of ANDs (up to ``MAX_COMBOS``);
+* free words are listed through the BM25 index: one sparse search per stem within the
+  constraints (rare stems whole; common ones among the candidates the rare ones bound, else
+  block by block of primary keys); the free-word rule, the BM25 sums and the phrase bonus
+  are then computed here, exactly for every matched paper (``_by_postings``);
+* words inside constraints (NOT/OR structure, ``ti:``, ``au:``) are ``lex like "% stem %"``
+  (Milvus Lite indexes neither ARRAY nor infix LIKE: a scan), and the minimum-should-match
+  rule, when it must be an expression, an OR of ANDs (up to ``MAX_COMBOS``);
 * NOT is pushed into the atom where it has a complement (dates, ids) and otherwise evaluated
   as ``pk not in [...]`` over the papers the negated part matches (up to ``MAX_SCAN``);
 * exact phrases, ``abs:`` words, prefixes and over-long free-word rules have a superset in
   Milvus and are checked exactly in Python on the candidates (at most ``MAX_SCAN`` of them;
   past that the query is refused with a message, never answered wrongly).
 
-Fusion is the contract's RRF, computed here from a BM25 ranking (to ``FUSE_DEPTH``) and a
-dense ranking (``DENSE_DEPTH``) so that the cosine floors, the per-class fusion weights and
-"why this matched" are the embedded store's. The gaps are listed in docs/scale-out.md.
+Fusion is the contract's RRF, computed here from the BM25 ranking (every matched paper, or
+to ``FUSE_DEPTH`` on the expression road) and a dense ranking (``DENSE_DEPTH``), so that the
+cosine floors, the per-class fusion weights and "why this matched" are the embedded store's.
+The gaps are listed in docs/scale-out.md.
 """
 
 from __future__ import annotations
