@@ -478,19 +478,23 @@ def report() -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=False)
+    raw = {"lexical": "raw_bm25", "dense": "raw_dense", "hybrid": "raw_hybrid"}
     for ax, name in zip(axes, ("lexical", "dense", "hybrid"), strict=True):
-        for backend, style in (("embedded", "o-"), ("milvus", "s--")):
+        for backend, cell, style, color, label in (
+            ("embedded", name, "o-", "tab:blue", "paperdex embedded"),
+            ("milvus", name, "s--", "tab:green", "paperdex on Milvus Lite 2.5.1"),
+            ("milvus", raw[name], "^:", "tab:gray", "Milvus Lite bare call (no contract)"),
+        ):
             xs, p50, p99 = [], [], []
             for size, n in SIZES.items():
                 v = r.get(f"{backend}/{size}", {})
-                if f"{name}_p50_ms" in v:
+                if f"{cell}_p50_ms" in v:
                     xs.append(n)
-                    p50.append(v[f"{name}_p50_ms"])
-                    p99.append(v[f"{name}_p99_ms"])
+                    p50.append(v[f"{cell}_p50_ms"])
+                    p99.append(v[f"{cell}_p99_ms"])
             if xs:
-                label = "paperdex embedded" if backend == "embedded" else "Milvus Lite 2.5.1"
-                ax.plot(xs, p50, style, label=f"{label} p50")
-                ax.plot(xs, p99, style, alpha=0.35, label=f"{label} p99")
+                ax.plot(xs, p50, style, color=color, label=f"{label} p50")
+                ax.plot(xs, p99, style, color=color, alpha=0.3, label=f"{label} p99")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f"{name} (engine time, top 10)")
