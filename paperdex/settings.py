@@ -1,0 +1,266 @@
+"""One settings object, built once from command-line flags and the environment, passed down.
+
+This module is the one place paperdex reads its ``PAPERDEX_*`` environment variables: an entry
+point (the ``paperdex`` command, a ``serve`` worker, ``create_app`` called without settings)
+builds a :class:`Settings` with :meth:`Settings.from_env` and hands the values its library
+calls need to them as parameters. Library modules hold only built-in defaults, so what a
+function does never depends on the environment at the time something was imported, and a
+worker process gets the settings it was started with (pickled), not whatever its environment
+says. A bad value is refused here with one line naming the variable, instead of a traceback
+from deep inside a search.
+
+Each variable, its flag and its default are listed in :data:`VARIABLES` (and in the README's
+"Settings" table, which a test keeps in step with it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "multilingual-e5-small"
+DEFAULT_TIME_BUDGET = 2.0  # seconds one search may run
+DEFAULT_POOL_WAIT = 10.0  # seconds a web request waits for a free searcher
+
+
+class SettingsError(ValueError):
+    """A setting has a value paperdex cannot use; the message is one line naming it."""
+
+
+def platform_data_dir() -> Path:
+    """The user data directory of the platform (~/.local/share/paperdex on Linux)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("paperdex"))
+
+
+# --- parsers: a string from the environment -> the field's value (ValueError says why not) ---
+
+
+def _path(s: str) -> Path:
+    return Path(s).expanduser()
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _switch(s: str) -> bool:
+    v = s.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise ValueError("expected 1 or 0 (also true/false, yes/no, on/off)")
+
+
+def _model(s: str) -> str:
+    from .embed import MODELS
+
+    name = s.strip()
+    if name not in MODELS:
+        raise ValueError(f"unknown model; known: {', '.join(MODELS)}")
+    return name
+
+
+def _threads(s: str) -> int | None:
+    try:
+        n = int(s.strip())
+    except ValueError:
+        raise ValueError("expected a whole number of threads (0: the engine's own choice)") from None
+    if n < 0:
+        raise ValueError("expected a whole number of threads (0: the engine's own choice)")
+    return n or None
+
+
+def _seconds(positive: bool) -> Callable[[str], float]:
+    want = "> 0" if positive else ">= 0"
+
+    def parse(s: str) -> float:
+        try:
+            v = float(s.strip())
+        except ValueError:
+            raise ValueError(f"expected a number of seconds {want}") from None
+        if not math.isfinite(v) or v < 0 or (positive and v == 0):
+            raise ValueError(f"expected a number of seconds {want}")
+        return v
+
+    return parse
+
+
+def _hosts(s: str) -> tuple[str, ...]:
+    return tuple(h.strip().lower() for h in s.split(",") if h.strip())
+
+
+def _text(s: str) -> str:
+    return s.strip()
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable: the field it sets, how its text is read, its flag, its doc."""
+
+    name: str
+    field: str
+    parse: Callable[[str], Any]
+    flag: str
+    doc: str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("PAPERDEX_HOME", "data_dir", _path, "--data-dir", "Data directory (default: the user data dir)."),
+    Variable(
+        "PAPERDEX_MODEL",
+        "model",
+        _model,
+        "embed --model",
+        f"Model `embed` uses for a store without vectors yet (default {DEFAULT_MODEL}).",
+    ),
+    Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch, "", "0: no Chinese-to-English query dictionary (default 1)."),
+    Variable(
+        "PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch, "", "0: no Chinese-query adapter for multilingual-e5 (default 1)."
+    ),
+    Variable(
+        "PAPERDEX_EMBED_THREADS",
+        "embed_threads",
+        _threads,
+        "embed --threads",
+        "CPU threads of the embedding engine (default 0: its own choice).",
+    ),
+    Variable(
+        "PAPERDEX_TIME_BUDGET",
+        "time_budget",
+        _seconds(True),
+        "serve --time-budget",
+        f"Seconds one web search may run before a 503 (default {DEFAULT_TIME_BUDGET:g}).",
+    ),
+    Variable(
+        "PAPERDEX_POOL_WAIT",
+        "pool_wait",
+        _seconds(False),
+        "",
+        f"Seconds a web request waits for a free searcher before a 503 (default {DEFAULT_POOL_WAIT:g}).",
+    ),
+    Variable(
+        "PAPERDEX_ALLOWED_HOSTS",
+        "allowed_hosts",
+        _hosts,
+        "serve --allow-host",
+        "Host names the web server answers besides loopback, comma-separated ('*': any).",
+    ),
+    Variable(
+        "PAPERDEX_BACKEND",
+        "backend",
+        _text,
+        "",
+        "Backend URI `open_backend()` opens when given none (default: the embedded store).",
+    ),
+    Variable("PAPERDEX_SMTP_USER", "smtp_user", _text, "", "SMTP login for `digest --smtp`."),
+    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", _text, "", "SMTP password for `digest --smtp`."),
+)
+_BY_FIELD = {v.field: v for v in VARIABLES}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything paperdex may be told from outside, resolved: flag, else environment, else
+    the built-in default. Frozen, so it can be shared by threads and pickled to workers."""
+
+    data_dir: Path = field(default_factory=platform_data_dir)
+    """Where the store, indexes and sources.toml live."""
+    model: str = DEFAULT_MODEL
+    """The embedding model `embed` uses when neither --model nor the store names one."""
+    zh_dict: bool = True
+    """Translate the Chinese words of a query with the bundled dictionary (lexical side)."""
+    zh_adapter: bool = True
+    """Map Chinese queries with the trained adapter before dense search (multilingual-e5)."""
+    embed_threads: int | None = None
+    """CPU threads of the embedding engine; None: the engine's own choice."""
+    time_budget: float = DEFAULT_TIME_BUDGET
+    """Seconds one web search may run before it stops with a 503."""
+    pool_wait: float = DEFAULT_POOL_WAIT
+    """Seconds a web request waits for a free searcher before a 503 with Retry-After."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names the web server answers besides the loopback names ('*': any)."""
+    backend: str | None = None
+    """A backend URI (embedded:// or milvus://); None: the embedded store in data_dir."""
+    smtp_user: str | None = None
+    """SMTP login for `digest --smtp`."""
+    smtp_password: str | None = field(default=None, repr=False)
+    """SMTP password for `digest --smtp` (never shown in a repr or log)."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
+        """Settings from `environ` (default: os.environ), then `flags` on top. A flag that is
+        None was not given and leaves the environment's value; an empty variable counts as
+        unset. Raises SettingsError (one line naming the variable) for a value it cannot use."""
+        environ = os.environ if environ is None else environ
+        unknown = set(flags) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
+        values: dict[str, Any] = {}
+        for var in VARIABLES:
+            raw = environ.get(var.name)
+            if raw is not None and raw.strip():
+                values[var.field] = _parse(var, raw)
+        values.update({k: v for k, v in flags.items() if v is not None})
+        if "data_dir" in values:
+            values["data_dir"] = Path(values["data_dir"]).expanduser()
+        if "allowed_hosts" in values:
+            values["allowed_hosts"] = tuple(values["allowed_hosts"])
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some fields changed; None leaves a field as it is (a flag not given)."""
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def install(self) -> None:
+        """Make these settings the process defaults of the library code that does not take
+        them as parameters yet: the Chinese dictionary switch (``zh.ENABLED``, read by
+        ``zh.concepts`` when the search engine calls it) and the Chinese-query adapter
+        (``embed.ZH_ADAPTER``, used by ``get_embedder`` when not told). Called once by each
+        entry point (the CLI group, a serve worker), never at import."""
+        from . import embed, zh
+
+        zh.ENABLED = self.zh_dict
+        embed.ZH_ADAPTER = self.zh_adapter
+
+
+def _parse(var: Variable, raw: str) -> Any:
+    try:
+        return var.parse(raw)
+    except ValueError as e:
+        shown = raw if len(raw) <= 60 else raw[:57] + "..."
+        raise SettingsError(f"{var.name}={shown!r}: {e}") from None
+
+
+def read_env(name: str, environ: Mapping[str, str] | None = None) -> Any:
+    """One setting (a field name) from the environment, else its built-in default: for library
+    entry points kept for compatibility (``Store()`` without a directory, ``open_backend()``
+    without a URI) that must not fail on an unrelated bad variable."""
+    environ = os.environ if environ is None else environ
+    var = _BY_FIELD[name]
+    raw = environ.get(var.name)
+    if raw is not None and raw.strip():
+        return _parse(var, raw)
+    f = next(f for f in dataclasses.fields(Settings) if f.name == name)
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+
+
+def from_context(obj: object) -> Settings:
+    """The settings a click command runs with: the group's (``ctx.obj["settings"]``), else
+    built now from the environment and the group's data_dir (a command invoked on its own,
+    as tests do)."""
+    d = obj if isinstance(obj, dict) else {}
+    s = d.get("settings")
+    if isinstance(s, Settings):
+        return s
+    return Settings.from_env(data_dir=d.get("data_dir"))
+
+
+__all__ = ["DEFAULT_MODEL", "VARIABLES", "Settings", "SettingsError", "Variable", "from_context", "read_env"]
