@@ -13,7 +13,6 @@ CLI) never sees half a batch: WAL gives every reader the last committed snapshot
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import time
@@ -33,13 +32,12 @@ MIN_READABLE_VERSION = 2
 
 
 def default_data_dir() -> Path:
-    """``PAPERDEX_HOME`` if set, else the platform's user data dir."""
-    env = os.environ.get("PAPERDEX_HOME")
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_data_dir
+    """``PAPERDEX_HOME`` if set, else the platform's user data dir: for a caller that was given
+    no directory (the CLI passes Settings.data_dir). Read by paperdex.settings, like every
+    variable."""
+    from .settings import read_env
 
-    return Path(user_data_dir("paperdex"))
+    return read_env("data_dir")
 
 
 # Each migration takes a schema from version i to i+1. Never edit a released one: add another.

@@ -22,7 +22,6 @@ A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -151,9 +150,12 @@ def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
 
 
 def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, **kw: Any) -> Backend:
-    """The backend a URI names (default: $PAPERDEX_BACKEND, else the embedded store in
-    `data_dir`)."""
-    uri = uri or os.environ.get("PAPERDEX_BACKEND")
+    """The backend a URI names (default: Settings.backend, i.e. $PAPERDEX_BACKEND, else the
+    embedded store in `data_dir`). A caller holding a Settings passes ``settings.backend``."""
+    if not uri:
+        from ..settings import read_env
+
+        uri = read_env("backend")
     if not uri:
         return EmbeddedBackend(Store(data_dir))
     kind, target, opts = parse_uri(uri)
