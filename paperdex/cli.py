@@ -18,7 +18,8 @@ import click
 
 from .paper import Paper
 from .query import QueryError
-from .store import Store, StoreError, default_data_dir
+from .settings import Settings, SettingsError, from_context
+from .store import Store, StoreError
 
 
 class UserError(click.ClickException):
@@ -64,9 +65,17 @@ def json_text(obj, indent: int | None = 1) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
 
 
+def _settings(ctx: click.Context) -> Settings:
+    """The settings the group built (or, for a command invoked on its own, built now)."""
+    try:
+        return from_context(ctx.find_object(dict))
+    except SettingsError as e:
+        raise _fail(e) from None
+
+
 def _store(ctx: click.Context, readonly: bool = False) -> Store:
     try:
-        return Store(ctx.obj["data_dir"], readonly=readonly)
+        return Store(_settings(ctx).data_dir, readonly=readonly)
     except StoreError as e:
         raise _fail(e) from None
 
@@ -75,16 +84,23 @@ def _store(ctx: click.Context, readonly: bool = False) -> Store:
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    envvar="PAPERDEX_HOME",
     default=None,
     help="Data directory (default: $PAPERDEX_HOME or the user data dir).",
 )
 @click.version_option(package_name="paperdex")
 @click.pass_context
 def cli(ctx: click.Context, data_dir: Path | None) -> None:
-    """paperdex: search research papers on your own machine."""
+    """paperdex: search research papers on your own machine.
+
+    Settings come from the flags, else PAPERDEX_* environment variables (README, "Settings")."""
     ctx.ensure_object(dict)
-    ctx.obj["data_dir"] = data_dir or default_data_dir()
+    try:  # once, here: a bad variable is one line naming it, before any command runs
+        settings = Settings.from_env(data_dir=data_dir)
+    except SettingsError as e:
+        raise _fail(e) from None
+    settings.install()
+    ctx.obj["settings"] = settings
+    ctx.obj["data_dir"] = settings.data_dir  # for commands that read only the directory
 
 
 # --- ingest / embed ---------------------------------------------------------------------
@@ -240,10 +256,10 @@ class _write_errors:
 
 
 @cli.command()
-@click.option("--model", help="Embedding model (default: the store's, else multilingual-e5-small).")
+@click.option("--model", help="Embedding model (default: the store's, else $PAPERDEX_MODEL or multilingual-e5-small).")
 @click.option("--batch-size", default=32, show_default=True)
 @click.option("--limit", type=int, help="Embed at most this many papers.")
-@click.option("--threads", type=int, help="CPU threads for the model.")
+@click.option("--threads", type=click.IntRange(0), help="CPU threads for the model (default: $PAPERDEX_EMBED_THREADS).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
 @click.option("--reset", is_flag=True, help="Drop every vector first (to change models).")
 @click.option("--quiet", "-q", is_flag=True)
@@ -255,15 +271,17 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
 
     if device == "cuda":
         raise _fail(RuntimeError("--device cuda: the bundled CPU engines do not use a GPU in this build"))
+    settings = _settings(ctx).replace(model=model, embed_threads=threads)
     store = _store(ctx)
     if reset:
         store.reset_vectors()
     todo = pending_count(store)
     if limit is not None:
         todo = min(todo, limit)
+    name = model or store.model or settings.model  # the store's model wins over the setting
     try:
         with click.progressbar(length=todo, label="embedding", file=sys.stderr, hidden=quiet) as bar:
-            n = embed_store(store, model, batch_size, limit, progress=bar.update, threads=threads)
+            n = embed_store(store, name, batch_size, limit, progress=bar.update, threads=settings.embed_threads or None)
     except (StoreError, EmbedError) as e:
         raise _fail(e) from None
     click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")

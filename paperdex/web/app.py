@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -28,6 +27,7 @@ from .. import service
 from ..paper import Paper
 from ..search import Hit, Result
 from ..service import SearcherPool, SearchParams, ServiceError
+from ..settings import Settings, read_env
 from . import i18n, render, schemas
 
 log = logging.getLogger("paperdex.web")
@@ -53,13 +53,18 @@ EXAMPLES = (
 )
 MAX_LINK_VALUE = 1000
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
-HOSTS_ENV = "PAPERDEX_ALLOWED_HOSTS"
+HOSTS_ENV = "PAPERDEX_ALLOWED_HOSTS"  # its name; paperdex.settings reads it
 
 
 def allowed_hosts_from_env() -> list[str]:
-    """Loopback names, plus any listed (comma-separated) in PAPERDEX_ALLOWED_HOSTS."""
-    extra = [h.strip().lower() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
-    return [*LOOPBACK_HOSTS, *extra]
+    """Loopback names, plus any listed (comma-separated) in PAPERDEX_ALLOWED_HOSTS; kept for
+    callers without a Settings (which pass ``guard_hosts(settings)``)."""
+    return [*LOOPBACK_HOSTS, *read_env("allowed_hosts")]
+
+
+def guard_hosts(settings: Settings) -> list[str]:
+    """The Host names a server with these settings answers: loopback plus the configured ones."""
+    return [*LOOPBACK_HOSTS, *settings.allowed_hosts]
 
 
 def _host_name(value: str) -> str:
@@ -315,10 +320,21 @@ def create_app(
     warm: bool = False,
     allowed_hosts: list[str] | None = None,
     pool_wait: float | None = None,
+    *,
+    time_budget: float | None = None,
+    settings: Settings | None = None,
 ) -> FastAPI:
     """The paperdex web app over one data directory. `allowed_hosts`: the Host names it
-    answers (default: loopback names plus $PAPERDEX_ALLOWED_HOSTS; "*" for any)."""
-    pool = SearcherPool(data_dir, pool_size, wait=pool_wait)
+    answers ("*" for any); it, `pool_wait` and `time_budget` default to `settings`' (loopback
+    names plus Settings.allowed_hosts), and `settings` to one built from the environment, so
+    an app made without them behaves as `paperdex serve` would."""
+    st = settings if settings is not None else Settings.from_env(data_dir=data_dir)
+    pool = SearcherPool(
+        data_dir,
+        pool_size,
+        wait=st.pool_wait if pool_wait is None else pool_wait,
+        budget=st.time_budget if time_budget is None else time_budget,
+    )
     if warm:
         pool.warm()
     env = _env()
@@ -329,7 +345,7 @@ def create_app(
         docs_url=None,  # Swagger UI loads from a CDN; /api/docs is a local page instead
         redoc_url=None,
     )
-    app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else allowed_hosts_from_env()
+    app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else guard_hosts(st)
     app.state.pool = pool
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 

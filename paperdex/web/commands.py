@@ -1,20 +1,22 @@
 """`paperdex serve` and `paperdex mcp`: click commands registered on the main CLI group.
 
-Both read the data directory from the group's ``--data-dir`` (``ctx.obj["data_dir"]``).
+Both run with the group's settings (``ctx.obj["settings"]``, see paperdex.settings); invoked on
+their own they build them from the environment and ``ctx.obj["data_dir"]``.
 """
 
 from __future__ import annotations
 
 import click
 
+from ..settings import Settings, SettingsError, from_context
 from .serving import GRACE  # noqa: F401 - seconds requests in flight get to finish after SIGTERM
 
 
-def _data_dir(ctx: click.Context):
-    from ..store import default_data_dir
-
-    obj = ctx.find_object(dict) or {}
-    return obj.get("data_dir") or default_data_dir()
+def _settings(ctx: click.Context) -> Settings:
+    try:
+        return from_context(ctx.find_object(dict))
+    except SettingsError as e:
+        raise click.ClickException(str(e)) from None
 
 
 @click.command()
@@ -67,28 +69,26 @@ def serve(
     requests in flight finish for up to GRACE seconds, and exits."""
     from ..store import Store, StoreError
     from . import serving
-    from .app import allowed_hosts_from_env
 
-    hosts = [*allowed_hosts_from_env(), *allow_hosts]
+    settings = _settings(ctx)
+    hosts = [*settings.allowed_hosts, *(h.lower() for h in allow_hosts)]
     if host not in ("0.0.0.0", "::", ""):
-        hosts.append(host)  # the address it was asked to listen on is a name it answers to
-    data_dir = _data_dir(ctx)
+        hosts.append(host.lower())  # the address it was asked to listen on is a name it answers to
+    settings = settings.replace(allowed_hosts=tuple(dict.fromkeys(hosts)), time_budget=time_budget)
     try:  # fail here, readably, rather than in every worker
-        with Store(data_dir, readonly=True):
+        with Store(settings.data_dir, readonly=True):
             pass
     except StoreError as e:
         raise click.ClickException(str(e)) from None
     n = workers or serving.default_workers()
-    st = serving.Settings(
-        data_dir=data_dir,
+    st = serving.ServeOptions(
+        settings=settings,
         host=host,
         port=port,
         workers=n,
         pool=pool or (2 if n > 1 else None),
         warm=not no_warm,
-        allowed_hosts=hosts,
         log_level=log_level,
-        time_budget=time_budget,
     )
     try:
         status = serving.serve(st)
@@ -106,6 +106,6 @@ def mcp(ctx: click.Context) -> None:
     from ..store import StoreError
 
     try:
-        run(_data_dir(ctx))
+        run(_settings(ctx).data_dir)
     except StoreError as e:
         raise click.ClickException(str(e)) from None

@@ -21,6 +21,10 @@ Inside a worker, searches borrow one of a few searchers (``--workers-pool``, def
 worker) while paper pages, day lists and static files never wait for one. Every search has a
 time budget (``--time-budget``, default 2 s) after which it stops with a 503.
 
+Each worker is handed the :class:`paperdex.settings.Settings` the command was started with
+(pickled with its :class:`ServeOptions`), not a copy of them in its environment: what a worker
+does is what the supervisor was told, whatever the environment says.
+
 On SIGTERM (or Ctrl-C) the supervisor passes the signal to every worker; a worker stops
 accepting, lets requests in flight finish for up to GRACE seconds and exits; the supervisor
 kills what is left a little later and exits itself. With ``--workers 1`` the server runs in
@@ -36,8 +40,10 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from ..settings import Settings
 
 GRACE = 5  # seconds requests in flight get to finish after SIGTERM
 STOP_SLACK = 3  # after GRACE, seconds before a worker that has not exited is killed
@@ -45,23 +51,29 @@ SWITCH_INTERVAL = 0.001  # a worker's GIL hand-over (default 5 ms): the event lo
 MAX_RESTARTS = 5  # worker deaths within RESTART_WINDOW before the supervisor gives up
 RESTART_WINDOW = 60.0
 # Per worker process, native libraries use one thread: the workers are the parallelism, and
-# spinning thread pools of N workers would fight over N cores.
-THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PAPERDEX_EMBED_THREADS")
+# spinning thread pools of N workers would fight over N cores. These are the native libraries'
+# own variables (read by them, in the worker); paperdex's engine gets Settings.embed_threads=1.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 log = logging.getLogger("paperdex.serve")
 
 
-@dataclass
-class Settings:
-    data_dir: Path
+@dataclass(frozen=True)
+class ServeOptions:
+    """What `paperdex serve` was told: the process settings plus the server's own flags.
+    Picklable: a worker process is started with it."""
+
+    settings: Settings
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
     pool: int | None = None  # searchers per worker
     warm: bool = True
-    allowed_hosts: list[str] = field(default_factory=list)
     log_level: str = "info"
-    time_budget: float | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        return self.settings.data_dir
 
 
 def default_workers() -> int:
@@ -75,17 +87,16 @@ def _say(msg: str) -> None:
     print(f"paperdex: {msg}", file=sys.stderr, flush=True)
 
 
-def build_app(st: Settings, *, worker: str = "") -> object:
-    """The app of one worker, warmed up before it is returned (so before it accepts)."""
+def build_app(st: ServeOptions, *, worker: str = "") -> object:
+    """The app of one worker, warmed up before it is returned (so before it accepts). The
+    settings become this process's defaults first (Settings.install), for the library code
+    that reads them there."""
     from .app import create_app
 
-    if st.time_budget is not None:
-        os.environ["PAPERDEX_TIME_BUDGET"] = str(st.time_budget)
+    st.settings.install()
     t = time.perf_counter()
-    app = create_app(st.data_dir, pool_size=st.pool, warm=False, allowed_hosts=st.allowed_hosts)
+    app = create_app(st.data_dir, pool_size=st.pool, warm=False, settings=st.settings)
     pool = app.state.pool
-    if st.time_budget is not None:
-        pool.budget = st.time_budget
     if st.warm:
         parts = pool.warm()
         detail = ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
@@ -94,7 +105,7 @@ def build_app(st: Settings, *, worker: str = "") -> object:
     return app
 
 
-def _uvicorn_config(app, st: Settings):
+def _uvicorn_config(app, st: ServeOptions):
     import uvicorn
 
     return uvicorn.Config(
@@ -110,7 +121,7 @@ def _uvicorn_config(app, st: Settings):
 # --- one process ----------------------------------------------------------------------------
 
 
-def serve_single(st: Settings) -> None:
+def serve_single(st: ServeOptions) -> None:
     import uvicorn
 
     app = build_app(st)
@@ -139,7 +150,7 @@ def _exit_if_stuck() -> None:
 # --- several processes ----------------------------------------------------------------------
 
 
-def _worker_main(st: Settings, sock, name: str, ready) -> None:  # pragma: no cover - in a child
+def _worker_main(st: ServeOptions, sock, name: str, ready) -> None:  # pragma: no cover - in a child
     """A worker process: warm up, say so, serve on the inherited socket until SIGTERM."""
     import uvicorn
 
@@ -168,12 +179,15 @@ class _Worker:
     started: float
 
 
-def serve_workers(st: Settings) -> int:
+def serve_workers(st: ServeOptions) -> int:
     """Run `st.workers` worker processes on one listening socket; returns the exit status."""
+    import dataclasses
     import socket
 
     for k in THREAD_ENV:
         os.environ.setdefault(k, "1")
+    if st.settings.embed_threads is None:  # one engine thread per worker, unless told otherwise
+        st = dataclasses.replace(st, settings=st.settings.replace(embed_threads=1))
     sock = socket.socket(socket.AF_INET6 if ":" in st.host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -255,7 +269,7 @@ def _stop_all(workers: list[_Worker]) -> None:
             w.proc.join(2)
 
 
-def serve(st: Settings) -> int:
+def serve(st: ServeOptions) -> int:
     if st.workers <= 1:
         serve_single(st)
         return 0
