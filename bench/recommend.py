@@ -96,11 +96,28 @@ def sklearn_svm(c: R.Corpus, features: str, Cval: float):
 
 
 def paperdex_svm(
-    c: R.Corpus, dense: bool, tfidf: bool, centroid_weight: float = 0.0, Cval: float = R.C, scale: float | None = None
+    c: R.Corpus,
+    dense: bool,
+    tfidf: bool,
+    centroid_weight: float = 0.0,
+    Cval: float = R.C,
+    scale: float | None = None,
+    **kw,
 ):
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        m = R.train(c, tag, None, seed=seed, dense=dense, tfidf=tfidf, C_=Cval, tfidf_scale=scale)
+        m = R.train(c, tag, None, seed=seed, dense=dense, tfidf=tfidf, C_=Cval, tfidf_scale=scale, **kw)
         return R.scores(c, m, centroid_weight=centroid_weight)
+
+    return fit_score
+
+
+def svm_plus_tfidf_centroid(c: R.Corpus, w: float, **kw):
+    """The SVM's z-score plus w x the tf-idf centroid's (the centroid that reproduces a phrase)."""
+
+    def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
+        m = R.train(c, tag, None, seed=seed, **kw)
+        s = R.scores(c, m)
+        return s + w * R._z(c.score_terms(m.terms, m.c_terms))
 
     return fit_score
 
@@ -178,6 +195,13 @@ def main() -> None:
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--related", action="store_true", help="only the paste-an-abstract comparison")
     ap.add_argument("--variants", action="store_true", help="also other tf-idf scales and C values")
+    ap.add_argument(
+        "--grid",
+        action="store_true",
+        help="also the levers tried against the centroid (C, class weights, negatives, prior, fusion)",
+    )
+    ap.add_argument("--grid2", action="store_true", help="stronger pulls toward the centroid")
+    ap.add_argument("--topics", help="comma-separated topics to run (default: all)")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args()
 
@@ -216,11 +240,31 @@ def main() -> None:
             recs[f"SVM dense+tf-idf x{scale:g}"] = paperdex_svm(c, True, True, 0.0, scale=scale)
         for Cval in (0.1, 1.0):
             recs[f"SVM dense+tf-idf C={Cval:g}"] = paperdex_svm(c, True, True, 0.0, Cval=Cval)
+    if a.grid:
+        # the levers one at a time and together (docs/recommendations.md, "How it was chosen")
+        for near in (0.005, 0.01, 0.02):
+            recs[f"SVM near-excluded {near:g}"] = paperdex_svm(c, True, True, near_share=near)
+        for lam in (0.5, 1.0, 2.0, 4.0):
+            recs[f"SVM prior {lam:g}"] = paperdex_svm(c, True, True, prior=lam)
+        for Cval in (0.03, 0.1):
+            recs[f"SVM C={Cval:g}"] = paperdex_svm(c, True, True, Cval=Cval)
+        recs["SVM unbalanced"] = paperdex_svm(c, True, True, balanced=False)
+        recs["SVM 10k negatives"] = paperdex_svm(c, True, True, negatives=10000)
+        for w in (0.25, 0.5):
+            recs[f"SVM + centroid x{w:g}"] = paperdex_svm(c, True, True, w)
+    if a.grid2:
+        for lam in (8.0, 16.0):
+            recs[f"SVM prior {lam:g}"] = paperdex_svm(c, True, True, prior=lam)
+        for w in (0.5, 1.0, 2.0):
+            recs[f"SVM + tf-idf centroid x{w:g}"] = svm_plus_tfidf_centroid(c, w)
+        recs["SVM tf-idf x2 prior 4"] = paperdex_svm(c, True, True, scale=2.0, prior=4.0)
     if a.only:
         keep = [x.strip() for x in a.only.split(",")]
         recs = {k: v for k, v in recs.items() if any(x in k for x in keep)}
 
     settings = [("cs.RO", 20), ("cs.RO", 200), ("speculative decoding", 20), ("speculative decoding", 50)]
+    if a.topics:
+        settings = [x for x in settings if x[0] in a.topics.split(",")]
     out = []
     for topic, size in settings:
         docs = T[topic]

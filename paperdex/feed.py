@@ -153,7 +153,7 @@ def daily(
 # --- periods: a day, a week, a month, trending (the web UI's daily page) ------------------------
 
 VIEWS = ("day", "week", "month", "trending")
-LISTING_SORTS = ("newest", "upvotes", "stars")
+LISTING_SORTS = ("newest", "upvotes", "stars", "foryou")  # foryou: by the user's tags (recommend.py)
 TRENDING_DAYS = 7
 # What arXiv calls a category (cs.LG, hep-th, math.AP); MSC (68T10) and ACM (I.2.6) classes
 # that some records list among their categories are not offered as chips.
@@ -239,7 +239,8 @@ def listing(
     page: int = 1,
     per_page: int = 30,
 ) -> Listing:
-    """The papers of a period, sorted by date, Hugging Face upvotes or GitHub stars. "trending"
+    """The papers of a period, sorted by date, Hugging Face upvotes, GitHub stars or "for you"
+    (the user's tags' recommenders). "trending"
     is always the last TRENDING_DAYS days of the store, by upvotes, papers with upvotes only."""
     if view not in VIEWS:
         raise FeedError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
@@ -282,22 +283,35 @@ def listing(
         where += f" AND {clause}"
         wparams += extra
     total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", wparams).fetchone()[0]
-    order = "p.rowid" if view == "day" and sort == "newest" else _ORDER[sort]  # a day keeps its listing order
-    rows = store.conn.execute(
-        f"SELECT * FROM papers p WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-        [*wparams, per_page, (page - 1) * per_page],
-    ).fetchall()
+    # a day keeps its listing order; "for you" falls back to the date order
+    order = "p.rowid" if view == "day" and sort in ("newest", "foryou") else _ORDER.get(sort, _ORDER["newest"])
+    notices = []
+    if sort == "foryou":  # every paper of the period scored by the user's tags (recommend.py)
+        from .recommend import for_you_order
+
+        sql = f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {order}"
+        ids = [r[0] for r in store.conn.execute(sql, wparams)]
+        ordered, scored = for_you_order(store, ids)
+        if ids and not scored:
+            notices.append("save papers to a tag to sort them for you; sorted by date")
+        ordered = ordered[(page - 1) * per_page : page * per_page]
+        got = store.get_many(ordered)
+        papers = [got[r] for r in ordered if r in got]
+    else:
+        rows = store.conn.execute(
+            f"SELECT * FROM papers p WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+            [*wparams, per_page, (page - 1) * per_page],
+        ).fetchall()
+        papers = [paper_from_row(r) for r in rows]
     prev = store.conn.execute("SELECT max(date) FROM papers WHERE date < ?", [start]).fetchone()[0]
     nxt = store.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [end]).fetchone()[0]
     if view == "trending":
         prev = nxt = None
-    notices = []
     if not period_total:
         empty = "no papers with upvotes in the last 7 days" if view == "trending" else "no papers in this period"
         notices.append(empty)
     elif sort == "upvotes" and not with_upvotes:
         notices.append("no paper of this period has Hugging Face upvotes; sorted by date")
-    papers = [paper_from_row(r) for r in rows]
     return Listing(
         view, start, end, papers, total, period_total, cats, prev, nxt, category, sort, page, per_page, with_upvotes,
         notices,

@@ -43,6 +43,8 @@ NEGATIVES = 3000  # random papers taken as negatives
 MAX_ITER = 150  # L-BFGS iterations
 CENTROID_WEIGHT = 0.0  # weight of the centroid's z-score beside the SVM's (measured: 0 is best)
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
+NEAR_SHARE = 0.0  # share of the corpus nearest the tag's centroid never sampled as negatives
+PRIOR = 0.0  # the weights are pulled toward this multiple of the positives' mean features
 MIN_POSITIVES = 1
 MODEL_CACHE = 32
 EXPLAIN_NEIGHBOURS = 3
@@ -178,6 +180,9 @@ def train(
     tfidf: bool = True,
     tfidf_scale: float | None = None,
     warm: Model | None = None,
+    near_share: float | None = None,
+    prior: float | None = None,
+    balanced: bool = True,
 ) -> Model:
     """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
     DISMISSED_WEIGHT) and a random sample; squared hinge, L2, balanced, L-BFGS in the primal."""
@@ -187,14 +192,25 @@ def train(
     t0 = time.perf_counter()
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     dismissed = np.setdiff1d(np.asarray(dismissed if dismissed is not None else [], dtype=np.int64), pos)
-    neg = _negatives(c, seed, np.union1d(pos, dismissed), negatives)
+    near = NEAR_SHARE if near_share is None else near_share
+    exclude = np.union1d(pos, dismissed)
+    if near > 0 and c.D is not None and len(pos):
+        # the unlabelled papers nearest the tag are likely on its topic: not sampled as negatives
+        cs = c.D @ np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
+        kk = int(near * c.n)
+        if kk > 0:
+            exclude = np.union1d(exclude, np.argpartition(-cs, kk - 1)[:kk])
+    neg = _negatives(c, seed, exclude, negatives)
     neg = np.concatenate([dismissed, neg]).astype(np.int64)
     idx = np.concatenate([pos, neg])
     y = np.r_[np.ones(len(pos)), -np.ones(len(neg))]
     m = len(idx)
     w_neg = np.ones(len(neg))
     w_neg[: len(dismissed)] = DISMISSED_WEIGHT
-    cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
+    if balanced:
+        cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
+    else:
+        cw = np.r_[np.ones(len(pos)), w_neg]
     use_dense = dense and c.D is not None
     terms = np.zeros(0, dtype=np.int64)
     if tfidf:
@@ -204,6 +220,14 @@ def train(
     Zd = np.asarray(c.D[idx], dtype=np.float64) if use_dense else None
     dk = len(terms)
     dd = Zd.shape[1] if Zd is not None else 0
+    lam = PRIOR if prior is None else prior
+    w0 = np.zeros(dk + dd)  # the weights the fit is pulled toward: lam x the positives' mean
+    if lam:
+        npos = len(pos)
+        if Zs is not None:
+            w0[:dk] = lam * np.asarray(Zs[:npos].mean(axis=0)).ravel()
+        if Zd is not None:
+            w0[dk : dk + dd] = lam * Zd[:npos].mean(axis=0)
 
     def f(wb: np.ndarray) -> tuple[float, np.ndarray]:
         ws, wd, b = wb[:dk], wb[dk : dk + dd], wb[-1]
@@ -215,12 +239,14 @@ def train(
         h = np.maximum(0.0, 1.0 - y * s)
         g = -2.0 * C_ * cw * h * y
         grad = np.empty_like(wb)
-        grad[:dk] = ws + (Zs.T @ g if Zs is not None else 0.0)
-        grad[dk : dk + dd] = wd + (Zd.T @ g if Zd is not None else 0.0)
+        grad[:dk] = ws - w0[:dk] + (Zs.T @ g if Zs is not None else 0.0)
+        grad[dk : dk + dd] = wd - w0[dk:] + (Zd.T @ g if Zd is not None else 0.0)
         grad[-1] = g.sum()
-        return 0.5 * float(wb[:-1] @ wb[:-1]) + C_ * float(np.sum(cw * h * h)), grad
+        dw = wb[:-1] - w0
+        return 0.5 * float(dw @ dw) + C_ * float(np.sum(cw * h * h)), grad
 
     x0 = np.zeros(dk + dd + 1)
+    x0[:-1] = w0
     if warm is not None:  # incremental: start from the last fit of this tag
         if dd and warm.w_dense is not None and len(warm.w_dense) == dd:
             x0[dk : dk + dd] = warm.w_dense
@@ -489,6 +515,17 @@ def for_you(store: Store, rowids: list[int]) -> dict[int, tuple[float, str]]:
             if r not in out or v > out[r][0]:
                 out[r] = (float(v), t.name)
     return out
+
+
+def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int, tuple[float, str]]]:
+    """`rowids` (a period's papers, in their date order) ordered "for you": by their best score
+    over the user's tags, best first; papers no tag scores (none are tagged, or marked "not
+    interested") keep their order after them. Also the scores, empty when there is no tag."""
+    scored = for_you(store, rowids) if any(t.count for t in library.tags(store)) else {}
+    if not scored:
+        return list(rowids), {}
+    at = {r: i for i, r in enumerate(rowids)}
+    return sorted(rowids, key=lambda r: (0, -scored[r][0], at[r]) if r in scored else (1, 0.0, at[r])), scored
 
 
 # --- related work for a pasted text --------------------------------------------------------------

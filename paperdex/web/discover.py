@@ -332,14 +332,32 @@ def tag_page(request: Request, name: str, page: int = 1) -> Response:
 
 
 @router.get("/save/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
-def save_page(request: Request, pid: str) -> Response:
+def save_page(request: Request, pid: str, next: str = "") -> Response:
+    """The "save to a tag" form of one paper (the cards' save link without script); `next` is
+    where the form returns to, a path on this site."""
     with _pool(request).reader() as st:
         found, _ = library.paper_ids(st, [pid])
         if not found:
             raise ServiceError(404, f"no paper {pid[:80]!r} in this store")
         p = st.get(found[0])
         tags, paper_tags = library.tags(st), library.tags_of(st, p.id)
-    return _page(request, "discover_save.html", paper=p, tags=tags, paper_tags=paper_tags)
+    back = _back({"next": next}, "")
+    return _page(request, "discover_save.html", paper=p, tags=tags, paper_tags=paper_tags, next=back)
+
+
+@router.get("/api/library/session", include_in_schema=False)
+def api_session(request: Request) -> Response:
+    """What the cards' "save to a tag" control needs: whether this browser may write, the CSRF
+    value of its sign-in and the tag names. Another site's page cannot read this answer (no
+    CORS), so handing the CSRF value to this site's script is safe."""
+    sess = _session(request)
+    with _pool(request).reader() as st:
+        names = [t.name for t in library.tags(st)]
+    out: dict[str, Any] = {"signed_in": sess is not None, "tags": names}
+    if sess is not None:
+        out["name"] = sess["name"]
+        out["csrf"] = csrf_for(sess["hash"])
+    return JSONResponse(out, headers={"Cache-Control": "no-store"})
 
 
 @router.post("/library/tags/add", include_in_schema=False)

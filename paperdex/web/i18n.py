@@ -152,6 +152,15 @@ TEXT: dict[str, dict[str, str]] = {
     "sort_newest": {"en": "Newest", "zh": "最新"},
     "sort_upvotes": {"en": "Upvotes", "zh": "点赞最多"},
     "sort_stars": {"en": "Stars", "zh": "星标最多"},
+    "sort_foryou": {"en": "For you", "zh": "为你推荐"},
+    "save papers to a tag to sort them for you; sorted by date": {
+        "en": "save papers to a tag to sort them for you; sorted by date",
+        "zh": "把论文存入标签后即可为你排序；现按日期排序",
+    },
+    # saving to a tag (web/discover.py)
+    "save_to_tag": {"en": "Save to a tag", "zh": "存入标签"},
+    "saved_to": {"en": "Saved to", "zh": "已存入"},
+    "tag_name": {"en": "Tag", "zh": "标签"},
     "prev_week": {"en": "Previous week", "zh": "上一周"},
     "next_week": {"en": "Next week", "zh": "下一周"},
     "prev_month": {"en": "Previous month", "zh": "上个月"},

@@ -170,3 +170,84 @@ def test_for_you_orders_a_day_by_the_tags(site, store):
     assert papers[0]["id"] not in {p["id"] for p in c.get(f"/api/for-you?day={day}").json()["papers"]}
     assert c.get("/api/for-you?day=2025-02-30").status_code == 400
     assert 'data-testid="for-you"' in c.get(f"/for-you?day={day}").text
+
+
+def test_daily_for_you_sort_on_day_week_and_month(site, store):
+    """The daily page's "For you" tab, beside upvotes and stars, on the day, week and month
+    views: before any tag it says why and keeps the date order; with a tag of robot papers the
+    period's papers come in the order of the tag's recommender, "not interested" ones last."""
+    from paperdex import recommend as R
+
+    c, tok, ids = site
+    day = store.conn.execute("SELECT date FROM papers GROUP BY date ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
+    page = c.get(f"/daily?day={day}&view=week").text
+    assert re.search(r'<a href="/daily\?day=[^"]*sort=foryou[^"]*"[^>]*data-sort="foryou">For you</a>', page)
+    for view in ("day", "week", "month"):
+        plain = c.get(f"/daily.json?day={day}&view={view}&per_page=200").json()
+        mine = c.get(f"/daily.json?day={day}&view={view}&sort=foryou").json()
+        assert mine["sort"] == "foryou" and mine["total"] == plain["total"]
+        assert [p["id"] for p in mine["papers"]] == [p["id"] for p in plain["papers"]][:30]
+        assert any("save papers to a tag" in n for n in mine["notices"])
+    auth = {"Authorization": f"Bearer {tok}"}
+    assert c.post("/api/tags/robots/papers", json={"ids": ids[:5]}, headers=auth).status_code == 200
+    for view in ("day", "week", "month"):
+        got = c.get(f"/daily.json?day={day}&view={view}&sort=foryou").json()
+        assert not got["notices"]
+        shown = [p["id"] for p in got["papers"]]
+        rowids = [store.rowid(i) for i in shown]
+        scores = R.for_you(store, rowids)
+        assert [scores[r][0] for r in rowids] == sorted((scores[r][0] for r in rowids), reverse=True), view
+        if view == "month":  # robot papers first: more of them on top than in the month as a whole
+            cats = {p["id"]: p["categories"] for p in got["papers"]}
+            top = sum("cs.RO" in cats[i] for i in shown[:10]) / 10
+            share = store.conn.execute(
+                "SELECT avg(EXISTS(SELECT 1 FROM paper_categories c WHERE c.paper = p.rowid AND c.category = 'cs.RO')) "
+                "FROM papers p WHERE p.date BETWEEN ? AND ?",
+                (got["start"], got["end"]),
+            ).fetchone()[0]
+            assert top > 2 * share, (top, share)
+            first = shown[0]
+    html = c.get(f"/daily?day={day}&view=month&sort=foryou").text
+    assert 'data-sort="foryou">For you</a>' in html and 'class="on" aria-current="true" data-sort="foryou"' in html
+    assert html.index(f'data-id="{first}"') < html.index('class="card"', html.index(f'data-id="{first}"'))
+    # "not interested" goes last
+    assert c.post("/api/dismissed", json={"ids": [first]}, headers=auth).status_code == 200
+    got = c.get(f"/daily.json?day={day}&view=month&sort=foryou&per_page=200").json()
+    assert got["papers"][0]["id"] != first
+    last_page = c.get(f"/daily.json?day={day}&view=month&sort=foryou&page={got['pages']}").json()
+    assert last_page["papers"][-1]["id"] == first
+    assert c.get(f"/daily?day={day}&sort=nonsense").status_code == 400
+
+
+def test_save_control_on_cards_and_its_session(site, store):
+    """Every card (search results, the daily page, similar papers) and the paper page carry a
+    "Save to a tag" link to /save/ID; the script behind it learns from /api/library/session
+    whether this browser may write, and its CSRF value, and posts with it."""
+    c, tok, ids = site
+    day = store.get(ids[0]).date
+    for url in ("/?q=robot", f"/daily?day={day}", f"/paper/{ids[0]}"):
+        page = c.get(url).text
+        links = re.findall(r'<a class="[^"]*save-link" data-testid="save-link" data-id="([^"]+)" href="([^"]+)"', page)
+        assert links and all(href == f"/save/{pid}" for pid, href in links), url
+    assert ids[0] in {
+        pid for pid, _ in re.findall(r'data-id="([^"]+)" href="(/save/[^"]+)"', c.get(f"/paper/{ids[0]}").text)
+    }
+    # read-only: no sign-in, no CSRF value; the save page says so
+    s = c.get("/api/library/session").json()
+    assert s == {"signed_in": False, "tags": []}
+    assert "Read-only" in c.get(f"/save/{ids[0]}?next=/daily").text
+    # signed in: the session hands this site's script the CSRF value; a post needs it
+    c.post("/library/login", data={"token": tok}, follow_redirects=False)
+    s = c.get("/api/library/session").json()
+    assert s["signed_in"] and s["name"] == "test" and re.fullmatch(r"[0-9a-f]{64}", s["csrf"])
+    body = {"ids": [ids[0]]}
+    assert c.post("/api/tags/mine/papers", json=body).status_code == 403
+    r = c.post("/api/tags/mine/papers", json=body, headers={"X-CSRF-Token": s["csrf"], "Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403
+    r = c.post("/api/tags/mine/papers", json=body, headers={"X-CSRF-Token": s["csrf"], "Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 200 and r.json()["name"] == "mine" and r.json()["count"] == 1
+    assert c.get("/api/library/session").json()["tags"] == ["mine"]
+    # the no-script save form returns to the page it came from, on this site only
+    page = c.get(f"/save/{ids[1]}?next=/daily%3Fday%3D{day}").text
+    assert f'name="next" value="/daily?day={day}"' in page
+    assert 'value="//evil.test/"' not in c.get(f"/save/{ids[1]}?next=//evil.test/").text
