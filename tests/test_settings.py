@@ -174,6 +174,23 @@ def test_create_app_settings_reach_the_pool(sample_dir):
     assert app.guard_hosts == ["localhost", "127.0.0.1", "::1", "papers.lan"]
 
 
+def test_a_serve_worker_runs_with_the_settings_it_is_handed(sample_dir, monkeypatch):
+    """A worker is built from the pickled ServeOptions, whatever its environment says."""
+    pytest.importorskip("fastapi")
+    from paperdex.web.serving import ServeOptions, build_app
+
+    monkeypatch.setenv("PAPERDEX_TIME_BUDGET", "9")
+    monkeypatch.setenv("PAPERDEX_ZH_DICT", "1")
+    st = Settings.from_env({}, data_dir=sample_dir, time_budget=0.7, zh_dict=False, allowed_hosts=("papers.lan",))
+    opts = pickle.loads(pickle.dumps(ServeOptions(settings=st, pool=1, warm=False)))
+    app = build_app(opts)
+    try:
+        assert app.state.pool.budget == 0.7 and "papers.lan" in app.guard_hosts
+        assert zh.ENABLED is False
+    finally:
+        app.state.pool.close()
+
+
 def test_readme_lists_every_variable():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = re.split(r"\n#+ ", text.split("### Settings\n", 1)[1], maxsplit=1)[0]
