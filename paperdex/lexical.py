@@ -28,7 +28,7 @@ from .paper import index_text
 from .store import Store, prune_snapshots
 from .text import STOPWORDS, stemmer, tokens
 
-FORMAT = 2
+FORMAT = 3
 # BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are
 # weighted and summed before the saturation k1. A word in the title says more about what
 # a paper is than the same word deep in its abstract.
@@ -103,15 +103,20 @@ class LexIndex:
         return self.bm.doc[a:b], self.bm_score[a:b]
 
     def has_bigram(self, docs: np.ndarray, a: int, b: int) -> np.ndarray:
-        """For each of `docs`, whether term b directly follows term a in its title or
-        abstract (stopwords aside): one binary search each in the sorted pair array."""
+        """For each of `docs`, whether term b directly follows term a in its title
+        or abstract (stopwords aside). The pair array is sorted by pair, then document, so a
+        pair's documents are one slice, found by two binary searches."""
         g = self.arrays.get("bigrams")
         if g is None or len(g) == 0 or len(docs) == 0:
             return np.zeros(len(docs), dtype=bool)
-        V = len(self.vocab)
-        want = docs.astype(np.int64) * (V * V) + a * V + b
-        pos = np.minimum(np.searchsorted(g, want), len(g) - 1)
-        return g[pos] == want
+        n, V = max(self.n, 1), len(self.vocab)
+        lo = (a * V + b) * n
+        i, j = np.searchsorted(g, [lo, lo + n])
+        if i == j:
+            return np.zeros(len(docs), dtype=bool)
+        with_pair = np.asarray(g[i:j]) - lo
+        pos = np.minimum(np.searchsorted(with_pair, docs), len(with_pair) - 1)
+        return with_pair[pos] == docs
 
     def category_docs(self, name: str) -> np.ndarray:
         """Documents in category `name` (cs.LG), or in any category of an archive (cs);
@@ -232,10 +237,10 @@ def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
         old_to_new = np.full(previous.n, -1, dtype=np.int64)
         old_to_new[prev_pos[reuse]] = np.flatnonzero(reuse)
         g = np.asarray(previous.arrays["bigrams"])
-        pv = len(previous.vocab)
-        d_old, key = g // (pv * pv), g % (pv * pv)
+        pv, pn = len(previous.vocab), max(previous.n, 1)
+        pair, d_old = g // pn, g % pn
         keep = old_to_new[d_old] >= 0
-        bigrams.append((old_to_new[d_old[keep]], key[keep] // pv, key[keep] % pv))
+        bigrams.append((old_to_new[d_old[keep]], pair[keep] // pv, pair[keep] % pv))
     per_field: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # doc, term, tf
     lengths = {}
     for fi, f in enumerate(FIELDS):
@@ -335,8 +340,8 @@ def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
         bd = np.concatenate([b[0] for b in bigrams])
         ba = remap[np.concatenate([b[1] for b in bigrams])]
         bb = remap[np.concatenate([b[2] for b in bigrams])]
-        g = np.sort(bd * (V * V) + ba * V + bb)
-        arrays["bigrams"] = g[_runs(g)]  # sorted: doc, then pair
+        g = np.sort((ba * V + bb) * max(n, 1) + bd)
+        arrays["bigrams"] = g[_runs(g)]  # sorted: pair, then doc
     meta = {
         "format": FORMAT,
         "params": PARAMS,

@@ -25,7 +25,6 @@ import math
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -426,6 +425,87 @@ def _positives(node: Q.Node, out: list[Q.Text]) -> None:
             _positives(c, out)
 
 
+@dataclass
+class Plan:
+    """What a query asks for, before any index is read; every backend starts from it, so
+    the parts of the contract that do not depend on an index live in one place."""
+
+    q: str
+    mode: str
+    sort: str
+    page: int
+    per_page: int
+    offset: int
+    ref: tuple[str, str] | None = None  # a pasted id, arXiv URL or DOI
+    soft: list[Q.Text] = field(default_factory=list)  # free words
+    hard: list[Q.Node] = field(default_factory=list)  # constraints, the filters included
+    concepts: list[Concept] = field(default_factory=list)
+    positives: list[Q.Text] = field(default_factory=list)  # words inside the constraints
+    notices: list[str] = field(default_factory=list)
+
+    def rank_concepts(self, present: list[Concept]) -> list[Concept]:
+        """What ranks: the free concepts some paper contains, and the constraints' words."""
+        out = list(present)
+        for t in self.positives:
+            if not t.prefix and t.column != "authors":
+                out.extend(concepts_of(t)[0])
+        return out
+
+    @property
+    def dense_text(self) -> str:
+        """What the embedding model reads: the query's own words, fields' words included."""
+        return " ".join(t.raw for t in [*self.soft, *self.positives] if t.column != "authors" and t.raw).strip()
+
+    @property
+    def lang(self) -> str:
+        return "zh" if has_cjk(self.q) else "en"
+
+    @property
+    def cjk_words(self) -> bool:
+        return any(has_cjk(t.raw) for t in self.soft)
+
+
+def plan(
+    q: str,
+    *,
+    mode: str = "hybrid",
+    sort: str = "relevance",
+    page: int = 1,
+    per_page: int = 20,
+    filters: Filters | None = None,
+    literal: bool = False,
+) -> Plan:
+    """Check the request and read the query (docs/search.md: paging, pasted ids, constraints
+    versus free words, concepts)."""
+    if mode not in MODES:
+        raise Q.QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+    if sort not in SORTS:
+        raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
+    page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
+    offset = (page - 1) * per_page
+    if offset + per_page > MAX_WINDOW:
+        raise Q.QueryError(f"results are listed up to number {MAX_WINDOW:,}; narrow the query or sort differently")
+    p = Plan(q, mode, sort, page, per_page, offset)
+    p.ref = None if literal else Q.paper_ref(q)
+    if p.ref is not None:
+        return p
+    tree = Q.parse_literal(q) if literal else Q.parse(q)
+    for child in tree.children:
+        if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
+            p.soft.append(child)
+        else:
+            p.hard.append(child)
+    p.hard.extend((filters or Filters()).nodes())
+    for t in p.soft:
+        cs, untranslated = concepts_of(t)
+        p.concepts.extend(cs)
+        for w in untranslated:
+            p.notices.append(f"no English word is known for {w}; only semantic search can find it")
+    for n in p.hard:
+        _positives(n, p.positives)
+    return p
+
+
 # --- the searcher ------------------------------------------------------------------------
 
 _SHARED_LOCK = threading.Lock()
@@ -471,7 +551,6 @@ class Searcher:
         self.store = store
         self.fusion = fusion or FUSION
         self._embedder = None
-        self._pool = ThreadPoolExecutor(max_workers=1)
 
     # --- the two indexes ------------------------------------------------------------------
     @property
@@ -518,35 +597,15 @@ class Searcher:
         deadline: float | None = None,
     ) -> Result:
         t0 = time.perf_counter()
-        if mode not in MODES:
-            raise Q.QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
-        if sort not in SORTS:
-            raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
-        page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
-        offset = (page - 1) * per_page
-        if offset + per_page > MAX_WINDOW:
-            raise Q.QueryError(f"results are listed up to number {MAX_WINDOW:,}; narrow the query or sort differently")
-        notices: list[str] = []
-        extra = (filters or Filters()).nodes()
-
-        ref = None if literal else Q.paper_ref(q)
-        if ref is not None:
-            return self._lookup(q, ref, mode, sort, page, per_page, extra, t0)
-
-        tree = Q.parse_literal(q) if literal else Q.parse(q)
+        p = plan(q, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, literal=literal)
+        if p.ref is not None:
+            return self._lookup(q, p.ref, sort, p.page, p.per_page, t0)
+        page, per_page, offset = p.page, p.per_page, p.offset
+        soft, hard, concepts, positives, notices = p.soft, p.hard, p.concepts, p.positives, p.notices
         ix = self.lex
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
             notices.append(NOTICE_UNPUBLISHED)
         ev = _Eval(ix, self.store, deadline)
-
-        soft: list[Q.Text] = []
-        hard: list[Q.Node] = []
-        for child in tree.children:
-            if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
-                soft.append(child)
-            else:
-                hard.append(child)
-        hard.extend(extra)
 
         # 1. constraints
         C: np.ndarray | None = None
@@ -556,31 +615,19 @@ class Searcher:
                 C = m if C is None else (C & m)
 
         # 2. free words as concepts
-        concepts: list[Concept] = []
-        for t in soft:
-            cs, untranslated = concepts_of(t)
-            concepts.extend(cs)
-            for w in untranslated:
-                notices.append(f"no English word is known for {w}; only semantic search can find it")
         masks = [ev.concept_mask(c) for c in concepts]
         present = [(c, m) for c, m in zip(concepts, masks, strict=True) if m.any()]
         missing = [c.label for c, m in zip(concepts, masks, strict=True) if not m.any()]
         if missing and present:
             notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
-        positives: list[Q.Text] = []
-        for n in hard:
-            _positives(n, positives)
-        rank_concepts = [c for c, _ in present]
-        for t in positives:
-            if not t.prefix and t.column != "authors":
-                rank_concepts.extend(concepts_of(t)[0])
+        rank_concepts = p.rank_concepts([c for c, _ in present])
 
         if present:
             cov = np.zeros(ix.n, dtype=np.int16)
             for _, m in present:
                 cov += m
             L = cov >= required(len(present))
-        elif concepts or any(has_cjk(t.raw) for t in soft):
+        elif concepts or p.cjk_words:
             L = np.zeros(ix.n, dtype=bool)  # no free word is in any paper
             if missing:
                 notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing))
@@ -598,9 +645,9 @@ class Searcher:
         notices.extend(ev.notices)
 
         ev._charge(0)  # the deadline, between steps
-        lang = "zh" if has_cjk(q) else "en"
+        lang = p.lang
         # 3. the dense side
-        dense_text = " ".join(t.raw for t in [*soft, *positives] if t.column != "authors" and t.raw).strip()
+        dense_text = p.dense_text
         has_text = bool(dense_text)
         mode_eff = mode if has_text else "lexical"
         vindex = None
@@ -666,7 +713,7 @@ class Searcher:
         took = (time.perf_counter() - t0) * 1000
         return Result(q, mode_eff, sort_eff, hits, total, page, per_page, took, fac, notices)
 
-    def _lookup(self, q, ref, mode, sort, page, per_page, extra, t0) -> Result:
+    def _lookup(self, q, ref, sort, page, per_page, t0) -> Result:
         """A pasted id, arXiv URL or DOI: that paper, or a word on how to add it."""
         kind, value = ref
         if kind == "id":

@@ -62,20 +62,17 @@ from ..search import (
     DENSE_DEPTH,
     FUSION,
     MAX_PREFIX_TERMS,
-    MAX_WINDOW,
     MIN_COSINE,
-    MODES,
     NOTICE_NO_VECTORS,
     PHRASE_BOOST,
     PHRASE_DEPTH,
-    SORTS,
     Concept,
     Filters,
     Hit,
     Result,
-    _positives,
     concepts_of,
     mark,
+    plan,
     required,
     snippet,
 )
@@ -1049,30 +1046,11 @@ class MilvusBackend:
         deadline: float | None = None,
     ) -> Result:
         t0 = time.perf_counter()
-        if mode not in MODES:
-            raise Q.QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
-        if sort not in SORTS:
-            raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
-        page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
-        offset = (page - 1) * per_page
-        if offset + per_page > MAX_WINDOW:
-            raise Q.QueryError(f"results are listed up to number {MAX_WINDOW:,}; narrow the query or sort differently")
-        notices: list[str] = []
-        extra = (filters or Filters()).nodes()
-
-        ref = None if literal else Q.paper_ref(q)
-        if ref is not None:
-            return self._lookup(q, ref, sort, page, per_page, t0)
-
-        tree = Q.parse_literal(q) if literal else Q.parse(q)
-        soft: list[Q.Text] = []
-        hard: list[Q.Node] = []
-        for child in tree.children:
-            if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
-                soft.append(child)
-            else:
-                hard.append(child)
-        hard.extend(extra)
+        p = plan(q, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, literal=literal)
+        if p.ref is not None:
+            return self._lookup(q, p.ref, sort, p.page, p.per_page, t0)
+        page, per_page, offset = p.page, p.per_page, p.offset
+        soft, hard, concepts, positives, notices = p.soft, p.hard, p.concepts, p.positives, p.notices
 
         # 1. constraints: a Milvus expression, and the nodes Python must decide
         cnotes: list[str] = []
@@ -1091,25 +1069,13 @@ class MilvusBackend:
             return all(self._check(n, d) is not False for n in py_nodes)
 
         # 2. free words as concepts (a concept no paper contains is set aside)
-        concepts: list[Concept] = []
-        for t in soft:
-            cs, untranslated = concepts_of(t)
-            concepts.extend(cs)
-            for w in untranslated:
-                notices.append(f"no English word is known for {w}; only semantic search can find it")
         exprs = {id(c): concept_expr(c) for c in concepts}
         self._post_cache: dict = {}
         present = [c for c in concepts if self._concept_exists(c, exprs[id(c)], C if mode != "dense" else FALSE)]
         missing = [c.label for c in concepts if c not in present]
         if missing and present:
             notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
-        positives: list[Q.Text] = []
-        for n in hard:
-            _positives(n, positives)
-        rank_concepts = list(present)
-        for t in positives:
-            if not t.prefix and t.column != "authors":
-                rank_concepts.extend(concepts_of(t)[0])
+        rank_concepts = p.rank_concepts(present)
 
         # the fast road: every word's documents from the BM25 index (one search per stem,
         # complete while a stem is in at most MAX_TOPK papers within the constraints), the
@@ -1135,7 +1101,7 @@ class MilvusBackend:
             W = min_should([exprs[id(c)] for c in present], k)
             if W is None:  # too many combinations: any concept in Milvus, the count in Python
                 W, words_exact = _or([exprs[id(c)] for c in present]), False
-        elif concepts or any(has_cjk(t.raw) for t in soft):
+        elif concepts or p.cjk_words:
             W = FALSE
             if missing:
                 notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing))
@@ -1166,7 +1132,7 @@ class MilvusBackend:
         notices.extend(cnotes)
 
         # 3. the dense side
-        dense_text = " ".join(t.raw for t in [*soft, *positives] if t.column != "authors" and t.raw).strip()
+        dense_text = p.dense_text
         has_text = bool(dense_text)
         mode_eff = mode if has_text else "lexical"
         model, has_vectors = self._vector_state() if mode_eff != "lexical" else (None, False)
@@ -1177,7 +1143,7 @@ class MilvusBackend:
         if mode_eff != "lexical":
             qv = query_vector if query_vector is not None else self.embed_query(dense_text, model)
             got = self._dense(qv, C, c_check if py_nodes else None)
-            top_floor, floor = _floors(model, "zh" if has_cjk(q) else "en")
+            top_floor, floor = _floors(model, p.lang)
             if not got or got[0][1] < top_floor:
                 got = []
             D = [(pk, s) for pk, s in got if s >= floor]
