@@ -9,10 +9,15 @@ matching and display both want ``Frédéric``). Anything that needs readable tex
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 
 from pylatexenc.latex2text import LatexNodes2Text
+
+# pylatexenc logs a warning for every macro a text uses with too few arguments (`\frac` alone):
+# a quirk of the abstract, kept verbatim, not something to print during an ingest of 63k papers
+logging.getLogger("pylatexenc").setLevel(logging.ERROR)
 
 # Two quirks of real feeds that pylatexenc would misread:
 # - an accent macro whose backslash arrived doubled (``E\\"otv\\"os``): ``\\`` is a line break
