@@ -1,0 +1,191 @@
+"""Save from where papers are read: in a real Chromium, a signed-in reader saves five papers to a
+tag with the "Save to a tag" control of the search results, the daily page and a paper page;
+opens the tag's recommendations; subscribes to its feed (valid per feedparser, entries linking
+to paper pages); and receives the digest in a local SMTP server (aiosmtpd). A browser without a
+token is read-only."""
+
+from __future__ import annotations
+
+import email
+import shutil
+import socket
+import threading
+import time
+from urllib.parse import quote
+
+import feedparser
+import pytest
+from click.testing import CliRunner
+
+from paperdex import digest as D
+from paperdex import library as L
+from paperdex.cli import cli
+from paperdex.store import Store
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def site(built_store_dir, tmp_path_factory):
+    """A server of its own over a private copy of the fixture store (this test writes), a token,
+    and a day with at least two robot papers (cs.RO)."""
+    import uvicorn
+
+    from paperdex.web.app import create_app
+
+    d = tmp_path_factory.mktemp("discover-save") / "store"
+    shutil.copytree(built_store_dir, d)
+    with Store(d) as st:
+        token = L.create_token(st, "reader")
+        day = st.conn.execute(
+            "SELECT p.date FROM papers p JOIN paper_categories c ON c.paper = p.rowid WHERE c.category = 'cs.RO' "
+            "GROUP BY p.date HAVING count(*) >= 2 ORDER BY count(*) DESC, p.date LIMIT 1"
+        ).fetchone()[0]
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(create_app(d, pool_size=1), host="127.0.0.1", port=port, log_level="warning"))
+    t = threading.Thread(target=srv.run, daemon=True)
+    t.start()
+    deadline = time.time() + 30
+    while not srv.started:
+        if time.time() > deadline or not t.is_alive():
+            raise RuntimeError("the server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", d, token, day
+    srv.should_exit = True
+    t.join(timeout=10)
+
+
+def _save(page, card, tag: str) -> str:
+    """Click a card's "Save to a tag", type the tag, confirm; returns the paper id."""
+    pid = card.get_attribute("data-id")
+    card.get_by_test_id("save-link").click()
+    card.get_by_test_id("save-tag").fill(tag)
+    card.get_by_test_id("save-submit").click()
+    done = card.get_by_test_id("saved-link")
+    done.wait_for()
+    assert done.inner_text().strip() == f"★ Saved to {tag}"
+    assert done.get_attribute("href") == f"/tag/{quote(tag)}"
+    return pid
+
+
+def test_read_only_without_a_token(page, site):
+    base, _, _, day = site
+    page.goto(f"{base}/daily?day={day}")
+    card = page.locator("article.card").first
+    pid = card.get_attribute("data-id")
+    card.get_by_test_id("save-link").click()
+    page.wait_for_url(f"{base}/save/{pid}?next=*")
+    assert "Read-only" in page.locator("p.notice").inner_text()
+    assert page.get_by_test_id("save-form").count() == 0
+
+
+def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, shots):
+    base, d, token, day = site
+    page.goto(f"{base}/library")
+    page.get_by_test_id("token").fill(token)
+    page.get_by_test_id("login-form").get_by_role("button").click()
+    page.wait_for_url(f"{base}/library")
+
+    saved: list[str] = []
+    # two from the search results
+    page.goto(f"{base}/?q=robot&category=cs.RO")
+    cards = page.locator("section.results article.card")
+    saved.append(_save(page, cards.nth(0), "robots"))
+    saved.append(_save(page, cards.nth(1), "robots"))
+    page.screenshot(path=str(shots / "save-to-tag-1280.png"), full_page=False)
+    # two from the daily page (robot papers of one day)
+    page.goto(f"{base}/daily?day={day}&category=cs.RO")
+    cards = page.locator("section.daily-list article.card")
+    fresh = [i for i in range(cards.count()) if cards.nth(i).get_attribute("data-id") not in saved]
+    for i in fresh[:2]:
+        saved.append(_save(page, cards.nth(i), "robots"))
+    # one from a paper page: a robot paper among the first one's similar papers
+    page.goto(f"{base}/paper/{saved[0]}")
+    similar = page.locator("section.similar article.card")
+    other = next(
+        similar.nth(i).get_attribute("data-id")
+        for i in range(similar.count())
+        if similar.nth(i).get_attribute("data-id") not in saved
+    )
+    page.goto(f"{base}/paper/{other}")
+    link = page.locator(".paper-links").get_by_test_id("save-link")
+    link.click()
+    page.get_by_test_id("save-tag").fill("robots")
+    page.get_by_test_id("save-submit").click()
+    page.locator(".paper-links").get_by_test_id("saved-link").wait_for()
+    saved.append(other)
+    assert len(set(saved)) == 5
+
+    # the tag's recommendations: the five papers, twenty others with reasons
+    page.goto(f"{base}/library")
+    page.get_by_role("link", name="robots", exact=True).click()
+    page.wait_for_url(f"{base}/tag/robots")
+    kept = page.get_by_test_id("tag-papers").locator("article")
+    assert sorted(kept.nth(i).get_attribute("data-id") for i in range(kept.count())) == sorted(saved)
+    recs = page.get_by_test_id("recommendations").locator("article")
+    assert recs.count() == 20
+    assert not {recs.nth(i).get_attribute("data-id") for i in range(20)} & set(saved)
+    assert recs.first.locator("details.why dd").first.inner_text().strip()
+
+    # subscribe: the feed validates and every entry links to a paper page that opens
+    href = page.get_by_test_id("tag-feed").get_attribute("href")
+    r = page.request.get(base + href)
+    assert r.ok and r.headers["content-type"].startswith("application/rss+xml")
+    f = feedparser.parse(r.body())
+    assert f.bozo == 0 and f.version == "rss20" and f.entries
+    assert all(e.link.startswith(f"{base}/paper/") for e in f.entries)
+    assert page.request.get(f.entries[0].link).ok
+
+    # the digest of that day arrives in a local SMTP server with the tag's papers
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    got = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            got.append(message)
+
+    with Store(d, readonly=True) as st:
+        expected = D.build(st, day, base)  # the day whose robot papers were saved: it has more
+    assert any(s.kind == "tag" and "robots" in s.title for s in expected.sections), [s.title for s in expected.sections]
+    port = _free_port()
+    ctl = Controller(Keep(), hostname="127.0.0.1", port=port)
+    ctl.start()
+    try:
+        r = CliRunner().invoke(
+            cli,
+            [
+                "--data-dir",
+                str(d),
+                "digest",
+                "--day",
+                day,
+                "--smtp",
+                f"127.0.0.1:{port}",
+                "--mail-to",
+                "me@example.test",
+                "--base-url",
+                base,
+            ],
+        )
+        assert r.exit_code == 0, r.output
+        for _ in range(50):
+            if got:
+                break
+            time.sleep(0.1)
+    finally:
+        ctl.stop()
+    assert len(got) == 1
+    m = email.message_from_bytes(got[0].as_bytes())
+    assert m["To"] == "me@example.test" and m["Subject"] == expected.subject
+    text = next(p for p in m.walk() if p.get_content_type() == "text/plain").get_payload(decode=True).decode()
+    html = next(p for p in m.walk() if p.get_content_type() == "text/html").get_payload(decode=True).decode()
+    assert "robots" in text
+    for s in expected.sections:
+        for it in s.items:
+            assert D.paper_url(base, it.paper) in text and D.paper_url(base, it.paper) in html
