@@ -10,7 +10,7 @@ process). Cheap look-ups (a paper, a day's list) borrow from a pool of plain sto
 of their own, so they never queue behind searches. Every searcher and store has its own SQLite
 connection, never used by two threads at once; WAL lets them read while an ingest writes.
 
-Every search runs within a time budget (``TIME_BUDGET``, $PAPERDEX_TIME_BUDGET): the engine
+Every search runs within a time budget (``TIME_BUDGET``; $PAPERDEX_TIME_BUDGET through the settings): the engine
 checks the deadline between its steps, and a watchdog timer interrupts SQLite
 (``Connection.interrupt()``, safe from another thread and lock-free) if a statement is still
 running at the deadline. A search over its budget is a 503 with a message; nothing waits on
@@ -38,6 +38,7 @@ from . import feed, zh
 from .paper import Paper
 from .query import QueryError
 from .search import MODES, SORTS, Filters, Hit, OverBudget, Result, Searcher, lex_index
+from .settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
 from .store import Store, StoreError
 
 MAX_QUERY = 1000
@@ -46,9 +47,9 @@ MAX_PER_PAGE = 100
 MAX_SIMILAR = 50
 MAX_CATEGORY = 64
 MAX_FILTER = 200
-POOL_WAIT = float(os.environ.get("PAPERDEX_POOL_WAIT", "10"))  # seconds a request waits for a searcher
+POOL_WAIT = DEFAULT_POOL_WAIT  # seconds a request waits for a searcher ($PAPERDEX_POOL_WAIT: settings)
 RETRY_AFTER = 2
-TIME_BUDGET = float(os.environ.get("PAPERDEX_TIME_BUDGET", "2"))  # seconds one search may run
+TIME_BUDGET = DEFAULT_TIME_BUDGET  # seconds one search may run ($PAPERDEX_TIME_BUDGET: settings)
 READERS = 4  # store connections for cheap look-ups, per process
 log = logging.getLogger("paperdex.service")
 _VERSION = re.compile(r"v\d+$")

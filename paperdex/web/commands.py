@@ -106,6 +106,7 @@ def mcp(ctx: click.Context) -> None:
     from ..store import StoreError
 
     try:
-        run(_settings(ctx).data_dir)
+        st = _settings(ctx)
+        run(st.data_dir, wait=st.pool_wait, budget=st.time_budget)
     except StoreError as e:
         raise click.ClickException(str(e)) from None
