@@ -25,7 +25,9 @@ import math
 import re
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -856,6 +858,23 @@ def _hit(word: str, stems: frozenset[str]) -> bool:
     return (_STEM_OF.get(word) or _word_stem(word)) in stems
 
 
+@lru_cache(maxsize=1024)
+def _finder(stems: frozenset[str]) -> re.Pattern:
+    """Words that may have one of these stems. Porter rewrites only a word's ending, so all
+    but the last letter of a stem begin the word itself (hoping -> hope, studies -> studi);
+    each candidate is then stemmed to decide. Most words of a text are never looked at."""
+    heads = sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)
+    if not heads:
+        return re.compile(r"(?!)")  # matches nothing
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(heads) + r")[^\W_]*", re.IGNORECASE)
+
+
+def _matches(text: str, stems: frozenset[str]) -> Iterator[re.Match]:
+    """The words of text whose stem is one of `stems`, in order."""
+    words = _finder(stems).finditer(text) if text.isascii() else _WORDS.finditer(text)
+    return (m for m in words if m.group() and _hit(m.group(), stems))
+
+
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
     """Split text into (segment, is_match) runs: a word matches when its stem is one of the
     query's, the way the index matched it. Linear in the text."""
@@ -863,12 +882,11 @@ def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
         return [(text, False)]
     out: list[tuple[str, bool]] = []
     last = 0
-    for m in _WORDS.finditer(text):
-        if _hit(m.group(), stems):
-            if m.start() > last:
-                out.append((text[last : m.start()], False))
-            out.append((m.group(), True))
-            last = m.end()
+    for m in _matches(text, stems):
+        if m.start() > last:
+            out.append((text[last : m.start()], False))
+        out.append((m.group(), True))
+        last = m.end()
     if last < len(text):
         out.append((text[last:], False))
     return out
@@ -882,8 +900,7 @@ def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[st
     src = text[:MAX_SNIPPET_SOURCE]
     best_start = 0
     if stems:
-        get = _STEM_OF.get
-        positions = [m.start() for m in _WORDS.finditer(src) if (get(m.group()) or _word_stem(m.group())) in stems]
+        positions = [m.start() for m in _matches(src, stems)]
         best, j = 0, 0
         for i, start in enumerate(positions):
             j = max(j, i)
