@@ -7,7 +7,9 @@ Features are a paper's tf-idf vector (the BM25 weights of the lexical snapshot, 
 the terms of the positives, unit length) next to its dense embedding (unit length). The model
 is an L2-regularised squared-hinge SVM (LinearSVC's loss) with balanced class weights, fitted
 in the primal with L-BFGS. Every choice here (features, C, no fusion with the tag's centroid)
-was measured on the 63k corpus: bench/recommend.py, docs/recommendations.md.
+was measured on the 63k corpus: bench/recommend.py, docs/recommendations.md; so were the
+levers :func:`train` keeps off by default (negatives near the tag left out, a prior toward the
+tag's mean, class weights, only words several saved papers share).
 
 A model is cached per tag and snapshot, and refitted, starting from the previous weights,
 when the tag's papers, the "not interested" marks or the snapshots change; one page view of a
@@ -43,8 +45,11 @@ NEGATIVES = 3000  # random papers taken as negatives
 MAX_ITER = 150  # L-BFGS iterations
 CENTROID_WEIGHT = 0.0  # weight of the centroid's z-score beside the SVM's (measured: 0 is best)
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
+# Levers measured against the centroid (bench/recommend.py --grid); none won overall, so off:
 NEAR_SHARE = 0.0  # share of the corpus nearest the tag's centroid never sampled as negatives
 PRIOR = 0.0  # the weights are pulled toward this multiple of the positives' mean features
+MIN_POS_DF = 1  # words weighed: those in at least this many of the tag's papers...
+MIN_POS_DF_TAG = 5  # ...when the tag holds at least this many
 MIN_POSITIVES = 1
 MODEL_CACHE = 32
 EXPLAIN_NEIGHBOURS = 3
@@ -183,6 +188,7 @@ def train(
     near_share: float | None = None,
     prior: float | None = None,
     balanced: bool = True,
+    min_pos_df: int | None = None,
 ) -> Model:
     """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
     DISMISSED_WEIGHT) and a random sample; squared hinge, L2, balanced, L-BFGS in the primal."""
@@ -215,6 +221,12 @@ def train(
     terms = np.zeros(0, dtype=np.int64)
     if tfidf:
         terms = _terms_of(c, pos)
+        need = MIN_POS_DF if min_pos_df is None else min_pos_df
+        if need > 1 and len(pos) >= MIN_POS_DF_TAG:
+            # a word of one saved paper only lets the fit single that paper out, and then pulls in
+            # any paper sharing the rare word: only words several saved papers share are weighed
+            df = np.bincount(c.csr[pos].indices, minlength=c.X.shape[1])[terms]
+            terms = terms[df >= need]
     alpha = TFIDF_SCALE if tfidf_scale is None else tfidf_scale
     Zs = c.rows(idx, terms) * alpha if len(terms) else None
     Zd = np.asarray(c.D[idx], dtype=np.float64) if use_dense else None
