@@ -56,7 +56,7 @@ DENSE_DEPTH = 100  # dense candidates per query
 # of relevant papers among hits falls below about half.
 MIN_COSINE = {
     "multilingual-e5-small": {"en": (0.855, 0.855), "zh": (0.78, 0.80)},
-    "all-MiniLM-L6-v2": {"en": (0.40, 0.35), "zh": (0.40, 0.35)},
+    "all-MiniLM-L6-v2": {"en": (0.40, 0.40), "zh": (0.40, 0.40)},
 }
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
