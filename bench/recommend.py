@@ -11,7 +11,9 @@ score once.
 Recommenders: random; nearest centroid (cosine to the mean embedding of the tag, and to the
 mean tf-idf vector); scikit-learn's LinearSVC (arxiv-sanity-lite's model, when scikit-learn is
 installed: `pip install -e '.[bench]'`) on the same features; and paperdex.recommend's SVM on
-dense, tf-idf and both (the default), the last also fused with the centroid. `--grid` adds the
+dense, tf-idf and both, the last also fused with the centroid; and the default, the model
+chosen per tag on the tag's own papers (recommend.fit: the SVM on dense+tf-idf or the tf-idf
+centroid), its picks per draw printed. `--grid` adds the
 levers tried to make the default beat the tf-idf centroid on the phrase-defined topic too
 (negatives, class weights, C, a prior toward the centroid, shared words only, fusions,
 reranking); `--topics` runs some topics only.
@@ -141,6 +143,17 @@ def svm_reranked(c: R.Corpus, depth: int, w: float, **kw):
     return fit_score
 
 
+def chosen_per_tag(c: R.Corpus, picks: dict[str, list[str]]):
+    """paperdex.recommend.fit: the model chosen on the tag's own papers (recorded in `picks`)."""
+
+    def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
+        m = R.fit(c, tag, None, seed=seed)
+        picks.setdefault(seed.rsplit(":", 1)[0], []).append(m.kind)
+        return R.scores(c, m)
+
+    return fit_score
+
+
 def centroid_dense(c: R.Corpus):
     def fit_score(tag, seed):
         return c.D @ c.D[tag].mean(axis=0)
@@ -250,7 +263,9 @@ def main() -> None:
         print("# scikit-learn not installed: LinearSVC rows skipped", file=sys.stderr)
     recs["SVM dense"] = paperdex_svm(c, True, False)
     recs["SVM tf-idf"] = paperdex_svm(c, False, True)
-    recs["SVM dense+tf-idf (default)"] = paperdex_svm(c, True, True, R.CENTROID_WEIGHT)
+    recs["SVM dense+tf-idf"] = paperdex_svm(c, True, True, R.CENTROID_WEIGHT)
+    picks: dict[str, list[str]] = {}
+    recs["chosen per tag (default)"] = chosen_per_tag(c, picks)
     recs["centroid (dense+tf-idf)"] = centroid_both(c)
     recs["SVM dense+tf-idf + centroid"] = paperdex_svm(c, True, True, 1.0)
     if a.variants:
@@ -315,9 +330,12 @@ def main() -> None:
                 "seconds": float(np.median(secs)),
             }
             out.append(row)
+            if name.startswith("chosen per tag"):
+                row["picks"] = picks.pop(f"{topic}:{size}", [])
             print(
                 f"{topic:22s} {size:4d} {name:34s} P@20 {row['p@20']:.3f} ±{row['p@20_sd']:.3f}  "
-                f"R@100 {row['r@100']:.3f}  P@20 broad {np.mean(PB):.3f}  {row['seconds'] * 1000:6.0f} ms",
+                f"R@100 {row['r@100']:.3f}  P@20 broad {np.mean(PB):.3f}  {row['seconds'] * 1000:6.0f} ms"
+                + (f"  picks {row['picks']}" if "picks" in row else ""),
                 flush=True,
             )
     if a.json:

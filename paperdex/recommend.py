@@ -11,13 +11,22 @@ was measured on the 63k corpus: bench/recommend.py, docs/recommendations.md; so 
 levers :func:`train` keeps off by default (negatives near the tag left out, a prior toward the
 tag's mean, class weights, only words several saved papers share).
 
+No one model wins every tag (the SVM a broad field such as cs.RO, the tag's tf-idf centroid a
+narrow topic named by a phrase), so each tag's model is **chosen by measurement on the tag's own
+papers** (:func:`fit`, :func:`validate`): a tag of MIN_VALIDATE papers or more is split in FOLDS
+parts, each held out once; the SVM and the tf-idf centroid are fitted on the rest, and the one
+that ranks more held-out papers into the first 20 of the papers neither saw is chosen (the SVM
+on ties, and unless the other puts at least MIN_TOP20 of them there); it is then fitted on all
+the tag's papers. Smaller tags keep the SVM. The choice is cached per contents of the tag.
+
 A model is cached per tag and snapshot, and refitted, starting from the previous weights,
 when the tag's papers, the "not interested" marks or the snapshots change; one page view of a
 tag of a few hundred papers costs one sparse and one dense matrix-vector product over the
 corpus.
 
 Each recommendation says why: the tag's papers nearest to it (cosine of the embeddings) and
-its words that weigh most for the tag (model weight x the word's weight in the paper).
+its words that weigh most for the tag (model weight x the word's weight in the paper; the
+centroid's weight for a centroid), and which model ranked and why (:meth:`Choice.text`).
 
 **Related work** (:func:`related`): a pasted abstract or paragraph is embedded whole (the
 dense side) and its key terms, the words of highest tf-idf in the text, are searched
@@ -30,7 +39,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,6 +61,16 @@ MIN_POS_DF = 1  # words weighed: those in at least this many of the tag's papers
 MIN_POS_DF_TAG = 5  # ...when the tag holds at least this many
 MIN_POSITIVES = 1
 MODEL_CACHE = 32
+# Choosing the model per tag (:func:`choose`): candidates, compared on the tag's own papers
+CANDIDATES = ("svm", "tf-idf centroid")  # the first is the default, kept on ties and small tags
+MIN_VALIDATE = 8  # a tag needs this many papers (in the store) to be validated
+FOLDS = 4  # the tag's papers are split in this many parts, each held out once...
+REPEATS = 1  # ...in this many different splits (2 or 3: the same picks, twice the time)
+# another candidate replaces the SVM only with strictly more held-out papers in the first 20,
+# and at least this share of them: below it (a broad field such as cs.RO, where the first 20 are
+# a lottery among a thousand equals) a difference of a paper or two is noise (bench/recommend.py)
+MIN_TOP20 = 0.05
+CHOICE_CACHE = 256
 EXPLAIN_NEIGHBOURS = 3
 EXPLAIN_TERMS = 6
 EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown as reasons
@@ -160,6 +179,48 @@ class Model:
     negatives: int
     iterations: int = 0
     seconds: float = 0.0
+    kind: str = "svm"  # one of MODEL_KINDS: how `scores` ranks
+    choice: Choice | None = None  # why this kind (set by `fit`)
+
+
+MODEL_KINDS = ("svm", "tf-idf centroid", "dense centroid")
+LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid", "dense centroid": "dense centroid"}
+
+
+@dataclass
+class Choice:
+    """Which model a tag gets and the measurement behind it (:func:`validate`): per candidate,
+    the share of the tag's held-out papers ranked in the first 20 of the papers no model of the
+    fold saw, their MRR and recall@100."""
+
+    kind: str
+    metrics: dict[str, dict[str, float]]  # candidate -> {"top20", "mrr", "recall@100"}
+    folds: int
+    positives: int
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        """One line for the page: the model and why."""
+        label = LABELS[self.kind]
+        if not self.metrics:
+            n = self.positives
+            return f"{label}: the default; {n} saved papers are too few to compare models on (needs {MIN_VALIDATE})"
+        me = self.metrics[self.kind]
+        others = [k for k in self.metrics if k != self.kind]
+        top = " vs ".join(f"{self.metrics[k]['top20']:.0%} {LABELS[k]}" for k in others)
+        mrr = " vs ".join(f"{self.metrics[k]['mrr']:.2f}" for k in others)
+        figures = f"held-out saved papers in the first 20: {me['top20']:.0%} vs {top}; MRR {me['mrr']:.2f} vs {mrr}"
+        if self.kind != CANDIDATES[0]:
+            return f"{label}: ranked held-out saved papers higher ({figures})"
+        return f"{label}: the default; no other model ranked held-out saved papers clearly higher ({figures})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.kind,
+            "why": self.text(),
+            "validation": {k: {m: round(v, 4) for m, v in d.items()} for k, d in self.metrics.items()},
+            "folds": self.folds,
+        }
 
 
 def _negatives(c: Corpus, seed: str, exclude: np.ndarray, k: int) -> np.ndarray:
@@ -189,9 +250,11 @@ def train(
     prior: float | None = None,
     balanced: bool = True,
     min_pos_df: int | None = None,
+    unlabelled: np.ndarray | None = None,
 ) -> Model:
     """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
-    DISMISSED_WEIGHT) and a random sample; squared hinge, L2, balanced, L-BFGS in the primal."""
+    DISMISSED_WEIGHT) and a random sample; squared hinge, L2, balanced, L-BFGS in the primal.
+    `unlabelled` (docs) are never sampled as negatives: a fold's held-out papers."""
     from scipy.optimize import minimize
     from threadpoolctl import threadpool_limits
 
@@ -200,6 +263,8 @@ def train(
     dismissed = np.setdiff1d(np.asarray(dismissed if dismissed is not None else [], dtype=np.int64), pos)
     near = NEAR_SHARE if near_share is None else near_share
     exclude = np.union1d(pos, dismissed)
+    if unlabelled is not None:
+        exclude = np.union1d(exclude, np.asarray(unlabelled, dtype=np.int64))
     if near > 0 and c.D is not None and len(pos):
         # the unlabelled papers nearest the tag are likely on its topic: not sampled as negatives
         cs = c.D @ np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
@@ -304,10 +369,15 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 
 def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT, svm: bool = True) -> np.ndarray:
-    """Every paper's score under the model (SVM z-score + centroid z-score)."""
+    """Every paper's score under the model (SVM z-score + centroid z-score; a centroid model's
+    cosine to its centroid)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
+        if model.kind == "tf-idf centroid":
+            return c.score_terms(model.terms, model.c_terms) if len(model.terms) else np.zeros(c.n, np.float32)
+        if model.kind == "dense centroid":
+            return c.D @ model.centroid if model.centroid is not None else np.zeros(c.n, np.float32)
         out = np.zeros(c.n, dtype=np.float32)
         if svm:
             s = np.full(c.n, model.bias, dtype=np.float32)
@@ -327,6 +397,130 @@ def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT,
     return out
 
 
+# --- choosing the model per tag ------------------------------------------------------------------
+
+
+def as_kind(m: Model, kind: str) -> Model:
+    """The same tag's model ranking as `kind`: a fitted SVM carries both centroids already."""
+    return replace(m, kind=kind)
+
+
+def _folds(pos: np.ndarray, seed: str, k: int) -> list[np.ndarray]:
+    h = int.from_bytes(hashlib.blake2b(f"folds:{seed}".encode(), digest_size=8).digest(), "little")
+    perm = np.random.default_rng(h).permutation(pos)
+    return [np.sort(part) for part in np.array_split(perm, k)]
+
+
+def validate(
+    c: Corpus,
+    pos: np.ndarray,
+    dismissed: np.ndarray | None = None,
+    *,
+    seed: str = "",
+    candidates: tuple[str, ...] = CANDIDATES,
+    folds: int = FOLDS,
+    repeats: int | None = None,
+    warm: Model | None = None,
+    **kw: Any,
+) -> dict[str, dict[str, float]]:
+    """How well each candidate ranks the tag's own papers it did not see: the tag is split in
+    `folds` parts (`repeats` times, different splits); each part is held out once, every
+    candidate is fitted on the rest (same negatives: held-out papers are never sampled), and
+    the held-out papers are ranked among every paper no candidate saw (not the tag, not
+    dismissed, not the SVM's negatives), as a recommendation list ranks them.
+
+    Returns per candidate: "top20", the share of held-out papers in the first 20 of their fold
+    (what P@20 on the page counts; the choice), "mrr" and "recall@100". Scoring is one sparse
+    and one dense matrix product for all folds and candidates."""
+    from threadpoolctl import threadpool_limits
+
+    pos = np.unique(np.asarray(pos, dtype=np.int64))
+    dis = np.setdiff1d(np.asarray(dismissed if dismissed is not None else [], dtype=np.int64), pos)
+    neg = _negatives(c, seed, np.union1d(pos, dis), kw.get("negatives", NEGATIVES))
+    terms = _terms_of(c, pos)
+    k = max(2, min(folds, len(pos)))
+    repeats = REPEATS if repeats is None else repeats
+    parts = [p for r in range(repeats) for p in _folds(pos, f"{seed}:{r}" if r else seed, k)]
+    cols: list[tuple[int, str]] = []
+    Wt, Wd = [], []
+    dim = c.D.shape[1] if c.D is not None else 0
+    for f, held in enumerate(parts):
+        train_pos = np.setdiff1d(pos, held, assume_unique=True)
+        m = train(c, train_pos, dis, seed=seed, warm=warm, unlabelled=held, **kw)
+        at = np.searchsorted(terms, m.terms)
+        for kind in candidates:
+            wt = np.zeros(len(terms), dtype=np.float32)
+            wd = np.zeros(dim, dtype=np.float32)
+            if kind == "svm":
+                wt[at] = m.w_terms
+                if m.w_dense is not None:
+                    wd[:] = m.w_dense
+            elif kind == "tf-idf centroid":
+                wt[at] = m.c_terms
+            elif kind == "dense centroid" and m.centroid is not None:
+                wd[:] = m.centroid
+            cols.append((f, kind))
+            Wt.append(wt)
+            Wd.append(wd)
+    with threadpool_limits(limits=1, user_api="blas"):
+        S = np.asarray(c.X[:, terms] @ np.stack(Wt, axis=1)) * c.inv_norm[:, None]
+        if dim:
+            S += c.D @ np.stack(Wd, axis=1)
+    seen = np.zeros(c.n, dtype=bool)
+    seen[pos] = seen[dis] = seen[neg] = True
+    pool = ~seen  # the unseen papers: what a recommendation list is made of
+    ranks: dict[str, list[np.ndarray]] = {k: [] for k in candidates}
+    for j, (f, kind) in enumerate(cols):
+        s = S[:, j]
+        others = np.sort(s[pool])
+        # rank of each held-out paper among the unseen papers (ties count against it)
+        ranks[kind].append(1 + len(others) - np.searchsorted(others, s[parts[f]], side="right"))
+    out = {}
+    for kind, v in ranks.items():
+        r = np.concatenate(v)
+        out[kind] = {
+            "top20": float(np.mean(r <= 20)),
+            "mrr": float(np.mean(1.0 / r)),
+            "recall@100": float(np.mean(r <= 100)),
+        }
+    return out
+
+
+def fit(
+    c: Corpus,
+    pos: np.ndarray,
+    dismissed: np.ndarray | None = None,
+    *,
+    seed: str = "",
+    warm: Model | None = None,
+    choice: Choice | None = None,
+    candidates: tuple[str, ...] = CANDIDATES,
+    folds: int = FOLDS,
+) -> Model:
+    """The tag's model, chosen by measurement on the tag's own papers (:func:`validate`): no
+    one model wins every tag (the SVM a field such as cs.RO, the tf-idf centroid a topic named
+    by a phrase; docs/recommendations.md). Tags under MIN_VALIDATE papers keep the SVM. A
+    `choice` already made for the same contents is reused (no validation)."""
+    t0 = time.perf_counter()
+    pos = np.unique(np.asarray(pos, dtype=np.int64))
+    m = train(c, pos, dismissed, seed=seed, warm=warm)
+    if choice is None:
+        if len(pos) >= MIN_VALIDATE and len(candidates) > 1:
+            got = validate(c, pos, dismissed, seed=seed, candidates=candidates, folds=folds, warm=m)
+            best = candidates[0]  # another candidate must do strictly better to be chosen
+            for k in candidates[1:]:
+                if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
+                    best = k
+            choice = Choice(best, got, max(2, min(folds, len(pos))), len(pos))
+        else:
+            choice = Choice(candidates[0], {}, 0, len(pos))
+        choice.seconds = time.perf_counter() - t0
+    out = as_kind(m, choice.kind)
+    out.choice = choice
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
 # --- recommendations for a tag -----------------------------------------------------------------
 
 
@@ -334,11 +528,13 @@ def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT,
 class Reason:
     neighbours: list[tuple[str, str, float]]  # (id, title, cosine) of the nearest saved papers
     terms: list[str]  # the paper's words that weigh most for the tag
+    model: str = ""  # the tag's model and why it was chosen (Choice.text)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "nearest_saved": [{"id": i, "title": t, "cosine": round(s, 4)} for i, t, s in self.neighbours],
             "terms": self.terms,
+            "model": self.model,
         }
 
 
@@ -366,6 +562,7 @@ class Recommendations:
     took_ms: float
     trained: bool  # fitted for this call (False: the cached model)
     notices: list[str] = field(default_factory=list)
+    choice: Choice | None = None  # which model ranked, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -376,6 +573,7 @@ class Recommendations:
             "took_ms": round(self.took_ms, 1),
             "trained": self.trained,
             "notices": self.notices,
+            "model": self.choice.to_dict() if self.choice else None,
             "recommendations": [r.to_dict() for r in self.items],
         }
 
@@ -383,10 +581,15 @@ class Recommendations:
 _MODELS_LOCK = threading.Lock()
 _MODELS: OrderedDict[tuple, Model] = OrderedDict()
 _LAST: dict[tuple, Model] = {}  # per (store, tag): the last fit, the start of the next one
+# the model chosen for a tag's contents (snapshots, its papers, the "not interested" marks): a
+# page view re-validates only when one of them changed
+_CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
+VALIDATIONS = [0]  # choices made by validation in this process (tests, monitoring)
 
 
 def tag_model(store: Store, tag: str, c: Corpus | None = None) -> tuple[Model | None, bool, Corpus]:
-    """The tag's model over the current snapshots: cached, or fitted now (from the last fit)."""
+    """The tag's model over the current snapshots: cached, or fitted now (from the last fit),
+    its kind chosen by :func:`fit` once per contents of the tag."""
     c = c or corpus(store)
     ids = library.tag_papers(store, tag)
     pos = c.docs([r for r in (store.rowid(i) for i in ids) if r is not None])
@@ -400,12 +603,18 @@ def tag_model(store: Store, tag: str, c: Corpus | None = None) -> tuple[Model | 
             _MODELS.move_to_end(key)
             return m, False, c
         warm = _LAST.get((c.key[0], tag.lower()))
-    m = train(c, pos, dis, seed=f"{c.key[0]}:{tag.lower()}", warm=warm)
+        choice = _CHOICES.get(key)  # the model chosen for these contents, if it was evicted since
+    m = fit(c, pos, dis, seed=f"{c.key[0]}:{tag.lower()}", warm=warm, choice=choice)
     with _MODELS_LOCK:
         _MODELS[key] = m
         _LAST[(c.key[0], tag.lower())] = m
         while len(_MODELS) > MODEL_CACHE:
             _MODELS.popitem(last=False)
+        if choice is None and m.choice is not None:
+            _CHOICES[key] = m.choice
+            VALIDATIONS[0] += 1
+            while len(_CHOICES) > CHOICE_CACHE:
+                _CHOICES.popitem(last=False)
     return m, True, c
 
 
@@ -456,11 +665,13 @@ def recommend(
     if len(model.positives) < 3:
         notices.append("recommendations get better with more papers in the tag")
     took = (time.perf_counter() - t0) * 1000
-    return Recommendations(tag, items, len(model.positives), model.negatives, len(cand), took, trained, notices)
+    n_pos, n_neg = len(model.positives), model.negatives
+    return Recommendations(tag, items, n_pos, n_neg, len(cand), took, trained, notices, model.choice)
 
 
 def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Reason:
-    """The tag's papers nearest to `doc`, and its words that weigh most for the tag."""
+    """The tag's papers nearest to `doc`, and its words that weigh most for the tag's model
+    (the SVM's weights, or a centroid's: the tag's mean tf-idf vector), and the model's why."""
     neighbours: list[tuple[str, str, float]] = []
     if c.D is not None and c.has_vec[doc] and len(model.positives):
         pos = model.positives[c.has_vec[model.positives]]
@@ -477,7 +688,8 @@ def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Re
         tids, vals = row.indices, row.data
         at = np.clip(np.searchsorted(model.terms, tids), 0, len(model.terms) - 1)
         hit = model.terms[at] == tids
-        contrib = np.where(hit, vals * np.where(hit, model.w_terms[at], 0.0), 0.0)
+        w = model.w_terms if model.kind == "svm" else model.c_terms
+        contrib = np.where(hit, vals * np.where(hit, w[at], 0.0), 0.0)
         contrib[c.ix.df[tids] > max(EXPLAIN_MAX_DF * c.n, 100)] = 0.0  # common words explain nothing
         # words several saved papers share come first; a word of one saved paper only when
         # there are too few of those
@@ -488,7 +700,7 @@ def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Re
         if n_shared >= 3:
             stems = stems[:n_shared]
         terms = _surface(stems, f"{p.title} {p.abstract}")[:EXPLAIN_TERMS]
-    return Reason(neighbours, terms)
+    return Reason(neighbours, terms, model.choice.text() if model.choice else LABELS[model.kind])
 
 
 def _surface(stems: list[str], text: str) -> list[str]:
