@@ -198,6 +198,7 @@ class Choice:
     folds: int
     positives: int
     seconds: float = 0.0
+    default: str = CANDIDATES[0]  # the candidate kept on ties
 
     def text(self) -> str:
         """One line for the page: the model and why."""
@@ -210,7 +211,7 @@ class Choice:
         top = " vs ".join(f"{self.metrics[k]['top20']:.0%} {LABELS[k]}" for k in others)
         mrr = " vs ".join(f"{self.metrics[k]['mrr']:.2f}" for k in others)
         figures = f"held-out saved papers in the first 20: {me['top20']:.0%} vs {top}; MRR {me['mrr']:.2f} vs {mrr}"
-        if self.kind != CANDIDATES[0]:
+        if self.kind != self.default:
             return f"{label}: ranked held-out saved papers higher ({figures})"
         return f"{label}: the default; no other model ranked held-out saved papers clearly higher ({figures})"
 
@@ -511,9 +512,9 @@ def fit(
             for k in candidates[1:]:
                 if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
                     best = k
-            choice = Choice(best, got, max(2, min(folds, len(pos))), len(pos))
+            choice = Choice(best, got, max(2, min(folds, len(pos))), len(pos), default=candidates[0])
         else:
-            choice = Choice(candidates[0], {}, 0, len(pos))
+            choice = Choice(candidates[0], {}, 0, len(pos), default=candidates[0])
         choice.seconds = time.perf_counter() - t0
     out = as_kind(m, choice.kind)
     out.choice = choice

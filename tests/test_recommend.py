@@ -96,3 +96,94 @@ def test_key_terms_are_distinctive_words(searcher):
     terms = R.key_terms(searcher.store, text, 5)
     assert "speculative" in terms or "draft" in terms
     assert "the" not in terms and "we" not in terms
+
+
+# --- the model chosen per tag, on the bundled sample (3,072 papers, multilingual-e5-small) ----------
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory):
+    from paperdex.cli import SAMPLE
+    from paperdex.ingest import import_vectors, ingest_file
+    from paperdex.store import Store
+
+    s = Store(tmp_path_factory.mktemp("sample-rec"))
+    ingest_file(s, SAMPLE / "sample.jsonl.gz")
+    import_vectors(
+        s, SAMPLE / "sample.multilingual-e5-small.f16.npy", SAMPLE / "sample.ids.txt", "multilingual-e5-small"
+    )
+    yield s
+    s.close()
+
+
+def _category_tag(store, category: str, size: int) -> tuple[list[str], set[str]]:
+    """Every len/size-th paper of a category as the tag, the rest of it held out."""
+    topic = _topic(store, category)
+    tag = topic[:: max(1, len(topic) // size)][:size]
+    return tag, set(topic) - set(tag)
+
+
+def _held_in_top(c, store, m, tag: list[str], held: set[str], k: int = 20) -> int:
+    s = R.scores(c, m).astype(np.float64)
+    s[c.docs([store.rowid(x) for x in tag])] = -np.inf
+    top = np.argsort(-s, kind="stable")[:k]
+    ids = store.get_many([int(c.rowids[d]) for d in top])
+    return sum(ids[int(c.rowids[d])].id in held for d in top)
+
+
+def test_the_model_that_ranks_held_out_papers_higher_is_chosen(sample_store):
+    """eess.IV (205 of the sample's papers), a tag of 12: the SVM puts far more of the other 193
+    into the first 20 than the tf-idf centroid does, and the validation on the tag's own 12
+    papers finds so and picks it, also when the centroid is made the default (kept on ties)."""
+    store = sample_store
+    tag, held = _category_tag(store, "eess.IV", 12)
+    c = R.corpus(store)
+    pos = c.docs([store.rowid(x) for x in tag])
+    m = R.fit(c, pos, seed="eess.IV")
+    svm_hits = _held_in_top(c, store, R.as_kind(m, "svm"), tag, held)
+    cen_hits = _held_in_top(c, store, R.as_kind(m, "tf-idf centroid"), tag, held)
+    assert svm_hits >= cen_hits + 3, (svm_hits, cen_hits)  # clearly better on the held-out rest
+    assert m.kind == "svm" and m.choice is not None and m.choice.folds == R.FOLDS
+    got = m.choice.metrics
+    assert got["svm"]["top20"] > got["tf-idf centroid"]["top20"] + 0.1, got
+    other_default = R.fit(c, pos, seed="eess.IV", candidates=("tf-idf centroid", "svm"))
+    assert other_default.kind == "svm", other_default.choice.metrics
+    assert other_default.choice.text().startswith("SVM: ranked held-out saved papers higher (")
+    # a centroid ranks, and explains itself, by the tag's mean tf-idf vector
+    cen = R.as_kind(m, "tf-idf centroid")
+    cen.choice = R.Choice("tf-idf centroid", got, R.FOLDS, len(pos), default="svm")
+    doc = int(np.argmax(np.where(np.isin(np.arange(c.n), pos), -np.inf, R.scores(c, cen))))
+    why = R.explain_one(store, c, cen, doc, store.get_many([int(c.rowids[doc])])[int(c.rowids[doc])])
+    assert why.neighbours and why.terms and why.model.startswith("tf-idf centroid: ranked held-out")
+
+
+def test_small_tags_keep_the_svm_without_validation(sample_store):
+    tag, _ = _category_tag(sample_store, "eess.IV", R.MIN_VALIDATE - 1)
+    c = R.corpus(sample_store)
+    m = R.fit(c, c.docs([sample_store.rowid(x) for x in tag]), seed="small")
+    assert m.kind == "svm" and not m.choice.metrics and "too few" in m.choice.text()
+
+
+def test_the_choice_is_cached_and_invalidated_when_the_tag_changes(sample_store):
+    store = sample_store
+    tag, held = _category_tag(store, "eess.IV", 12)
+    L.add_to_tag(store, "imaging", tag)
+    n0 = R.VALIDATIONS[0]
+    first = R.recommend(store, "imaging", k=5)
+    assert first.trained and R.VALIDATIONS[0] == n0 + 1
+    assert first.choice is not None and first.choice.kind == "svm"
+    assert first.items[0].reason.model == first.choice.text()
+    assert first.to_dict()["model"]["model"] == "svm"
+    assert first.to_dict()["recommendations"][0]["why"]["model"].startswith("SVM")
+    again = R.recommend(store, "imaging", k=5)  # a page view: the cached model, nothing validated
+    assert not again.trained and R.VALIDATIONS[0] == n0 + 1
+    R._MODELS.clear()  # the model evicted: refitted, but the choice for these contents is kept
+    refit = R.recommend(store, "imaging", k=5)
+    assert refit.trained and R.VALIDATIONS[0] == n0 + 1 and refit.choice is first.choice
+    # the tag changes: validated again; so does a "not interested" mark
+    L.add_to_tag(store, "imaging", [sorted(held)[0]])
+    grown = R.recommend(store, "imaging", k=5)
+    assert grown.trained and R.VALIDATIONS[0] == n0 + 2 and grown.choice.positives == 13
+    L.dismiss(store, [grown.items[0].paper.id])
+    R.recommend(store, "imaging", k=5)
+    assert R.VALIDATIONS[0] == n0 + 3
