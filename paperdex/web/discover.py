@@ -54,6 +54,7 @@ TEXT: dict[str, dict[str, str]] = {
     "why_rec": {"en": "Why", "zh": "推荐理由"},
     "like": {"en": "Like", "zh": "相似于"},
     "words": {"en": "Words", "zh": "关键词"},
+    "model": {"en": "Model", "zh": "模型"},
     "save": {"en": "Save", "zh": "保存"},
     "save_to_tag": {"en": "Save to a tag", "zh": "存入标签"},
     "new_tag": {"en": "or a new tag", "zh": "或新标签"},

@@ -48,6 +48,9 @@ def test_writes_need_a_valid_token(site):
     assert r.status_code == 200
     recs = r.json()["recommendations"]
     assert len(recs) == 5 and recs[0]["why"]["nearest_saved"] and not {x["paper"]["id"] for x in recs} & set(ids[:5])
+    # which model ranked, and why (5 papers: too few to compare, the SVM)
+    assert r.json()["model"]["model"] == "svm" and recs[0]["why"]["model"].startswith("SVM: the default; 5 saved")
+    assert 'data-testid="rec-model">SVM: the default; 5 saved' in c.get("/tag/robots").text
     assert c.delete(f"/api/tags/robots/papers/{ids[0]}").status_code == 401
     assert c.delete(f"/api/tags/robots/papers/{ids[0]}", headers=auth).json() == {"removed": 1}
 
