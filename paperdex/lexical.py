@@ -20,6 +20,8 @@ import hashlib
 import json
 import os
 import shutil
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,6 +152,12 @@ class LexIndex:
 
 # --- building (writers only) ------------------------------------------------------------
 
+# Documents tokenised together. The build holds one block's texts at a time and every
+# block's postings as int32 arrays, then writes each block into term-major arrays sized in
+# advance: at 1M papers the all-at-once build (Python lists of every token, int64 keys of
+# every posting, one argsort of all of them) grew to 22.7 GB.
+BLOCK = 50_000
+
 
 def _date_int(d: str | None) -> int:
     if not d:
@@ -169,10 +177,26 @@ def _runs(sorted_keys: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
 
 
+def _distinct(sorted_keys: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted array; a mask, not index arrays: a tenth of the
+    memory at a hundred million keys."""
+    first = np.ones(len(sorted_keys), dtype=bool)
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=first[1:])
+    return sorted_keys[first]
+
+
 def _count_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k = np.sort(keys)
     starts = _runs(k)
     return k[starts], np.diff(np.append(starts, len(k)))
+
+
+def _sum_counts(parts: list[np.ndarray]) -> np.ndarray:
+    """The sum of per-block counts per stem id (later blocks have seen more stems)."""
+    total = np.zeros(max((len(c) for c in parts), default=0), dtype=np.int64)
+    for c in parts:
+        total[: len(c)] += c
+    return total
 
 
 def _hash64(text_hash: str) -> int:
@@ -184,164 +208,314 @@ def _hash64(text_hash: str) -> int:
         return int(hashlib.sha1(text_hash.encode()).hexdigest()[:15], 16)
 
 
-def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
+@dataclass
+class _Rows:
+    """Every paper's row but its texts, in rowid order."""
+
+    rowids: np.ndarray  # int64
+    hashes: np.ndarray  # int64
+    dates: np.ndarray  # int32
+    cat_ptr: np.ndarray  # int64 [n+1]: categories of document i are cat_ids[cat_ptr[i]:cat_ptr[i+1]]
+    cat_ids: np.ndarray  # int32
+    categories: list[str]  # names, in order of first sight
+
+
+def _read_rows(conn, chunk: int = 65_536) -> _Rows:
+    cur = conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
+    rowids, hashes, dates = [], [], []
+    cat_index: dict[str, int] = {}
+    cat_ids, per_doc = array("i"), array("q")
+    while rows := cur.fetchmany(chunk):
+        k = len(rows)
+        rowids.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=k))
+        hashes.append(np.fromiter((_hash64(r[1]) for r in rows), dtype=np.int64, count=k))
+        dates.append(np.fromiter((_date_int(r[3]) for r in rows), dtype=np.int32, count=k))
+        for r in rows:
+            cats = dict.fromkeys(json.loads(r[2]))
+            cat_ids.extend(cat_index.setdefault(c, len(cat_index)) for c in cats)
+            per_doc.append(len(cats))
+    cat_ptr = np.zeros(len(per_doc) + 1, dtype=np.int64)
+    np.cumsum(np.array(per_doc, dtype=np.int64), out=cat_ptr[1:])
+
+    def whole(parts: list[np.ndarray], dtype) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    return _Rows(
+        rowids=whole(rowids, np.int64),
+        hashes=whole(hashes, np.int64),
+        dates=whole(dates, np.int32),
+        cat_ptr=cat_ptr,
+        cat_ids=np.array(cat_ids, dtype=np.int32),
+        categories=list(cat_index),
+    )
+
+
+def _texts(conn, rowids: np.ndarray) -> dict[int, tuple[str, str, str]]:
+    texts: dict[int, tuple[str, str, str]] = {}
+    for i in range(0, len(rowids), 500):
+        chunk = [int(x) for x in rowids[i : i + 500]]
+        q = f"SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
+        for r in conn.execute(q, chunk):
+            texts[r[0]] = (r[1], r[2], r[3])
+    return texts
+
+
+class _Terms:
+    """Stem ids in order of first sight; the previous vocabulary (sorted) comes first, so a
+    previous snapshot's term ids are valid ids here."""
+
+    def __init__(self, previous: LexIndex | None) -> None:
+        self.stem_id: dict[str, int] = {}
+        if previous is not None:
+            for t in previous.vocab.tolist():
+                self.stem_id.setdefault(t, len(self.stem_id))
+        self.word_id: dict[str, int] = {w: -1 for w in STOPWORDS}
+        self.stems = stemmer()
+
+    def ids(self, text: str) -> list[int]:
+        ws = tokens(text)
+        for w in set(ws).difference(self.word_id):
+            self.word_id[w] = self.stem_id.setdefault(self.stems.stemWord(w), len(self.stem_id))
+        return [t for t in map(self.word_id.__getitem__, ws) if t >= 0]
+
+
+class _Carry:
+    """The incremental path: what the previous snapshot holds for documents whose text did
+    not change, renumbered to their new positions (both are in rowid order, so a run of
+    new positions comes from a run of old ones, in the same order)."""
+
+    def __init__(self, previous: LexIndex, reuse: np.ndarray, prev_pos: np.ndarray) -> None:
+        self.prev, self.reuse, self.prev_pos = previous, reuse, prev_pos
+        self.old_to_new = np.full(previous.n, -1, dtype=np.int64)
+        self.old_to_new[prev_pos[reuse]] = np.flatnonzero(reuse)
+
+    def lengths(self, f: str) -> np.ndarray:
+        return np.asarray(self.prev.arrays[f"{f}_len"])[self.prev_pos[self.reuse]]
+
+    def postings(self, f: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(doc, term, tf) of field f for the carried documents at positions lo..hi-1."""
+        r = np.flatnonzero(self.reuse[lo:hi]) + lo
+        if len(r) == 0:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        p = self.prev.field[f]
+        d = np.asarray(p.doc)
+        idx = np.flatnonzero((d >= self.prev_pos[r[0]]) & (d <= self.prev_pos[r[-1]]))
+        new = self.old_to_new[d[idx]]
+        keep = new >= 0
+        idx = idx[keep]
+        term = np.searchsorted(p.ptr, idx, side="right") - 1
+        tf = np.asarray(self.prev.arrays[f"{f}_tf"])[idx]
+        return new[keep].astype(np.int32), term.astype(np.int32), tf.astype(np.int32)
+
+    def pair_bound(self) -> int:
+        return len(self.prev.arrays.get("bigrams", ()))
+
+    def pair_keys(self, remap: np.ndarray, V: int, N: int, chunk: int = 1 << 22) -> Iterator[np.ndarray]:
+        """The previous word pairs of carried documents as keys of the new snapshot, a chunk
+        at a time."""
+        g = self.prev.arrays.get("bigrams")
+        if g is None:
+            return
+        pv, pn = len(self.prev.vocab), max(self.prev.n, 1)
+        for i in range(0, len(g), chunk):
+            c = np.asarray(g[i : i + chunk])
+            pair, d_old = c // pn, c % pn
+            new = self.old_to_new[d_old]
+            keep = new >= 0
+            pair = pair[keep]
+            yield (remap[pair // pv] * V + remap[pair % pv]) * N + new[keep]
+
+
+@dataclass
+class _Block:
+    """Documents lo..hi-1, tokenised: term ids are stem ids in order of first sight."""
+
+    lo: int
+    hi: int
+    postings: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # field -> doc, term, tf (int32)
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray]  # doc, first, second: adjacent words
+    counts: dict[str, np.ndarray]  # field -> postings per term
+    df: np.ndarray  # documents per term (any field)
+
+
+def _tokenise(
+    conn, rows: _Rows, lo: int, hi: int, fresh: np.ndarray, terms: _Terms, lengths: dict, carry: _Carry | None
+) -> _Block:
+    """One block: its fresh documents read and tokenised, its carried ones taken over."""
+    todo = np.flatnonzero(fresh[lo:hi]) + lo
+    texts = _texts(conn, rows.rowids[todo])
+    span = hi - lo
+    postings, pairs, counts = {}, [], {}
+    for fi, f in enumerate(FIELDS):
+        flat = array("i")
+        lens = lengths[f]
+        for i in todo.tolist():
+            raw = texts[int(rows.rowids[i])][fi]
+            ids = terms.ids(" ".join(json.loads(raw)) if f == "authors" else index_text(raw))
+            lens[i] = len(ids)
+            flat.extend(ids)
+        term = np.array(flat, dtype=np.int32)
+        doc = np.repeat(todo.astype(np.int32), lens[todo])
+        if f != "authors":  # adjacent words, for the phrase bonus of multi-word queries
+            same = doc[1:] == doc[:-1]
+            pairs.append((doc[:-1][same], term[:-1][same], term[1:][same]))
+        uk, tf = _count_unique(term.astype(np.int64) * span + (doc - lo))
+        parts = [((uk % span + lo).astype(np.int32), (uk // span).astype(np.int32), tf.astype(np.int32))]
+        if carry is not None:
+            parts.append(carry.postings(f, lo, hi))
+        postings[f] = tuple(np.concatenate(cols) for cols in zip(*parts, strict=True))
+        counts[f] = np.bincount(postings[f][1])
+    keys = np.sort(np.concatenate([t.astype(np.int64) * span + (d - lo) for d, t, _ in postings.values()]))
+    df = np.bincount(keys[_runs(keys)] // span)
+    pair_cols = tuple(np.concatenate(cols) for cols in zip(*pairs, strict=True))
+    return _Block(lo, hi, postings, pair_cols, counts, df)
+
+
+def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, np.ndarray]) -> None:
+    """Write one block's postings (sorted by term, then document) into term-major arrays:
+    each term's run goes right after what the blocks before wrote for that term, so the
+    documents of a term stay in order without sorting everything at once."""
+    counts = np.bincount(term, minlength=len(cursor))
+    first = np.cumsum(counts) - counts
+    dest = cursor[term] + (np.arange(len(term)) - first[term])
+    for out, values in columns:
+        out[dest] = values
+    cursor += counts
+
+
+def _pair_keys(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int, N: int) -> np.ndarray:
+    """Adjacent word pairs as sorted distinct keys (pair, then document)."""
+    bound = sum(len(b.pairs[0]) for b in blocks) + (carry.pair_bound() if carry else 0)
+    g = np.empty(bound, dtype=np.int64)
+    end = 0
+    carried = carry.pair_keys(remap, V, N) if carry else iter(())
+    for keys in carried:
+        g[end : end + len(keys)] = keys
+        end += len(keys)
+    for b in blocks:
+        doc, first, second = b.pairs
+        b.pairs = (doc[:0], first[:0], second[:0])  # freed as it goes
+        g[end : end + len(doc)] = (remap[first] * V + remap[second]) * N + doc
+        end += len(doc)
+    g = g[:end]
+    g.sort()
+    return _distinct(g)
+
+
+def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """The per-field postings and the BM25F scores, block by block, into arrays sized from
+    the counts taken while tokenising."""
+    V = len(remap)
+
+    def per_term(parts: list[np.ndarray]) -> np.ndarray:
+        """Per-block counts by stem id, summed, by term id."""
+        total = _sum_counts(parts)
+        by_term = np.zeros(V, dtype=np.int64)
+        by_term[remap[: len(total)]] = total
+        return by_term
+
+    out: dict[str, np.ndarray] = {}
+    cursor, avg = {}, {}
+    for f in FIELDS:
+        ptr = np.zeros(V + 1, dtype=np.int64)
+        np.cumsum(per_term([b.counts[f] for b in blocks]), out=ptr[1:])
+        out[f"{f}_ptr"] = ptr
+        out[f"{f}_doc"] = np.empty(ptr[-1], dtype=np.int32)
+        out[f"{f}_tf"] = np.empty(ptr[-1], dtype=np.uint16)
+        out[f"{f}_len"] = lengths[f]
+        cursor[f] = ptr[:-1].copy()
+        mean = float(lengths[f].mean()) if n else 0.0
+        avg[f] = mean if mean > 0 else 1.0
+    df = per_term([b.df for b in blocks]).astype(np.int32)
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    bm_ptr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(df, out=bm_ptr[1:])
+    bm_doc = np.empty(bm_ptr[-1], dtype=np.int32)
+    bm_score = np.empty(bm_ptr[-1], dtype=np.float32)
+    bm_cursor = bm_ptr[:-1].copy()
+    k1 = PARAMS["k1"]
+    for blk in blocks:
+        span = blk.hi - blk.lo
+        keys, weights = [], []
+        for f in FIELDS:
+            doc, term, tf = blk.postings[f]
+            term = remap[term]
+            order = np.lexsort((doc, term))
+            doc, term, tf = doc[order], term[order], tf[order]
+            _scatter(cursor[f], term, (out[f"{f}_doc"], doc), (out[f"{f}_tf"], np.minimum(tf, 65535).astype(np.uint16)))
+            b = PARAMS["b"][f]
+            norm = tf / (1 - b + b * lengths[f][doc] / avg[f])
+            keys.append(term * span + (doc - blk.lo))
+            weights.append(PARAMS["w"][f] * norm)
+        blk.postings = {}  # freed as it goes
+        # BM25F: sum the fields of each (term, doc) pair, in field order
+        key, w = np.concatenate(keys), np.concatenate(weights)
+        if len(key) == 0:
+            continue
+        order = np.argsort(key, kind="stable")
+        key, w = key[order], w[order]
+        starts = _runs(key)
+        tfw = np.add.reduceat(w, starts).astype(np.float32)
+        term_u = key[starts] // span
+        score = idf[term_u] * tfw * (k1 + 1) / (tfw + k1)
+        doc_u = (key[starts] % span + blk.lo).astype(np.int32)
+        _scatter(bm_cursor, term_u, (bm_doc, doc_u), (bm_score, score.astype(np.float32)))
+    out.update(df=df, bm_ptr=bm_ptr, bm_doc=bm_doc, bm_score=bm_score)
+    return out
+
+
+def build(store: Store, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
     """Index every paper of one consistent snapshot of the store. With `previous` (the last
     published snapshot of the same store) only papers whose text changed are tokenised
-    again; the rest of their postings are carried over."""
-    conn = store.conn
-    with store.read_snapshot():
+    again; the rest of their postings are carried over. Papers are tokenised `block` at a
+    time, which bounds the memory the texts and tokens take; the arrays do not depend on it."""
+    with store.read_snapshot():  # held throughout: texts are read a block at a time
         generation = store.generation()
-        rows = conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid").fetchall()
-        n = len(rows)
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-        hashes = np.fromiter((_hash64(r[1]) for r in rows), dtype=np.int64, count=n)
+        rows = _read_rows(store.conn)
+        n = len(rows.rowids)
         reuse = np.zeros(n, dtype=bool)
         prev_pos = np.zeros(n, dtype=np.int64)
         if previous is not None and previous.n and "hashes" in previous.arrays:
-            pos = np.clip(np.searchsorted(previous.rowids, rowids), 0, previous.n - 1)
-            reuse = (previous.rowids[pos] == rowids) & (np.asarray(previous.arrays["hashes"])[pos] == hashes)
+            pos = np.clip(np.searchsorted(previous.rowids, rows.rowids), 0, previous.n - 1)
+            reuse = (previous.rowids[pos] == rows.rowids) & (np.asarray(previous.arrays["hashes"])[pos] == rows.hashes)
             prev_pos = pos
-        todo = rowids[~reuse]
-        texts: dict[int, tuple[str, str, str]] = {}
-        for i in range(0, len(todo), 500):
-            chunk = [int(x) for x in todo[i : i + 500]]
-            q = f"SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-            for r in conn.execute(q, chunk):
-                texts[r[0]] = (r[1], r[2], r[3])
-    dates = np.fromiter((_date_int(r[3]) for r in rows), dtype=np.int32, count=n)
-
-    # categories
-    cat_index: dict[str, int] = {}
-    cat_ptr = np.zeros(n + 1, dtype=np.int64)
-    cat_ids: list[int] = []
-    for i, r in enumerate(rows):
-        for c in dict.fromkeys(json.loads(r[2])):
-            cat_ids.append(cat_index.setdefault(c, len(cat_index)))
-        cat_ptr[i + 1] = len(cat_ids)
-    cat_ids_a = np.array(cat_ids, dtype=np.int32)
-    cat_doc = np.repeat(np.arange(n, dtype=np.int32), np.diff(cat_ptr))
-    catdoc = cat_doc[np.argsort(cat_ids_a, kind="stable")]
-    catdoc_ptr = np.zeros(len(cat_index) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cat_ids_a, minlength=len(cat_index)), out=catdoc_ptr[1:])
-
-    # terms: stems get ids in order of first sight, sorted into the vocabulary at the end
-    stem_id: dict[str, int] = {}
-    word_id: dict[str, int] = {w: -1 for w in STOPWORDS}
-    stems = stemmer()
-    if previous is not None:
-        for t in previous.vocab.tolist():
-            stem_id.setdefault(t, len(stem_id))
-    fresh = np.flatnonzero(~reuse)
-    bigrams: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # doc, first, second (stem ids)
-    if previous is not None and reuse.any() and "bigrams" in previous.arrays:
-        old_to_new = np.full(previous.n, -1, dtype=np.int64)
-        old_to_new[prev_pos[reuse]] = np.flatnonzero(reuse)
-        g = np.asarray(previous.arrays["bigrams"])
-        pv, pn = len(previous.vocab), max(previous.n, 1)
-        pair, d_old = g // pn, g % pn
-        keep = old_to_new[d_old] >= 0
-        bigrams.append((old_to_new[d_old[keep]], pair[keep] // pv, pair[keep] % pv))
-    per_field: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # doc, term, tf
-    lengths = {}
-    for fi, f in enumerate(FIELDS):
-        flat: list[int] = []
-        lens = np.zeros(n, dtype=np.int32)
-        for i in fresh.tolist():
-            raw = texts[int(rowids[i])][fi]
-            text = " ".join(json.loads(raw)) if f == "authors" else index_text(raw)
-            ws = tokens(text)
-            for w in set(ws).difference(word_id):
-                word_id[w] = stem_id.setdefault(stems.stemWord(w), len(stem_id))
-            ids = [t for t in map(word_id.__getitem__, ws) if t >= 0]
-            lens[i] = len(ids)
-            flat.extend(ids)
-        term = np.array(flat, dtype=np.int64)
-        doc = np.repeat(fresh.astype(np.int64), lens[fresh])
-        if f != "authors":  # adjacent words, for the phrase bonus of multi-word queries
-            same = doc[1:] == doc[:-1]
-            bigrams.append((doc[:-1][same], term[:-1][same], term[1:][same]))
-        if previous is not None and reuse.any():
-            # carry over: postings of reused documents, re-numbered
-            pf = previous.field[f]
-            p_tf = np.asarray(previous.arrays[f"{f}_tf"])
-            p_term = np.repeat(np.arange(len(pf.ptr) - 1, dtype=np.int64), np.diff(pf.ptr))
-            p_doc = np.asarray(pf.doc)
-            old_to_new = np.full(previous.n, -1, dtype=np.int64)
-            old_to_new[prev_pos[reuse]] = np.flatnonzero(reuse)
-            keep = old_to_new[p_doc] >= 0
-            # previous term ids are the first len(previous.vocab) stem ids by construction
-            lens[reuse] = np.asarray(previous.arrays[f"{f}_len"])[prev_pos[reuse]]
-            carried = (old_to_new[p_doc[keep]], p_term[keep], p_tf[keep].astype(np.int64))
-        else:
-            carried = None
-        key = term * max(n, 1) + doc
-        uk, tf = _count_unique(key)
-        d_new, t_new = uk % max(n, 1), uk // max(n, 1)
-        if carried is not None:
-            d_new = np.concatenate([carried[0], d_new])
-            t_new = np.concatenate([carried[1], t_new])
-            tf = np.concatenate([carried[2], tf])
-        per_field[f] = (d_new, t_new, tf)
-        lengths[f] = lens
+        carry = _Carry(previous, reuse, prev_pos) if previous is not None and reuse.any() else None
+        lengths = {f: np.zeros(n, dtype=np.int32) for f in FIELDS}
+        if carry is not None:
+            for f in FIELDS:
+                lengths[f][reuse] = carry.lengths(f)
+        terms = _Terms(previous)
+        blocks = [
+            _tokenise(store.conn, rows, lo, min(lo + block, n), ~reuse, terms, lengths, carry)
+            for lo in range(0, n, max(block, 1))
+        ]
 
     # vocabulary sorted, so a query term is a binary search away
-    names = np.array(list(stem_id), dtype=str) if stem_id else np.zeros(0, dtype="<U1")
+    names = np.array(list(terms.stem_id), dtype=str) if terms.stem_id else np.zeros(0, dtype="<U1")
     order_v = np.argsort(names, kind="stable")
     remap = np.empty(len(names), dtype=np.int64)
     remap[order_v] = np.arange(len(names), dtype=np.int64)
     vocab = names[order_v]
-    V = len(vocab)
+    V, N = len(vocab), max(n, 1)
 
+    cat_doc = np.repeat(np.arange(n, dtype=np.int32), np.diff(rows.cat_ptr))
+    catdoc_ptr = np.zeros(len(rows.categories) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows.cat_ids, minlength=len(rows.categories)), out=catdoc_ptr[1:])
     arrays: dict[str, np.ndarray] = {
-        "rowids": rowids,
-        "hashes": hashes,
-        "dates": dates,
-        "cat_ptr": cat_ptr,
-        "cat_ids": cat_ids_a,
+        "rowids": rows.rowids,
+        "hashes": rows.hashes,
+        "dates": rows.dates,
+        "cat_ptr": rows.cat_ptr,
+        "cat_ids": rows.cat_ids,
         "catdoc_ptr": catdoc_ptr,
-        "catdoc": catdoc,
+        "catdoc": cat_doc[np.argsort(rows.cat_ids, kind="stable")],
         "vocab": vocab,
     }
-    k1 = PARAMS["k1"]
-    acc_key, acc_w = [], []
-    for f in FIELDS:
-        doc, term, tf = per_field[f]
-        term = remap[term]
-        order = np.lexsort((doc, term))
-        doc, term, tf = doc[order], term[order], tf[order]
-        ptr = np.zeros(V + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term, minlength=V), out=ptr[1:])
-        arrays[f"{f}_ptr"], arrays[f"{f}_doc"] = ptr, doc.astype(np.int32)
-        arrays[f"{f}_tf"] = np.minimum(tf, 65535).astype(np.uint16)
-        arrays[f"{f}_len"] = lengths[f]
-        mean = float(lengths[f].mean()) if n else 0.0
-        avg = mean if mean > 0 else 1.0
-        b = PARAMS["b"][f]
-        norm = tf / (1 - b + b * lengths[f][doc] / avg)
-        acc_key.append(term * max(n, 1) + doc)
-        acc_w.append(PARAMS["w"][f] * norm)
-    key = np.concatenate(acc_key)
-    w = np.concatenate(acc_w)
-    # sum the fields of each (term, doc) pair (keys arrive sorted within each field)
-    order = np.argsort(key, kind="stable")
-    key, w = key[order], w[order]
-    starts = _runs(key)
-    uniq = key[starts]
-    tfw = np.add.reduceat(w, starts).astype(np.float32) if len(key) else np.zeros(0, dtype=np.float32)
-    term_u = (uniq // max(n, 1)).astype(np.int64)
-    doc_u = (uniq % max(n, 1)).astype(np.int32)
-    df = np.bincount(term_u, minlength=V).astype(np.int32)
-    idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-    score = idf[term_u] * tfw * (k1 + 1) / (tfw + k1)
-    bm_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(df, out=bm_ptr[1:])
-    arrays.update(df=df, bm_ptr=bm_ptr, bm_doc=doc_u, bm_score=score.astype(np.float32))
-    if bigrams and max(n, 1) * V * V < 2**62:
-        bd = np.concatenate([b[0] for b in bigrams])
-        ba = remap[np.concatenate([b[1] for b in bigrams])]
-        bb = remap[np.concatenate([b[2] for b in bigrams])]
-        g = np.sort((ba * V + bb) * max(n, 1) + bd)
-        arrays["bigrams"] = g[_runs(g)]  # sorted: pair, then doc
+    # the pairs first: their keys are the largest array, and the postings are still compact
+    pairs = _pair_keys(blocks, carry, remap, V, N) if N * V * V < 2**62 else None
+    arrays.update(_postings(blocks, lengths, remap, n))
+    if pairs is not None:
+        arrays["bigrams"] = pairs  # sorted: pair, then doc
     meta = {
         "format": FORMAT,
         "params": PARAMS,
@@ -349,7 +523,7 @@ def build(store: Store, previous: LexIndex | None = None) -> LexIndex:
         "generation": generation,
         "documents": n,
         "terms": V,
-        "categories": sorted(cat_index, key=cat_index.get),
+        "categories": rows.categories,
     }
     return LexIndex(arrays, meta)  # not published: load() marks the ones read from disk
 
