@@ -14,7 +14,7 @@ installed: `pip install -e '.[bench]'`) on the same features; and paperdex.recom
 dense, tf-idf and both, the last also fused with the centroid; and the default, the model
 chosen per tag on the tag's own papers (recommend.fit: the SVM on dense+tf-idf or the tf-idf
 centroid), its picks per draw printed. `--grid` adds the
-levers tried to make the default beat the tf-idf centroid on the phrase-defined topic too
+levers tried to make the SVM beat the tf-idf centroid on the phrase-defined topic too
 (negatives, class weights, C, a prior toward the centroid, shared words only, fusions,
 reranking); `--topics` runs some topics only.
 
