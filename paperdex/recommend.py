@@ -370,15 +370,16 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 
 def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT, svm: bool = True) -> np.ndarray:
-    """Every paper's score under the model (SVM z-score + centroid z-score; a centroid model's
-    cosine to its centroid)."""
+    """Every paper's score under the model, as a z-score over the corpus (SVM z-score +
+    centroid z-score; a centroid model's, of its dot product with the centroid)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
+        # z-scores whatever the kind: "for you" compares tags' scores, the digest cuts at 1 sd
         if model.kind == "tf-idf centroid":
-            return c.score_terms(model.terms, model.c_terms) if len(model.terms) else np.zeros(c.n, np.float32)
+            return _z(c.score_terms(model.terms, model.c_terms)) if len(model.terms) else np.zeros(c.n, np.float32)
         if model.kind == "dense centroid":
-            return c.D @ model.centroid if model.centroid is not None else np.zeros(c.n, np.float32)
+            return _z(c.D @ model.centroid) if model.centroid is not None else np.zeros(c.n, np.float32)
         out = np.zeros(c.n, dtype=np.float32)
         if svm:
             s = np.full(c.n, model.bias, dtype=np.float32)

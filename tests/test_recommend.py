@@ -187,3 +187,14 @@ def test_the_choice_is_cached_and_invalidated_when_the_tag_changes(sample_store)
     L.dismiss(store, [grown.items[0].paper.id])
     R.recommend(store, "imaging", k=5)
     assert R.VALIDATIONS[0] == n0 + 3
+
+
+def test_every_kind_scores_as_a_z_score(sample_store):
+    """ "For you" takes each paper's best score over the tags, the digest cuts at 1 sd: a centroid
+    tag's scores must be on the SVM's scale."""
+    tag, _ = _category_tag(sample_store, "eess.IV", 12)
+    c = R.corpus(sample_store)
+    m = R.fit(c, c.docs([sample_store.rowid(x) for x in tag]), seed="z")
+    for kind in R.MODEL_KINDS:
+        s = R.scores(c, R.as_kind(m, kind))
+        assert abs(float(s.mean())) < 1e-3 and abs(float(s.std()) - 1.0) < 1e-3, kind
