@@ -1,7 +1,7 @@
 """How cost grows with the corpus, on both backends: the embedded store and Milvus Lite 2.5.
 
     python bench/scale.py prepare [--sizes 10k,63k,250k,1m]     corpora + query vectors
-    python bench/scale.py build --backend embedded|milvus --size 63k
+    python bench/scale.py build --backend embedded|milvus --size 63k [--fresh]
     python bench/scale.py measure --backend embedded|milvus --size 63k [--queries 200]
     python bench/scale.py all [--sizes ...] [--milvus-sizes ...]    prepare, build, measure
     python bench/scale.py report                                 table + docs/performance-scale.png
@@ -21,19 +21,24 @@ about 0.9 to the original), renormalised. So topics, vocabulary, category and da
 distributions stay those of real arXiv, while every synthetic paper is a distinct text and
 a distinct point.
 
-Measures per backend and size: ingest time (embedded: `ingest` + vector import with their
-published snapshots; Milvus: `paperdex migrate --to` from the embedded store, i.e. the whole
-copy with BM25 and the stem arrays), size on disk, resident memory of the processes serving
+Measures per backend and size: ingest time (embedded: `ingest` into SQLite, then the lexical
+snapshot built and published, side by side with the vector import and the vector snapshot
+with its HNSW graph; each step in its own process, whose peak resident memory is recorded;
+Milvus: `paperdex migrate --to` from the embedded store, i.e. the whole copy with BM25 and
+the stem arrays), size on disk (embedded: SQLite, the vectors' share of it, the lexical
+snapshot, the vector snapshot file by file), resident memory of the processes serving
 queries after the run (embedded: this process; Milvus Lite: this client + its server), engine
 time p50/p99 of `Backend.search` (per_page 10, no facets, no highlighting, query vector given)
 for lexical, dense, hybrid and hybrid with a `cat:cs.RO` filter, and dense recall@10 against
-exact search over the same vectors. Queries: titles of 200 records (seed 42) cut to their
-first three words.
+exact search over the same vectors (embedded: the published snapshot's; a measurement
+refuses a store without a published lexical snapshot and HNSW graph). Queries: titles of
+200 records (seed 42) cut to their first three words.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import gzip
 import json
 import os
@@ -52,10 +57,10 @@ SHARED = ROOT.parent / "shared" / "data"
 CORPUS = SHARED / "arxiv-2025-2026.jsonl.gz"
 VECTORS = SHARED / "arxiv-2025-2026.all-MiniLM-L6-v2.f16.npy"
 IDS = SHARED / "arxiv-2025-2026.ids.txt"
-OUT = ROOT / "bench" / "out" / "scale"
+OUT = Path(os.environ.get("SCALE_OUT", ROOT / "bench" / "out" / "scale"))  # elsewhere for a smoke run
 RESULTS = OUT / "results.json"
 MODEL = "all-MiniLM-L6-v2"
-SIZES = {"10k": 10_000, "63k": 63_104, "250k": 250_000, "1m": 1_000_000}
+SIZES = {"6k": 6_000, "10k": 10_000, "63k": 63_104, "250k": 250_000, "1m": 1_000_000}  # 6k: a smoke run
 CAT = "cs.RO"
 SIGMA = 0.025
 
@@ -84,6 +89,19 @@ def save_result(key: str, **values) -> None:
         tmp.replace(RESULTS)
 
 
+def reset_result(key: str, keep: tuple[str, ...] = ()) -> None:
+    """Forget a backend/size's figures (a fresh build), but those named in `keep`."""
+    import fcntl
+
+    with open(OUT / ".results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = load_results()
+        r[key] = {k: v for k, v in r.get(key, {}).items() if k in keep}
+        tmp = RESULTS.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(r, indent=1, sort_keys=True))
+        tmp.replace(RESULTS)
+
+
 def du(*paths: Path) -> int:
     total = 0
     for p in paths:
@@ -94,9 +112,11 @@ def du(*paths: Path) -> int:
     return total
 
 
-def rss_kb(pid: int | str = "self") -> int:
+def rss_kb(pid: int | str = "self", field: str = "VmRSS") -> int:
+    """Resident memory now, or at its peak with field="VmHWM" (this process since its exec;
+    a child's ru_maxrss would count the parent it was forked from)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1])
     return 0
 
@@ -191,38 +211,135 @@ def milvus_path(size: str) -> Path:
     return OUT / f"milvus-{size}.db"
 
 
-def build_embedded(size: str) -> None:
+def _run_phase(step: str, size: str) -> int:
+    """One build step in a child process (which records its own peak memory)."""
+    rc = subprocess.run([sys.executable, __file__, "phase", "--step", step, "--size", size], check=False).returncode
+    log(f"embedded/{size}: {step} exit {rc}")
+    return rc
+
+
+def _ingested(store, ids_path: Path) -> bool:
+    """Whether a store (from an interrupted run) already holds the whole corpus: ingest goes
+    in file order, so the last records are the last written (a few may have been merged)."""
+    tail = ids_path.read_text().split()[-50:]
+    return store.count() > 0 and any(store.get(pid) is not None for pid in tail)
+
+
+def phase(step: str, size: str) -> None:
+    """The build steps, each timed on its own. `ingest` writes SQLite only (its publish is
+    left to the next steps); `lexical` builds and publishes the lexical snapshot, as
+    Store.publish() does; `vectors` imports the vectors into SQLite (`vectors_s`), then
+    builds and publishes the vector snapshot with its HNSW graph (`graph_s`)."""
+
     key = f"embedded/{size}"
-    if load_results().get(key, {}).get("ingest_s"):
-        return
+    jsonl, npy, ids = corpus(size)
+    try:
+        _phase(step, key, jsonl, npy, ids)
+    finally:
+        peak = round(rss_kb(field="VmHWM") / 1024)
+        save_result(key, **{f"{step}_peak_rss_mb": peak})
+        log(f"{key}: {step} peak RSS {peak:,} MB")
+
+
+def _phase(step: str, key: str, jsonl: Path, npy: Path, ids: Path) -> None:
+    from paperdex import lexical, vectors
     from paperdex.ingest import import_vectors, ingest_file
     from paperdex.store import Store
 
-    jsonl, npy, ids = corpus(size)
-    log(f"{key}: ingest (load {load_avg():.1f})")
-    t = time.perf_counter()
+    size = key.split("/")[1]
     with Store(emb_dir(size)) as store:
-        s = ingest_file(store, jsonl)
-        t_ingest = time.perf_counter() - t
-        log(f"{key}: {s.added:,} added in {t_ingest:.0f} s; vectors")
-        t = time.perf_counter()
-        import_vectors(store, npy, ids, MODEL)
-        store.publish()
-        t_vec = time.perf_counter() - t
-        n = store.count()
+        if step == "ingest":
+            if _ingested(store, ids):
+                log(f"{key}: the store already holds the corpus ({store.count():,} papers): ingest skipped")
+                save_result(key, papers=store.count(), ingest_resumed=True)
+                return
+            store.publish = lambda: None  # published by the next steps, each timed on its own
+            log(f"{key}: ingest (load {load_avg():.1f})")
+            t = time.perf_counter()
+            s = ingest_file(store, jsonl)
+            dt = time.perf_counter() - t
+            save_result(key, papers=store.count(), ingest_s=round(dt, 1), ingest_load=round(load_avg(), 1))
+            log(f"{key}: {s.added:,} added in {dt:.0f} s")
+        elif step == "lexical":
+            log(f"{key}: lexical build (load {load_avg():.1f})")
+            t = time.perf_counter()
+            ix = lexical.build(store, lexical.load(store))
+            t_build = time.perf_counter() - t
+            lexical.publish(store, ix)
+            dt = time.perf_counter() - t
+            save_result(
+                key, lexical_s=round(dt, 1), lexical_build_s=round(t_build, 1), lexical_load=round(load_avg(), 1)
+            )
+            log(f"{key}: lexical snapshot published in {dt:.0f} s (build {t_build:.0f} s)")
+        elif step == "vectors":
+            log(f"{key}: vector import (load {load_avg():.1f})")
+            t = time.perf_counter()
+            store.publish = lambda: None  # the lexical snapshot is the other step's
+            import_vectors(store, npy, ids, MODEL)
+            t_import = time.perf_counter() - t
+            log(f"{key}: vectors in SQLite in {t_import:.0f} s; graph")
+            t = time.perf_counter()
+            vectors.publish(store)
+            dt = time.perf_counter() - t
+            save_result(key, vectors_s=round(t_import, 1), graph_s=round(dt, 1), vectors_load=round(load_avg(), 1))
+            log(f"{key}: vector snapshot published in {dt:.0f} s")
+
+
+def disk_sizes(size: str) -> dict:
+    """Bytes on disk of the store's parts: SQLite (and the vectors' share of it), the
+    published lexical snapshot, the published vector snapshot file by file."""
+    import sqlite3
+
     d = emb_dir(size)
-    save_result(
-        key,
-        papers=n,
-        ingest_s=round(t_ingest, 1),
-        vectors_s=round(t_vec, 1),
-        build_load=round(load_avg(), 1),
-        disk_bytes=du(d),
-        disk_db_bytes=du(*d.glob("paperdex.db*")),
-        disk_lexical_bytes=du(*d.glob("lexical.*")),
-        disk_vectors_bytes=du(*d.glob("vectors.*")),
-    )
-    log(f"{key}: done ({t_ingest + t_vec:.0f} s)")
+    out = {"disk_bytes": du(d), "disk_db_bytes": du(*d.glob("paperdex.db*"))}
+    try:
+        with sqlite3.connect(f"file:{d / 'paperdex.db'}?mode=ro", uri=True) as c:
+            q = "SELECT sum(pgsize) FROM dbstat WHERE name = 'vectors'"
+            (out["disk_db_vectors_bytes"],) = c.execute(q).fetchone()
+    except sqlite3.Error:
+        pass
+    for pointer, prefix in (("lexical.json", "disk_lexical"), ("vectors.json", "disk_vectors")):
+        try:
+            folder = d / json.loads((d / pointer).read_text())["dir"]
+        except (OSError, ValueError, KeyError):
+            continue
+        out[f"{prefix}_bytes"] = du(folder)
+        if prefix == "disk_vectors":
+            for f in folder.iterdir():
+                out[f"{prefix}_{f.name.replace('.', '_')}_bytes"] = f.stat().st_size
+    return out
+
+
+def build_embedded(size: str, fresh: bool = False) -> None:
+    """Resumable: each step runs unless its result is recorded (and the store holds it)."""
+    import shutil
+
+    key = f"embedded/{size}"
+    if fresh:
+        shutil.rmtree(emb_dir(size), ignore_errors=True)
+        reset_result(key, keep=("effectiveness",))
+    corpus(size)
+    done = load_results().get(key, {})
+    t = time.perf_counter()
+    ran = []
+    if "ingest_s" not in done and "ingest_resumed" not in done:
+        ran.append("ingest")
+        if _run_phase("ingest", size):
+            raise SystemExit(f"{key}: ingest failed")
+    # the two snapshots are independent: built side by side, one core each
+    steps = [s for s, mark in (("lexical", "lexical_s"), ("vectors", "graph_s")) if mark not in done]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        codes = list(pool.map(lambda s: _run_phase(s, size), steps))
+    if any(codes):
+        raise SystemExit(f"{key}: {dict(zip(steps, codes, strict=True))}")
+    ran += steps
+    if not ran:
+        return
+    wall = time.perf_counter() - t
+    # the wall time of a whole build (ingest to both snapshots), or of what a resumed run did
+    name = "build_wall_s" if len(ran) == 3 else "resumed_wall_s"
+    save_result(key, **{name: round(wall, 1)}, build_load=round(load_avg(), 1), **disk_sizes(size))
+    log(f"{key}: built ({wall:.0f} s this run)")
 
 
 def build_milvus(size: str) -> None:
@@ -268,15 +385,18 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-def exact_top(vecs: np.ndarray, q: np.ndarray, k: int = 10) -> np.ndarray:
-    best_s, best_i = np.full(0, -9.0, dtype=np.float32), np.zeros(0, dtype=np.int64)
-    for a in range(0, len(vecs), 200_000):
-        s = vecs[a : a + 200_000].astype(np.float32) @ q
-        top = np.argpartition(-s, k)[:k]
-        best_s = np.concatenate([best_s, s[top]])
-        best_i = np.concatenate([best_i, top + a])
-    order = np.argsort(-best_s)[:k]
-    return best_i[order]
+def exact_tops(vecs: np.ndarray, qs: np.ndarray, k: int = 10) -> np.ndarray:
+    """Row numbers of the exact top k of each query, [len(qs), k], one pass over the rows."""
+    qs = np.asarray(qs, dtype=np.float32)
+    best_s = np.full((len(qs), 0), -9.0, dtype=np.float32)
+    best_i = np.zeros((len(qs), 0), dtype=np.int64)
+    for a in range(0, len(vecs), 100_000):
+        s = qs @ np.asarray(vecs[a : a + 100_000], dtype=np.float32).T
+        top = np.argpartition(-s, min(k, s.shape[1] - 1), axis=1)[:, :k]
+        best_s = np.concatenate([best_s, np.take_along_axis(s, top, 1)], axis=1)
+        best_i = np.concatenate([best_i, top + a], axis=1)
+    order = np.argsort(-best_s, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(best_i, order, 1)
 
 
 def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
@@ -291,9 +411,15 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     _, npy, ids_path = corpus(size)
     all_ids = ids_path.read_text().split()
     if backend == "embedded":
+        from paperdex import lexical
         from paperdex.backends import EmbeddedBackend
+        from paperdex.vectors import VectorIndex
 
         b = EmbeddedBackend(emb_dir(size))
+        # measured as readers find them: both snapshots published for this store and code
+        vi = VectorIndex.load(b.store, MODEL)
+        if lexical.load(b.store) is None or vi is None or vi._ann is None:
+            raise SystemExit(f"{key}: no published lexical snapshot or HNSW graph: run the build step first")
     else:
         from paperdex.backends.milvus import MilvusBackend
 
@@ -363,16 +489,20 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
                 limit=10,
             ),
         )
-    # recall@10 of the dense side against exact search over the same vectors
-    vecs = np.load(npy, mmap_mode="r")
+    # recall@10 of the dense side against exact search over the same vectors: the store's own
+    # (embedded), the corpus file's (Milvus)
+    nr = min(100, len(qv))
     rec = []
-    for v in qv[: min(100, len(qv))]:
-        exact = {all_ids[i] for i in exact_top(vecs, v)}
-        if backend == "embedded":
-            vi = b.searcher.index
-            got_rows = [r for r, _ in vi.search(v, 10)]
-            got = {p.id for p in b.store.get_many(got_rows).values()}
-        else:
+    if backend == "embedded":
+        vi = b.searcher.index
+        assert vi is not None and vi._ann is not None, "the dense side must answer from its graph"
+        exact = vi.keys[exact_tops(vi.vecs, qv[:nr])]
+        for v, want in zip(qv[:nr], exact, strict=True):
+            got = {r for r, _ in vi.search(v, 10)}
+            rec.append(len(got & set(want.tolist())) / 10)
+    else:
+        vecs = np.load(npy, mmap_mode="r")
+        for v, want in zip(qv[:nr], exact_tops(vecs, qv[:nr]), strict=True):
             hits = b.client.search(
                 b.col,
                 data=[np.asarray(v, dtype=np.float32)],
@@ -383,7 +513,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
                 output_fields=["id"],
             )[0]
             got = {h["entity"]["id"] for h in hits}
-        rec.append(len(exact & got) / 10)
+            rec.append(len(got & {all_ids[i] for i in want}) / 10)
     rss = rss_kb()
     server_rss = 0
     if backend == "milvus":
@@ -510,7 +640,9 @@ def report() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("step", choices=["prepare", "build", "measure", "eval", "all", "report"])
+    ap.add_argument("step", choices=["prepare", "build", "measure", "eval", "all", "report", "phase"])
+    ap.add_argument("--step", dest="phase", choices=["ingest", "lexical", "vectors"], help="of `phase` (internal)")
+    ap.add_argument("--fresh", action="store_true", help="build: start from an empty store")
     ap.add_argument("--backend", choices=["embedded", "milvus"])
     ap.add_argument("--size", choices=list(SIZES))
     ap.add_argument("--sizes", default="10k,63k,250k,1m")
@@ -526,7 +658,12 @@ def main() -> None:
         for s in sizes:
             corpus(s)
     elif args.step == "build":
-        (build_embedded if args.backend == "embedded" else build_milvus)(args.size)
+        if args.backend == "embedded":
+            build_embedded(args.size, fresh=args.fresh)
+        else:
+            build_milvus(args.size)
+    elif args.step == "phase":
+        phase(args.phase, args.size)
     elif args.step == "measure":
         measure(args.backend, args.size, args.queries, args.budget)
     elif args.step == "eval":
