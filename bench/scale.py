@@ -63,6 +63,7 @@ MODEL = "all-MiniLM-L6-v2"
 SIZES = {"6k": 6_000, "10k": 10_000, "63k": 63_104, "250k": 250_000, "1m": 1_000_000}  # 6k: a smoke run
 CAT = "cs.RO"
 SIGMA = 0.025
+SMOKE = "6k"  # a check of the steps, not a point of the curves
 
 
 def log(msg: str) -> None:
@@ -291,6 +292,8 @@ def disk_sizes(size: str) -> dict:
     import sqlite3
 
     d = emb_dir(size)
+    with sqlite3.connect(d / "paperdex.db") as c:  # the WAL of the build folded in first
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     out = {"disk_bytes": du(d), "disk_db_bytes": du(*d.glob("paperdex.db*"))}
     try:
         with sqlite3.connect(f"file:{d / 'paperdex.db'}?mode=ro", uri=True) as c:
@@ -574,7 +577,19 @@ def report() -> None:
         "|" + " --- |" * 11,
     ]
     raw_rows = ["| papers | BM25 top 10 | dense top 10 | hybrid_search RRF top 10 |", "|" + " --- |" * 4]
+    build_rows = [
+        "| papers | ingest s | lexical snapshot s | lexical peak RSS MB | vector import s | graph s "
+        "| vectors peak RSS MB | wall s | SQLite MB (vectors) | lexical MB | keys.npy MB | vecs.npy MB "
+        "| ann.usearch MB | load |",
+        "|" + " --- |" * 14,
+    ]
+
+    def num(v: dict, k: str, scale: float = 1) -> str:
+        return f"{v[k] / scale:,.0f}" if v.get(k) is not None else "–"
+
     for size in SIZES:
+        if size == SMOKE:
+            continue
         for backend in ("embedded", "milvus"):
             v = r.get(f"{backend}/{size}")
             if not v:
@@ -584,17 +599,30 @@ def report() -> None:
                 a, b = v.get(f"{name}_p50_ms"), v.get(f"{name}_p99_ms")
                 return f"{a:.1f} / {b:.1f}" if a is not None else "–"
 
-            ing = v.get("ingest_s", 0) + v.get("vectors_s", 0)
+            # embedded: ingest to both snapshots published; Milvus: the migrate
+            ing = v.get("build_wall_s") or v.get("ingest_s", 0) + v.get("vectors_s", 0)
             rows.append(
                 f"| {backend} | {v.get('papers', 0):,} | {ing:.0f} | {v.get('disk_bytes', 0) / 1e6:,.0f} "
                 f"| {v.get('rss_mb', '–')} | {cell('lexical')} | {cell('dense')} | {cell('hybrid')} "
                 f"| {cell('hybrid_cat')} | {v.get('recall_at_10', '–')} | {v.get('measure_load', '–')} |"
             )
+            if backend == "embedded" and "lexical_s" in v:
+                build_rows.append(
+                    f"| {v.get('papers', 0):,} | {num(v, 'ingest_s')} | {num(v, 'lexical_s')} "
+                    f"| {num(v, 'lexical_peak_rss_mb')} | {num(v, 'vectors_s')} | {num(v, 'graph_s')} "
+                    f"| {num(v, 'vectors_peak_rss_mb')} | {num(v, 'build_wall_s')} "
+                    f"| {num(v, 'disk_db_bytes', 1e6)} ({num(v, 'disk_db_vectors_bytes', 1e6)}) "
+                    f"| {num(v, 'disk_lexical_bytes', 1e6)} | {num(v, 'disk_vectors_keys_npy_bytes', 1e6)} "
+                    f"| {num(v, 'disk_vectors_vecs_npy_bytes', 1e6)} | {num(v, 'disk_vectors_ann_usearch_bytes', 1e6)} "
+                    f"| {v.get('build_load', '–')} |"
+                )
             if backend == "milvus" and "raw_bm25_p50_ms" in v:
                 raw_rows.append(
                     f"| {v.get('papers', 0):,} | {cell('raw_bm25')} | {cell('raw_dense')} | {cell('raw_hybrid')} |"
                 )
     print("\n".join(rows))
+    print()
+    print("\n".join(build_rows))
     print()
     print("\n".join(raw_rows))
     for size in SIZES:
@@ -607,16 +635,17 @@ def report() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=False)
+    sizes = {s: n for s, n in SIZES.items() if s != SMOKE}
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), sharey=False)
     raw = {"lexical": "raw_bm25", "dense": "raw_dense", "hybrid": "raw_hybrid"}
-    for ax, name in zip(axes, ("lexical", "dense", "hybrid"), strict=True):
+    for ax, name in zip(axes, ("lexical", "dense", "hybrid"), strict=False):
         for backend, cell, style, color, label in (
             ("embedded", name, "o-", "tab:blue", "paperdex embedded"),
             ("milvus", name, "s--", "tab:green", "paperdex on Milvus Lite 2.5.1"),
             ("milvus", raw[name], "^:", "tab:gray", "Milvus Lite bare call (no contract)"),
         ):
             xs, p50, p99 = [], [], []
-            for size, n in SIZES.items():
+            for size, n in sizes.items():
                 v = r.get(f"{backend}/{size}", {})
                 if f"{cell}_p50_ms" in v:
                     xs.append(n)
@@ -631,6 +660,26 @@ def report() -> None:
         ax.set_xlabel("papers")
         ax.set_ylabel("ms")
         ax.grid(True, which="both", alpha=0.3)
+    axes[2].plot([1_000_000], [60], "r*", markersize=10, label="goal at 1M: p50 60 ms")
+    axes[2].legend(fontsize=7, loc="upper left")
+    # memory and disk of the embedded store
+    ax = axes[3]
+    for k, style, label, scale in (
+        ("lexical_peak_rss_mb", "o-", "lexical build, peak RSS", 1024),
+        ("vectors_peak_rss_mb", "s-", "vector import + graph, peak RSS", 1024),
+        ("rss_mb", "^-", "serving process RSS after the queries", 1024),
+        ("disk_bytes", "D--", "data directory on disk", 1e9),
+    ):
+        pts = [(n, r[f"embedded/{s}"][k] / scale) for s, n in sizes.items() if r.get(f"embedded/{s}", {}).get(k)]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), style, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title("embedded store: memory and disk")
+    ax.set_xlabel("papers")
+    ax.set_ylabel("GB")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     png = ROOT / "docs" / "performance-scale.png"
