@@ -326,6 +326,9 @@ class _Carry:
             yield (remap[pair // pv] * V + remap[pair % pv]) * N + new[keep]
 
 
+_NO_PAIRS = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
+
+
 @dataclass
 class _Block:
     """Documents lo..hi-1, tokenised: term ids are stem ids in order of first sight."""
@@ -394,7 +397,7 @@ def _pair_keys(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V:
         end += len(keys)
     for b in blocks:
         doc, first, second = b.pairs
-        b.pairs = (doc[:0], first[:0], second[:0])  # freed as it goes
+        b.pairs = _NO_PAIRS  # freed as it goes
         g[end : end + len(doc)] = (remap[first] * V + remap[second]) * N + doc
         end += len(doc)
     g = g[:end]
