@@ -492,6 +492,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
                 limit=10,
             ),
         )
+    rss = rss_kb()  # serving memory: before the exact search below reads every vector
     # recall@10 of the dense side against exact search over the same vectors: the store's own
     # (embedded), the corpus file's (Milvus)
     nr = min(100, len(qv))
@@ -517,7 +518,6 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
             )[0]
             got = {h["entity"]["id"] for h in hits}
             rec.append(len(got & {all_ids[i] for i in want}) / 10)
-    rss = rss_kb()
     server_rss = 0
     if backend == "milvus":
         from milvus_lite.server_manager import server_manager_instance
