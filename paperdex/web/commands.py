@@ -31,7 +31,7 @@ def _settings(ctx: click.Context) -> Settings:
     "--workers-pool",
     "pool",
     type=click.IntRange(1, 32),
-    help="Searchers per worker process (default: 2; with --workers 1: cores, at most 4).",
+    help="Searchers per worker process (default: 1; with --workers 1: cores, at most 4).",
 )
 @click.option(
     "--time-budget",
@@ -86,7 +86,7 @@ def serve(
         host=host,
         port=port,
         workers=n,
-        pool=pool or (2 if n > 1 else None),
+        pool=pool or (1 if n > 1 else None),  # one search thread per worker: see serving.py
         warm=not no_warm,
         log_level=log_level,
     )
