@@ -797,10 +797,17 @@ def _fuse(ix, M, acc, D, want, k, w_lex, w_dense, mode):
         part = np.arange(len(lex_docs))
     part = part[np.lexsort((lex_docs[part], -lex_s[part]))][:depth]
     lex_rank = {int(lex_docs[i]): (r + 1, float(lex_s[i])) for r, i in enumerate(part)}
-    for d, _ in D:
-        if d not in lex_rank and acc[d] > 0:  # below the exact depth: its place in the same order
-            ahead = np.count_nonzero(lex_s > acc[d]) + np.count_nonzero((lex_s == acc[d]) & (lex_docs < d))
-            lex_rank[d] = (int(ahead) + 1, float(acc[d]))
+    # dense hits below the exact depth: their place in the same order, counted on sorted scores
+    below = np.array([d for d, _ in D if d not in lex_rank and acc[d] > 0], dtype=np.int64)
+    if len(below):
+        a = acc[below]
+        ranked_s = np.sort(lex_s)
+        hi = np.searchsorted(ranked_s, a, "right")
+        ties = hi - np.searchsorted(ranked_s, a, "left")  # itself included
+        for d, ahead, n_tie, sc in zip(below.tolist(), (len(lex_s) - hi).tolist(), ties.tolist(), a.tolist()):
+            if n_tie > 1:  # equal scores: the lower rowid first
+                ahead += int(np.count_nonzero((lex_s == sc) & (lex_docs < d)))
+            lex_rank[d] = (ahead + 1, sc)
     if mode == "dense":
         cand = [d for d, _ in D]
         fused = {d: dense_rank[d][1] for d in cand}
