@@ -8,7 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -97,3 +100,24 @@ class LiveServer:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@contextmanager
+def in_thread(app) -> Iterator[str]:
+    """The app under a real uvicorn in a thread of this process, on a free loopback port: its
+    base URL while the block runs (for browser tests, which need no worker processes)."""
+    import uvicorn
+
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
+    t = threading.Thread(target=srv.run, daemon=True)
+    t.start()
+    deadline = time.time() + 30
+    while not srv.started:
+        if time.time() > deadline or not t.is_alive():
+            raise RuntimeError("the server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{srv.config.port}"
+    finally:
+        srv.should_exit = True
+        t.join(timeout=10)

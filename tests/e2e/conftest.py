@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "web"))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
 import webstore  # noqa: E402
+from live_server import in_thread  # noqa: E402
 
 CHROMIUM = os.environ.get("PAPERDEX_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -28,12 +27,6 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def e2e_dir(built_store_dir, tmp_path_factory) -> Path:
     return webstore.build(built_store_dir, tmp_path_factory.getbasetemp())
@@ -41,23 +34,11 @@ def e2e_dir(built_store_dir, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def server(e2e_dir) -> str:
-    import uvicorn
 
     from paperdex.web.app import create_app
 
-    port = _free_port()
-    config = uvicorn.Config(create_app(e2e_dir, pool_size=2), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        if time.time() > deadline or not t.is_alive():
-            raise RuntimeError("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    t.join(timeout=10)
+    with in_thread(create_app(e2e_dir, pool_size=2)) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ SMTP server."""
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
+import sys
 import time
+from pathlib import Path
 
 import feedparser
 import pytest
@@ -17,18 +17,13 @@ from paperdex import library as L
 from paperdex.cli import cli
 from paperdex.store import Store
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
+from live_server import free_port, in_thread  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def discover_site(built_store_dir, tmp_path_factory):
     """A server of its own over a private copy of the fixture store (this test writes)."""
-    import uvicorn
-
     from paperdex.web.app import create_app
 
     d = tmp_path_factory.mktemp("discover") / "store"
@@ -42,18 +37,8 @@ def discover_site(built_store_dir, tmp_path_factory):
                 "WHERE c.category = 'cs.RO' ORDER BY p.rowid LIMIT 5"
             )
         ]
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(d, pool_size=1), host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        if time.time() > deadline or not t.is_alive():
-            raise RuntimeError("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", d, token, ids
-    srv.should_exit = True
-    t.join(timeout=10)
+    with in_thread(create_app(d, pool_size=1)) as base:
+        yield base, d, token, ids
 
 
 def test_save_five_papers_see_recommendations_feed_and_digest(page, discover_site, shots):
@@ -106,7 +91,7 @@ def test_save_five_papers_see_recommendations_feed_and_digest(page, discover_sit
         def handle_message(self, message):
             got.append(message)
 
-    port = _free_port()
+    port = free_port()
     ctl = Controller(Keep(), hostname="127.0.0.1", port=port)
     ctl.start()
     try:

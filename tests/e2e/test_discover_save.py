@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import email
 import shutil
-import socket
-import threading
+import sys
 import time
+from pathlib import Path
 from urllib.parse import quote
 
 import feedparser
@@ -22,19 +22,14 @@ from paperdex import library as L
 from paperdex.cli import cli
 from paperdex.store import Store
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
+from live_server import free_port, in_thread  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def site(built_store_dir, tmp_path_factory):
     """A server of its own over a private copy of the fixture store (this test writes), a token,
     and a day with at least two robot papers (cs.RO)."""
-    import uvicorn
-
     from paperdex.web.app import create_app
 
     d = tmp_path_factory.mktemp("discover-save") / "store"
@@ -45,18 +40,8 @@ def site(built_store_dir, tmp_path_factory):
             "SELECT p.date FROM papers p JOIN paper_categories c ON c.paper = p.rowid WHERE c.category = 'cs.RO' "
             "GROUP BY p.date HAVING count(*) >= 2 ORDER BY count(*) DESC, p.date LIMIT 1"
         ).fetchone()[0]
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(d, pool_size=1), host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        if time.time() > deadline or not t.is_alive():
-            raise RuntimeError("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", d, token, day
-    srv.should_exit = True
-    t.join(timeout=10)
+    with in_thread(create_app(d, pool_size=1)) as base:
+        yield base, d, token, day
 
 
 def _save(page, card, tag: str) -> str:
@@ -153,7 +138,7 @@ def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, 
     with Store(d, readonly=True) as st:
         expected = D.build(st, day, base)  # the day whose robot papers were saved: it has more
     assert any(s.kind == "tag" and "robots" in s.title for s in expected.sections), [s.title for s in expected.sections]
-    port = _free_port()
+    port = free_port()
     ctl = Controller(Keep(), hostname="127.0.0.1", port=port)
     ctl.start()
     try:
