@@ -490,18 +490,28 @@ def similar(pool: SearcherPool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]
 
 def daily(pool: SearcherPool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
     """The papers of one day (default: the latest day in the store)."""
+    day, category = _listing_args(day, category, page, per_page)
+    return _read_feed(pool, feed.daily, day, category, page, per_page)
+
+
+def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
+    """The checks every listing's parameters pass; the day and category as the feed takes them."""
     if not 1 <= page <= MAX_PAGE:
         raise ServiceError(400, f"page must be between 1 and {MAX_PAGE}")
     if not 1 <= per_page <= MAX_PER_PAGE:
         raise ServiceError(400, f"per_page must be between 1 and {MAX_PER_PAGE}")
-    if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+    if day is not None and day != "" and not re.fullmatch(DAY, day):
         raise ServiceError(400, f"day must be a date YYYY-MM-DD, got {day[:40]!r}")
-    day = check_date(day, "day")
-    category = _clean(category, MAX_CATEGORY)
+    return check_date(day, "day"), _clean(category, MAX_CATEGORY)
+
+
+def _read_feed(pool: SearcherPool, fn, *args):
+    """A feed function on a reader connection, within the time budget: a bad request becomes
+    ServiceError(400), one that runs out of time ServiceError(503)."""
     with pool.reader() as st:
         try:
             with time_budget(st.conn, pool.budget):
-                return feed.daily(st, day, category, page, per_page)
+                return fn(st, *args)
         except feed.FeedError as e:
             raise ServiceError(400, str(e)) from None
         except sqlite3.OperationalError as e:
@@ -527,24 +537,8 @@ def listing(
     per_page: int = 30,
 ) -> feed.Listing:
     """A day, week or month of papers, or the trending week (see :func:`feed.listing`)."""
-    if not 1 <= page <= MAX_PAGE:
-        raise ServiceError(400, f"page must be between 1 and {MAX_PAGE}")
-    if not 1 <= per_page <= MAX_PER_PAGE:
-        raise ServiceError(400, f"per_page must be between 1 and {MAX_PER_PAGE}")
-    if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-        raise ServiceError(400, f"day must be a date YYYY-MM-DD, got {day[:40]!r}")
-    day = check_date(day, "day")
-    category = _clean(category, MAX_CATEGORY)
-    with pool.reader() as st:
-        try:
-            with time_budget(st.conn, pool.budget):
-                return feed.listing(st, view, day, category, sort, page, per_page)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
-        except sqlite3.OperationalError as e:
-            if not _interrupted(e):
-                raise
-            raise over_budget(pool.budget) from None
+    day, category = _listing_args(day, category, page, per_page)
+    return _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
 
 
 def overview(pool: SearcherPool) -> dict:
