@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import lexical, zh
+from . import acronyms, lexical, zh
 from . import query as Q
 from .paper import Paper
 from .store import Store
@@ -205,6 +205,10 @@ class Concept:
 
     label: str
     alts: list[tuple[str, ...]]
+    weights: list[float] | None = None  # what a paper scored by each alternative counts; None: 1
+
+    def weight(self, i: int) -> float:
+        return 1.0 if self.weights is None else self.weights[i]
 
 
 def _zh_concepts(run: str) -> list[Concept]:
@@ -216,7 +220,7 @@ def _zh_concepts(run: str) -> list[Concept]:
             if ws and ws not in stems:
                 stems.append(ws)
         if stems:
-            out.append(Concept(" ".join(alts[:1]), stems))
+            out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1)))
     return out
 
 
@@ -238,7 +242,13 @@ def concepts_of(t: Q.Text) -> tuple[list[Concept], list[str]]:
         if t.phrase:  # a phrase's words rank one by one; the phrase itself is matched exactly
             out.extend(Concept(w, [(stem(w),)]) for w in ws)
         else:
-            out.append(Concept(part.strip(), [tuple(dict.fromkeys(stem(w) for w in ws))]))
+            alts = [tuple(dict.fromkeys(stem(w) for w in ws))]
+            if len(ws) == 1:  # an acronym also stands for its long forms, as much as for itself
+                for form in acronyms.expand(part):
+                    st = tuple(dict.fromkeys(stem(w) for w in tokens(form) if w not in STOPWORDS))
+                    if st and st not in alts:
+                        alts.append(st)
+            out.append(Concept(part.strip(), alts))
     return out, untranslated
 
 
@@ -285,7 +295,7 @@ class _Eval:
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
         """acc += the concept's BM25F: its best alternative (a multi-word one scores the
-        sum of its words; any but the first is weighed by ALT_WEIGHT)."""
+        sum of its words), each weighed by the concept's weight for it."""
         if len(c.alts) == 1:
             for s in c.alts[0]:
                 t = self.ix.term(s)
@@ -303,8 +313,8 @@ class _Eval:
                     d, sc = self.ix.term_scores(t)
                     self._charge(len(d))
                     a[d] += sc
-            if i:
-                a *= ALT_WEIGHT  # a less frequent translation
+            if c.weight(i) != 1.0:
+                a *= c.weight(i)  # a less frequent translation
             np.maximum(best, a, out=best)
         acc += best
 

@@ -180,6 +180,18 @@ def test_hyphenated_terms_keep_their_words(searcher):
         assert "context" in (h.paper.title + " " + h.paper.abstract).lower()
 
 
+def test_an_acronym_also_finds_its_long_form(searcher):
+    """CoT: four papers of the fixture write "chain-of-thought" and never "CoT"."""
+    only_long = {"2506.09424", "2509.08910", "2601.19063"}
+    got = set(ids(searcher.search("CoT", mode="lexical", per_page=100)))
+    assert only_long <= got
+    assert got == set(ids(searcher.search("chain-of-thought OR cot", mode="lexical", per_page=100)))
+    # an acronym that is also an everyday word expands only when typed in capitals
+    from paperdex import acronyms
+
+    assert acronyms.expand("MAP") and not acronyms.expand("map") and not acronyms.expand("decoding")
+
+
 @pytest.mark.parametrize(
     "q",
     [

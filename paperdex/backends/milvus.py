@@ -59,7 +59,6 @@ from .. import query as Q
 from ..paper import Paper, index_text
 from ..search import (
     _REAL_CATEGORY,
-    ALT_WEIGHT,
     DENSE_DEPTH,
     FUSION,
     MAX_PREFIX_TERMS,
@@ -1430,8 +1429,8 @@ def _concept_docs(c: Concept, post) -> set[int]:
 
 def _acc_of(rank_concepts: list[Concept], post) -> dict[int, float]:
     """BM25 summed as search._Eval.concept_score sums it: a concept's stems add up; a
-    concept with several alternatives (a Chinese word) scores its best one, any but the first
-    weighed by ALT_WEIGHT."""
+    concept with several alternatives (a Chinese word, an acronym) scores its best one, each
+    weighed by the concept's weight for it."""
     acc: dict[int, float] = {}
     for c in rank_concepts:
         if len(c.alts) == 1:
@@ -1445,7 +1444,7 @@ def _acc_of(rank_concepts: list[Concept], post) -> dict[int, float]:
             for s_ in alt:
                 for pk, (sc, _) in post[s_].items():
                     a[pk] = a.get(pk, 0.0) + sc
-            w = ALT_WEIGHT if i else 1.0
+            w = c.weight(i)
             for pk, v in a.items():
                 v *= w
                 if v > best.get(pk, 0.0):
