@@ -52,6 +52,10 @@ EXAMPLES = (
     ("fielded", "abs:(robot OR robotic) date:2025"),
 )
 MAX_LINK_VALUE = 1000
+# Longer text in the search box is a pasted abstract or paragraph: it finds related work (the
+# whole text embedded, BM25 over its key terms; recommend.related), not a query-language query.
+# Titles and one-sentence summaries, the longest queries people type, stay well under it.
+PASTED_TEXT_AT = 500
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 HOSTS_ENV = "PAPERDEX_ALLOWED_HOSTS"  # its name; paperdex.settings reads it
 
@@ -582,6 +586,10 @@ def create_app(
         """Search results; with no query and no filter, the home page (what this is, the store's
         size and dates, queries to try) above the newest papers."""
         lang = lang_of(request)
+        if len(q.strip()) > PASTED_TEXT_AT and not request.url.path.endswith(".json"):
+            from .discover import related_view  # a pasted abstract or paragraph: related work
+
+            return related_view(request, q.strip(), {"category": category, "from": date_from, "to": date_to})
         params = SearchParams(q, mode, sort, page_, per_page, category, date_from, date_to, venue, area, author)
         if request.url.path.endswith(".json"):
             res = service.search(pool, params)

@@ -470,8 +470,13 @@ def related_form(request: Request) -> Response:
 @router.post("/related", response_class=HTMLResponse, include_in_schema=False)
 async def related_page(request: Request) -> Response:
     form = await _form(request)
-    text = form.get("text") or ""
-    res = _related(request, text, 20, form) if text.strip() else None
+    return related_view(request, form.get("text") or "", form)
+
+
+def related_view(request: Request, text: str, params: dict[str, Any]) -> Response:
+    """Related work for a pasted text: this page, and what the search box shows for a passage
+    (web/app.py, PASTED_TEXT_AT)."""
+    res = _related(request, text, 20, params) if text.strip() else None
     return _page(request, "discover_related.html", res=res, text=text)
 
 

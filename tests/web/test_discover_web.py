@@ -116,6 +116,19 @@ def test_related_api_and_page(site):
     assert 'data-testid="related-results"' in page and page.count('class="card"') >= 5
 
 
+def test_a_pasted_abstract_in_the_search_box_finds_related_work(site, ro_store):
+    """A whole abstract (parentheses, 1,000+ characters) typed into the search box is a passage,
+    not a query: related work, its own paper first, instead of a syntax error or a cut."""
+    c, _, _ = site
+    p = next(p for p in ro_store.iter_papers() if len(p.abstract) > 900 and ")" in p.abstract)
+    r = c.get("/", params={"q": p.abstract})
+    assert r.status_code == 200 and 'data-testid="related-results"' in r.text
+    first = r.text.index('class="card"')
+    assert f"/paper/{p.id}" in r.text[first : first + 3000]
+    # a short query keeps the query language (and its message for broken syntax)
+    assert "unbalanced parenthesis" in c.get("/", params={"q": "diffusion)"}).text
+
+
 def test_mcp_library_tools(site, store):
     from test_mcp import _run
 
