@@ -1143,7 +1143,7 @@ class MilvusBackend:
         if mode_eff != "lexical":
             qv = query_vector if query_vector is not None else self.embed_query(dense_text, model)
             got = self._dense(qv, C, c_check if py_nodes else None)
-            top_floor, floor = _floors(model, p.lang)
+            top_floor, floor = _floors(model, p.dense_lang)
             if not got or got[0][1] < top_floor:
                 got = []
             D = [(pk, s) for pk, s in got if s >= floor]
