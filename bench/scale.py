@@ -402,6 +402,36 @@ def exact_tops(vecs: np.ndarray, qs: np.ndarray, k: int = 10) -> np.ndarray:
     return np.take_along_axis(best_i, order, 1)
 
 
+def ann_sweep(vi, qs: np.ndarray, exact: np.ndarray) -> list[dict]:
+    """Recall@10 and time of the graph search (VectorIndex.search) at other breadths and
+    re-scoring depths than vectors.PARAMS / RESCORE: what reaching a recall goal would cost.
+    Set on this process's copy only; the product's settings are not changed."""
+    from paperdex import vectors
+
+    out = []
+    default = (vi._ann.expansion_search, vectors.RESCORE)
+    for breadth, rescore in ((256, 100), (256, 200), (512, 200), (512, 400), (1024, 400)):
+        vi._ann.expansion_search, vectors.RESCORE = breadth, rescore
+        rec, times = [], []
+        for v, want in zip(qs, exact, strict=True):
+            t = time.perf_counter()
+            got = {r for r, _ in vi.search(v, 10)}
+            times.append((time.perf_counter() - t) * 1000)
+            rec.append(len(got & set(want.tolist())) / 10)
+        out.append(
+            {
+                "expansion_search": breadth,
+                "rescore": rescore,
+                "recall_at_10": round(float(np.mean(rec)), 3),
+                "p50_ms": round(statistics.median(times), 2),
+                "p99_ms": round(pct(times, 99), 2),
+            }
+        )
+        log(f"ann breadth {breadth} rescore {rescore}: recall@10 {out[-1]['recall_at_10']} p50 {out[-1]['p50_ms']} ms")
+    vi._ann.expansion_search, vectors.RESCORE = default
+    return out
+
+
 def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     from threadpoolctl import threadpool_limits
 
@@ -504,6 +534,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         for v, want in zip(qv[:nr], exact, strict=True):
             got = {r for r, _ in vi.search(v, 10)}
             rec.append(len(got & set(want.tolist())) / 10)
+        sweep = ann_sweep(vi, qv[:nr], exact)
     else:
         vecs = np.load(npy, mmap_mode="r")
         for v, want in zip(qv[:nr], exact_tops(vecs, qv[:nr]), strict=True):
@@ -535,6 +566,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         **{f"{k}_n": len(v) for k, v in cells.items()},
         refused=refused,
         recall_at_10=round(float(np.mean(rec)), 3),
+        **({"ann_sweep": sweep} if backend == "embedded" else {}),
         rss_mb=round((rss + server_rss) / 1024),
         client_rss_mb=round(rss / 1024),
         server_rss_mb=round(server_rss / 1024),
