@@ -47,6 +47,8 @@ def search_breadth(n: int) -> int:
     63k 0.978 and 250k 0.943 at 256; 1M 0.877 at 256, 0.930 at 512, 0.961 at 1024, which
     costs ~4 ms more a dense search there)."""
     return PARAMS["expansion_search"] if n <= 300_000 else 4 * PARAMS["expansion_search"]
+
+
 EXACT_BELOW = 5000  # fewer vectors than this: exact search is as fast as a graph
 EXACT_SUBSET = 12_000  # a filter allowing at most this many rows is searched exactly
 SUBSET_CACHE_BYTES = 128 << 20
