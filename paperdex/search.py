@@ -59,7 +59,8 @@ DENSE_DEPTH = 100  # dense candidates per query
 # it, so 推理 "reasoning | inference" prefers reasoning. Topics-zh lexical nDCG@10 on the
 # development set: 1.0 -> 0.9271, 0.9 -> 0.9331, 0.8 -> 0.9435, 0.7 and 0.5 -> 0.9417.
 ALT_WEIGHT = 0.8
-# Dense close matches, per model and query language: (the cosine the best hit needs for the
+# Dense close matches, per model and the language the model reads (Plan.dense_lang: "zh" only
+# for Chinese the dictionary left untranslated): (the cosine the best hit needs for the
 # query to have any close match, the cosine every other hit needs). Calibrated on the topic
 # development sets and on nonsense queries (docs/relevance.md): the first floor sits under
 # the best hit of real queries and over that of most nonsense, the second where the share
