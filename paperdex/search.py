@@ -404,12 +404,11 @@ PHRASE_BOOST = 1.0  # the most a paper's score grows when the query's words stan
 PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
 
 
-def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept], L: np.ndarray) -> None:
-    """Multi-word queries prefer papers where the words stand together: `weight decay` the
-    phrase over a paper on spatial decay that mentions a weight. Units: each pair of adjacent
-    one-word concepts, and each concept with a multi-word translation ("large language model";
-    a one-word alternative such as "llm" satisfies it). A candidate's score is multiplied by
-    1 + PHRASE_BOOST x (share of units it satisfies)."""
+def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
+    """What the phrase bonus looks for, on every backend: each pair of adjacent one-word
+    concepts, and each concept with a multi-word alternative ("large language model"; a
+    one-word alternative such as "llm" satisfies it). A unit is satisfied by any of its
+    alternatives standing together in the text."""
     units: list[list[tuple[str, ...]]] = []
     for a, b in zip(concepts, concepts[1:], strict=False):
         if len(a.alts) == 1 == len(b.alts) and len(a.alts[0]) == 1 == len(b.alts[0]):
@@ -417,6 +416,14 @@ def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept]
     for c in concepts:
         if any(len(alt) > 1 for alt in c.alts):
             units.append(c.alts)
+    return units
+
+
+def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept], L: np.ndarray) -> None:
+    """Multi-word queries prefer papers where the words stand together: `weight decay` the
+    phrase over a paper on spatial decay that mentions a weight. A candidate's score is
+    multiplied by 1 + PHRASE_BOOST x (share of `phrase_units` it satisfies)."""
+    units = phrase_units(concepts)
     if not units:
         return
     cand = np.flatnonzero(L & (acc > 0))

@@ -72,6 +72,7 @@ from ..search import (
     Result,
     concepts_of,
     mark,
+    phrase_units,
     plan,
     required,
     snippet,
@@ -1002,13 +1003,7 @@ class MilvusBackend:
         """search._phrase_bonus on Milvus: among the best PHRASE_DEPTH lexical matches, a
         paper's score grows by up to PHRASE_BOOST with the share of the query's word pairs
         that stand together in its text (read from `lex`, paperdex's stems in order)."""
-        units: list[list[tuple[str, ...]]] = []
-        for a, b in zip(concepts, concepts[1:], strict=False):
-            if len(a.alts) == 1 == len(b.alts) and len(a.alts[0]) == 1 == len(b.alts[0]):
-                units.append([(a.alts[0][0], b.alts[0][0])])
-        for c in concepts:
-            if any(len(alt) > 1 for alt in c.alts):
-                units.append(c.alts)
+        units = phrase_units(concepts)
         if not units:
             return
         cand = sorted((pk for pk in L if acc.get(pk, 0.0) > 0), key=lambda pk: -acc[pk])[:PHRASE_DEPTH]
