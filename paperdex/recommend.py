@@ -836,25 +836,11 @@ def related(
     lex_hits: list[Hit] = []
     words = [t for t in terms if t.lower() not in _OPERATORS]
     if words:
+        kw = {"mode": "lexical", "per_page": RELATED_DEPTH, "filters": filters, "facets": False, "deadline": deadline}
         try:
-            res = s.search(
-                " OR ".join(words),
-                mode="lexical",
-                per_page=RELATED_DEPTH,
-                filters=filters,
-                facets=False,
-                deadline=deadline,
-            )
+            res = s.search(" OR ".join(words), **kw)
         except QueryError:  # a word the query language reads otherwise: the words as plain text
-            res = s.search(
-                " ".join(words),
-                mode="lexical",
-                per_page=RELATED_DEPTH,
-                filters=filters,
-                facets=False,
-                literal=True,
-                deadline=deadline,
-            )
+            res = s.search(" ".join(words), literal=True, **kw)
         lex_hits = res.hits
     dense_hits: list[Hit] = []
     vindex = s.index
