@@ -121,3 +121,33 @@ def in_thread(app) -> Iterator[str]:
     finally:
         srv.should_exit = True
         t.join(timeout=10)
+
+
+@contextmanager
+def smtp_inbox() -> Iterator[tuple[int, list]]:
+    """A local SMTP server (aiosmtpd) on a free loopback port while the block runs: its port
+    and the list the messages it receives arrive in."""
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    got: list = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            got.append(message)
+
+    port = free_port()
+    ctl = Controller(Keep(), hostname="127.0.0.1", port=port)
+    ctl.start()
+    try:
+        yield port, got
+    finally:
+        ctl.stop()
+
+
+def wait_for(got: list, timeout: float = 5.0) -> list:
+    """The list once something arrived in it (or the timeout passed)."""
+    deadline = time.monotonic() + timeout
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return got

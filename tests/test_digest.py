@@ -4,8 +4,8 @@ SMTP server (aiosmtpd on 127.0.0.1) and written to files."""
 from __future__ import annotations
 
 import email
-import socket
-import time
+import sys
+from pathlib import Path
 
 import feedparser
 import pytest
@@ -14,6 +14,9 @@ from click.testing import CliRunner
 from paperdex import digest as D
 from paperdex import library as L
 from paperdex.cli import cli
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests/live_server.py
+from live_server import smtp_inbox, wait_for  # noqa: E402
 
 
 def _robots(store) -> list[str]:
@@ -39,24 +42,6 @@ def test_feed_is_valid_and_links_to_paper_pages(store, fmt):
     assert "<b>" in f.entries[0].title  # text, not markup: the reader shows it as typed
 
 
-def _smtp_server():
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    got = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            got.append(message)
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ctl = Controller(Keep(), hostname="127.0.0.1", port=port)
-    ctl.start()
-    return ctl, port, got
-
-
 def test_digest_by_smtp_and_to_files(store, tmp_path):
     L.add_to_tag(store, "robots", _robots(store))
     # the newest day's papers: make one of them about robots so the tag has something to say
@@ -68,8 +53,7 @@ def test_digest_by_smtp_and_to_files(store, tmp_path):
     html = D.render_html(d)
     assert "http://example.test/paper/" in text and 'href="http://example.test/paper/' in html
 
-    ctl, port, got = _smtp_server()
-    try:
+    with smtp_inbox() as (port, got):
         r = CliRunner().invoke(
             cli,
             [
@@ -87,12 +71,7 @@ def test_digest_by_smtp_and_to_files(store, tmp_path):
             ],
         )
         assert r.exit_code == 0, r.output
-        for _ in range(50):
-            if got:
-                break
-            time.sleep(0.1)
-    finally:
-        ctl.stop()
+        wait_for(got)
     assert len(got) == 1
     m = got[0]
     assert m["To"] == "me@example.test" and m["Subject"].startswith("paperdex digest for")

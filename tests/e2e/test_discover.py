@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import feedparser
@@ -18,7 +17,7 @@ from paperdex.cli import cli
 from paperdex.store import Store
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
-from live_server import free_port, in_thread  # noqa: E402
+from live_server import in_thread, smtp_inbox, wait_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -82,27 +81,10 @@ def test_save_five_papers_see_recommendations_feed_and_digest(page, discover_sit
     assert page.request.get(base + f.entries[0].link[len(base) :]).ok
 
     # the digest arrives in a local SMTP server
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    got = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            got.append(message)
-
-    port = free_port()
-    ctl = Controller(Keep(), hostname="127.0.0.1", port=port)
-    ctl.start()
-    try:
+    with smtp_inbox() as (port, got):
         r = CliRunner().invoke(cli, ["--data-dir", str(d), "digest", "--smtp", f"127.0.0.1:{port}", "--base-url", base])
         assert r.exit_code == 0, r.output
-        for _ in range(50):
-            if got:
-                break
-            time.sleep(0.1)
-    finally:
-        ctl.stop()
+        wait_for(got)
     assert len(got) == 1 and got[0]["Subject"].startswith("paperdex digest")
     html = next(p for p in got[0].walk() if p.get_content_type() == "text/html").get_payload(decode=True).decode()
     assert f"{base}/paper/" in html

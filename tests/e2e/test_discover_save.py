@@ -9,7 +9,6 @@ from __future__ import annotations
 import email
 import shutil
 import sys
-import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,7 +22,7 @@ from paperdex.cli import cli
 from paperdex.store import Store
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
-from live_server import free_port, in_thread  # noqa: E402
+from live_server import in_thread, smtp_inbox, wait_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -126,22 +125,10 @@ def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, 
     assert page.request.get(f.entries[0].link).ok
 
     # the digest of that day arrives in a local SMTP server with the tag's papers
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    got = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            got.append(message)
-
     with Store(d, readonly=True) as st:
         expected = D.build(st, day, base)  # the day whose robot papers were saved: it has more
     assert any(s.kind == "tag" and "robots" in s.title for s in expected.sections), [s.title for s in expected.sections]
-    port = free_port()
-    ctl = Controller(Keep(), hostname="127.0.0.1", port=port)
-    ctl.start()
-    try:
+    with smtp_inbox() as (port, got):
         r = CliRunner().invoke(
             cli,
             [
@@ -159,12 +146,7 @@ def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, 
             ],
         )
         assert r.exit_code == 0, r.output
-        for _ in range(50):
-            if got:
-                break
-            time.sleep(0.1)
-    finally:
-        ctl.stop()
+        wait_for(got)
     assert len(got) == 1
     m = email.message_from_bytes(got[0].as_bytes())
     assert m["To"] == "me@example.test" and m["Subject"] == expected.subject
