@@ -403,15 +403,13 @@ def exact_tops(vecs: np.ndarray, qs: np.ndarray, k: int = 10) -> np.ndarray:
 
 
 def ann_sweep(vi, qs: np.ndarray, exact: np.ndarray) -> list[dict]:
-    """Recall@10 and time of the graph search (VectorIndex.search) at other breadths and
-    re-scoring depths than vectors.PARAMS / RESCORE: what reaching a recall goal would cost.
-    Set on this process's copy only; the product's settings are not changed."""
-    from paperdex import vectors
-
+    """Recall@10 and time of the graph search (VectorIndex.search) at other breadths than
+    vectors.search_breadth: what reaching a recall goal would cost. Set on this process's
+    copy only; the product's settings are not changed."""
     out = []
-    default = (vi._ann.expansion_search, vectors.RESCORE)
-    for breadth, rescore in ((256, 100), (256, 200), (512, 200), (512, 400), (1024, 400)):
-        vi._ann.expansion_search, vectors.RESCORE = breadth, rescore
+    default = vi._ann.expansion_search
+    for breadth in (256, 512, 1024):
+        vi._ann.expansion_search = breadth
         rec, times = [], []
         for v, want in zip(qs, exact, strict=True):
             t = time.perf_counter()
@@ -421,14 +419,13 @@ def ann_sweep(vi, qs: np.ndarray, exact: np.ndarray) -> list[dict]:
         out.append(
             {
                 "expansion_search": breadth,
-                "rescore": rescore,
                 "recall_at_10": round(float(np.mean(rec)), 3),
                 "p50_ms": round(statistics.median(times), 2),
                 "p99_ms": round(pct(times, 99), 2),
             }
         )
-        log(f"ann breadth {breadth} rescore {rescore}: recall@10 {out[-1]['recall_at_10']} p50 {out[-1]['p50_ms']} ms")
-    vi._ann.expansion_search, vectors.RESCORE = default
+        log(f"ann breadth {breadth}: recall@10 {out[-1]['recall_at_10']} p50 {out[-1]['p50_ms']} ms")
+    vi._ann.expansion_search = default
     return out
 
 
@@ -523,14 +520,16 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
             ),
         )
     rss = rss_kb()  # serving memory: before the exact search below reads every vector
-    # recall@10 of the dense side against exact search over the same vectors: the store's own
-    # (embedded), the corpus file's (Milvus)
+    # recall@10 of the dense side against exact float search over the corpus file's vectors,
+    # on both backends: the embedded store's int8 rows and graph are measured together
     nr = min(100, len(qv))
     rec = []
     if backend == "embedded":
         vi = b.searcher.index
         assert vi is not None and vi._ann is not None, "the dense side must answer from its graph"
-        exact = vi.keys[exact_tops(vi.vecs, qv[:nr])]
+        rowid_of = dict(b.store.conn.execute("SELECT id, rowid FROM papers").fetchall())
+        tops = exact_tops(np.load(npy, mmap_mode="r"), qv[:nr])
+        exact = np.array([[rowid_of[all_ids[i]] for i in row] for row in tops])
         for v, want in zip(qv[:nr], exact, strict=True):
             got = {r for r, _ in vi.search(v, 10)}
             rec.append(len(got & set(want.tolist())) / 10)

@@ -323,7 +323,7 @@ class SearcherPool:
 def _warm_vectors(s: Searcher) -> None:
     ix = s.index
     if ix is not None and len(ix):
-        ix.f32  # noqa: B018 - the float32 copy exact (filtered) search uses, made once per snapshot
+        ix.warm()
 
 
 def _warm_zh() -> None:

@@ -3,6 +3,7 @@ import pytest
 
 from paperdex import embed
 from paperdex.paper import Paper
+from paperdex.store import unit
 from tests.conftest import DATA, PAPERS
 
 
@@ -112,7 +113,7 @@ def test_embed_repairs_vectors_of_text_edited_while_it_ran(empty_store, monkeypa
     row = empty_store.conn.execute(
         "SELECT v.vec FROM vectors v JOIN papers p ON p.rowid = v.paper WHERE p.id = 'p3'"
     ).fetchone()
-    got = np.frombuffer(row[0], dtype=np.float16).astype(np.float32)
+    got = unit(empty_store.vectors_from_blobs([row[0]])[0])
     want = real.embed_docs([embed.doc_text("Paper 3", "About ducks, rewritten while embed ran.")])[0]
     assert float(got @ want) > 0.99  # the vector is of the current text
 

@@ -7,7 +7,7 @@ import pytest
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.paper import Paper, index_text
 from paperdex.search import Searcher
-from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError, unit
 from tests.conftest import DATA, PAPERS
 
 
@@ -108,7 +108,7 @@ def test_vector_import_is_aligned_by_id(empty_store, tmp_path):
     assert n == len(ids)
     rowid = empty_store.rowid(ids[5])
     blob = empty_store.conn.execute("SELECT vec FROM vectors WHERE paper = ?", (rowid,)).fetchone()[0]
-    got = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+    got = unit(empty_store.vectors_from_blobs([blob])[0])
     want = vecs[5].astype(np.float32)
     assert float(got @ want / np.linalg.norm(want)) > 0.999
 
@@ -207,3 +207,32 @@ def test_duplicate_ids_in_one_file_count_once(empty_store, tmp_path):
     s = ingest_file(empty_store, f)
     assert (s.added, s.updated, s.unchanged) == (1, 1, 1)
     assert empty_store.get(rec["id"]).title == "Retitled"
+
+
+def test_float16_vectors_of_version_4_are_read_and_migrated_to_int8(built_store_dir, tmp_path):
+    """A store whose vectors were written as float16 (schema 4) answers a reader as it is and
+    keeps every vector's direction through `migrate` (int8, half the bytes)."""
+    import shutil
+
+    d = tmp_path / "v4"
+    shutil.copytree(built_store_dir, d)
+    with Store(d) as s:
+        keys, now = s.load_vectors()
+    f16 = unit(now).astype(np.float16)  # what version 4 stored for these papers
+    conn = sqlite3.connect(d / "paperdex.db")
+    rows = [(v.tobytes(), int(k)) for k, v in zip(keys, f16, strict=True)]
+    conn.executemany("UPDATE vectors SET vec = ? WHERE paper = ?", rows)
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+    with Store(d, readonly=True) as r:
+        k4, v4 = r.load_vectors()
+        assert r.schema_version() == 4 and v4.dtype == np.int8
+    with Store(d) as w:  # a writer migrates
+        assert w.schema_version() == SCHEMA_VERSION
+        k5, v5 = w.load_vectors()
+        blob = w.conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0]
+    assert len(blob) == now.shape[1]  # one byte a dimension
+    assert np.array_equal(k5, keys) and np.array_equal(v5, v4)
+    cos = np.sum(unit(v5) * unit(f16), axis=1)
+    assert cos.min() > 0.999

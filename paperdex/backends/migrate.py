@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..store import Store, paper_from_row
+from ..store import Store, paper_from_row, unit
 
 
 @dataclass
@@ -59,7 +57,7 @@ def migrate_store(
             break
         items = []
         for r in rows:
-            vec = np.frombuffer(r["vec"], dtype=np.float16) if r["vec"] is not None else None
+            vec = unit(store.vectors_from_blobs([r["vec"]])[0]) if r["vec"] is not None else None
             items.append((int(r["rowid"]), paper_from_row(r), vec))
         target.write_rows(items, model=model, contiguous=True)
         last = int(rows[-1]["rowid"])
