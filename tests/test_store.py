@@ -224,6 +224,9 @@ def test_float16_vectors_of_version_4_are_read_and_migrated_to_int8(built_store_
     conn.executemany("UPDATE vectors SET vec = ? WHERE paper = ?", rows)
     conn.execute("PRAGMA user_version = 4")
     conn.commit()
+    conn.execute("VACUUM")
+    pages = "SELECT sum(pgsize) FROM dbstat WHERE name = 'vectors'"
+    f16_bytes = conn.execute(pages).fetchone()[0]
     conn.close()
     with Store(d, readonly=True) as r:
         k4, v4 = r.load_vectors()
@@ -232,7 +235,9 @@ def test_float16_vectors_of_version_4_are_read_and_migrated_to_int8(built_store_
         assert w.schema_version() == SCHEMA_VERSION
         k5, v5 = w.load_vectors()
         blob = w.conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0]
+        int8_bytes = w.conn.execute(pages).fetchone()[0]
     assert len(blob) == now.shape[1]  # one byte a dimension
+    assert int8_bytes < 0.6 * f16_bytes  # and the file gives the rest back
     assert np.array_equal(k5, keys) and np.array_equal(v5, v4)
     cos = np.sum(unit(v5) * unit(f16), axis=1)
     assert cos.min() > 0.999
