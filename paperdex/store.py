@@ -623,7 +623,6 @@ class Store:
         c = self.conn
         first, last = c.execute("SELECT min(date), max(date) FROM papers").fetchone()
         db_bytes = sum(f.stat().st_size for f in self.data_dir.glob("paperdex.db*"))
-        idx = self.data_dir / "vectors.usearch"
         return {
             "papers": self.count(),
             "with_vectors": self.vector_count(),
@@ -633,8 +632,17 @@ class Store:
             "schema_version": self.schema_version(),
             "data_dir": str(self.data_dir),
             "db_bytes": db_bytes,
-            "index_bytes": idx.stat().st_size if idx.exists() else 0,
+            "lexical_bytes": self._published_bytes("lexical.json"),
+            "vectors_bytes": self._published_bytes("vectors.json"),
         }
+
+    def _published_bytes(self, pointer: str) -> int:
+        """Bytes of the snapshot folder a pointer names (0 if none is published)."""
+        try:
+            folder = self.data_dir / json.loads((self.data_dir / pointer).read_text())["dir"]
+            return sum(f.stat().st_size for f in folder.iterdir())
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0
 
     def close(self) -> None:
         self.conn.close()
