@@ -1,13 +1,28 @@
-"""Search latency on the full shared corpus, beside two peers, in one run.
+"""Search latency on the full shared corpus, beside its peers, in one run.
 
-    python bench/search.py [--queries 200] [--peers bm25s,milvus] [--growth]
+    python bench/search.py [--queries 200] [--peers bm25s,milvus,milvus3] [--growth]
+                           [--milvus3-python /work/venvs/milvus3/bin/python] [--milvus-budget 60]
 
 Same 63,104 papers, same queries, same all-MiniLM-L6-v2 query vectors for every engine:
 
 * paperdex: its own store (bench/out/full: SQLite + published lexical and vector snapshots);
 * bm25s + exact numpy f32 + RRF: the forty lines a person would write by hand;
-* Milvus Lite 2.5 (BM25 function over title + abstract, dense FLAT index, RRF hybrid,
-  categories as an ARRAY field), persisted in bench/out/milvus-63k.db between runs.
+* Milvus Lite 2.5 (`milvus`: BM25 function over title + abstract with the "english" analyzer,
+  dense FLAT index, RRF hybrid, categories as an ARRAY field), persisted in
+  bench/out/milvus-63k.db between runs;
+* Milvus Lite 3.x (`milvus3`: the same schema; HNSW, and the "standard" analyzer with English
+  stopwords, since 3.x has no "english" one), persisted in bench/out/milvus3-63k.db.
+
+Both Milvus peers are `bench/milvus_peer.py`, run as a subprocess on inputs written to
+bench/out/peer/ (texts, categories, vectors, queries, query vectors): 2.5 with this interpreter,
+3.x with `--milvus3-python`, a venv of its own, since pymilvus 3.0 and 2.5 cannot share one:
+
+    python3 -m venv /work/venvs/milvus3
+    /work/venvs/milvus3/bin/pip install milvus-lite==3.2.2 'pymilvus==3.0.*' numpy
+
+A Milvus cell stops after `--milvus-budget` seconds of queries (3.2.2 spends seconds on one
+ARRAY-filtered query) and says how many ran. The run ends with paperdex's hybrid p50 divided
+by each Milvus peer's, plain and filtered (issue #13: at least 3x Milvus Lite 2.5, 20x 3.x).
 
 "Engine time" is the search call with the query vector given (no query encoder, no
 snippets); "end to end" adds the query encoder and highlighting, as a user waits for them.
@@ -23,6 +38,8 @@ import gzip
 import json
 import random
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -39,6 +56,8 @@ IDS = SHARED / "arxiv-2025-2026.ids.txt"
 OUT = Path(__file__).resolve().parent / "out"
 CAT = "cs.RO"
 K = 10
+CELLS = ("lexical", "dense", "hybrid", f"hybrid+cat:{CAT}")
+MILVUS3_PYTHON = "/work/venvs/milvus3/bin/python"
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -91,7 +110,7 @@ def build_store(d: Path, limit: int | None = None) -> Store:
     return store
 
 
-def paperdex_rows(store: Store, short, full, qv, label: str) -> None:
+def paperdex_rows(store: Store, short, full, qv, label: str) -> dict[str, list[tuple[float, float]]]:
     s = Searcher(store)
     s.search("warm up", mode="hybrid", query_vector=qv[short[0]])
     s.search("warm up", filters=Filters(category=CAT), query_vector=qv[short[0]])
@@ -107,6 +126,7 @@ def paperdex_rows(store: Store, short, full, qv, label: str) -> None:
             **kw,
         )
 
+    rows = {}
     for name, qs in (("3 words", short), ("full title", full)):
         cells = []
         for mode, cat in (("lexical", False), ("dense", False), ("hybrid", False), ("hybrid", True)):
@@ -119,15 +139,20 @@ def paperdex_rows(store: Store, short, full, qv, label: str) -> None:
             + " ".join(f"{a:6.2f} /{b:6.2f}" for a, b in cells)
             + f"   e2e hybrid {e2e[0]:6.2f} /{e2e[1]:6.2f}"
         )
+        rows[name] = cells
+    return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--peers", default="bm25s,milvus")
+    ap.add_argument("--peers", default="bm25s,milvus,milvus3")
     ap.add_argument("--growth", action="store_true")
+    ap.add_argument("--milvus3-python", default=MILVUS3_PYTHON, help="a venv's python with milvus-lite 3.x")
+    ap.add_argument("--milvus-budget", type=float, default=60.0, help="seconds of queries per Milvus cell at most")
     args = ap.parse_args()
     peers = [p for p in args.peers.split(",") if p]
+    print(f"load average at start: {loadavg()}")
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, "blas")  # for every engine: threaded BLAS only waits at these sizes
@@ -147,7 +172,7 @@ def main() -> None:
 
     print(f"\nengine time p50 / p99 ms, top-{K}, 63,104 papers, {args.queries} queries per row")
     print(f"{'engine':24} {'queries':10} {'lexical':>15} {'dense':>15} {'hybrid':>15} {'hybrid+cat:' + CAT:>15}")
-    paperdex_rows(store, short, full, qv, "paperdex")
+    pdx = paperdex_rows(store, short, full, qv, "paperdex")
 
     # recall@10 of paperdex's dense side (HNSW) against exact search
     vi = searcher.index
@@ -205,82 +230,93 @@ def main() -> None:
             ]
             print(f"{'bm25s+numpy+RRF':24} {name:10} " + " ".join(f"{a:6.2f} /{b:6.2f}" for a, b in cells))
 
-    if "milvus" in peers:
-        milvus_rows(recs, mat, short, full, qv)
+    milvus = [
+        (peer, python, OUT / db, label)
+        for peer, python, db, label in (
+            ("milvus", sys.executable, "milvus-63k.db", "Milvus Lite 2.5 (FLAT)"),
+            ("milvus3", args.milvus3_python, "milvus3-63k.db", "Milvus Lite 3.x (HNSW)"),
+        )
+        if peer in peers
+    ]
+    if milvus:
+        inp = write_peer_input(texts, [r["categories"] for r in recs], mat, {"3 words": short, "full title": full}, qv)
+        print()
+        got = {}
+        for _, python, db, label in milvus:
+            res = milvus_peer(python, db, inp, label, args.milvus_budget)
+            if res:
+                got[label] = res
+        ratios(pdx, got)
 
     if args.growth:
         print("\npaperdex as the corpus grows (engine time p50 / p99 ms):")
         for n in (16_000, 32_000):
             st = build_store(OUT / f"grow{n // 1000}k", limit=n)
             paperdex_rows(st, short, full, qv, f"paperdex {n // 1000}k")
+    print(f"\nload average at end: {loadavg()}")
 
 
-def milvus_rows(recs, mat, short, full, qv) -> None:
-    from pymilvus import AnnSearchRequest, DataType, Function, FunctionType, MilvusClient, RRFRanker
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
-    path = OUT / "milvus-63k.db"
-    fresh = not path.exists()
-    client = MilvusClient(str(path))
-    name = "papers"
-    if fresh or not client.has_collection(name):
-        schema = client.create_schema()
-        schema.add_field("pk", DataType.INT64, is_primary=True)
-        schema.add_field(
-            "text", DataType.VARCHAR, max_length=65535, enable_analyzer=True, analyzer_params={"type": "english"}
+
+def write_peer_input(texts, cats, mat, queries: dict[str, list[str]], qv) -> Path:
+    """What bench/milvus_peer.py reads: the papers in the order of their primary keys."""
+    d = OUT / "peer"
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "docs.jsonl", "w") as f:
+        for t, c in zip(texts, cats, strict=True):
+            f.write(json.dumps({"text": t, "cats": c}) + "\n")
+    np.save(d / "docs.npy", np.ascontiguousarray(mat, dtype=np.float32))
+    (d / "queries.json").write_text(json.dumps(queries))
+    np.savez(d / "queries.npz", **{k: np.array([qv[q] for q in qs], dtype=np.float32) for k, qs in queries.items()})
+    return d
+
+
+def milvus_peer(python: str, db: Path, inp: Path, label: str, budget: float) -> dict | None:
+    """Run bench/milvus_peer.py with `python`; print its rows; return its JSON line."""
+    if not Path(python).exists():
+        print(f"{label:24} skipped: no {python} (see this file's docstring for the venv)")
+        return None
+    cmd = [python, str(Path(__file__).with_name("milvus_peer.py"))]
+    cmd += ["--db", str(db), "--input", str(inp), "--budget", str(budget), "--label", label]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        print(f"{label:24} failed (exit {p.returncode})")
+        return None
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    (inp / f"{db.stem}.result.json").write_text(json.dumps(res, indent=1))
+    for name, cells in res["cells"].items():
+        row = " ".join(
+            f"{cells[c]['p50']:6.2f} /{cells[c]['p99']:6.2f}"
+            + ("" if cells[c]["n"] == cells[c]["of"] else f" ({cells[c]['n']})")
+            for c in CELLS
         )
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=mat.shape[1])
-        schema.add_field("cats", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=32, max_length=32)
-        schema.add_function(
-            Function(
-                name="bm25", function_type=FunctionType.BM25, input_field_names=["text"], output_field_names=["sparse"]
-            )
-        )
-        idx = client.prepare_index_params()
-        idx.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-        idx.add_index("dense", index_type="FLAT", metric_type="IP")
-        client.create_collection(name, schema=schema, index_params=idx)
-        t = time.perf_counter()
-        for i in range(0, len(recs), 2000):
-            client.insert(
-                name,
-                [
-                    {
-                        "pk": j,
-                        "text": (r["title"] + ". " + r["abstract"])[:60000],
-                        "dense": mat[j].tolist(),
-                        "cats": r["categories"][:32],
-                    }
-                    for j, r in enumerate(recs[i : i + 2000], start=i)
-                ],
-            )
-        client.flush(name)
-        print(f"\nmilvus-lite insert: {time.perf_counter() - t:.1f} s")
-    client.load_collection(name)
-    flt = f'ARRAY_CONTAINS(cats, "{CAT}")'
+        print(f"{label:24} {name:10} {row}")
+    rec = res["recall10"]
+    print(
+        f"{'':24} milvus-lite {res['milvus_lite']}, pymilvus {res['pymilvus']}, dense {res['index']} "
+        f"{res['index_params'] or ''}{res['dense_params'].get('params', '')}; analyzer {res['analyzer']}; "
+        + (f"built in {res['built_s']:.0f} s; " if res["built_s"] else "")
+        + f"first lexical query {res['first_lexical_s']:.2f} s; dense recall@10 vs exact "
+        + ", ".join(f"{k} {v['recall']:.3f} ({v['n']} q)" for k, v in rec.items())
+        + f"; load {res['loadavg'][0]} -> {res['loadavg'][1]}"
+    )
+    return res
 
-    def lex(q, f=""):
-        return client.search(
-            name, data=[q], anns_field="sparse", limit=K, filter=f, search_params={"metric_type": "BM25"}
-        )
 
-    def dense(q, f=""):
-        return client.search(
-            name, data=[qv[q].tolist()], anns_field="dense", limit=K, filter=f, search_params={"metric_type": "IP"}
-        )
-
-    def hybrid(q, f=""):
-        reqs = [
-            AnnSearchRequest([q], "sparse", {"metric_type": "BM25"}, limit=100, expr=f or None),
-            AnnSearchRequest([qv[q].tolist()], "dense", {"metric_type": "IP"}, limit=100, expr=f or None),
-        ]
-        return client.hybrid_search(name, reqs, RRFRanker(60), limit=K)
-
-    hybrid(short[0])
-    for label, qs in (("3 words", short), ("full title", full)):
-        cells = [timed(lex, qs), timed(dense, qs), timed(hybrid, qs), timed(lambda q: hybrid(q, flt), qs)]
-        print(f"{'Milvus Lite 2.5 (FLAT)':24} {label:10} " + " ".join(f"{a:6.2f} /{b:6.2f}" for a, b in cells))
-    client.close()
+def ratios(pdx: dict[str, list[tuple[float, float]]], got: dict[str, dict]) -> None:
+    """paperdex's hybrid p50 against each Milvus peer's, from this run."""
+    if not got:
+        return
+    print("\npaperdex speed-up, same run (Milvus p50 / paperdex p50; p99 in brackets):")
+    for label, res in got.items():
+        for name, cells in res["cells"].items():
+            parts = []
+            for i, c in ((2, "hybrid"), (3, f"hybrid+cat:{CAT}")):
+                m, me = cells[c], pdx[name][i]
+                parts.append(f"{c} {m['p50'] / me[0]:6.1f}x ({m['p99'] / me[1]:.1f}x)")
+            print(f"  vs {label:24} {name:10} " + "   ".join(parts))
 
 
 if __name__ == "__main__":
