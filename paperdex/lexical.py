@@ -12,6 +12,12 @@ and for every term (Porter stem of an NFKC-folded, case-folded, accent-stripped 
 documents containing it in each field and a precomputed BM25F score. A query is then a few
 numpy operations over arrays of length N: masks for what matches, a float accumulator for
 how well.
+
+FORMAT 4: the sorted vocabulary is one UTF-8 buffer with offsets (`vocab`, `vocab_ptr`; a
+fixed-width unicode array took 4 bytes x the longest stem per term), and the adjacent word
+pairs are a CSR by first term, then by pair (`bigram_ptr`, `bigrams`, `bigram_doc_ptr`,
+`bigram_doc`), with no bound on the vocabulary or the corpus (FORMAT 3 held one int64 key per
+(pair, document) and left the pairs out when those keys would overflow).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import json
 import os
 import shutil
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -30,7 +37,7 @@ from .paper import index_text
 from .store import Store, prune_snapshots
 from .text import STOPWORDS, stemmer, tokens
 
-FORMAT = 3
+FORMAT = 4
 # BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are
 # weighted and summed before the saturation k1. A word in the title says more about what
 # a paper is than the same word deep in its abstract.
@@ -54,6 +61,78 @@ class Postings:
         return self.doc[self.ptr[t] : self.ptr[t + 1]]
 
 
+# a lookup bisects a list of every 16th stem held in memory (V/16 bytes objects, made on
+# first use), then at most four stems of the buffer: 2.8 us against numpy's 4.1 us on the
+# former fixed-width array (63k papers, 168k stems)
+_VOCAB_STRIDE = 16
+
+
+def _utf8(s: str) -> bytes:
+    return s.encode("utf-8", "surrogatepass")
+
+
+class Vocab:
+    """The sorted stems, stem i being the UTF-8 bytes text[ptr[i]:ptr[i+1]]. UTF-8 bytes sort
+    as their code points do, so the buffer is in the order of the strings. `vocab[i]` is a
+    stem (str), `vocab.index(stem)` its position."""
+
+    def __init__(self, text: np.ndarray, ptr: np.ndarray) -> None:
+        self.text, self.ptr = text, ptr
+        self._buf = memoryview(np.ascontiguousarray(text, dtype=np.uint8))
+        self._at = memoryview(np.ascontiguousarray(ptr, dtype=np.int64))
+        self._size = len(self._at) - 1
+        self._top: list[bytes] | None = None
+
+    def __len__(self) -> int:
+        return self._size
+
+    def key(self, i: int) -> bytes:
+        """Stem i as UTF-8 bytes."""
+        return self._buf[self._at[i] : self._at[i + 1]].tobytes()
+
+    def __getitem__(self, i) -> str:
+        i = int(i)
+        if not -self._size <= i < self._size:
+            raise IndexError(i)
+        return self.key(i % self._size).decode("utf-8", "surrogatepass")
+
+    def tolist(self) -> list[str]:
+        text, at = self._buf.tobytes(), self._at.tolist()
+        return [text[a:b].decode("utf-8", "surrogatepass") for a, b in zip(at, at[1:], strict=False)]
+
+    def _bisect(self, key: bytes) -> tuple[int, bool]:
+        """(the first position whose stem is not below `key`, whether that stem is `key`)."""
+        top = self._top
+        if top is None:
+            top = self._top = [self.key(i) for i in range(0, self._size, _VOCAB_STRIDE)]
+        k = bisect_right(top, key)
+        if k == 0:
+            return 0, False
+        lo = (k - 1) * _VOCAB_STRIDE  # stem lo <= key < stem hi
+        if top[k - 1] == key:
+            return lo, True
+        lo, hi = lo + 1, min(k * _VOCAB_STRIDE, self._size)
+        buf, at = self._buf, self._at
+        while lo < hi:
+            mid = (lo + hi) // 2
+            x = buf[at[mid] : at[mid + 1]].tobytes()
+            if x < key:
+                lo = mid + 1
+            elif x == key:
+                return mid, True
+            else:
+                hi = mid
+        return lo, False
+
+    def find(self, key: bytes) -> int:
+        """The first position whose stem is not below `key` (UTF-8), as bisect_left."""
+        return self._bisect(key)[0]
+
+    def index(self, stem: str) -> int | None:
+        i, found = self._bisect(_utf8(stem))
+        return i if found else None
+
+
 class LexIndex:
     """One immutable snapshot of the lexical index."""
 
@@ -68,11 +147,17 @@ class LexIndex:
         self.catdoc: np.ndarray = arrays["catdoc"]
         self.cat_names: list[str] = meta["categories"]
         self.cat_lookup = {c.lower(): i for i, c in enumerate(self.cat_names)}
-        self.vocab: np.ndarray = arrays["vocab"]  # sorted stems
+        self.vocab = Vocab(arrays["vocab"], arrays["vocab_ptr"])  # sorted stems
         self.df: np.ndarray = arrays["df"]
         self.bm = Postings(arrays["bm_ptr"], arrays["bm_doc"])
         self.bm_score: np.ndarray = arrays["bm_score"]
         self.field = {f: Postings(arrays[f"{f}_ptr"], arrays[f"{f}_doc"]) for f in FIELDS}
+        # word pairs: those starting with term a are bigrams[bigram_ptr[a]:bigram_ptr[a+1]]
+        # (their second terms, sorted); the documents of pair k are
+        # bigram_doc[bigram_doc_ptr[k]:bigram_doc_ptr[k+1]] (sorted)
+        self.pair_ptr: np.ndarray = arrays["bigram_ptr"]
+        self.pair_next: np.ndarray = arrays["bigrams"]
+        self.pairs = Postings(arrays["bigram_doc_ptr"], arrays["bigram_doc"])
         self.n = len(self.rowids)
 
     # identity of what it was built from
@@ -85,13 +170,13 @@ class LexIndex:
         return str(self.meta["store_id"])
 
     def term(self, stemmed: str) -> int | None:
-        i = int(np.searchsorted(self.vocab, stemmed))
-        return i if i < len(self.vocab) and self.vocab[i] == stemmed else None
+        return self.vocab.index(stemmed)
 
     def prefix_terms(self, prefix: str, limit: int = 256) -> np.ndarray:
         """Term ids whose stem starts with `prefix`, most frequent first, at most `limit`."""
-        lo = int(np.searchsorted(self.vocab, prefix))
-        hi = int(np.searchsorted(self.vocab, prefix + "\U0010ffff"))
+        key = _utf8(prefix)
+        lo = self.vocab.find(key)
+        hi = self.vocab.find(key + b"\xff")  # no UTF-8 byte is 0xff
         ids = np.arange(lo, hi)
         if len(ids) > limit:
             ids = ids[np.argsort(-self.df[ids], kind="stable")[:limit]]
@@ -104,19 +189,22 @@ class LexIndex:
         a, b = self.bm.ptr[t], self.bm.ptr[t + 1]
         return self.bm.doc[a:b], self.bm_score[a:b]
 
+    def pair_docs(self, a: int, b: int) -> np.ndarray:
+        """The documents (sorted) where term b directly follows term a in the title or the
+        abstract (stopwords aside): one slice, found by a binary search among the pairs
+        starting with a."""
+        lo, hi = int(self.pair_ptr[a]), int(self.pair_ptr[a + 1])
+        k = lo + int(np.searchsorted(self.pair_next[lo:hi], b))
+        if k == hi or self.pair_next[k] != b:
+            return np.zeros(0, dtype=np.int32)
+        return self.pairs.docs(k)
+
     def has_bigram(self, docs: np.ndarray, a: int, b: int) -> np.ndarray:
-        """For each of `docs`, whether term b directly follows term a in its title
-        or abstract (stopwords aside). The pair array is sorted by pair, then document, so a
-        pair's documents are one slice, found by two binary searches."""
-        g = self.arrays.get("bigrams")
-        if g is None or len(g) == 0 or len(docs) == 0:
+        """For each of `docs`, whether term b directly follows term a in its title or
+        abstract (stopwords aside)."""
+        with_pair = self.pair_docs(a, b) if len(docs) else ()
+        if len(with_pair) == 0:
             return np.zeros(len(docs), dtype=bool)
-        n, V = max(self.n, 1), len(self.vocab)
-        lo = (a * V + b) * n
-        i, j = np.searchsorted(g, [lo, lo + n])
-        if i == j:
-            return np.zeros(len(docs), dtype=bool)
-        with_pair = np.asarray(g[i:j]) - lo
         pos = np.minimum(np.searchsorted(with_pair, docs), len(with_pair) - 1)
         return with_pair[pos] == docs
 
@@ -308,22 +396,27 @@ class _Carry:
         return new[keep].astype(np.int32), term.astype(np.int32), tf.astype(np.int32)
 
     def pair_bound(self) -> int:
-        return len(self.prev.arrays.get("bigrams", ()))
+        return len(self.prev.pairs.doc)
 
-    def pair_keys(self, remap: np.ndarray, V: int, N: int, chunk: int = 1 << 22) -> Iterator[np.ndarray]:
-        """The previous word pairs of carried documents as keys of the new snapshot, a chunk
-        at a time."""
-        g = self.prev.arrays.get("bigrams")
-        if g is None:
+    def pairs(self, remap: np.ndarray, chunk: int = 1 << 22) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The previous word pairs of carried documents as (document, first, second) in the
+        new snapshot's numbering, about `chunk` of them at a time."""
+        prev = self.prev
+        at = np.asarray(prev.pairs.ptr)
+        if len(at) < 2 or at[-1] == 0:
             return
-        pv, pn = len(self.prev.vocab), max(self.prev.n, 1)
-        for i in range(0, len(g), chunk):
-            c = np.asarray(g[i : i + chunk])
-            pair, d_old = c // pn, c % pn
-            new = self.old_to_new[d_old]
+        # runs of whole pairs, about `chunk` documents each
+        cuts = np.unique(np.searchsorted(at, np.arange(0, at[-1], chunk), side="right") - 1)
+        cuts = np.append(cuts, len(at) - 1)
+        for p0, p1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+            per_pair = np.diff(at[p0 : p1 + 1])
+            # pair k's first term: the a with pair_ptr[a] <= k < pair_ptr[a + 1]
+            first = np.searchsorted(prev.pair_ptr, np.arange(p0, p1), side="right") - 1
+            a = np.repeat(remap[first], per_pair)
+            b = np.repeat(remap[np.asarray(prev.pair_next[p0:p1])], per_pair)
+            new = self.old_to_new[np.asarray(prev.pairs.doc[at[p0] : at[p1]])]
             keep = new >= 0
-            pair = pair[keep]
-            yield (remap[pair // pv] * V + remap[pair % pv]) * N + new[keep]
+            yield new[keep].astype(np.int32), a[keep], b[keep]
 
 
 _NO_PAIRS = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
@@ -386,23 +479,82 @@ def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, n
     cursor += counts
 
 
-def _pair_keys(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int, N: int) -> np.ndarray:
-    """Adjacent word pairs as sorted distinct keys (pair, then document)."""
+def _pair_triples(
+    blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, free: bool
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(document, first, second) of the adjacent word pairs, terms in the sorted vocabulary's
+    numbering: the carried ones, then each block's (freed once read, with `free`)."""
+    if carry is not None:
+        yield from carry.pairs(remap)
+    for blk in blocks:
+        doc, first, second = blk.pairs
+        if free:
+            blk.pairs = _NO_PAIRS
+        yield doc, remap[first], remap[second]
+
+
+# (pair, document) sort keys stay at most this (a test lowers it to split the sort)
+_KEY_MAX = 2**63 - 1
+_CHUNK = 1 << 22
+
+
+def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int, N: int) -> dict[str, np.ndarray]:
+    """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair.
+
+    Sorted as int64 keys ((a - a0) * V + b) * N + doc, written into one array, sorted in place
+    and read back in chunks. The keys hold every first term a at once up to V^2 * N <= 2^63
+    (3M stems for 1M papers); beyond that, one sort per range of first terms keeps them in
+    int64, the blocks being read once per range."""
     bound = sum(len(b.pairs[0]) for b in blocks) + (carry.pair_bound() if carry else 0)
-    g = np.empty(bound, dtype=np.int64)
-    end = 0
-    carried = carry.pair_keys(remap, V, N) if carry else iter(())
-    for keys in carried:
-        g[end : end + len(keys)] = keys
-        end += len(keys)
-    for b in blocks:
-        doc, first, second = b.pairs
-        b.pairs = _NO_PAIRS  # freed as it goes
-        g[end : end + len(doc)] = (remap[first] * V + remap[second]) * N + doc
-        end += len(doc)
-    g = g[:end]
-    g.sort()
-    return _distinct(g)
+    width = max(1, _KEY_MAX // max(V * N, 1))  # first terms per sort
+    # written up to the bound, read back as views: pages past the end are never touched
+    nexts = np.empty(bound, dtype=np.int32)
+    starts = np.empty(bound, dtype=np.int64)
+    docs = np.empty(bound, dtype=np.int32)
+    per_first = np.zeros(V, dtype=np.int64)
+    n_pairs = n_docs = 0
+    for a0 in range(0, V, width):
+        a1, last = min(a0 + width, V), a0 + width >= V
+        g = np.empty(bound, dtype=np.int64)
+        end = 0
+        for doc, a, b in _pair_triples(blocks, carry, remap, free=last):
+            if a0 > 0 or not last:
+                sel = (a >= a0) & (a < a1)
+                doc, a, b = doc[sel], a[sel], b[sel]
+            g[end : end + len(doc)] = ((a - a0) * V + b) * N + doc
+            end += len(doc)
+        g = g[:end]
+        g.sort()
+        prev_key = prev_pair = -1
+        for i in range(0, end, _CHUNK):
+            c = g[i : i + _CHUNK]
+            keep = np.empty(len(c), dtype=bool)
+            keep[0] = c[0] != prev_key
+            np.not_equal(c[1:], c[:-1], out=keep[1:])
+            prev_key = c[-1]
+            keys = c[keep]
+            if len(keys) == 0:
+                continue
+            pair = keys // N
+            docs[n_docs : n_docs + len(keys)] = keys - pair * N
+            new = np.empty(len(pair), dtype=bool)
+            new[0] = pair[0] != prev_pair
+            np.not_equal(pair[1:], pair[:-1], out=new[1:])
+            prev_pair = pair[-1]
+            at = np.flatnonzero(new)
+            starts[n_pairs : n_pairs + len(at)] = n_docs + at
+            a_off, b = np.divmod(pair[at], V)
+            nexts[n_pairs : n_pairs + len(at)] = b
+            per_first[a0:a1] += np.bincount(a_off, minlength=a1 - a0)
+            n_pairs += len(at)
+            n_docs += len(keys)
+        del g
+    pair_ptr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(per_first, out=pair_ptr[1:])
+    doc_ptr = np.empty(n_pairs + 1, dtype=np.int32 if n_docs < 2**31 else np.int64)
+    doc_ptr[:n_pairs] = starts[:n_pairs]
+    doc_ptr[n_pairs] = n_docs
+    return {"bigram_ptr": pair_ptr, "bigrams": nexts[:n_pairs], "bigram_doc_ptr": doc_ptr, "bigram_doc": docs[:n_docs]}
 
 
 def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) -> dict[str, np.ndarray]:
@@ -493,13 +645,17 @@ def build(store: Store, previous: LexIndex | None = None, *, block: int = BLOCK)
             for lo in range(0, n, max(block, 1))
         ]
 
-    # vocabulary sorted, so a query term is a binary search away
-    names = np.array(list(terms.stem_id), dtype=str) if terms.stem_id else np.zeros(0, dtype="<U1")
-    order_v = np.argsort(names, kind="stable")
-    remap = np.empty(len(names), dtype=np.int64)
-    remap[order_v] = np.arange(len(names), dtype=np.int64)
-    vocab = names[order_v]
-    V, N = len(vocab), max(n, 1)
+    # vocabulary sorted, so a query term is a binary search away: UTF-8 bytes, which sort as
+    # their code points do
+    names = [_utf8(t) for t in terms.stem_id]
+    order_v = sorted(range(len(names)), key=names.__getitem__)
+    V, N = len(names), max(n, 1)
+    remap = np.empty(V, dtype=np.int64)
+    remap[np.array(order_v, dtype=np.int64)] = np.arange(V, dtype=np.int64)
+    vocab_ptr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(names[i]) for i in order_v), dtype=np.int64, count=V), out=vocab_ptr[1:])
+    vocab = np.frombuffer(b"".join([names[i] for i in order_v]), dtype=np.uint8)
+    del names, order_v
 
     cat_doc = np.repeat(np.arange(n, dtype=np.int32), np.diff(rows.cat_ptr))
     catdoc_ptr = np.zeros(len(rows.categories) + 1, dtype=np.int64)
@@ -513,12 +669,11 @@ def build(store: Store, previous: LexIndex | None = None, *, block: int = BLOCK)
         "catdoc_ptr": catdoc_ptr,
         "catdoc": cat_doc[np.argsort(rows.cat_ids, kind="stable")],
         "vocab": vocab,
+        "vocab_ptr": vocab_ptr,
     }
     # the pairs first: their keys are the largest array, and the postings are still compact
-    pairs = _pair_keys(blocks, carry, remap, V, N) if N * V * V < 2**62 else None
+    arrays.update(_pairs(blocks, carry, remap, V, N))
     arrays.update(_postings(blocks, lengths, remap, n))
-    if pairs is not None:
-        arrays["bigrams"] = pairs  # sorted: pair, then doc
     meta = {
         "format": FORMAT,
         "params": PARAMS,

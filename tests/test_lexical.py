@@ -4,12 +4,14 @@ snapshot it makes must not depend on the block size, on a full build or an incre
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
 
 from paperdex import lexical
-from paperdex.text import stem
+from paperdex.paper import index_text
+from paperdex.text import STOPWORDS, stem, tokens
 
 ONE_BLOCK = 10**9
 
@@ -27,7 +29,7 @@ def assert_same(a: lexical.LexIndex, b: lexical.LexIndex) -> None:
 @pytest.mark.parametrize("block", [1, 7, 100])
 def test_full_build_does_not_depend_on_the_block_size(ro_store, block):
     whole = lexical.build(ro_store, block=ONE_BLOCK)
-    assert whole.n == ro_store.count() and len(whole.arrays["bigrams"]) > 0
+    assert whole.n == ro_store.count() and len(whole.arrays["bigram_doc"]) > len(whole.arrays["bigrams"]) > 0
     assert_same(lexical.build(ro_store, block=block), whole)
 
 
@@ -54,3 +56,107 @@ def test_incremental_build_does_not_depend_on_the_block_size(store):
         assert np.array_equal(fresh.arrays[name], whole.arrays[name]), name
     learn = stem("learning")
     assert np.array_equal(whole.term_docs(whole.term(learn)), fresh.term_docs(fresh.term(learn)))
+
+
+def test_the_pair_sort_split_by_first_term_gives_the_same_arrays(store, monkeypatch):
+    """Beyond V^2 * N > 2^63 the (pair, document) keys are sorted one range of first terms at
+    a time; a lower bound forces that path on the fixture."""
+    previous = lexical.load(store)
+    whole = lexical.build(store, block=ONE_BLOCK)
+    ids = [r[0] for r in store.conn.execute("SELECT id FROM papers ORDER BY rowid")]
+    changed = [dataclasses.replace(store.get(pid), title="Quokkanator weight decay") for pid in ids[::29]]
+    store.upsert(changed, publish=False)
+    full, incremental = lexical.build(store, block=7), lexical.build(store, previous, block=7)
+    V, N = whole.meta["terms"], whole.n
+    monkeypatch.setattr(lexical, "_KEY_MAX", (V // 6) * V * N)  # about 7 ranges
+    assert_same(lexical.build(store, block=7), full)
+    assert_same(lexical.build(store, previous, block=7), incremental)
+    assert_same(lexical.build(store, previous, block=ONE_BLOCK), incremental)
+
+
+def _texts(store):
+    rows = store.conn.execute("SELECT title, abstract, authors FROM papers ORDER BY rowid")
+    for title, abstract, authors in rows:
+        yield title, abstract, " ".join(json.loads(authors))
+
+
+def _stems(text: str) -> list[str]:
+    return [stem(w) for w in tokens(index_text(text)) if w not in STOPWORDS]
+
+
+def test_the_pairs_are_the_adjacent_words_of_each_title_and_abstract(ro_store):
+    ix = lexical.build(ro_store, block=7)
+    want = set()
+    for doc, (title, abstract, _) in enumerate(_texts(ro_store)):
+        for text in (title, abstract):
+            s = _stems(text)
+            want.update((a, b, doc) for a, b in zip(s, s[1:], strict=False))
+    got = set()
+    ptr, nexts, pairs = ix.pair_ptr, ix.pair_next, ix.pairs
+    assert ix.arrays["bigram_doc"].dtype == np.int32 and ix.arrays["bigram_doc_ptr"].dtype == np.int32
+    for a in range(len(ix.vocab)):
+        assert np.all(np.diff(nexts[ptr[a] : ptr[a + 1]]) > 0)  # sorted, distinct
+        for k in range(ptr[a], ptr[a + 1]):
+            docs = pairs.docs(k)
+            assert len(docs) > 0 and np.all(np.diff(docs) > 0)
+            got.update((ix.vocab[a], ix.vocab[nexts[k]], int(d)) for d in docs)
+    assert got == want
+    # the lookups the phrase bonus makes
+    a, b = ix.term(stem("weight")), ix.term(stem("decay"))
+    with_pair = sorted(d for x, y, d in want if (x, y) == (stem("weight"), stem("decay")))
+    assert len(with_pair) > 0 and ix.pair_docs(a, b).tolist() == with_pair
+    everyone = np.arange(ix.n, dtype=np.int32)
+    assert np.flatnonzero(ix.has_bigram(everyone, a, b)).tolist() == with_pair
+    assert not ix.has_bigram(everyone, b, a).any() or len(ix.pair_docs(b, a)) > 0
+    assert len(ix.pair_docs(len(ix.vocab) - 1, 0)) == 0
+
+
+def test_the_vocabulary_is_utf8_with_offsets(ro_store):
+    ix = lexical.build(ro_store, block=7)
+    stems = sorted({s for texts in _texts(ro_store) for t in texts for s in _stems(t)})
+    assert ix.arrays["vocab"].dtype == np.uint8 and ix.arrays["vocab_ptr"].dtype == np.int64
+    assert ix.vocab.tolist() == stems and len(ix.vocab) == len(stems) == ix.meta["terms"]
+    assert [ix.term(s) for s in stems] == list(range(len(stems)))
+    assert ix.vocab[-1] == stems[-1] and ix.vocab[np.int32(3)] == stems[3]
+    for missing in ("", "0", stems[0][:-1] + "\x00", stems[-1] + "z", "zzzzzzzz", "\U0010ffff"):
+        assert missing in stems or ix.term(missing) is None, missing
+    for prefix in ("", "a", "learn", "trans", "z", "zzzzzz", stems[-1]):
+        want = [i for i, s in enumerate(stems) if s.startswith(prefix)]
+        assert sorted(ix.prefix_terms(prefix, limit=10**9).tolist()) == want, prefix
+
+
+def test_vocab_lookups_on_other_scripts():
+    words = {f"w{i:03d}" for i in range(300)} | {"über", "straße", "优化器", "优化", "𝔸x", "é", "ed\udc80"}
+    enc = sorted(w.encode("utf-8", "surrogatepass") for w in words)
+    ptr = np.zeros(len(enc) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in enc], out=ptr[1:])
+    v = lexical.Vocab(np.frombuffer(b"".join(enc), dtype=np.uint8), ptr)
+    ordered = sorted(words)  # code point order is UTF-8 byte order
+    assert v.tolist() == ordered and [v[i] for i in range(len(v))] == ordered
+    for i, w in enumerate(ordered):
+        key = w.encode("utf-8", "surrogatepass")
+        assert v.find(key) == i
+        assert v.find(key + b"\x00") == i + 1 and v.find(key[:-1]) <= i
+    assert v.find(b"") == 0 and v.find(b"\xff") == len(v)
+
+
+def test_a_snapshot_of_another_format_is_refused_and_migrate_republishes_it(store):
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    ix = lexical.load(store)
+    assert ix is not None and ix.meta["format"] == lexical.FORMAT == 4
+    pointer = store.data_dir / lexical.POINTER
+    old = json.loads(pointer.read_text())
+    pointer.write_text(json.dumps({**old, "format": 3}))
+    assert lexical.load(store) is None  # readers neither adopt nor convert it
+    store.close()
+    r = CliRunner().invoke(cli, ["--data-dir", str(store.data_dir), "migrate"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    with lexical.Store(store.data_dir) as s:
+        again = lexical.load(s)
+        assert again is not None and again.meta["format"] == lexical.FORMAT
+        assert json.loads(pointer.read_text())["format"] == lexical.FORMAT
+        built = lexical.build(s)
+    assert_same(built, lexical.LexIndex(again.arrays, {k: v for k, v in again.meta.items() if k != "published"}))
