@@ -21,6 +21,7 @@ Every hit says why it matched: its rank and score on each side, and the fused sc
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import threading
@@ -34,7 +35,7 @@ import numpy as np
 
 from . import acronyms, lexical, zh
 from . import query as Q
-from .paper import Paper
+from .paper import Paper, index_text
 from .store import Store
 from .text import STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
 
@@ -203,7 +204,10 @@ def rrf(rankings: list[list[int]], weights: list[float] | None = None, k: int = 
 
 @dataclass
 class Concept:
-    """One thing asked for: any of the alternatives, each a tuple of stems all required."""
+    """One thing asked for: any of the alternatives, each a tuple of stems in text order. A
+    one-word alternative matches where its word is; a multi-word one ("large language
+    model", an acronym's long form, a hyphenated term) only where its words stand together
+    (``alt_pairs``)."""
 
     label: str
     alts: list[tuple[str, ...]]
@@ -213,12 +217,33 @@ class Concept:
         return 1.0 if self.weights is None else self.weights[i]
 
 
+def alt_of(text: str) -> tuple[str, ...]:
+    """A phrase as an alternative: its stems in order, stopwords out, as the index reads a
+    text (so "end to end" is ("end", "end"), whose one pair is end, end)."""
+    return tuple(stem(w) for w in tokens(text) if w not in STOPWORDS)
+
+
+def alt_pairs(alt: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The rule for a multi-word alternative, on every backend: each of its consecutive word
+    pairs stands together (stopwords aside) in the title or the abstract, as the lexical
+    snapshot's word pairs record them. Nothing for a one-word alternative."""
+    return list(dict.fromkeys(zip(alt, alt[1:], strict=False)))
+
+
+def text_pairs(text: str) -> set[tuple[str, str]]:
+    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it
+    (``index_text``, stopwords out, stems): what ``alt_pairs`` is checked against when the
+    text itself is at hand (a field-restricted word, the Milvus backend)."""
+    ws = alt_of(index_text(text))
+    return set(zip(ws, ws[1:], strict=False))
+
+
 def _zh_concepts(run: str) -> list[Concept]:
     out = []
     for alts in zh.concepts(run):
         stems = []
         for a in alts:
-            ws = tuple(dict.fromkeys(stem(w) for w in tokens(a) if w not in STOPWORDS))
+            ws = alt_of(a)
             if ws and ws not in stems:
                 stems.append(ws)
         if stems:
@@ -244,10 +269,10 @@ def concepts_of(t: Q.Text) -> tuple[list[Concept], list[str]]:
         if t.phrase:  # a phrase's words rank one by one; the phrase itself is matched exactly
             out.extend(Concept(w, [(stem(w),)]) for w in ws)
         else:
-            alts = [tuple(dict.fromkeys(stem(w) for w in ws))]
+            alts = [tuple(stem(w) for w in ws)]
             if len(ws) == 1:  # an acronym also stands for its long forms, as much as for itself
                 for form in acronyms.expand(part):
-                    st = tuple(dict.fromkeys(stem(w) for w in tokens(form) if w not in STOPWORDS))
+                    st = alt_of(form)
                     if st and st not in alts:
                         alts.append(st)
             out.append(Concept(part.strip(), alts))
@@ -287,19 +312,44 @@ class _Eval:
         return m
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
+        """The papers holding the concept (in `column`, or anywhere): any of its alternatives,
+        a multi-word one only where its words stand together (``alt_pairs``)."""
         out = np.zeros(self.ix.n, dtype=bool)
         for alt in c.alts:
             m = self.stem_mask(alt[0], column)
             for s in alt[1:]:
                 m = m & self.stem_mask(s, column)
+            if len(alt) > 1 and m.any():
+                docs = np.flatnonzero(m)
+                self._charge(len(docs) * len(alt_pairs(alt)))
+                keep = adjacent(self.ix, docs, alt)
+                if column is not None:  # the pair index spans title and abstract: the field's own text
+                    keep[keep] = self._adjacent_in(docs[keep], alt, column)
+                m = np.zeros(self.ix.n, dtype=bool)
+                m[docs[keep]] = True
             out |= m
         return out
+
+    def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
+        """For each of `docs`, whether alt's words stand together in that field's own text."""
+        want = alt_pairs(alt)
+        rowids = [int(r) for r in self.ix.rowids[docs]]
+        self._charge(len(rowids) * 64)
+        pairs: dict[int, set[tuple[str, str]]] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            q = f"SELECT rowid, {column} FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
+            for r, text in self.store.conn.execute(q, chunk):
+                if column == "authors":
+                    text = " ".join(json.loads(text))
+                pairs[r] = text_pairs(text)
+        return np.array([all(p in pairs.get(r, ()) for p in want) for r in rowids], dtype=bool)
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
         """acc += the concept's BM25F: its best alternative (a multi-word one scores the
         sum of its words), each weighed by the concept's weight for it."""
         if len(c.alts) == 1:
-            for s in c.alts[0]:
+            for s in dict.fromkeys(c.alts[0]):
                 t = self.ix.term(s)
                 if t is not None:
                     d, sc = self.ix.term_scores(t)
@@ -309,7 +359,7 @@ class _Eval:
         best = np.zeros(self.ix.n, dtype=np.float32)
         for i, alt in enumerate(c.alts):
             a = np.zeros(self.ix.n, dtype=np.float32)
-            for s in alt:
+            for s in dict.fromkeys(alt):
                 t = self.ix.term(s)
                 if t is not None:
                     d, sc = self.ix.term_scores(t)
@@ -435,18 +485,27 @@ def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept]
     for unit in units:
         ok = np.zeros(len(cand), dtype=bool)
         for alt in unit:
-            ids = [ix.term(s) for s in alt]
-            if any(t is None for t in ids):
+            if len(alt) == 1:
+                t = ix.term(alt[0])
+                if t is not None:
+                    ok |= np.isin(cand, ix.term_docs(t), assume_unique=True)
                 continue
-            if len(ids) == 1:
-                ok |= np.isin(cand, ix.term_docs(ids[0]), assume_unique=True)
-                continue
-            m = np.ones(len(cand), dtype=bool)
-            for t1, t2 in zip(ids, ids[1:], strict=False):
-                m &= ix.has_bigram(cand, t1, t2)
-            ok |= m
+            ok |= adjacent(ix, cand, alt)
         got += ok
     acc[cand] *= 1 + PHRASE_BOOST * got / len(units)
+
+
+def adjacent(ix: lexical.LexIndex, docs: np.ndarray, alt: tuple[str, ...]) -> np.ndarray:
+    """For each of `docs`, whether the multi-word alternative's words stand together in its
+    title or abstract (``alt_pairs``, read from the snapshot's word pairs): the one place
+    the embedded store decides it, for matching and for the phrase bonus alike."""
+    ok = np.ones(len(docs), dtype=bool)
+    for a, b in alt_pairs(alt):
+        ta, tb = ix.term(a), ix.term(b)
+        if ta is None or tb is None:
+            return np.zeros(len(docs), dtype=bool)
+        ok &= ix.has_bigram(docs, ta, tb)
+    return ok
 
 
 def _positives(node: Q.Node, out: list[Q.Text]) -> None:

@@ -31,7 +31,13 @@ store. Milvus Lite 2.5 has no TEXT_MATCH and no NOT operator, so:
   as ``pk not in [...]`` over the papers the negated part matches (up to ``MAX_SCAN``);
 * exact phrases, ``abs:`` words, prefixes and over-long free-word rules have a superset in
   Milvus and are checked exactly in Python on the candidates (at most ``MAX_SCAN`` of them;
-  past that the query is refused with a message, never answered wrongly).
+  past that the query is refused with a message, never answered wrongly);
+* a multi-word alternative ("large language model" for 大语言模型, an acronym's long form)
+  counts only with its words together (``search.alt_pairs``): Milvus lists the papers with
+  all of its words, and the pairs are checked on their ``lex`` rows (``_lex_adjacent``: the
+  title is the part ``lex`` repeats three times, so no pair across the title's end counts),
+  or on the paper's own text where the row cannot say. Milvus Lite 2.5.1 creates fields with
+  ``enable_match`` but refuses ``PHRASE_MATCH`` (and ``TEXT_MATCH``) filters ("Invalid expr").
 
 Fusion is the contract's RRF, computed here from the BM25 ranking (every matched paper, or
 to ``FUSE_DEPTH`` on the expression road) and a dense ranking (``DENSE_DEPTH``), so that the
@@ -70,12 +76,14 @@ from ..search import (
     Filters,
     Hit,
     Result,
+    alt_pairs,
     concepts_of,
     mark,
     phrase_units,
     plan,
     required,
     snippet,
+    text_pairs,
 )
 from ..store import IngestSummary, StoreError
 from ..text import STOPWORDS, has_cjk, stem, tokens
@@ -228,6 +236,7 @@ class _Doc:
         self.paper = paper
         self._stems: dict[str | None, set[str]] = {}
         self._words: dict[str, list[str]] = {}
+        self._pairs: dict[str | None, set[tuple[str, str]]] = {}
 
     def words(self, column: str) -> list[str]:
         w = self._words.get(column)
@@ -253,6 +262,19 @@ class _Doc:
             self._stems[column] = s
         return s
 
+    def pairs(self, column: str | None) -> set[tuple[str, str]]:
+        """Adjacent stem pairs of a field (None: the title's and the abstract's, as the
+        embedded store's pair index holds them)."""
+        got = self._pairs.get(column)
+        if got is None:
+            p = self.paper
+            if column is None:
+                got = self.pairs("title") | self.pairs("abstract")
+            else:
+                got = text_pairs({"title": p.title, "abstract": p.abstract, "authors": " ".join(p.authors)}[column])
+            self._pairs[column] = got
+        return got
+
     def has_phrase(self, ws: list[str], column: str | None) -> bool:
         cols = [column] if column else ["title", "abstract", "authors", "categories"]
         n = len(ws)
@@ -268,8 +290,52 @@ class _Doc:
         return _date_int(self.paper.date)
 
 
-def _concept_in(c: Concept, stems: set[str]) -> bool:
-    return any(all(s in stems for s in alt) for alt in c.alts)
+def _concept_in(c: Concept, d: _Doc, column: str | None) -> bool:
+    """search._Eval.concept_mask for one paper: any alternative, all its words in the field,
+    a multi-word one only with its words together (search.alt_pairs)."""
+    stems = d.stems(column)
+    return any(
+        all(s in stems for s in alt) and (len(alt) == 1 or all(p in d.pairs(column) for p in alt_pairs(alt)))
+        for alt in c.alts
+    )
+
+
+def _multiword(c: Concept) -> bool:
+    return any(len(alt) > 1 for alt in c.alts)
+
+
+def _lex_adjacent(pairs: list[tuple[str, str]], lex: str, ti_lex: str, au_lex: str) -> bool | None:
+    """Whether each pair stands together in the title or the abstract, read from a row's
+    `lex` (title x3, abstract, authors: see `_lex`), or None when the row alone cannot say
+    (no title, the distinct-stems form, a title with more than one reading, a pair whose
+    second word is also an author's): then the paper's own text decides. Pairs across the
+    parts (the title's last word and the abstract's first) are not pairs of the paper."""
+    W = lex.split()
+    D = ti_lex.split()
+    if not D:
+        return None
+    n, first = len(W), W[0] if W else None
+    # the title: the W[:L] that W repeats three times (L >= its distinct stems); one reading only
+    Ls = [
+        L
+        for L in range(len(D), n // 3 + 1)
+        if W[L] == first and W[2 * L] == first and W[:L] == W[L : 2 * L] == W[2 * L : 3 * L] and set(W[:L]) == set(D)
+    ]
+    if len(Ls) != 1:
+        return None
+    L = Ls[0]
+    title = set(zip(W[:L], W[1:L], strict=False))
+    rest = W[3 * L :]
+    authors = set(au_lex.split())
+    for x, y in pairs:
+        if (x, y) in title:
+            continue
+        hits = [i for i in range(len(rest) - 1) if rest[i] == x and rest[i + 1] == y]
+        if not hits:
+            return False
+        if y in authors:  # the abstract's last word and the first author's, or two authors'
+            return None
+    return True
 
 
 # --- compiling a query --------------------------------------------------------------------
@@ -304,8 +370,10 @@ _FIELD = {None: "lex", "title": "ti_lex", "authors": "au_lex", "abstract": "lex"
 
 
 def _alt_expr(alt: tuple[str, ...], field: str) -> str:
+    """All of the alternative's words (a superset of a multi-word alternative's papers: their
+    adjacency is checked on the candidates)."""
     # stems are runs of letters and digits: nothing in them is special to LIKE
-    return _and([f"{field} like {_lit('% ' + s + ' %')}" for s in alt]) or FALSE
+    return _and([f"{field} like {_lit('% ' + s + ' %')}" for s in dict.fromkeys(alt)]) or FALSE
 
 
 def concept_expr(c: Concept, column: str | None = None) -> str:
@@ -720,7 +788,7 @@ class MilvusBackend:
         exprs = [concept_expr(c, col) for c in cs]
         if not exprs and not phrase:
             return None
-        return Part(_and(exprs), not phrase and col != "abstract")
+        return Part(_and(exprs), not phrase and col != "abstract" and not any(_multiword(c) for c in cs))
 
     def _filter_expr(self, f: Q.Filter) -> str:
         if f.kind == "cat":
@@ -779,7 +847,7 @@ class MilvusBackend:
             for c in cs:
                 if n.phrase and ok is not None and not has_cjk(c.label):
                     continue
-                cm = _concept_in(c, d.stems(col))
+                cm = _concept_in(c, d, col)
                 ok = cm if ok is None else (ok and cm)
             return ok
         if isinstance(n, Q.Filter):
@@ -909,9 +977,33 @@ class MilvusBackend:
         dates = next(list(f.scalars.long_data.data) for f in res.fields_data if f.field_name == "date")
         return list(zip(ids, res.scores, dates, strict=True))
 
+    def _adjacent(self, alt: tuple[str, ...], pks: Iterable[int]) -> set[int]:
+        """The papers of `pks` in which the multi-word alternative's words stand together
+        (search.alt_pairs): read from their `lex` rows, else from their own text; remembered
+        for the query."""
+        want = alt_pairs(alt)
+        known = self._adj_cache.setdefault(alt, {})
+        pks = list(pks)
+        todo = sorted(pk for pk in pks if pk not in known)
+        undecided = []
+        for i in range(0, len(todo), 1000):
+            chunk = todo[i : i + 1000]
+            for pk in chunk:
+                known[pk] = False  # deleted since listed
+            for r in self._query(f"pk in {chunk}", ["pk", "lex", "ti_lex", "au_lex"]):
+                got = _lex_adjacent(want, r["lex"], r["ti_lex"], r["au_lex"])
+                if got is None:
+                    undecided.append(int(r["pk"]))
+                else:
+                    known[int(r["pk"])] = got
+        for pk, paper in self._docs(undecided).items():
+            known[pk] = all(pr in _Doc(pk, paper).pairs(None) for pr in want)
+        return {pk for pk in pks if known[pk]}
+
     def _concept_exists(self, c: Concept, expr: str, C: str | None) -> bool:
-        """Whether any paper holds the concept (one of its alternatives, all of its words).
-        With no constraints the postings the lexical side needs anyway answer it."""
+        """Whether any paper holds the concept (one of its alternatives, all of its words, a
+        multi-word one with them together). With no constraints the postings the lexical side
+        needs anyway answer it."""
         for alt in c.alts:
             if len(alt) == 1 and C is None:
                 p = self._postings(alt[0], None, blocks=False, window=FIRST_WINDOW)
@@ -926,10 +1018,19 @@ class MilvusBackend:
                     return True
                 continue
             sets = [self._postings(s_, None) for s_ in alt]
-            if any(x is None for x in sets):
-                return self._exists(expr)
-            if set.intersection(*(set(x) for x in sets)):  # type: ignore[union-attr]
-                return True
+            if any(x is None for x in sets):  # words in more papers than are listed
+                like = _and([_alt_expr(alt, "lex"), *(f"lex like {_lit(f'% {x} {y} %')}" for x, y in alt_pairs(alt))])
+                try:
+                    rows = self._rows(like, [], cap=MAX_SCAN)
+                except _TooMany:
+                    return True  # so many papers with the words together in `lex`: some in a field
+                if self._adjacent(alt, (int(r["pk"]) for r in rows)):
+                    return True
+                continue
+            both = sorted(set.intersection(*(set(x) for x in sets)))  # type: ignore[union-attr]
+            for i in range(0, len(both), 1000):  # one paper is enough
+                if self._adjacent(alt, both[i : i + 1000]):
+                    return True
         return False
 
     def _by_postings(self, present: list[Concept], rank_concepts: list[Concept], C: str | None):
@@ -972,7 +1073,7 @@ class MilvusBackend:
                 dates[pk] = dt
         counts: dict[int, int] = {}
         for c in present:
-            for pk in _concept_docs(c, full):
+            for pk in _concept_docs(c, full, self._adjacent):
                 counts[pk] = counts.get(pk, 0) + 1
         L = {pk: dates[pk] for pk, n in counts.items() if n >= k}
         self._last_post = full
@@ -1009,16 +1110,21 @@ class MilvusBackend:
         cand = sorted((pk for pk in L if acc.get(pk, 0.0) > 0), key=lambda pk: -acc[pk])[:PHRASE_DEPTH]
         if not cand:
             return
-        lex = {int(r["pk"]): r["lex"] for r in self._query(f"pk in {cand}", ["pk", "lex"])}
+        rows = {int(r["pk"]): r for r in self._query(f"pk in {cand}", ["pk", "lex", "ti_lex", "au_lex"])}
         for pk in cand:
-            text = lex.get(pk, "")
+            r = rows.get(pk, {})
+            text = r.get("lex", "")
             got = 0
             for unit in units:
                 for alt in unit:
                     if len(alt) == 1:
                         ok = f" {alt[0]} " in text
-                    else:
-                        ok = all(f" {x} {y} " in text for x, y in zip(alt, alt[1:], strict=False))
+                    else:  # the matching rule; where `lex` alone cannot say, its words in a row
+                        ok = self._adj_cache.get(alt, {}).get(pk)
+                        if ok is None:
+                            ok = _lex_adjacent(alt_pairs(alt), text, r.get("ti_lex", ""), r.get("au_lex", ""))
+                        if ok is None:
+                            ok = all(f" {x} {y} " in text for x, y in alt_pairs(alt))
                     if ok:
                         got += 1
                         break
@@ -1066,6 +1172,7 @@ class MilvusBackend:
         # 2. free words as concepts (a concept no paper contains is set aside)
         exprs = {id(c): concept_expr(c) for c in concepts}
         self._post_cache: dict = {}
+        self._adj_cache: dict[tuple[str, ...], dict[int, bool]] = {}
         present = [c for c in concepts if self._concept_exists(c, exprs[id(c)], C if mode != "dense" else FALSE)]
         missing = [c.label for c in concepts if c not in present]
         if missing and present:
@@ -1096,6 +1203,8 @@ class MilvusBackend:
             W = min_should([exprs[id(c)] for c in present], k)
             if W is None:  # too many combinations: any concept in Milvus, the count in Python
                 W, words_exact = _or([exprs[id(c)] for c in present]), False
+            elif any(_multiword(c) for c in present):  # the words in Milvus, their adjacency in Python
+                words_exact = False
         elif concepts or p.cjk_words:
             W = FALSE
             if missing:
@@ -1112,7 +1221,7 @@ class MilvusBackend:
                 return False
             if words_exact or not present:
                 return True
-            return sum(_concept_in(c, d.stems(None)) for c in present) >= required(len(present))
+            return sum(_concept_in(c, d, None) for c in present) >= required(len(present))
 
         # L explicitly (pk -> date, categories) when Python decides part of it
         if L_rows is None and not exact:
@@ -1414,11 +1523,16 @@ def _bound(present: list[Concept], post, k: int) -> set[int] | None:
     return domain if len(domain) <= MAX_TOPK else None
 
 
-def _concept_docs(c: Concept, post) -> set[int]:
-    """Papers (of the listed postings) holding the concept: any alternative, all its stems."""
+def _concept_docs(c: Concept, post, adjacent=None) -> set[int]:
+    """Papers (of the listed postings) holding the concept: any alternative, all its stems;
+    with `adjacent` (MilvusBackend._adjacent), a multi-word one only with them together
+    (without, a superset)."""
     docs: set[int] = set()
     for alt in c.alts:
-        docs |= set.intersection(*(set(post[s_]) for s_ in alt))
+        got = set.intersection(*(set(post[s_]) for s_ in alt))
+        if adjacent is not None and len(alt) > 1 and got:
+            got = adjacent(alt, got)
+        docs |= got
     return docs
 
 
@@ -1429,14 +1543,14 @@ def _acc_of(rank_concepts: list[Concept], post) -> dict[int, float]:
     acc: dict[int, float] = {}
     for c in rank_concepts:
         if len(c.alts) == 1:
-            for s_ in c.alts[0]:
+            for s_ in dict.fromkeys(c.alts[0]):
                 for pk, (sc, _) in post[s_].items():
                     acc[pk] = acc.get(pk, 0.0) + sc
             continue
         best: dict[int, float] = {}
         for i, alt in enumerate(c.alts):
             a: dict[int, float] = {}
-            for s_ in alt:
+            for s_ in dict.fromkeys(alt):
                 for pk, (sc, _) in post[s_].items():
                     a[pk] = a.get(pk, 0.0) + sc
             w = c.weight(i)

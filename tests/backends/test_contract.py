@@ -20,7 +20,7 @@ from paperdex.paper import index_text
 from paperdex.query import QueryError
 from paperdex.search import FUSION, MAX_WINDOW, Filters
 from paperdex.store import Store
-from paperdex.text import stem, tokens
+from paperdex.text import STOPWORDS, stem, tokens
 
 BACKENDS = ["embedded", "milvus"]
 
@@ -215,6 +215,73 @@ def test_chinese_words_find_english_papers(backend):
     assert all("diffus" in stems_of(text_of(h.paper)) for h in res.hits)
 
 
+def pairs_of(p) -> set[tuple[str, str]]:
+    """Adjacent stems of the title and of the abstract, as the lexical snapshot pairs them."""
+    out = set()
+    for text in (p.title, p.abstract):
+        ws = [stem(w) for w in tokens(index_text(text)) if w not in STOPWORDS]
+        out |= set(zip(ws, ws[1:], strict=False))
+    return out
+
+
+def test_a_translated_phrase_matches_only_where_its_words_stand_together(backend):
+    """大语言模型 is "large language model" or "LLM". VQ-Insight writes "large-scale" and
+    "vision-language models" and never the phrase: not a match, under either order, and
+    not counted; SAKURA ("large audio-language models", "large language models") is."""
+    got, res = everything(backend, "大语言模型", mode="lexical")
+    assert res.total == len(got) > 0
+    assert "2506.18564" not in got and "2505.13237" in got
+    for pid in got:
+        p = backend.get(pid)
+        assert "llm" in stems_of(text_of(p)) or {("larg", "languag"), ("languag", "model")} <= pairs_of(p), pid
+    new, res_new = everything(backend, "大语言模型", mode="lexical", sort="newest")
+    assert sorted(new) == sorted(got) and res_new.total == res.total
+    # the acronym typed in capitals means the same two things
+    assert sorted(everything(backend, "LLM", mode="lexical")[0]) == sorted(got)
+    # scattered words still match when typed as words
+    assert "2506.18564" in everything(backend, "large language model", mode="lexical")[0]
+
+
+def test_multi_word_alternatives_need_their_words_side_by_side(writable):
+    """Made-up papers for each case a user would notice, on both backends."""
+    base = writable.get(writable.search("", per_page=1).hits[0].paper.id)
+
+    def paper(pid: str, title: str, abstract: str):
+        return replace(base, id=pid, title=title, abstract=abstract, authors=["Ada Lovelace"], updated="2026-07-01")
+
+    writable.upsert(
+        [
+            paper("2699.10001", "Reasoning in large language models", "We probe how models reason."),
+            paper("2699.10002", "A large benchmark", "Sign language recognition with a model of each hand."),
+            paper("2699.10003", "Reasoning with LLMs", "We probe how they reason."),
+            # the pair across the title's end and the abstract's start is not a phrase of the paper
+            paper("2699.10004", "Going large", "Language model training, sign language and a model."),
+            paper("2699.10005", "Large models of language", "A language model in the abstract only."),
+            paper("2699.10006", "End-to-end driving", "A planner trained end to end."),
+            paper("2699.10007", "The end of driving", "Where the road ends."),
+            # "large language" in the title, "language model" in the abstract: a phrase of the
+            # paper, but not of its title
+            paper("2699.10008", "Large language agents with a model", "Each agent has a language model."),
+        ]
+    )
+    mine = {f"2699.1000{i}" for i in range(1, 9)}
+
+    def matched(q: str) -> set[str]:
+        got, res = everything(writable, q, mode="lexical")
+        assert res.total == len(got)
+        return set(got) & mine
+
+    assert matched("大语言模型") == {"2699.10001", "2699.10003", "2699.10008"}
+    assert matched("大语言模型 推理") == {"2699.10001", "2699.10003"}
+    assert matched("ti:大语言模型") == {"2699.10001", "2699.10003"}
+    assert matched("abs:大语言模型") == set()  # "a language model": the abstract lacks "large"
+    assert matched('"大语言模型"') == {"2699.10001", "2699.10003", "2699.10008"}
+    assert matched("large language model") == {"2699.10001", "2699.10002", "2699.10004", "2699.10005", "2699.10008"}
+    assert matched("端到端") == {"2699.10006"}  # "end to end": the word end twice, together
+    assert matched("end-to-end") == {"2699.10006"}
+    assert "2699.10004" not in matched("大语言模型 OR qwxzv")
+
+
 def test_word_no_paper_has_is_set_aside(backend):
     base = backend.search("learning", mode="lexical").total
     res = backend.search("learning transformerz", mode="lexical")
@@ -302,6 +369,9 @@ QUERIES = [
     "cat:cs date:2025",
     "(cat:cs.RO OR ti:robot) planning",
     "扩散模型 图像编辑",
+    "大语言模型 推理",
+    "ti:大语言模型 OR GNN",
+    "-大语言模型 cat:cs.CL",
     "in-context learning",
     "",
 ]
@@ -389,6 +459,7 @@ def test_words_in_more_papers_than_one_milvus_window(embedded_ro, milvus_ro, mon
         "robot learning",  # a rare word bounds the matches: the common one is listed among them
         "diffusion model cat:cs.CV",
         "large language model reasoning agents",
+        "大语言模型 推理",
         "ti:robot learning",
     )
     for q in queries:
