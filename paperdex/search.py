@@ -331,19 +331,40 @@ class _Eval:
         return out
 
     def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
-        """For each of `docs`, whether alt's words stand together in that field's own text."""
-        want = alt_pairs(alt)
-        rowids = [int(r) for r in self.ix.rowids[docs]]
-        self._charge(len(rowids) * 64)
-        pairs: dict[int, set[tuple[str, str]]] = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i : i + 500]
+        """For each of `docs` (whose title or abstract holds alt's pairs, by the index),
+        whether alt's words stand together in that field's own text. The short fields are
+        read; for the abstract only the titles that could hold a pair are, and the abstract
+        only where the title does (a pair the title lacks is in the abstract)."""
+        rowids = self.ix.rowids[docs]
+        if column != "abstract":
+            got = self._field_pairs(rowids, column)
+            return np.array([all(p in got[int(r)] for p in alt_pairs(alt)) for r in rowids], dtype=bool)
+        ok = np.ones(len(docs), dtype=bool)
+        for a, b in alt_pairs(alt):
+            maybe = ok & self.stem_mask(a, "title")[docs] & self.stem_mask(b, "title")[docs]
+            idx = np.flatnonzero(maybe)
+            if len(idx) == 0:
+                continue
+            in_title = self._field_pairs(rowids[idx], "title")
+            both = [i for i in idx.tolist() if (a, b) in in_title[int(rowids[i])]]
+            if both:
+                in_abs = self._field_pairs(rowids[both], "abstract")
+                ok[both] = [(a, b) in in_abs[int(rowids[i])] for i in both]
+        return ok
+
+    def _field_pairs(self, rowids: np.ndarray, column: str) -> dict[int, set[tuple[str, str]]]:
+        """The adjacent word pairs of one field of these papers, read from the store."""
+        self._charge(len(rowids) * (512 if column == "abstract" else 64))
+        out: dict[int, set[tuple[str, str]]] = {}
+        ids = [int(r) for r in rowids]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
             q = f"SELECT rowid, {column} FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
             for r, text in self.store.conn.execute(q, chunk):
-                if column == "authors":
-                    text = " ".join(json.loads(text))
-                pairs[r] = text_pairs(text)
-        return np.array([all(p in pairs.get(r, ()) for p in want) for r in rowids], dtype=bool)
+                out[r] = text_pairs(" ".join(json.loads(text)) if column == "authors" else text)
+        for r in ids:
+            out.setdefault(r, set())  # deleted since the snapshot was published
+        return out
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
         """acc += the concept's BM25F: its best alternative (a multi-word one scores the

@@ -262,21 +262,25 @@ def test_multi_word_alternatives_need_their_words_side_by_side(writable):
             # "large language" in the title, "language model" in the abstract: a phrase of the
             # paper, but not of its title
             paper("2699.10008", "Large language agents with a model", "Each agent has a language model."),
+            # the phrase in the title and in the abstract; in the title, and apart in the abstract
+            paper("2699.10009", "Large language models", "Large language models, in the abstract too."),
+            paper("2699.10010", "Large language models at scale", "Large, small and language models compared."),
         ]
     )
-    mine = {f"2699.1000{i}" for i in range(1, 9)}
+    mine = {f"2699.{10000 + i}" for i in range(1, 11)}
 
     def matched(q: str) -> set[str]:
         got, res = everything(writable, q, mode="lexical")
         assert res.total == len(got)
         return set(got) & mine
 
-    assert matched("大语言模型") == {"2699.10001", "2699.10003", "2699.10008"}
+    phrase = {"2699.10001", "2699.10003", "2699.10008", "2699.10009", "2699.10010"}
+    assert matched("大语言模型") == phrase
+    assert matched('"大语言模型"') == phrase
     assert matched("大语言模型 推理") == {"2699.10001", "2699.10003"}
-    assert matched("ti:大语言模型") == {"2699.10001", "2699.10003"}
-    assert matched("abs:大语言模型") == set()  # "a language model": the abstract lacks "large"
-    assert matched('"大语言模型"') == {"2699.10001", "2699.10003", "2699.10008"}
-    assert matched("large language model") == {"2699.10001", "2699.10002", "2699.10004", "2699.10005", "2699.10008"}
+    assert matched("ti:大语言模型") == {"2699.10001", "2699.10003", "2699.10009", "2699.10010"}
+    assert matched("abs:大语言模型") == {"2699.10009"}
+    assert matched("large language model") == mine - {"2699.10003", "2699.10006", "2699.10007"}
     assert matched("端到端") == {"2699.10006"}  # "end to end": the word end twice, together
     assert matched("end-to-end") == {"2699.10006"}
     assert "2699.10004" not in matched("大语言模型 OR qwxzv")
