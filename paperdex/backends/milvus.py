@@ -177,6 +177,11 @@ def _spaced(words: list[str]) -> str:
     return " " + " ".join(words) + " "
 
 
+def _unspaced(text: str) -> list[str]:
+    """The stems of a `_spaced` text, empty ones included (Porter makes "" of an "s")."""
+    return text[1:-1].split(" ") if len(text) > 2 else []
+
+
 def _lex(ti: list[str], ab: list[str], au: list[str]) -> str:
     """The BM25 text (title x3 + abstract + authors x2, a BM25F stand-in), which also holds
     every distinct stem of the paper: when it would be too long, authors count once, then
@@ -310,8 +315,7 @@ def _lex_adjacent(pairs: list[tuple[str, str]], lex: str, ti_lex: str, au_lex: s
     (no title, the distinct-stems form, a title with more than one reading, a pair whose
     second word is also an author's): then the paper's own text decides. Pairs across the
     parts (the title's last word and the abstract's first) are not pairs of the paper."""
-    W = lex.split()
-    D = ti_lex.split()
+    W, D = _unspaced(lex), _unspaced(ti_lex)
     if not D:
         return None
     n, first = len(W), W[0] if W else None
@@ -326,7 +330,7 @@ def _lex_adjacent(pairs: list[tuple[str, str]], lex: str, ti_lex: str, au_lex: s
     L = Ls[0]
     title = set(zip(W[:L], W[1:L], strict=False))
     rest = W[3 * L :]
-    authors = set(au_lex.split())
+    authors = set(_unspaced(au_lex))
     for x, y in pairs:
         if (x, y) in title:
             continue
