@@ -60,7 +60,8 @@ def test_incremental_build_does_not_depend_on_the_block_size(store):
 
 def test_the_pair_sort_split_by_first_term_gives_the_same_arrays(store, monkeypatch):
     """Beyond V^2 * N > 2^63 the (pair, document) keys are sorted one range of first terms at
-    a time; a lower bound forces that path on the fixture."""
+    a time; a lower bound forces that path on the fixture. The sorted keys and the carried
+    pairs are read back in chunks; tiny ones give the same arrays too."""
     previous = lexical.load(store)
     whole = lexical.build(store, block=ONE_BLOCK)
     ids = [r[0] for r in store.conn.execute("SELECT id FROM papers ORDER BY rowid")]
@@ -72,6 +73,9 @@ def test_the_pair_sort_split_by_first_term_gives_the_same_arrays(store, monkeypa
     assert_same(lexical.build(store, block=7), full)
     assert_same(lexical.build(store, previous, block=7), incremental)
     assert_same(lexical.build(store, previous, block=ONE_BLOCK), incremental)
+    monkeypatch.setattr(lexical, "_CHUNK", 5)  # runs of a pair and duplicates across chunks
+    assert_same(lexical.build(store, block=7), full)
+    assert_same(lexical.build(store, previous, block=7), incremental)
 
 
 def _texts(store):
