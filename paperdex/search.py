@@ -212,6 +212,14 @@ class Concept:
     label: str
     alts: list[tuple[str, ...]]
     weights: list[float] | None = None  # what a paper scored by each alternative counts; None: 1
+    # A Chinese word whose only rendering is a dictionary gloss of distinct words (模型量化:
+    # "model quantization") is a description that papers word many ways ("quantized models"),
+    # so its words may stand apart; requiring them together took the bundled sample's
+    # topics-zh lexical nDCG@10 from 0.9202 to 0.8657 (模型量化: 44 papers matched, then 5).
+    # A term with a short form (大语言模型: "large language model" or "LLM"), an acronym's
+    # long form, a typed hyphenated word and 端到端's "end to end" are set phrases. Adjacency
+    # still ranks either kind (the phrase bonus).
+    loose: bool = False
 
     def weight(self, i: int) -> float:
         return 1.0 if self.weights is None else self.weights[i]
@@ -221,6 +229,12 @@ def alt_of(text: str) -> tuple[str, ...]:
     """A phrase as an alternative: its stems in order, stopwords out, as the index reads a
     text (so "end to end" is ("end", "end"), whose one pair is end, end)."""
     return tuple(stem(w) for w in tokens(text) if w not in STOPWORDS)
+
+
+def together(c: Concept, alt: tuple[str, ...]) -> bool:
+    """Whether a paper holds `alt` only where its words stand together (``alt_pairs``): every
+    multi-word alternative but a loose one (``Concept.loose``)."""
+    return len(alt) > 1 and not c.loose
 
 
 def alt_pairs(alt: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -247,7 +261,8 @@ def _zh_concepts(run: str) -> list[Concept]:
             if ws and ws not in stems:
                 stems.append(ws)
         if stems:
-            out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1)))
+            loose = len(stems) == 1 and len(set(stems[0])) > 1
+            out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1), loose))
     return out
 
 
@@ -319,7 +334,7 @@ class _Eval:
             m = self.stem_mask(alt[0], column)
             for s in alt[1:]:
                 m = m & self.stem_mask(s, column)
-            if len(alt) > 1 and m.any():
+            if together(c, alt) and m.any():
                 docs = np.flatnonzero(m)
                 self._charge(len(docs) * len(alt_pairs(alt)))
                 keep = adjacent(self.ix, docs, alt)

@@ -84,6 +84,7 @@ from ..search import (
     required,
     snippet,
     text_pairs,
+    together,
 )
 from ..store import IngestSummary, StoreError
 from ..text import STOPWORDS, has_cjk, stem, tokens
@@ -300,13 +301,14 @@ def _concept_in(c: Concept, d: _Doc, column: str | None) -> bool:
     a multi-word one only with its words together (search.alt_pairs)."""
     stems = d.stems(column)
     return any(
-        all(s in stems for s in alt) and (len(alt) == 1 or all(p in d.pairs(column) for p in alt_pairs(alt)))
+        all(s in stems for s in alt) and (not together(c, alt) or all(p in d.pairs(column) for p in alt_pairs(alt)))
         for alt in c.alts
     )
 
 
 def _multiword(c: Concept) -> bool:
-    return any(len(alt) > 1 for alt in c.alts)
+    """Whether the concept has an alternative whose words must stand together (checked in Python)."""
+    return any(together(c, alt) for alt in c.alts)
 
 
 def _lex_adjacent(pairs: list[tuple[str, str]], lex: str, ti_lex: str, au_lex: str) -> bool | None:
@@ -1023,17 +1025,20 @@ class MilvusBackend:
                 continue
             sets = [self._postings(s_, None) for s_ in alt]
             if any(x is None for x in sets):  # words in more papers than are listed
-                like = _and([_alt_expr(alt, "lex"), *(f"lex like {_lit(f'% {x} {y} %')}" for x, y in alt_pairs(alt))])
+                pairs = alt_pairs(alt) if together(c, alt) else []
+                like = _and([_alt_expr(alt, "lex"), *(f"lex like {_lit(f'% {x} {y} %')}" for x, y in pairs)])
                 try:
                     rows = self._rows(like, [], cap=MAX_SCAN)
                 except _TooMany:
                     return True  # so many papers with the words together in `lex`: some in a field
-                if self._adjacent(alt, (int(r["pk"]) for r in rows)):
+                if rows and not together(c, alt):
+                    return True
+                if together(c, alt) and self._adjacent(alt, (int(r["pk"]) for r in rows)):
                     return True
                 continue
             both = sorted(set.intersection(*(set(x) for x in sets)))  # type: ignore[union-attr]
             for i in range(0, len(both), 1000):  # one paper is enough
-                if self._adjacent(alt, both[i : i + 1000]):
+                if not together(c, alt) or self._adjacent(alt, both[i : i + 1000]):
                     return True
         return False
 
@@ -1534,7 +1539,7 @@ def _concept_docs(c: Concept, post, adjacent=None) -> set[int]:
     docs: set[int] = set()
     for alt in c.alts:
         got = set.intersection(*(set(post[s_]) for s_ in alt))
-        if adjacent is not None and len(alt) > 1 and got:
+        if adjacent is not None and together(c, alt) and got:
             got = adjacent(alt, got)
         docs |= got
     return docs

@@ -265,9 +265,11 @@ def test_multi_word_alternatives_need_their_words_side_by_side(writable):
             # the phrase in the title and in the abstract; in the title, and apart in the abstract
             paper("2699.10009", "Large language models", "Large language models, in the abstract too."),
             paper("2699.10010", "Large language models at scale", "Large, small and language models compared."),
+            # a dictionary gloss that is the word's only rendering: its words may stand apart
+            paper("2699.10011", "Low-bit quantization", "Each model is quantized to four bits."),
         ]
     )
-    mine = {f"2699.{10000 + i}" for i in range(1, 11)}
+    mine = {f"2699.{10000 + i}" for i in range(1, 12)}
 
     def matched(q: str) -> set[str]:
         got, res = everything(writable, q, mode="lexical")
@@ -280,7 +282,8 @@ def test_multi_word_alternatives_need_their_words_side_by_side(writable):
     assert matched("大语言模型 推理") == {"2699.10001", "2699.10003"}
     assert matched("ti:大语言模型") == {"2699.10001", "2699.10003", "2699.10009", "2699.10010"}
     assert matched("abs:大语言模型") == {"2699.10009"}
-    assert matched("large language model") == mine - {"2699.10003", "2699.10006", "2699.10007"}
+    assert matched("large language model") == mine - {"2699.10003", "2699.10006", "2699.10007", "2699.10011"}
+    assert matched("模型量化") == {"2699.10011"}  # "model quantization", apart
     assert matched("端到端") == {"2699.10006"}  # "end to end": the word end twice, together
     assert matched("end-to-end") == {"2699.10006"}
     assert "2699.10004" not in matched("大语言模型 OR qwxzv")
