@@ -185,7 +185,7 @@ def main() -> None:
         exact = set(row_rowid[np.argsort(-(mat @ qv[q]))[:K]].tolist())
         got = {r for r, _ in vi.search(qv[q], K)}
         rec.append(len(exact & got) / K)
-    print(f"dense recall@10 of paperdex (usearch HNSW int8, re-scored) against exact search: {np.mean(rec):.3f}")
+    print(f"dense recall@10 of paperdex (usearch HNSW over int8 rows) against exact float search: {np.mean(rec):.3f}")
 
     cats = [set(r["categories"]) for r in recs]
     texts = [r["title"] + ". " + r["abstract"] for r in recs]
