@@ -45,9 +45,10 @@ PARAMS = {"metric": "cos", "dtype": "i8", "connectivity": 32, "expansion_add": 2
 def search_breadth(n: int) -> int:
     """The graph's search breadth for n vectors: wider for big corpora, where the same
     breadth finds fewer of the true neighbours. bench/scale.py, int8 rows, recall@10 against
-    exact float search: 63k 0.969 at 256; 1M 0.866 at 256, 0.936 at 1024, 0.966 at 2048
-    (8.6 ms a graph search), 0.976 at 4096; exact int8 search itself finds 0.987 there."""
-    return PARAMS["expansion_search"] if n <= 300_000 else 8 * PARAMS["expansion_search"]
+    exact float search: 63k 0.969 at 256; 250k 0.926 at 256, 0.962 at 512; 1M 0.866 at 256,
+    0.936 at 1024, 0.966 at 2048 (8.6 ms a graph search); exact int8 search finds 0.987."""
+    base = PARAMS["expansion_search"]
+    return base if n <= 100_000 else 2 * base if n <= 400_000 else 8 * base
 
 
 EXACT_BELOW = 5000  # fewer vectors than this: exact search is as fast as a graph
