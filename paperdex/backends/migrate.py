@@ -55,10 +55,10 @@ def migrate_store(
         ).fetchall()  # every paper between two rowids: the target may replace that range whole
         if not rows:
             break
-        items = []
-        for r in rows:
-            vec = unit(store.vectors_from_blobs([r["vec"]])[0]) if r["vec"] is not None else None
-            items.append((int(r["rowid"]), paper_from_row(r), vec))
+        with_vec = [r for r in rows if r["vec"] is not None]
+        vecs = unit(store.vectors_from_blobs([r["vec"] for r in with_vec])) if with_vec else []
+        vec_of = dict(zip((int(r["rowid"]) for r in with_vec), vecs, strict=True))
+        items = [(int(r["rowid"]), paper_from_row(r), vec_of.get(int(r["rowid"]))) for r in rows]
         target.write_rows(items, model=model, contiguous=True)
         last = int(rows[-1]["rowid"])
         target.set_state(key, str(last))
