@@ -22,16 +22,16 @@ distributions stay those of real arXiv, while every synthetic paper is a distinc
 a distinct point.
 
 Measures per backend and size: ingest time (embedded: `ingest` into SQLite, then the lexical
-snapshot built and published, side by side with the vector import and the vector snapshot
-with its HNSW graph; each step in its own process, whose peak resident memory is recorded;
+snapshot built and published, side by side with the vector import into SQLite and its
+publish; each step in its own process, whose peak resident memory is recorded;
 Milvus: `paperdex migrate --to` from the embedded store, i.e. the whole copy with BM25 and
-the stem arrays), size on disk (embedded: SQLite, the vectors' share of it, the lexical
-snapshot, the vector snapshot file by file), resident memory of the processes serving
+the stem arrays), size on disk (embedded: SQLite, the vectors' share of it, which is their one
+copy, and the lexical snapshot), resident memory of the processes serving
 queries after the run (embedded: this process; Milvus Lite: this client + its server), engine
 time p50/p99 of `Backend.search` (per_page 10, no facets, no highlighting, query vector given)
 for lexical, dense, hybrid and hybrid with a `cat:cs.RO` filter, and dense recall@10 against
-exact search over the same vectors (embedded: the published snapshot's; a measurement
-refuses a store without a published lexical snapshot and HNSW graph). Queries: titles of
+exact float search over the corpus file's vectors (a measurement refuses a store without
+both snapshots published by this code). Queries: titles of
 200 records (seed 42) cut to their first three words.
 """
 
@@ -230,7 +230,7 @@ def phase(step: str, size: str) -> None:
     """The build steps, each timed on its own. `ingest` writes SQLite only (its publish is
     left to the next steps); `lexical` builds and publishes the lexical snapshot, as
     Store.publish() does; `vectors` imports the vectors into SQLite (`vectors_s`), then
-    builds and publishes the vector snapshot with its HNSW graph (`graph_s`)."""
+    publishes them (`graph_s`: the name kept from the HNSW graph it once built)."""
 
     key = f"embedded/{size}"
     jsonl, npy, ids = corpus(size)
@@ -278,7 +278,7 @@ def _phase(step: str, key: str, jsonl: Path, npy: Path, ids: Path) -> None:
             store.publish = lambda: None  # the lexical snapshot is the other step's
             import_vectors(store, npy, ids, MODEL)
             t_import = time.perf_counter() - t
-            log(f"{key}: vectors in SQLite in {t_import:.0f} s; graph")
+            log(f"{key}: vectors in SQLite in {t_import:.0f} s; publish")
             t = time.perf_counter()
             vectors.publish(store)
             dt = time.perf_counter() - t
@@ -288,7 +288,7 @@ def _phase(step: str, key: str, jsonl: Path, npy: Path, ids: Path) -> None:
 
 def disk_sizes(size: str) -> dict:
     """Bytes on disk of the store's parts: SQLite (and the vectors' share of it), the
-    published lexical snapshot, the published vector snapshot file by file."""
+    published lexical snapshot."""
     import sqlite3
 
     d = emb_dir(size)
@@ -301,15 +301,14 @@ def disk_sizes(size: str) -> dict:
             (out["disk_db_vectors_bytes"],) = c.execute(q).fetchone()
     except sqlite3.Error:
         pass
-    for pointer, prefix in (("lexical.json", "disk_lexical"), ("vectors.json", "disk_vectors")):
-        try:
-            folder = d / json.loads((d / pointer).read_text())["dir"]
-        except (OSError, ValueError, KeyError):
-            continue
-        out[f"{prefix}_bytes"] = du(folder)
-        if prefix == "disk_vectors":
-            for f in folder.iterdir():
-                out[f"{prefix}_{f.name.replace('.', '_')}_bytes"] = f.stat().st_size
+    try:
+        out["disk_lexical_bytes"] = du(d / json.loads((d / "lexical.json").read_text())["dir"])
+    except (OSError, ValueError, KeyError):
+        pass
+    # the vectors' one copy is SQLite's; folders of the format-4 snapshot (rows and graph)
+    # count while a store still has them
+    old = [p for p in d.glob("vectors.*") if p.is_dir()]
+    out["disk_vectors_bytes"] = out.get("disk_db_vectors_bytes", 0) + (du(*old) if old else 0)
     return out
 
 
@@ -402,33 +401,6 @@ def exact_tops(vecs: np.ndarray, qs: np.ndarray, k: int = 10) -> np.ndarray:
     return np.take_along_axis(best_i, order, 1)
 
 
-def ann_sweep(vi, qs: np.ndarray, exact: np.ndarray) -> list[dict]:
-    """Recall@10 and time of the graph search (VectorIndex.search) at other breadths than
-    vectors.search_breadth: what reaching a recall goal would cost. Set on this process's
-    copy only; the product's settings are not changed."""
-    out = []
-    default = vi._ann.expansion_search
-    for breadth in (256, 512, 1024, 2048):
-        vi._ann.expansion_search = breadth
-        rec, times = [], []
-        for v, want in zip(qs, exact, strict=True):
-            t = time.perf_counter()
-            got = {r for r, _ in vi.search(v, 10)}
-            times.append((time.perf_counter() - t) * 1000)
-            rec.append(len(got & set(want.tolist())) / 10)
-        out.append(
-            {
-                "expansion_search": breadth,
-                "recall_at_10": round(float(np.mean(rec)), 3),
-                "p50_ms": round(statistics.median(times), 2),
-                "p99_ms": round(pct(times, 99), 2),
-            }
-        )
-        log(f"ann breadth {breadth}: recall@10 {out[-1]['recall_at_10']} p50 {out[-1]['p50_ms']} ms")
-    vi._ann.expansion_search = default
-    return out
-
-
 def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     from threadpoolctl import threadpool_limits
 
@@ -441,15 +413,13 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     _, npy, ids_path = corpus(size)
     all_ids = ids_path.read_text().split()
     if backend == "embedded":
-        from paperdex import lexical
+        from paperdex import lexical, vectors
         from paperdex.backends import EmbeddedBackend
-        from paperdex.vectors import VectorIndex
 
         b = EmbeddedBackend(emb_dir(size))
         # measured as readers find them: both snapshots published for this store and code
-        vi = VectorIndex.load(b.store, MODEL)
-        if lexical.load(b.store) is None or vi is None or vi._ann is None:
-            raise SystemExit(f"{key}: no published lexical snapshot or HNSW graph: run the build step first")
+        if lexical.load(b.store) is None or vectors.published(b.store) is None:
+            raise SystemExit(f"{key}: no published lexical or vector snapshot: run the build step first")
     else:
         from paperdex.backends.milvus import MilvusBackend
 
@@ -521,12 +491,11 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         )
     rss = rss_kb()  # serving memory: before the exact search below reads every vector
     # recall@10 of the dense side against exact float search over the corpus file's vectors,
-    # on both backends: the embedded store's int8 rows and graph are measured together
+    # on both backends: the embedded store's int8 rows and their search measured together
     nr = min(100, len(qv))
     rec = []
     if backend == "embedded":
         vi = b.searcher.index
-        assert vi is not None and vi._ann is not None, "the dense side must answer from its graph"
         rowid_of = dict(b.store.conn.execute("SELECT id, rowid FROM papers").fetchall())
         tops = exact_tops(np.load(npy, mmap_mode="r"), qv[:nr])
         # a copy merged into another paper by its DOI has no row: a miss, as on Milvus
@@ -534,7 +503,6 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         for v, want in zip(qv[:nr], exact, strict=True):
             got = {r for r, _ in vi.search(v, 10)}
             rec.append(len(got & set(want.tolist())) / 10)
-        sweep = ann_sweep(vi, qv[:nr], exact)
     else:
         vecs = np.load(npy, mmap_mode="r")
         for v, want in zip(qv[:nr], exact_tops(vecs, qv[:nr]), strict=True):
@@ -566,7 +534,6 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         **{f"{k}_n": len(v) for k, v in cells.items()},
         refused=refused,
         recall_at_10=round(float(np.mean(rec)), 3),
-        **({"ann_sweep": sweep} if backend == "embedded" else {}),
         rss_mb=round((rss + server_rss) / 1024),
         client_rss_mb=round(rss / 1024),
         server_rss_mb=round(server_rss / 1024),
@@ -610,10 +577,9 @@ def report() -> None:
     ]
     raw_rows = ["| papers | BM25 top 10 | dense top 10 | hybrid_search RRF top 10 |", "|" + " --- |" * 4]
     build_rows = [
-        "| papers | ingest s | lexical snapshot s | lexical peak RSS MB | vector import s | graph s "
-        "| vectors peak RSS MB | wall s | SQLite MB (vectors) | lexical MB | keys.npy MB | vecs.npy MB "
-        "| ann.usearch MB | load |",
-        "|" + " --- |" * 14,
+        "| papers | ingest s | lexical snapshot s | lexical peak RSS MB | vector import s | publish s "
+        "| vectors peak RSS MB | wall s | SQLite MB (vectors) | lexical MB | vectors on disk MB | load |",
+        "|" + " --- |" * 12,
     ]
 
     def num(v: dict, k: str, scale: float = 1) -> str:
@@ -644,8 +610,7 @@ def report() -> None:
                     f"| {num(v, 'lexical_peak_rss_mb')} | {num(v, 'vectors_s')} | {num(v, 'graph_s')} "
                     f"| {num(v, 'vectors_peak_rss_mb')} | {num(v, 'build_wall_s')} "
                     f"| {num(v, 'disk_db_bytes', 1e6)} ({num(v, 'disk_db_vectors_bytes', 1e6)}) "
-                    f"| {num(v, 'disk_lexical_bytes', 1e6)} | {num(v, 'disk_vectors_keys_npy_bytes', 1e6)} "
-                    f"| {num(v, 'disk_vectors_vecs_npy_bytes', 1e6)} | {num(v, 'disk_vectors_ann_usearch_bytes', 1e6)} "
+                    f"| {num(v, 'disk_lexical_bytes', 1e6)} | {num(v, 'disk_vectors_bytes', 1e6)} "
                     f"| {v.get('build_load', '–')} |"
                 )
             if backend == "milvus" and "raw_bm25_p50_ms" in v:
@@ -698,7 +663,7 @@ def report() -> None:
     ax = axes[3]
     for k, style, label, scale in (
         ("lexical_peak_rss_mb", "o-", "lexical build, peak RSS", 1024),
-        ("vectors_peak_rss_mb", "s-", "vector import + graph, peak RSS", 1024),
+        ("vectors_peak_rss_mb", "s-", "vector import + publish, peak RSS", 1024),
         ("rss_mb", "^-", "serving process RSS after the queries", 1024),
         ("disk_bytes", "D--", "data directory on disk", 1e9),
     ):

@@ -1,23 +1,22 @@
-"""The dense side of the store: vectors as plain arrays and an HNSW graph (usearch), derived
-from the vectors table in SQLite.
+"""The dense side of the store: its int8 vectors, read from SQLite into memory and searched
+exactly with SIMD dot products (numkong).
+
+Why no ANN graph: SQLite's vectors table is the one copy of the vectors on disk (1M papers:
+454 MB). A graph (usearch HNSW) kept a second and third copy beside it (its own rows and a
+`vecs.npy`, 1.50 GB at 1M), took an hour to build at 1M and still found only 0.966 of the
+exact top 10. Scanning int8 rows with SIMD takes ~20 ms a query at 1M on one core and finds
+what exact int8 search finds (0.987 of float32's top 10), which keeps a 1M hybrid query within
+its 60 ms; beyond that, the Milvus backend is the answer (bench/scale.py, docs/performance.md).
 
 Lifecycle, kept simple enough to be obviously right:
 
-* **Writers publish** (``publish``, called by `embed`, vector import and ingest): every vector
-  read in one transaction, with the store's identity, model and vectors epoch; arrays and
-  graph written into a new folder; the pointer ``vectors.json`` replaced atomically.
-* **Readers only read** (``VectorIndex.current``): the published snapshot of *this* store
-  (same ``store_id``) and model, mapped from disk and shared by every searcher of a process.
-  A snapshot older than the store's vectors still answers (new vectors join at the next
-  publish). With no usable snapshot a reader loads the vectors from SQLite into memory and
-  searches them exactly; it never writes a file.
+* **Writers publish** (``publish``, called by `embed`, vector import and ingest): the pointer
+  ``vectors.json`` (store identity, model, vectors epoch, count) is replaced atomically. It is
+  what tells readers the vectors changed; it holds no vectors.
+* **Readers only read** (``VectorIndex.current``): every vector, read in one SQLite
+  transaction when the pointer changes (1M vectors: about 2 s), shared by every searcher of a
+  process. Vectors written after a publish join at the next one. A reader never writes a file.
 
-Vectors are int8 everywhere (``store.quantize``): in SQLite, in the snapshot's rows and in
-the graph, which is given the same int8 rows and the query quantised alike, so its cosines
-are the answer (within ~1e-3), with no second, wider copy to re-score from.
-
-Filtered queries (a category, a date range) search the allowed rows exactly when they are
-few, and over-fetch from the graph when they are many: both measured in bench/search.py.
 Nothing is pickled.
 """
 
@@ -33,63 +32,42 @@ from functools import lru_cache
 
 import numpy as np
 
-from .store import Store, prune_snapshots, quantize, unit
+from .store import Store, quantize, unit
 
-FORMAT = 4
-# An int8 graph. Given float32, usearch quantises with one fixed scale, which left recall@10
-# at 0.93 and needed a float16 copy to re-score from; given rows already scaled one by one
-# (store.quantize), it finds 0.99 of the exact top 10 (63k MiniLM vectors, 200 queries).
-PARAMS = {"metric": "cos", "dtype": "i8", "connectivity": 32, "expansion_add": 200, "expansion_search": 256}
-
-
-def search_breadth(n: int) -> int:
-    """The graph's search breadth for n vectors: wider for big corpora, where the same
-    breadth finds fewer of the true neighbours. bench/scale.py, int8 rows, recall@10 against
-    exact float search: 63k 0.969 at 256; 250k 0.926 at 256, 0.962 at 512; 1M 0.866 at 256,
-    0.936 at 1024, 0.966 at 2048 (8.6 ms a graph search); exact int8 search finds 0.987."""
-    base = PARAMS["expansion_search"]
-    return base if n <= 100_000 else 2 * base if n <= 400_000 else 8 * base
-
-
-EXACT_BELOW = 5000  # fewer vectors than this: exact search is as fast as a graph
-EXACT_SUBSET = 12_000  # a filter allowing at most this many rows is searched exactly
-SUBSET_CACHE_BYTES = 128 << 20
+FORMAT = 5  # 5: a pointer only (4 and below: a folder with rows and an HNSW graph)
 POINTER = "vectors.json"
+# int8 scores pick this many candidates per wanted hit; the candidates are scored again with
+# the float query, so a paper's cosine is the same whichever search found it.
+CANDIDATES = 4
+SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
+SUBSET_CACHE_BYTES = 128 << 20
+CHUNK = 65_536
 
 
-def _usearch_index():
-    """usearch's Index class. onnxruntime must be loaded before usearch's numkong extension:
-    the other order segfaults inside onnxruntime's import (usearch 2.26, onnxruntime 1.2x),
-    so a store whose model runs on onnxruntime would crash on its first dense query."""
+@lru_cache(maxsize=1)
+def _numkong():
+    """numkong, the SIMD kernels. onnxruntime must be loaded before numkong's extension: the
+    other order segfaults inside onnxruntime's import (numkong 7.8, onnxruntime 1.2x), so a
+    store whose model runs on onnxruntime would crash on its first dense query."""
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
         pass
-    from usearch.index import Index
+    import numkong
 
-    return Index
-
-
-@lru_cache(maxsize=1)
-def _one_blas_thread() -> None:
-    """Scoring a query is a matrix-vector product: OpenBLAS's threads only wait on each other
-    at that size, and under load they cost 20 ms a query instead of 0.3 (measured in
-    bench/search.py). Searches run concurrently in several threads or workers instead."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
+    return numkong
 
 
 class VectorIndex:
-    """One immutable snapshot of the store's vectors."""
+    """The store's vectors as one process reads them at one moment."""
 
-    def __init__(self, keys: np.ndarray, vecs: np.ndarray, meta: dict, ann=None) -> None:
+    def __init__(self, keys: np.ndarray, vecs: np.ndarray, meta: dict) -> None:
         self.keys = keys  # rowids, ascending
-        self.vecs = vecs  # int8 [n, dim], each row scaled to ±127 (store.quantize)
+        self.vecs = np.ascontiguousarray(vecs, dtype=np.int8)  # each row scaled to ±127 (store.quantize)
         self.meta = meta
         self.model: str | None = meta.get("model")
         self.epoch: int = int(meta.get("epoch", -1))
-        self._ann = ann
+        self.inv = _inverse_norms(self.vecs)
         self._f32: np.ndarray | None = None
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
@@ -99,7 +77,7 @@ class VectorIndex:
 
     @property
     def f32(self) -> np.ndarray:
-        """L2-normalised float32 rows for exact search (BLAS), made once per process."""
+        """L2-normalised float32 rows (recommendations multiply them), made once per process."""
         if self._f32 is None:
             with self._lock:
                 if self._f32 is None:
@@ -107,58 +85,28 @@ class VectorIndex:
         return self._f32
 
     def warm(self) -> None:
-        """Fault the rows into memory before the first query needs them: without a graph,
-        as the float32 copy every query scores; with one, only the int8 rows that filtered
-        (exact) searches gather from, since a float32 copy of 1M rows would be 1.5 GB."""
-        if self._ann is None:
-            self.f32  # noqa: B018
-        else:
-            int(np.asarray(self.vecs).sum(dtype=np.int64))
+        """Load the SIMD kernels before the first query needs them."""
+        _numkong()
 
     # --- reading ----------------------------------------------------------------------
     @classmethod
     def current(cls, store: Store) -> VectorIndex | None:
-        """The snapshot searches should use now (shared per process), None without vectors."""
+        """The vectors searches should use now (shared per process), None without a model.
+        Read again when the pointer changes (a writer published) or the store is another."""
         from .search import _shared, _stamp
 
         model = store.model
         if model is None:
             return None
         stamp = (_stamp(store.data_dir / POINTER), store.store_id(), model)
-        return _shared(store, "vectors", stamp, lambda: cls.load(store, model) or cls.from_store(store))
-
-    @classmethod
-    def load(cls, store: Store, model: str) -> VectorIndex | None:
-        """The published snapshot, if it was made for this store and model."""
-        d = store.data_dir
-        try:
-            ptr = json.loads((d / POINTER).read_text())
-            if ptr.get("format") != FORMAT or ptr.get("params") != PARAMS:
-                return None
-            if ptr.get("store_id") != store.store_id() or ptr.get("model") != model:
-                return None
-            folder = d / ptr["dir"]
-            keys = np.asarray(np.load(folder / "keys.npy", mmap_mode="r", allow_pickle=False))
-            vecs = np.asarray(np.load(folder / "vecs.npy", mmap_mode="r", allow_pickle=False))
-            if len(keys) != ptr["count"] or len(vecs) != ptr["count"]:
-                return None
-            ann = None
-            if (folder / "ann.usearch").exists():
-                ann = _usearch_index().restore(str(folder / "ann.usearch"), view=True)
-                if ann is None or len(ann) != len(keys):
-                    return None
-                ann.expansion_search = search_breadth(len(keys))  # not kept by a saved graph
-        except (OSError, ValueError, KeyError, RuntimeError):
-            return None
-        return cls(keys, vecs, ptr, ann)
+        return _shared(store, "vectors", stamp, lambda: cls.from_store(store))
 
     @classmethod
     def from_store(cls, store: Store) -> VectorIndex:
-        """Every vector, read in one transaction; searched exactly (no graph is built by a
-        reader: that is a writer's job)."""
+        """Every vector, read in one transaction."""
         with store.read_snapshot():
-            keys, vecs = store.load_vectors()
             meta = {"model": store.model, "epoch": store.vectors_epoch(), "store_id": store.store_id()}
+            keys, vecs = store.load_vectors()
         return cls(keys, vecs, meta)
 
     def vector(self, rowid: int) -> np.ndarray | None:
@@ -174,35 +122,37 @@ class VectorIndex:
             return []
         q = np.asarray(q, dtype=np.float32)
         if allowed is None:
-            if self._ann is not None:
-                return self._ann_search(q, k)
-            return self._exact(q, k, None)
+            return self._scan(q, k, None)
         pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
         if len(pos) == 0:
             return []
-        if self._ann is None or len(pos) <= EXACT_SUBSET:
-            return self._exact(q, k, pos)
-        # many allowed rows: over-fetch from the graph, keep the allowed ones
-        want = min(n, int(k * n / len(pos) * 2) + 16)
-        ok = np.zeros(n, dtype=bool)
-        ok[pos] = True
-        found = self._ann_search(q, want)
-        keep = [(r, s) for r, s in found if ok[np.searchsorted(self.keys, r)]]
-        if len(keep) >= k:
-            return keep[:k]
-        return self._exact(q, k, pos)
+        return self._scan(q, k, pos)
 
-    def _ann_search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The graph's nearest rows (the query quantised like them), scored as exact search
-        scores them, so a paper's cosine is the same whichever path found it."""
-        found = self._ann.search(quantize(q), k).keys
-        pos = np.searchsorted(self.keys, np.sort(found))  # ascending positions read the map in order
-        scores = unit(np.asarray(self.vecs[pos])) @ q
-        top = np.argsort(-scores, kind="stable")
-        return [(int(self.keys[pos[i]]), float(scores[i])) for i in top]
+    def _scan(self, q: np.ndarray, k: int, pos: np.ndarray | None) -> list[tuple[int, float]]:
+        """int8 dot products of every (allowed) row with the quantised query, then the best
+        few scored again with the float query."""
+        q8 = quantize(q)[None, :]
+        mask = None
+        if pos is not None and len(pos) > SCAN_ALL_ABOVE * len(self.keys):
+            mask = np.zeros(len(self.keys), dtype=bool)
+            mask[pos] = True
+            pos = None
+        rows = self.vecs if pos is None else self._rows(pos)
+        inv = self.inv if pos is None else self.inv[pos]
+        scores = np.asarray(_numkong().cdist(q8, rows, metric="dot", out_dtype="float32"))[0]
+        scores *= inv
+        if mask is not None:
+            scores[~mask] = -np.inf
+        cand = _top(scores, min(len(scores), max(k * CANDIDATES, 64)))
+        if mask is not None:
+            cand = cand[mask[cand]]
+        exact = unit(rows[cand]) @ q
+        found = (self.keys if pos is None else self.keys[pos])[cand]
+        best = np.lexsort((found, -exact))[:k]  # equal cosines: the older paper first, as ever
+        return [(int(found[i]), float(exact[i])) for i in best]
 
     def _rows(self, pos: np.ndarray) -> np.ndarray:
-        """The f32 rows at `pos`; the last few subsets are kept, since a filter (a category,
+        """The int8 rows at `pos`; the last few subsets are kept, since a filter (a category,
         a date range) recurs across queries and gathering its rows costs more than scoring."""
         key = hashlib.blake2b(pos.tobytes(), digest_size=16).digest()
         with self._lock:
@@ -210,22 +160,38 @@ class VectorIndex:
             if sub is not None:
                 self._subsets.move_to_end(key)
                 return sub
-        sub = self.f32[pos] if self._f32 is not None else unit(np.asarray(self.vecs[pos]))
+        sub = self.vecs[pos]
         with self._lock:
             self._subsets[key] = sub
             while sum(a.nbytes for a in self._subsets.values()) > SUBSET_CACHE_BYTES:
                 self._subsets.popitem(last=False)
         return sub
 
-    def _exact(self, q: np.ndarray, k: int, pos: np.ndarray | None) -> list[tuple[int, float]]:
-        _one_blas_thread()
-        sub = self.f32 if pos is None else self._rows(pos)
-        scores = sub @ q
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        keys = self.keys if pos is None else self.keys[pos]
-        return [(int(keys[i]), float(scores[i])) for i in top]
+
+def _inverse_norms(vecs: np.ndarray) -> np.ndarray:
+    """1/‖row‖ as float32 (0 for an all-zero row), a chunk at a time."""
+    inv = np.zeros(len(vecs), dtype=np.float32)
+    for at in range(0, len(vecs), CHUNK):
+        n = np.linalg.norm(vecs[at : at + CHUNK].astype(np.float32), axis=1)
+        inv[at : at + CHUNK] = np.divide(1, n, out=np.zeros_like(n), where=n > 0)
+    return inv
+
+
+def _top(scores: np.ndarray, m: int, block: int = 1024) -> np.ndarray:
+    """Positions of the m highest scores, in no order. Above a few blocks, only the m blocks
+    with the highest maxima are partitioned: every one of the m best lies in a block whose
+    maximum is at least the m-th best score, and at most m blocks have one that high. At 1M
+    scores this takes ~1 ms where np.argpartition over all takes ~5-10."""
+    n = len(scores)
+    if m >= n:
+        return np.arange(n)
+    full = n // block * block
+    if full // block <= 4 * m:
+        return np.argpartition(-scores, m - 1)[:m]
+    maxima = scores[:full].reshape(-1, block).max(axis=1)
+    best = np.argpartition(-maxima, m - 1)[:m]
+    idx = np.concatenate([(best[:, None] * block + np.arange(block)).ravel(), np.arange(full, n)])
+    return idx[np.argpartition(-scores[idx], m - 1)[:m]]
 
 
 def _present(keys: np.ndarray, rowids: np.ndarray) -> np.ndarray:
@@ -240,84 +206,33 @@ def _present(keys: np.ndarray, rowids: np.ndarray) -> np.ndarray:
 
 
 def published(store: Store) -> dict | None:
-    """The pointer of the published snapshot of this store, if any."""
+    """The pointer of the published vectors of this store, if any."""
     try:
         ptr = json.loads((store.data_dir / POINTER).read_text())
     except (OSError, ValueError):
         return None
-    ok = ptr.get("format") == FORMAT and ptr.get("params") == PARAMS and ptr.get("store_id") == store.store_id()
-    return ptr if ok else None
+    return ptr if ptr.get("format") == FORMAT and ptr.get("store_id") == store.store_id() else None
 
 
-def _graph(store: Store, keys: np.ndarray, vecs: np.ndarray):
-    """The HNSW graph of these vectors: the published one with only what changed removed and
-    added (an `embed` of 32 papers into 63k took 158 s rebuilding, a second or two this way),
-    or a new one when there is none or most vectors changed."""
-    prev = VectorIndex.load(store, store.model or "") if published(store) else None
-    if prev is not None and prev._ann is not None:
-        common, i_new, i_old = np.intersect1d(keys, prev.keys, assume_unique=True, return_indices=True)
-        changed = common[np.any(vecs[i_new] != np.asarray(prev.vecs)[i_old], axis=1)]
-        gone = np.concatenate([np.setdiff1d(prev.keys, keys, assume_unique=True), changed])
-        fresh_mask = ~np.isin(keys, common, assume_unique=True) | np.isin(keys, changed, assume_unique=True)
-        if len(gone) + int(fresh_mask.sum()) < 0.3 * max(len(keys), 1):
-            folder = store.data_dir / published(store)["dir"]
-            ann = _usearch_index().restore(str(folder / "ann.usearch"), view=False)
-            if ann is not None and len(ann) == len(prev.keys):
-                if len(gone):
-                    ann.remove(gone.astype(np.int64))
-                if fresh_mask.any():
-                    _add(ann, keys[fresh_mask], vecs[fresh_mask])
-                ann.expansion_search = search_breadth(len(keys))
-                return ann
-    ann = _usearch_index()(
-        ndim=vecs.shape[1],
-        metric=PARAMS["metric"],
-        dtype=PARAMS["dtype"],
-        connectivity=PARAMS["connectivity"],
-        expansion_add=PARAMS["expansion_add"],
-        expansion_search=PARAMS["expansion_search"],
-    )
-    _add(ann, keys, vecs)
-    return ann
-
-
-def _add(ann, keys: np.ndarray, vecs: np.ndarray) -> None:
-    """The stored int8 rows into the graph as they are (usearch would re-quantise floats)."""
-    ann.add(keys, np.ascontiguousarray(vecs, dtype=np.int8))
-
-
-def publish(store: Store) -> VectorIndex | None:
-    """Snapshot every vector of the store and publish it for readers (see module doc)."""
+def publish(store: Store) -> dict | None:
+    """Tell readers the vectors changed (see module doc); the pointer, or None without a model."""
     with store.read_snapshot():
-        keys, vecs = store.load_vectors()
         meta = {
             "format": FORMAT,
-            "params": PARAMS,
             "store_id": store.store_id(),
             "model": store.model,
             "epoch": store.vectors_epoch(),
-            "count": int(len(keys)),
+            "count": store.vector_count(),
         }
     d = store.data_dir
     ptr_path = d / POINTER
+    for old in d.glob("vectors.*"):  # folders of format 4 and below: rows and graph, no longer read
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
     if meta["model"] is None:
         ptr_path.unlink(missing_ok=True)
         return None
-    name = f"vectors.{meta['epoch']}.{os.getpid()}"
-    tmp = d / (name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    np.save(tmp / "keys.npy", keys, allow_pickle=False)
-    np.save(tmp / "vecs.npy", vecs, allow_pickle=False)
-    ann = _graph(store, keys, vecs) if len(keys) >= EXACT_BELOW else None
-    if ann is not None:
-        ann.save(str(tmp / "ann.usearch"))
-    final = d / name
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(tmp, final)
-    meta["dir"] = name
     ptr_tmp = d / f"{POINTER}.{os.getpid()}.tmp"
     ptr_tmp.write_text(json.dumps(meta, indent=1))
     os.replace(ptr_tmp, ptr_path)
-    prune_snapshots(d, "vectors.", name)
-    return VectorIndex(keys, vecs, meta, ann)
+    return meta

@@ -39,7 +39,7 @@ def test_ingest_twice_then_search_json(tmp_path):
     r = run("stats", "--json", data_dir=d)
     s = json.loads(r.output)
     assert (s["papers"], s["with_vectors"], s["model"]) == (314, 314, "all-MiniLM-L6-v2")
-    # the published snapshots: 314 int8 rows of 384 bytes, and the lexical postings
+    # the vectors (int8 rows of 384 bytes in SQLite, their one copy) and the lexical postings
     assert 314 * 384 < s["vectors_bytes"] < 2 * 314 * 384 + 100_000 and s["lexical_bytes"] > 10_000
 
     r = run("search", "weight decay", "--explain", data_dir=d)

@@ -50,14 +50,14 @@ def test_e5_cut_keeps_words_whole():
     assert embed._cut("alpha beta gamma", 12) == "alpha beta"
 
 
-def test_ann_index_then_onnx_model_in_one_process(tmp_path):
-    """Regression: loading usearch before onnxruntime crashed the process on the first
-    dense query of a MiniLM store."""
+def test_simd_kernels_then_onnx_model_in_one_process(tmp_path):
+    """Regression: loading numkong (then through usearch) before onnxruntime crashed the
+    process on the first dense query of a MiniLM store."""
     import subprocess
     import sys
 
     code = (
-        "from paperdex.vectors import _usearch_index; _usearch_index();"
+        "from paperdex.vectors import _numkong; _numkong();"
         "from paperdex.embed import get_embedder; print(get_embedder('all-MiniLM-L6-v2').embed_query('x').shape)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -10,12 +10,6 @@ from paperdex.store import Store, unit
 from paperdex.vectors import VectorIndex
 
 
-@pytest.fixture
-def ann(monkeypatch):
-    """Use the HNSW graph even on the small fixture store."""
-    monkeypatch.setattr(vectors, "EXACT_BELOW", 10)
-
-
 def _query_for(store, pid):
     blob = store.conn.execute(
         "SELECT vec FROM vectors v JOIN papers p ON p.rowid = v.paper WHERE p.id = ?", (pid,)
@@ -32,33 +26,40 @@ def _exact(store, q, k, allowed=None):
     return [int(keys[i]) for i in np.argsort(-s, kind="stable")[:k]]
 
 
-def test_published_snapshot_is_loaded_and_searches_like_exact(store, ann):
-    vectors.publish(store)
-    idx = VectorIndex.load(store, store.model)
-    assert idx is not None and idx._ann is not None and len(idx) == store.vector_count()
+def test_search_finds_what_exact_float_search_finds(store):
+    idx = VectorIndex.from_store(store)
+    assert len(idx) == store.vector_count()
     q = _query_for(store, "2505.13738")
     assert idx.search(q, 1)[0][0] == store.rowid("2505.13738")
     hits = idx.search(q, 10)
-    got = [r for r, _ in hits]
-    assert len(set(got) & set(_exact(store, q, 10))) >= 9
-    # the cosines reported are the stored rows' own, as exact search reports them
+    assert [r for r, _ in hits] == _exact(store, q, 10)
+    # the cosines reported are the stored rows' own, as float search reports them
     keys, vecs = store.load_vectors()
     exact_cos = dict(zip(keys.tolist(), (unit(vecs) @ q).tolist(), strict=True))
     assert all(abs(c - exact_cos[r]) < 1e-5 for r, c in hits)
     assert [c for _, c in hits] == sorted((c for _, c in hits), reverse=True)
 
 
-@pytest.mark.parametrize("subset", [20, 250])
-def test_filtered_search_is_exact_within_the_subset(store, ann, monkeypatch, subset):
-    monkeypatch.setattr(vectors, "EXACT_SUBSET", 100)  # 20 rows: exact; 250: graph over-fetch
-    vectors.publish(store)
-    idx = VectorIndex.load(store, store.model)
+@pytest.mark.parametrize("share", [0.1, 0.6])  # a gathered subset; the whole scan, masked
+def test_filtered_search_is_exact_within_the_subset(store, share):
+    idx = VectorIndex.from_store(store)
     keys, _ = store.load_vectors()
-    allowed = keys[::3][:subset]
+    allowed = keys[: max(3, int(len(keys) * share))][::-1]
+    assert (len(allowed) > vectors.SCAN_ALL_ABOVE * len(keys)) == (share > vectors.SCAN_ALL_ABOVE)
     q = _query_for(store, "2505.13738")
     got = [r for r, _ in idx.search(q, 5, allowed)]
     assert set(got) <= set(allowed.tolist())
     assert got == _exact(store, q, 5, allowed)
+    assert [r for r, _ in idx.search(q, 500, allowed[:3])] == _exact(store, q, 3, allowed[:3])
+
+
+def test_top_by_blocks_is_the_true_top():
+    rng = np.random.default_rng(7)
+    for n, m in [(10, 3), (5000, 40), (300_000, 40), (300_001, 64), (1024 * 50 + 7, 200)]:
+        s = rng.standard_normal(n).astype(np.float32)
+        s[-1] = 99  # the tail past the last whole block counts too
+        got = vectors._top(s, m)
+        assert sorted(got.tolist()) == sorted(np.argsort(-s)[:m].tolist())
 
 
 def test_readers_never_write(built_store_dir, tmp_path):
@@ -86,20 +87,15 @@ def test_a_recreated_store_never_adopts_the_old_index(tmp_path, built_store_dir)
     shutil.copytree(built_store_dir, d)
     with Store(d) as s:
         vectors.publish(s)
-        assert VectorIndex.load(s, s.model) is not None
+        assert vectors.published(s) is not None
     for p in d.glob("paperdex.db*"):
         p.unlink()
     with Store(d) as s:  # same folder, new database: new identity, no vectors
         s.upsert([Paper(id="x1", title="Quokka ecology")])
-        assert VectorIndex.load(s, "all-MiniLM-L6-v2") is None
+        assert vectors.published(s) is None and VectorIndex.current(s) is None
         res = Searcher(s).search("quokka")
         assert [h.paper.id for h in res.hits] == ["x1"]
         assert res.mode == "lexical"
-
-
-def test_another_model_is_never_adopted(store):
-    vectors.publish(store)
-    assert VectorIndex.load(store, "multilingual-e5-small") is None
 
 
 def test_a_stale_snapshot_still_answers_until_the_next_publish(store):
@@ -115,22 +111,22 @@ def test_a_stale_snapshot_still_answers_until_the_next_publish(store):
     assert len(s.index) == before - 1
 
 
-def test_old_snapshot_folders_are_pruned(store):
-    for _ in range(4):
-        store._bump_epoch()
-        store.conn.commit()
-        vectors.publish(store)
-    folders = [p for p in store.data_dir.glob("vectors.*") if p.is_dir()]
-    assert len(folders) <= 2
+def test_publishing_removes_the_folders_of_older_formats(store):
+    old = store.data_dir / "vectors.7.123"  # format 4: rows and a graph, a second copy
+    old.mkdir()
+    (old / "vecs.npy").write_bytes(b"x" * 100)
+    assert vectors.publish(store)["count"] == store.vector_count()
+    assert not old.exists() and not [p for p in store.data_dir.glob("vectors.*") if p.is_dir()]
 
 
-def test_publishing_after_a_few_new_vectors_updates_the_graph(store, ann):
+def test_a_changed_vector_is_found_by_its_new_direction_after_publishing(store):
     vectors.publish(store)
     rowid = store.rowid("2505.13738")
     q = _query_for(store, "2505.13738")
     moved = -q / np.linalg.norm(q)  # the paper's vector changes: it must be found by its new one
     store.add_vectors(store.model, [(rowid, "changed", moved)])
-    idx = vectors.publish(store)
+    store.publish()
+    idx = Searcher(store).index
     assert len(idx) == store.vector_count()
     assert idx.search(moved.astype(np.float32), 1)[0][0] == rowid
     assert rowid not in [r for r, _ in idx.search(q, 5)]
