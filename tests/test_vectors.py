@@ -55,7 +55,7 @@ def test_filtered_search_is_exact_within_the_subset(store, share):
 
 def test_top_by_blocks_is_the_true_top():
     rng = np.random.default_rng(7)
-    for n, m in [(10, 3), (5000, 40), (300_000, 40), (300_001, 64), (1024 * 50 + 7, 200)]:
+    for n, m in [(10, 3), (5000, 40), (300_000, 40), (300_001, 64), (128 * 900 + 7, 200), (1_000_003, 400)]:
         s = rng.standard_normal(n).astype(np.float32)
         s[-1] = 99  # the tail past the last whole block counts too
         got = vectors._top(s, m)
