@@ -243,8 +243,8 @@ class SearcherPool:
 
     def warm(self) -> dict[str, float]:
         """Load now what the first searches would otherwise pay for: every searcher's
-        connection, the lexical snapshot, the vector snapshot (and its float32 copy for exact
-        filtered search), the query model, the Chinese segmenter. Returns seconds per part."""
+        connection, the lexical snapshot, the vectors (read from SQLite), the query model, the
+        Chinese segmenter. Returns seconds per part."""
         took: dict[str, float] = {}
 
         def step(name: str, fn) -> None:
@@ -279,8 +279,8 @@ class SearcherPool:
 
     def watch(self, interval: float = 1.0) -> None:
         """Keep the shared snapshots current in the background: when a writer publishes a new
-        lexical or vector snapshot, load it (and the vectors' float32 copy) on a connection of
-        this thread's own, so no request pays for it. Idempotent."""
+        lexical snapshot or new vectors, load them on a connection of this thread's own, so no
+        request pays for it (1M vectors: ~3 s). Idempotent."""
         if self._watch is not None:
             return
         from .lexical import POINTER as LEX

@@ -6,14 +6,14 @@
        │                            passes SIGTERM/SIGINT on and waits for them to drain
        ├── worker 1 ── uvicorn: an asyncio loop (HTTP, static files) + a thread pool for the
        ├── worker 2      endpoints; a pool of searchers and one of store connections
-       └── ...           (paperdex.service); the index snapshots mapped from disk
+       └── ...           (paperdex.service); the lexical snapshot mapped from disk
 
 A search is CPU work in Python and numpy; one process runs Python on one core at a time (the
 GIL), so the server runs one worker process per core (``--workers``, default: the number of
 cores). The workers accept connections from the one listening socket the supervisor bound;
-the kernel hands each connection to one of them. The lexical and vector snapshots are
-``mmap``-ed read-only files, so the workers share them through the page cache instead of
-holding a copy each. Each worker loads everything a search needs (snapshots, query model,
+the kernel hands each connection to one of them. The lexical snapshot is ``mmap``-ed
+read-only files, so the workers share it through the page cache instead of holding a copy
+each; each worker reads the int8 vectors from SQLite into its own memory (384 MB at 1M). Each worker loads everything a search needs (snapshots, query model,
 Chinese segmenter) *before* it accepts a connection, and logs how long that took; it then
 watches the published snapshots and loads new ones in the background.
 
