@@ -13,9 +13,10 @@ GIL), so the server runs one worker process per core (``--workers``, default: th
 cores). The workers accept connections from the one listening socket the supervisor bound;
 the kernel hands each connection to one of them. The lexical snapshot is ``mmap``-ed
 read-only files, so the workers share it through the page cache instead of holding a copy
-each; each worker reads the int8 vectors from SQLite into its own memory (384 MB at 1M). Each worker loads everything a search needs (snapshots, query model,
-Chinese segmenter) *before* it accepts a connection, and logs how long that took; it then
-watches the published snapshots and loads new ones in the background.
+each; each worker reads the int8 vectors from SQLite into its own memory (384 MB at 1M).
+Each worker loads everything a search needs (snapshots, vectors, query model, Chinese
+segmenter) *before* it accepts a connection, and logs how long that took; it then watches
+the published pointers and loads what changed in the background.
 
 Inside a worker, searches borrow a searcher (``--workers-pool``, default 1 per worker: the
 workers are the parallelism) while paper pages, day lists and static files never wait for one;
