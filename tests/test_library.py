@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from paperdex import library as L
 from paperdex.paper import Paper
-from paperdex.store import SCHEMA_VERSION, Store
+from paperdex.store import SCHEMA_VERSION, Store, unit
 
 
 def _ids(store: Store, n: int) -> list[str]:
@@ -68,6 +69,11 @@ def test_old_schema_reads_as_an_empty_library(store):
     c = store.conn
     for t in ("tag_papers", "tags", "dismissed", "saved_searches", "tokens"):
         c.execute(f"DROP TABLE {t}")
+    rows = c.execute("SELECT paper, vec FROM vectors").fetchall()  # version 3 held float16
+    c.executemany(
+        "UPDATE vectors SET vec = ? WHERE paper = ?",
+        [(unit(store.vectors_from_blobs([v])).astype(np.float16).tobytes(), p) for p, v in rows],
+    )
     c.execute("PRAGMA user_version = 3")
     c.commit()
     ro = Store(store.data_dir, readonly=True)
