@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -57,7 +58,9 @@ def dictionary() -> dict[str, list[str]]:
 def _tokenizer(path: Path):
     """A jieba tokenizer of its own that also knows the dictionary's phrases, weighted by how
     often the training summaries use them (the global jieba stays untouched)."""
-    import jieba
+    with warnings.catch_warnings():  # jieba imports pkg_resources, which warns on every CLI run
+        warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+        import jieba
 
     jieba.setLogLevel(60)
     tok = jieba.Tokenizer()

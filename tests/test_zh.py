@@ -50,3 +50,14 @@ def test_dictionary_can_be_switched_off(monkeypatch, ro_store):
     monkeypatch.setattr(zh, "ENABLED", False)
     assert zh.concepts("权重衰减") == []
     assert Searcher(ro_store).search("权重衰减", mode="lexical").total == 0
+
+
+def test_segmenting_chinese_prints_no_warning():
+    """jieba imports pkg_resources, whose deprecation warning reached every CLI run with a
+    Chinese query; a fresh interpreter, since this one may have imported jieba already."""
+    import subprocess
+    import sys
+
+    code = "from paperdex import zh; print(zh.concepts('扩散模型')[0])"
+    r = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
