@@ -3,10 +3,10 @@ exactly with SIMD dot products (numkong).
 
 Why no ANN graph: SQLite's vectors table is the one copy of the vectors on disk (1M papers:
 454 MB). A graph (usearch HNSW) kept a second and third copy beside it (its own rows and a
-`vecs.npy`, 1.50 GB at 1M), took an hour to build at 1M and still found only 0.966 of the
-exact top 10. Scanning int8 rows with SIMD takes ~20 ms a query at 1M on one core and finds
-what exact int8 search finds (0.987 of float32's top 10), which keeps a 1M hybrid query within
-its 60 ms; beyond that, the Milvus backend is the answer (bench/scale.py, docs/performance.md).
+`vecs.npy`, 1.50 GB at 1M), took 16 minutes to build at 1M and found 0.966 of the exact top
+10 there. Scanning int8 rows with SIMD takes ~20 ms a query at 1M on one core and finds what
+exact int8 search finds (0.984 of float32's top 10 at 1M), which keeps a 1M hybrid query
+within its 60 ms; beyond that, the Milvus backend is the answer (docs/performance.md).
 
 Lifecycle, kept simple enough to be obviously right:
 
@@ -14,7 +14,7 @@ Lifecycle, kept simple enough to be obviously right:
   ``vectors.json`` (store identity, model, vectors epoch, count) is replaced atomically. It is
   what tells readers the vectors changed; it holds no vectors.
 * **Readers only read** (``VectorIndex.current``): every vector, read in one SQLite
-  transaction when the pointer changes (1M vectors: about 2 s), shared by every searcher of a
+  transaction when the pointer changes (1M vectors: ~3 s), shared by every searcher of a
   process. Vectors written after a publish join at the next one. A reader never writes a file.
 
 Nothing is pickled.
@@ -46,13 +46,9 @@ CHUNK = 65_536
 
 @lru_cache(maxsize=1)
 def _numkong():
-    """numkong, the SIMD kernels. onnxruntime must be loaded before numkong's extension: the
-    other order segfaults inside onnxruntime's import (numkong 7.8, onnxruntime 1.2x), so a
-    store whose model runs on onnxruntime would crash on its first dense query."""
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        pass
+    """numkong, the SIMD kernels, imported on first use. (usearch 2.26 bundled the same kernels
+    and crashed onnxruntime's import when loaded first; numkong on its own does not: tested in
+    tests/test_embed.py.)"""
     import numkong
 
     return numkong

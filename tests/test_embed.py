@@ -51,7 +51,7 @@ def test_e5_cut_keeps_words_whole():
 
 
 def test_simd_kernels_then_onnx_model_in_one_process(tmp_path):
-    """Regression: loading numkong (then through usearch) before onnxruntime crashed the
+    """Regression: loading the SIMD kernels (then usearch's) before onnxruntime crashed the
     process on the first dense query of a MiniLM store."""
     import subprocess
     import sys
