@@ -98,19 +98,11 @@ class Corpus:
         self.vindex = vindex
         self._csr = None
         self._lock = threading.Lock()
-        self.D: np.ndarray | None = None
+        self.D = None  # vectors.Rows: the papers' unit vectors, as a float32 matrix would answer
         self.has_vec = np.zeros(self.n, dtype=bool)
         if vindex is not None and len(vindex):
-            if len(vindex.keys) == self.n and np.array_equal(vindex.keys, self.rowids):
-                self.D = vindex.f32
-                self.has_vec[:] = True
-            else:
-                pos = np.searchsorted(vindex.keys, self.rowids)
-                pos = np.clip(pos, 0, len(vindex.keys) - 1)
-                ok = vindex.keys[pos] == self.rowids
-                D = np.zeros((self.n, vindex.vecs.shape[1]), dtype=np.float32)
-                D[ok] = vindex.f32[pos[ok]]
-                self.D, self.has_vec = D, ok
+            self.D = vindex.rows(self.rowids)
+            self.has_vec = self.D.ok
         self.key = (ix.store_id, ix.generation, None if vindex is None else (vindex.model, vindex.epoch))
 
     def docs(self, rowids) -> np.ndarray:

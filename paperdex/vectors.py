@@ -64,21 +64,11 @@ class VectorIndex:
         self.model: str | None = meta.get("model")
         self.epoch: int = int(meta.get("epoch", -1))
         self.inv = _inverse_norms(self.vecs)
-        self._f32: np.ndarray | None = None
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.keys)
-
-    @property
-    def f32(self) -> np.ndarray:
-        """L2-normalised float32 rows (recommendations multiply them), made once per process."""
-        if self._f32 is None:
-            with self._lock:
-                if self._f32 is None:
-                    self._f32 = np.ascontiguousarray(unit(self.vecs))
-        return self._f32
 
     def warm(self) -> None:
         """Load the SIMD kernels before the first query needs them."""
@@ -147,6 +137,25 @@ class VectorIndex:
         best = np.lexsort((found, -exact))[:k]  # equal cosines: the older paper first, as ever
         return [(int(found[i]), float(exact[i])) for i in best]
 
+    def dots(self, w: np.ndarray) -> np.ndarray:
+        """unit(row) @ w for every row (w: [dim] or [dim, m]) as float32, without a float32
+        copy of the rows (1M papers: 1.5 GB). w goes in as two int8 parts, the second its
+        first's rounding error, so the products are within ~1e-5 of float32's."""
+        W = np.ascontiguousarray(np.atleast_2d(np.asarray(w, dtype=np.float32).T))  # [m, dim]
+        out = np.zeros((len(W), len(self.keys)), dtype=np.float32)
+        for _ in range(2):
+            scale = np.abs(W).max(axis=1, keepdims=True) / 127
+            scale[scale == 0] = 1
+            W8 = np.round(W / scale).astype(np.int8)
+            out += np.asarray(_numkong().cdist(W8, self.vecs, metric="dot", out_dtype="float32")) * scale
+            W = W - W8 * scale
+        out *= self.inv
+        return out[0] if np.ndim(w) == 1 else out.T
+
+    def rows(self, rowids: np.ndarray) -> Rows:
+        """These papers' unit rows, in this order (zero rows for papers without a vector)."""
+        return Rows(self, rowids)
+
     def _rows(self, pos: np.ndarray) -> np.ndarray:
         """The int8 rows at `pos`; the last few subsets are kept, since a filter (a category,
         a date range) recurs across queries and gathering its rows costs more than scoring."""
@@ -162,6 +171,29 @@ class VectorIndex:
             while sum(a.nbytes for a in self._subsets.values()) > SUBSET_CACHE_BYTES:
                 self._subsets.popitem(last=False)
         return sub
+
+
+class Rows:
+    """Some papers' unit rows, in their order (a recommender's corpus), as a float32 matrix
+    would answer ``rows[docs]`` and ``rows @ w``, without making one."""
+
+    def __init__(self, index: VectorIndex, rowids: np.ndarray) -> None:
+        rowids = np.asarray(rowids, dtype=np.int64)
+        pos = np.clip(np.searchsorted(index.keys, rowids), 0, max(len(index.keys) - 1, 0))
+        self.index = index
+        self.ok = index.keys[pos] == rowids if len(index.keys) else np.zeros(len(rowids), dtype=bool)
+        self.pos = pos
+        self.same = len(rowids) == len(index.keys) and bool(self.ok.all())  # every row, in order
+        self.shape = (len(rowids), index.vecs.shape[1])
+
+    def __getitem__(self, docs) -> np.ndarray:
+        return unit(self.index.vecs[self.pos[docs]]) * self.ok[docs][..., None]
+
+    def __matmul__(self, w: np.ndarray) -> np.ndarray:
+        s = self.index.dots(w)
+        if self.same:
+            return s
+        return s[self.pos] * (self.ok if s.ndim == 1 else self.ok[:, None])
 
 
 def _inverse_norms(vecs: np.ndarray) -> np.ndarray:
