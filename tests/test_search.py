@@ -360,3 +360,15 @@ def _ids_with(store, ix, q):
     s = Searcher(store)
     s.__class__ = type("Pinned", (Searcher,), {"lex": property(lambda self: ix)})
     return [h.paper.id for h in s.search(q, mode="lexical", per_page=50).hits]
+
+
+def test_close_matches_stay_near_the_best_hit():
+    """e5's cosines crowd together: a hit 0.05 under its query's best is more often off topic
+    than on (docs/relevance.md), however high its cosine; MiniLM has no such limit."""
+    from paperdex.search import close_matches
+
+    got = [(1, 0.916), (2, 0.87), (3, 0.867), (4, 0.86), (5, 0.858)]
+    assert [r for r, _ in close_matches(got, "multilingual-e5-small", "en")] == [1, 2, 3]
+    assert close_matches([(1, 0.85), (2, 0.84)], "multilingual-e5-small", "en") == []  # no close match
+    mini = [(1, 0.7), (2, 0.5), (3, 0.41), (4, 0.39)]
+    assert [r for r, _ in close_matches(mini, "all-MiniLM-L6-v2", "en")] == [1, 2, 3]

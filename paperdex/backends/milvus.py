@@ -68,7 +68,6 @@ from ..search import (
     DENSE_DEPTH,
     FUSION,
     MAX_PREFIX_TERMS,
-    MIN_COSINE,
     NOTICE_NO_VECTORS,
     PHRASE_BOOST,
     PHRASE_DEPTH,
@@ -77,6 +76,7 @@ from ..search import (
     Hit,
     Result,
     alt_pairs,
+    close_matches,
     concepts_of,
     mark,
     phrase_units,
@@ -1256,10 +1256,7 @@ class MilvusBackend:
         if mode_eff != "lexical":
             qv = query_vector if query_vector is not None else self.embed_query(dense_text, model)
             got = self._dense(qv, C, c_check if py_nodes else None)
-            top_floor, floor = _floors(model, p.dense_lang)
-            if not got or got[0][1] < top_floor:
-                got = []
-            D = [(pk, s) for pk, s in got if s >= floor]
+            D = close_matches(got, model, p.dense_lang)
             D.sort(key=lambda x: (-x[1], x[0]))
         d_pks = [pk for pk, _ in D]
         if acc is not None and domain is not None and d_pks:
@@ -1570,15 +1567,6 @@ def _acc_of(rank_concepts: list[Concept], post) -> dict[int, float]:
         for pk, v in best.items():
             acc[pk] = acc.get(pk, 0.0) + v
     return acc
-
-
-def _floors(model: str | None, lang: str) -> tuple[float, float]:
-    """The model's close-match floors for the query's language (search.MIN_COSINE, per model,
-    and per language where it says so)."""
-    got = MIN_COSINE.get(model or "", (-1.0, -1.0))
-    if isinstance(got, dict):
-        got = got.get(lang, (-1.0, -1.0))
-    return got  # type: ignore[return-value]
 
 
 def _too_many(n: int) -> str:

@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 from paperdex.backends import Backend, EmbeddedBackend
-from paperdex.backends.milvus import _floors
 from paperdex.paper import index_text
 from paperdex.query import QueryError
-from paperdex.search import FUSION, MAX_WINDOW, Filters
+from paperdex.search import FUSION, MAX_WINDOW, MIN_COSINE, Filters
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stem, tokens
 
@@ -360,7 +359,7 @@ def test_dense_finds_papers_without_shared_words(backend):
     res = backend.search("robots grasping objects with a gripper", mode="dense", per_page=10)
     assert res.hits and res.hits[0].paper.title.startswith("GraspCoT")
     assert all("cs.RO" in h.paper.categories for h in res.hits)  # close matches only: no noise
-    top_floor, floor = _floors("all-MiniLM-L6-v2", "en")
+    top_floor, floor, _ = MIN_COSINE["all-MiniLM-L6-v2"]["en"]
     assert res.hits[0].dense_score >= top_floor and all(h.dense_score >= floor for h in res.hits)
 
 
