@@ -71,6 +71,7 @@ from ..search import (
     NOTICE_NO_VECTORS,
     PHRASE_BOOST,
     PHRASE_DEPTH,
+    RELAX_BELOW,
     Concept,
     Filters,
     Hit,
@@ -426,6 +427,7 @@ class MilvusBackend:
         self._vstate = None
         self._post_cache: dict = {}
         self._last_post: dict = {}
+        self._last_counts: dict[int, int] = {}
         self._restricted: set[str] = set()
         self.fusion = FUSION
         self._ensure()
@@ -1085,8 +1087,31 @@ class MilvusBackend:
             for pk in _concept_docs(c, full, self._adjacent):
                 counts[pk] = counts.get(pk, 0) + 1
         L = {pk: dates[pk] for pk, n in counts.items() if n >= k}
-        self._last_post = full
+        self._last_post, self._last_counts = full, counts
         return L, _acc_of(rank_concepts, full), domain
+
+    def _with_all(self, present: list[Concept], exprs: dict, C: str | None, c_check, py_nodes) -> int:
+        """How many papers within the constraints hold every concept (search.required), counted
+        only as far as the rule asks: up to RELAX_BELOW. Milvus counts; where Python decides
+        part (adjacent words, constraints Milvus cannot express), candidates are read until
+        RELAX_BELOW pass."""
+        expr = _and([C, *(exprs[id(c)] for c in present)])
+        n = self._count(expr)
+        if n < RELAX_BELOW or not (py_nodes or any(_multiword(c) for c in present)):
+            return n
+        got, last = 0, -1
+        while True:
+            rows = self._query(f"({expr}) and pk > {last}", ["pk", "doc"], limit=MAX_TOPK)
+            if not rows:
+                return got
+            rows.sort(key=lambda r: r["pk"])
+            for r in rows:
+                d = _Doc(int(r["pk"]), _decode_doc(r["doc"]))
+                if c_check(d) and all(_concept_in(c, d, None) for c in present):
+                    got += 1
+                    if got >= RELAX_BELOW:
+                        return got
+            last = int(rows[-1]["pk"])
 
     def _postings_in(self, stem_: str, C: str | None, pks: list[int]) -> dict[int, tuple[float, int]]:
         """The stem's papers among `pks` (at most MAX_TOPK of them: complete)."""
@@ -1198,17 +1223,24 @@ class MilvusBackend:
             fast = self._by_postings(present, rank_concepts, C)
             if fast is not None:
                 L_dates, acc, domain = fast
-                self._phrase_bonus(acc, present, L_dates)
                 if py_nodes:
                     if len(L_dates) > MAX_SCAN:
                         raise Q.QueryError(_too_many(len(L_dates)))
                     docs = self._docs(sorted(L_dates))
                     L_dates = {pk: dt for pk, dt in L_dates.items() if pk in docs and c_check(_Doc(pk, docs[pk]))}
+                n_all, counts = len(present), self._last_counts
+                if required(n_all) < n_all <= 5:  # all of them, if enough papers hold all
+                    k = required(n_all, sum(1 for pk in L_dates if counts[pk] >= n_all))
+                    L_dates = {pk: dt for pk, dt in L_dates.items() if counts[pk] >= k}
+                self._phrase_bonus(acc, present, L_dates)
                 L_rows = {pk: (dt, None) for pk, dt in L_dates.items()}
 
         words_exact = True
+        k = 0
         if present:
-            k = required(len(present))
+            n_all = len(present)
+            with_all = self._with_all(present, exprs, C, c_check, py_nodes) if required(n_all) < n_all <= 5 else None
+            k = required(n_all, with_all)
             W = min_should([exprs[id(c)] for c in present], k)
             if W is None:  # too many combinations: any concept in Milvus, the count in Python
                 W, words_exact = _or([exprs[id(c)] for c in present]), False
@@ -1230,7 +1262,7 @@ class MilvusBackend:
                 return False
             if words_exact or not present:
                 return True
-            return sum(_concept_in(c, d, None) for c in present) >= required(len(present))
+            return sum(_concept_in(c, d, None) for c in present) >= k
 
         # L explicitly (pk -> date, categories) when Python decides part of it
         if L_rows is None and not exact:
