@@ -1219,6 +1219,7 @@ class MilvusBackend:
         acc: dict[int, float] | None = None
         domain: set[int] | None = None
         L_rows: dict[int, tuple[int, list[str] | None]] | None = None
+        k_fast: int | None = None  # search.required as the postings road decided it
         if present and mode != "dense":
             fast = self._by_postings(present, rank_concepts, C)
             if fast is not None:
@@ -1230,8 +1231,8 @@ class MilvusBackend:
                     L_dates = {pk: dt for pk, dt in L_dates.items() if pk in docs and c_check(_Doc(pk, docs[pk]))}
                 n_all, counts = len(present), self._last_counts
                 if required(n_all) < n_all <= 5:  # all of them, if enough papers hold all
-                    k = required(n_all, sum(1 for pk in L_dates if counts[pk] >= n_all))
-                    L_dates = {pk: dt for pk, dt in L_dates.items() if counts[pk] >= k}
+                    k_fast = required(n_all, sum(1 for pk in L_dates if counts[pk] >= n_all))
+                    L_dates = {pk: dt for pk, dt in L_dates.items() if counts[pk] >= k_fast}
                 self._phrase_bonus(acc, present, L_dates)
                 L_rows = {pk: (dt, None) for pk, dt in L_dates.items()}
 
@@ -1239,8 +1240,12 @@ class MilvusBackend:
         k = 0
         if present:
             n_all = len(present)
-            with_all = self._with_all(present, exprs, C, c_check, py_nodes) if required(n_all) < n_all <= 5 else None
-            k = required(n_all, with_all)
+            if k_fast is not None:
+                k = k_fast
+            elif L_rows is None and mode != "dense" and required(n_all) < n_all <= 5:
+                k = required(n_all, self._with_all(present, exprs, C, c_check, py_nodes))
+            else:  # the postings road listed L, or dense mode: the widest rule, a bound
+                k = required(n_all)
             W = min_should([exprs[id(c)] for c in present], k)
             if W is None:  # too many combinations: any concept in Milvus, the count in Python
                 W, words_exact = _or([exprs[id(c)] for c in present]), False

@@ -483,3 +483,38 @@ def test_words_in_more_papers_than_one_milvus_window(embedded_ro, milvus_ro, mon
             a, b = embedded_ro.search(q, mode=mode), milvus_ro.search(q, mode=mode)
             assert (a.total, a.facets, a.notices) == (b.total, b.facets, b.notices), q
             assert sorted(everything(embedded_ro, q, mode=mode)[0]) == sorted(everything(milvus_ro, q, mode=mode)[0])
+
+
+def test_the_expression_road_decides_all_or_all_but_one_as_the_embedded_store(embedded_ro, milvus_ro, monkeypatch):
+    """Where a word is too common to list from the BM25 index, Milvus matches by expressions and
+    counts the papers holding every concept itself (search.required): force that road."""
+    from paperdex.backends import milvus
+
+    monkeypatch.setattr(milvus.MilvusBackend, "_by_postings", lambda self, *a: None)
+    counted, scanned = [], []
+    real_with_all, real_query = milvus.MilvusBackend._with_all, milvus.MilvusBackend._query
+
+    def with_all(self, *a):
+        counted.append(real_with_all(self, *a))
+        return counted[-1]
+
+    def query(self, filter, output_fields, limit=None):
+        if output_fields == ["pk", "doc"]:
+            scanned.append(filter)
+        return real_query(self, filter, output_fields, limit)
+
+    monkeypatch.setattr(milvus.MilvusBackend, "_with_all", with_all)
+    monkeypatch.setattr(milvus.MilvusBackend, "_query", query)
+    queries = (
+        "diffusion image generation",  # enough papers hold all three
+        "robot grasping manipulation",  # too few: all but one
+        "diffusion image generation cat:cs.RO",  # too few within the constraints
+        "大语言模型 推理 智能体",  # a multi-word alternative: adjacency decided in Python
+        '"language model" reasoning agents planning',  # a phrase: a constraint Python decides
+    )
+    for q in queries:
+        for mode in ("lexical", "hybrid"):
+            a, b = embedded_ro.search(q, mode=mode), milvus_ro.search(q, mode=mode)
+            assert (a.total, a.facets, a.notices) == (b.total, b.facets, b.notices), q
+            assert sorted(everything(embedded_ro, q, mode=mode)[0]) == sorted(everything(milvus_ro, q, mode=mode)[0])
+    assert min(counted) < RELAX_BELOW <= max(counted) and scanned  # both rules, and the read-until-10
