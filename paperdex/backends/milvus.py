@@ -1270,7 +1270,7 @@ class MilvusBackend:
             return sum(_concept_in(c, d, None) for c in present) >= k
 
         # L explicitly (pk -> date, categories) when Python decides part of it
-        if L_rows is None and not exact:
+        if L_rows is None and not exact and mode != "dense":  # dense mode: M is the close matches
             n_cand = self._count(L_expr)
             if n_cand > MAX_SCAN:
                 raise Q.QueryError(_too_many(n_cand))
