@@ -124,6 +124,11 @@ def required(n: int, with_all: int | None = None) -> int:
     return math.ceil(n / 2)
 
 
+def counts_all(n: int) -> bool:
+    """Whether `required` for n concepts needs to know how many papers hold all of them."""
+    return required(n) != required(n, RELAX_BELOW)
+
+
 @dataclass
 class Filters:
     """Structured filters from a form or API; they become query clauses, so they behave
@@ -797,7 +802,7 @@ class Searcher:
             for _, m in present:
                 cov += m
             n_all, with_all = len(present), None
-            if required(n_all) < n_all <= 5:  # all of them, if enough papers hold all
+            if counts_all(n_all):
                 every = cov >= n_all
                 with_all = int(np.count_nonzero(every if C is None else every & C))
             L = cov >= required(n_all, with_all)

@@ -79,6 +79,7 @@ from ..search import (
     alt_pairs,
     close_matches,
     concepts_of,
+    counts_all,
     mark,
     phrase_units,
     plan,
@@ -1230,7 +1231,7 @@ class MilvusBackend:
                     docs = self._docs(sorted(L_dates))
                     L_dates = {pk: dt for pk, dt in L_dates.items() if pk in docs and c_check(_Doc(pk, docs[pk]))}
                 n_all, counts = len(present), self._last_counts
-                if required(n_all) < n_all <= 5:  # all of them, if enough papers hold all
+                if counts_all(n_all):
                     k_fast = required(n_all, sum(1 for pk in L_dates if counts[pk] >= n_all))
                     L_dates = {pk: dt for pk, dt in L_dates.items() if counts[pk] >= k_fast}
                 self._phrase_bonus(acc, present, L_dates)
@@ -1242,7 +1243,7 @@ class MilvusBackend:
             n_all = len(present)
             if k_fast is not None:
                 k = k_fast
-            elif L_rows is None and mode != "dense" and required(n_all) < n_all <= 5:
+            elif L_rows is None and mode != "dense" and counts_all(n_all):
                 k = required(n_all, self._with_all(present, exprs, C, c_check, py_nodes))
             else:  # the postings road listed L, or dense mode: the widest rule, a bound
                 k = required(n_all)
