@@ -1028,15 +1028,16 @@ class MilvusBackend:
                 continue
             sets = [self._postings(s_, None) for s_ in alt]
             if any(x is None for x in sets):  # words in more papers than are listed
-                pairs = alt_pairs(alt) if together(c, alt) else []
-                like = _and([_alt_expr(alt, "lex"), *(f"lex like {_lit(f'% {x} {y} %')}" for x, y in pairs)])
+                if not together(c, alt):  # its words anywhere in one paper: one row says so
+                    if self._query(_alt_expr(alt, "lex"), ["pk"], limit=1):
+                        return True
+                    continue
+                like = _and([_alt_expr(alt, "lex"), *(f"lex like {_lit(f'% {x} {y} %')}" for x, y in alt_pairs(alt))])
                 try:
                     rows = self._rows(like, [], cap=MAX_SCAN)
                 except _TooMany:
                     return True  # so many papers with the words together in `lex`: some in a field
-                if rows and not together(c, alt):
-                    return True
-                if together(c, alt) and self._adjacent(alt, (int(r["pk"]) for r in rows)):
+                if self._adjacent(alt, (int(r["pk"]) for r in rows)):
                     return True
                 continue
             both = sorted(set.intersection(*(set(x) for x in sets)))  # type: ignore[union-attr]

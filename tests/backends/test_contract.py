@@ -476,6 +476,7 @@ def test_words_in_more_papers_than_one_milvus_window(embedded_ro, milvus_ro, mon
         "diffusion model cat:cs.CV",
         "large language model reasoning agents",
         "大语言模型 推理",
+        "扩散模型",  # a loose gloss: its words anywhere in the paper
         "ti:robot learning",
     )
     for q in queries:
