@@ -125,7 +125,7 @@ class VectorIndex:
             pos = None
         rows = self.vecs if pos is None else self._rows(pos)
         inv = self.inv if pos is None else self.inv[pos]
-        scores = np.asarray(_numkong().cdist(q8, rows, metric="dot", out_dtype="float32"))[0]
+        scores = _dots8(q8, rows)[0]
         scores *= inv
         if mask is not None:
             scores[~mask] = -np.inf
@@ -144,10 +144,8 @@ class VectorIndex:
         W = np.ascontiguousarray(np.atleast_2d(np.asarray(w, dtype=np.float32).T))  # [m, dim]
         out = np.zeros((len(W), len(self.keys)), dtype=np.float32)
         for _ in range(2):
-            scale = np.abs(W).max(axis=1, keepdims=True) / 127
-            scale[scale == 0] = 1
-            W8 = np.round(W / scale).astype(np.int8)
-            out += np.asarray(_numkong().cdist(W8, self.vecs, metric="dot", out_dtype="float32")) * scale
+            W8, scale = quantize(W), np.abs(W).max(axis=1, keepdims=True) / 127  # W ≈ W8 * scale
+            out += _dots8(W8, self.vecs) * scale
             W = W - W8 * scale
         out *= self.inv
         return out[0] if np.ndim(w) == 1 else out.T
@@ -194,6 +192,11 @@ class Rows:
         if self.same:
             return s
         return s[self.pos] * (self.ok if s.ndim == 1 else self.ok[:, None])
+
+
+def _dots8(a8: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """[len(a8), len(rows)] dot products of int8 rows, with numkong's SIMD kernels."""
+    return np.asarray(_numkong().cdist(a8, rows, metric="dot", out_dtype="float32"))
 
 
 def _inverse_norms(vecs: np.ndarray) -> np.ndarray:
