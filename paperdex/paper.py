@@ -89,13 +89,17 @@ _KNOWN = {f for f in Paper.__dataclass_fields__}
 
 # Bounds for what one record may hold. Real metadata sits far below them (arXiv caps abstracts
 # at 1,920 characters); anything larger is junk that would only cost memory and CPU on every
-# request that touches it. Text over a bound is cut with a note; structure over a bound is refused.
+# request that touches it. Text over a bound is cut with a note; structure over a bound is refused,
+# except an author list: real ones run to thousands (Gemini 2.5: 3,303; ATLAS/CMS: over 5,000),
+# so a paper is never refused for its authors. Up to MAX_AUTHORS they are all kept (every one is
+# searchable with au:, while every view shows ten); past it the list is cut and marked truncated.
 MAX_ID = 200
 MAX_TITLE = 1_000
 MAX_ABSTRACT = 20_000
 MAX_SHORT = 1_000  # venue, area, comment, an author name, a source name
 MAX_URL = 2_000
-MAX_LIST = 2_000  # authors, categories, sources
+MAX_LIST = 2_000  # categories, sources
+MAX_AUTHORS = 20_000  # four times the longest real list; the 4 MiB line bound caps it anyway
 MAX_CATEGORY = 300  # real ones include ACM class lists: "I.2.6; C.1.4; D.1.3"
 MAX_EXTRA_BYTES = 100_000
 MAX_DEPTH = 8
@@ -175,7 +179,12 @@ def _str_list(rec: dict[str, Any], key: str, limit: int = MAX_SHORT, notes: list
         v = [v]
     if not isinstance(v, list):
         raise RecordError(f"'{key}' must be a list of strings, got {_kind(v)}")
-    if len(v) > MAX_LIST:
+    if key == "authors":
+        if len(v) > MAX_AUTHORS:
+            if notes is not None:
+                notes.append(f"'authors' has {len(v):,} names; kept the first {MAX_AUTHORS:,}")
+            v = v[:MAX_AUTHORS]
+    elif len(v) > MAX_LIST:
         raise RecordError(f"'{key}' has {len(v):,} entries; the limit is {MAX_LIST:,}")
     out = []
     for i, x in enumerate(v):
@@ -247,6 +256,9 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
         truncated = False
     if not isinstance(truncated, bool):
         raise RecordError(f"'authors_truncated' must be true or false, got {_kind(truncated)}")
+    raw_authors = rec.get("authors")
+    if isinstance(raw_authors, list) and len(raw_authors) > MAX_AUTHORS:
+        truncated = True
     given_extra = rec.get("extra")
     if given_extra is None:
         given_extra = {}

@@ -260,3 +260,31 @@ def test_a_query_may_start_with_a_dash(tmp_path):
     assert [h["id"] for h in json.loads(r.output)] == ["2501.00002"]
     r = run("search", "--mode", "lexical", "--json", "--", "-image", data_dir=d)
     assert r.exit_code == 0 and "2501.00001" in r.output
+
+
+def test_a_paper_with_thousands_of_authors_is_kept_whole_and_shown_cut(tmp_path):
+    """Gemini 2.5 (2507.06261) lists 3,303 authors and ATLAS/CMS papers over 5,000: the record
+    is admitted with every name (any one is found with au:), and views show ten then "et al.";
+    only a list past MAX_AUTHORS is cut, marked truncated, with a note, never refused."""
+    from paperdex.paper import MAX_AUTHORS
+
+    names = [f"Author{k:04d} Surname{k:04d}" for k in range(3303)]
+    f = tmp_path / "big.jsonl"
+    f.write_bytes(line(1, authors=names, title="Gemini 2.5: Pushing the Frontier") + line(2, title="Another paper"))
+    data = tmp_path / "d"
+    r = run("ingest", f, "--quiet", data_dir=data)
+    assert r.exit_code == 0, r.output
+    assert ids_in(data) == {"2501.00001", "2501.00002"}
+    with Store(data, readonly=True) as s:
+        assert s.get("2501.00001").authors == names
+    r = run("search", "au:Surname3100", "--json", data_dir=data)
+    assert r.exit_code == 0, r.output
+    hits = json.loads(r.output)
+    assert [h["id"] for h in hits] == ["2501.00001"]
+    r = run("search", "au:Surname3100", data_dir=data)
+    assert "Author0009 Surname0009 et al." in r.output and "Surname0010" not in r.output
+
+    notes: list[str] = []
+    p = paper_from_dict(rec(3, authors=["A B"] * (MAX_AUTHORS + 5)), notes=notes)
+    assert len(p.authors) == MAX_AUTHORS and p.authors_truncated
+    assert notes == [f"'authors' has {MAX_AUTHORS + 5:,} names; kept the first {MAX_AUTHORS:,}"]
