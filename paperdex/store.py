@@ -26,7 +26,7 @@ import numpy as np
 
 from .paper import Paper, index_text
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
 # searches need); older stores must be migrated by a writer first.
 MIN_READABLE_VERSION = 2
@@ -128,6 +128,21 @@ MIGRATIONS: list[str] = [
     # 4 -> 5: vectors as int8 (see `quantize`): half the bytes, nDCG@10 within 0.002 (21k sets)
     """
     UPDATE vectors SET vec = int8_from_f16(vec);
+    """,
+    # 5 -> 6: machine-written summaries (summaries.py), one per paper and language, keyed by
+    # paper id like tags so a re-ingest keeps them; shown only while text_hash still matches
+    """
+    CREATE TABLE IF NOT EXISTS summaries (
+        paper TEXT NOT NULL,            -- paper id
+        lang TEXT NOT NULL,             -- 'en' or 'zh'
+        model TEXT NOT NULL,            -- the model that wrote it (shown beside it)
+        text_hash TEXT NOT NULL,        -- Paper.text_hash() of the text it was made from
+        body TEXT NOT NULL,             -- JSON: tldr, motivation, method, result, conclusion
+        tokens INTEGER NOT NULL DEFAULT 0,
+        created TEXT NOT NULL,          -- UTC ISO time; the daily budget counts these
+        PRIMARY KEY (paper, lang)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS summaries_created ON summaries(created);
     """,
 ]
 
@@ -507,6 +522,47 @@ class Store:
     def set_state(self, key: str, value: str) -> None:
         with self.conn:
             self.conn.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
+
+    # --- machine-written summaries (summaries.py) ---------------------------------------
+    def put_summary(self, pid: str, lang: str, model: str, text_hash: str, body: dict, tokens: int = 0) -> None:
+        """Store one paper's summary in one language, replacing the one before it."""
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                (pid, lang, model, text_hash, json.dumps(body, ensure_ascii=False), int(tokens)),
+            )
+
+    def summaries(self, ids: Iterable[str]) -> dict[str, dict[str, dict]]:
+        """{paper id: {lang: {model, text_hash, created, tokens, **body}}} for the summaries
+        still made from the paper's current title and abstract (an edited abstract hides its
+        old summary until a new one is written). Empty for a store older than version 6: a
+        reader does not migrate."""
+        ids = list(dict.fromkeys(ids))
+        if not ids or self.schema_version() < 6:
+            return {}
+        out: dict[str, dict[str, dict]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            q = (
+                "SELECT s.* FROM summaries s JOIN papers p ON p.id = s.paper AND p.text_hash = s.text_hash "
+                f"WHERE s.paper IN ({','.join('?' * len(chunk))})"
+            )
+            for r in self.conn.execute(q, chunk):
+                out.setdefault(r["paper"], {})[r["lang"]] = {
+                    **json.loads(r["body"]),
+                    "model": r["model"],
+                    "text_hash": r["text_hash"],
+                    "tokens": r["tokens"],
+                    "created": r["created"],
+                }
+        return out
+
+    def summarized_since(self, since: str) -> int:
+        """How many papers got a summary written at or after `since` (UTC ISO): the daily budget."""
+        if self.schema_version() < 6:
+            return 0
+        q = "SELECT count(DISTINCT paper) FROM summaries WHERE created >= ?"
+        return self.conn.execute(q, (since,)).fetchone()[0]
 
     # --- vectors --------------------------------------------------------------------
     @property
