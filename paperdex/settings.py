@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,12 +61,19 @@ def _switch(s: str) -> bool:
 
 
 def _model(s: str) -> str:
-    from .embed import MODELS
+    from .embed import EmbedError, check_model_name
 
-    name = s.strip()
-    if name not in MODELS:
-        raise ValueError(f"unknown model; known: {', '.join(MODELS)}")
-    return name
+    try:
+        return check_model_name(s.strip())
+    except EmbedError as e:
+        raise ValueError(str(e)) from None
+
+
+def _url(s: str) -> str:
+    url = s.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ValueError("expected an http:// or https:// URL, e.g. http://127.0.0.1:8080/v1")
+    return url
 
 
 def _threads(s: str) -> int | None:
@@ -101,6 +109,34 @@ def _text(s: str) -> str:
     return s.strip()
 
 
+DEFAULT_LLM_KEY_ENV = "PAPERDEX_LLM_KEY"
+DEFAULT_LLM_PER_DAY = 200
+DEFAULT_LLM_MAX_TOKENS = 1200
+
+
+def _llm_url(s: str) -> str:
+    from .summaries import check_url
+
+    return check_url(s)
+
+
+def _variable_name(s: str) -> str:
+    name = s.strip()
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError("expected the name of an environment variable, such as OPENAI_API_KEY")
+    return name
+
+
+def _count(s: str) -> int:
+    try:
+        n = int(s.strip())
+    except ValueError:
+        raise ValueError("expected a whole number > 0") from None
+    if n < 1:
+        raise ValueError("expected a whole number > 0")
+    return n
+
+
 @dataclass(frozen=True)
 class Variable:
     """One environment variable: the field it sets, how its text is read, its flag, its doc."""
@@ -121,6 +157,14 @@ VARIABLES: tuple[Variable, ...] = (
         "embed --model",
         f"Model `embed` uses for a store without vectors yet (default {DEFAULT_MODEL}).",
     ),
+    Variable(
+        "PAPERDEX_EMBED_URL",
+        "embed_url",
+        _url,
+        "",
+        "Base URL of the OpenAI-compatible embeddings endpoint of `openai:` models (default OpenAI's).",
+    ),
+    Variable("PAPERDEX_EMBED_KEY", "embed_key", _text, "", "The key that endpoint wants (never printed)."),
     Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch, "", "0: no Chinese-to-English query dictionary (default 1)."),
     Variable(
         "PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch, "", "0: no Chinese-query adapter for multilingual-e5 (default 1)."
@@ -162,6 +206,43 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable("PAPERDEX_SMTP_USER", "smtp_user", _text, "", "SMTP login for `digest --smtp`."),
     Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", _text, "", "SMTP password for `digest --smtp`."),
+    # --- the optional language model of `paperdex summarize` (summaries.py) ---
+    Variable(
+        "PAPERDEX_LLM_URL",
+        "llm_url",
+        _llm_url,
+        "summarize --url",
+        "Base URL of an OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:8080/v1 (default: none, no summaries).",
+    ),
+    Variable("PAPERDEX_LLM_MODEL", "llm_model", _text, "summarize --model", "The model name the endpoint serves."),
+    Variable(
+        "PAPERDEX_LLM_KEY_ENV",
+        "llm_key_env",
+        _variable_name,
+        "",
+        f"The environment variable holding the endpoint's key (default {DEFAULT_LLM_KEY_ENV}).",
+    ),
+    Variable(
+        "PAPERDEX_LLM_PER_DAY",
+        "llm_per_day",
+        _count,
+        "summarize --per-day",
+        f"Papers summarised per UTC day at most (default {DEFAULT_LLM_PER_DAY}).",
+    ),
+    Variable(
+        "PAPERDEX_LLM_MAX_TOKENS",
+        "llm_max_tokens",
+        _count,
+        "",
+        f"Tokens one answer may use (default {DEFAULT_LLM_MAX_TOKENS}).",
+    ),
+    Variable(
+        "PAPERDEX_LLM_CONCURRENCY",
+        "llm_concurrency",
+        _count,
+        "summarize --concurrency",
+        "Requests to the endpoint at once (default 2).",
+    ),
 )
 _BY_FIELD = {v.field: v for v in VARIABLES}
 
@@ -175,6 +256,10 @@ class Settings:
     """Where the store, indexes and sources.toml live."""
     model: str = DEFAULT_MODEL
     """The embedding model `embed` uses when neither --model nor the store names one."""
+    embed_url: str | None = None
+    """Base URL of the embeddings endpoint of `openai:NAME` models; None: OpenAI's."""
+    embed_key: str | None = field(default=None, repr=False)
+    """The key that endpoint wants (sent in its Authorization header, never shown)."""
     zh_dict: bool = True
     """Translate the Chinese words of a query with the bundled dictionary (lexical side)."""
     zh_adapter: bool = True
@@ -193,6 +278,20 @@ class Settings:
     """SMTP login for `digest --smtp`."""
     smtp_password: str | None = field(default=None, repr=False)
     """SMTP password for `digest --smtp` (never shown in a repr or log)."""
+    llm_url: str | None = None
+    """An OpenAI-compatible endpoint for summaries; None: the layer is off."""
+    llm_model: str | None = None
+    """The model the endpoint serves (stored beside every summary it writes)."""
+    llm_key_env: str = DEFAULT_LLM_KEY_ENV
+    """The environment variable the endpoint's key is read from."""
+    llm_key: str | None = field(default=None, repr=False)
+    """The key itself, read from llm_key_env (never shown in a repr or log)."""
+    llm_per_day: int = DEFAULT_LLM_PER_DAY
+    """Papers summarised per UTC day at most."""
+    llm_max_tokens: int = DEFAULT_LLM_MAX_TOKENS
+    """Tokens one answer may use."""
+    llm_concurrency: int = 2
+    """Requests to the endpoint at once."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
@@ -209,6 +308,9 @@ class Settings:
             if raw is not None and raw.strip():
                 values[var.field] = _parse(var, raw)
         values.update({k: v for k, v in flags.items() if v is not None})
+        if "llm_key" not in values:  # the key is read from the variable the settings name
+            key = environ.get(values.get("llm_key_env", DEFAULT_LLM_KEY_ENV), "").strip()
+            values["llm_key"] = key or None
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"]).expanduser()
         if "allowed_hosts" in values:
@@ -223,12 +325,15 @@ class Settings:
         """Make these settings the process defaults of the library code that does not take
         them as parameters yet: the Chinese dictionary switch (``zh.ENABLED``, read by
         ``zh.concepts`` when the search engine calls it) and the Chinese-query adapter
-        (``embed.ZH_ADAPTER``, used by ``get_embedder`` when not told). Called once by each
+        (``embed.ZH_ADAPTER``, used by ``get_embedder`` when not told), and the endpoint of
+        ``openai:`` models (``embed.ENDPOINT_URL``, ``embed.ENDPOINT_KEY``). Called once by each
         entry point (the CLI group, a serve worker), never at import."""
         from . import embed, zh
 
         zh.ENABLED = self.zh_dict
         embed.ZH_ADAPTER = self.zh_adapter
+        embed.ENDPOINT_URL = self.embed_url or embed.ENDPOINT_URL
+        embed.ENDPOINT_KEY = self.embed_key
 
 
 def _parse(var: Variable, raw: str) -> Any:
@@ -236,6 +341,7 @@ def _parse(var: Variable, raw: str) -> Any:
         return var.parse(raw)
     except ValueError as e:
         shown = raw if len(raw) <= 60 else raw[:57] + "..."
+        shown = re.sub(r"//[^/@]*@", "//***@", shown)  # a URL's credentials are never echoed
         raise SettingsError(f"{var.name}={shown!r}: {e}") from None
 
 
