@@ -67,6 +67,13 @@ def _plain(text: str) -> str:
 class Item:
     paper: Paper
     note: str = ""  # why it is in the list (a recommendation's reason)
+    tldr: str = ""  # a machine-written one-sentence summary (summaries.py), if there is one
+    tldr_model: str = ""  # the model that wrote it, always shown with it
+
+
+def tldr_line(it: Item) -> str:
+    """The summary as a feed, e-mail or terminal shows it: marked as machine-written, by whom."""
+    return f"TL;DR (machine-written by {it.tldr_model}): {it.tldr}" if it.tldr else ""
 
 
 def _summary(it: Item) -> str:
@@ -74,7 +81,7 @@ def _summary(it: Item) -> str:
     if len(s) > MAX_SUMMARY:
         s = s[:MAX_SUMMARY].rsplit(" ", 1)[0] + " …"
     authors = ", ".join(it.paper.authors[:8]) + (" et al." if len(it.paper.authors) > 8 else "")
-    parts = [authors, s] + ([it.note] if it.note else [])
+    parts = [authors, tldr_line(it), s] + ([it.note] if it.note else [])
     return "\n\n".join(x for x in parts if x)
 
 
@@ -225,6 +232,9 @@ def build(
                 f"Papers of {day}", "day", f"{base}/daily?day={day}", [Item(p) for p in day_list.papers], d.day_total
             )
         )
+    from .summaries import attach_items
+
+    attach_items(store, [it for s in d.sections for it in s.items])
     return d
 
 
@@ -245,6 +255,8 @@ _HTML = _ENV.from_string(
 <li style="margin-bottom: .8rem"><a href="{{ url(it.paper) }}"><strong>{{ plain(it.paper.title) }}</strong></a><br>
 <small>{{ it.paper.authors[:6] | join(', ') }}{% if it.paper.authors | length > 6 %} et al.{% endif %}
 · {{ it.paper.categories[:3] | join(' ') }}</small>
+{% if it.tldr %}<br><span>{{ it.tldr }}</span>
+<small style="color: #57606a">(machine-written by {{ it.tldr_model }})</small>{% endif %}
 {% if it.note %}<br><small style="color: #57606a">{{ it.note }}</small>{% endif %}</li>
 {% endfor %}
 </ol>
@@ -265,6 +277,8 @@ def render_text(d: Digest) -> str:
             lines.append(f"{i}. {_plain(p.title)}")
             lines.append(f"   {authors}")
             lines.append(f"   {paper_url(d.base_url, p)}")
+            if it.tldr:
+                lines.append(f"   {tldr_line(it)}")
             if it.note:
                 lines.append(f"   {it.note}")
             lines.append("")

@@ -353,4 +353,6 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
         click.echo(D.render_text(d), nl=False)
 
 
-COMMANDS = (tag, saved, token, related, digest)
+from .summarize_command import summarize  # noqa: E402  (the optional language-model layer)
+
+COMMANDS = (tag, saved, token, related, digest, summarize)

@@ -438,14 +438,47 @@ def run(
 
 # --- for the views ----------------------------------------------------------------------------------
 
+# Labels in the interface's two languages, kept here so the layer brings its own words.
+LABELS = {
+    "en": {
+        "tldr": "TL;DR",
+        "motivation": "Motivation",
+        "method": "Method",
+        "result": "Result",
+        "conclusion": "Conclusion",
+        "heading": "Summary",
+        "mark": "machine-written",
+        "by": "Written by the language model {model}; it may be wrong. The abstract is the authors' own.",
+    },
+    "zh": {
+        "tldr": "一句话总结",
+        "motivation": "研究动机",
+        "method": "研究方法",
+        "result": "实验结果",
+        "conclusion": "结论",
+        "heading": "摘要速览",
+        "mark": "机器生成",
+        "by": "由语言模型 {model} 自动生成，可能有误；作者原文见摘要。",
+    },
+}
 
-def pick(summaries: dict[str, dict], lang: str) -> dict | None:
-    """The summary to show a reader of `lang`: theirs, else none (a summary in the other
-    language would not be what they asked for; the abstract is there)."""
+
+def pick(summaries: dict[str, dict], lang: str, full: bool = False) -> dict | None:
+    """What a reader of `lang` is shown: the summary in their language, else none (the
+    abstract is there); with its labels and the model's name."""
     s = summaries.get(lang)
     if not s:
         return None
-    return {**{f: s[f] for f in FIELDS if f in s}, "model": s["model"], "lang": lang}
+    labels = LABELS.get(lang, LABELS["en"])
+    return {
+        **{f: s[f] for f in FIELDS if f in s},
+        "model": s["model"],
+        "lang": lang,
+        "full": full,
+        "labels": labels,
+        "by": labels["by"].format(model=s["model"]),
+        "parts": [(labels[f], s[f]) for f in FIELDS[1:] if s.get(f)],
+    }
 
 
 def public(summaries: dict[str, dict]) -> dict[str, dict]:
@@ -460,6 +493,43 @@ def public(summaries: dict[str, dict]) -> dict[str, dict]:
         }
         for lang, s in summaries.items()
     }
+
+
+def attach_cards(pool, ctx: dict, lang: str) -> None:
+    """Put `summary` on the cards a page shows (ctx's `cards`, `similar`, and `c`, the paper
+    of a paper page, with every part): one look-up for the page, none when it has no cards."""
+    cards = [x for k in ("cards", "similar") for x in (ctx.get(k) or []) if isinstance(x, dict)]
+    main = ctx.get("c") if isinstance(ctx.get("c"), dict) else None
+    ids = [c["id"] for c in [*cards, *([main] if main else [])] if c.get("id")]
+    if not ids:
+        return
+    with pool.reader() as st:
+        have = st.summaries(ids)
+    for c in cards:
+        c["summary"] = pick(have.get(c.get("id"), {}), lang)
+    if main:
+        main["summary"] = pick(have.get(main.get("id"), {}), lang, full=True)
+
+
+def attach_json(pool, papers: list[dict]) -> list[dict]:
+    """Add `summaries` ({lang: {...}}, empty when there are none) to paper dicts of the API."""
+    ids = [d["id"] for d in papers if isinstance(d, dict) and d.get("id")]
+    have = {}
+    if ids:
+        with pool.reader() as st:
+            have = st.summaries(ids)
+    for d in papers:
+        d["summaries"] = public(have.get(d.get("id"), {}))
+    return papers
+
+
+def attach_items(store: Store, items: list, lang: str = "en") -> None:
+    """Set `tldr` and `tldr_model` on digest and feed items (digest.Item) that have a summary."""
+    have = store.summaries(it.paper.id for it in items)
+    for it in items:
+        s = have.get(it.paper.id, {}).get(lang)
+        if s:
+            it.tldr, it.tldr_model = s["tldr"], s["model"]
 
 
 __all__ = [
@@ -477,6 +547,9 @@ __all__ = [
     "likely_first",
     "messages",
     "parse_reply",
+    "attach_cards",
+    "attach_items",
+    "attach_json",
     "pick",
     "public",
     "run",
