@@ -33,7 +33,7 @@ import feedparser
 from ..latex import decode_name
 from ..paper import ARXIV_ID, Paper
 from ..store import IngestSummary, Store
-from .http import HttpClient, SourceError
+from .http import HttpClient, SourceError, UnreadableResponse
 from .registry import Source, as_list, register
 
 log = logging.getLogger("paperdex.sources")
@@ -236,7 +236,7 @@ def parse_oai_page(body: bytes | str) -> OaiPage:
     try:
         root = ET.fromstring(body)
     except ET.ParseError as e:
-        raise SourceError(f"malformed OAI-PMH response ({e}); the page was truncated or is not XML") from e
+        raise UnreadableResponse(f"malformed OAI-PMH response ({e}); the page was truncated or is not XML") from e
     if root.tag != f"{{{NS['oai']}}}OAI-PMH":
         raise SourceError(f"not an OAI-PMH response (root element {root.tag})")
     page = OaiPage(response_date=_ws(root.findtext("oai:responseDate", "", NS))[:10] or None)
@@ -412,8 +412,7 @@ def harvest(
             params = {"verb": "ListRecords", "metadataPrefix": "arXivRaw", "set": set_spec, "from": from_}
             if until:
                 params["until"] = until
-        resp = http.get(base_url, params=params)
-        page = parse_oai_page(resp.content)
+        page = http.fetch(base_url, lambda r: parse_oai_page(r.content), params)
         if page.error_code == "badResumptionToken" and token and not restarted:
             log.warning("arXiv %s: resumption token expired; restarting the window from %s", set_spec, from_)
             token, restarted, began = None, True, None
@@ -469,7 +468,7 @@ def _in_categories(p: Paper, wanted: list[str]) -> bool:
 def _feed(body: bytes | str, what: str) -> feedparser.FeedParserDict:
     feed = feedparser.parse(body)
     if feed.bozo and not isinstance(feed.bozo_exception, feedparser.CharacterEncodingOverride):
-        raise SourceError(f"malformed arXiv {what}: {feed.bozo_exception}")
+        raise UnreadableResponse(f"malformed arXiv {what}: {feed.bozo_exception}")
     return feed
 
 
@@ -546,8 +545,12 @@ def fetch_ids(
     queue = [wanted[i : i + chunk] for i in range(0, len(wanted), chunk)]
     while queue:
         part = queue.pop(0)
-        resp = http.get(base_url, params={"id_list": ",".join(part), "max_results": len(part)}, accept=(400,))
-        got, errs = parse_atom(resp.content)
+        resp, (got, errs) = http.fetch(
+            base_url,
+            lambda r: (r, parse_atom(r.content)),
+            {"id_list": ",".join(part), "max_results": len(part)},
+            accept=(400,),
+        )
         if resp.status_code == 400:
             named = api_error_ids(errs) & set(part)
             if named:
@@ -571,17 +574,14 @@ def search(
     http: HttpClient, query: str, *, start: int = 0, max_results: int = 50, base_url: str = API_URL
 ) -> tuple[list[Paper], list[str]]:
     """An ad-hoc arXiv API query (``search_query`` syntax: ``ti:diffusion AND cat:cs.CV``)."""
-    resp = http.get(
-        base_url,
-        params={
-            "search_query": query,
-            "start": start,
-            "max_results": max_results,
-            "sortBy": "submittedDate",
-            "sortOrder": "descending",
-        },
-    )
-    return parse_atom(resp.content)
+    params = {
+        "search_query": query,
+        "start": start,
+        "max_results": max_results,
+        "sortBy": "submittedDate",
+        "sortOrder": "descending",
+    }
+    return http.fetch(base_url, lambda r: parse_atom(r.content), params)
 
 
 # --- RSS daily listing -----------------------------------------------------------------------
@@ -656,7 +656,7 @@ def _local_day(value: str | None) -> str | None:
 def fetch_new(http: HttpClient, listing: str, *, base_url: str = RSS_URL) -> tuple[list[Paper], list[str]]:
     if not re.fullmatch(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?(\+[A-Za-z\-]+(\.[A-Za-z\-]+)?)*", listing):
         raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
-    return parse_rss(http.get(base_url.rstrip("/") + "/" + listing).content)
+    return http.fetch(base_url.rstrip("/") + "/" + listing, lambda r: parse_rss(r.content))
 
 
 # --- the source, as paperdex ingest / sync / the merge see it --------------------------------

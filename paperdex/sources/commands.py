@@ -11,7 +11,7 @@ import logging
 import sys
 import tomllib
 from collections.abc import Callable, Iterable
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from .merge import MergeSummary, ingest_with_merge
 log = logging.getLogger("paperdex.sources")
 
 CONFIG_NAME = "sources.toml"
+SPACING_DIR = "requests"  # <data-dir>/requests/<host>: the last request to each host, for every process
 ID_PREFIXES = ("openreview:", "bib:", "seed:")  # ids of records that have no arXiv id
 NETWORK_SOURCES = registry.network_names()  # every source registers itself (registry.py)
 
@@ -49,10 +50,19 @@ def default_http(source: str, section: dict[str, Any] | None = None) -> HttpClie
 http_factory: Callable[[str, dict[str, Any]], HttpClient] = default_http
 
 
-def make_client(source: registry.Source, section: dict[str, Any]) -> Any:
-    """The connection one source's jobs share: HTTP sources through ``http_factory``."""
+def utc_today() -> date:
+    """The day a sync plans for: UTC, as arXiv's OAI-PMH and Hugging Face date their days."""
+    return datetime.now(UTC).date()
+
+
+def make_client(source: registry.Source, section: dict[str, Any], data_dir: str | Path | None = None) -> Any:
+    """The connection one source's jobs share: HTTP sources through ``http_factory``. With a
+    data directory, its request spacing is shared with every process using that directory."""
     if source.uses_http:
-        return http_factory(source.name, section)
+        conn = http_factory(source.name, section)
+        if data_dir is not None and isinstance(conn, HttpClient):
+            conn.share_spacing(Path(data_dir) / SPACING_DIR)
+        return conn
     assert source.client is not None, f"source {source.name} makes no client"
     return source.client(section)
 
@@ -117,7 +127,7 @@ def ingest_source(
     conn = client if client is not None else http
     own = conn is None
     if own:
-        conn = make_client(src, section)
+        conn = make_client(src, section, store.data_dir)
     try:
         assert src.run is not None
         res = src.run(store, conn, opts, section, today)
@@ -215,7 +225,7 @@ def sync_sources(
     all its APIs together, holds across the whole run; OpenReview logs in once. A client that
     could not be made (a failed login) fails that source's later jobs with the same error."""
     cfg = load_config(store.data_dir) if cfg is None else cfg
-    today = today or date.today()
+    today = today or utc_today()
     only = set(only)
     total, failures = MergeSummary(), []
     clients: dict[str, Any] = {}
@@ -227,7 +237,7 @@ def sync_sources(
             try:
                 if source not in clients:
                     try:
-                        clients[source] = make_client(src, _section(cfg, source))
+                        clients[source] = make_client(src, _section(cfg, source), store.data_dir)
                     except (SourceError, ValueError) as e:
                         clients[source] = _Failed(e)
                 if isinstance(clients[source], _Failed):

@@ -7,23 +7,29 @@ paper's Hugging Face page), ``project_page``, ``github_repo``, ``github_stars``,
 the paper's ``code_url`` and its stars ``extra["code_stars"]``; ``publishedAt`` (the arXiv
 time) is the record's ``published`` day. Records carry the arXiv id, so they merge into the
 arXiv record of the same paper.
+
+Days are UTC days (Hugging Face dates its daily lists in UTC). ``sync`` reads every day not
+read yet (a day whose requests failed is read again on the next sync, however many later days
+succeeded) and reads the last ``refresh_days`` days again every time, since their upvotes,
+comments and GitHub stars still move; ``paperdex ingest hf --paper ID`` refreshes one paper.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import click
 
 from ..paper import ARXIV_ID, Paper
-from .http import HttpClient, SourceError
+from .http import HttpClient, SourceError, UnreadableResponse
 from .registry import Source, register
 
 SOURCE = "hf"
 API_URL = "https://huggingface.co/api/daily_papers"
+PAPER_URL = "https://huggingface.co/api/papers/"  # + arXiv id: one paper, as a daily item's `paper`
 
 
 def daily_papers_params(day: str | None = None, week: str | None = None, month: str | None = None) -> dict:
@@ -46,7 +52,7 @@ def parse_daily_papers(body: bytes | str, featured: str | None = None) -> tuple[
     try:
         items = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise SourceError(f"malformed daily_papers response ({e}); truncated download?") from e
+        raise UnreadableResponse(f"malformed daily_papers response ({e}); truncated download?") from e
     if not isinstance(items, list):
         raise SourceError(f"daily_papers response is a {type(items).__name__}, expected a list")
     papers, errors = [], []
@@ -126,11 +132,14 @@ def fetch_daily_papers(
     seen: set[str] = set()
     previous = None
     for page in range(MAX_PAGES):
-        resp = http.get(base_url, params={**params, "limit": PAGE_SIZE, "p": page})
-        if resp.content == previous:
+        content, (got, errs) = http.fetch(
+            base_url,
+            lambda r: (r.content, parse_daily_papers(r.content, featured=day)),
+            {**params, "limit": PAGE_SIZE, "p": page},
+        )
+        if content == previous:
             break  # a server that ignores `p` sends the same page again: nothing more to read
-        previous = resp.content
-        got, errs = parse_daily_papers(resp.content, featured=day)
+        previous = content
         if not got and not errs:
             break
         papers.extend(p for p in got if p.id not in seen)
@@ -141,9 +150,37 @@ def fetch_daily_papers(
     return papers, errors
 
 
+def fetch_paper(http: HttpClient, arxiv_id: str, *, base_url: str = PAPER_URL) -> tuple[list[Paper], list[str]]:
+    """One paper's current upvotes, comments and GitHub stars (``/api/papers/<id>``, whose body
+    is a daily item's ``paper`` object). A paper Hugging Face does not know is an error line."""
+    aid = re.sub(r"v\d+$", "", arxiv_id.strip())
+    if not ARXIV_ID.match(aid):
+        return [], [f"not an arXiv id: {arxiv_id!r}"]
+
+    def parse(r: Any) -> tuple[list[Paper], list[str]]:
+        if r.status_code == 404:
+            return [], [f"Hugging Face has no paper {aid}"]
+        try:
+            body = json.loads(r.content)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise UnreadableResponse(f"malformed papers/{aid} response ({e}); truncated download?") from e
+        if not isinstance(body, dict):
+            raise SourceError(f"papers/{aid} response is a {type(body).__name__}, expected an object")
+        item = {"paper": body, "numComments": body.get("numComments")}
+        return parse_daily_papers(json.dumps([item]))
+
+    return http.fetch(base_url.rstrip("/") + "/" + aid, parse, accept=(404,))
+
+
 # --- the source, as paperdex ingest / sync / the merge see it --------------------------------
 
 LOOK_BACK_LIMIT = 31  # days: a sync after a long pause reads at most a month of Daily Papers
+REFRESH_DAYS = 7  # the last days read again on every sync: their upvotes still move
+
+
+def utc_today() -> date:
+    """Hugging Face's day: its daily lists are UTC days, whatever the machine's zone."""
+    return datetime.now(UTC).date()
 
 
 def _client(section: dict[str, Any]) -> HttpClient:
@@ -153,30 +190,63 @@ def _client(section: dict[str, Any]) -> HttpClient:
 def _run(
     store: Any, http: HttpClient, opts: dict[str, Any], section: dict[str, Any], today: date | None
 ) -> tuple[list[Paper], list[str]]:
-    """One day (default today), ISO week or month."""
+    """One day (default today, UTC), ISO week or month; or given papers (``--paper``)."""
+    if papers := opts.get("papers"):
+        ids = papers.replace(",", " ").split() if isinstance(papers, str) else list(papers)
+        out: list[Paper] = []
+        errors: list[str] = []
+        for aid in ids:
+            got, errs = fetch_paper(http, aid, base_url=section.get("paper_url") or PAPER_URL)
+            out += got
+            errors += errs
+        return out, errors
     day = opts.get("date") or opts.get("day")
     week, month = opts.get("week"), opts.get("month")
     if not (day or week or month):
-        day = (today or date.today()).isoformat()
+        day = (today or utc_today()).isoformat()
     base = opts.get("base_url") or section.get("url") or API_URL
     return fetch_daily_papers(http, day, week, month, base_url=base)
 
 
+def _read_days(store: Any) -> set[str] | None:
+    raw = store.get_state("hf:read")
+    try:
+        days = json.loads(raw) if raw else None
+    except json.JSONDecodeError:
+        return None
+    return {d for d in days if isinstance(d, str)} if isinstance(days, list) else None
+
+
 def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, dict[str, Any]]]:
-    """Every day from the last one read (first sync: ``days`` back) to today."""
-    last = store.get_state("hf:last_day")
+    """Every day since the first sync (at most LOOK_BACK_LIMIT back) that was not read yet, a
+    failed one included, and the last ``refresh_days`` days again. The first sync starts
+    ``days`` back. A store from before the read days were kept continues from its last day."""
     days = int(section.get("days", 3))
-    first = date.fromisoformat(last) if last else today - timedelta(days=max(days, 1) - 1)
-    d = max(first, today - timedelta(days=LOOK_BACK_LIMIT))
+    refresh = int(section.get("refresh_days", REFRESH_DAYS))
+    read = _read_days(store) or set()
+    first = store.get_state("hf:first_day") or store.get_state("hf:last_day")
+    start = date.fromisoformat(first) if first else today - timedelta(days=max(days, 1) - 1)
+    d = max(start, today - timedelta(days=LOOK_BACK_LIMIT))
+    since = (today - timedelta(days=max(refresh, 1) - 1)).isoformat()
     jobs = []
     while d <= today:
-        jobs.append((f"hf {d.isoformat()}", {"date": d.isoformat()}))
+        day = d.isoformat()
+        if day not in read or day >= since:
+            jobs.append((f"hf {day}", {"date": day, "since": start.isoformat()}))
         d += timedelta(days=1)
     return jobs
 
 
 def _done(store: Any, opts: dict[str, Any]) -> None:
-    store.set_state("hf:last_day", opts["date"])
+    """A day read whole: it is not asked for again once it leaves the refresh window."""
+    day = opts["date"]
+    read = _read_days(store) or set()
+    read.add(day)
+    store.set_state("hf:read", json.dumps(sorted(read)[-(LOOK_BACK_LIMIT + REFRESH_DAYS + 30) :]))
+    if not store.get_state("hf:first_day"):
+        store.set_state("hf:first_day", opts.get("since") or day)
+    if day > (store.get_state("hf:last_day") or ""):
+        store.set_state("hf:last_day", day)
 
 
 SOURCE_DEF = register(
@@ -185,9 +255,12 @@ SOURCE_DEF = register(
         order=30,
         help="Hugging Face Daily Papers of a day, week or month (--date, --week, --month)",
         sections=("huggingface", "hf"),
-        config_keys=frozenset({"days", "url"}),
+        config_keys=frozenset({"days", "refresh_days", "url", "paper_url"}),
         options=(
-            click.Option(["--date", "date"], help="hf: Daily Papers of this day (default today)."),
+            click.Option(["--date", "date"], help="hf: Daily Papers of this day (default today, UTC)."),
+            click.Option(
+                ["--paper", "papers"], multiple=True, help="hf: refresh this paper's upvotes and stars (arXiv id)."
+            ),
             click.Option(["--week"], help="hf: Daily Papers of an ISO week, YYYY-Www."),
             click.Option(["--month"], help="hf: Daily Papers of a month, YYYY-MM."),
         ),
@@ -210,6 +283,7 @@ SOURCE_DEF = register(
         example="""\
 [huggingface]
 days = 3                                       # the first sync looks back this many days
+refresh_days = 7                               # upvotes and stars of these last days re-read each sync
 """,
     )
 )

@@ -1,19 +1,26 @@
 """One HTTP client for every network source.
 
-Polite (a minimum interval between requests on one connection: arXiv asks for one request
-every 3 s), patient (429, 5xx and timeouts are retried with exponential back-off, honouring
-``Retry-After``) and testable (transport, clock and sleep are injectable, so tests run
-against recorded responses and never really wait).
+Polite (a minimum interval between requests to one host: arXiv asks for one request every
+3 s; with a data directory the spacing is kept in a small file per host there, so two
+processes syncing one store keep it together), patient (429, 5xx, timeouts and bodies that
+cannot be read, such as a truncated page, are retried with exponential back-off, honouring
+``Retry-After``) and testable (transport, clock and sleep are injectable, so tests run against
+recorded responses and never really wait).
 """
 
 from __future__ import annotations
 
 import email.utils
+import fcntl
 import logging
+import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 import httpx
 
@@ -45,8 +52,57 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, (when - now_dt).total_seconds())
 
 
+T = TypeVar("T")
+
+
+class UnreadableResponse(SourceError):
+    """A 2xx body that does not parse (cut off mid-transfer, an error page in place of XML or
+    JSON): :meth:`HttpClient.fetch` asks for it again, like a 503."""
+
+
+class HostSpacing:
+    """The time of the last request to each host, in a file per host under ``folder``, read
+    and written under an exclusive lock: every process that uses the folder (two ``paperdex
+    ingest arxiv`` run back to back, a cron ``sync`` next to a manual one) waits its turn, so
+    the interval a service asks for holds across processes, not only inside one.
+
+    Times are wall-clock seconds (``clock``): a monotonic clock is not comparable across
+    processes. A time in the future (a clock set back) never makes a process wait longer than
+    one interval."""
+
+    def __init__(self, folder: str | Path, clock: Callable[[], float] = time.time) -> None:
+        self.folder = Path(folder)
+        self.clock = clock
+
+    def _file(self, host: str) -> Path:
+        return self.folder / (re.sub(r"[^A-Za-z0-9.\-]", "_", host.lower()) or "_")
+
+    def wait(self, host: str, interval: float, sleep: Callable[[float], None]) -> None:
+        """Sleep until ``interval`` seconds after the last request any process made to
+        ``host`` through this folder, then record now as the last request."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._file(host), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held while waiting: the next process queues behind
+            raw = os.read(fd, 64).decode("ascii", "replace").strip()
+            try:
+                last = float(raw)
+            except ValueError:
+                last = None
+            if last is not None:
+                gap = self.clock() - last
+                if gap < interval:
+                    sleep(min(interval, interval - gap))
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{self.clock():.3f}\n".encode())
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
 class HttpClient:
-    """A rate-limited, retrying GET client. One per source: its interval is per host."""
+    """A rate-limited, retrying GET client. One per source: its interval is per host, and
+    shared with other processes when ``spacing`` is given (see :meth:`share_spacing`)."""
 
     def __init__(
         self,
@@ -68,6 +124,7 @@ class HttpClient:
         self.clock = clock
         self.sleep = sleep
         self._last: float | None = None
+        self.spacing: HostSpacing | None = None
         self.requests = 0  # requests actually sent, for tests and logs
         self.sent: list[float] = []  # clock() at each request, to check the spacing
         self._client = httpx.Client(
@@ -78,8 +135,17 @@ class HttpClient:
             headers={"User-Agent": user_agent},
         )
 
-    def _wait_turn(self) -> None:
-        if self._last is not None and self.min_interval > 0:
+    def share_spacing(self, folder: str | Path) -> HttpClient:
+        """Keep this client's interval in ``folder`` (a data directory's), with every other
+        process that uses it. Times are wall-clock, unless the client was given a clock of its
+        own (a test's fake clock, which its other clients share)."""
+        self.spacing = HostSpacing(folder, time.time if self.clock is time.monotonic else self.clock)
+        return self
+
+    def _wait_turn(self, url: str) -> None:
+        if self.min_interval > 0 and self.spacing is not None:
+            self.spacing.wait(urlparse(url).hostname or "", self.min_interval, self.sleep)
+        elif self._last is not None and self.min_interval > 0:
             gap = self.clock() - self._last
             if gap < self.min_interval:
                 self.sleep(self.min_interval - gap)
@@ -88,9 +154,22 @@ class HttpClient:
     def get(self, url: str, params: Mapping[str, Any] | None = None, *, accept: tuple[int, ...] = ()) -> httpx.Response:
         """GET with retries; returns a 2xx response (or one whose status is in ``accept``, for
         services that explain an error in the body) or raises SourceError."""
+        return self.fetch(url, lambda r: r, params, accept=accept)
+
+    def fetch(
+        self,
+        url: str,
+        parse: Callable[[httpx.Response], T],
+        params: Mapping[str, Any] | None = None,
+        *,
+        accept: tuple[int, ...] = (),
+    ) -> T:
+        """GET and ``parse`` the response; a body the parser refuses with UnreadableResponse (a page
+        cut off mid-transfer, an HTML error page in place of XML) is asked for again like a
+        503, so one bad transfer does not stop a harvest until the next run."""
         attempt = 0
         while True:
-            self._wait_turn()
+            self._wait_turn(url)
             self.requests += 1
             self.sent.append(self.clock())
             try:
@@ -101,11 +180,19 @@ class HttpClient:
                 reason, wait = f"connection failed ({e})", None
             else:
                 if resp.status_code < 300 or resp.status_code in accept:
-                    return resp
-                if resp.status_code not in RETRY_STATUS:
-                    raise SourceError(f"GET {resp.request.url} failed: HTTP {resp.status_code} {_snippet(resp.text)}")
-                reason = f"HTTP {resp.status_code}"
-                wait = parse_retry_after(resp.headers.get("Retry-After"))
+                    try:
+                        return parse(resp)
+                    except UnreadableResponse as e:
+                        reason, wait = f"unreadable response ({e})", None
+                        if attempt >= self.max_retries:
+                            raise SourceError(f"GET {resp.request.url}: {e} ({attempt + 1} attempts)") from e
+                else:
+                    if resp.status_code not in RETRY_STATUS:
+                        raise SourceError(
+                            f"GET {resp.request.url} failed: HTTP {resp.status_code} {_snippet(resp.text)}"
+                        )
+                    reason = f"HTTP {resp.status_code}"
+                    wait = parse_retry_after(resp.headers.get("Retry-After"))
             if attempt >= self.max_retries:
                 raise SourceError(f"GET {url} failed after {attempt + 1} attempts: {reason}")
             if wait is None:

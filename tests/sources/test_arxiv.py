@@ -80,6 +80,23 @@ def test_truncated_page_stops_the_harvest_and_a_rerun_resumes_at_that_page(tmp_p
     assert store.get_state("arxiv:oai:cs") == clean.get_state("arxiv:oai:cs")
 
 
+def test_a_page_truncated_once_is_asked_again_and_the_harvest_completes(tmp_path, make_http, clock):
+    """A transfer cut off mid-page is retried like a 503, so the harvest finishes in the same
+    run instead of waiting for the next sync."""
+    clean = Store(tmp_path / "clean")
+    arxiv.harvest(clean, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    store = Store(tmp_path / "flaky")
+    router = Router().add(
+        lambda q: param(q, "resumptionToken") == CS_TOKEN,
+        [xml(fixture("arxiv", "oai_cs_page2_truncated.xml")), xml(fixture("arxiv", "oai_cs_page2.xml"))],
+    )
+    router.add(lambda q: True, oai_router())
+    arxiv.harvest(store, make_http(router), "cs", "2025-04-01", "2026-06-30")
+    assert [param(r, "resumptionToken") for r in router.requests] == [None, CS_TOKEN, CS_TOKEN]
+    assert snapshot(store) == snapshot(clean)
+    assert json.loads(store.get_state("arxiv:oai:cs")) == {"next_from": "2026-06-30"}
+
+
 def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_http):
     clean = Store(tmp_path / "clean")
     arxiv.harvest(clean, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")

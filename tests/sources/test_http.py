@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from paperdex.sources.http import SourceError, parse_retry_after
+from paperdex.sources.http import HttpClient, SourceError, parse_retry_after
 
 from .conftest import Router
 
@@ -85,3 +85,18 @@ def test_retry_after_http_date():
     assert parse_retry_after("Tue, 14 Nov 2023 22:13:50 GMT", now=now) == 30.0
     assert parse_retry_after("120") == 120.0
     assert parse_retry_after("soon") is None
+
+
+def test_the_spacing_holds_across_clients_sharing_a_data_directory(tmp_path, clock):
+    """Two processes on one data directory (two clients here, each with its own connection)
+    keep one host's interval together: the second waits for the first's last request."""
+    ok = httpx.MockTransport(lambda r: httpx.Response(200, text="ok"))
+    first = HttpClient(min_interval=3.0, transport=ok, clock=clock, sleep=clock.sleep).share_spacing(tmp_path)
+    second = HttpClient(min_interval=3.0, transport=ok, clock=clock, sleep=clock.sleep).share_spacing(tmp_path)
+    first.get("https://export.arxiv.org/api/query")
+    clock.now += 0.5
+    second.get("https://export.arxiv.org/api/query")
+    second.get("https://huggingface.co/api/daily_papers")  # another host: no wait
+    assert clock.sleeps == [2.5]
+    assert [round(t - first.sent[0], 3) for t in first.sent + second.sent] == [0.0, 3.0, 3.0]
+    assert (tmp_path / "export.arxiv.org").exists()

@@ -66,7 +66,7 @@ def _cli(data_dir):
 
 
 def test_sync_runs_every_source_and_prints_what_changed(data_dir, monkeypatch):
-    monkeypatch.setattr(commands, "date", _FixedDate)
+    monkeypatch.setattr(commands, "utc_today", lambda: date(2026, 6, 2))
     res = CliRunner().invoke(_cli(data_dir), ["sync"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
@@ -88,7 +88,7 @@ def test_sync_runs_every_source_and_prints_what_changed(data_dir, monkeypatch):
 
 
 def test_a_failing_source_does_not_stop_the_others(data_dir, monkeypatch):
-    monkeypatch.setattr(commands, "date", _FixedDate)
+    monkeypatch.setattr(commands, "utc_today", lambda: date(2026, 6, 2))
     broken = Router().add(lambda r: r.url.host != "huggingface.co", httpx.Response(503, text="down"))
     broken.add(lambda r: True, network)
     clock = FakeClock()
