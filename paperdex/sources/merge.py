@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
+from urllib.parse import urlparse
 
 from ..paper import ARXIV_ID, Paper, index_text
 from ..store import IngestSummary, Store
@@ -133,7 +134,7 @@ def _owner(p: Paper, name: str) -> str:
     return prov.get(name) or (p.sources[0] if p.sources else "file")
 
 
-KEPT = ("title", "abstract", "authors", "venue", "venue_area", "published", "code_url")
+KEPT = ("title", "abstract", "authors", "venue", "venue_area", "published", "code_url", "abs_url", "pdf_url")
 
 
 def _stash(out: Paper, source: str, name: str, value: Any, origin: Paper) -> None:
@@ -203,6 +204,13 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
         else:
             out.extra[k] = v
     out.id = base.id if base.is_arxiv or not incoming.is_arxiv else incoming.id
+    if out.is_arxiv:  # an arXiv paper's "arXiv" and "PDF" links are arXiv's (Paper.links)
+        for name in ("abs_url", "pdf_url"):
+            url = getattr(out, name)
+            if url and not _on_arxiv(url):
+                _stash(out, prov.get(name) or _owner(base, name), name, url, out)
+                setattr(out, name, None)
+                prov.pop(name, None)
     matched = list(merge_info.get("matched", []))
     if src not in base.sources:
         note = f"{src} {incoming.id}: {how}"
@@ -211,6 +219,11 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
     if len(out.sources) > 1:
         out.extra["merge"] = {"fields": dict(sorted(prov.items())), "matched": matched}
     return out
+
+
+def _on_arxiv(url: str) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    return host == "arxiv.org" or host.endswith(".arxiv.org")
 
 
 # --- finding the record to merge into ------------------------------------------------------

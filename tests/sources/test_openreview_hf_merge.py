@@ -162,6 +162,10 @@ def test_unlinked_venue_paper_merges_by_title_and_first_author(store, make_http,
     assert p.venue_area == "Deep Learning · Large Language Models"
     assert p.code_url == "https://github.com/example/agency-visual-reasoning"
     assert "openreview openreview:Ps9LmN0bZc: title + first author" in p.extra["merge"]["matched"]
+    # the "arXiv" and "PDF" buttons still go to arXiv; the forum link is kept with OpenReview's fields
+    assert p.links()["abs"] == "https://arxiv.org/abs/2606.14795"
+    assert p.links()["pdf"] == "https://arxiv.org/pdf/2606.14795"
+    assert p.extra["openreview"]["abs_url"] == "https://openreview.net/forum?id=Ps9LmN0bZc"
 
 
 def test_preprint_arriving_after_the_venue_record_takes_it_over(store, make_http, openreview_api):
@@ -172,6 +176,10 @@ def test_preprint_arriving_after_the_venue_record_takes_it_over(store, make_http
     p = store.get("2606.14795")
     assert p.sources == ["openreview", "arxiv"]
     assert (p.venue, p.categories) == ("ICML 2026 oral", ["cs.CV"])
+    assert (p.links()["abs"], p.links()["pdf"]) == (
+        "https://arxiv.org/abs/2606.14795",
+        "https://arxiv.org/pdf/2606.14795",
+    )
     assert store.count() == 7
     assert s.added + s.updated == 6
 
