@@ -99,7 +99,9 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             comment=p.comment,
             bibtex=render.bibtex(p),
         )
-        return d
+        from .summaries import attach_json  # machine summaries, when the optional layer made any
+
+        return attach_json(pool, [d])[0]
 
     @server.tool()
     def similar_papers(id: str, k: int = 10) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import service
+from .. import service, summaries
 from ..paper import Paper
 from ..search import Hit, Result
 from ..service import SearcherPool, SearchParams, ServiceError
@@ -377,6 +377,7 @@ def create_app(
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         lang = lang_of(request)
+        summaries.attach_cards(pool, ctx, lang)  # the optional layer's TL;DRs on the cards
 
         def tr(key: str, **kw: Any) -> str:
             return i18n.t(lang, key, **kw)
@@ -495,6 +496,7 @@ def create_app(
         d["pages"] = res.pages
         for h in d["hits"]:
             safe_paper(h)
+        summaries.attach_json(pool, d["hits"])
         return SafeJSON(d)
 
     @app.get(
@@ -525,7 +527,7 @@ def create_app(
         """One paper with every field, its links and a BibTeX entry. Ids may contain `/`
         (hep-th/9901002) and may carry an `arXiv:` prefix or a version suffix."""
         p = service.get_paper(pool, pid)
-        return SafeJSON(safe_paper({**p.to_dict(), "bibtex": render.bibtex(p)}))
+        return SafeJSON(summaries.attach_json(pool, [safe_paper({**p.to_dict(), "bibtex": render.bibtex(p)})])[0])
 
     @app.get(
         "/api/daily",
@@ -551,6 +553,7 @@ def create_app(
         out["pages"] = d.pages
         for p in out["papers"]:
             safe_paper(p)
+        summaries.attach_json(pool, out["papers"])
         return SafeJSON(out)
 
     @app.get(
@@ -595,7 +598,7 @@ def create_app(
             res = service.search(pool, params)
             d = res.to_dict()
             d["pages"] = res.pages
-            d["hits"] = [safe_paper(h) for h in d["hits"]]
+            d["hits"] = summaries.attach_json(pool, [safe_paper(h) for h in d["hits"]])
             return SafeJSON(d)
         res: Result | None = None
         err: str | None = None
@@ -660,7 +663,7 @@ def create_app(
         if request.url.path.endswith(".json"):
             out = d.to_dict()
             out["pages"] = d.pages
-            out["papers"] = [safe_paper(p) for p in out["papers"]]
+            out["papers"] = summaries.attach_json(pool, [safe_paper(p) for p in out["papers"]])
             return SafeJSON(out)
         return page(
             request,

@@ -517,6 +517,10 @@ def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Respon
 def _feed(request: Request, fmt: str, title: str, page_url: str, items: list[digest.Item]) -> Response:
     if fmt not in digest.FORMATS:
         raise ServiceError(404, "a feed is .rss or .atom")
+    with _pool(request).reader() as st:  # machine TL;DRs, when the optional layer made any
+        from ..summaries import attach_items
+
+        attach_items(st, items)
     body = digest.render_feed(fmt, title, str(request.url), page_url, items, _base(request))
     return Response(body, media_type=digest.media_type(fmt) + "; charset=utf-8")
 
