@@ -503,8 +503,12 @@ def attach_cards(pool, ctx: dict, lang: str) -> None:
     ids = [c["id"] for c in [*cards, *([main] if main else [])] if c.get("id")]
     if not ids:
         return
-    with pool.reader() as st:
-        have = st.summaries(ids)
+    try:
+        with pool.reader() as st:
+            have = st.summaries(ids)
+    except Exception:  # an optional decoration never costs the reader the page
+        log.exception("summaries not shown: the store could not be read")
+        return
     for c in cards:
         c["summary"] = pick(have.get(c.get("id"), {}), lang)
     if main:
