@@ -37,24 +37,20 @@ from . import acronyms, lexical, zh
 from . import query as Q
 from .paper import Paper, index_text
 from .store import Store
-from .text import STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
+from .text import QUERY_FILLER, STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
 
-# Fusion by query class: (k, lexical weight, dense weight). "short" = up to three concepts
-# (topic queries); "long" = sentences (known-item, pasted text). Measured on the development
-# sets with full runs of bench/relevance.py (docs/relevance.md), so that fusion is never worse
-# than its better side on a class. At k=10 and 0.05, a dense rank can never lift a paper over
-# the lexical first (1/11 - 1/12 > 0.05/11): known items, where the lexical side is right 99.7-
-# 100% of the time and dense at most 82%, keep it; at 0.1 a dense rank 1 overtook it (13 of
-# 400 English sentences). Short Chinese queries: 0.05 too since the dense side reads them in
-# English (Plan.dense_text): 0.9515 at 0.05, 0.9522 at 0.2 with e5 (21k); with MiniLM (63k),
-# 0.2 fell 0.017 under lexical, 0.05 stays within 0.002 of it.
+# Fusion by query class (`query_class`): the dense side's weight in the convex combination
+# of normalised scores (`fuse`). Measured on every development set together with
+# bench/relevance.py (docs/relevance.md).
 FUSION = {
-    ("en", "short"): (60, 1.0, 0.05),
-    ("en", "long"): (10, 1.0, 0.05),
-    ("zh", "short"): (60, 1.0, 0.05),
-    ("zh", "long"): (10, 1.0, 0.05),
+    ("en", "keywords"): 0.3,
+    ("en", "sentence"): 0.5,
+    ("zh", "keywords"): 0.3,
+    ("zh", "sentence"): 0.5,
 }
-DENSE_DEPTH = 100  # dense candidates per query
+DENSE_DEPTH = 100  # nearest papers among which the close matches are found
+DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
+LEX_POOL = 1000  # best papers by words scored on both sides
 # A Chinese word's translations are listed most frequent first (zh-en-dict.tsv, by how often
 # the training summaries aligned them); a paper scored by a later one counts ALT_WEIGHT of
 # it, so 推理 "reasoning | inference" prefers reasoning. Topics-zh lexical nDCG@10 on the
@@ -74,6 +70,13 @@ MIN_COSINE = {
     "multilingual-e5-small": {"en": (0.855, 0.855, 0.05), "zh": (0.78, 0.80, 0.05)},
     "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
 }
+
+
+def understood(got: list[tuple[int, float]], model: str | None, lang: str) -> bool:
+    """Whether the model finds the query near anything at all: its best hit passes the first
+    floor. A query that is not (`qwxzv plorbnik`) gets no dense candidates in the ranking."""
+    top_floor = MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))[0]
+    return bool(got) and got[0][1] >= top_floor
 
 
 def close_matches(got: list[tuple[int, float]], model: str | None, lang: str) -> list[tuple[int, float]]:
@@ -196,10 +199,17 @@ class Result:
     took_ms: float
     facets: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    # how many papers the order lists: `total` (the matched set) for Newest; for relevance
+    # also the papers ranked after the matched ones (docs/search.md); None: `total`
+    ranked: int | None = None
+
+    @property
+    def listed(self) -> int:
+        return self.total if self.ranked is None else max(self.ranked, self.total)
 
     @property
     def pages(self) -> int:
-        return max(1, -(-min(self.total, MAX_WINDOW) // self.per_page))
+        return max(1, -(-min(self.listed, MAX_WINDOW) // self.per_page))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -207,6 +217,7 @@ class Result:
             "mode": self.mode,
             "sort": self.sort,
             "total": self.total,
+            "ranked": self.listed,
             "page": self.page,
             "per_page": self.per_page,
             "took_ms": round(self.took_ms, 2),
@@ -291,6 +302,17 @@ def _zh_concepts(run: str) -> list[Concept]:
             loose = len(stems) == 1 and len(set(stems[0])) > 1
             out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1), loose))
     return out
+
+
+def is_filler(c: Concept) -> bool:
+    """Whether a concept is a question's or a request's frame rather than its topic ("how",
+    "why does", "methods", 如何 "how", 的方法 "methods"): every alternative one word of
+    `QUERY_FILLER`. Set aside when the query has other concepts, so that a question is not
+    required to contain its question words; the dense side still reads the whole text."""
+    return all(len(alt) == 1 and alt[0] in _FILLER_STEMS for alt in c.alts)
+
+
+_FILLER_STEMS = frozenset(stem(w) for w in QUERY_FILLER)
 
 
 def concepts_of(t: Q.Text) -> tuple[list[Concept], list[str]]:
@@ -596,6 +618,7 @@ class Plan:
     concepts: list[Concept] = field(default_factory=list)
     positives: list[Q.Text] = field(default_factory=list)  # words inside the constraints
     notices: list[str] = field(default_factory=list)
+    filler: list[Concept] = field(default_factory=list)  # question words set aside (`is_filler`)
 
     def rank_concepts(self, present: list[Concept]) -> list[Concept]:
         """What ranks: the free concepts some paper contains, and the constraints' words."""
@@ -676,6 +699,10 @@ def plan(
         p.concepts.extend(cs)
         for w in untranslated:
             p.notices.append(f"no English word is known for {w}; only semantic search can find it")
+    kept = [c for c in p.concepts if not is_filler(c)]
+    if kept and len(kept) < len(p.concepts):
+        p.filler = [c for c in p.concepts if is_filler(c)]
+        p.concepts = kept
     for n in p.hard:
         _positives(n, p.positives)
     return p
@@ -775,120 +802,77 @@ class Searcher:
         p = plan(q, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, literal=literal)
         if p.ref is not None:
             return self._lookup(q, p.ref, sort, p.page, p.per_page, t0)
-        page, per_page, offset = p.page, p.per_page, p.offset
-        soft, hard, concepts, positives, notices = p.soft, p.hard, p.concepts, p.positives, p.notices
         ix = self.lex
+        notices = p.notices
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
             notices.append(NOTICE_UNPUBLISHED)
         ev = _Eval(ix, self.store, deadline)
-
-        # 1. constraints
-        C: np.ndarray | None = None
-        for n in hard:
-            m = ev.node(n)
-            if m is not None:
-                C = m if C is None else (C & m)
-
-        # 2. free words as concepts
-        masks = [ev.concept_mask(c) for c in concepts]
-        present = [(c, m) for c, m in zip(concepts, masks, strict=True) if m.any()]
-        missing = [c.label for c, m in zip(concepts, masks, strict=True) if not m.any()]
-        if missing and present:
-            notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
-        rank_concepts = p.rank_concepts([c for c, _ in present])
-
-        if present:
-            cov = np.zeros(ix.n, dtype=np.int16)
-            for _, m in present:
-                cov += m
-            n_all, with_all = len(present), None
-            if counts_all(n_all):
-                every = cov >= n_all
-                with_all = int(np.count_nonzero(every if C is None else every & C))
-            L = cov >= required(n_all, with_all)
-        elif concepts or p.cjk_words:
-            L = np.zeros(ix.n, dtype=bool)  # no free word is in any paper
-            if missing:
-                notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing))
-        else:
-            L = np.ones(ix.n, dtype=bool)  # no free words, or stopwords only: constraints alone
-            if soft and not hard:
-                notices.append("only very common words; add a word that says what you are looking for")
-        if C is not None:
-            L &= C
-
-        acc = np.zeros(ix.n, dtype=np.float32)
-        for c in rank_concepts:
-            ev.concept_score(c, acc)
-        _phrase_bonus(ix, acc, [c for c, _ in present], L)
-        notices.extend(ev.notices)
-
+        C = _constraints(ev, p.hard)
+        words = _words(ev, p, C, notices)
         ev._charge(0)  # the deadline, between steps
-        lang = p.lang
-        # 3. the dense side
-        dense_text = p.dense_text
-        has_text = bool(dense_text)
-        mode_eff = mode if has_text else "lexical"
-        vindex = None
-        if mode_eff != "lexical":
-            vindex = self.index
-            if vindex is None or len(vindex) == 0:
-                notices.append(NOTICE_NO_VECTORS)
-                mode_eff = "lexical"
-        D: list[tuple[int, float]] = []  # (doc, cosine)
-        if mode_eff != "lexical":
-            qv = query_vector if query_vector is not None else self.embed_query(dense_text, vindex.model)
-            allowed = None if C is None else ix.rowids[C]
-            got = vindex.search(qv, DENSE_DEPTH, allowed)
-            got = close_matches(got, vindex.model, p.dense_lang)
-            docs = ix.docs_of_rowids(np.array([r for r, _ in got], dtype=np.int64))
-            score_of = {r: s for r, s in got}
-            D = [(int(d), score_of[int(ix.rowids[d])]) for d in docs]
-            D.sort(key=lambda x: -x[1])
-
-        if mode_eff == "dense":
-            M = np.zeros(ix.n, dtype=bool)
-            M[[d for d, _ in D]] = True
-        elif mode_eff == "hybrid":
-            M = L.copy()
-            if D:
-                M[[d for d, _ in D]] = True
-            if not L.any() and D and has_text:
-                notices.append("no paper contains these words; showing semantic matches")
-            elif L.any() and not D and (concepts or positives):
-                notices.append("no close semantic match; showing word matches only")
-        else:
-            M = L
-        total = int(M.sum())
-        if total == 0 and has_text:
-            notices.append("no close matches")
-
+        dense = self._dense_side(ix, p, C, query_vector, notices)
         ev._charge(0)
-        # 4. one order of M, cut into pages
-        length = "short" if len(concepts) <= 3 else "long"
-        k, w_lex, w_dense = self.fusion[(lang, length)]
-        want = offset + per_page
-        if sort == "newest" or not (rank_concepts or D):
-            order, info = _newest(ix, M, want), {}
-            sort_eff = sort
+        M = matched_set(ix.n, words, dense, p)
+        total = int(M.sum())
+        if dense is not None and dense.mode == "hybrid":
+            if not words.L.any() and dense.close.size:
+                notices.append("no paper contains these words; showing semantic matches")
+            elif words.L.any() and not dense.close.size and (p.concepts or p.positives):
+                notices.append("no close semantic match; showing word matches only")
+        if total == 0 and p.dense_text:
+            notices.append("no close matches")
+        mode_eff = dense.mode if dense is not None else "lexical"
+        want = p.offset + p.per_page
+        if sort == "newest" or not (words.scored or dense is not None):
+            order, info, ranked = _newest(ix, M, want), {}, total
         else:
-            order, info = _fuse(ix, M, acc, D if mode_eff != "lexical" else [], want, k, w_lex, w_dense, mode_eff)
-            sort_eff = sort
-        page_docs = order[offset:want]
-
-        rowids = [int(ix.rowids[d]) for d in page_docs]
-        papers = self.store.get_many(rowids)
-        hl = frozenset(s for c in rank_concepts for alt in c.alts for s in alt) if highlight else frozenset()
-        hits = []
-        for d, rowid in zip(page_docs, rowids, strict=True):
-            p = papers.get(rowid)
-            if p is None:  # deleted since the snapshot was published
-                continue
-            lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
-            hits.append(Hit(p, score, lr, ls, dr, ds, title_marked=mark(p.title, hl), snippet=snippet(p.abstract, hl)))
+            order, info, ranked = relevance_order(ix, M, words, dense, self.fusion[query_class(p)], want)
+        page_docs = order[p.offset : want]
+        hits = self._hits(ix, page_docs, info, words.rank_concepts if highlight else [])
         fac = self._facets(ix, M) if facets else {}
         took = (time.perf_counter() - t0) * 1000
-        return Result(q, mode_eff, sort_eff, hits, total, page, per_page, took, fac, notices)
+        return Result(q, mode_eff, sort, hits, total, p.page, p.per_page, took, fac, notices, ranked)
+
+    def _dense_side(self, ix, p: Plan, C: np.ndarray | None, query_vector, notices: list[str]) -> Dense | None:
+        """The dense side of one query, or None when it takes no part (lexical mode, no text
+        to embed, no vectors)."""
+        if p.mode == "lexical" or not p.dense_text:
+            return None
+        vindex = self.index
+        if vindex is None or len(vindex) == 0:
+            notices.append(NOTICE_NO_VECTORS)
+            return None
+        qv = query_vector if query_vector is not None else self.embed_query(p.dense_text, vindex.model)
+        if C is None:
+            ranked = vindex.search(qv, DENSE_POOL)
+            nearest = ranked[:DENSE_DEPTH]
+        else:
+            nearest, ranked = vindex.search_within(qv, DENSE_DEPTH, DENSE_POOL, ix.rowids[C])
+        if not understood(nearest, vindex.model, p.dense_lang):
+            nearest = ranked = []
+        close = close_matches(nearest, vindex.model, p.dense_lang)
+        close_docs = ix.docs_of_rowids(np.array([r for r, _ in close], dtype=np.int64))
+        if C is not None:
+            close_docs = close_docs[C[close_docs]]
+        docs = ix.docs_of_rowids(np.array([r for r, _ in ranked], dtype=np.int64))
+        cos_of = dict(ranked)
+        pairs = sorted(((int(d), cos_of[int(ix.rowids[d])]) for d in docs), key=lambda x: (-x[1], x[0]))
+        return Dense(p.mode, qv, vindex, close_docs, pairs)
+
+    def _hits(self, ix, page_docs: np.ndarray, info: dict, rank_concepts: list[Concept]) -> list[Hit]:
+        rowids = [int(ix.rowids[d]) for d in page_docs]
+        papers = self.store.get_many(rowids)
+        hl = frozenset(s for c in rank_concepts for alt in c.alts for s in alt)
+        hits = []
+        for d, rowid in zip(page_docs, rowids, strict=True):
+            paper = papers.get(rowid)
+            if paper is None:  # deleted since the snapshot was published
+                continue
+            lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
+            hits.append(
+                Hit(paper, score, lr, ls, dr, ds, title_marked=mark(paper.title, hl), snippet=snippet(paper.abstract, hl))
+            )
+        return hits
 
     def _lookup(self, q, ref, sort, page, per_page, t0) -> Result:
         """A pasted id, arXiv URL or DOI: that paper, or a word on how to add it."""
@@ -952,66 +936,173 @@ def _newest(ix: lexical.LexIndex, M: np.ndarray, want: int) -> np.ndarray:
     return docs[np.argsort(-key, kind="stable")]
 
 
-def _fuse(ix, M, acc, D, want, k, w_lex, w_dense, mode):
-    """The relevance order of M (its first `want` documents) and, per document, why."""
-    docs = np.flatnonzero(M)
-    s = acc[docs]
-    lex_docs = docs[s > 0]
-    lex_s = s[s > 0]
-    dense_rank = {d: (i + 1, c) for i, (d, c) in enumerate(D)}
-    # lexical ranks: exact for the first want+|D|, counted for dense hits deeper down
-    depth = min(len(lex_docs), want + len(D))
-    if depth < len(lex_docs):  # the first `depth` in the total order (score, then rowid)
-        v = lex_s[np.argpartition(-lex_s, depth - 1)[:depth]].min()
-        part = np.flatnonzero(lex_s >= v)
+@dataclass
+class Words:
+    """What the free words found, over the whole corpus then within the constraints."""
+
+    L: np.ndarray  # the strict lexical matches (required(n) of the concepts), within C
+    A: np.ndarray  # papers holding any concept (the lexical candidates of the ranking), within C
+    acc: np.ndarray  # BM25F (+ the phrase bonus) of every paper, float32
+    rank_concepts: list[Concept]
+    scored: bool  # whether any concept ranks (free words, or the constraints' words)
+
+
+@dataclass
+class Dense:
+    """The dense side of one query."""
+
+    mode: str  # "hybrid" or "dense"
+    qv: np.ndarray
+    index: Any  # vectors.VectorIndex
+    close: np.ndarray  # docs: the close matches (the matched set's dense part), within C
+    ranked: list[tuple[int, float]]  # (doc, cosine), the DENSE_POOL nearest within C, best first
+
+
+def _constraints(ev: _Eval, hard: list[Q.Node]) -> np.ndarray | None:
+    C: np.ndarray | None = None
+    for n in hard:
+        m = ev.node(n)
+        if m is not None:
+            C = m if C is None else (C & m)
+    return C
+
+
+def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Words:
+    """The free words as concepts: which papers hold enough of them (L), which hold any (A),
+    and how well each paper scores. How many concepts L requires is decided over the whole
+    corpus, never within the constraints, so that a filter only narrows (docs/search.md)."""
+    n = ev.ix.n
+    masks = [ev.concept_mask(c) for c in p.concepts]
+    present = [(c, m) for c, m in zip(p.concepts, masks, strict=True) if m.any()]
+    missing = [c.label for c, m in zip(p.concepts, masks, strict=True) if not m.any()]
+    if missing and present:
+        notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
+    if present:
+        cov = np.zeros(n, dtype=np.int16)
+        for _, m in present:
+            cov += m
+        n_all = len(present)
+        with_all = int(np.count_nonzero(cov >= n_all)) if counts_all(n_all) else None
+        L, A = cov >= required(n_all, with_all), cov > 0
+    elif p.concepts or p.cjk_words:
+        L = A = np.zeros(n, dtype=bool)  # no free word is in any paper
+        if missing:
+            notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing))
     else:
-        part = np.arange(len(lex_docs))
-    part = part[np.lexsort((lex_docs[part], -lex_s[part]))][:depth]
-    lex_rank = {int(lex_docs[i]): (r + 1, float(lex_s[i])) for r, i in enumerate(part)}
-    # dense hits below the exact depth: their place in the same order, counted on sorted scores
-    below = np.array([d for d, _ in D if d not in lex_rank and acc[d] > 0], dtype=np.int64)
-    if len(below):
-        a = acc[below]
-        ranked_s = np.sort(lex_s)
-        hi = np.searchsorted(ranked_s, a, "right")
-        ties = (hi - np.searchsorted(ranked_s, a, "left")).tolist()  # itself included
-        rows = zip(below.tolist(), (len(lex_s) - hi).tolist(), ties, a.tolist(), strict=True)
-        for d, ahead, n_tie, sc in rows:
-            if n_tie > 1:  # equal scores: the lower rowid first
-                ahead += int(np.count_nonzero((lex_s == sc) & (lex_docs < d)))
-            lex_rank[d] = (ahead + 1, sc)
-    if mode == "dense":
-        cand = [d for d, _ in D]
-        fused = {d: dense_rank[d][1] for d in cand}
+        L = A = np.ones(n, dtype=bool)  # no free words, or stopwords only: constraints alone
+        if p.soft and not p.hard:
+            notices.append("only very common words; add a word that says what you are looking for")
+    if C is not None:
+        L, A = L & C, A & C
+    rank_concepts = p.rank_concepts([c for c, _ in present])
+    acc = np.zeros(n, dtype=np.float32)
+    for c in rank_concepts:
+        ev.concept_score(c, acc)
+    _phrase_bonus(ev.ix, acc, [c for c, _ in present], A)
+    notices.extend(ev.notices)
+    return Words(L, A, acc, rank_concepts, bool(rank_concepts))
+
+
+def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarray:
+    """M: what `total`, the facets and Newest show (docs/search.md)."""
+    if dense is None:
+        return words.L
+    M = np.zeros(n, dtype=bool) if dense.mode == "dense" else words.L.copy()
+    M[dense.close] = True
+    return M
+
+
+def query_class(p: Plan) -> tuple[str, str]:
+    """(language, form): "keywords" for up to three concepts as typed; "sentence" for a longer
+    text, or a question (its question words set aside, `Plan.filler`), a claim, an abstract."""
+    form = "sentence" if len(p.concepts) > 3 or p.filler else "keywords"
+    return p.lang, form
+
+
+def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
+    """Fused scores of candidates: a convex combination of the two sides' scores, each
+    normalised to [0, 1] within the query (lexical: BM25F over the best; dense: the cosine
+    between the deepest and the best dense candidate, `floor` and the top). Scores, not ranks:
+    a known item whose words score far over the rest keeps its lead, which RRF forgets, and a
+    paper both sides like beats one only one side likes (Bruch, Gai & Ingber, "An Analysis
+    of Fusion Functions for Hybrid Retrieval", TOIS 2023). A missing cosine counts as the
+    floor."""
+    top = float(lex.max()) if len(lex) else 0.0
+    lx = lex / top if top > 0 else np.zeros(len(lex), dtype=np.float32)
+    c = np.where(np.isnan(cos), floor, cos)
+    hi = float(c.max()) if len(c) else floor
+    dn = np.clip((c - floor) / (hi - floor), 0, 1) if hi > floor else np.zeros(len(c), dtype=np.float32)
+    return (1 - w_dense) * lx + w_dense * dn
+
+
+def _lex_top(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
+    """The best k of `cand` by score, ties to the lower doc, in that order."""
+    s = acc[cand]
+    if len(cand) > k:
+        keep = np.argpartition(-s, k - 1)[:k]
+        v = s[keep].min()
+        keep = np.flatnonzero(s >= v)  # every tie at the cut, so the cut is exact
+        cand, s = cand[keep], s[keep]
+    return cand[np.lexsort((cand, -s))][:k]
+
+
+def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dense: float, want: int):
+    """The relevance order (its first `want` documents), why each is there, and how many
+    documents it ranks. It ranks every paper any concept or the dense side finds (R), not
+    only the matched set: the best LEX_POOL by words and the DENSE_POOL nearest are scored on
+    both sides and fused (`fuse`), the rest of the word candidates follow by words, and
+    papers of M with no score (constraints only) close it, newest first."""
+    acc = words.acc
+    A = words.A & (acc > 0)
+    lex_cand = np.flatnonzero(A)
+    pool_lex = _lex_top(acc, lex_cand, max(LEX_POOL, want))
+    if dense is None:
+        pool = pool_lex
+        fused = acc[pool]
+        cos = np.full(len(pool), np.nan, dtype=np.float32)
     else:
-        cand = set(lex_rank) | set(dense_rank)
-        fused = {}
-        for d in cand:
-            f = 0.0
-            if d in lex_rank:
-                f += w_lex / (k + lex_rank[d][0])
-            if d in dense_rank and mode == "hybrid":
-                f += w_dense / (k + dense_rank[d][0])
-            fused[d] = f
-    ranked = sorted(fused, key=lambda d: (-fused[d], d))
-    # every scored document is ranked once the exact depth covers them all; only then do the
-    # matched documents without any score (matched by constraints only) follow, newest first
-    if len(ranked) < want and depth == len(lex_docs):
-        rest = M.copy()
-        rest[ranked] = False
-        ranked += [int(d) for d in _newest(ix, rest, want - len(ranked))]
+        dense_docs = np.array([d for d, _ in dense.ranked], dtype=np.int64)
+        pool = dense_docs if dense.mode == "dense" else np.union1d(pool_lex, dense_docs)
+        cos = dense.index.cosines(dense.qv, ix.rowids[pool])
+        cos_of = dict(dense.ranked)  # the exact float cosines the dense search found
+        cos = np.array([cos_of.get(int(d), c) for d, c in zip(pool, cos.tolist(), strict=True)], dtype=np.float32)
+        if dense.mode == "dense":
+            fused = cos.copy()
+        else:
+            floor = dense.ranked[-1][1] if dense.ranked else 0.0
+            fused = fuse(acc[pool], cos, w_dense, floor)
+    order = pool[np.lexsort((pool, -fused))]
+    ranked = len(order)
+    rest: list[np.ndarray] = []
+    if dense is None or dense.mode == "hybrid":
+        tail = np.setdiff1d(lex_cand, pool, assume_unique=True)  # deeper word candidates, by words
+        ranked += len(tail)
+        if len(order) < want and len(tail):
+            rest.append(_lex_top(acc, tail, want - len(order)))
+    unscored = M & ~A
+    if dense is not None:
+        unscored[np.asarray(order, dtype=np.int64)] = False
+    n_unscored = int(unscored.sum())
+    ranked += n_unscored
+    if len(order) + sum(len(r) for r in rest) < want and n_unscored:
+        rest.append(_newest(ix, unscored, want - len(order)))
+    full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
+    return full, _why(full, pool, fused, cos, acc, words, dense), ranked
+
+
+def _why(docs, pool, fused, cos, acc, words: Words, dense: Dense | None) -> dict:
+    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score)."""
+    at = {int(d): i for i, d in enumerate(pool.tolist())}
+    dense_rank = {d: r for r, (d, _) in enumerate(dense.ranked, start=1)} if dense is not None else {}
+    scores = np.sort(acc[words.A & (acc > 0)])
     info = {}
-    for d in ranked[:want]:
-        lr = lex_rank.get(d)
-        dr = dense_rank.get(d)
-        info[d] = (
-            lr[0] if lr else None,
-            lr[1] if lr else None,
-            dr[0] if dr else None,
-            dr[1] if dr else None,
-            fused.get(d, 0.0),
-        )
-    return np.array(ranked[:want], dtype=np.int64), info
+    for d in docs.tolist():
+        a = float(acc[d])
+        lr = int(len(scores) - np.searchsorted(scores, a, "right")) + 1 if a > 0 else None
+        i = at.get(d)
+        c = None if i is None or np.isnan(cos[i]) else float(cos[i])
+        info[d] = (lr, a if a > 0 else None, dense_rank.get(d), c, float(fused[i]) if i is not None else 0.0)
+    return info
 
 
 # --- highlighting ---------------------------------------------------------------------

@@ -13,6 +13,15 @@ STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the this to was were "
     "with we our via using based towards toward into than then these those which".split()
 )
+# The frame of a question or a request, not its topic: a query's concept made only of these
+# words is set aside when the query has others (search.is_filler). The index keeps them.
+QUERY_FILLER = frozenset(
+    "how why what which who whom whose when where whether do does did done can could should would will shall "
+    "may might must is are be been being am there here some any such other more most much many each every "
+    "all both not no i you they them their it me my us method methods approach approaches technique "
+    "techniques way ways paper papers work works study studies research researchers existing recent current "
+    "propose proposed proposes use used uses help helps make makes".split()
+)
 _TOKEN = re.compile(r"[^\W_]+")
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{CJK}]+")

@@ -137,6 +137,48 @@ class VectorIndex:
         best = np.lexsort((found, -exact))[:k]  # equal cosines: the older paper first, as ever
         return [(int(found[i]), float(exact[i])) for i in best]
 
+    def search_within(
+        self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The top k_all over every row and the top k_in among `allowed` (rowids), from one
+        scan: a filtered query needs both, the first to decide its close matches exactly as
+        the unfiltered query does (so a filter only narrows what matches, docs/search.md),
+        the second to rank within the filter."""
+        n = len(self.keys)
+        if n == 0 or q is None:
+            return [], []
+        q = np.asarray(q, dtype=np.float32)
+        scores = _dots8(quantize(q)[None, :], self.vecs)[0]
+        scores *= self.inv
+        mask = np.zeros(n, dtype=bool)
+        mask[_present(self.keys, np.asarray(allowed, dtype=np.int64))] = True
+        inside = np.where(mask, scores, -np.inf)
+        return self._exact(q, scores, k_all, None), self._exact(q, inside, min(k_in, int(mask.sum())), mask)
+
+    def _exact(self, q: np.ndarray, scores: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
+        """The best k of int8 `scores` over all rows, each scored again with the float query."""
+        if k <= 0:
+            return []
+        cand = _top(scores, min(len(scores), max(k * CANDIDATES, 64)))
+        if mask is not None:
+            cand = cand[mask[cand]]
+        exact = unit(self.vecs[cand]) @ q
+        found = self.keys[cand]
+        best = np.lexsort((found, -exact))[:k]
+        return [(int(found[i]), float(exact[i])) for i in best]
+
+    def cosines(self, q: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+        """The float query's cosine with each of these papers (NaN for one without a vector):
+        the dense score of lexical candidates the dense top-k did not reach."""
+        rowids = np.asarray(rowids, dtype=np.int64)
+        out = np.full(len(rowids), np.nan, dtype=np.float32)
+        if len(self.keys) == 0 or len(rowids) == 0 or q is None:
+            return out
+        pos = np.clip(np.searchsorted(self.keys, rowids), 0, len(self.keys) - 1)
+        ok = self.keys[pos] == rowids
+        out[ok] = unit(self.vecs[pos[ok]]) @ np.asarray(q, dtype=np.float32)
+        return out
+
     def dots(self, w: np.ndarray) -> np.ndarray:
         """unit(row) @ w for every row (w: [dim] or [dim, m]) as float32, without a float32
         copy of the rows (1M papers: 1.5 GB). w goes in as two int8 parts, the second its

@@ -1,12 +1,13 @@
 """The search contract (docs/search.md) on the fixture store: 314 real arXiv papers with
 their all-MiniLM-L6-v2 vectors."""
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paperdex.query import QueryError
-from paperdex.search import MAX_WINDOW, Filters, marked_html, required, rrf, snippet
+from paperdex.search import MAX_WINDOW, Filters, fuse, marked_html, required, rrf, snippet
 from paperdex.text import stem
 
 
@@ -15,7 +16,8 @@ def ids(res):
 
 
 def everything(searcher, q, **kw):
-    """Every result of a query, page by page."""
+    """Every paper a query lists, page by page: the relevance order ranks more than the
+    matched set (docs/search.md), Newest lists exactly the matched set."""
     out, page = [], 1
     while True:
         res = searcher.search(q, page=page, per_page=50, facets=False, **kw)
@@ -38,18 +40,22 @@ def test_title_phrase_and_category(searcher):
 
 
 def test_free_words_all_required_for_short_queries(searcher):
-    got, res = everything(searcher, "weight decay", mode="lexical")
+    got, res = everything(searcher, "weight decay", mode="lexical", sort="newest")
     assert res.total == len(got) >= 3
-    for h in searcher.search("weight decay", mode="lexical", per_page=50).hits:
+    for h in searcher.search("weight decay", mode="lexical", sort="newest", per_page=50).hits:
         text = (h.paper.title + " " + h.paper.abstract).lower()
         assert "weight" in text and "decay" in text
+    # the relevance order ranks papers with either word too, those with both first
+    ranked, rel = everything(searcher, "weight decay", mode="lexical")
+    assert rel.total == res.total and set(got) <= set(ranked) and len(ranked) > len(got)
+    assert set(ranked[: len(got)]) == set(got)
     assert required(2) == 2 and required(3) == 2 and required(5) == 4 and required(12) == 6
 
 
-def test_newest_sorts_the_same_matched_set(searcher):
+def test_newest_sorts_the_matched_set(searcher):
     rel, r1 = everything(searcher, "weight decay")
     new, r2 = everything(searcher, "weight decay", sort="newest")
-    assert set(rel) == set(new) and r1.total == r2.total == len(rel)
+    assert set(new) <= set(rel) and r1.total == r2.total == len(new) and r1.ranked == len(rel)
     dates = [searcher.store.get(i).date for i in new]
     assert dates == sorted(dates, reverse=True)
 
@@ -66,10 +72,10 @@ def test_hybrid_hits_say_why_they_matched(searcher):
     assert res.mode == "hybrid"
     top = res.hits[0]
     assert top.lexical_rank is not None and top.dense_rank is not None
-    k, wl, wd = searcher.fusion[("en", "short")]
-    for h in res.hits:
-        want = (wl / (k + h.lexical_rank) if h.lexical_rank else 0) + (wd / (k + h.dense_rank) if h.dense_rank else 0)
-        assert h.score == pytest.approx(want)
+    assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+    assert 0 < res.hits[-1].score <= top.score <= 1
+    # a paper both sides rank first scores 1: the convex combination of normalised scores
+    assert fuse(np.array([2.0, 1.0]), np.array([0.9, 0.5]), 0.3, 0.5).tolist() == pytest.approx([1.0, 0.35])
     assert "<mark>" in top.to_dict()["title_html"] or "<mark>" in top.to_dict()["snippet_html"]
 
 
@@ -124,7 +130,7 @@ def test_empty_query_browses_newest(searcher):
 def test_facets_count_the_matched_set_exactly(searcher):
     for mode in ("lexical", "hybrid"):
         res = searcher.search("diffusion", mode=mode)
-        got, _ = everything(searcher, "diffusion", mode=mode)
+        got, _ = everything(searcher, "diffusion", mode=mode, sort="newest")
         papers = [searcher.store.get(i) for i in got]
         assert sum(n for _, n in res.facets["year"]) == res.total == len(papers)
         for cat, n in res.facets["category"]:
@@ -146,9 +152,9 @@ def test_a_word_no_paper_has_is_set_aside_with_a_notice(searcher):
 
 def test_every_word_counts_however_common(searcher):
     """No common-term cut-off: a frequent word still narrows and ranks."""
-    both = set(everything(searcher, "LLM agents", mode="lexical")[0])
-    llm = set(everything(searcher, "LLM", mode="lexical")[0])
-    agents = set(everything(searcher, "agents", mode="lexical")[0])
+    both = set(everything(searcher, "LLM agents", mode="lexical", sort="newest")[0])
+    llm = set(everything(searcher, "LLM", mode="lexical", sort="newest")[0])
+    agents = set(everything(searcher, "agents", mode="lexical", sort="newest")[0])
     assert both == llm & agents
 
 
@@ -174,7 +180,7 @@ def test_full_width_and_ligatures_match_like_ascii(searcher, a, b):
 
 
 def test_hyphenated_terms_keep_their_words(searcher):
-    res = searcher.search("in-context learning", mode="lexical", per_page=50)
+    res = searcher.search("in-context learning", mode="lexical", per_page=50, sort="newest")
     assert res.total > 0
     for h in res.hits:
         assert "context" in (h.paper.title + " " + h.paper.abstract).lower()
@@ -297,10 +303,23 @@ def test_property_pages_concatenate_to_one_page(searcher, q, mode, size):
 @PROPS
 @given(q=queries, mode=st.sampled_from(["hybrid", "lexical", "dense"]))
 def test_property_total_is_the_matched_set_and_newest_sorts_it(searcher, q, mode):
-    rel, res = everything(searcher, q, mode=mode)
-    assert res.total == len(rel) == len(set(rel))
-    new, _ = everything(searcher, q, mode=mode, sort="newest")
-    assert set(new) == set(rel)
+    new, res = everything(searcher, q, mode=mode, sort="newest")
+    assert res.total == len(new) == len(set(new))
+    rel, r2 = everything(searcher, q, mode=mode)
+    assert r2.total == res.total and len(rel) == len(set(rel)) == r2.ranked and set(new) <= set(rel)
+
+
+@PROPS
+@given(
+    q=queries, mode=st.sampled_from(["hybrid", "lexical", "dense"]), cat=st.sampled_from(["cs.AI", "cs.CV", "cs.RO"])
+)
+def test_property_a_filter_only_narrows_and_facets_count_their_click(searcher, q, mode, cat):
+    whole, res = everything(searcher, q, mode=mode, sort="newest")
+    narrowed, r2 = everything(searcher, q, mode=mode, sort="newest", filters=Filters(category=cat))
+    in_cat = [i for i in whole if cat in searcher.store.get(i).categories]
+    assert sorted(narrowed) == sorted(in_cat) and r2.total == len(in_cat)
+    counted = dict(searcher.search(q, mode=mode).facets["category"])
+    assert counted.get(cat, 0) == r2.total or r2.total == 0 and cat not in counted
 
 
 @PROPS
