@@ -173,9 +173,15 @@ def cmd_pool(args) -> None:
         write_jsonl(RUNS / f"{args.system}.jsonl", [{"query": q, "ids": ids} for q, ids in run.items()])
         print(f"{args.system}: {new} new pooled documents to grade")
         return
+    if args.paperdex:
+        # A snapshot of the committed engine (`git archive HEAD paperdex | tar -x -C DIR`), so
+        # the reference runs are today's engine and not a working tree someone is editing.
+        sys.path.insert(0, str(Path(args.paperdex).resolve()))
+    import paperdex
     from paperdex.search import Searcher
     from paperdex.store import Store
 
+    print(f"paperdex from {Path(paperdex.__file__).parent}")
     searcher = Searcher(Store(STORE, readonly=True))
     runs = {m: paperdex_runs(qs, m, searcher) for m in ("hybrid", "lexical", "dense")}
     bm = bm25s_runs(qs, None)
@@ -308,6 +314,7 @@ def main() -> None:
     p = sub.add_parser("pool", help="pool the reference systems, or add --run under --system")
     p.add_argument("--system")
     p.add_argument("--run")
+    p.add_argument("--paperdex", help="directory holding the paperdex package to pool (default: installed)")
     p.set_defaults(func=cmd_pool)
     p = sub.add_parser("show", help="print ungraded pooled documents, shuffled, without systems")
     p.add_argument("--query", type=int)
