@@ -66,8 +66,19 @@ _AREAS: dict[str, str] = {
     "graph_neural_networks": "Deep Learning · Graph Neural Networks",
     "optimization": "Optimization",
     "infrastructure": "Infrastructure",
-    # ICLR (2024-2026)
-    "applications to computer vision, audio, language, and other modalities": "Applications · Computer Vision",
+    "machine_learning_for_social_sciences": "Applications · Social Sciences",
+    "trustworthy_machine_learning": "Social Aspects · Trustworthy Machine Learning",
+    "crowdsourcing": "Applications · Crowdsourcing",
+    "compressed_sensing_and_sparse_coding": "Optimization · Sparse Coding and Compressed Sensing",
+    "other": "General Machine Learning",
+    # NeurIPS 2025 (prose, with parenthetical examples)
+    "evaluation (e.g., methodology, meta studies, replicability and validity, human-in-the-loop)": (
+        "General Machine Learning · Evaluation"
+    ),
+    "social and economic aspects of machine learning": "Social Aspects",
+    "neuroscience and cognitive science": "Applications · Neuroscience, Cognitive Science",
+    # ICLR (2024-2026); "applications to computer vision, audio, language, and other
+    # modalities" is not one area: see MODALITIES
     "applications to neuroscience & cognitive science": "Applications · Neuroscience, Cognitive Science",
     "applications to physical sciences (physics, chemistry, biology, etc.)": (
         "Applications · Chemistry, Physics, and Earth Sciences"
@@ -111,6 +122,50 @@ def area_key(raw: str) -> str:
 
 
 AREA_LABELS: dict[str, str] = {area_key(k): v for k, v in _AREAS.items()}
+
+# The groups every label starts with (ICML's taxonomy, which the venue search pages use): an
+# area no table knows is put under the group its words name, so the area filter still finds it.
+GROUPS = (
+    "Applications",
+    "Deep Learning",
+    "General Machine Learning",
+    "Optimization",
+    "Probabilistic Methods",
+    "Reinforcement Learning",
+    "Social Aspects",
+    "Theory",
+    "Infrastructure",
+)
+_GROUP_WORDS = (  # first match wins; matched against area_key()
+    (r"theor", "Theory"),
+    (r"reinforcement|bandit", "Reinforcement Learning"),
+    (r"optimi|sparse", "Optimization"),
+    (r"probabilis|bayes|causal|inference|uncertaint|gaussian", "Probabilistic Methods"),
+    (r"social|fair|privacy|safety|trustworth|interpretab|explainab|ethic|human|alignment|societ", "Social Aspects"),
+    (r"infrastructure|hardware|software|systems", "Infrastructure"),
+    (
+        r"vision|language|speech|audio|robot|health|medic|scien|biolog|chemi|physic|applica|neuro|climate",
+        "Applications",
+    ),
+    (r"deep|neural|generative|diffusion|architect|llm|foundation|transformer|graph", "Deep Learning"),
+)
+# ICLR's "applications to computer vision, audio, language, and other modalities" covers three
+# areas of the label set; the paper's own title and keywords say which (no guess without them).
+AMBIGUOUS = {area_key("applications to computer vision, audio, language, and other modalities")}
+_MODALITIES = (
+    (
+        re.compile(r"\b(speech|audio|sound|acoustic|music|spoken|asr|tts|voice|speaker)", re.I),
+        "Applications · Language, Speech and Dialog",
+    ),
+    (
+        re.compile(r"\b(image|video|visual|vision|pixel|3d|point cloud|segmentation|detection|camera|scene)", re.I),
+        "Applications · Computer Vision",
+    ),
+    (
+        re.compile(r"\b(language|text|nlp|translation|dialog|llms?|linguistic|token|question answering)", re.I),
+        "Applications · Language, Speech and Dialog",
+    ),
+)
 _PROSE = {"abstract", "TLDR", "tldr", "title", "keywords", "authors"}
 _SMALL = {"and", "or", "of", "for", "in", "on", "the", "to", "with", "a", "an"}
 _UPPER = {"ai": "AI", "llms": "LLMs", "llm": "LLM", "ml": "ML", "nlp": "NLP", "3d": "3D", "rl": "RL"}
@@ -131,17 +186,25 @@ def _title_case(words: str) -> str:
     return " ".join(out)
 
 
-def area_label(raw: str | None) -> str | None:
-    """A venue's primary area as a readable label.
+def area_label(raw: str | None, text: str = "") -> str | None:
+    """A venue's primary area as a readable label, always under one of GROUPS.
 
     ``Deep Learning->Large Language Models`` (ICML) -> ``Deep Learning · Large Language Models``;
-    ``machine_vision`` (NeurIPS) and ``applications to computer vision, audio, language, and
-    other modalities`` (ICLR) -> ``Applications · Computer Vision``; ``Deep learning (e.g.,
-    architectures, ...)`` -> ``Deep Learning``."""
+    ``machine_vision`` (NeurIPS) -> ``Applications · Computer Vision``; ``Deep learning (e.g.,
+    architectures, ...)`` -> ``Deep Learning``; an unknown ``trustworthy_ml`` -> ``Social
+    Aspects · Trustworthy ML``. ICLR's area for vision, audio and language papers is decided by
+    ``text`` (the paper's title and keywords): a speech paper is not labelled Computer Vision."""
     if not raw or not str(raw).strip():
         return None
     raw = " ".join(str(raw).split())
-    if (key := area_key(raw)) in AREA_LABELS:
+    key = area_key(raw)
+    if key in AMBIGUOUS:
+        counts: dict[str, int] = {}
+        for rx, label in _MODALITIES:
+            counts[label] = counts.get(label, 0) + len(rx.findall(text))
+        best = max(counts, key=lambda label: counts[label])  # ties: the first in _MODALITIES
+        return best if counts[best] else "Applications"
+    if key in AREA_LABELS:
         return AREA_LABELS[key]
     parts = [p.strip() for p in re.split(r"\s*(?:->|→|»|›|·)\s*", raw) if p.strip()]
     labels = []
@@ -150,7 +213,13 @@ def area_label(raw: str | None) -> str | None:
         if "_" in p and " " not in p:
             p = p.replace("_", " ")
         labels.append(_title_case(p) if p[1:] == p[1:].lower() else p)
-    return " · ".join(labels) or None
+    labels = [lab for lab in labels if lab]
+    if not labels:
+        return None
+    if labels[0] not in GROUPS:
+        group = next((g for rx, g in _GROUP_WORDS if re.search(rx, key)), "General Machine Learning")
+        labels = [group] if len(labels) == 1 and labels[0].lower() == group.lower() else [group, *labels]
+    return " · ".join(labels)
 
 
 def _value(content: dict, key: str) -> Any:
@@ -218,7 +287,8 @@ def decision_of(venue: str | None, venueid: str | None = None) -> tuple[str | No
             return decision, None
     if not v and not venueid:
         return None, None
-    presentation = next((w for w in _PRESENTATIONS if re.search(rf"\b{w}\b", v)), None)
+    # a word may be glued to another: ICML 2025's "spotlightposter" is a spotlight
+    presentation = next((w for w in _PRESENTATIONS if re.search(rf"\b{w}", v)), None)
     if presentation is None and "notable" in v:  # ICLR 2023: "notable top 5%" / "notable top 25%"
         presentation = "oral" if "5%" in v and "25%" not in v else "spotlight"
     return "accepted", presentation
@@ -262,13 +332,21 @@ def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
         authors=[" ".join(str(a).split()) for a in authors if str(a).strip()],
         abstract=" ".join(str(_value(content, "abstract") or "").split()),
         venue=" ".join(str(venue).split()) if venue else None,
-        venue_area=area_label(raw_area),
+        venue_area=area_label(
+            raw_area, f"{title}\n{' ; '.join(map(str, keywords)) if isinstance(keywords, list) else ''}"
+        ),
         published=_day(getattr(note, "pdate", None)) or _day(getattr(note, "cdate", None)),
         abs_url=None if arxiv_id else f"{SITE_URL}/forum?id={forum}",
         pdf_url=(SITE_URL + pdf if isinstance(pdf, str) and pdf.startswith("/") else pdf) if not arxiv_id else None,
         code_url=code if isinstance(code, str) and code.startswith("http") else None,
         sources=[SOURCE],
-        extra={"openreview": {k: v for k, v in extra.items() if v not in (None, [], "")}},
+        # decision and presentation are always written, None included: a paper that went from
+        # poster to withdrawn must lose "poster" when its record is merged over the old one
+        extra={
+            "openreview": {
+                k: v for k, v in extra.items() if v not in (None, [], "") or k in ("decision", "presentation")
+            }
+        },
     )
 
 

@@ -307,6 +307,8 @@ def test_openreview_note_fields():
             None,
         ),
         ("ICML 2024 Poster", "ICML.cc/2024/Conference", "accepted", "poster"),
+        ("ICML 2025 spotlightposter", "ICML.cc/2025/Conference", "accepted", "spotlight"),  # 212 real papers
+        ("ICML 2025 oral", "ICML.cc/2025/Conference", "accepted", "oral"),
     ],
 )
 def test_decisions(venue, venueid, decision, presentation):
@@ -316,7 +318,7 @@ def test_decisions(venue, venueid, decision, presentation):
 @pytest.mark.parametrize(
     ("raw", "label"),
     [
-        ("applications to computer vision, audio, language, and other modalities", "Applications · Computer Vision"),
+        ("applications to computer vision, audio, language, and other modalities", "Applications"),
         ("Applications to neuroscience & cognitive science", "Applications · Neuroscience, Cognitive Science"),
         ("foundation or frontier models, including LLMs", "Deep Learning · Large Language Models"),
         (
@@ -330,6 +332,63 @@ def test_decisions(venue, venueid, decision, presentation):
 )
 def test_primary_areas_of_neurips_iclr_icml(raw, label):
     assert openreview.area_label(raw) == label
+
+
+ICLR_MODALITIES = "applications to computer vision, audio, language, and other modalities"
+
+
+@pytest.mark.parametrize(
+    ("title", "keywords", "label"),
+    [
+        ("Whisper-style speech recognition at scale", ["ASR", "audio"], "Applications · Language, Speech and Dialog"),
+        ("Open-vocabulary segmentation of video", ["image segmentation"], "Applications · Computer Vision"),
+        ("Machine translation for low-resource languages", ["NLP"], "Applications · Language, Speech and Dialog"),
+        ("A multimodal benchmark", [], "Applications"),
+    ],
+)
+def test_iclr_modalities_area_follows_the_paper(title, keywords, label):
+    """ICLR's one area for vision, audio and language: a speech paper is not Computer Vision."""
+    import openreview as orlib
+
+    n = note()
+    n["content"]["title"] = {"value": title}
+    n["content"]["keywords"] = {"value": keywords}
+    n["content"]["primary_area"] = {"value": ICLR_MODALITIES}
+    assert openreview.note_to_paper(orlib.api.Note.from_json(n)).venue_area == label
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "trustworthy_machine_learning",
+        "machine_learning_for_social_sciences",
+        "unsupervised_learning",
+        "multimodal_models",
+        "Social and economic aspects of machine learning (e.g., fairness, interpretability)",
+        "Evaluation (e.g., methodology, meta studies, replicability and validity, human-in-the-loop)",
+        "Theory (e.g., control theory, learning theory, algorithmic game theory)",
+    ],
+)
+def test_every_area_lands_in_the_label_set(raw):
+    """NeurIPS areas no table lists (and NeurIPS 2025's prose ones) still start with one of the
+    groups the area filter and the venue pages use."""
+    label = openreview.area_label(raw)
+    assert label.split(" · ")[0] in openreview.GROUPS, label
+
+
+def test_a_withdrawn_paper_loses_its_presentation(store):
+    """Accepted as a poster, then withdrawn: the merged record says withdrawn, not poster."""
+    import openreview as orlib
+
+    n = note()
+    n["content"]["venue"] = {"value": "NeurIPS 2024 poster"}
+    ingest_with_merge(store, [openreview.note_to_paper(orlib.api.Note.from_json(n))])
+    assert store.get("openreview:aVh9KRZdRk").extra["openreview"]["presentation"] == "poster"
+    n["content"]["venue"] = {"value": "NeurIPS 2024 Conference Withdrawn Submission"}
+    n["content"]["venueid"] = {"value": "NeurIPS.cc/2024/Conference/Withdrawn_Submission"}
+    ingest_with_merge(store, [openreview.note_to_paper(orlib.api.Note.from_json(n))])
+    o = store.get("openreview:aVh9KRZdRk").extra["openreview"]
+    assert (o["decision"], o["presentation"]) == ("withdrawn", None)
 
 
 def _notes(req) -> tuple:
