@@ -142,7 +142,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     kept); the exit status is 1 when any record was rejected. New papers are searchable by
     words at once; `paperdex embed` adds their vectors.
     """
-    from .embed import MODELS
+    from .embed import EmbedError, check_model_name
     from .ingest import check_file, import_vectors, ingest_file, load_vectors_file
     from .sources import SourceError, registry
     from .sources.commands import import_file, ingest_source
@@ -152,8 +152,11 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
         raise click.UsageError("--vectors needs --ids and --model")
     if (ids or model) and not vectors:
         raise click.UsageError("--ids and --model go with --vectors")
-    if model and model not in MODELS:
-        raise _fail(ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}"))
+    if model:
+        try:
+            check_model_name(model)
+        except EmbedError as e:
+            raise _fail(e) from None
     if vectors:
         try:
             load_vectors_file(vectors)  # refuse a wrong file before ingesting anything
@@ -256,8 +259,12 @@ class _write_errors:
 
 
 @cli.command()
-@click.option("--model", help="Embedding model (default: the store's, else $PAPERDEX_MODEL or multilingual-e5-small).")
-@click.option("--batch-size", default=32, show_default=True)
+@click.option(
+    "--model",
+    help="Embedding model (default: the store's, else $PAPERDEX_MODEL or multilingual-e5-small): "
+    "a built-in one, hf:ORG/NAME from the Hugging Face hub, or openai:NAME at $PAPERDEX_EMBED_URL.",
+)
+@click.option("--batch-size", default=32, show_default=True, help="Papers per committed batch (a GPU wants 256+).")
 @click.option("--limit", type=int, help="Embed at most this many papers.")
 @click.option("--threads", type=click.IntRange(0), help="CPU threads for the model (default: $PAPERDEX_EMBED_THREADS).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
@@ -267,21 +274,31 @@ class _write_errors:
 def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
     """Compute missing vectors and replace stale ones (text edited since its vector was made),
     resumably: stop it any time; it continues where it was."""
-    from .embed import EmbedError, embed_store, pending_count
+    from .embed import EmbedError, embed_store, get_embedder, pending_count
 
-    if device == "cuda":
-        raise _fail(RuntimeError("--device cuda: the bundled CPU engines do not use a GPU in this build"))
     settings = _settings(ctx).replace(model=model, embed_threads=threads)
     store = _store(ctx)
+    name = model or store.model or settings.model  # the store's model wins over the setting
+    try:  # load the model before --reset drops anything: a model that cannot load costs nothing
+        get_embedder(name, settings.embed_threads or None, device=device, allow_download=True)
+    except EmbedError as e:
+        raise _fail(e) from None
     if reset:
         store.reset_vectors()
     todo = pending_count(store)
     if limit is not None:
         todo = min(todo, limit)
-    name = model or store.model or settings.model  # the store's model wins over the setting
     try:
         with click.progressbar(length=todo, label="embedding", file=sys.stderr, hidden=quiet) as bar:
-            n = embed_store(store, name, batch_size, limit, progress=bar.update, threads=settings.embed_threads or None)
+            n = embed_store(
+                store,
+                name,
+                batch_size,
+                limit,
+                progress=bar.update,
+                threads=settings.embed_threads or None,
+                device=device,
+            )
     except (StoreError, EmbedError) as e:
         raise _fail(e) from None
     click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")

