@@ -153,7 +153,11 @@ def daily(
 # --- periods: a day, a week, a month, trending (the web UI's daily page) ------------------------
 
 VIEWS = ("day", "week", "month", "trending")
-LISTING_SORTS = ("newest", "upvotes", "stars", "foryou")  # foryou: by the user's tags (recommend.py)
+# top: the day as a digest (community signal, then the user's tags, then listing order);
+# foryou: by the user's tags (recommend.py)
+LISTING_SORTS = ("top", "newest", "upvotes", "stars", "foryou")
+TOP_TRENDING = 3  # papers the day's shape names as trending
+MIN_TAG_SCORE = 1.0  # a paper is "for a tag" at this z-score of its model, as in the digest (digest.MIN_SCORE)
 TRENDING_DAYS = 7
 # What arXiv calls a category (cs.LG, hep-th, math.AP); MSC (68T10) and ACM (I.2.6) classes
 # that some records list among their categories are not offered as chips.
@@ -188,6 +192,13 @@ class Listing:
     per_page: int = 30
     with_upvotes: int = 0  # papers of the period with Hugging Face upvotes
     notices: list[str] = field(default_factory=list)
+    # the period's shape, for a day's digest: what ranked it ("upvotes", "stars", "tags",
+    # "listing"), its most upvoted (else starred) papers, and per tag how many of its papers
+    # the tag's model scores MIN_TAG_SCORE or more and the tag does not hold yet
+    ranked_by: list[str] = field(default_factory=list)
+    trending: list[Paper] = field(default_factory=list)
+    for_tags: list[tuple[str, int]] = field(default_factory=list)
+    scores: dict[str, tuple[float, str]] = field(default_factory=dict)  # paper id -> (for-you score, tag)
 
     @property
     def pages(self) -> int:
@@ -208,8 +219,56 @@ class Listing:
             "next": self.next,
             "notices": self.notices,
             "categories": [{"value": c, "count": n} for c, n in self.categories],
+            "ranked_by": self.ranked_by,
+            "trending": [p.id for p in self.trending],
+            "for_tags": [{"tag": t, "count": n} for t, n in self.for_tags],
             "papers": [p.to_dict() for p in self.papers],
         }
+
+
+def _top_order(store: Store, where: str, params: list, base_order: str) -> tuple[list[int], list[str], dict]:
+    """The period's rowids as a digest: papers with a community signal first (Hugging Face
+    upvotes, then GitHub stars), then the rest by the user's tags' recommenders when there are
+    tags, else in `base_order`. Also what ranked it and the for-you scores."""
+    rows = store.conn.execute(
+        f"SELECT p.rowid, {_UPVOTES}, {_STARS} FROM papers p WHERE {where} "
+        f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, {base_order}",
+        params,
+    ).fetchall()
+    signal = [r for r, up, st in rows if (up or 0) > 0 or (st or 0) > 0]
+    ranked_by = []
+    if any((up or 0) > 0 for _, up, _ in rows):
+        ranked_by.append("upvotes")
+    if any((st or 0) > 0 for _, _, st in rows):
+        ranked_by.append("stars")
+    from .recommend import for_you_order
+
+    ordered, scored = for_you_order(store, [r for r, _, _ in rows])  # every paper scored, for the shape
+    first = set(signal)
+    ranked_by.append("tags" if scored else "listing")
+    return signal + [r for r in ordered if r not in first], ranked_by, scored
+
+
+def _shape(store: Store, where: str, params: list, ids: list[int], scored: dict) -> tuple[list[Paper], list]:
+    """The day's most upvoted (else most starred) papers, and per tag how many of its papers
+    are new to it and score MIN_TAG_SCORE or more under its model."""
+    rows = store.conn.execute(
+        f"SELECT * FROM papers p WHERE {where} AND (coalesce({_UPVOTES}, 0) > 0 OR coalesce({_STARS}, 0) > 0) "
+        f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, p.rowid LIMIT ?",
+        [*params, TOP_TRENDING],
+    ).fetchall()
+    trending = [paper_from_row(r) for r in rows]
+    counts: dict[str, int] = {}
+    if scored:
+        from . import library
+
+        for r, (score, tag) in scored.items():
+            if score < MIN_TAG_SCORE:
+                continue
+            pid = store.conn.execute("SELECT id FROM papers WHERE rowid = ?", [r]).fetchone()
+            if pid and tag not in library.tags_of(store, pid[0]):
+                counts[tag] = counts.get(tag, 0) + 1
+    return trending, sorted(counts.items(), key=lambda x: (-x[1], x[0]))
 
 
 def period(view: str, day: str) -> tuple[str, str]:
@@ -284,14 +343,23 @@ def listing(
         wparams += extra
     total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", wparams).fetchone()[0]
     # a day keeps its listing order; "for you" falls back to the date order
-    order = "p.rowid" if view == "day" and sort in ("newest", "foryou") else _ORDER.get(sort, _ORDER["newest"])
+    listing_order = "p.rowid" if view == "day" else _ORDER["newest"]
+    order = listing_order if sort in ("newest", "foryou", "top") else _ORDER.get(sort, _ORDER["newest"])
     notices = []
-    if sort == "foryou":  # every paper of the period scored by the user's tags (recommend.py)
+    ranked_by: list[str] = []
+    scored: dict[int, tuple[float, str]] = {}
+    if sort == "top":
+        ordered, ranked_by, scored = _top_order(store, where, wparams, listing_order)
+        ordered = ordered[(page - 1) * per_page : page * per_page]
+        got = store.get_many(ordered)
+        papers = [got[r] for r in ordered if r in got]
+    elif sort == "foryou":  # every paper of the period scored by the user's tags (recommend.py)
         from .recommend import for_you_order
 
         sql = f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {order}"
         ids = [r[0] for r in store.conn.execute(sql, wparams)]
         ordered, scored = for_you_order(store, ids)
+        ranked_by = ["tags" if scored else "listing"]
         if ids and not scored:
             notices.append("save papers to a tag to sort them for you; sorted by date")
         ordered = ordered[(page - 1) * per_page : page * per_page]
@@ -307,6 +375,9 @@ def listing(
     nxt = store.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [end]).fetchone()[0]
     if view == "trending":
         prev = nxt = None
+    trending, for_tags = _shape(store, where, wparams, [], scored) if view == "day" else ([], [])
+    rowid_of = {p.id: store.rowid(p.id) for p in papers} if scored else {}
+    scores = {pid: scored[r] for pid, r in rowid_of.items() if r in scored}
     if not period_total:
         empty = "no papers with upvotes in the last 7 days" if view == "trending" else "no papers in this period"
         notices.append(empty)
@@ -314,5 +385,5 @@ def listing(
         notices.append("no paper of this period has Hugging Face upvotes; sorted by date")
     return Listing(
         view, start, end, papers, total, period_total, cats, prev, nxt, category, sort, page, per_page, with_upvotes,
-        notices,
+        notices, ranked_by, trending, for_tags, scores,
     )  # fmt: skip

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -40,8 +41,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {400: schemas.BAD_REQUEST, 50
 PAPER_ERRORS: dict[int | str, dict[str, Any]] = {**ERROR_RESPONSES, 404: schemas.NOT_FOUND}
 # Query parameters a page link may carry over from the request; anything else is dropped.
 LINK_PARAMS = (
-    "q", "mode", "sort", "page", "per_page", "category", "from", "to", "venue", "area", "author", "day", "view", "src"
+    "q", "mode", "sort", "page", "per_page", "category", "from", "to", "venue", "area", "author", "day", "view", "src",
+    "layout",
 )  # fmt: skip
+LAYOUTS = ("cards", "compact")  # the daily page: a card per paper, or one line per paper
+LAYOUT_COOKIE = "layout"
 # Queries the home page offers to try: English, Chinese, fielded.
 EXAMPLES = (
     ("en", "diffusion models for image editing"),
@@ -190,19 +194,9 @@ class App(FastAPI):
 # --- view models ----------------------------------------------------------------------
 
 
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
-
-
-def _compact(n: int | None) -> str | None:
-    """1234 -> 1.2k, as GitHub and Hugging Face print counts."""
-    if n is None:
-        return None
-    return f"{n / 1000:.1f}k".replace(".0k", "k") if n >= 1000 else str(n)
-
-
-DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
-PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
+DECISIONS, PRESENTATIONS = render.DECISIONS, render.PRESENTATIONS
+signals = render.signals
+_ordered_categories = render.ordered_categories
 _CAT_IN_QUERY = re.compile(r"(?:^|[\s(])cat:\"?([A-Za-z\-]+(?:\.[A-Za-z\-]+)?)", re.IGNORECASE)
 
 
@@ -215,14 +209,6 @@ def matched_categories(q: str, category: str | None) -> list[str]:
     return out
 
 
-def _ordered_categories(cats: list[str], wanted: list[str]) -> list[str]:
-    def hit(c: str) -> bool:
-        c = c.lower()
-        return any(c == w or c.startswith(w + ".") for w in wanted)
-
-    return [c for c in cats if hit(c)] + [c for c in cats if not hit(c)]
-
-
 def search_link(query: str) -> str:
     return "/?" + urlencode({"q": query})
 
@@ -232,74 +218,9 @@ def quoted(field: str, value: str) -> str:
     return f'{field}:"{value.replace(chr(34), " ").strip()}"'
 
 
-def signals(p: Paper) -> dict[str, Any]:
-    """What the sources know about a paper beyond its text: Hugging Face upvotes, comments and
-    page, GitHub repo and stars, project page, OpenReview decision and presentation."""
-    hf = p.extra.get("hf") if isinstance(p.extra.get("hf"), dict) else {}
-    orv = p.extra.get("openreview") if isinstance(p.extra.get("openreview"), dict) else {}
-    code = render.safe_url(p.code_url) or render.safe_url(hf.get("github_repo"))
-    stars = _int(p.extra.get("code_stars"))
-    if stars is None:
-        stars = _int(hf.get("github_stars"))
-    decision = orv.get("decision") if orv.get("decision") in DECISIONS else None
-    presentation = orv.get("presentation") if orv.get("presentation") in PRESENTATIONS else None
-    return {
-        "upvotes": _int(hf.get("upvotes")),
-        "comments": _int(hf.get("comments")),
-        "hf_url": render.safe_url(hf.get("url")),
-        "project": render.safe_url(hf.get("project_page")),
-        "code": code,
-        "stars": _compact(stars) if code and stars else None,
-        "stars_n": stars,
-        "organization": hf.get("organization") if isinstance(hf.get("organization"), str) else None,
-        "decision": decision,
-        "presentation": presentation,
-    }
-
-
-def card(
-    p: Paper,
-    lang: str,
-    hit: Hit | None = None,
-    stems: frozenset[str] = frozenset(),
-    wanted: list[str] | None = None,
-) -> dict[str, Any]:
-    """Everything a result card shows, with paper text already escaped. `wanted`: categories the
-    search asked for, listed first."""
-    if hit is not None:
-        stems = render.matched_stems(hit.title_marked, hit.snippet)
-    names, more = render.author_names(p)
-    links = render.safe_links(p)
-    sig = signals(p)
-    if sig["code"]:
-        links["code"] = sig["code"]
-    return {
-        "id": p.id,
-        "title_html": render.tex_html(p.title, stems, links=False),
-        "title_text": render.plain_tex(p.title),
-        "venue": p.venue,
-        "area": p.venue_area,
-        "categories": _ordered_categories(p.categories, wanted or []),
-        "authors": names,
-        "authors_more": more,
-        "authors_line": render.authors_line(p, i18n.t(lang, "et_al")),
-        "date": p.date or "",
-        "snippet_html": render.snippet_html(p.abstract, stems),
-        "abstract_html": render.tex_html(p.abstract, stems),
-        "long": len(p.abstract) > 320,
-        "links": links,
-        "comment_html": render.tex_html(p.comment) if p.comment else None,
-        **sig,
-        "why": None
-        if hit is None
-        else {
-            "lexical_rank": hit.lexical_rank,
-            "lexical_score": hit.lexical_score,
-            "dense_rank": hit.dense_rank,
-            "dense_score": hit.dense_score,
-            "score": hit.score,
-        },
-    }
+def card(p: Paper, lang: str, hit: Hit | None = None, stems: frozenset[str] = frozenset(), wanted=None, **kw):
+    """Everything a card shows (render.card), in the interface language `lang`."""
+    return render.card(p, i18n.t(lang, "et_al"), hit, stems, wanted, **kw)
 
 
 def _page_window(page: int, pages: int, width: int = 2) -> list[int | None]:
@@ -351,6 +272,8 @@ def create_app(
     )
     app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else guard_hosts(st)
     app.state.pool = pool
+    # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script
+    app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     # --- plumbing -----------------------------------------------------------------------
@@ -391,10 +314,19 @@ def create_app(
         state_qs = urlencode(state)
         here = url_with(request)
         switch = here + ("&" if "?" in here else "?") + f"lang={other}"
+        from .discover import csrf_for, session_of
+
+        try:
+            sess = session_of(request)
+        except Exception:  # an error page must render even when the store cannot be read
+            sess = None
         body = env.get_template(template).render(
             request=request,
             lang=lang,
             t=tr,
+            session=sess,
+            csrf=csrf_for(sess["hash"]) if sess else "",
+            here=here,
             switch_url=switch,
             url_with=lambda **kw: url_with(request, **kw),
             state_qs=state_qs,
@@ -402,7 +334,7 @@ def create_app(
             path=request.url.path,
             **ctx,
         )
-        resp = HTMLResponse(body, status_code=status)
+        resp = HTMLResponse(render.with_katex(body), status_code=status)
         q_lang = request.query_params.get("lang", "")[:2].lower()
         if q_lang in i18n.LANGS:
             resp.set_cookie(i18n.COOKIE, q_lang, max_age=365 * 86400, samesite="lax")
@@ -567,6 +499,43 @@ def create_app(
         """Days that have papers, newest first, with counts."""
         return SafeJSON({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
 
+    def _plan_and_index(params: SearchParams):
+        """The query's plan (for "why this matched") and the lexical snapshot (for which words
+        are everyday words); either None when it cannot be had."""
+        from ..search import lex_index, plan
+
+        try:
+            pl = plan(params.q, mode=params.mode)
+        except Exception:  # the search itself said what is wrong with the query
+            pl = None
+        try:
+            with pool.reader() as st:
+                ix = lex_index(st)
+        except Exception:
+            ix = None
+        return pl, ix
+
+    def mark_saved(cards: list[dict[str, Any]]) -> None:
+        """Each card's tags (the library's), so a saved paper says so after a reload."""
+        if not cards:
+            return
+        from .. import library
+
+        with pool.reader() as st:
+            for c in cards:
+                c["in_tags"] = library.tags_of(st, c["id"])
+
+    def params_for_saving(params: SearchParams) -> dict[str, Any]:
+        return {
+            "mode": params.mode if params.mode != "hybrid" else None,
+            "category": params.category,
+            "from": params.date_from,
+            "to": params.date_to,
+            "venue": params.venue,
+            "area": params.area,
+            "author": params.author,
+        }
+
     # --- HTML views -------------------------------------------------------------------------
     # One view per feature, as datasette does: the page and its .json twin are the same handler,
     # so what the page shows and what the JSON says cannot drift apart.
@@ -606,16 +575,21 @@ def create_app(
             params = service.normalise(params)
             res = service.search(pool, params)
         except ServiceError as e:
-            err = e.message
+            err, status = e.message, e.status  # 503: over the time budget, or busy
         wanted = matched_categories(params.q, params.category)
-        cards = [card(h.paper, lang, h, wanted=wanted) for h in res.hits] if res else []
+        cards = []
+        if res:
+            explain = bool(params.q.strip()) and res.mode != "lookup"  # not for the newest papers or an id
+            plan_, ix = _plan_and_index(params) if res.hits else (None, None)
+            cards = [card(h.paper, lang, h, wanted=wanted, plan=plan_, ix=ix, explain=explain) for h in res.hits]
+            mark_saved(cards)
         home = None
         if not params.q and not params.has_filters() and params.page == 1:
             home = service.overview(pool)
         return page(
             request,
             "search.html",
-            status=400 if err else 200,
+            status=status if err else 200,
             params=params,
             res=res,
             cards=cards,
@@ -624,6 +598,8 @@ def create_app(
             examples=EXAMPLES,
             window=_page_window(res.page, res.pages) if res else [],
             start=(res.page - 1) * res.per_page if res else 0,
+            hints=render.fewer_hints(params.q) if res is not None and not res.hits and params.q else [],
+            save_params={k: v for k, v in params_for_saving(params).items() if v},
         )
 
     @app.get("/paper/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
@@ -635,12 +611,16 @@ def create_app(
         back = {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
         src = back.pop("src", "")
         back_url = ("/daily" if src == "daily" else "/") + (f"?{urlencode(back)}" if back else "")
+        back_url += "#p-" + paper.id.replace("/", "-")  # back to the card it was opened from
+        c = card(paper, lang, wanted=matched_categories(q, category))
+        similar = [card(h.paper, lang) for h in hits]
+        mark_saved([c, *similar])
         return page(
             request,
             "paper.html",
             paper=paper,
-            c=card(paper, lang, wanted=matched_categories(q, category)),
-            similar=[card(h.paper, lang) for h in hits],
+            c=c,
+            similar=similar,
             bibtex=render.bibtex(paper),
             q=q,
             back_url=back_url,
@@ -654,10 +634,13 @@ def create_app(
         day: str | None = None,
         category: str | None = None,
         view: str = "day",
-        sort: str = "newest",
+        sort: str = "top",
         page_: Annotated[int, Query(alias="page")] = 1,
+        layout: str | None = None,
     ) -> Response:
-        """A day, week or month of papers, or the trending week, sorted by date, upvotes or stars."""
+        """A day, week or month of papers, or the trending week: by default a digest (the
+        community's signal, then the user's tags; feed.listing "top"), else by date, upvotes,
+        stars or the tags alone; as cards or one line per paper (`layout`, remembered)."""
         lang = lang_of(request)
         d = service.listing(pool, view, day or None, category, sort, page_, 30)
         if request.url.path.endswith(".json"):
@@ -665,13 +648,39 @@ def create_app(
             out["pages"] = d.pages
             out["papers"] = summaries.attach_json(pool, [safe_paper(p) for p in out["papers"]])
             return SafeJSON(out)
-        return page(
+        chosen = layout if layout in LAYOUTS else None
+        current = chosen or (
+            request.cookies.get(LAYOUT_COOKIE) if request.cookies.get(LAYOUT_COOKIE) in LAYOUTS else "cards"
+        )
+        cards = [card(p, lang, wanted=[d.category] if d.category else []) for p in d.papers]
+        mark_saved(cards)
+        for c in cards:
+            if c["id"] in d.scores:
+                c["for_you"] = d.scores[c["id"]]
+        resp = page(
             request,
             "daily.html",
             d=d,
-            cards=[card(p, lang, wanted=[d.category] if d.category else []) for p in d.papers],
+            cards=cards,
             window=_page_window(d.page, d.pages),
+            layout=current,
+            trending=[card(p, lang) for p in d.trending],
         )
+        if chosen:
+            resp.set_cookie(LAYOUT_COOKIE, chosen, max_age=365 * 86400, samesite="lax")
+        return resp
+
+    @app.get("/api/suggest", include_in_schema=False)
+    def api_suggest(
+        request: Request, q: Annotated[str, Query(max_length=500)] = "", lang: str | None = None
+    ) -> Response:
+        """Completions of the query typed so far (web/suggest.py): authors, categories, venues
+        and the query syntax, from this store."""
+        from .suggest import suggest
+
+        with pool.reader() as st:
+            found = suggest(st, q, lang if lang in i18n.LANGS else lang_of(request))
+        return SafeJSON({"q": q, "suggestions": [s.to_dict() for s in found]})
 
     @app.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
     def api_docs(request: Request) -> Response:

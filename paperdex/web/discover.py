@@ -41,55 +41,6 @@ MAX_BODY_TEXT = 20_000
 
 router = APIRouter()
 
-TEXT: dict[str, dict[str, str]] = {
-    "library": {"en": "Library", "zh": "文库"},
-    "tags": {"en": "Tags", "zh": "标签"},
-    "no_tags": {
-        "en": "No tags yet: open a paper and save it to a tag.",
-        "zh": "还没有标签：打开一篇论文，把它存入标签。",
-    },
-    "papers_n": {"en": "{n} papers", "zh": "{n} 篇论文"},
-    "recommended": {"en": "Recommended for this tag", "zh": "为此标签推荐"},
-    "saved_papers": {"en": "Papers in this tag", "zh": "此标签中的论文"},
-    "why_rec": {"en": "Why", "zh": "推荐理由"},
-    "like": {"en": "Like", "zh": "相似于"},
-    "words": {"en": "Words", "zh": "关键词"},
-    "model": {"en": "Model", "zh": "模型"},
-    "save": {"en": "Save", "zh": "保存"},
-    "save_to_tag": {"en": "Save to a tag", "zh": "存入标签"},
-    "new_tag": {"en": "or a new tag", "zh": "或新标签"},
-    "not_interested": {"en": "Not interested", "zh": "不感兴趣"},
-    "remove": {"en": "Remove", "zh": "移除"},
-    "sign_in": {"en": "Sign in", "zh": "登录"},
-    "sign_out": {"en": "Sign out", "zh": "退出"},
-    "token": {"en": "Token", "zh": "令牌"},
-    "signed_in_as": {"en": "Signed in with the token “{name}”.", "zh": "已用令牌“{name}”登录。"},
-    "read_only": {
-        "en": "Read-only: saving needs a token. Make one with `paperdex token create` and sign in.",
-        "zh": "只读：保存需要令牌。用 `paperdex token create` 创建后登录。",
-    },
-    "saved_searches": {"en": "Saved searches", "zh": "已保存的搜索"},
-    "no_saved": {"en": "No saved searches yet.", "zh": "还没有保存的搜索。"},
-    "new_n": {"en": "{n} new", "zh": "{n} 篇新论文"},
-    "save_search": {"en": "Save this search", "zh": "保存此搜索"},
-    "name": {"en": "Name", "zh": "名称"},
-    "query": {"en": "Query", "zh": "查询"},
-    "mark_seen": {"en": "Mark as seen", "zh": "标为已读"},
-    "open_search": {"en": "Open the search", "zh": "打开搜索"},
-    "feeds": {"en": "Feeds", "zh": "订阅"},
-    "related": {"en": "Related work", "zh": "相关工作"},
-    "paste": {"en": "Paste an abstract or a paragraph", "zh": "粘贴摘要或一段文字"},
-    "find_related": {"en": "Find related work", "zh": "查找相关工作"},
-    "key_terms": {"en": "Key terms", "zh": "关键词"},
-    "export": {"en": "Export", "zh": "导出"},
-    "dismissed_n": {"en": "{n} papers marked not interested", "zh": "{n} 篇标为不感兴趣"},
-    "nothing_yet": {"en": "Nothing to recommend yet.", "zh": "暂无推荐。"},
-    "delete": {"en": "Delete", "zh": "删除"},
-    "for_you": {"en": "For you", "zh": "为你推荐"},
-    "for_you_day": {"en": "Papers of {day} for you", "zh": "{day} 为你推荐的论文"},
-    "from_tag": {"en": "for the tag", "zh": "来自标签"},
-}
-
 
 def _env() -> Environment:
     env = Environment(
@@ -100,6 +51,9 @@ def _env() -> Environment:
     )
     env.globals["plain_tex"] = render.plain_tex
     env.filters["q"] = lambda s: quote(str(s), safe="")
+    from .app import filterable, quoted, search_link  # the cards' links, as on the search pages
+
+    env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link)
     return env
 
 
@@ -120,10 +74,9 @@ def _lang(request: Request) -> str:
 
 
 def _tr(lang: str):
+    """Interface text from the one table (i18n.TEXT)."""
+
     def t(key: str, **kw: Any) -> str:
-        if key in TEXT:
-            s = TEXT[key].get(lang) or TEXT[key]["en"]
-            return s.format(**kw) if kw else s
         return i18n.t(lang, key, **kw)
 
     return t
@@ -150,6 +103,9 @@ def _session(request: Request) -> dict[str, Any] | None:
         return None
     with _pool(request).reader() as st:
         return library.check_token(st, tok)
+
+
+session_of = _session  # for app.py's pages: "Save this search" and the nav need to know
 
 
 def _same_origin(request: Request) -> bool:
@@ -233,10 +189,24 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
     other = "en" if lang == "zh" else "zh"
     qs = dict(request.query_params)
     qs["lang"] = other
+    etal = i18n.t(lang, "et_al")
+    tagged: dict[str, list[str]] = {}
+
+    def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
+        """The one card every page draws (render.card), with the tags that hold the paper."""
+        c = render.card(p, etal)
+        if p.id not in tagged:
+            with _pool(request).reader() as st:
+                tagged[p.id] = library.tags_of(st, p.id)
+        c["in_tags"], c["note"] = tagged[p.id], note
+        return c
+
     body = _ENV.get_template(template).render(
         request=request,
         lang=lang,
         t=_tr(lang),
+        cardof=cardof,
+        here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         msg=lambda text: i18n.message(lang, text),
         switch_url=request.url.path + "?" + urlencode(qs),
         url_with=lambda **kw: request.url.path,
@@ -246,7 +216,7 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
         csrf=csrf_for(sess["hash"]) if sess else "",
         **ctx,
     )
-    return HTMLResponse(body, status_code=status)
+    return HTMLResponse(render.with_katex(body), status_code=status)
 
 
 def _back(form: dict[str, Any], default: str) -> str:
@@ -286,7 +256,8 @@ def library_page(request: Request) -> Response:
             except Exception:  # a saved query this version reads differently must not break the page
                 saved.append((ss, None))
         n_dismissed = len(library.dismissed(s.store))
-    return _page(request, "discover_library.html", tags=tags, saved=saved, n_dismissed=n_dismissed)
+    nxt = _back({"next": request.query_params.get("next", "")}, "")
+    return _page(request, "discover_library.html", tags=tags, saved=saved, n_dismissed=n_dismissed, next=nxt)
 
 
 @router.post("/library/login", include_in_schema=False)
@@ -394,9 +365,36 @@ async def form_delete_tag(request: Request) -> Response:
 async def form_dismiss(request: Request) -> Response:
     form = await _form(request)
     require_writer(request, form)
+    pid = form.get("id") or ""
     with _Writer(request) as st:
-        _lib(library.dismiss, st, [form.get("id") or ""])
-    return RedirectResponse(_back(form, "/library"), status_code=303)
+        _lib(library.dismiss, st, [pid])
+    back = _back(form, "")
+    if not back:
+        return RedirectResponse("/library", status_code=303)
+    # the page it came from offers to undo it
+    return RedirectResponse(f"{back}{'&' if '?' in back else '?'}dismissed={quote(pid, safe='')}", status_code=303)
+
+
+@router.post("/library/undismiss", include_in_schema=False)
+async def form_undismiss(request: Request) -> Response:
+    """Undo "Not interested": the paper may be recommended again."""
+    form = await _form(request)
+    require_writer(request, form)
+    with _Writer(request) as st:
+        _lib(library.undismiss, st, [form.get("id") or ""])
+    back = _back(form, "/library")
+    sep = "&" if "?" in back else "?"
+    return RedirectResponse(f"{back}{sep}undone=1", status_code=303)
+
+
+@router.post("/library/tags/rename", include_in_schema=False)
+async def form_rename_tag(request: Request) -> Response:
+    form = await _form(request)
+    require_writer(request, form)
+    new = (form.get("new_name") or "").strip()
+    with _Writer(request) as st:
+        _lib(library.rename_tag, st, form.get("tag") or "", new)
+    return RedirectResponse(f"/tag/{quote(library.tag_name(new), safe='')}", status_code=303)
 
 
 # --- saved searches ------------------------------------------------------------------------------
@@ -415,7 +413,10 @@ async def form_save_search(request: Request) -> Response:
     params["lang"] = params.get("lang") or _lang(request)
     with _Writer(request) as st:
         ss = _lib(library.save_search, st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
-    return RedirectResponse(_back(form, f"/saved/{ss.id}"), status_code=303)
+    back = _back(form, "")
+    if not back:
+        return RedirectResponse(f"/saved/{ss.id}", status_code=303)
+    return RedirectResponse(f"{back}{'&' if '?' in back else '?'}saved_search={ss.id}", status_code=303)
 
 
 @router.get("/saved/{key}", response_class=HTMLResponse, include_in_schema=False)

@@ -114,7 +114,7 @@ TEXT: dict[str, dict[str, str]] = {
     "ex_zh": {"en": "Chinese", "zh": "中文"},
     "ex_fielded": {"en": "Fielded", "zh": "字段检索"},
     # results
-    "refine": {"en": "Refine", "zh": "筛选结果"},
+    "refine": {"en": "Filters", "zh": "筛选"},
     "close": {"en": "Close", "zh": "关闭"},
     "no_facets": {"en": "Nothing to refine.", "zh": "没有可筛选的项。"},
     "hint_clear": {"en": "Remove the filters", "zh": "去掉筛选条件"},
@@ -170,6 +170,141 @@ TEXT: dict[str, dict[str, str]] = {
     "papers_in_cat": {"en": "{n} of {all} papers in {cat} · {span}", "zh": "{span} {cat} 分类 {n} 篇（共 {all} 篇）"},
     "trending_count": {"en": "{n} papers with upvotes · {span}", "zh": "{span} 有点赞的论文 {n} 篇"},
     "no_papers_period": {"en": "No papers in this period.", "zh": "这段时间没有论文。"},
+    # one table for every page: the library, tags, saved searches and feeds (web/discover.py)
+    "library": {"en": "Library", "zh": "文库"},
+    "tags": {"en": "Tags", "zh": "标签"},
+    "no_tags": {
+        "en": "No tags yet: open a paper and save it to a tag.",
+        "zh": "还没有标签：打开一篇论文，把它存入标签。",
+    },
+    "papers_n": {"en": "{n} papers", "zh": "{n} 篇论文"},
+    "papers_n_one": {"en": "1 paper", "zh": "1 篇论文"},
+    "recommended": {"en": "Recommended for this tag", "zh": "为此标签推荐"},
+    "saved_papers": {"en": "Papers in this tag", "zh": "此标签中的论文"},
+    "why_rec": {"en": "Why", "zh": "推荐理由"},
+    "like": {"en": "Like", "zh": "相似于"},
+    "words": {"en": "Words", "zh": "关键词"},
+    "model": {"en": "Model", "zh": "模型"},
+    "save": {"en": "Save", "zh": "保存"},
+    "new_tag": {"en": "or a new tag", "zh": "或新标签"},
+    "not_interested": {"en": "Not interested", "zh": "不感兴趣"},
+    "dismissed_one": {"en": "Marked “not interested”: {title}", "zh": "已标为“不感兴趣”：{title}"},
+    "undo": {"en": "Undo", "zh": "撤销"},
+    "undone": {"en": "Undone: the paper is back in the recommendations.", "zh": "已撤销：这篇论文重新出现在推荐中。"},
+    "remove": {"en": "Remove", "zh": "移除"},
+    "sign_in": {"en": "Sign in", "zh": "登录"},
+    "sign_in_to_save": {"en": "Sign in to save", "zh": "登录后即可保存"},
+    "sign_out": {"en": "Sign out", "zh": "退出"},
+    "token": {"en": "Token", "zh": "令牌"},
+    "signed_in_as": {"en": "Signed in with the token “{name}”.", "zh": "已用令牌“{name}”登录。"},
+    "read_only": {
+        "en": "Read-only: saving needs a token. Make one with `paperdex token create` and sign in.",
+        "zh": "只读：保存需要令牌。用 `paperdex token create` 创建后登录。",
+    },
+    "saved_searches": {"en": "Saved searches", "zh": "已保存的搜索"},
+    "no_saved": {"en": "No saved searches yet.", "zh": "还没有保存的搜索。"},
+    "new_n": {"en": "{n} new", "zh": "{n} 篇新论文"},
+    "save_search": {"en": "Save this search", "zh": "保存此搜索"},
+    "search_saved": {"en": "Search saved.", "zh": "已保存此搜索。"},
+    "open_saved": {"en": "See what is new", "zh": "查看新论文"},
+    "back": {"en": "Back", "zh": "返回"},
+    "name": {"en": "Name", "zh": "名称"},
+    "query": {"en": "Query", "zh": "查询"},
+    "mark_seen": {"en": "Mark as seen", "zh": "标为已读"},
+    "open_search": {"en": "Open the search", "zh": "打开搜索"},
+    "feeds": {"en": "Feeds", "zh": "订阅"},
+    "related": {"en": "Related work", "zh": "相关工作"},
+    "paste": {"en": "Paste an abstract or a paragraph", "zh": "粘贴摘要或一段文字"},
+    "find_related": {"en": "Find related work", "zh": "查找相关工作"},
+    "key_terms": {"en": "Key terms", "zh": "关键词"},
+    "export": {"en": "Export", "zh": "导出"},
+    "dismissed_n": {"en": "{n} papers marked not interested", "zh": "{n} 篇标为不感兴趣"},
+    "dismissed_n_one": {"en": "1 paper marked not interested", "zh": "1 篇标为不感兴趣"},
+    "nothing_yet": {"en": "Nothing to recommend yet.", "zh": "暂无推荐。"},
+    "delete": {"en": "Delete", "zh": "删除"},
+    "delete_tag": {"en": "Delete this tag", "zh": "删除此标签"},
+    "rename_tag": {"en": "Rename", "zh": "重命名"},
+    "new_name": {"en": "New name", "zh": "新名称"},
+    "tag_actions": {"en": "Rename or delete", "zh": "重命名或删除"},
+    "delete_tag_note": {
+        "en": "Deleting the tag keeps its papers in the store; only the tag goes.",
+        "zh": "删除标签不会删除论文，只删除这个标签。",
+    },
+    "for_you": {"en": "For you", "zh": "为你推荐"},
+    "for_you_day": {"en": "Papers of {day} for you", "zh": "{day} 为你推荐的论文"},
+    "from_tag": {"en": "for the tag", "zh": "来自标签"},
+    "in_tag": {"en": "already in {tag}", "zh": "已在 {tag} 中"},
+    "score": {"en": "score", "zh": "得分"},
+    "more_recs": {"en": "More recommendations", "zh": "更多推荐"},
+    # navigation, accessibility
+    "skip_to_content": {"en": "Skip to content", "zh": "跳到正文"},
+    "site_nav": {"en": "Site", "zh": "站点导航"},
+    "footer_license": {"en": "arXiv metadata CC0", "zh": "arXiv 元数据 CC0"},
+    "suggestions": {"en": "Suggestions", "zh": "输入建议"},
+    "results_label": {"en": "Results", "zh": "结果"},
+    "filters_on": {"en": "on", "zh": "已启用"},
+    "eg": {"en": "e.g. {x}", "zh": "例如 {x}"},
+    "list_sep": {"en": "; ", "zh": "；"},
+    # why this matched, in plain words
+    "why_title": {"en": "matched {k} of {n} words in the title", "zh": "标题命中 {n} 个词中的 {k} 个"},
+    "why_title_one": {"en": "matched the word in the title", "zh": "标题命中该词"},
+    "why_text": {"en": "matched {k} of {n} words in the abstract", "zh": "摘要命中 {n} 个词中的 {k} 个"},
+    "why_text_one": {"en": "matched the word in the abstract", "zh": "摘要命中该词"},
+    "why_meaning": {"en": "close in meaning", "zh": "语义相近"},
+    "why_words_only": {"en": "matched the words of the query", "zh": "命中查询词"},
+    "why_read_as": {"en": "Read as:", "zh": "理解为："},
+    "why_details": {"en": "Scores", "zh": "得分明细"},
+    "hint_without": {"en": "Search without “{part}”", "zh": "去掉“{part}”再检索"},
+    # the daily digest
+    "sort_top": {"en": "Top", "zh": "精选"},
+    "day_shape": {"en": "The day at a glance", "zh": "当天概览"},
+    "shape_categories": {"en": "Categories", "zh": "分类"},
+    "shape_trending": {"en": "Trending", "zh": "热门"},
+    "shape_no_signal": {
+        "en": "No upvotes or stars for this day's papers yet.",
+        "zh": "当天的论文还没有点赞或星标。",
+    },
+    "shape_tags": {"en": "New for your tags", "zh": "与你的标签相关的新论文"},
+    "new_for_tag": {"en": "{n} for {tag}", "zh": "{tag}：{n} 篇"},
+    "shape_tags_none": {"en": "Nothing close to your tags today.", "zh": "今天没有与你的标签相近的论文。"},
+    "shape_tags_empty": {
+        "en": "Save papers to a tag to see what is new for it.",
+        "zh": "把论文存入标签后，这里会显示相关新论文。",
+    },
+    "for_tag": {"en": "for {tag}", "zh": "相关：{tag}"},
+    "layout": {"en": "Layout", "zh": "布局"},
+    "layout_cards": {"en": "Cards", "zh": "卡片"},
+    "layout_compact": {"en": "Compact", "zh": "紧凑"},
+    "keys_help": {
+        "en": "Keys: j / k next / previous · Enter or x expand · o open · s save",
+        "zh": "快捷键：j / k 下一篇 / 上一篇 · Enter 或 x 展开 · o 打开 · s 保存",
+    },
+    "ranked_by_upvotes_stars_tags": {
+        "en": "Ranked by Hugging Face upvotes, then GitHub stars, then your tags",
+        "zh": "按 Hugging Face 点赞、GitHub 星标、你的标签依次排序",
+    },
+    "ranked_by_upvotes_stars_listing": {
+        "en": "Ranked by Hugging Face upvotes, then GitHub stars, then listing order",
+        "zh": "按 Hugging Face 点赞、GitHub 星标、发布顺序依次排序",
+    },
+    "ranked_by_upvotes_tags": {
+        "en": "Ranked by Hugging Face upvotes, then your tags",
+        "zh": "按 Hugging Face 点赞、你的标签依次排序",
+    },
+    "ranked_by_upvotes_listing": {
+        "en": "Ranked by Hugging Face upvotes, then listing order",
+        "zh": "按 Hugging Face 点赞、发布顺序依次排序",
+    },
+    "ranked_by_stars_tags": {"en": "Ranked by GitHub stars, then your tags", "zh": "按 GitHub 星标、你的标签依次排序"},
+    "ranked_by_stars_listing": {
+        "en": "Ranked by GitHub stars, then listing order",
+        "zh": "按 GitHub 星标、发布顺序依次排序",
+    },
+    "ranked_by_tags": {"en": "Ranked by your tags", "zh": "按你的标签排序"},
+    "ranked_by_listing": {
+        "en": "In listing order: no upvotes, stars or tags to rank by yet",
+        "zh": "按发布顺序：还没有点赞、星标或标签可供排序",
+    },
     # API page
     "api_title": {"en": "JSON API", "zh": "JSON API"},
     "api_intro": {
@@ -308,8 +443,38 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [
         (r"^the server is busy with other searches; try again in a moment$", "服务器正忙于其他检索，请稍后再试"),
         (r"^internal error; the server log has the details$", "服务器内部错误；详情见服务器日志"),
         (r"^Not Found$", "未找到"),
+        # the recommender's notes on a tag's model (recommend.Choice.text) and its notices
+        (
+            r"^(SVM|tf-idf centroid|dense centroid): the default; (\d+) saved papers are too few to compare "
+            r"models on \(needs (\d+)\)$",
+            "{0}：默认模型；已存的 {1} 篇论文太少，无法比较各模型（至少需要 {2} 篇）",
+        ),
+        (
+            r"^(SVM|tf-idf centroid|dense centroid): ranked held-out saved papers higher \((.*)\)$",
+            "{0}：把留出的已存论文排得更靠前（{1}）",
+        ),
+        (
+            r"^(SVM|tf-idf centroid|dense centroid): the default; no other model ranked held-out saved papers "
+            r"clearly higher \((.*)\)$",
+            "{0}：默认模型；没有别的模型把留出的已存论文排得明显更靠前（{1}）",
+        ),
+        (r"^held-out saved papers in the first 20: (.*); MRR (.*)$", "留出的已存论文进入前 20 的比例：{0}；MRR {1}"),
+        (r"^recommendations get better with more papers in the tag$", "标签中的论文越多，推荐越准"),
+        (r"^paste a paragraph or an abstract$", "请粘贴一段文字或摘要"),
+        (r"^no tag named (.*)$", "没有名为 {0} 的标签"),
+        (r"^a tag named (.*) exists already$", "已有名为 {0} 的标签"),
+        (r"^a tag name is at most (\d+) characters$", "标签名最多 {0} 个字符"),
+        (r"^not in this store: (.*)$", "本库没有：{0}"),
     ]
 ]
+# Patterns whose parts are messages of their own (translated in turn), and the parameter names
+# an error may start with, said as the form labels them
+NESTED = {"{0}（第 {1} 个字符处）", "{0}：把留出的已存论文排得更靠前（{1}）",
+          "{0}：默认模型；没有别的模型把留出的已存论文排得明显更靠前（{1}）"}  # fmt: skip
+PARAM_NAMES = {
+    "from": "起始日期", "to": "截止日期", "day": "日期", "category": "分类", "venue": "会议/期刊", "area": "领域",
+    "author": "作者", "page": "页码", "per_page": "每页数量", "mode": "检索方式", "sort": "排序", "view": "视图",
+}  # fmt: skip
 
 
 def message(lang: str, text: str) -> str:
@@ -324,14 +489,21 @@ def message(lang: str, text: str) -> str:
     for pattern, zh in PATTERNS:
         m = pattern.match(text)
         if m:
-            parts = [message(lang, g) if i == 0 and zh.startswith("{0}（第") else g for i, g in enumerate(m.groups())]
+            # a part that is itself a message (a query error with its position, a model's
+            # figures) is translated too; parts from the query stay as typed
+            if zh in NESTED:
+                parts = [message(lang, g) if g and len(g) < len(text) else g for g in m.groups()]
+            else:
+                parts = list(m.groups())
+            if zh.startswith("{0} ") and parts and parts[0] in PARAM_NAMES:
+                parts[0] = PARAM_NAMES[parts[0]]
             return zh.format(*parts)
     return text
 
 
 def t(lang: str, key: str, **kw: object) -> str:
     """Interface text `key` in `lang`, with `{name}` placeholders filled."""
-    if kw.get("n") == 1 and f"{key}_one" in TEXT:
+    if kw.get("count", kw.get("n")) in (1, "1") and f"{key}_one" in TEXT:
         key = f"{key}_one"
     entry = TEXT.get(key)
     if entry is None:

@@ -14,6 +14,7 @@ import html
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urlparse
 
 from markupsafe import Markup
@@ -60,6 +61,7 @@ SYMBOLS = {
     "checkmark": "✓", "degree": "°", "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}",
     "log": "log", "exp": "exp", "max": "max", "min": "min", "arg": "arg", "sin": "sin", "cos": "cos",
     "quad": " ", "qquad": "  ", ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "left": "", "right": "",
+    "top": "⊤", "bot": "⊥", "prime": "′",
     "big": "", "Big": "", "bigl": "", "bigr": "", "displaystyle": "", "textstyle": "",
 }  # fmt: skip
 BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
@@ -95,7 +97,8 @@ def _script(m: re.Match) -> str:
     chars = _SUP_CHARS if kind == "^" else _SUB_CHARS
     if body and all(ch in chars for ch in body):
         return body.translate(SUP if kind == "^" else SUB)
-    return kind + (body if len(body) == 1 else f"({body})")
+    # a word needs no parentheses: Θ_post, L_KL; an expression does: x^(n+1)
+    return kind + (body if len(body) == 1 or body.isalpha() else f"({body})")
 
 
 def _group(s: str) -> str:
@@ -117,6 +120,8 @@ def _unbrace(arg: str) -> str:
 def _math(body: str) -> str:
     """A readable plain-text form of one `$...$` span (what a reader without JavaScript sees)."""
     s = body.replace("\\|", "‖").replace("\\{", LBRACE).replace("\\}", RBRACE)
+    # text commands first, as one group, so a script reads their word: \Theta_\text{post} -> Θ_post
+    s = _PLAIN_CMD.sub(lambda m: "{" + m.group(1) + "}", s)
     for _ in range(3):  # inside out: \frac{\sqrt{x}}{2}
         before = s
         s = _SQRT.sub(lambda m: "√" + _group(m.group(1)), s)
@@ -317,3 +322,248 @@ def bibtex(p: Paper) -> str:
     from ..sources.bibtex import entry
 
     return entry(p)
+
+
+# --- what a card shows ---------------------------------------------------------------------------
+# One view model for every card of every page (search, daily, paper, library, tag, for-you,
+# related): the templates draw it with one macro (macros.html, paper_card), so a line added to
+# a card appears everywhere.
+
+DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
+PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
+# A query word is highlighted only when it says what this search is about: not a stopword, and
+# not one of the store's everyday words (in more than this share of its papers: "model",
+# "image", "learning" on the 63k corpus). If every word is that common, the rarest one still is.
+COMMON_SHARE = 0.08
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def compact_count(n: int | None) -> str | None:
+    """1234 -> 1.2k, as GitHub and Hugging Face print counts."""
+    if n is None:
+        return None
+    return f"{n / 1000:.1f}k".replace(".0k", "k") if n >= 1000 else str(n)
+
+
+def signals(p: Paper) -> dict[str, Any]:
+    """What the sources know about a paper beyond its text: Hugging Face upvotes, comments and
+    page, GitHub repo and stars, project page, OpenReview decision and presentation."""
+    hf = p.extra.get("hf") if isinstance(p.extra.get("hf"), dict) else {}
+    orv = p.extra.get("openreview") if isinstance(p.extra.get("openreview"), dict) else {}
+    code = safe_url(p.code_url) or safe_url(hf.get("github_repo"))
+    stars = _int(p.extra.get("code_stars"))
+    if stars is None:
+        stars = _int(hf.get("github_stars"))
+    decision = orv.get("decision") if orv.get("decision") in DECISIONS else None
+    presentation = orv.get("presentation") if orv.get("presentation") in PRESENTATIONS else None
+    return {
+        "upvotes": _int(hf.get("upvotes")),
+        "comments": _int(hf.get("comments")),
+        "hf_url": safe_url(hf.get("url")),
+        "project": safe_url(hf.get("project_page")),
+        "code": code,
+        "stars": compact_count(stars) if code and stars else None,
+        "stars_n": stars,
+        "organization": hf.get("organization") if isinstance(hf.get("organization"), str) else None,
+        "decision": decision,
+        "presentation": presentation,
+    }
+
+
+def ordered_categories(cats: list[str], wanted: list[str]) -> list[str]:
+    """A paper's categories with those a search asked for first."""
+
+    def hit(c: str) -> bool:
+        c = c.lower()
+        return any(c == w or c.startswith(w + ".") for w in wanted)
+
+    return [c for c in cats if hit(c)] + [c for c in cats if not hit(c)]
+
+
+def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
+    """The stems worth highlighting: stopwords out, and the store's everyday words (df share
+    over COMMON_SHARE in the lexical snapshot `ix`) out unless nothing else is left, when
+    the rarest stays. Without an index only the stopwords go."""
+    from ..text import STOPWORDS
+
+    keep = frozenset(s for s in stems if s and s not in STOPWORDS and len(s) > 1)
+    if ix is None or not keep or not getattr(ix, "n", 0):
+        return keep
+    share: dict[str, float] = {}
+    for s in keep:
+        t = ix.term(s)
+        share[s] = float(ix.df[t]) / ix.n if t is not None else 0.0
+    rare = frozenset(s for s in keep if share[s] <= COMMON_SHARE)
+    return rare or frozenset([min(keep, key=lambda s: (share[s], s))])
+
+
+def why_words(hit: Any, plan: Any) -> dict[str, Any]:
+    """Why this matched, in plain words: from the hit's ranks and the query's concepts: how
+    many of the query's concepts the title holds (and the abstract), whether the meaning was
+    close (the embedding side ranked it), and for a Chinese query the English it was read as.
+    The raw ranks and scores ride along for the details toggle."""
+    from ..text import has_cjk, stem, tokens
+
+    p = hit.paper
+    concepts = plan.rank_concepts(plan.concepts) if plan is not None else []
+    title = {stem(w) for w in tokens(clean_tex(p.title))}
+    abstract = {stem(w) for w in tokens(clean_tex(p.abstract))}
+
+    def holds(words: set[str], c: Any) -> bool:
+        return any(alt and all(s in words for s in alt) for alt in c.alts)
+
+    n = len(concepts)
+    in_title = sum(holds(title, c) for c in concepts)
+    in_abstract = sum(holds(title | abstract, c) for c in concepts)
+    read_as = None
+    if plan is not None and has_cjk(plan.q):
+        text = plan.dense_text
+        if text and not has_cjk(text):
+            read_as = text
+    return {
+        "n": n,
+        "in_title": in_title if hit.lexical_rank is not None else 0,
+        "in_text": in_abstract if hit.lexical_rank is not None else 0,
+        "words": hit.lexical_rank is not None,
+        "meaning": hit.dense_rank is not None,
+        "read_as": read_as,
+        "lexical_rank": hit.lexical_rank,
+        "lexical_score": hit.lexical_score,
+        "dense_rank": hit.dense_rank,
+        "dense_score": hit.dense_score,
+        "score": hit.score,
+    }
+
+
+def card(
+    p: Paper,
+    etal: str,
+    hit: Any = None,
+    stems: frozenset[str] = frozenset(),
+    wanted: list[str] | None = None,
+    *,
+    plan: Any = None,
+    ix: Any = None,
+    explain: bool = False,
+) -> dict[str, Any]:
+    """Everything a card shows, with paper text already escaped. `etal`: the interface's "et
+    al." (等); `wanted`: categories the search asked for, listed first; `plan` (the query's
+    search.Plan) and `explain` give the card its "why this matched"; `ix` (the lexical
+    snapshot) keeps the store's everyday words out of the highlight."""
+    if hit is not None:
+        stems = matched_stems(hit.title_marked, hit.snippet)
+    stems = distinguishing(stems, ix)
+    names, more = author_names(p)
+    links = safe_links(p)
+    sig = signals(p)
+    if sig["code"]:
+        links["code"] = sig["code"]
+    return {
+        "id": p.id,
+        "title_html": tex_html(p.title, stems, links=False),
+        "title_text": plain_tex(p.title),
+        "venue": p.venue,
+        "area": p.venue_area,
+        "categories": ordered_categories(p.categories, wanted or []),
+        "authors": names,
+        "authors_more": more,
+        "authors_line": authors_line(p, etal),
+        "date": p.date or "",
+        "snippet_html": snippet_html(p.abstract, stems),
+        "abstract_html": tex_html(p.abstract, stems),
+        "long": len(p.abstract) > 320,
+        "links": links,
+        "comment_html": tex_html(p.comment) if p.comment else None,
+        **sig,
+        "why": why_words(hit, plan) if hit is not None and explain else None,
+        "note": None,  # a line a page adds under the title (the tag a recommendation is for)
+        "in_tags": [],  # the user's tags holding the paper, when the page knows them
+    }
+
+
+# --- queries written back from their tree ---------------------------------------------------------
+# A hint or a suggestion is a query the user can click; it is written from the parsed tree
+# (paperdex.query), never cut out of the typed text, and kept only if it parses again.
+
+_COLUMN_FIELD = {"title": "ti", "authors": "au", "abstract": "abs"}
+
+
+def unparse(node: Any, top: bool = True) -> str:
+    """A query-language text for a parsed node: parse(unparse(tree)) means what tree means."""
+    from .. import query as Q
+
+    if isinstance(node, Q.Text):
+        field = _COLUMN_FIELD.get(node.column or "", "")
+        body = node.raw.strip() or " ".join(node.words)
+        if node.phrase:
+            body = '"' + body.replace('"', " ").strip() + '"'
+        return f"{field}:{body}" if field else body
+    if isinstance(node, Q.Filter):
+        if node.kind == "date":
+            start, end = node.value
+            return f"date:{start}" if start == end else f"date:{start}..{end}"
+        value = str(node.value)
+        if node.kind in ("venue", "area"):
+            return f'{node.kind}:"{value.replace(chr(34), " ").strip()}"'
+        return f"{node.kind}:{value}"
+    if isinstance(node, Q.Not):
+        inner = unparse(node.child, top=False)
+        return f"-{inner}" if not isinstance(node.child, Q.Bool) else f"-({unparse(node.child)})"
+    if isinstance(node, Q.Bool):
+        sep = " OR " if node.op == "OR" else " "
+        text = sep.join(unparse(c, top=False) for c in node.children)
+        return text if top or node.op == "AND" and len(node.children) < 2 else f"({text})"
+    return ""
+
+
+def parses(q: str) -> bool:
+    from .. import query as Q
+
+    try:
+        Q.parse(q)
+    except Q.QueryError:
+        return False
+    return bool(q.strip())
+
+
+def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
+    """For a query with no hits, the same query with one of its parts left out: (the part,
+    the query without it), filters first (a `cat:` or `date:` too narrow is the usual cause),
+    each one a query that parses."""
+    from .. import query as Q
+
+    try:
+        tree = Q.parse(q)
+    except Q.QueryError:
+        return []
+    parts = tree.children
+    if len(parts) < 2:
+        return []
+    order = sorted(range(len(parts)), key=lambda i: (not isinstance(parts[i], Q.Filter), -i))
+    out: list[tuple[str, str]] = []
+    for i in order:
+        kept = [c for j, c in enumerate(parts) if j != i]
+        if all(isinstance(c, Q.Not) for c in kept):  # exclusions alone find nothing
+            continue
+        rest = unparse(Q.Bool("AND", kept))
+        if parses(rest) and rest not in (r for _, r in out):
+            out.append((unparse(parts[i], top=False), rest))
+        if len(out) == limit:
+            break
+    return out
+
+
+KATEX_HEAD = (
+    '<link rel="stylesheet" href="/static/katex/katex.min.css">\n'
+    '<script src="/static/katex/katex.min.js" defer></script>'
+)
+
+
+def with_katex(page: str) -> str:
+    """The page with KaTeX in its head when it shows math, else without it: typeset by the
+    deferred scripts before the page is first shown (app.js runs after katex.min.js), so math
+    does not jump, and a page without math does not download it."""
+    return page.replace("<!--katex-->", KATEX_HEAD if 'class="math" data-tex=' in page else "", 1)

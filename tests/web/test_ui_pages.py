@@ -104,10 +104,14 @@ def test_search_json_is_the_page_view(client):
 
 def test_back_link_keeps_state(client):
     html = client.get("/", params={"q": "learning", "category": "cs.CV", "sort": "newest", "page": "2"}).text
-    link = re.search(r'<h2 class="card-title"><a href="([^"]+)"', html).group(1)
+    link = re.search(r'<h2 class="card-title"[^>]*><a href="([^"]+)"', html).group(1)
     assert link.endswith("?q=learning&amp;category=cs.CV&amp;sort=newest&amp;page=2")
     paper = client.get(link.replace("&amp;", "&")).text
-    assert 'href="/?q=learning&amp;category=cs.CV&amp;sort=newest&amp;page=2" data-testid="back"' in paper
+    pid = link.split("?")[0].removeprefix("/paper/")
+    # back to the same page of results, scrolled to the card that was opened
+    back = f'href="/?q=learning&amp;category=cs.CV&amp;sort=newest&amp;page=2#p-{pid}" data-testid="back"'
+    assert back in paper and f'id="p-{pid}"' in html
     daily = client.get("/daily", params={"day": SIGNALS_WEEK, "view": "week"}).text
-    link = re.search(r'<h2 class="card-title"><a href="([^"]+)"', daily).group(1).replace("&amp;", "&")
-    assert 'href="/daily?day=2025-03-24&amp;view=week" data-testid="back"' in client.get(link).text
+    link = re.search(r'<h2 class="card-title"[^>]*><a href="([^"]+)"', daily).group(1).replace("&amp;", "&")
+    pid = link.split("?")[0].removeprefix("/paper/")
+    assert f'href="/daily?day=2025-03-24&amp;view=week#p-{pid}" data-testid="back"' in client.get(link).text

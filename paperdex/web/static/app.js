@@ -1,31 +1,24 @@
 // Progressive enhancement only: every page works without this file.
 (function () {
   "use strict";
-  // Math: the server writes each $...$ span as readable text with its TeX in data-tex; when
-  // the page has any, load the KaTeX shipped in /static/katex (never a CDN: the CSP allows
-  // only this origin) and typeset them. A span KaTeX cannot parse keeps its text form.
-  var maths = document.querySelectorAll(".math[data-tex]");
-  if (maths.length) {
-    var css = document.createElement("link");
-    css.rel = "stylesheet";
-    css.href = "/static/katex/katex.min.css";
-    document.head.appendChild(css);
-    var script = document.createElement("script");
-    script.src = "/static/katex/katex.min.js";
-    script.onload = function () {
-      maths.forEach(function (el) {
-        try {
-          var text = el.textContent;
-          window.katex.render(el.getAttribute("data-tex"), el, { throwOnError: true, strict: "ignore", maxSize: 20, maxExpand: 200 });
-          el.classList.add("typeset");
-          el.setAttribute("title", text);
-        } catch (e) {
-          el.classList.add("tex-error");
-        }
-      });
-    };
-    document.head.appendChild(script);
+  // Math: the server writes each $...$ span as readable text with its TeX in data-tex, and puts
+  // the local KaTeX (/static/katex, never a CDN: the CSP allows only this origin) in the head of
+  // a page that has any, deferred before this file: typesetting runs here, before the page is
+  // first shown, so nothing jumps. A span KaTeX cannot parse keeps its text form.
+  function typeset(root) {
+    if (!window.katex) return;
+    root.querySelectorAll(".math[data-tex]:not(.typeset):not(.tex-error)").forEach(function (el) {
+      try {
+        var text = el.textContent;
+        window.katex.render(el.getAttribute("data-tex"), el, { throwOnError: true, strict: "ignore", maxSize: 20, maxExpand: 200 });
+        el.classList.add("typeset");
+        el.setAttribute("title", text);
+      } catch (e) {
+        el.classList.add("tex-error");
+      }
+    });
   }
+  typeset(document);
   // Copy buttons (BibTeX): shown only when the clipboard API exists.
   document.querySelectorAll("button.copy[data-copy]").forEach(function (btn) {
     var target = document.querySelector(btn.getAttribute("data-copy"));
@@ -145,4 +138,142 @@
     var box = document.querySelector('input[name="q"]');
     if (box) { e.preventDefault(); box.focus(); box.select(); }
   });
+
+  // Keyboard reading of a list of papers (the daily page): j / k move to the next / previous
+  // paper, Enter or x opens a compact line in place, o opens the paper's page, s saves it.
+  var list = document.querySelector("[data-nav]");
+  if (list) {
+    var items = function () { return Array.prototype.slice.call(list.querySelectorAll(":scope > details.row, :scope > article.card")); };
+    var current = -1;
+    var focusItem = function (i) {
+      var all = items();
+      if (!all.length) return;
+      current = Math.max(0, Math.min(all.length - 1, i));
+      all.forEach(function (el) { el.classList.remove("current"); });
+      var el = all[current];
+      el.classList.add("current");
+      var target = el.tagName === "DETAILS" ? el.querySelector("summary") : el.querySelector(".card-title a");
+      if (target) target.focus({ preventScroll: true });
+      el.scrollIntoView({ block: "nearest" });
+    };
+    list.addEventListener("focusin", function (e) {
+      var all = items();
+      for (var i = 0; i < all.length; i++) if (all[i].contains(e.target)) { current = i; break; }
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      var tag = (document.activeElement && document.activeElement.tagName) || "";
+      if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+      var all = items();
+      if (!all.length) return;
+      if (e.key === "j") { e.preventDefault(); focusItem(current + 1); return; }
+      if (e.key === "k") { e.preventDefault(); focusItem(current < 0 ? 0 : current - 1); return; }
+      if (current < 0) return;
+      var el = all[current];
+      if (e.key === "x" && el.tagName === "DETAILS") { e.preventDefault(); el.open = !el.open; return; }
+      if (e.key === "o") {
+        e.preventDefault();
+        var a = el.querySelector(".card-title a");
+        if (a) window.location.href = a.getAttribute("href");
+        return;
+      }
+      if (e.key === "s") {
+        var save = el.querySelector("a.save-link:not(.saved)");
+        if (save) {
+          e.preventDefault();
+          if (el.tagName === "DETAILS") el.open = true;
+          save.click();
+        }
+      }
+    });
+    // a paper named in the day's shape: open its line in place
+    document.querySelectorAll("a[data-goto]").forEach(function (a) {
+      a.addEventListener("click", function () {
+        var row = document.getElementById("r-" + a.getAttribute("data-goto").replace(/\//g, "-"));
+        if (row) row.open = true;
+      });
+    });
+  }
+
+  // Suggestions while typing (authors, categories, venues, the query syntax) from
+  // /api/suggest: a listbox under the box, driven by the arrow keys, Enter and Escape. Nothing
+  // is asked while a Chinese input method is composing a word.
+  var box = document.querySelector("input[data-suggest]");
+  var listbox = document.getElementById("suggestions");
+  if (box && listbox && window.fetch) {
+    var endpoint = box.getAttribute("data-suggest");
+    var active = -1, timer = null, composing = false, asked = "";
+    var options = function () { return listbox.querySelectorAll("[role=option]"); };
+    var close = function () {
+      listbox.hidden = true;
+      listbox.textContent = "";
+      box.setAttribute("aria-expanded", "false");
+      box.removeAttribute("aria-activedescendant");
+      active = -1;
+    };
+    var choose = function (opt) {
+      box.value = opt.getAttribute("data-query");
+      close();
+      box.focus();
+      if (!/:$/.test(box.value)) box.value += " ";
+      else ask();
+    };
+    var show = function (items) {
+      listbox.textContent = "";
+      active = -1;
+      if (!items.length) { close(); return; }
+      items.forEach(function (s, i) {
+        var li = document.createElement("li");
+        li.id = "sugg-" + i;
+        li.setAttribute("role", "option");
+        li.setAttribute("aria-selected", "false");
+        li.setAttribute("data-query", s.query);
+        li.className = "sugg " + s.kind;
+        var label = document.createElement("span");
+        label.className = "sugg-label";
+        label.textContent = s.label;
+        var note = document.createElement("span");
+        note.className = "sugg-note";
+        note.textContent = s.note;
+        li.appendChild(label);
+        li.appendChild(note);
+        li.addEventListener("mousedown", function (e) { e.preventDefault(); choose(li); });
+        listbox.appendChild(li);
+      });
+      listbox.hidden = false;
+      box.setAttribute("aria-expanded", "true");
+    };
+    var ask = function () {
+      var q = box.value;
+      if (q === asked) return;
+      asked = q;
+      fetch(endpoint + "&q=" + encodeURIComponent(q), { headers: { Accept: "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : { suggestions: [] }; })
+        .then(function (d) { if (box.value === q && document.activeElement === box) show(d.suggestions || []); })
+        .catch(function () { /* offline: no suggestions */ });
+    };
+    var move = function (delta) {
+      var opts = options();
+      if (!opts.length) return;
+      if (active >= 0) opts[active].setAttribute("aria-selected", "false");
+      active = (active + delta + opts.length) % opts.length;
+      opts[active].setAttribute("aria-selected", "true");
+      box.setAttribute("aria-activedescendant", opts[active].id);
+    };
+    box.addEventListener("compositionstart", function () { composing = true; });
+    box.addEventListener("compositionend", function () { composing = false; clearTimeout(timer); timer = setTimeout(ask, 120); });
+    box.addEventListener("input", function () {
+      if (composing) return;
+      clearTimeout(timer);
+      timer = setTimeout(ask, 120);
+    });
+    box.addEventListener("keydown", function (e) {
+      if (e.isComposing || composing) return;
+      if (e.key === "ArrowDown") { if (listbox.hidden) { asked = ""; ask(); } else move(1); e.preventDefault(); }
+      else if (e.key === "ArrowUp" && !listbox.hidden) { move(-1); e.preventDefault(); }
+      else if (e.key === "Escape" && !listbox.hidden) { close(); e.preventDefault(); }
+      else if ((e.key === "Enter" || e.key === "Tab") && !listbox.hidden && active >= 0) { choose(options()[active]); e.preventDefault(); }
+    });
+    box.addEventListener("blur", function () { setTimeout(close, 100); });
+  }
 })();
