@@ -63,10 +63,11 @@ def _switch(s: str) -> bool:
 def _model(s: str) -> str:
     from .embed import EmbedError, check_model_name
 
+    name = s.strip()
     try:
-        return check_model_name(s.strip())
-    except EmbedError as e:
-        raise ValueError(str(e)) from None
+        return check_model_name(name)
+    except EmbedError as e:  # the variable's value is shown by the caller already
+        raise ValueError(str(e).replace(f"unknown model {name!r}", "unknown model")) from None
 
 
 def _url(s: str) -> str:

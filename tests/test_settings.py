@@ -147,7 +147,7 @@ def test_embed_model_flag_overrides_paperdex_model(sample_dir, tmp_path, monkeyp
         def embed_docs(self, texts):
             return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
 
-    def fake(name, threads=None):
+    def fake(name, threads=None, **kw):  # kw: device, allow_download
         asked.append(name)
         return Fake(name)
 
