@@ -57,6 +57,31 @@ def to_text(text: str | None, *, keep_math: bool = True) -> str:
     return " ".join(out.split())
 
 
+# An accent macro and its letter, or a special letter, outside math: `\"o`, `{\"o}`, `\'{e}`,
+# `\v{c}`, `\c c`, `{\o}`, `\ss`, `\'{\i}`. Letter-named accents (\v, \c, \u...) need a
+# brace or a space after them, so `\cite` or `\url` never match; special letters must end the
+# macro name (`\o` is not `\omega`).
+_ACCENT_CORE = (
+    r"\\(?:['\"`^~=.]|[uvHckbdr](?=[\s{]))\s*(?:\{\s*\\?[A-Za-z]\s*\}|\\[ij](?![A-Za-z])|[A-Za-z])"
+    r"|\\(?:ss|o|O|aa|AA|ae|AE|oe|OE|l|L|i|j)(?![A-Za-z])"
+)
+_ACCENT = re.compile(rf"\{{(?:{_ACCENT_CORE})\}}|(?:{_ACCENT_CORE})(?:\{{\}}| (?=[a-z]))?")
+_MATH_SPAN = re.compile(r"(\$\$?[^$]*\$\$?)")
+
+
+def decode_accents(text: str | None) -> str:
+    """TeX accents outside math as the letters they stand for, everything else untouched:
+    ``M\\"obius maps of $\\hat{x}$`` -> ``Möbius maps of $\\hat{x}$``. For titles and venues,
+    which are shown as text, where a literal ``\\"o`` helps no reader (math stays TeX)."""
+    if not text or "\\" not in text:
+        return text or ""
+    parts = _MATH_SPAN.split(text)
+    for i in range(0, len(parts), 2):  # even parts are outside math
+        if "\\" in parts[i]:
+            parts[i] = _ACCENT.sub(lambda m: to_text(m.group(0), keep_math=False) or m.group(0), parts[i])
+    return "".join(parts)
+
+
 def decode_name(name: str) -> str:
     """A person's name as text: ``Lor\\'and E\\"otv\\"os`` -> ``Loránd Eötvös``."""
     return to_text(name, keep_math=False).strip(" ,")

@@ -20,6 +20,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
+from ..latex import decode_accents
 from ..paper import ARXIV_ID, Paper
 from .registry import Source, register
 
@@ -27,6 +28,14 @@ SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?(?:[?#]|$)")
 _ARXIV_DOI = re.compile(r"10\.48550/arXiv\.(\S+)$", re.I)
+# Google Scholar: journal = {arXiv preprint arXiv:1706.03762}; DBLP: volume = {abs/1706.03762}
+_ARXIV_IN_JOURNAL = re.compile(r"^\s*arxiv\b.*?\barxiv:\s*([^\s,;}]+)", re.I)
+_CORR_VOLUME = re.compile(r"^\s*abs/(\S+)\s*$")
+# arXiv categories without a subject class; any other primaryclass without a dot (Zotero writes
+# primaryclass = {cs}) is an archive, not a category
+_DOTLESS_CATEGORIES = frozenset(
+    "astro-ph cond-mat gr-qc hep-ex hep-lat hep-ph hep-th math-ph nlin nucl-ex nucl-th physics quant-ph".split()
+)
 _CATEGORY = re.compile(r"^[a-z][a-z\-]*(\.[A-Za-z][A-Za-z\-]*)?$")
 _KEY_SAFE = re.compile(r"^[A-Za-z0-9:._/\-]+$")
 _MAPPED = {
@@ -49,6 +58,7 @@ _MAPPED = {
     "code",
     "pdf",
     "comment",
+    "venue",
 }
 
 
@@ -137,26 +147,51 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def _date(fields: dict[str, str]) -> str | None:
-    d = fields.get("date", "")
+def _date(fields: dict[str, str]) -> tuple[str | None, str | None]:
+    """(day, precision): a full ``date``; else ``year`` (and ``month``) as the first day of that
+    year or month, with the precision ("year" or "month") so an export writes back no more than
+    was known. Most entries (Google Scholar, DBLP) carry only a year."""
+    d = fields.get("date", "").strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", d):
-        return d
-    return None
+        return d, None
+    m = re.fullmatch(r"(\d{4})(?:-(\d{2}))?", d) or re.fullmatch(r"\{?(\d{4})\}?", fields.get("year", "").strip())
+    if not m:
+        return None, None
+    year = m.group(1)
+    month = m.group(2) if m.re.groups > 1 and m.group(2) else None
+    if month is None:
+        raw = fields.get("month", "").strip().lower()[:3]
+        month = f"{MONTHS.index(raw) + 1:02d}" if raw in MONTHS else (f"{int(raw):02d}" if raw.isdigit() else None)
+    if month and not 1 <= int(month) <= 12:
+        month = None
+    return (f"{year}-{month}-01", "month") if month else (f"{year}-01-01", "year")
 
 
 def entry_to_paper(entry: Entry) -> Paper:
     f = {k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()}
-    title = _unescape(_unprotect(_strip_braces(f.get("title", ""))))
+    title = _unescape(_unprotect(decode_accents(_strip_braces(f.get("title", "")))))
     if not title:
         raise ValueError("no title")
     authors, truncated = split_names(f.get("author", ""))
     arxiv_id = None
     eprint = f.get("eprint", "").strip()
-    if eprint and (f.get("archiveprefix", "arxiv").lower() == "arxiv") and ARXIV_ID.match(eprint):
+    prefix = (f.get("archiveprefix") or f.get("eprinttype") or "arxiv").lower()
+    if eprint.lower().startswith("arxiv:"):
+        eprint = eprint[6:].strip()
+    if eprint and prefix == "arxiv" and ARXIV_ID.match(eprint):
         arxiv_id = eprint
-    elif m := _ARXIV_URL.search(f.get("url", "")) or _ARXIV_DOI.search(f.get("doi", "")):
-        if ARXIV_ID.match(m.group(1)):
-            arxiv_id = m.group(1)
+    else:
+        journal = f.get("journal", "") or f.get("booktitle", "")
+        corr = _CORR_VOLUME.match(f.get("volume", "")) if journal.strip().lower() == "corr" else None
+        for m in (
+            _ARXIV_URL.search(f.get("url", "")),
+            _ARXIV_DOI.search(f.get("doi", "")),
+            _ARXIV_IN_JOURNAL.match(journal),
+            corr,
+        ):
+            if m and ARXIV_ID.match(m.group(1)):
+                arxiv_id = m.group(1)
+                break
     if arxiv_id:
         arxiv_id = re.sub(r"v\d+$", "", arxiv_id)
     key = entry.key
@@ -164,9 +199,14 @@ def entry_to_paper(entry: Entry) -> Paper:
     cats = [c.strip() for c in re.split(r"[,;]", f.get("keywords", "")) if c.strip()]
     categories = [c for c in cats if _CATEGORY.match(c) and "." in c]
     primary = f.get("primaryclass", "").strip()
-    if primary:
+    if primary and _CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
         categories = [primary, *[c for c in categories if c != primary]]
     bib_extra: dict[str, object] = {"key": key, "type": entry.entry_type}
+    if primary and primary not in categories:
+        bib_extra["primaryclass"] = primary  # an archive ("cs"), kept but not a category
+    published, precision = _date(f)
+    if precision:
+        bib_extra["date_precision"] = precision
     if "year" in f:
         bib_extra["year"] = f["year"]
     if f.get("doi"):
@@ -180,7 +220,9 @@ def entry_to_paper(entry: Entry) -> Paper:
         if k not in _MAPPED:
             bib_extra[k] = v
     url = f.get("url") or None
-    venue = f.get("booktitle") or f.get("journal") or ""
+    # paperdex's own `venue` field: the venue string as stored ("NeurIPS 2024 oral", "Submitted
+    # to ICLR 2025") where booktitle says only where it was published (see publication())
+    venue = f.get("venue") or f.get("booktitle") or f.get("journal") or ""
     if _NOT_A_VENUE.match(venue):  # "arXiv preprint arXiv:2501.00001" names no venue
         venue = ""
     return Paper(
@@ -189,9 +231,9 @@ def entry_to_paper(entry: Entry) -> Paper:
         authors=authors,
         abstract=_unescape(" ".join(f.get("abstract", "").split())),
         categories=categories,
-        venue=_unescape(_strip_braces(venue)) or None,
+        venue=_unescape(_unprotect(decode_accents(_strip_braces(venue)))) or None,
         venue_area=_unescape(f.get("area", "")) or None,
-        published=_date(f),
+        published=published,
         abs_url=url if url and not (arxiv_id and "arxiv.org" in url) else None,
         pdf_url=f.get("pdf") or None,
         code_url=f.get("code") or None,
@@ -237,7 +279,9 @@ _ALIGN = 12
 _BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 _ESCAPED_SPECIAL = re.compile(r"\\([%&#])")
 _HTTP = re.compile(r"^https?://[^\s{}]+$")
-_NOT_A_VENUE = re.compile(r"^\s*arxiv(\s+preprint|\s+e-?prints?)?\b", re.I)
+# "arXiv preprint arXiv:..." (Google Scholar), "arXiv e-prints", DBLP's "CoRR": a preprint
+# server, not where a paper was published
+_NOT_A_VENUE = re.compile(r"^\s*(?:arxiv(\s+preprint|\s+e-?prints?)?\b|corr\s*$)", re.I)
 
 
 def _bib(p: Paper) -> dict:
@@ -299,33 +343,68 @@ def _url(url: str | None) -> str | None:
     return url if url and _HTTP.match(url) else None
 
 
+_PRESENTATION = re.compile(r"\s+(?:spotlightposter|oralposter|oral|spotlight|poster|highlight|notable[\w\s%-]*)$", re.I)
+_JOURNAL = re.compile(r"\b(?:TMLR|Transactions|Journal|Letters|Review|JMLR|Nature|Science)\b", re.I)
+NOT_ACCEPTED = ("rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
+
+
+def publication(p: Paper) -> tuple[str | None, str | None]:
+    """(where the paper was published, a note): "NeurIPS 2024 oral" is published in "NeurIPS
+    2024" (how it was presented is no part of a booktitle), and a paper OpenReview says was not
+    accepted ("Submitted to ICLR 2025", a rejected or withdrawn one) has no venue at all; its
+    venue string becomes a note."""
+    if not p.venue:
+        return None, None
+    o = p.extra.get("openreview")
+    decision = o.get("decision") if isinstance(o, dict) else None
+    if decision in NOT_ACCEPTED or re.match(r"^\s*(submitted to|under review)\b", p.venue, re.I):
+        return None, p.venue
+    return _PRESENTATION.sub("", p.venue).strip() or p.venue, None
+
+
 def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     """(entry type, [(field, raw value)]) of a paper. An arXiv paper without a venue is an
     ``@article`` in "arXiv preprint arXiv:ID", the form every bibliography style prints with
     its id (``eprint`` alone is dropped by plain.bst and friends); the import reads it back as
-    no venue. Categories go to ``keywords`` and the venue area to ``area``, so export ->
-    import gives the same records back."""
+    no venue. A conference (a venue from OpenReview or the arXiv comment) is an
+    ``@inproceedings``; a journal keeps ``journal``. Categories go to ``keywords`` and the venue
+    area to ``area``, so export -> import gives the same records back."""
     bib = _bib(p)
-    if p.venue:
-        kind = str(bib.get("type") or "inproceedings")
+    venue, note = publication(p)
+    bib_type = str(bib.get("type") or "")
+    if venue:
+        from_bib = _owner_of_venue(p) == SOURCE
+        if from_bib and bib_type:
+            kind = bib_type
+        else:
+            kind = "article" if _JOURNAL.search(venue) else "inproceedings"
     elif p.is_arxiv:
         kind = "article"
     else:
-        kind = str(bib.get("type") or "misc")
+        kind = bib_type if bib_type not in ("", "inproceedings", "article") else "misc"
     authors = " and ".join([_escape(a) for a in p.authors] + (["others"] if p.authors_truncated else []))
     fields: list[tuple[str, str | None]] = [
         ("title", "{" + _escape(p.title) + "}"),
         ("author", authors or None),
     ]
-    if p.venue:
-        fields.append(("journal" if kind == "article" else "booktitle", _escape(p.venue)))
+    if venue:
+        fields.append(("journal" if kind == "article" else "booktitle", _escape(venue)))
     elif p.is_arxiv:
         fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
     date = p.published or p.date
-    if date:
+    precision = bib.get("date_precision") if date == p.published else None
+    if date and precision == "year":
+        fields.append(("year", date[:4]))
+    elif date and precision == "month":
+        fields += [("year", date[:4]), ("month", MONTHS[int(date[5:7]) - 1])]
+    elif date:
         fields += [("year", date[:4]), ("month", MONTHS[int(date[5:7]) - 1]), ("date", date)]
     elif re.fullmatch(r"\d{4}", str(bib.get("year", ""))):
         fields.append(("year", str(bib["year"])))
+    if note:
+        fields.append(("note", _escape(note)))
+    if p.venue and p.venue != venue:
+        fields.append(("venue", _escape(p.venue)))  # read back by the import: the round trip holds
     arxiv_extra = p.extra.get("arxiv") if isinstance(p.extra.get("arxiv"), dict) else {}
     doi = arxiv_extra.get("doi") or bib.get("doi")
     fields += [
@@ -340,6 +419,12 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         ("abstract", _escape(p.abstract) if p.abstract else None),
     ]
     return kind, [(k, v) for k, v in fields if v]
+
+
+def _owner_of_venue(p: Paper) -> str:
+    merge = p.extra.get("merge")
+    fields = merge.get("fields", {}) if isinstance(merge, dict) else {}
+    return str(fields.get("venue") or (p.sources[0] if p.sources else "")).split(":", 1)[0]
 
 
 def entry(p: Paper, key: str | None = None) -> str:

@@ -96,7 +96,11 @@ def test_api_mcp_and_export_give_the_same_entry(tmp_path):
     assert "javascript" not in first and "code " not in first
     second = client.get("/api/papers/openreview:Ab12_x").json()["bibtex"]
     assert second.startswith("@inproceedings{openreview:Ab12_x,\n")
-    assert "booktitle    = {ICML 2026 poster}" in second and "code         = {https://github.com/a/b}" in second
+    assert (
+        "booktitle    = {ICML 2026}" in second
+        and "venue        = {ICML 2026 poster}" in second
+        and "code         = {https://github.com/a/b}" in second
+    )
 
 
 def test_entry_parses_back_to_the_same_text():

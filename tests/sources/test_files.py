@@ -244,3 +244,63 @@ def test_preprint_arriving_after_the_seed_record_takes_it_over(store):
     assert store.count() == 1
     p = store.get("2509.25757")
     assert p.title.startswith("NePTune") and p.venue_area == "Computer Vision · Vision Models & Multimodal"
+
+
+def test_bibtex_from_scholar_dblp_and_zotero(store):
+    """What researchers export from Google Scholar, DBLP and Zotero: arXiv ids found wherever
+    the tool puts them, year-only dates kept, CoRR and "arXiv preprint" are no venue, an
+    archive is no category, TeX accents in titles and venues decoded (math kept)."""
+    res = bibtex.read_bibtex(fixture("bibtex", "exports.bib"))
+    assert res.errors == []
+    by = {p.extra["bibtex"]["key"]: p for p in res.papers}
+    scholar = by["vaswani2017attention"]
+    assert (scholar.id, scholar.venue, scholar.published) == ("1706.03762", None, "2017-01-01")
+    assert by["he2016deep"].published == "2016-01-01" and by["he2016deep"].id == "bib:he2016deep"
+    dblp = by["DBLP:journals/corr/abs-2501-12948"]
+    assert (dblp.id, dblp.venue) == ("2501.12948", None)
+    adam = by["DBLP:journals/corr/KingmaB14"]
+    assert (adam.id, adam.venue, adam.published) == ("1412.6980", None, "2014-01-01")
+    zotero = by["liu_visual_2023"]
+    assert (zotero.id, zotero.categories, zotero.published) == ("2304.08485", [], "2023-12-01")
+    assert zotero.extra["bibtex"]["primaryclass"] == "cs"
+    accents = by["mobius2024"]
+    assert accents.title == r"Learning Möbius Transformations of Erdős--Rényi Graphs with $\hat{f}$"
+    assert accents.venue == "Actes de la Conférence Française d'Apprentissage"
+    assert accents.authors == ["Jörg Müller", "René François"]
+    # a year-only entry exports its year alone, not an invented day
+    text = bibtex.entry(scholar)
+    assert "year         = {2017}" in text and "month" not in text and "date " not in text
+
+
+def test_bibtex_export_of_openreview_decisions():
+    """A rejected paper has no booktitle "Submitted to ICLR 2025"; an accepted one is published
+    in "NeurIPS 2024", not in a journal "NeurIPS 2024 oral"."""
+    rejected = Paper(
+        id="openreview:Rj1",
+        title="A rejected idea",
+        authors=["Ann Lee"],
+        venue="Submitted to ICLR 2025",
+        sources=["openreview"],
+        extra={"openreview": {"decision": "rejected", "presentation": None}},
+    )
+    text = bibtex.entry(rejected)
+    assert "booktitle" not in text and "journal" not in text
+    assert "note         = {Submitted to ICLR 2025}" in text and text.startswith("@misc{")
+    oral = Paper(
+        id="2410.00001",
+        title="An oral paper",
+        authors=["Bo Li"],
+        venue="NeurIPS 2024 oral",
+        published="2024-10-01",
+        sources=["arxiv", "openreview"],
+        extra={
+            "openreview": {"decision": "accepted", "presentation": "oral"},
+            "bibtex": {"type": "article"},  # imported from Google Scholar as an arXiv @article
+            "merge": {"fields": {"venue": "openreview"}},
+        },
+    )
+    text = bibtex.entry(oral)
+    assert text.startswith("@inproceedings{") and "booktitle    = {NeurIPS 2024}," in text
+    assert "journal" not in text
+    (back,) = bibtex.parse_bibtex(text).papers
+    assert back.venue == "NeurIPS 2024 oral"  # the round trip keeps the presentation
