@@ -5,12 +5,13 @@ graded by reading, so a ranking change is measured on what a researcher types. I
 only as complete as its pool: every system that is scored should first be pooled (``pool
 --system``) and its new documents graded, or its unjudged hits count against it.
 
-    python bench/judge.py pool                                 # the five reference systems
+    python bench/judge.py pool --paperdex DIR                  # the five reference systems
+    python bench/judge.py run --mode hybrid --out FILE         # a run of the working tree's paperdex
     python bench/judge.py pool --system NAME --run FILE        # add another run to the pool
     python bench/judge.py show [--query N]                     # ungraded pooled documents, blind
     python bench/judge.py grade N ID=G [ID=G ...]              # record grades for query N
     python bench/judge.py score --run FILE [--run FILE ...]    # graded nDCG@10 per class
-    python bench/judge.py table                                # every pooled system, per class
+    python bench/judge.py table [--system NAME ...]            # pooled systems, per class
 
 A run file is JSONL of {"query": ..., "ids": [...]} in rank order. The pool and the runs live in
 bench/out/ (regenerable); the queries and grades live in bench/questions/ (committed).
