@@ -177,10 +177,10 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     def related_work(text: str, k: int = 10) -> dict[str, Any]:
         """Papers related to a pasted abstract or paragraph (up to a few thousand characters):
         its meaning (embedding) and its key terms, fused."""
-        if not text.strip():
-            raise ToolError("paste an abstract or a paragraph")
-        with pool.searcher() as s:
-            res = R.related(s.store, text[:20000], max(1, min(int(k), 50)), searcher=s)
+        try:  # the web's path: bounded text, the model reading its opening, the time budget
+            res = service.related(pool, text, max(1, min(int(k), 50)))
+        except ServiceError as e:
+            raise fail(e) from None
         return {"key_terms": res.key_terms, "notices": res.notices, "hits": [_hit(h) for h in res.hits]}
 
     return server

@@ -749,6 +749,10 @@ def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int,
 # --- related work for a pasted text --------------------------------------------------------------
 
 MAX_TEXT = 5000  # characters of a pasted text read
+# Characters of it the model embeds: the prefix a document is embedded from (embed.E5Small
+# cuts there). The model's cost grows steeply with length (e5-small, one thread: 0.6 s for 500
+# characters, 7.7 s for 5,000 on a busy 2-core machine), and a searcher is held meanwhile.
+EMBED_CHARS = 512
 KEY_TERMS = 25  # terms of the lexical query (12: fewer topic papers in the top 10, bench/recommend.py --related)
 _OPERATORS = {"and", "or", "not"}
 RELATED_DEPTH = 100  # candidates per side
@@ -811,8 +815,8 @@ def related(
     filters=None,
     deadline: float | None = None,
 ) -> Related:
-    """Papers related to a pasted abstract or paragraph: the dense side embeds the whole text
-    (the model reads what fits its window); the lexical side ranks by BM25 over the text's
+    """Papers related to a pasted abstract or paragraph: the dense side embeds its opening
+    EMBED_CHARS characters, as documents are embedded; the lexical side ranks by BM25 over the text's
     KEY_TERMS key terms, any of which may match (`t1 OR t2 OR ...`: requiring half of them, the
     search's rule for long free text, leaves almost nothing to rank, bench/recommend.py
     --related); reciprocal-rank fusion of the two, as hybrid search fuses."""
@@ -842,7 +846,12 @@ def related(
             res = s.search("", mode="lexical", per_page=1, filters=filters, facets=False, deadline=deadline)
             if res.total <= 20000:
                 allowed = _filtered_rowids(s, filters, deadline)
-        qv = s.embed_query(text, vindex.model)
+        from .embed import _cut
+        from .search import OverBudget
+
+        qv = s.embed_query(_cut(text, EMBED_CHARS), vindex.model)
+        if deadline is not None and time.monotonic() > deadline:
+            raise OverBudget()
         found = vindex.search(qv, RELATED_DEPTH, allowed)
         got = store.get_many([r for r, _ in found])
         dense_hits = [Hit(got[r], sc, dense_score=sc) for r, sc in found if r in got]

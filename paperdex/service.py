@@ -19,6 +19,7 @@ anything the search holds, so it cannot deadlock.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import heapq
 import itertools
@@ -29,12 +30,14 @@ import re
 import sqlite3
 import threading
 import time
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import feed, zh
+from . import recommend as R
 from .paper import Paper
 from .query import QueryError
 from .search import MODES, SORTS, Filters, Hit, OverBudget, Result, Searcher, lex_index
@@ -51,10 +54,21 @@ POOL_WAIT = DEFAULT_POOL_WAIT  # seconds a request waits for a searcher ($PAPERD
 RETRY_AFTER = 2
 TIME_BUDGET = DEFAULT_TIME_BUDGET  # seconds one search may run ($PAPERDEX_TIME_BUDGET: settings)
 READERS = 4  # store connections for cheap look-ups, per process
+MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
+MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
+# Who is asking (the client's address, set by web/limits.py for each request): searchers are
+# handed out client by client, so one client's queue of requests cannot starve the others.
+CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
 log = logging.getLogger("paperdex.service")
 _VERSION = re.compile(r"v\d+$")
-DATE_PREFIX = r"^\d{4}(-\d{2}(-\d{2})?)?$"  # YYYY, YYYY-MM or YYYY-MM-DD
-DAY = r"^\d{4}-\d{2}-\d{2}$"
+# YYYY, YYYY-MM or YYYY-MM-DD of a day that can exist (the API spec's pattern, so a client
+# generating dates from it, schemathesis included, makes ones the server takes): year 0001 to
+# 9999, month 01-12, a day the month has (02-29 in any year: the leap year is checked after).
+_YEAR = r"(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])"
+_MONTH_DAY = r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2\d))"
+_MONTH = r"(?:0[1-9]|1[0-2])"
+DATE_PREFIX = rf"^{_YEAR}(?:-{_MONTH_DAY}|-{_MONTH})?$"
+DAY = rf"^{_YEAR}-{_MONTH_DAY}$"
 _DATE_PREFIX = re.compile(DATE_PREFIX)
 
 
@@ -157,6 +171,81 @@ def _interrupted(e: BaseException) -> bool:
     return isinstance(e, OverBudget) or (isinstance(e, sqlite3.OperationalError) and "interrupt" in str(e))
 
 
+class FairGate:
+    """`size` slots (the searchers) handed out fairly between clients.
+
+    A free slot goes to a waiting request of the client that holds the fewest slots, of those
+    the one served longest ago (round robin), each client's own requests in order. One client sending many
+    expensive requests at once (a page firing related-work requests) then waits behind its own
+    requests, not in front of everyone else's: another client's search waits for at most the
+    requests already running. A client may have MAX_WAITING requests waiting; one more is a 503
+    at once, so it cannot take every thread of the server either."""
+
+    def __init__(self, size: int, max_waiting: int = MAX_WAITING) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._free = size
+        self._held: Counter[str] = Counter()
+        self._lanes: OrderedDict[str, deque[list[bool]]] = OrderedDict()
+        self._served: dict[str, int] = {}  # client -> when it last got a slot (a counter)
+        self._clock = itertools.count(1)
+        self.max_waiting = max_waiting
+
+    def acquire(self, client: str, timeout: float) -> bool:
+        """Take a slot for `client` within `timeout` s; False if none came (or too many of this
+        client's requests wait already)."""
+        with self._cv:
+            if self._free > 0 and not self._lanes:
+                self._free -= 1
+                self._held[client] += 1
+                self._served[client] = next(self._clock)
+                return True
+            lane = self._lanes.setdefault(client, deque())
+            if len(lane) >= self.max_waiting:
+                return False
+            ticket = [False]
+            lane.append(ticket)
+            self._hand_out()
+            end = time.monotonic() + timeout
+            while not ticket[0]:
+                left = end - time.monotonic()
+                if left <= 0:
+                    lane.remove(ticket)
+                    if not lane:
+                        del self._lanes[client]
+                        if not self._held[client]:
+                            self._served.pop(client, None)
+                    return False
+                self._cv.wait(left)
+            return True
+
+    def release(self, client: str) -> None:
+        with self._cv:
+            self._held[client] -= 1
+            if self._held[client] <= 0:
+                del self._held[client]
+                if client not in self._lanes:
+                    self._served.pop(client, None)
+            self._free += 1
+            self._hand_out()
+
+    def _hand_out(self) -> None:
+        """Give free slots to waiting clients, fewest held first, then the one served longest
+        ago (under the lock)."""
+        woke = False
+        while self._free > 0 and self._lanes:
+            client = min(self._lanes, key=lambda c: (self._held[c], self._served.get(c, 0)))
+            lane = self._lanes[client]
+            lane.popleft()[0] = True
+            if not lane:
+                del self._lanes[client]
+            self._free -= 1
+            self._held[client] += 1
+            self._served[client] = next(self._clock)
+            woke = True
+        if woke:
+            self._cv.notify_all()
+
+
 class SearcherPool:
     """A fixed set of searchers handed out one caller at a time, and a few plain store
     connections for cheap look-ups."""
@@ -178,6 +267,7 @@ class SearcherPool:
         self._made = {"searcher": 0, "reader": 0}
         self._limit = {"searcher": self.size, "reader": max(1, readers)}
         self._lock = threading.Lock()
+        self._gate = FairGate(self.size)
         self._watch: threading.Thread | None = None
         self._closing = threading.Event()
         # Fail fast (and readably) when there is no data directory.
@@ -210,14 +300,37 @@ class SearcherPool:
             ) from None
 
     @contextmanager
-    def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
-        """Borrow a searcher. When all are busy, wait a bounded time, then answer 503 with
-        Retry-After: a request is never left to hang, and never becomes a 500."""
-        s = self._borrow("searcher", self._free, self._new_searcher, wait)
+    def searcher(self, wait: float | None = None, *, budget: bool = True) -> Iterator[Searcher]:
+        """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`). When
+        all are busy, wait a bounded time, then answer 503 with Retry-After: a request is never
+        left to hang, and never becomes a 500. With `budget`, what the caller does with it
+        runs within the time budget: a SQLite statement still running at the deadline is
+        interrupted, and that (or the engine's OverBudget) becomes the 503 of a search over
+        its budget."""
+        client = CLIENT.get()
+        if not self._gate.acquire(client, self.wait if wait is None else wait):
+            raise ServiceError(
+                503, "the server is busy with other searches; try again in a moment", {"Retry-After": str(RETRY_AFTER)}
+            )
         try:
-            yield s
+            s = self._borrow("searcher", self._free, self._new_searcher, 0)
+        except BaseException:
+            self._gate.release(client)
+            raise
+        try:
+            if not budget:
+                yield s
+                return
+            try:
+                with time_budget(s.store.conn, self.budget):
+                    yield s
+            except (OverBudget, sqlite3.OperationalError) as e:
+                if not _interrupted(e):
+                    raise
+                raise over_budget(self.budget) from None
         finally:
             self._free.put(s)
+            self._gate.release(client)
 
     def _new_searcher(self) -> Searcher:
         """A searcher with what every query needs already loaded (once per process: the
@@ -266,7 +379,7 @@ class SearcherPool:
         held = []
         try:
             for _ in range(self.size):
-                cm = self.searcher()
+                cm = self.searcher(budget=False)
                 held.append((cm, cm.__enter__()))
             for _, sr in held:
                 step("searchers", lambda sr=sr: sr.search("warm up", per_page=1, facets=False))
@@ -428,7 +541,7 @@ def search(pool: SearcherPool, params: SearchParams, facets: bool = True) -> Res
     ServiceError(400), one that runs out of time ServiceError(503)."""
     p = normalise(params)
     _yield_to_the_loop()
-    with pool.searcher() as s:
+    with pool.searcher(budget=False) as s:
         try:
             with time_budget(s.store.conn, pool.budget) as deadline:
                 return s.search(
@@ -447,6 +560,32 @@ def search(pool: SearcherPool, params: SearchParams, facets: bool = True) -> Res
             if not _interrupted(e):
                 raise
             log.warning("search over its time budget (%g s): %r", pool.budget, p.q[:200])
+            raise over_budget(pool.budget) from None
+
+
+def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
+    """Related work for a pasted text, the one path of the page, the API and the MCP tool: at
+    most MAX_RELATED_TEXT characters accepted, the model reads a bounded prefix of them
+    (recommend.EMBED_CHARS, as it reads documents), in turn with other clients' requests
+    and within the time budget like a search."""
+    text = str(text or "")
+    if len(text) > MAX_RELATED_TEXT:
+        raise ServiceError(400, f"the text is longer than {MAX_RELATED_TEXT:,} characters")
+    if not text.strip():
+        raise ServiceError(400, "text: paste an abstract or a paragraph")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 100:
+        raise ServiceError(400, "k: an integer from 1 to 100")
+    _yield_to_the_loop()
+    with pool.searcher(budget=False) as s:
+        try:
+            with time_budget(s.store.conn, pool.budget) as deadline:
+                return R.related(s.store, text, k, searcher=s, filters=filters, deadline=deadline)
+        except QueryError as e:  # a bad filter value
+            raise ServiceError(400, str(e)) from None
+        except (OverBudget, sqlite3.OperationalError) as e:
+            if not _interrupted(e):
+                raise
+            log.warning("related work over its time budget (%g s)", pool.budget)
             raise over_budget(pool.budget) from None
 
 
@@ -474,7 +613,7 @@ def similar(pool: SearcherPool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]
     if not 1 <= k <= MAX_SIMILAR:
         raise ServiceError(400, f"k must be between 1 and {MAX_SIMILAR}")
     paper = get_paper(pool, pid)
-    with pool.searcher() as s:
+    with pool.searcher(budget=False) as s:
         try:
             with time_budget(s.store.conn, pool.budget):
                 return paper, s.similar(paper.id, k)

@@ -188,7 +188,9 @@ class App(FastAPI):
     guard_hosts: list[str] = list(LOOPBACK_HOSTS)
 
     def build_middleware_stack(self):
-        return Guard(super().build_middleware_stack(), self.guard_hosts)
+        from .limits import Limits  # cross-site requests, tokens in URLs, body sizes
+
+        return Guard(Limits(super().build_middleware_stack()), self.guard_hosts)
 
 
 # --- view models ----------------------------------------------------------------------
@@ -272,6 +274,7 @@ def create_app(
     )
     app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else guard_hosts(st)
     app.state.pool = pool
+    app.state.settings = st  # what on-demand writes (web/summary_api.py) are configured with
     # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
@@ -716,4 +719,7 @@ def create_app(
     from .discover import router as discover  # library, recommendations, feeds: web/discover.py
 
     app.include_router(discover)
+    from .summary_api import router as summary_api  # on-demand machine summaries (optional layer)
+
+    app.include_router(summary_api)
     return app

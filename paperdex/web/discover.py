@@ -25,7 +25,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from .. import digest, feed, library
+from .. import digest, feed, library, service
 from .. import recommend as R
 from ..paper import Paper
 from ..search import Filters
@@ -37,7 +37,6 @@ HERE = Path(__file__).parent
 COOKIE = "paperdex_token"
 FEED_ITEMS = 30
 FEED_DAYS = 14  # a tag's feed: recommendations among the papers of the store's last days
-MAX_BODY_TEXT = 20_000
 
 router = APIRouter()
 
@@ -124,7 +123,15 @@ def _same_origin(request: Request) -> bool:
 def require_writer(request: Request, form: dict[str, Any] | None = None) -> dict[str, Any]:
     """The token allowing this write, or ServiceError 401 (none, or not valid) / 403 (a
     cookie-signed form without its CSRF value, or from another origin)."""
-    tok, how = _presented(request)
+    rec = _token(request)
+    _check_csrf(request, rec, form)
+    return rec
+
+
+def _token(request: Request) -> dict[str, Any]:
+    """The valid token this request presents, or ServiceError 401: checked before the body
+    of a write is read, so a request without one costs nothing but its headers."""
+    tok, _ = _presented(request)
     if not tok:
         raise ServiceError(
             401,
@@ -136,11 +143,30 @@ def require_writer(request: Request, form: dict[str, Any] | None = None) -> dict
         rec = library.check_token(st, tok)
     if rec is None:
         raise ServiceError(401, "this token is not valid (revoked or mistyped)", {"WWW-Authenticate": "Bearer"})
-    if how == "cookie":
+    return rec
+
+
+def _check_csrf(request: Request, rec: dict[str, Any], form: dict[str, Any] | None) -> None:
+    if _presented(request)[1] == "cookie":
         sent = (form or {}).get("csrf") or request.headers.get("x-csrf-token") or ""
         if not hmac.compare_digest(str(sent), csrf_for(rec["hash"])) or not _same_origin(request):
             raise ServiceError(403, "this form is not from this site (CSRF check failed); reload the page and retry")
-    return rec
+
+
+async def _writer_form(request: Request) -> dict[str, Any]:
+    """The form of a write: the token checked before the body is read, the CSRF value after."""
+    rec = _token(request)
+    form = await _form(request)
+    _check_csrf(request, rec, form)
+    return form
+
+
+async def _writer_json(request: Request) -> dict[str, Any]:
+    """The JSON body of a write: the token checked before the body is read, the CSRF value after."""
+    rec = _token(request)
+    data = await _json(request)
+    _check_csrf(request, rec, data)
+    return data
 
 
 class _Writer:
@@ -174,6 +200,11 @@ async def _form(request: Request) -> dict[str, Any]:
 
 
 async def _json(request: Request) -> dict[str, Any]:
+    """A JSON object body, sent as application/json: a no-cors `text/plain` POST from another
+    site's page (which needs no CORS preflight) is refused before its body is read."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/json" and not (ctype.startswith("application/") and ctype.endswith("+json")):
+        raise ServiceError(415, "the body must be JSON, sent with Content-Type: application/json")
     try:
         data = await request.json()
     except (ValueError, UnicodeDecodeError):
@@ -276,8 +307,7 @@ async def login(request: Request) -> Response:
 
 @router.post("/library/logout", include_in_schema=False)
 async def logout(request: Request) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    await _writer_form(request)
     resp = RedirectResponse("/library", status_code=303)
     resp.delete_cookie(COOKIE, path="/")
     return resp
@@ -334,8 +364,7 @@ def api_session(request: Request) -> Response:
 
 @router.post("/library/tags/add", include_in_schema=False)
 async def form_add(request: Request) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     name = (form.get("new_tag") or "").strip() or (form.get("tag") or "")
     pid = form.get("id") or ""
     with _Writer(request) as st:
@@ -345,8 +374,7 @@ async def form_add(request: Request) -> Response:
 
 @router.post("/library/tags/remove", include_in_schema=False)
 async def form_remove(request: Request) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     with _Writer(request) as st:
         _lib(library.remove_from_tag, st, form.get("tag") or "", [form.get("id") or ""])
     return RedirectResponse(_back(form, "/library"), status_code=303)
@@ -354,8 +382,7 @@ async def form_remove(request: Request) -> Response:
 
 @router.post("/library/tags/delete", include_in_schema=False)
 async def form_delete_tag(request: Request) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     with _Writer(request) as st:
         _lib(library.delete_tag, st, form.get("tag") or "")
     return RedirectResponse("/library", status_code=303)
@@ -363,8 +390,7 @@ async def form_delete_tag(request: Request) -> Response:
 
 @router.post("/library/dismiss", include_in_schema=False)
 async def form_dismiss(request: Request) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     pid = form.get("id") or ""
     with _Writer(request) as st:
         _lib(library.dismiss, st, [pid])
@@ -378,8 +404,7 @@ async def form_dismiss(request: Request) -> Response:
 @router.post("/library/undismiss", include_in_schema=False)
 async def form_undismiss(request: Request) -> Response:
     """Undo "Not interested": the paper may be recommended again."""
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     with _Writer(request) as st:
         _lib(library.undismiss, st, [form.get("id") or ""])
     back = _back(form, "/library")
@@ -389,8 +414,7 @@ async def form_undismiss(request: Request) -> Response:
 
 @router.post("/library/tags/rename", include_in_schema=False)
 async def form_rename_tag(request: Request) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     new = (form.get("new_name") or "").strip()
     with _Writer(request) as st:
         _lib(library.rename_tag, st, form.get("tag") or "", new)
@@ -407,8 +431,7 @@ def _search_url(ss: library.SavedSearch) -> str:
 
 @router.post("/library/saved", include_in_schema=False)
 async def form_save_search(request: Request) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     params = {k: form.get(k) for k in library.SAVED_PARAMS}
     params["lang"] = params.get("lang") or _lang(request)
     with _Writer(request) as st:
@@ -429,8 +452,7 @@ def saved_page(request: Request, key: str) -> Response:
 
 @router.post("/library/saved/{key}/seen", include_in_schema=False)
 async def form_seen(request: Request, key: str) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    form = await _writer_form(request)
     with _Writer(request) as st:
         ss = _lib(library.mark_seen, st, key)
     return RedirectResponse(_back(form, f"/saved/{ss.id}"), status_code=303)
@@ -438,8 +460,7 @@ async def form_seen(request: Request, key: str) -> Response:
 
 @router.post("/library/saved/{key}/delete", include_in_schema=False)
 async def form_delete_saved(request: Request, key: str) -> Response:
-    form = await _form(request)
-    require_writer(request, form)
+    await _writer_form(request)
     with _Writer(request) as st:
         _lib(library.delete_saved, st, key)
     return RedirectResponse("/library", status_code=303)
@@ -449,18 +470,12 @@ async def form_delete_saved(request: Request, key: str) -> Response:
 
 
 def _related(request: Request, text: str, k: int, params: dict[str, Any]) -> R.Related:
-    if len(text) > MAX_BODY_TEXT:
-        raise ServiceError(400, f"the text is longer than {MAX_BODY_TEXT:,} characters")
     filters = Filters(
         category=params.get("category") or None,
         date_from=params.get("from") or None,
         date_to=params.get("to") or None,
     )
-    with _pool(request).searcher() as s:
-        try:
-            return R.related(s.store, text, k, searcher=s, filters=filters)
-        except ValueError as e:  # a bad filter value (QueryError)
-            raise ServiceError(400, str(e)) from None
+    return service.related(_pool(request), text, k, filters)
 
 
 @router.get("/related", response_class=HTMLResponse, include_in_schema=False)
@@ -600,10 +615,7 @@ async def api_related(request: Request) -> Response:
     text = data.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ServiceError(400, "text: paste an abstract or a paragraph")
-    k = data.get("k", 20)
-    if not isinstance(k, int) or not 1 <= k <= 100:
-        raise ServiceError(400, "k: an integer from 1 to 100")
-    res = _related(request, text, k, data)
+    res = _related(request, text, data.get("k", 20), data)
     out = res.to_dict()
     out["hits"] = [
         {
@@ -648,8 +660,7 @@ def _ids_of(data: dict[str, Any]) -> list[str]:
 
 @router.post("/api/tags/{name}/papers", include_in_schema=False)
 async def api_tag_add(request: Request, name: str) -> Response:
-    data = await _json(request)
-    require_writer(request, data)
+    data = await _writer_json(request)
     ids = _ids_of(data)
     with _Writer(request) as st:
         added = _lib(library.add_to_tag, st, name, ids)
@@ -676,8 +687,7 @@ def api_tag_delete(request: Request, name: str) -> Response:
 
 @router.post("/api/dismissed", include_in_schema=False)
 async def api_dismiss(request: Request) -> Response:
-    data = await _json(request)
-    require_writer(request, data)
+    data = await _writer_json(request)
     with _Writer(request) as st:
         return _ok({"dismissed": _lib(library.dismiss, st, _ids_of(data))})
 
@@ -693,8 +703,7 @@ def api_saved(request: Request) -> Response:
 
 @router.post("/api/saved", include_in_schema=False)
 async def api_save(request: Request) -> Response:
-    data = await _json(request)
-    require_writer(request, data)
+    data = await _writer_json(request)
     params = data.get("params") or {k: data.get(k) for k in library.SAVED_PARAMS}
     if not isinstance(params, dict):
         raise ServiceError(400, "params: an object (mode, category, from, to, venue, area, author, lang)")
@@ -745,7 +754,6 @@ def api_export(request: Request, format: str = "json", tag: str | None = None) -
 
 @router.post("/api/library/import", include_in_schema=False)
 async def api_import(request: Request) -> Response:
-    data = await _json(request)
-    require_writer(request, data)
+    data = await _writer_json(request)
     with _Writer(request) as st:
         return _ok(_lib(library.import_json, st, data))

@@ -51,6 +51,8 @@ from pathlib import Path
 from ..settings import Settings
 
 GRACE = 5  # seconds requests in flight get to finish after SIGTERM
+HEADER_TIMEOUT = 10.0  # seconds a connection gets to send a request's headers (--header-timeout)
+BODY_TIMEOUT = 30.0  # seconds, after its headers, to send the whole body (--body-timeout)
 STOP_SLACK = 3  # after GRACE, seconds before a worker that has not exited is killed
 SWITCH_INTERVAL = 0.001  # a worker's GIL hand-over (default 5 ms): the event loop answers sooner
 MAX_RESTARTS = 5  # worker deaths within RESTART_WINDOW before the supervisor gives up
@@ -75,6 +77,8 @@ class ServeOptions:
     pool: int | None = None  # searchers per worker
     warm: bool = True
     log_level: str = "info"
+    header_timeout: float = HEADER_TIMEOUT
+    body_timeout: float = BODY_TIMEOUT
 
     @property
     def data_dir(self) -> Path:
@@ -113,14 +117,71 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
 def _uvicorn_config(app, st: ServeOptions):
     import uvicorn
 
-    return uvicorn.Config(
+    from .limits import RedactTokens
+
+    config = uvicorn.Config(
         app,
         host=st.host,
         port=st.port,
         log_level=st.log_level,
         access_log=st.log_level == "info",
         timeout_graceful_shutdown=GRACE,
+        http=timed_protocol(st.header_timeout, st.body_timeout),
     )
+    # after Config, which configures uvicorn's loggers: no token of a refused URL in the log
+    logging.getLogger("uvicorn.access").addFilter(RedactTokens())
+    return config
+
+
+def timed_protocol(header_timeout: float, body_timeout: float):
+    """uvicorn's HTTP protocol (httptools) with deadlines a client must meet: its headers
+    within `header_timeout` s of connecting (or of its request's first byte on a kept-alive
+    connection), then its body within `body_timeout` s, else the connection is closed.
+    uvicorn closes idle kept-alive connections but not one that is opened and never finishes
+    its headers or body: each such connection would hold a socket and memory forever
+    (slowloris)."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class TimedHttp(HttpToolsProtocol):
+        _deadline = None
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _expire(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                log.info("closed a connection that did not finish its request in time")
+                self.transport.close()
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm(header_timeout)
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self._deadline is None:
+                self._arm(header_timeout)
+
+        def on_headers_complete(self) -> None:
+            super().on_headers_complete()
+            self._arm(body_timeout)
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._disarm()
+
+    return TimedHttp
 
 
 # --- one process ----------------------------------------------------------------------------

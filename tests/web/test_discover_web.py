@@ -111,7 +111,9 @@ def test_related_api_and_page(site):
     assert len(body["hits"]) == 5 and "grasping" in body["key_terms"]
     assert c.post("/api/related", json={"text": ""}).status_code == 400
     assert c.post("/api/related", json={"text": "x", "k": 0}).status_code == 400
-    assert c.post("/api/related", content=b"not json").status_code == 400
+    assert c.post("/api/related", content=b"not json", headers={"content-type": "application/json"}).status_code == 400
+    # a no-cors POST from another site's page is text/plain: JSON endpoints refuse it unread
+    assert c.post("/api/related", content=b'{"text": "x"}', headers={"content-type": "text/plain"}).status_code == 415
     page = c.post("/related", data={"text": text}).text
     assert 'data-testid="related-results"' in page and page.count('class="card"') >= 5
 

@@ -1,0 +1,165 @@
+"""What a request may cost before the app does any work for it: the outer ASGI layer.
+
+A request reaches the endpoints only after these checks, each cheap and made before a byte of
+the body is read:
+
+* **Cross-site requests are refused** (403) unless they are a top-level GET navigation (a link
+  to a search from another page must keep working). A page on another site could otherwise
+  make its visitors' browsers spend this server's searchers with ``<img>`` GETs and no-cors
+  ``text/plain`` POSTs; it cannot read the answers (there is no CORS), but every search costs
+  a searcher. The browser says where a request comes from in ``Sec-Fetch-Site``; browsers too
+  old to send it send ``Origin`` on cross-origin POSTs and CORS requests. Clients that are not
+  browsers (curl, scripts, feed readers) send neither and are not affected. Static files are
+  exempt: they cost nothing.
+* **A token in the URL is refused** (400): URLs end up in access logs, browser history and
+  Referer headers; the token belongs in ``Authorization: Bearer``. (The access log also
+  redacts it: :class:`RedactTokens`.)
+* **Bodies are bounded while they are read**: a declared ``Content-Length`` over the path's
+  limit is a 413 at once, and a body sent without one (chunked) is counted as it arrives and
+  cut off at the limit, so no request makes a worker hold more than the limit in memory. The
+  endpoints that write check the token before they read the body (web/discover.py).
+
+It also records the request's client address (:data:`CLIENT`) for the searcher pool, which
+serves waiting requests client by client (``service.FairGate``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+from starlette.exceptions import HTTPException
+
+from ..service import CLIENT
+
+MAX_BODY = 1 << 20  # bytes of a request body: a pasted text (20,000 characters), a form, a list of ids
+# Paths with a larger body: a library export being imported back (tags, saved searches, ids).
+BODY_LIMITS = {"/api/library/import": 32 << 20}
+EXEMPT = ("/static/", "/favicon.ico")  # what a page on another site may embed: it costs nothing
+TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "auth", "authorization", "bearer"})
+TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}")  # library.TOKEN_PREFIX + token_urlsafe
+
+
+def body_limit(path: str) -> int:
+    return BODY_LIMITS.get(path, MAX_BODY)
+
+
+def _header(scope, name: bytes) -> str | None:
+    for k, v in scope.get("headers", ()):
+        if k == name:
+            return v.decode("latin-1")
+    return None
+
+
+def cross_site(scope) -> bool:
+    """True when a browser says this request comes from another site and it is not a plain
+    navigation to a page (following a link, typing the URL). ``same-site`` (another port or
+    subdomain of this host) counts as another site: it is another origin."""
+    site = _header(scope, b"sec-fetch-site")
+    method = scope.get("method", "GET")
+    if site is not None:
+        if site in ("same-origin", "none"):
+            return False
+        navigation = _header(scope, b"sec-fetch-mode") == "navigate" and _header(scope, b"sec-fetch-dest") in (
+            "document",
+            None,
+        )
+        return not (navigation and method in ("GET", "HEAD"))
+    origin = _header(scope, b"origin")
+    if not origin or origin == "null":  # no-referrer pages send "null" for their own forms
+        return False
+    return urlsplit(origin).netloc.lower() != (_header(scope, b"host") or "").lower()
+
+
+def token_in_query(query: bytes) -> bool:
+    if not query:
+        return False
+    for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if k.lower() in TOKEN_PARAMS or TOKEN_VALUE.search(v):
+            return True
+    return False
+
+
+class TooLarge(HTTPException):
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is larger than {limit:,} bytes")
+
+
+class Limits:
+    """The ASGI layer described in the module docstring; inside the Guard (so its answers carry
+    the security headers), outside FastAPI."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        client = scope.get("client")
+        CLIENT.set(client[0] if client else "local")
+        path = scope.get("path", "")
+        api = path.startswith("/api/") or path.endswith(".json")
+        if token_in_query(scope.get("query_string", b"")):
+            return await _refuse(
+                scope, send, 400, "a token is never accepted in the URL: send it as Authorization: Bearer TOKEN", api
+            )
+        if not path.startswith(EXEMPT) and cross_site(scope):
+            return await _refuse(scope, send, 403, "this server does not answer requests made by other sites", api)
+        limit = body_limit(path)
+        declared = _header(scope, b"content-length")
+        if declared is not None:
+            try:
+                too_large = int(declared) > limit
+            except ValueError:
+                return await _refuse(scope, send, 400, "Content-Length is not a number", api)
+            if too_large:
+                return await _refuse(scope, send, 413, TooLarge(limit).detail, api)
+        seen = 0
+
+        async def bounded_receive():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:  # FastAPI's handler turns it into the 413 page or JSON
+                    raise TooLarge(limit)
+            return message
+
+        await self.app(scope, bounded_receive, send)
+
+
+async def _refuse(scope, send, status: int, message: str, api: bool) -> None:
+    """A short answer without the app: JSON for the API, plain text for pages."""
+    if api:
+        body = json.dumps({"error": {"status": status, "message": message}}).encode()
+        ctype = b"application/json"
+    else:
+        body = f"{status}: {message}\n".encode()
+        ctype = b"text/plain; charset=utf-8"
+    headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class RedactTokens(logging.Filter):
+    """Access-log lines without a token: uvicorn logs each request's path with its query
+    string (args: client, method, path, version, status); a token there is replaced."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
+            record.args = (*args[:2], redact(args[2]), *args[3:])
+        return True
+
+
+def redact(path: str) -> str:
+    base, _, query = path.partition("?")
+    parts = []
+    for item in query.split("&"):
+        k, eq, v = item.partition("=")
+        if k.lower() in TOKEN_PARAMS:
+            v = "REDACTED"
+        parts.append(k + eq + TOKEN_VALUE.sub("REDACTED", v))
+    return base + "?" + "&".join(parts)
