@@ -420,3 +420,54 @@ def test_likely_first_puts_saved_search_matches_before_the_listing(store):
     assert picked[0].id == target.id  # the saved search's new match first
     assert {p.id for p in day} <= {p.id for p in picked}
     assert len(picked) == len({p.id for p in picked})
+
+
+def test_on_demand_through_the_api_needs_a_token_and_the_layer(store, stub):
+    from fastapi.testclient import TestClient
+
+    from paperdex import library
+    from paperdex.web.app import create_app
+
+    pid = papers(store, 1)[0].id
+    token = library.create_token(store, "test")
+    store.close()
+    on = Settings.from_env({}, data_dir=store.data_dir).replace(llm_url=stub.url, llm_model=MODEL, llm_key=KEY)
+    off = Settings.from_env({}, data_dir=store.data_dir)
+    auth = {"Authorization": f"Bearer {token}"}
+    for settings in (off, on):
+        app = create_app(store.data_dir, pool_size=1, settings=settings)
+        try:
+            with TestClient(app, base_url="http://localhost") as web:
+                assert web.post(f"/api/papers/{pid}/summary").status_code == 401  # no token: nothing asked
+                r = web.post(f"/api/papers/{pid}/summary", headers=auth)
+                if settings is off:
+                    assert r.status_code == 503 and "no language model" in r.json()["error"]["message"]
+                    continue
+                assert r.status_code == 200, r.text
+                assert r.json()["written"] == 1 and r.json()["summaries"]["zh"]["model"] == MODEL
+                assert web.post(f"/api/papers/{pid}/summary", headers=auth).json()["written"] == 0  # current
+                assert web.post("/api/papers/0000.00000/summary", headers=auth).status_code == 404
+                stub.queue(Reply(401))
+                r = web.post(f"/api/papers/{pid}/summary?force=1", headers=auth)
+                assert r.status_code == 502 and "refused the key" in r.text and KEY not in r.text
+                assert web.get(f"/api/papers/{pid}").json()["summaries"]["en"]["machine_written"] is True
+        finally:
+            app.state.pool.close()
+    assert len(stub.requests) == 2
+
+
+def test_a_reader_of_a_store_before_summaries_sees_none_and_changes_nothing(store):
+    import sqlite3
+
+    pid = papers(store, 1)[0].id
+    store.close()
+    conn = sqlite3.connect(store.data_dir / "paperdex.db")
+    conn.execute("DROP TABLE summaries")
+    conn.execute("PRAGMA user_version = 5")
+    conn.commit()
+    conn.close()
+    with Store(store.data_dir, readonly=True) as r:
+        assert r.summaries([pid]) == {} and r.summarized_since("2000-01-01") == 0
+        assert r.schema_version() == 5  # a reader does not migrate
+    with Store(store.data_dir) as w:  # a writer does
+        assert w.schema_version() == 6 and w.summaries([pid]) == {}

@@ -1,0 +1,54 @@
+"""On-demand summaries through the web API: `POST /api/papers/{id}/summary` asks the configured
+language model (summaries.py) for one paper's summaries now. It writes, so it takes a token
+like every write (web/discover.py's rules: a bearer token, or the sign-in cookie with its CSRF
+header); it answers 503 when the server has no model configured and 502 when the model cannot
+be used, with the reason and never the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from .. import service
+from .. import summaries as S
+from ..service import ServiceError
+from ..store import Store, StoreError
+from .discover import require_writer
+
+router = APIRouter()
+
+
+@router.post("/api/papers/{pid:path}/summary", include_in_schema=False)
+def summarize_now(request: Request, pid: str, force: bool = False, lang: str = "en,zh") -> JSONResponse:
+    """Write the paper's machine summaries with the server's language model (unless current
+    ones exist, or `force`), and return them as `GET /api/papers/{id}` does."""
+    require_writer(request)
+    langs = tuple(dict.fromkeys(x.strip() for x in lang.split(",") if x.strip()))
+    if not langs or set(langs) - set(S.LANGS):
+        raise ServiceError(400, f"lang takes {', '.join(S.LANGS)}, comma-separated")
+    settings = getattr(request.app.state, "settings", None)
+    try:
+        cfg = S.LLMConfig.from_settings(settings) if settings is not None else None
+    except ValueError as e:
+        raise ServiceError(503, f"the language model's settings: {e}") from None
+    if cfg is None:
+        raise ServiceError(503, "this server has no language model configured (PAPERDEX_LLM_URL, PAPERDEX_LLM_MODEL)")
+    paper = service.get_paper(request.app.state.pool, pid)  # 404 for an unknown id
+    try:
+        st = Store(request.app.state.pool.data_dir)
+    except StoreError as e:
+        raise ServiceError(503, f"this server cannot write: {e}") from None
+    with st:
+        p = st.get(paper.id) or paper
+        rep = S.run(st, [p], cfg, langs=langs, force=force)
+        if rep.stopped:
+            raise ServiceError(502, f"the language model could not be used: {rep.stopped}")
+        if rep.over_budget:
+            raise ServiceError(429, "today's summary budget is spent (PAPERDEX_LLM_PER_DAY)")
+        if rep.failed:
+            raise ServiceError(502, f"the language model's answer was not a summary: {rep.errors[0]}")
+        have = st.summaries([p.id]).get(p.id, {})
+    out: dict[str, Any] = {"id": p.id, "summaries": S.public(have), "written": rep.done, "tokens": rep.tokens}
+    return JSONResponse(out)
