@@ -274,6 +274,7 @@ def create_app(
     )
     app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else guard_hosts(st)
     app.state.pool = pool
+    app.state.settings = st  # what on-demand writes (web/summary_api.py) are configured with
     # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
@@ -718,4 +719,7 @@ def create_app(
     from .discover import router as discover  # library, recommendations, feeds: web/discover.py
 
     app.include_router(discover)
+    from .summary_api import router as summary_api  # on-demand machine summaries (optional layer)
+
+    app.include_router(summary_api)
     return app
