@@ -26,8 +26,6 @@ install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	@test -d $(VENV) || { echo "==> creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
-	@echo "==> updating pip"
-	@$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
 	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
 	$(call ticking,$(PIP) -e .)
 	@$(BIN)/python -c "import paperdex.cli" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; }
