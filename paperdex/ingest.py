@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .paper import Paper, RecordError, paper_from_dict
+from .sources.jsonl import from_snapshot, is_snapshot
 from .store import IngestSummary, Store, StoreError
 
 Progress = Callable[[int], None]
@@ -101,6 +102,8 @@ class _Reader:
 def _check_paper(rec, where: str, errors: list[str], notes: list[str] | None) -> Paper | None:
     got: list[str] = []
     try:
+        if is_snapshot(rec):  # the arXiv metadata snapshot's shape, read as what it means
+            rec = from_snapshot(rec)
         p = paper_from_dict(rec, notes=got)
     except RecordError as e:
         errors.append(f"{where}: {e}")

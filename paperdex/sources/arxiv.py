@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 import click
 import feedparser
 
-from ..latex import decode_name
+from ..latex import decode_accents, decode_name
 from ..paper import ARXIV_ID, Paper
 from ..store import IngestSummary, Store
 from .http import HttpClient, SourceError, UnreadableResponse
@@ -156,6 +156,21 @@ def normalise_id(text: str) -> str | None:
 
 _SUFFIX = re.compile(r"^(?:jr|sr|i{2,3}|iv)\.?$", re.I)
 _AND = re.compile(r"(?:^|\s+)and(?=\s|$)")
+_ET_AL = re.compile(r"^(?:and\s+)?et(?:\.\s*|\s+)al\.?$|^others$", re.I)
+# "ATLAS Collaboration: G. Aad, B. Abbott" / "The CMS Collaboration: ..." / "for the LIGO
+# Scientific Collaboration": a group the authors sign for, not an author
+_COLLAB_PREFIX = re.compile(r"^\s*((?:the\s+)?[^,:;]{0,80}?\bcollaborations?)\s*:\s*", re.I)
+
+
+def collaboration(raw: str | None) -> str | None:
+    """The collaboration an author list opens with ("ATLAS Collaboration: ..."), if any."""
+    m = _COLLAB_PREFIX.match(raw or "")
+    return " ".join(m.group(1).split()) if m else None
+
+
+def cut_author_list(raw: str | None) -> bool:
+    """Whether an arXiv author string ends in "et al." (the list was cut by the submitter)."""
+    return bool(re.search(r"(?:^|[,\s])et(?:\.\s*|\s+)al\.?\s*$", raw or "", re.I))
 
 
 def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
@@ -163,19 +178,22 @@ def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
     ``arXivRaw`` ``<authors>``): commas and "and" separate authors, text in parentheses is the
     affiliation of the author before it ("C. Neri (Lloyds Banking Group, London, UK)" is one
     author), a bare suffix ("Jr.") belongs to the name before it, and TeX accents are decoded.
+    A leading "X Collaboration:" and a trailing "et al." are not authors (see
+    :func:`collaboration` and :func:`cut_author_list`).
     Returns (names, affiliations), aligned; an author without one has None."""
     names: list[str] = []
     affs: list[str | None] = []
     buf: list[str] = []
     paren: list[str] = []
     depth = 0
+    raw = _COLLAB_PREFIX.sub("", raw, count=1)
 
     def flush() -> None:
         text = "".join(buf)
         buf.clear()
         for piece in _AND.split(text):
-            piece = " ".join(piece.split()).strip(" ;")
-            if not piece:
+            piece = re.sub(r"\s+et(?:\.\s*|\s+)al\.?$", "", " ".join(piece.split()).strip(" ;"), flags=re.I)
+            if not piece or _ET_AL.match(piece):
                 continue
             if _SUFFIX.match(piece) and names:
                 names[-1] = f"{names[-1]} {piece}"
@@ -209,6 +227,31 @@ def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
     decoded = [decode_name(n) for n in names]
     keep = [i for i, n in enumerate(decoded) if n]
     return [decoded[i] for i in keep], [decode_name(affs[i]) if affs[i] else None for i in keep]
+
+
+def abstract_text(raw: str | None) -> str:
+    """An arXiv abstract with its paragraphs: arXiv wraps abstract lines and starts a new
+    paragraph with an indented line, so a line break followed by spaces is a paragraph break
+    (kept as a blank line) and any other line break is a space."""
+    raw = (raw or "").strip("\n")
+    if "\n" not in raw.strip():
+        return _ws(raw)
+    paragraphs: list[list[str]] = [[]]
+    for line in raw.split("\n"):
+        if not line.strip():
+            if paragraphs[-1]:
+                paragraphs.append([])
+            continue
+        if line[:1].isspace() and paragraphs[-1]:
+            paragraphs.append([])
+        paragraphs[-1].append(line)
+    return "\n\n".join(_ws(" ".join(p)) for p in paragraphs if p)
+
+
+def title_text(raw: str | None) -> str:
+    """A title on one line (the snapshot and OAI wrap long titles), TeX accents outside math
+    decoded (``M\\"obius`` -> ``Möbius``); math and other TeX kept as written."""
+    return decode_accents(_ws(raw))
 
 
 def _extra(**fields: object) -> dict:
@@ -291,7 +334,7 @@ def oai_record(rec: ET.Element) -> Paper:
     aid, _ = _strip_version(text("id"))
     if not ARXIV_ID.match(aid):
         raise ValueError(f"bad arXiv id {aid!r}")
-    title = text("title")
+    title = title_text(text("title"))
     if not title:
         raise ValueError("empty title")
     affs: list[str | None] = []
@@ -304,11 +347,13 @@ def oai_record(rec: ET.Element) -> Paper:
             raise ValueError("no <version> elements")
         published, updated, version = versions[0][1], versions[-1][1], versions[-1][0] or None
         authors, affs = split_authors(text("authors"))
+        collab, cut = collaboration(text("authors")), cut_author_list(text("authors"))
     else:
         created = text("created")
         if created and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", created):
             raise ValueError(f"bad date {created!r}")
         published, updated, version = None, created or None, None
+        collab, cut = None, False
         authors = []
         for a in meta.findall("arXiv:authors/arXiv:author", NS):
             parts = [_ws(a.findtext(f"arXiv:{t}", "", NS)) for t in ("forenames", "keyname", "suffix")]
@@ -324,12 +369,14 @@ def oai_record(rec: ET.Element) -> Paper:
         report_no=text("report-no"),
         license=text("license"),
         affiliations=affs if any(affs) else None,
+        collaboration=collab,
     )
     return Paper(
         id=aid,
         title=title,
         authors=authors,
-        abstract=text("abstract"),
+        authors_truncated=cut,
+        abstract=abstract_text(meta.findtext(f"{ns}:abstract", "", NS)),
         categories=text("categories").split(),
         published=published,
         updated=updated,
@@ -452,10 +499,24 @@ def _oai_error(page: OaiPage, set_spec: str) -> str:
     return msg
 
 
+# Categories arXiv keeps under two names (its category taxonomy's aliases): a paper listed as
+# math.NA is in the set cs:cs:NA too, and a harvest of cs.NA must keep it.
+ALIASES = {
+    "cs.NA": "math.NA",
+    "cs.SY": "eess.SY",
+    "cs.IT": "math.IT",
+    "math.MP": "math-ph",
+    "q-fin.EC": "econ.GN",
+    "math.ST": "stat.TH",
+}
+ALIASES.update({v: k for k, v in list(ALIASES.items())})
+
+
 def _in_categories(p: Paper, wanted: list[str]) -> bool:
     if not wanted:
         return True
-    for c in p.categories:
+    cats = {*p.categories, *(ALIASES[c] for c in p.categories if c in ALIASES)}
+    for c in cats:
         for w in wanted:
             if c == w or ("." not in w and c.split(".")[0] == w):
                 return True
@@ -502,7 +563,7 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
     aid, version = _strip_version(m.group(1))
     if not ARXIV_ID.match(aid):
         raise ValueError(f"bad arXiv id {aid!r}")
-    title = _ws(e.get("title"))
+    title = title_text(e.get("title"))
     if not title:
         raise ValueError("empty title")
     primary = (e.get("arxiv_primary_category") or {}).get("term")
@@ -514,7 +575,7 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
         id=aid,
         title=title,
         authors=[decode_name(_ws(a.get("name"))) for a in e.get("authors", []) if _ws(a.get("name"))],
-        abstract=_ws(e.get("summary")),
+        abstract=abstract_text(e.get("summary")),
         categories=list(dict.fromkeys(cats)),
         published=(e.get("published") or "")[:10] or None,
         updated=(e.get("updated") or "")[:10] or None,
@@ -617,6 +678,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
         abstract = _ws(e.get("summary"))
         abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", abstract)
         authors, affs = split_authors(e.get("author", ""))
+        collab, cut = collaboration(e.get("author", "")), cut_author_list(e.get("author", ""))
         entry_day = day or _local_day(e.get("published"))
         extra = _extra(
             version=version,
@@ -625,12 +687,14 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
             journal_ref=_ws(e.get("arxiv_journal_reference")),
             license=_ws(e.get("rights")),
             affiliations=affs if any(affs) else None,
+            collaboration=collab,
         )
         papers.append(
             Paper(
                 id=aid,
-                title=_ws(e.get("title")),
+                title=title_text(e.get("title")),
                 authors=authors,
+                authors_truncated=cut,
                 abstract=abstract,
                 categories=[t["term"] for t in e.get("tags", []) if t.get("term")],
                 listed=entry_day if kind in ("new", "cross") else None,

@@ -1,14 +1,100 @@
 """JSON Lines / JSON files of paper records (arXiv metadata dumps and paperdex's own exports).
 
 They are read by :func:`paperdex.ingest.ingest_file`, which streams big files with progress
-and strict checks; this module only registers the record source name ``file`` with its merge
-ranks: trusted nearly as much as arXiv itself (they are copies of its metadata), more than
-arXiv's RSS listing.
+and strict checks; this module registers the record source name ``file`` with its merge
+ranks (trusted nearly as much as arXiv itself: they are copies of its metadata, more than
+arXiv's RSS listing) and reads the arXiv metadata snapshot's records (:func:`from_snapshot`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from .registry import Source, register
+
+
+def is_snapshot(rec: Any) -> bool:
+    """A record of the arXiv metadata snapshot (the JSON Lines bulk dump: ``authors`` as one
+    string, ``categories`` space-separated, ``versions`` with RFC 822 dates), not paperdex's own
+    record format."""
+    return (
+        isinstance(rec, dict)
+        and isinstance(rec.get("authors"), str)
+        and any(k in rec for k in ("versions", "update_date", "authors_parsed", "submitter"))
+    )
+
+
+def from_snapshot(rec: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot record as a paperdex record: every author (affiliations in parentheses
+    split off, TeX accents decoded, no "et al."), every category, the first version's day as
+    ``published`` and the last one's as ``updated``, the title on one line with its accents
+    decoded, abstract paragraphs kept. Fields of the wrong type are left for
+    :func:`paperdex.paper.paper_from_dict` to refuse with their name."""
+    from ..paper import RecordError
+    from .arxiv import (
+        _rfc_day,
+        abstract_text,
+        collaboration,
+        cut_author_list,
+        split_authors,
+        title_text,
+    )
+
+    out: dict[str, Any] = {"id": rec.get("id")}
+    title = rec.get("title")
+    out["title"] = title_text(title) if isinstance(title, str) else title
+    abstract = rec.get("abstract")
+    out["abstract"] = abstract_text(abstract) if isinstance(abstract, str) else abstract
+    authors = rec.get("authors")
+    extra: dict[str, Any] = {}
+    if isinstance(authors, str):
+        names, affs = split_authors(authors)
+        out["authors"] = names
+        out["authors_truncated"] = cut_author_list(authors)
+        if any(affs):
+            extra["affiliations"] = affs
+        if collab := collaboration(authors):
+            extra["collaboration"] = collab
+    else:
+        out["authors"] = authors
+    cats = rec.get("categories")
+    out["categories"] = cats.split() if isinstance(cats, str) else cats
+    versions = rec.get("versions") or []
+    if not isinstance(versions, list):
+        raise RecordError(f"'versions' must be a list of {{version, created}}, got {type(versions).__name__}")
+    days = []
+    for i, v in enumerate(versions):
+        created = v.get("created") if isinstance(v, dict) else None
+        if not isinstance(created, str):
+            raise RecordError(f"'versions[{i}].created' must be a date string")
+        try:
+            days.append(_rfc_day(created))
+        except ValueError as e:
+            raise RecordError(f"'versions[{i}].created': {e}") from None
+    if days:
+        out["published"], out["updated"] = days[0], days[-1]
+        last = versions[-1].get("version")
+        if isinstance(last, str):
+            extra["version"] = last
+    elif isinstance(rec.get("update_date"), str):
+        out["updated"] = rec["update_date"]
+    comment = rec.get("comments")
+    out["comment"] = " ".join(comment.split()) if isinstance(comment, str) else comment
+    for key, name in (
+        ("journal-ref", "journal_ref"),
+        ("doi", "doi"),
+        ("report-no", "report_no"),
+        ("license", "license"),
+    ):
+        v = rec.get(key)
+        if isinstance(v, str) and v.strip():
+            extra[name] = " ".join(v.split())
+    if isinstance(rec.get("submitter"), str):
+        extra["submitter"] = rec["submitter"]
+    if extra:
+        out["extra"] = {"arxiv": extra}
+    return out
+
 
 SOURCE = "file"
 
