@@ -397,41 +397,43 @@ def run(
             raise LLMError("stopped")
         return cl.summarize(p, langs)
 
+    # not a `with` block: on Ctrl-C the run returns at once instead of waiting out requests in flight
+    pool = ThreadPoolExecutor(max_workers=max(1, cfg.concurrency), thread_name_prefix="summaries")
     try:
-        with ThreadPoolExecutor(max_workers=max(1, cfg.concurrency), thread_name_prefix="summaries") as pool:
-            pending: dict[Future, Paper] = {}
-            queue = iter(todo)
-            while True:
-                while not stop.is_set() and len(pending) < max(1, cfg.concurrency):
-                    p = next(queue, None)
-                    if p is None:
-                        break
-                    pending[pool.submit(one, p)] = p
-                if not pending:
+        pending: dict[Future, Paper] = {}
+        queue = iter(todo)
+        while True:
+            while not stop.is_set() and len(pending) < max(1, cfg.concurrency):
+                p = next(queue, None)
+                if p is None:
                     break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    p = pending.pop(fut)
-                    try:
-                        body, tokens = fut.result()
-                    except LLMError as e:
-                        if not stop.is_set():
-                            rep.stopped = cl.redact(str(e))
-                            stop.set()
-                        continue
-                    except ReplyError as e:
-                        rep.failed += 1
-                        rep.errors.append(f"{p.id}: {cl.redact(str(e))}")
-                        log.warning("summary of %s skipped: %s", p.id, cl.redact(str(e)))
-                    else:
-                        per_lang = max(1, len(body))
-                        for lang, fields in body.items():
-                            store.put_summary(p.id, lang, cfg.model, text_hash(p), fields, tokens // per_lang)
-                        rep.done += 1
-                        rep.tokens += tokens
-                    if progress:
-                        progress(rep)
+                pending[pool.submit(one, p)] = p
+            if not pending:
+                break
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                p = pending.pop(fut)
+                try:
+                    body, tokens = fut.result()
+                except LLMError as e:
+                    if not stop.is_set():
+                        rep.stopped = cl.redact(str(e))
+                        stop.set()
+                    continue
+                except ReplyError as e:
+                    rep.failed += 1
+                    rep.errors.append(f"{p.id}: {cl.redact(str(e))}")
+                    log.warning("summary of %s skipped: %s", p.id, cl.redact(str(e)))
+                else:
+                    per_lang = max(1, len(body))
+                    for lang, fields in body.items():
+                        store.put_summary(p.id, lang, cfg.model, text_hash(p), fields, tokens // per_lang)
+                    rep.done += 1
+                    rep.tokens += tokens
+                if progress:
+                    progress(rep)
     finally:
+        pool.shutdown(wait=False, cancel_futures=True)
         if own:
             cl.close()
     return rep

@@ -471,3 +471,10 @@ def test_a_reader_of_a_store_before_summaries_sees_none_and_changes_nothing(stor
         assert r.schema_version() == 5  # a reader does not migrate
     with Store(store.data_dir) as w:  # a writer does
         assert w.schema_version() == 6 and w.summaries([pid]) == {}
+
+
+def test_the_client_sends_nothing_to_another_host(stub):
+    cl = client(config(stub))
+    with pytest.raises(S.LLMError, match="only 127.0.0.1"):
+        cl.http.post("http://example.invalid/v1/chat/completions", json={})
+    assert stub.requests == []
