@@ -695,8 +695,20 @@ POINTER = "lexical.json"
 
 def publish(store: Store, index: LexIndex | None = None) -> LexIndex:
     """Build (unless given) and publish a snapshot: arrays into a new folder, then the
-    pointer file replaced atomically. Readers holding the previous snapshot keep it."""
-    index = index or build(store, load(store))
+    pointer file replaced atomically. Readers holding the previous snapshot keep it. Under
+    the data directory's publish lock (paperdex.snapshots): another writer's pruning never
+    removes this one's folder, and an older generation never replaces a newer one."""
+    from .snapshots import publish_lock
+
+    with publish_lock(store.data_dir):
+        index = index or build(store, load(store))
+        published = load(store)
+        if published is not None and published.generation > index.generation:
+            return published  # a writer that waited for the lock built from an older state
+        return _publish(store, index)
+
+
+def _publish(store: Store, index: LexIndex) -> LexIndex:
     d = store.data_dir
     name = f"lexical.{index.generation}.{os.getpid()}"
     tmp = d / (name + ".tmp")

@@ -645,13 +645,17 @@ class Store:
         what was written. Writers call it when they finish a command; it costs little when
         nothing changed (only changed papers are tokenised again)."""
         from . import lexical, vectors
+        from .snapshots import publish_lock
 
-        current = lexical.load(self)
-        if current is None or current.generation != self.generation():
-            lexical.publish(self, lexical.build(self, current))
-        ptr = vectors.published(self)
-        if self.model and (ptr is None or ptr.get("epoch") != self.vectors_epoch() or ptr.get("model") != self.model):
-            vectors.publish(self)
+        with publish_lock(self.data_dir):  # one publisher at a time; what is published is read under it
+            current = lexical.load(self)
+            if current is None or current.generation != self.generation():
+                lexical.publish(self, lexical.build(self, current))
+            ptr = vectors.published(self)
+            if self.model and (
+                ptr is None or ptr.get("epoch") != self.vectors_epoch() or ptr.get("model") != self.model
+            ):
+                vectors.publish(self)
 
     # --- identity and change counter (what derived indexes are keyed to) --------------
     def store_id(self) -> str:
@@ -730,7 +734,9 @@ class Store:
 
 def prune_snapshots(d: Path, prefix: str, current: str) -> None:
     """Remove old published index folders; the newest previous one stays for readers that
-    still map it, and unfinished ``.tmp`` folders go."""
+    still map it, and unfinished ``.tmp`` folders go. Called under the publish lock
+    (paperdex.snapshots), so a ``.tmp`` is never one another writer is still filling: every
+    live publisher holds the lock while it has one."""
     olds = [p for p in d.glob(prefix + "*") if p.is_dir() and p.name != current]
     olds.sort(key=lambda p: p.stat().st_mtime, reverse=True)
     for p in olds:
