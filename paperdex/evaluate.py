@@ -22,7 +22,8 @@ def load_queries(path: str | Path) -> list[dict]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
-                raise EvalError(f"{path}:{lineno}: invalid JSON: {e.msg}") from None
+                msg = e.msg.removesuffix(" at")  # json's message ends "... at", the position in its fields
+                raise EvalError(f"{path}:{lineno}: invalid JSON at column {e.colno}: {msg}") from None
             if not isinstance(rec, dict) or not isinstance(rec.get("query"), str) or not rec.get("relevant"):
                 raise EvalError(f'{path}:{lineno}: expected {{"query": str, "relevant": [ids]}}')
             out.append(rec)
