@@ -73,9 +73,17 @@ def _settings(ctx: click.Context) -> Settings:
         raise _fail(e) from None
 
 
-def _store(ctx: click.Context, readonly: bool = False) -> Store:
+def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> Store:
+    """The data directory's store. Only `ingest`, `demo` and `init` make one (create=True): any
+    other writer given a directory without a store (a mistyped --data-dir) stops, rather than
+    leave a new empty store there and report success on it."""
+    data_dir = _settings(ctx).data_dir
+    if not readonly and not create and not (data_dir / "paperdex.db").is_file():
+        raise UserError(
+            f"no paperdex data in {data_dir} (run `paperdex ingest`, or `paperdex init` for an empty store, first)"
+        )
     try:
-        return Store(_settings(ctx).data_dir, readonly=readonly)
+        return Store(data_dir, readonly=readonly)
     except StoreError as e:
         raise _fail(e) from None
 
@@ -162,7 +170,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
             load_vectors_file(vectors)  # refuse a wrong file before ingesting anything
         except StoreError as e:
             raise _fail(e) from None
-    store = _store(ctx)
+    store = _store(ctx, create=True)
     total = IngestSummary()
     notes: list[str] = []
     given = {k: v for k, v in source_options.items() if v not in (None, (), False)}
@@ -268,7 +276,11 @@ class _write_errors:
 @click.option("--limit", type=int, help="Embed at most this many papers.")
 @click.option("--threads", type=click.IntRange(0), help="CPU threads for the model (default: $PAPERDEX_EMBED_THREADS).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
-@click.option("--reset", is_flag=True, help="Drop every vector first (to change models).")
+@click.option(
+    "--reset",
+    is_flag=True,
+    help="Drop every vector first. Not needed to change models: --model OTHER re-embeds while the old vectors serve.",
+)
 @click.option("--quiet", "-q", is_flag=True)
 @click.pass_context
 def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
@@ -278,14 +290,15 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
 
     settings = _settings(ctx).replace(model=model, embed_threads=threads)
     store = _store(ctx)
-    name = model or store.model or settings.model  # the store's model wins over the setting
+    # the store's model (or the one it is switching to) wins over the setting
+    name = model or store.get_state("model_next") or store.model or settings.model
     try:  # load the model before --reset drops anything: a model that cannot load costs nothing
         get_embedder(name, settings.embed_threads or None, device=device, allow_download=True)
     except EmbedError as e:
         raise _fail(e) from None
     if reset:
         store.reset_vectors()
-    todo = pending_count(store)
+    todo = pending_count(store, name)
     if limit is not None:
         todo = min(todo, limit)
     try:
@@ -301,8 +314,26 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
             )
     except (StoreError, EmbedError) as e:
         raise _fail(e) from None
-    click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")
+    nxt = store.get_state("model_next")
+    if nxt:
+        left = pending_count(store, nxt)
+        click.echo(
+            f"embedded {n} papers with {nxt}; {store.count() - left}/{store.count()} have its vectors, "
+            f"searches use {store.model} until all do (run embed again to go on)"
+        )
+    else:
+        click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")
     _build_index(store)
+
+
+@cli.command()
+@click.pass_context
+def init(ctx) -> None:
+    """Make an empty store in the data directory (`ingest` makes one too). Other commands that
+    write refuse a directory without one, so a mistyped --data-dir is an error, not a new store."""
+    store = _store(ctx, create=True)
+    store.publish()
+    click.echo(f"a paperdex store in {store.data_dir}: {store.count()} papers")
 
 
 @cli.command()
@@ -445,25 +476,37 @@ def _print_hits(res, explain: bool) -> None:
     from rich.text import Text
 
     console = Console(highlight=False, soft_wrap=False)
-    table = Table(show_lines=False, box=None, pad_edge=False)
-    table.add_column("#", justify="right", style="dim")
-    table.add_column("id", style="cyan", no_wrap=True)
-    table.add_column("date", style="dim", no_wrap=True)
-    table.add_column("title / authors")
-    if explain:
-        table.add_column("score (lexical | dense)", no_wrap=True)
     start = (res.page - 1) * res.per_page
-    for i, h in enumerate(res.hits, start=start + 1):
-        p = h.paper
-        cell = Text()
-        for seg, hit in h.title_marked:
-            cell.append(tty(seg), style="bold yellow" if hit else "bold")
-        cell.append("\n" + tty(_authors(p)), style="dim")
-        row = [str(i), tty(p.id), tty(p.date or ""), cell]
-        if explain:
-            row.append(_explain(h))
-        table.add_row(*row)
-    console.print(table)
+    if explain:
+        # one block per hit, its lines left to wrap as the terminal does: a fifth column left
+        # the title a few characters at 80 columns (and in a pipe), one word per line
+        console = Console(highlight=False, soft_wrap=True)
+        for i, h in enumerate(res.hits, start=start + 1):
+            p = h.paper
+            head = Text(f"{i:>2}. ", style="dim")
+            head.append(tty(p.id), style="cyan")
+            head.append(f"  {tty(p.date or '')}  ", style="dim")
+            head.append(_explain(h))
+            title = Text("    ")
+            for seg, hit in h.title_marked:
+                title.append(tty(seg), style="bold yellow" if hit else "bold")
+            console.print(head)
+            console.print(title)
+            console.print(Text("    " + tty(_authors(p)), style="dim"))
+    else:
+        table = Table(show_lines=False, box=None, pad_edge=False)
+        table.add_column("#", justify="right", style="dim")
+        table.add_column("id", style="cyan", no_wrap=True)
+        table.add_column("date", style="dim", no_wrap=True)
+        table.add_column("title / authors")
+        for i, h in enumerate(res.hits, start=start + 1):
+            p = h.paper
+            cell = Text()
+            for seg, hit in h.title_marked:
+                cell.append(tty(seg), style="bold yellow" if hit else "bold")
+            cell.append("\n" + tty(_authors(p)), style="dim")
+            table.add_row(str(i), tty(p.id), tty(p.date or ""), cell)
+        console.print(table)
     console.print(f"[dim]{res.total} results · page {res.page}/{res.pages} · {res.mode} · {res.took_ms:.0f} ms[/dim]")
 
 
@@ -476,7 +519,7 @@ def _authors(p: Paper, cut: int = 10) -> str:
 def _explain(h) -> str:
     lex = "-" if h.lexical_rank is None else f"#{h.lexical_rank} bm25={h.lexical_score:.2f}"
     den = "-" if h.dense_rank is None else f"#{h.dense_rank} cos={h.dense_score:.3f}"
-    return f"{h.score:.4f} ({lex} | {den})"
+    return f"score {h.score:.4f} (lexical {lex} | dense {den})"
 
 
 @cli.command()
@@ -485,8 +528,11 @@ def _explain(h) -> str:
 @click.pass_context
 def show(ctx, paper_id, as_json) -> None:
     """Show one paper with all its fields and sources."""
+    from .query import paper_ref
+
     store = _store(ctx, readonly=True)
-    p = store.get(paper_id.removeprefix("arXiv:"))
+    ref = paper_ref(paper_id)  # an arXiv URL, arXiv:ID or an arXiv DOI, as `search` takes them
+    p = store.get(ref[1] if ref and ref[0] == "id" else paper_id.strip())
     if p is None:
         raise _fail(KeyError(f"no paper with id {paper_id}"))
     if as_json:
@@ -559,7 +605,7 @@ def demo(ctx, host, port, no_serve) -> None:
     """Load the bundled sample (3,072 arXiv papers with their vectors), then serve the web UI."""
     from .ingest import import_vectors, ingest_file
 
-    store = _store(ctx)
+    store = _store(ctx, create=True)
     s = ingest_file(store, SAMPLE / "sample.jsonl.gz")
     click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
     if store.model in (None, "multilingual-e5-small") and store.vector_count() < store.count():

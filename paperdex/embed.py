@@ -574,12 +574,65 @@ def _embedder(name: str, threads: int | None, zh_adapter: bool, device: str, all
     return MODELS[name](threads=threads, zh_adapter=zh_adapter, device=device)
 
 
-def pending_count(store) -> int:
-    """Papers `embed` would work on: without a vector, or with one made from older text."""
-    return store.conn.execute(
-        "SELECT count(*) FROM papers p LEFT JOIN vectors v ON v.paper = p.rowid "
-        "WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
-    ).fetchone()[0]
+NEXT = "vectors_next"  # a switch's new vectors, filled while the old ones keep serving
+
+
+def _switching_to(store, name: str) -> bool:
+    """Whether embedding `name` into this store is a switch of models (its vectors are of
+    another model) rather than filling in vectors of its own one."""
+    return bool(store.model and store.model != name and store.vector_count())
+
+
+def _missing_sql(table: str) -> str:
+    return f"FROM papers p LEFT JOIN {table} v ON v.paper = p.rowid WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
+
+
+def _has_next(store) -> bool:
+    return (
+        store.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (NEXT,)).fetchone()
+        is not None
+    )
+
+
+def pending_count(store, model: str | None = None) -> int:
+    """Papers `embed` (with `model`, default the store's) would work on: without a vector, or
+    with one made from older text; in a switch of models, those without a new vector yet."""
+    if model and _switching_to(store, model):
+        if store.get_state("model_next") != model or not _has_next(store):
+            return store.count()
+        return store.conn.execute(f"SELECT count(*) {_missing_sql(NEXT)}").fetchone()[0]
+    return store.conn.execute(f"SELECT count(*) {_missing_sql('vectors')}").fetchone()[0]
+
+
+def _start_switch(store, name: str) -> None:
+    """Begin (or go on with) re-embedding every paper with `name` into a table of its own;
+    a switch to yet another model starts that table afresh. Writers only (`embed`)."""
+    with store.conn:
+        store.conn.execute("BEGIN IMMEDIATE")
+        if store.get_state("model_next") != name:
+            store.conn.execute(f"DROP TABLE IF EXISTS {NEXT}")
+        store.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {NEXT} (paper INTEGER PRIMARY KEY REFERENCES papers(rowid) "
+            "ON DELETE CASCADE, text_hash TEXT NOT NULL, vec BLOB NOT NULL)"
+        )
+        store.conn.execute("INSERT OR REPLACE INTO state VALUES ('model_next', ?)", (name,))
+
+
+def _finish_switch(store, name: str) -> bool:
+    """Put the new vectors in place of the old in one transaction, once every paper has a
+    current one (a paper edited meanwhile sends the caller back for it): a reader sees the
+    old model's vectors or the new one's, never a mix. False if some paper still lacks one."""
+    with store.conn:
+        store.conn.execute("BEGIN IMMEDIATE")
+        if store.conn.execute(f"SELECT count(*) {_missing_sql(NEXT)}").fetchone()[0]:
+            return False
+        store.conn.execute("DELETE FROM vectors")
+        store.conn.execute(f"INSERT INTO vectors (paper, text_hash, vec) SELECT paper, text_hash, vec FROM {NEXT}")
+        store.conn.execute(f"DROP TABLE {NEXT}")
+        store.conn.execute("DELETE FROM state WHERE key = 'model_next'")
+        store.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (name,))
+        store._bump_epoch()
+    return True
 
 
 def embed_store(
@@ -594,28 +647,49 @@ def embed_store(
     """Fill in missing vectors and replace stale ones (a vector whose text_hash is not its
     paper's: the text was edited, possibly while this ran), one committed batch at a time:
     interrupted, it resumes where it stopped. A paper edited again while its batch was being
-    embedded comes back in a later batch, so the run ends with every vector current. Refuses a
-    model other than the one the store's vectors came from."""
-    from .store import StoreError
+    embedded comes back in a later batch, so the run ends with every vector current.
 
-    name = model or store.model or DEFAULT_MODEL
-    if store.model and store.model != name and store.vector_count():
-        raise StoreError(
-            f"this store holds vectors from {store.model}; refusing to mix in {name}. "
-            f"Use --reset to re-embed everything with {name}."
-        )
+    A model other than the one the store's vectors came from is a switch: every paper is
+    embedded again into a table of its own (resumable, like the rest) while the old vectors
+    keep answering searches, and the new ones replace them in one transaction when all are
+    there. An interrupted switch goes on with a plain `embed` (the store remembers it)."""
+    from .store import quantize
+
+    name = model or store.get_state("model_next") or store.model or DEFAULT_MODEL
     check_model_name(name)
     emb = get_embedder(name, threads, device=device, allow_download=True)
+    switch = _switching_to(store, name)
+    if switch:
+        _start_switch(store, name)
     done = 0
     while limit is None or done < limit:
         n = batch_size if limit is None else min(batch_size, limit - done)
-        rows = store.missing_vectors(n)
+        if switch:
+            rows = store.conn.execute(
+                f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(NEXT)} ORDER BY p.rowid LIMIT ?", (n,)
+            ).fetchall()
+            if not rows and _finish_switch(store, name):
+                break
+        else:
+            rows = store.missing_vectors(n)
+            if not rows:
+                break
         if not rows:
-            break
+            continue
         vecs = emb.embed_docs([doc_text(r[2], r[3]) for r in rows])
-        store.add_vectors(name, [(r[0], r[1], v) for r, v in zip(rows, vecs, strict=True)])
+        items = [(r[0], r[1], v) for r, v in zip(rows, vecs, strict=True)]
+        if switch:
+            with store.conn:
+                store.conn.executemany(
+                    f"INSERT OR REPLACE INTO {NEXT} VALUES (?, ?, ?)",
+                    [(r, h, quantize(v).tobytes()) for r, h, v in items],
+                )
+        else:
+            store.add_vectors(name, items)
         done += len(rows)
         if progress:
             progress(len(rows))
+    if switch and store.get_state("model_next") == name:  # stopped by `limit` just as the last one came in
+        _finish_switch(store, name)
     store.publish()
     return done
