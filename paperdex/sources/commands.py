@@ -329,7 +329,9 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
 def export(ctx, terms, fmt, output, all_, venue, area, category, limit) -> None:
     """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), by a search
     query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
-    store = _store_from(ctx)
+    from ..cli import _store  # a reader: a mistyped --data-dir is an error, not a new empty store
+
+    store = _store(ctx, readonly=True)
     try:
         papers = select_papers(store, terms, all_=all_, venue=venue, area=area, category=category, limit=limit)
         text = bibtex.to_bibtex(papers)
