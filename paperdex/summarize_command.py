@@ -49,6 +49,8 @@ def summarize(ctx, ids, day, langs, force, url, model, per_day, concurrency, qui
             "no language model is configured: set PAPERDEX_LLM_URL and PAPERDEX_LLM_MODEL "
             "(or --url and --model); its key goes in $PAPERDEX_LLM_KEY"
         )
+    if not (settings.data_dir / "paperdex.db").is_file():  # a mistyped --data-dir makes no new store
+        raise UserError(f"no paperdex data in {settings.data_dir} (run `paperdex ingest` first)")
     with _store(ctx) as st:
         if ids:
             papers = []

@@ -478,3 +478,11 @@ def test_the_client_sends_nothing_to_another_host(stub):
     with pytest.raises(S.LLMError, match="only 127.0.0.1"):
         cl.http.post("http://example.invalid/v1/chat/completions", json={})
     assert stub.requests == []
+
+
+def test_a_mistyped_data_dir_is_refused_not_created(tmp_path, stub, monkeypatch):
+    monkeypatch.setenv("PAPERDEX_LLM_URL", stub.url)
+    monkeypatch.setenv("PAPERDEX_LLM_MODEL", MODEL)
+    res = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "typo"), "summarize"])
+    assert res.exit_code == 1 and "no paperdex data" in res.output
+    assert not (tmp_path / "typo").exists() and stub.requests == []
