@@ -534,7 +534,7 @@ def show(ctx, paper_id, as_json) -> None:
     ref = paper_ref(paper_id)  # an arXiv URL, arXiv:ID or an arXiv DOI, as `search` takes them
     p = store.get(ref[1] if ref and ref[0] == "id" else paper_id.strip())
     if p is None:
-        raise _fail(KeyError(f"no paper with id {paper_id}"))
+        raise UserError(f"no paper with id {tty(paper_id)}")
     if as_json:
         click.echo(json_text(p.to_dict()))
         return

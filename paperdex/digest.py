@@ -215,7 +215,10 @@ def build(
         s = searcher or Searcher(store)
         for ss in saved:
             nm = library.new_matches(s, ss, per_section)
-            if nm.count:
+            if nm.error:  # said in the digest, which still goes out with everything else
+                title = f"The saved search “{ss.name}”: {nm.notices[0]}"
+                d.sections.append(Section(title, "saved", f"{base}/saved/{ss.id}", [], 0))
+            elif nm.count:
                 d.sections.append(
                     Section(
                         f"New for the saved search “{ss.name}” ({nm.count})",
@@ -323,10 +326,16 @@ def send(
         s.send_message(m)
 
 
+FILE_KINDS = (".eml", ".html", ".htm", ".txt")
+
+
 def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
-    """`.html`: the HTML part; `.txt`: the text; anything else: the whole message (.eml)."""
+    """`.html`: the HTML part; `.txt`: the text; `.eml`: the whole message. Another suffix is
+    refused: an e-mail written into `digest.pdf` opens as a broken file."""
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix not in FILE_KINDS:
+        raise ValueError(f"a digest is written as {', '.join(FILE_KINDS)}, not {suffix or 'a file without a suffix'}")
     if suffix in (".html", ".htm"):
         path.write_text(render_html(d), encoding="utf-8")
     elif suffix == ".txt":

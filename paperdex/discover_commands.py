@@ -186,11 +186,13 @@ def saved() -> None:
 @click.option("--area")
 @click.option("--author")
 @click.option("--lang", type=click.Choice(["en", "zh"]))
+@click.option("--replace", is_flag=True, help="Replace a saved search of the same name.")
 @click.pass_context
-def saved_add(ctx, name, query, **params) -> None:
-    """Save QUERY (the full query language) under NAME."""
+def saved_add(ctx, name, query, replace, **params) -> None:
+    """Save QUERY (the full query language) under NAME. The query is checked as a search checks
+    it; a name already saved is refused unless --replace."""
     with _store(ctx.find_root()) as st:
-        s = _lib(library.save_search, st, name, query, params)
+        s = _lib(library.save_search, st, name, query, params, replace=replace)
     click.echo(f"saved {tty(s.name)} (#{s.id})")
 
 
@@ -203,12 +205,13 @@ def saved_list(ctx, as_json) -> None:
 
     with _store(ctx.find_root(), readonly=True) as st:
         s = Searcher(st)
-        rows = [(ss, library.new_matches(s, ss, 0).count) for ss in library.saved_searches(st)]
+        rows = [(ss, library.new_matches(s, ss, 0)) for ss in library.saved_searches(st)]
     if as_json:
-        click.echo(json_text([{**ss.to_dict(), "new": n} for ss, n in rows]))
+        click.echo(json_text([{**ss.to_dict(), "new": nm.count, "error": nm.error} for ss, nm in rows]))
         return
-    for ss, n in rows:
-        click.echo(f"#{ss.id}\t{tty(ss.name)}\t{n} new\t{tty(ss.query)}")
+    for ss, nm in rows:
+        new = f"cannot run: {tty(nm.error)}" if nm.error else f"{nm.count} new"
+        click.echo(f"#{ss.id}\t{tty(ss.name)}\t{new}\t{tty(ss.query)}")
 
 
 @saved.command("new")
@@ -228,9 +231,13 @@ def saved_new(ctx, key, limit, seen, as_json) -> None:
             library.mark_seen(st, ss.id)
     if as_json:
         click.echo(json_text(nm.to_dict()))
-        return
-    click.echo(f"{nm.count} new for {tty(ss.name)}", err=True)
-    for p in nm.papers:
+    elif nm.error:
+        raise UserError(tty(nm.notices[0]))
+    else:
+        click.echo(f"{nm.count} new for {tty(ss.name)}", err=True)
+    if nm.error:
+        ctx.exit(1)
+    for p in [] if as_json else nm.papers:
         click.echo(f"{p.id}\t{p.date or ''}\t{tty(p.title)}")
 
 
@@ -292,12 +299,17 @@ def related(ctx, text, limit, as_json) -> None:
     from . import recommend as R
 
     text = text if text is not None else sys.stdin.read()
+    if not text.strip():
+        raise click.UsageError("give the text to find related work for: paperdex related TEXT, or on standard input")
     with _store(ctx.find_root(), readonly=True) as st:
         res = R.related(st, text, limit)
     if as_json:
         click.echo(json_text(res.to_dict()))
         return
-    click.echo(f"key terms: {', '.join(res.key_terms)}", err=True)
+    if res.key_terms:
+        click.echo(f"key terms: {', '.join(res.key_terms)}", err=True)
+    for n in res.notices:
+        click.echo(f"note: {tty(n)}", err=True)
     for i, h in enumerate(res.hits, 1):
         click.echo(f"{i:2d}. {h.paper.id}  {tty(h.paper.title)}")
 
@@ -324,6 +336,8 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
 
     from . import digest as D
 
+    if to_file and to_file.suffix.lower() not in D.FILE_KINDS:
+        raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
     with _store(ctx.find_root(), readonly=True) as st:
         try:
             d = D.build(st, day, base_url, per_section)

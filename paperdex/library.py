@@ -319,9 +319,26 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
     return out
 
 
-def save_search(store: Store, name: str, query: str, params: dict[str, Any] | None = None) -> SavedSearch:
-    """Save a query (the full query language) with its filters. Saving under an existing name
-    replaces that search; what is new is counted from now on."""
+def check_search(query: str, params: dict[str, str]) -> None:
+    """Refuse what a search would refuse, when it is saved: a query that does not parse or a
+    date it cannot read would otherwise fail every later run (the list, the digest, the feeds)."""
+    from .query import QueryError, date_range, parse
+
+    try:
+        parse(query)
+        if params.get("from") or params.get("to"):
+            date_range(params.get("from"), params.get("to"))
+    except QueryError as e:
+        raise LibraryError(f"cannot save this search: {e}") from None
+
+
+def save_search(
+    store: Store, name: str, query: str, params: dict[str, Any] | None = None, *, replace: bool = True
+) -> SavedSearch:
+    """Save a query (the full query language) with its filters, checked as a search would check
+    them. Saving under an existing name replaces that search (what is new is counted from now
+    on), unless `replace` is False: then it is an error (the CLI's `saved add` without
+    --replace, so a search is never lost to a name typed twice)."""
     name = tag_name(name)
     query = str(query or "").strip()
     if len(query) > MAX_QUERY or _CONTROL.search(query.replace("\n", " ")):
@@ -329,7 +346,16 @@ def save_search(store: Store, name: str, query: str, params: dict[str, Any] | No
     p = clean_params(params)
     if not query and not any(k in p for k in ("category", "from", "to", "venue", "area", "author")):
         raise LibraryError("a saved search needs a query or a filter")
+    check_search(query, p)
     with _write(store) as c:
+        if not replace:
+            old = c.execute("SELECT id, query FROM saved_searches WHERE name = ? COLLATE NOCASE", (name,)).fetchone()
+            if old is not None:
+                raise LibraryError(
+                    f"a saved search named {name!r} exists (#{old[0]}: {old[1][:80]!r}); "
+                    "remove it first, or replace it with --replace",
+                    409,
+                )
         if c.execute("SELECT count(*) FROM saved_searches").fetchone()[0] >= MAX_SAVED:
             raise LibraryError(f"at most {MAX_SAVED} saved searches")
         seen = c.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
@@ -382,6 +408,7 @@ class NewMatches:
     papers: list[Paper]  # newest first, at most the limit asked for
     complete: bool = True  # False: more matches than could be counted (MAX_WINDOW)
     notices: list[str] = field(default_factory=list)
+    error: str | None = None  # the stored search no longer runs (saved before searches were checked)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -390,6 +417,7 @@ class NewMatches:
             "complete": self.complete,
             "papers": [p.to_dict() for p in self.papers],
             "notices": self.notices,
+            "error": self.error,
         }
 
 
@@ -421,22 +449,27 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
     new_ids = {r[0] for r in rows}
     dated = [r[1] for r in rows if r[1]]
     oldest = min(dated) if dated and len(dated) == len(rows) else None
+    from .query import QueryError
     from .search import MAX_WINDOW
 
     count, papers, complete, notices = 0, [], True, []
     page = 1
     while True:
-        res = searcher.search(
-            saved.query,
-            mode=saved.mode,
-            sort="newest",
-            page=page,
-            per_page=PAGE,
-            filters=search_filters(saved.params),
-            facets=False,
-            highlight=False,
-            deadline=deadline,
-        )
+        try:
+            res = searcher.search(
+                saved.query,
+                mode=saved.mode,
+                sort="newest",
+                page=page,
+                per_page=PAGE,
+                filters=search_filters(saved.params),
+                facets=False,
+                highlight=False,
+                deadline=deadline,
+            )
+        except QueryError as e:  # stored before saving checked it, or by an older version
+            msg = f"this saved search no longer runs: {e}; edit it (saved add --replace) or remove it"
+            return NewMatches(saved, 0, [], notices=[msg], error=str(e))
         if page == 1:
             notices = list(res.notices)
         for h in res.hits:

@@ -85,3 +85,96 @@ def test_ingest_reports_bad_lines_with_location(tmp_path):
     assert r.exit_code == 1  # something was rejected: a script must be able to tell
     assert f"{f}:2: invalid JSON" in r.output
     assert "added 1, updated 0, unchanged 0, rejected 1" in r.output
+
+
+def test_writers_refuse_a_directory_without_a_store(tmp_path):
+    """A mistyped --data-dir: every writer but `ingest`, `demo` and `init` stops with one line
+    and leaves nothing behind (it used to make a new empty store and report success on it)."""
+    d = tmp_path / "typo"
+    for args in (
+        ["migrate"],
+        ["token", "create"],
+        ["embed", "-q"],
+        ["export", "--all"],
+        ["tag", "add", "robots", "2505.13738"],
+        ["tag", "dismiss", "2505.13738"],
+        ["saved", "add", "s", "robots"],
+    ):
+        r = run(*args, data_dir=d)
+        assert r.exit_code == 1, (args, r.output)
+        assert f"no paperdex data in {d}" in r.output, (args, r.output)
+        assert not d.exists(), args
+    r = run("init", data_dir=d)
+    assert r.exit_code == 0 and "0 papers" in r.output
+    r = run("token", "create", data_dir=d)
+    assert r.exit_code == 0 and r.output.startswith("pdx_")
+
+
+def test_saved_searches_are_checked_when_saved_and_a_broken_one_is_reported(tmp_path):
+    import sqlite3
+
+    d = tmp_path / "d"
+    run("ingest", "-q", PAPERS, data_dir=d)
+    r = run("saved", "add", "bad", '"unbalanced', data_dir=d)
+    assert r.exit_code == 1 and "cannot save this search: unbalanced quote" in r.output
+    r = run("saved", "add", "bad", "robots", "--from", "2025-13", data_dir=d)
+    assert r.exit_code == 1 and "cannot save this search" in r.output
+    assert run("saved", "add", "spec", "speculative decoding", data_dir=d).exit_code == 0
+    r = run("saved", "add", "spec", "something else", data_dir=d)  # same name: refused, kept
+    assert r.exit_code == 1 and "exists" in r.output and "--replace" in r.output
+    assert "speculative decoding" in run("saved", "list", data_dir=d).output
+    r = run("saved", "add", "spec", "diffusion", "--replace", data_dir=d)
+    assert r.exit_code == 0 and "\tdiffusion" in run("saved", "list", data_dir=d).output
+
+    # one stored before queries were checked (an older version wrote it), then new papers
+    with sqlite3.connect(d / "paperdex.db") as db:
+        db.execute(
+            "INSERT INTO saved_searches (name, query, params, created, seen_rowid, seen_at) "
+            "VALUES ('old', '\"unbalanced', '{}', '2025-01-01', 0, '2025-01-01')"
+        )
+    r = run("saved", "list", data_dir=d)
+    assert r.exit_code == 0 and "cannot run: unbalanced quote" in r.output and "diffusion" in r.output
+    r = run("saved", "list", "--json", data_dir=d)
+    assert {s["name"]: s["error"] is not None for s in json.loads(r.output)} == {"old": True, "spec": False}
+    r = run("saved", "new", "old", data_dir=d)
+    assert r.exit_code == 1 and "no longer runs: unbalanced quote" in r.output and "Traceback" not in r.output
+    r = run("digest", data_dir=d)
+    assert r.exit_code == 0 and "no longer runs" in r.output
+
+
+def test_digest_to_refuses_a_file_kind_it_does_not_write(tmp_path):
+    d = tmp_path / "d"
+    run("ingest", "-q", PAPERS, data_dir=d)
+    r = run("digest", "--to", tmp_path / "digest.pdf", data_dir=d)
+    assert r.exit_code == 2 and "not .pdf" in r.output
+    assert not (tmp_path / "digest.pdf").exists()
+    assert run("digest", "--to", tmp_path / "digest.txt", data_dir=d).exit_code == 0
+
+
+def test_related_refuses_empty_text(tmp_path):
+    d = tmp_path / "d"
+    run("ingest", "-q", PAPERS, data_dir=d)
+    for text in ("", "   \n"):
+        r = CliRunner().invoke(cli, ["--data-dir", str(d), "related"], input=text)
+        assert r.exit_code == 2 and "give the text" in r.output
+
+
+def test_show_takes_what_search_takes(built_store_dir):
+    for ref in (
+        "2505.13738",
+        "arXiv:2505.13738",
+        "https://arxiv.org/abs/2505.13738v2",
+        "https://arxiv.org/pdf/2505.13738",
+    ):
+        r = run("show", ref, data_dir=built_store_dir)
+        assert r.exit_code == 0 and "Power Lines" in r.output, (ref, r.output)
+
+
+def test_explain_reads_at_80_columns_and_in_a_pipe(built_store_dir):
+    """CliRunner's output is not a terminal (a pipe): no table squeezing a title to a word a line."""
+    r = run("search", "weight decay", "--explain", "-n", "3", data_dir=built_store_dir)
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    assert any("Power Lines: Scaling Laws for Weight Decay and Batch Size in LLM Pre-training" in x for x in lines)
+    assert sum("lexical #" in x and "dense #" in x for x in lines) == 3
+    assert all(len(x.split()) > 1 for x in lines if x.strip()), r.output  # no line of one word

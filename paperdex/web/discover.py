@@ -28,6 +28,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from .. import digest, feed, library, service
 from .. import recommend as R
 from ..paper import Paper
+from ..query import QueryError
 from ..search import Filters
 from ..service import ServiceError
 from ..store import Store, StoreError
@@ -222,6 +223,8 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
     qs["lang"] = other
     etal = i18n.t(lang, "et_al")
     tagged: dict[str, list[str]] = {}
+    made: dict[str, dict | None] = {}  # machine summaries (summaries.py), in the interface language
+    from ..summaries import pick as summary_in
 
     def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
         """The one card every page draws (render.card), with the tags that hold the paper."""
@@ -229,7 +232,9 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
         if p.id not in tagged:
             with _pool(request).reader() as st:
                 tagged[p.id] = library.tags_of(st, p.id)
+                made[p.id] = summary_in(st.summaries([p.id]).get(p.id, {}), lang)
         c["in_tags"], c["note"] = tagged[p.id], note
+        c["summary"] = made.get(p.id)
         return c
 
     body = _ENV.get_template(template).render(
@@ -563,15 +568,18 @@ def tag_feed(request: Request, name: str, fmt: str) -> Response:
 def saved_feed(request: Request, key: str, fmt: str) -> Response:
     with _pool(request).searcher() as s:
         ss = _lib(library.get_saved, s.store, key)
-        res = s.search(
-            ss.query,
-            mode=ss.mode,
-            sort="newest",
-            per_page=FEED_ITEMS,
-            filters=library.search_filters(ss.params),
-            facets=False,
-            highlight=False,
-        )
+        try:
+            res = s.search(
+                ss.query,
+                mode=ss.mode,
+                sort="newest",
+                per_page=FEED_ITEMS,
+                filters=library.search_filters(ss.params),
+                facets=False,
+                highlight=False,
+            )
+        except QueryError as e:  # stored before saving checked queries
+            raise ServiceError(422, f"the saved search {ss.name!r} no longer runs: {e}") from None
     items = [digest.Item(h.paper) for h in res.hits]
     return _feed(request, fmt, f"paperdex: {ss.name}", _base(request) + _search_url(ss), items)
 
@@ -697,7 +705,8 @@ def api_saved(request: Request) -> Response:
     with _pool(request).searcher() as s:
         out = []
         for ss in library.saved_searches(s.store):
-            out.append({**ss.to_dict(), "new": library.new_matches(s, ss, 0).count})
+            nm = library.new_matches(s, ss, 0)
+            out.append({**ss.to_dict(), "new": nm.count, "error": nm.error})
     return _ok({"saved_searches": out})
 
 
