@@ -376,6 +376,9 @@ def test_summaries_are_shown_in_the_interface_language_everywhere(store, stub):
     text = digest.render_text(d)
     assert "TL;DR (machine-written by stub-model-7b): TLDR of" in text
     assert "machine-written by stub-model-7b" in digest.render_html(d)
+    from paperdex import library
+
+    library.add_to_tag(store, "reading", [p.id])
     store.close()
 
     app = create_app(store.data_dir, pool_size=1)
@@ -392,6 +395,8 @@ def test_summaries_are_shown_in_the_interface_language_everywhere(store, stub):
             listed = web.get(f"/api/daily?day={p.date}").json()["papers"]
             assert any(x["summaries"] for x in listed)
             rss = web.get("/feeds/daily.rss").text
+            tag_zh = web.get("/tag/reading?lang=zh").text  # the library's pages draw the same card
+            assert 'data-testid="tldr" lang="zh"' in tag_zh and "本文提出" in tag_zh
     finally:
         app.state.pool.close()
     assert "TL;DR (machine-written by stub-model-7b): TLDR of" in rss
