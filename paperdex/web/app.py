@@ -56,6 +56,10 @@ EXAMPLES = (
     ("fielded", "abs:(robot OR robotic) date:2025"),
 )
 MAX_LINK_VALUE = 1000
+# The dates the spec admits (service.DATE_PREFIX, DAY); the service checks them itself, with a
+# message that says what is wrong, instead of a 400 that quotes the pattern.
+DATE_SPEC = {"pattern": service.DATE_PREFIX}
+DAY_SPEC = {"pattern": service.DAY}
 # Longer text in the search box is a pasted abstract or paragraph: it finds related work (the
 # whole text embedded, BM25 over its key terms; recommend.related), not a query-language query.
 # Titles and one-sentence summaries, the longest queries people type, stay well under it.
@@ -413,10 +417,10 @@ def create_app(
             str | None, Query(max_length=service.MAX_CATEGORY, description="A category (cs.LG) or archive (cs)")
         ] = None,
         date_from: Annotated[
-            str | None, Query(alias="from", pattern=service.DATE_PREFIX, description="Earliest date, YYYY[-MM[-DD]]")
+            str | None, Query(alias="from", json_schema_extra=DATE_SPEC, description="Earliest date, YYYY[-MM[-DD]]")
         ] = None,
         date_to: Annotated[
-            str | None, Query(alias="to", pattern=service.DATE_PREFIX, description="Latest date, YYYY[-MM[-DD]]")
+            str | None, Query(alias="to", json_schema_extra=DATE_SPEC, description="Latest date, YYYY[-MM[-DD]]")
         ] = None,
         venue: Annotated[str | None, Query(max_length=service.MAX_FILTER, description="Substring of the venue")] = None,
         area: Annotated[
@@ -473,7 +477,8 @@ def create_app(
     )
     def api_daily(
         day: Annotated[
-            str | None, Query(pattern=service.DAY, description="YYYY-MM-DD; default: the latest day in the store")
+            str | None,
+            Query(json_schema_extra=DAY_SPEC, description="YYYY-MM-DD; default: the latest day in the store"),
         ] = None,
         category: Annotated[
             str | None,
