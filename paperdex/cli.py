@@ -560,13 +560,20 @@ def show(ctx, paper_id, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def stats(ctx, as_json) -> None:
-    """What the data directory holds."""
-    s = _store(ctx, readonly=True).stats()
+    """What the data directory holds, and whether word search sees all of it (a write killed
+    before it published leaves papers only in the database; this reports it, it does not fix
+    it: readers never write)."""
+    from .snapshots import index_lag
+
+    store = _store(ctx, readonly=True)
+    s = store.stats()
+    lag = index_lag(store)
     if as_json:
-        click.echo(json_text(s))
+        click.echo(json_text({**s, "index_lag": lag.to_dict() if lag else None}))
         return
     for k, v in s.items():
         click.echo(tty(f"{k:15} {v}"))
+    click.echo(f"{'index lag':15} {lag.message() if lag else 'none: word search sees every paper'}")
 
 
 @cli.command("eval")
@@ -602,7 +609,7 @@ SAMPLE = Path(__file__).parent / "data"
 @click.option("--no-serve", is_flag=True, help="Only load the sample.")
 @click.pass_context
 def demo(ctx, host, port, no_serve) -> None:
-    """Load the bundled sample (3,072 arXiv papers with their vectors), then serve the web UI."""
+    """Load the bundled sample (3,077 arXiv papers with their vectors), then serve the web UI."""
     from .ingest import import_vectors, ingest_file
 
     store = _store(ctx, create=True)
