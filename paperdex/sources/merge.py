@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 
 from ..paper import ARXIV_ID, Paper, index_text
 from ..store import IngestSummary, Store
-from . import registry
+from . import registry, venues
 
 log = logging.getLogger("paperdex.sources")
 
@@ -129,6 +129,8 @@ def _empty(v: Any) -> bool:
 
 
 def _owner(p: Paper, name: str) -> str:
+    if name == "venue" and venues.from_comment(p):
+        return venues.SOURCE  # read from the arXiv comment: any source that states a venue wins
     merge = p.extra.get("merge")
     prov = merge.get("fields", {}) if isinstance(merge, dict) else {}
     return prov.get(name) or (p.sources[0] if p.sources else "file")
@@ -385,7 +387,7 @@ def ingest_with_merge(
                 same = result.content_hash() == earlier.content_hash()
                 in_chunk.unchanged += same
                 in_chunk.updated += not same
-            pending[result.id] = result
+            pending[result.id] = venues.apply(result)
             matcher.remember(result, replaces=base.id if base is not None else None)
         s = store.upsert(pending.values(), publish=False)
         matcher.stored()

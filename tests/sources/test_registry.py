@@ -24,7 +24,7 @@ def test_the_builtin_sources_are_registered_in_run_order():
     assert registry.network_names() == ("arxiv", "openreview", "hf")
     assert commands.NETWORK_SOURCES == ("arxiv", "openreview", "hf")
     assert {s.name for s in registry.file_sources()} == {"bibtex", "seed"}
-    assert set(registry.ranks()) == {"arxiv", "arxiv-rss", "file", "openreview", "hf", "bibtex", "seed"}
+    assert set(registry.ranks()) == {"arxiv", "arxiv-rss", "file", "openreview", "hf", "bibtex", "seed", "comment"}
     assert registry.sections() == {
         "arxiv": registry.get("arxiv"),
         "openreview": registry.get("openreview"),

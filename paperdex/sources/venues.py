@@ -1,0 +1,285 @@
+"""The venue a paper names in its arXiv comment or journal-ref: "Accepted at NeurIPS 2025",
+"CVPR 2026 (Highlight)", "ICLR 2026 Oral", "Findings of ACL 2025", "Workshop X @ ICML 2026".
+
+About one arXiv paper in nine says where it was accepted only there. The venues and their
+spellings are a table (``paperdex/data/venues.tsv``); the rules here decide when a mention is
+a claim of acceptance (a cue such as "accepted", "to appear", "published", or the venue opening
+the sentence) and not a submission, a review, an earlier version or a challenge entry, which
+are skipped: a wrong venue costs more than a missing one. Precision and recall on the shared
+corpus are measured in docs/venues.md.
+
+The result is stored as the paper's ``venue`` ("NeurIPS 2025", "CVPR 2026 highlight", "ACL 2025
+Findings", "ICML 2026 Workshop") with ``extra["venue_parsed"]`` saying what was read from where;
+its provenance is ``comment``, ranked below every source that states a venue, so OpenReview's
+decision replaces it (see :func:`apply`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from .registry import Source, register
+
+SOURCE = "comment"  # the provenance of a venue read from the comment or journal-ref
+
+
+@dataclass(frozen=True)
+class Venue:
+    name: str  # canonical: "NeurIPS"
+    kind: str  # conference | journal
+    year: int | None
+    track: str | None  # None (main), Workshop, Findings, Datasets and Benchmarks, Demo, ...
+    presentation: str | None  # oral | spotlight | highlight | poster
+    source: str  # comment | journal_ref
+    text: str  # the sentence it was read from
+
+    @property
+    def label(self) -> str:
+        """The venue string stored and shown: "CVPR 2026 highlight", "ACL 2025 Findings"."""
+        parts = [self.name, str(self.year) if self.year else "", self.track or "", self.presentation or ""]
+        return " ".join(p for p in parts if p)
+
+    def as_extra(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    kind: str
+    pattern: re.Pattern
+    before: re.Pattern | None  # the year in front: "the 2025 Conference on Empirical Methods..."
+
+
+def _spelling(s: str) -> str:
+    body = r"\s+".join(re.escape(w) for w in s.split())
+    if s.isupper() or (re.fullmatch(r"[A-Z0-9\-/]+", s) is not None):  # an acronym: its own case
+        return body
+    return f"(?i:{body})"
+
+
+@lru_cache(maxsize=1)
+def table() -> tuple[_Entry, ...]:
+    """The venue table, longest spellings first so "SIGGRAPH Asia" wins over "SIGGRAPH"."""
+    text = resources.files("paperdex").joinpath("data/venues.tsv").read_text(encoding="utf-8")
+    rows: list[tuple[int, str, str, str]] = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, kind, spellings = line.split("\t")
+        for s in (x.strip() for x in spellings.split("|")):
+            if s:
+                rows.append((len(s), name, kind, s))
+    rows.sort(key=lambda r: -r[0])
+    return tuple(
+        _Entry(
+            name,
+            kind,
+            re.compile(
+                rf"(?<![A-Za-z0-9@])(?P<v>{_spelling(s)})(?P<w>W)?(?![A-Za-z])"
+                # "CVPR Findings 2026", "ICLR Workshop 2025", "(CVPR) Workshops 2026", "EMNLP Main 2025"
+                r"(?P<t>\)?\s+(?i:findings|workshops?|main))?"
+                # the year after the name: "ICML 2025", "CVPR'26", "AAAI-26", "CVPR2026",
+                # "(CVPR) 2026", "NeurIPS (2025)"; two digits only glued or after ' or -
+                r"(?:\)?[\s,\-]*\(?(?P<y>(?:19|20)\d\d)(?!\d)|(?P<y2>['’\-]?\s?(?:1\d|2\d))(?![\d\w]|\.\d))?"
+                r"(?P<w2>W(?![A-Za-z]))?"  # "CVPR2025W": its workshops
+            ),
+            None
+            if " " not in s
+            else re.compile(
+                rf"(?P<y>(?:19|20)\d\d)\s+(?:(?:IEEE/CVF|IEEE|ACM|Annual)\s+)*(?P<v>{_spelling(s)})(?![A-Za-z])"
+            ),
+        )
+        for _, name, kind, s in rows
+    )
+
+
+@lru_cache(maxsize=1)
+def _any() -> re.Pattern:
+    """Every spelling in one pattern, a group per venue: most comments name none, and one pass
+    over them is ~20x cheaper than a pattern per spelling."""
+    by_name: dict[str, list[str]] = {}
+    text = resources.files("paperdex").joinpath("data/venues.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, spellings = line.split("\t")
+            by_name.setdefault(name, []).extend(x.strip() for x in spellings.split("|") if x.strip())
+    groups = []
+    for i, spellings in enumerate(by_name.values()):
+        alts = "|".join(_spelling(x) for x in sorted(spellings, key=len, reverse=True))
+        groups.append(f"(?P<g{i}>{alts})")
+    _NAMES[:] = list(by_name)
+    return re.compile(rf"(?<![A-Za-z0-9@])(?:{'|'.join(groups)})(?![a-z])")
+
+
+_NAMES: list[str] = []
+
+
+def _candidates(text: str) -> set[str]:
+    return {_NAMES[int(m.lastgroup[1:])] for m in _any().finditer(text) if m.lastgroup}
+
+
+# a claim that the paper was accepted there
+_POSITIVE = re.compile(
+    r"\b(?:accept\w*|to appear|appear(?:s|ing)? (?:in|at)|publish\w*|present\w* at|camera[\s-]*ready|"
+    r"proceedings|main (?:conference|track|paper)|oral|spotlight|highlight|poster)\b",
+    re.I,
+)
+# the mention is about something else than this paper's acceptance
+_NEGATIVE = re.compile(
+    r"\b(?:submit\w*|submission|under (?:review|submission)|in review|review(?:ed)? at|rejected|withdrawn|"
+    r"extended version of|extension of|extends|journal version|preliminary version|earlier version|"
+    r"previous version|prior version|short version|conference version|workshop version|based on|builds? (?:up)?on|"
+    r"portions? of|parts? of (?:this|the)|superseded|companion|see also|reproduc\w*|replicat\w*|"
+    r"won|winner|winning|place|ranked|solution|technical report|tech report|challenge report|"
+    r"not accepted|invited to|nominat\w*|thesis|dissertation)\b",
+    re.I,
+)
+_TRACKS = (
+    (re.compile(r"\bfindings\b", re.I), "Findings"),
+    (re.compile(r"\bdatasets?\s*(?:and|&)\s*benchmarks?\b|\bD\s?&\s?B\b", re.I), "Datasets and Benchmarks"),
+    (re.compile(r"\bposition(?: paper)? track\b", re.I), "Position"),
+    (re.compile(r"\bdemo(?:nstration)?s?\b", re.I), "Demo"),
+    (re.compile(r"\bindustry track\b", re.I), "Industry"),
+    (
+        re.compile(
+            r"\bworkshops?\b|\btokshop\b|\bchallenge\b|\bcompetition\b|\btutorial\b|\bdoctoral\b|"
+            r"\bstudent research\b|\bblog ?post\b|\btiny papers?\b|\baffinity\b|\bsymposium on\b|\bW\d",
+            re.I,
+        ),
+        "Workshop",
+    ),
+)
+_PRESENTATION = re.compile(r"\b(oral|spotlight|highlight|poster)\b", re.I)
+_CLAUSES = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(\[])|;|\s\|\s")  # arXiv wraps comment lines: \n is a space
+_LEAD = re.compile(r"^\W*(?:(?:in|at|the|to|for)\s+)*", re.I)
+
+
+def _year(m: re.Match) -> int | None:
+    if m.group("y"):
+        return int(m.group("y"))
+    if "y2" in m.re.groupindex and m.group("y2"):
+        return 2000 + int(re.sub(r"\D", "", m.group("y2")))
+    return None
+
+
+def _mentions(clause: str) -> list[tuple[_Entry, re.Match]]:
+    """Venue mentions of a clause, longest spelling first, no two overlapping."""
+    taken: list[tuple[int, int]] = []
+    out = []
+    names = _candidates(clause)
+    for e in table():
+        if e.name not in names:
+            continue
+        for rx in (e.before, e.pattern):
+            for m in rx.finditer(clause) if rx else ():
+                a, b = m.span("v")
+                if any(a < y and x < b for x, y in taken):
+                    continue
+                if (
+                    rx is e.pattern
+                    and _year(m) is None
+                    and e.before
+                    and any(e2 is e and m2.span("v") == (a, b) for e2, m2 in out)
+                ):
+                    continue
+                taken.append((a, b))
+                out.append((e, m))
+    return sorted(out, key=lambda em: em[1].start())
+
+
+def parse(text: str | None, source: str = "comment", latest_year: int | None = None) -> Venue | None:
+    """The venue ``text`` says the paper was accepted at or published in, or None when it
+    names none, only a submission, or more than one venue it could mean."""
+    if not text or not text.strip() or not _candidates(text):
+        return None
+    found: list[Venue] = []
+    for raw in _CLAUSES.split(" ".join(text.split())):
+        clause = " ".join(raw.split())
+        if not clause or _NEGATIVE.search(clause):
+            continue
+        mentions = _mentions(clause)
+        if not mentions:
+            continue
+        lead = len(_LEAD.match(clause).group(0))
+        claimed = source == "journal_ref" or bool(_POSITIVE.search(clause)) or mentions[0][1].start() <= lead
+        if not claimed:
+            continue
+        for e, m in mentions:
+            year = _year(m)
+            if e.kind == "conference" and year is None:
+                continue  # "CVPR" alone: a conference is named with its year
+            if year is not None and not (1990 <= year <= (latest_year or 2100) + 1):
+                continue
+            glued = " ".join(
+                m2.group(g) or ""
+                for e2, m2 in mentions
+                if e2.name == e.name  # "...Pattern Recognition 2025 - CVPRW": a workshop
+                for g in ("w", "w2", "t")
+                if g in m2.re.groupindex
+            ).lower()
+            track = "Findings" if "findings" in glued else "Workshop" if "w" in glued else None
+            if track is None and "@" in clause:
+                track = "Workshop"
+            if track is None:
+                track = next((name for rx, name in _TRACKS if rx.search(clause)), None)
+            pres = _PRESENTATION.search(clause)
+            found.append(
+                Venue(
+                    e.name,
+                    e.kind,
+                    year,
+                    track,
+                    pres.group(1).lower() if pres else None,
+                    source,
+                    clause[:300],
+                )
+            )
+    names = {(v.name, v.year) for v in found}
+    if len(names) != 1:
+        return None  # none, or two venues: which one is this paper's is not said
+    return found[0]
+
+
+def parse_paper(comment: str | None, journal_ref: str | None, latest_year: int | None = None) -> Venue | None:
+    """The journal-ref first (a publication, stated by the authors), then the comment."""
+    return parse(journal_ref, "journal_ref", latest_year) or parse(comment, "comment", latest_year)
+
+
+def _journal_ref(p: Any) -> str | None:
+    for key in ("arxiv", "arxiv-rss", "file"):
+        slot = p.extra.get(key)
+        if isinstance(slot, dict) and isinstance(slot.get("journal_ref"), str):
+            return slot["journal_ref"]
+    ref = p.extra.get("journal_ref") or p.extra.get("journal-ref")
+    return ref if isinstance(ref, str) else None
+
+
+def from_comment(p: Any) -> bool:
+    """Whether the paper's venue is the one read from its comment (no source stated one)."""
+    parsed = p.extra.get("venue_parsed")
+    return isinstance(parsed, dict) and bool(p.venue) and p.venue == parsed.get("label")
+
+
+def apply(p: Any) -> Any:
+    """Set ``p.venue`` from its comment or journal-ref when no source gave one, keep it in step
+    when the comment changes (a new version), and leave a venue a source stated alone."""
+    if p.venue and not from_comment(p):
+        return p
+    year = int(p.date[:4]) if p.date else None
+    v = parse_paper(p.comment, _journal_ref(p), year)
+    if v is None:
+        if from_comment(p):
+            p.venue = None
+        p.extra.pop("venue_parsed", None)
+        return p
+    p.venue = v.label
+    p.extra["venue_parsed"] = {**v.as_extra(), "label": v.label}
+    return p
+
+
+register(Source(name=SOURCE, ranks={SOURCE: {"venue": 1}}))  # below every source that states a venue
