@@ -216,7 +216,8 @@ class Client:
         self.requests = 0
 
     def _only_our_host(self, request: httpx.Request) -> None:
-        if request.url.netloc.decode() != self.cfg.host:
+        base, url = self.http.base_url, request.url  # both normalised by httpx (case, default port)
+        if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
             raise LLMError(f"refused a request to {request.url.host}: only {self.cfg.host} is configured")
 
     def redact(self, text: str) -> str:
