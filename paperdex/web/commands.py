@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from ..settings import Settings, SettingsError, from_context
+from . import serving as serving_defaults
 from .serving import GRACE  # noqa: F401 - seconds requests in flight get to finish after SIGTERM
 
 
@@ -40,6 +41,20 @@ def _settings(ctx: click.Context) -> Settings:
 )
 @click.option("--no-warm", is_flag=True, help="Do not load the indexes and model before serving.")
 @click.option(
+    "--header-timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=serving_defaults.HEADER_TIMEOUT,
+    show_default=True,
+    help="Seconds a connection gets to send a request's headers before it is closed.",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=serving_defaults.BODY_TIMEOUT,
+    show_default=True,
+    help="Seconds a request gets, after its headers, to send its body before the connection is closed.",
+)
+@click.option(
     "--allow-host",
     "allow_hosts",
     multiple=True,
@@ -60,13 +75,17 @@ def serve(
     allow_hosts: tuple[str, ...] = (),
     workers: int | None = None,
     time_budget: float | None = None,
+    header_timeout: float = serving_defaults.HEADER_TIMEOUT,
+    body_timeout: float = serving_defaults.BODY_TIMEOUT,
 ) -> None:
     """Serve the web UI and JSON API (open http://HOST:PORT/; API docs at /api/docs).
 
     Runs one worker process per core behind one port (the process model is described in
     paperdex/web/serving.py and the README); each loads the indexes and the query model
     before it accepts a connection. On SIGTERM or Ctrl-C it stops taking connections, lets
-    requests in flight finish for up to GRACE seconds, and exits."""
+    requests in flight finish for up to GRACE seconds, and exits. When a write killed before
+    it published left papers out of the word index, it says so and publishes them in the
+    background (or tells the one command that does, when it cannot write)."""
     from ..store import Store, StoreError
     from . import serving
 
@@ -89,6 +108,8 @@ def serve(
         pool=pool or (1 if n > 1 else None),  # one search thread per worker: see serving.py
         warm=not no_warm,
         log_level=log_level,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     try:
         status = serving.serve(st)

@@ -335,7 +335,41 @@ def _stop_all(workers: list[_Worker]) -> None:
             w.proc.join(2)
 
 
+def close_index_lag(st: ServeOptions) -> threading.Thread | None:
+    """Papers a killed write committed but never published are invisible to word search:
+    say so, and publish them in a background thread of this process (searches meanwhile use
+    the published snapshot; the workers' watchers load the new one). A server that cannot
+    write its data directory names the command that does instead."""
+    from ..snapshots import REPAIR_COMMAND, index_lag
+    from ..store import Store, StoreError
+
+    try:
+        with Store(st.data_dir, readonly=True) as ro:
+            lag = index_lag(ro)
+    except (StoreError, OSError) as e:
+        _say(f"could not check the word index: {e}")
+        return None
+    if lag is None:
+        return None
+    _say(f"{lag.message()}: publishing them in the background")
+
+    def run() -> None:
+        t = time.perf_counter()
+        try:
+            with Store(st.data_dir) as store:
+                store.publish()
+        except Exception as e:  # a read-only directory, a full disk: the operator can fix it
+            _say(f"could not publish the missing papers ({e}); run `{REPAIR_COMMAND}`")
+            return
+        _say(f"the word index has caught up with the database ({time.perf_counter() - t:.1f} s)")
+
+    thread = threading.Thread(target=run, name="paperdex-catch-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(st: ServeOptions) -> int:
+    close_index_lag(st)
     if st.workers <= 1:
         serve_single(st)
         return 0
