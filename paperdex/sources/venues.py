@@ -140,21 +140,27 @@ _NEGATIVE = re.compile(
     re.I,
 )
 _TRACKS = (
-    (re.compile(r"\bfindings\b", re.I), "Findings"),
-    (re.compile(r"\bdatasets?\s*(?:and|&)\s*benchmarks?\b|\bD\s?&\s?B\b", re.I), "Datasets and Benchmarks"),
+    (re.compile(r"\bfindings?\b", re.I), "Findings"),
+    (
+        re.compile(r"\bdatasets?\s*(?:and|&)\s*benchmarks?\b|\bD\s?&\s?B\b|\bDB track\b", re.I),
+        "Datasets and Benchmarks",
+    ),
     (re.compile(r"\bposition(?: paper)? track\b", re.I), "Position"),
     (re.compile(r"\bdemo(?:nstration)?s?\b", re.I), "Demo"),
     (re.compile(r"\bindustry track\b", re.I), "Industry"),
+    (re.compile(r"\bapplied data science\b|\bADS track\b|\(ADS\b", re.I), "Applied Data Science"),
     (
         re.compile(
             r"\bworkshops?\b|\btokshop\b|\bchallenge\b|\bcompetition\b|\btutorial\b|\bdoctoral\b|"
-            r"\bstudent research\b|\bblog ?post\b|\btiny papers?\b|\baffinity\b|\bsymposium on\b|\bW\d",
+            r"\bstudent research\b|\bblog ?post\b|\btiny papers?\b|\baffinity\b|\bW\d|"
+            r"\bbridge program\b",
             re.I,
         ),
         "Workshop",
     ),
 )
-_PRESENTATION = re.compile(r"\b(oral|spotlight|highlight|poster)\b", re.I)
+# not "Oral and Dental Image Analysis" (a workshop's name)
+_PRESENTATION = re.compile(r"\b(oral|spotlight|highlight|poster)s?\b(?!\s+(?:and|&)\s)", re.I)
 _CLAUSES = re.compile(r"(?<=[.;!?])\s+(?=[A-Z(\[])|;|\s\|\s")  # arXiv wraps comment lines: \n is a space
 _LEAD = re.compile(r"^\W*(?:(?:in|at|the|to|for)\s+)*", re.I)
 

@@ -45,6 +45,16 @@ from .conftest import real
         ("Accepted by SIGGRAPH Asia 2025 (TOG)", "SIGGRAPH Asia 2025"),
         ("This paper has been accepted as a poster presentation at AAAI-2026", "AAAI 2026 poster"),
         ("13 pages, 7 figures. Published in IEEE Transactions on Multimedia.", "TMM"),
+        ("ICCV 2025 (Highlights)", "ICCV 2025 highlight"),
+        ("CVPR26 Finding", "CVPR 2026 Findings"),
+        (
+            "NeurIPS 2025 DB Track. Project page: https://authoritywang.github.io/partnext",
+            "NeurIPS 2025 Datasets and Benchmarks",
+        ),
+        ("Accepted to AAAI-2026 Bridge Program B10: Making Embodied AI Reliable", "AAAI 2026 Workshop"),
+        ("2025 IEEE International Symposium on Biomedical Imaging (ISBI)", "ISBI 2025"),
+        ("MICCAI 2025 Workshop on Oral and Dental Image Analysis (ODIN)", "MICCAI 2025 Workshop"),
+        ("Accepted at ECML PKDD 2026 (ADS Track)", "ECML PKDD 2026 Applied Data Science"),
         # not a claim of acceptance, or not this paper's venue
         ("Submitted to ICLR 2026", None),
         ("Under review at NeurIPS 2025", None),
