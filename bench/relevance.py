@@ -133,7 +133,9 @@ class BM25s:
         self.bm25s, self.stemmer = bm25s, Stemmer.Stemmer("english")
         docs = corpus(kind)
         self.ids = [d["id"] for d in docs]
-        toks = bm25s.tokenize([f"{d['title']}. {d['abstract']}" for d in docs], stopwords="en", stemmer=self.stemmer, show_progress=False)
+        toks = bm25s.tokenize(
+            [f"{d['title']}. {d['abstract']}" for d in docs], stopwords="en", stemmer=self.stemmer, show_progress=False
+        )
         self.model = bm25s.BM25(k1=1.5, b=0.75)
         self.model.index(toks, show_progress=False)
 
@@ -212,7 +214,13 @@ def main() -> None:
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--only", nargs="*", help="class names")
     ap.add_argument("--json", help="write the table here too")
+    ap.add_argument("--lex-norm", default=None)
+    ap.add_argument("--adapt", type=float, default=None)
     args = ap.parse_args()
+    if args.lex_norm:
+        S.LEX_NORM = args.lex_norm
+    if args.adapt is not None:
+        S.ADAPT = args.adapt
     stores = dict(s.split("=", 1) for s in args.store)
     engines = {k: Engine(v) for k, v in stores.items()}
     sets = {k: v for k, v in classes(list(stores)).items() if not args.only or k in args.only}
@@ -236,7 +244,12 @@ def main() -> None:
         row = {s: (v[0] / len(qs), v[1] / len(qs)) for s, v in sums.items()}
         table[name] = {s: round(v[0], 4) for s, v in row.items()}
         cells = [f"{v[0]:.4f}" + (f" ({v[1]:.3f})" if name == "claims" else "") for v in row.values()]
-        print(f"{name:16} {len(qs):4} {metric:9} " + " ".join(f"{c:>15}" for c in cells) + f"  [{time.time() - t0:.0f} s]", flush=True)
+        print(
+            f"{name:16} {len(qs):4} {metric:9} "
+            + " ".join(f"{c:>15}" for c in cells)
+            + f"  [{time.time() - t0:.0f} s]",
+            flush=True,
+        )
         if args.grid:
             acc = dict.fromkeys(GRID, 0.0)
             for q in qs:

@@ -110,7 +110,7 @@ def build_store(d: Path, limit: int | None = None) -> Store:
     return store
 
 
-def paperdex_rows(store: Store, short, full, qv, label: str) -> dict[str, list[tuple[float, float]]]:
+def paperdex_rows(store: Store, short, full, qv, label: str, sentences=None) -> dict[str, list[tuple[float, float]]]:
     s = Searcher(store)
     s.search("warm up", mode="hybrid", query_vector=qv[short[0]])
     s.search("warm up", filters=Filters(category=CAT), query_vector=qv[short[0]])
@@ -127,7 +127,9 @@ def paperdex_rows(store: Store, short, full, qv, label: str) -> dict[str, list[t
         )
 
     rows = {}
-    for name, qs in (("3 words", short), ("full title", full)):
+    for name, qs in (("3 words", short), ("full title", full), ("sentence", sentences or [])):
+        if not qs:
+            continue
         cells = []
         for mode, cat in (("lexical", False), ("dense", False), ("hybrid", False), ("hybrid", True)):
             for q in qs:  # one untimed pass: the snapshot's pages into the page cache (steady state)
@@ -150,6 +152,9 @@ def main() -> None:
     ap.add_argument("--growth", action="store_true")
     ap.add_argument("--milvus3-python", default=MILVUS3_PYTHON, help="a venv's python with milvus-lite 3.x")
     ap.add_argument("--milvus-budget", type=float, default=60.0, help="seconds of queries per Milvus cell at most")
+    ap.add_argument("--previous", help="a checkout of an earlier paperdex: its engine timed in this run too")
+    ap.add_argument("--only-paperdex", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--label", default="paperdex", help=argparse.SUPPRESS)
     args = ap.parse_args()
     peers = [p for p in args.peers.split(",") if p]
     print(f"load average at start: {loadavg()}")
@@ -164,15 +169,33 @@ def main() -> None:
     rnd = random.Random(42)
     full = [r["title"] for r in rnd.sample(recs, args.queries)]
     short = [" ".join(q.split()[:3]) for q in full]
+    sentences = claim_length(recs, args.queries)
     searcher = Searcher(store)
     emb = searcher.embedder()
     t = time.perf_counter()
-    qv = {q: emb.embed_query(q) for q in short + full}
+    qv = {q: emb.embed_query(q) for q in short + full + sentences}
     print(f"query encoder ({emb.name}): {(time.perf_counter() - t) / len(qv) * 1000:.1f} ms/query")
 
     print(f"\nengine time p50 / p99 ms, top-{K}, 63,104 papers, {args.queries} queries per row")
     print(f"{'engine':24} {'queries':10} {'lexical':>15} {'dense':>15} {'hybrid':>15} {'hybrid+cat:' + CAT:>15}")
-    pdx = paperdex_rows(store, short, full, qv, "paperdex")
+    pdx = paperdex_rows(store, short, full, qv, args.label, sentences)
+    if args.only_paperdex:
+        return
+    if args.previous:
+        import os
+
+        env = dict(os.environ, PYTHONPATH=str(Path(args.previous).resolve()))
+        cmd = [
+            sys.executable,
+            __file__,
+            "--only-paperdex",
+            "--queries",
+            str(args.queries),
+            "--label",
+            "previous engine",
+        ]
+        out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True).stdout
+        print("\n".join(line for line in out.splitlines() if line.startswith("previous engine")))
 
     # recall@10 of paperdex's dense side (int8 SIMD scan) against exact float search
     vi = searcher.index
@@ -221,7 +244,7 @@ def main() -> None:
             return sub_idx[top[np.argsort(-s[top])]].tolist()
 
         mask = in_cat.astype(np.float32)
-        for name, qs in (("3 words", short), ("full title", full)):
+        for name, qs in (("3 words", short), ("full title", full), ("sentence", sentences)):
             cells = [
                 timed(lambda q: lex(q), qs),
                 timed(lambda q: dense(q, K), qs),
@@ -254,6 +277,22 @@ def main() -> None:
             st = build_store(OUT / f"grow{n // 1000}k", limit=n)
             paperdex_rows(st, short, full, qv, f"paperdex {n // 1000}k")
     print(f"\nload average at end: {loadavg()}")
+
+
+def claim_length(recs: list[dict], n: int) -> list[str]:
+    """Claim-length queries: a sentence of 12-40 words from the middle of an abstract, as a
+    researcher pastes a statement (fixed seed)."""
+    import re
+
+    rnd = random.Random(43)
+    out = []
+    for r in rnd.sample(recs, n * 2):
+        sents = [x for x in re.split(r"(?<=[.!?])\s+", r["abstract"])[1:] if 12 <= len(x.split()) <= 40]
+        if sents:
+            out.append(rnd.choice(sents))
+        if len(out) == n:
+            break
+    return out
 
 
 def loadavg() -> str:

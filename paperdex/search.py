@@ -1,19 +1,21 @@
 """Hybrid search: a lexical searcher (BM25F over the in-memory index of ``lexical.py``) and a
-dense searcher (``vectors.py``), fused by reciprocal-rank fusion (Cormack, Clarke & Büttcher,
-SIGIR 2009), as pyserini composes them. The contract this module implements is written down
-in docs/search.md; keep the two in step.
+dense searcher (``vectors.py``), fused by a convex combination of normalised scores
+(``fuse``), as pyserini composes two searchers. The contract this module implements is
+written down in docs/search.md; keep the two in step.
 
-A query is evaluated in three steps over arrays of length N (one entry per paper):
+A query is evaluated in four steps over arrays of length N (one entry per paper):
 
 1. *Constraints* (phrases, fields, filters, NOT, explicit OR/AND groups) make a mask C that
    every result obeys, on both sides.
 2. *Free words* are concepts: an English word (its Porter stem), a hyphenated term (all its
-   words), or a Chinese word (any of its English translations). A paper matches the words
-   when it contains enough of the concepts (all of up to three; see ``required``). Words no
-   paper contains are set aside with a notice ("Missing: transformerz").
-3. The *matched set* M is the lexical matches plus the dense side's close matches (top
-   ``DENSE_DEPTH`` within C whose cosine passes the model's floor). ``total`` and facets count
-   M exactly; relevance and newest both order M; a page is a slice of that one order.
+   words), or a Chinese word (any of its English translations); question words are set aside
+   (``is_filler``). Words no paper contains are set aside with a notice.
+3. The *matched set* M (what ``total``, facets and Newest show) is the papers holding enough
+   of the concepts (``required``, decided over the whole store) plus the dense side's close
+   matches (from the unfiltered nearest), within C: a filter only narrows it.
+4. The *relevance order* ranks every paper within C that holds any concept or is among the
+   nearest (``relevance_order``): ranking is separate from matching, so no strictness rule
+   removes a relevant paper from it. A page is a slice of one order.
 
 Every hit says why it matched: its rank and score on each side, and the fused score.
 """
@@ -47,10 +49,14 @@ FUSION = {
     ("en", "sentence"): 0.5,
     ("zh", "keywords"): 0.3,
     ("zh", "sentence"): 0.5,
+    ("mixed", "keywords"): 0.3,
+    ("mixed", "sentence"): 0.5,
 }
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
 LEX_POOL = 1000  # best papers by words scored on both sides
+LEX_NORM = "max"
+ADAPT = 0.0
 # A Chinese word's translations are listed most frequent first (zh-en-dict.tsv, by how often
 # the training summaries aligned them); a paper scored by a later one counts ALT_WEIGHT of
 # it, so 推理 "reasoning | inference" prefers reasoning. Topics-zh lexical nDCG@10 on the
@@ -114,12 +120,12 @@ RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one w
 
 def required(n: int, with_all: int | None = None) -> int:
     """How many of n free concepts a lexical match must contain: both of two (`weight decay`
-    means both words); all of three to five while at least RELAX_BELOW papers within the
-    constraints (`with_all`) hold them all, else all but one (`reinforcement learning robot`
-    listed 1,476 papers, on "reinforcement learning" alone, where 29 hold all three; relevance
-    ranked them first, but Newest did not); half of a longer text (a pasted sentence is a
-    description, not a checklist). `with_all` None gives the widest rule, a bound. Chosen on
-    the development query classes (docs/relevance.md)."""
+    means both words); all of three to five while at least RELAX_BELOW papers of the whole
+    store (`with_all`, never counted within a filter, so a filter only narrows) hold them all,
+    else all but one (`reinforcement learning robot` listed 1,476 papers, on "reinforcement
+    learning" alone, where 29 hold all three); half of a longer text (a pasted sentence is a
+    description, not a checklist). `with_all` None gives the widest rule, a bound. This
+    decides the matched set only; the relevance order ranks every paper holding any concept."""
     if n <= 2:
         return n
     if n <= 5:
@@ -870,7 +876,16 @@ class Searcher:
                 continue
             lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
             hits.append(
-                Hit(paper, score, lr, ls, dr, ds, title_marked=mark(paper.title, hl), snippet=snippet(paper.abstract, hl))
+                Hit(
+                    paper,
+                    score,
+                    lr,
+                    ls,
+                    dr,
+                    ds,
+                    title_marked=mark(paper.title, hl),
+                    snippet=snippet(paper.abstract, hl),
+                )
             )
         return hits
 
@@ -1016,10 +1031,13 @@ def query_class(p: Plan) -> tuple[str, str]:
     """(language, form): "keywords" for up to three concepts as typed; "sentence" for a longer
     text, or a question (its question words set aside, `Plan.filler`), a claim, an abstract."""
     form = "sentence" if len(p.concepts) > 3 or p.filler else "keywords"
-    return p.lang, form
+    lang = p.lang
+    if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(p.q)):
+        lang = "mixed"  # a model or method name among Chinese words: both sides read English
+    return lang, form
 
 
-def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
+def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float, lex_floor: float = 0.0) -> np.ndarray:
     """Fused scores of candidates: a convex combination of the two sides' scores, each
     normalised to [0, 1] within the query (lexical: BM25F over the best; dense: the cosine
     between the deepest and the best dense candidate, `floor` and the top). Scores, not ranks:
@@ -1028,10 +1046,13 @@ def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.n
     of Fusion Functions for Hybrid Retrieval", TOIS 2023). A missing cosine counts as the
     floor."""
     top = float(lex.max()) if len(lex) else 0.0
-    lx = lex / top if top > 0 else np.zeros(len(lex), dtype=np.float32)
+    lx = np.clip((lex - lex_floor) / (top - lex_floor), 0, 1) if top > lex_floor else np.zeros(len(lex), np.float32)
     c = np.where(np.isnan(cos), floor, cos)
     hi = float(c.max()) if len(c) else floor
     dn = np.clip((c - floor) / (hi - floor), 0, 1) if hi > floor else np.zeros(len(c), dtype=np.float32)
+    if ADAPT and len(lx) > 1:
+        t1, t2 = np.partition(lx, len(lx) - 2)[-2:][::-1]
+        w_dense = w_dense * (1 - ADAPT * float(t1 - t2))
     return (1 - w_dense) * lx + w_dense * dn
 
 
@@ -1070,7 +1091,8 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
             fused = cos.copy()
         else:
             floor = dense.ranked[-1][1] if dense.ranked else 0.0
-            fused = fuse(acc[pool], cos, w_dense, floor)
+            lex_floor = float(acc[pool_lex[-1]]) if LEX_NORM == "minmax" and len(pool_lex) else 0.0
+            fused = fuse(acc[pool], cos, w_dense, floor, lex_floor)
     order = pool[np.lexsort((pool, -fused))]
     ranked = len(order)
     rest: list[np.ndarray] = []

@@ -66,7 +66,6 @@ from ..paper import Paper, index_text
 from ..search import (
     _REAL_CATEGORY,
     DENSE_DEPTH,
-    FUSION,
     MAX_PREFIX_TERMS,
     NOTICE_NO_VECTORS,
     PHRASE_BOOST,
@@ -92,6 +91,16 @@ from ..store import IngestSummary, StoreError
 from ..text import STOPWORDS, has_cjk, stem, tokens
 
 log = logging.getLogger(__name__)
+
+# The previous search contract's fusion, (k, lexical weight, dense weight) by (language,
+# length): this backend still ranks the matched set by RRF; the embedded engine ranks every
+# candidate by fused scores (search.relevance_order). Bringing it here is issue 20's one engine.
+RRF_FUSION = {
+    ("en", "short"): (60, 1.0, 0.05),
+    ("en", "long"): (10, 1.0, 0.05),
+    ("zh", "short"): (60, 1.0, 0.05),
+    ("zh", "long"): (10, 1.0, 0.05),
+}
 
 
 _QUIET = threading.local()
@@ -430,7 +439,7 @@ class MilvusBackend:
         self._last_post: dict = {}
         self._last_counts: dict[int, int] = {}
         self._restricted: set[str] = set()
-        self.fusion = FUSION
+        self.fusion = RRF_FUSION
         self._ensure()
 
     # --- schema ---------------------------------------------------------------------------

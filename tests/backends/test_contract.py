@@ -17,11 +17,15 @@ import pytest
 from paperdex.backends import Backend, EmbeddedBackend
 from paperdex.paper import index_text
 from paperdex.query import QueryError
-from paperdex.search import FUSION, MAX_WINDOW, MIN_COSINE, RELAX_BELOW, Filters
+from paperdex.search import MAX_WINDOW, MIN_COSINE, RELAX_BELOW, Filters
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stem, tokens
 
 BACKENDS = ["embedded", "milvus"]
+# The Milvus backend keeps the previous contract (a matched set decided within the constraints,
+# RRF over it) until it runs the one engine (issue 20); strict, so the day it follows the
+# contract these tests say so.
+MILVUS_BEHIND = pytest.mark.xfail(strict=True, reason="issue 20: the Milvus backend keeps the previous contract")
 
 
 @pytest.fixture(scope="session")
@@ -89,7 +93,10 @@ def ids(res) -> list[str]:
     return [h.paper.id for h in res.hits]
 
 
-def everything(b, q, **kw) -> tuple[list[str], object]:
+def everything(b, q, sort="newest", **kw) -> tuple[list[str], object]:
+    """Every paper a query lists, page by page; by default Newest, which lists the matched set
+    (the relevance order ranks more: docs/search.md)."""
+    kw["sort"] = sort
     out, page = [], 1
     while True:
         res = b.search(q, page=page, per_page=100, facets=False, **kw)
@@ -133,9 +140,19 @@ def test_three_to_five_words_need_all_when_enough_papers_hold_all(backend):
     want = [stem(w) for w in ("diffusion", "image", "generation")]
     assert res.total == len(got) >= RELAX_BELOW
     assert all(set(want) <= stems_of(text_of(backend.get(pid))) for pid in got)
+
+
+@pytest.mark.parametrize("backend", ["embedded", pytest.param("milvus", marks=MILVUS_BEHIND)], indirect=True)
+def test_a_filter_only_narrows_what_matches(backend):
+    """How many words a match needs is decided over the whole corpus: under `cat:cs.RO` the
+    matches of `diffusion image generation` are its matches in cs.RO, not a looser rule's."""
+    got, _ = everything(backend, "diffusion image generation", mode="lexical")
     narrowed, _ = everything(backend, "diffusion image generation cat:cs.RO", mode="lexical")
-    assert narrowed and len(narrowed) < RELAX_BELOW  # within the constraints: too few, all but one
-    assert any(not set(want) <= stems_of(text_of(backend.get(pid))) for pid in narrowed)
+    assert sorted(narrowed) == sorted(p for p in got if "cs.RO" in backend.get(p).categories)
+    for mode in ("hybrid", "dense"):
+        got, _ = everything(backend, "robot grasping", mode=mode)
+        narrowed, r = everything(backend, "robot grasping", mode=mode, filters=Filters(category="cs.CV"))
+        assert sorted(narrowed) == sorted(p for p in got if "cs.CV" in backend.get(p).categories)
 
 
 def test_title_phrase_and_category(backend):
@@ -332,10 +349,10 @@ def test_total_and_facets_count_the_matched_set(backend):
             assert n == sum(cat in p.categories for p in papers)
 
 
-def test_newest_sorts_the_same_matched_set(backend):
-    rel, r1 = everything(backend, "weight decay")
+def test_newest_sorts_the_matched_set(backend):
+    rel, r1 = everything(backend, "weight decay", sort="relevance")
     new, r2 = everything(backend, "weight decay", sort="newest")
-    assert set(rel) == set(new) and r1.total == r2.total == len(rel)
+    assert set(new) <= set(rel) and r1.total == r2.total == len(new)
     dates = [backend.get(i).date for i in new]
     assert dates == sorted(dates, reverse=True)
 
@@ -359,18 +376,19 @@ def test_pages_are_slices_of_one_order(backend):
 def test_hybrid_hits_say_why_they_matched(backend):
     res = backend.search("weight decay regularization", per_page=20)
     assert res.mode == "hybrid" and res.hits[0].lexical_rank is not None
-    k, wl, wd = FUSION[("en", "short")]
-    for h in res.hits:
-        want = (wl / (k + h.lexical_rank) if h.lexical_rank else 0) + (wd / (k + h.dense_rank) if h.dense_rank else 0)
-        assert h.score == pytest.approx(want)
+    assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+    assert all(h.lexical_rank is not None or h.dense_rank is not None for h in res.hits)
 
 
 def test_dense_finds_papers_without_shared_words(backend):
     res = backend.search("robots grasping objects with a gripper", mode="dense", per_page=10)
     assert res.hits and res.hits[0].paper.title.startswith("GraspCoT")
-    assert all("cs.RO" in h.paper.categories for h in res.hits)  # close matches only: no noise
+    new = backend.search("robots grasping objects with a gripper", mode="dense", per_page=100, sort="newest")
+    assert new.hits and all("cs.RO" in h.paper.categories for h in new.hits)  # close matches only: no noise
+    rel = backend.search("robots grasping objects with a gripper", mode="dense", per_page=new.total)
+    assert set(ids(rel)) == set(ids(new))  # the close matches are the nearest
     top_floor, floor, _ = MIN_COSINE["all-MiniLM-L6-v2"]["en"]
-    assert res.hits[0].dense_score >= top_floor and all(h.dense_score >= floor for h in res.hits)
+    assert rel.hits[0].dense_score >= top_floor and all(h.dense_score >= floor for h in rel.hits)
 
 
 QUERIES = [
@@ -402,7 +420,7 @@ def test_both_backends_match_the_same_papers(embedded_ro, milvus_ro, mode):
         b = milvus_ro.search(q, mode=mode, per_page=10)
         assert (a.total, a.mode, a.notices) == (b.total, b.mode, b.notices), q
         assert a.facets == b.facets, q
-        if mode == "dense" or not q or q.startswith("cat:"):
+        if not q or q.startswith("cat:"):
             assert ids(a) == ids(b), q
         ea, _ = everything(embedded_ro, q, mode=mode)
         eb, _ = everything(milvus_ro, q, mode=mode)
@@ -509,7 +527,8 @@ def test_the_expression_road_decides_all_or_all_but_one_as_the_embedded_store(em
     queries = (
         "diffusion image generation",  # enough papers hold all three
         "robot grasping manipulation",  # too few: all but one
-        "diffusion image generation cat:cs.RO",  # too few within the constraints
+        # (within constraints the rule differs until Milvus runs the one engine: issue 20,
+        # test_a_filter_only_narrows_what_matches)
         "大语言模型 推理 智能体",  # a multi-word alternative: adjacency decided in Python
         '"language model" reasoning agents planning',  # a phrase: a constraint Python decides
     )
