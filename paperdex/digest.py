@@ -12,6 +12,7 @@ written to a file (``.eml`` the whole message, ``.html`` or ``.txt`` one part).
 
 from __future__ import annotations
 
+import html
 import re
 import smtplib
 import xml.etree.ElementTree as ET
@@ -57,6 +58,23 @@ def _x(text: str | None) -> str:
     return _NOT_XML.sub("", text or "")
 
 
+def _as_html(text: str) -> str:
+    """Plain text as the HTML an RSS reader renders (an RSS 2.0 description is read as HTML;
+    Atom says type text): escaped, so `<img src=x>` in an abstract is shown, not
+    loaded; paragraphs as <br> (ElementTree then escapes all of it once more for XML)."""
+    return html.escape(text, quote=False).replace("\n", "<br>")
+
+
+_MARKUP = re.compile(r"<[A-Za-z/!?]")
+
+
+def _title(text: str) -> str:
+    """An RSS title: plain text, unless it holds something a reader could take for a tag
+    (readers differ on whether an RSS title is HTML; feedparser guesses from the content),
+    which is then escaped as HTML too: shown as text either way, never rendered."""
+    return _as_html(text) if _MARKUP.search(text) else text
+
+
 def _plain(text: str) -> str:
     from .web.render import plain_tex
 
@@ -93,20 +111,20 @@ def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[
     if fmt == "rss":
         rss = ET.Element("rss", {"version": "2.0", "xmlns:atom": ATOM})
         ch = ET.SubElement(rss, "channel")
-        ET.SubElement(ch, "title").text = _x(title)
+        ET.SubElement(ch, "title").text = _title(_x(title))
         ET.SubElement(ch, "link").text = page_url
-        ET.SubElement(ch, "description").text = _x(f"{title} (paperdex)")
+        ET.SubElement(ch, "description").text = _as_html(_x(f"{title} (paperdex)"))
         ET.SubElement(ch, "atom:link", {"href": self_url, "rel": "self", "type": "application/rss+xml"})
         ET.SubElement(ch, "lastBuildDate").text = format_datetime(updated)
         ET.SubElement(ch, "generator").text = "paperdex"
         for it in items:
             p = it.paper
             e = ET.SubElement(ch, "item")
-            ET.SubElement(e, "title").text = _plain(p.title)
+            ET.SubElement(e, "title").text = _title(_plain(p.title))
             ET.SubElement(e, "link").text = paper_url(base_url, p)
             ET.SubElement(e, "guid", {"isPermaLink": "true"}).text = paper_url(base_url, p)
             ET.SubElement(e, "pubDate").text = format_datetime(_when(p))
-            ET.SubElement(e, "description").text = _x(_summary(it))
+            ET.SubElement(e, "description").text = _as_html(_x(_summary(it)))
             for c in p.categories[:8]:
                 ET.SubElement(e, "category").text = _x(c)
         return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(rss, encoding="utf-8")
