@@ -198,3 +198,56 @@ def test_a_worker_killed_is_replaced(web_dir, tmp_path):
         for _ in range(6):
             assert httpx.get(f"{srv.base}/api/search", params={"q": "robot"}, timeout=30).status_code == 200
         assert srv.terminate() < 9
+
+
+def _closed_by_the_server(sock, timeout: float = 30) -> bool:
+    """True when the server closes the connection (EOF or reset) before `timeout`."""
+    sock.settimeout(timeout)
+    try:
+        while True:
+            data = sock.recv(4096)
+            if not data:
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_slow_clients_are_cut_off_and_a_token_in_a_url_is_not_logged(web_dir, tmp_path):
+    """Connections that never finish their headers, or their body, are closed after the
+    server's timeouts (issue 26: 200 of 200 were still open after 60 s); a token passed in a
+    URL is refused and does not reach the access log."""
+    import socket
+    import time
+
+    import httpx
+    from live_server import LiveServer
+
+    log = tmp_path / "serve.log"
+    args = ("--header-timeout", "1", "--body-timeout", "1", "--log-level", "info")
+    server = LiveServer(web_dir, *args, workers=1, log=log).wait_ready()
+    try:
+        addr = ("127.0.0.1", server.port)
+        idle = socket.create_connection(addr)
+        headers = socket.create_connection(addr)
+        headers.sendall(b"GET /api/days HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        body = socket.create_connection(addr)
+        body.sendall(
+            b"POST /api/related HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"text": "gra'
+        )
+        for name, sock in (("idle", idle), ("headers", headers), ("body", body)):
+            assert _closed_by_the_server(sock), name
+            sock.close()
+        assert httpx.get(f"{server.base}/api/days", timeout=30).status_code == 200  # others still served
+        tok = "pdx_" + "Q" * 43
+        r = httpx.get(f"{server.base}/api/tags", params={"token": tok}, timeout=30)
+        assert r.status_code == 400
+        end = time.monotonic() + 30
+        while "/api/tags?token=" not in server.output():
+            assert time.monotonic() < end, server.output()[-2000:]
+            time.sleep(0.2)
+        assert tok not in server.output() and "token=REDACTED" in server.output()
+    finally:
+        server.terminate()
