@@ -575,12 +575,17 @@ def import_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
     found, _ = paper_ids(store, [str(p) for p in data.get("dismissed") or []])
     if found:
         out["dismissed"] = dismiss(store, found)
+    refused = []
     for s in data.get("saved_searches") or []:
         if not isinstance(s, dict):
             raise LibraryError("saved_searches: each is an object with name, query and params")
-        save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {})
+        try:
+            save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {})
+        except LibraryError as e:  # one that no longer parses (saved by an older version): said, not fatal
+            refused.append(f"saved search {str(s.get('name'))[:80]!r}: {e.message}")
+            continue
         out["saved_searches"] += 1
-    return out
+    return {**out, "refused": refused} if refused else out
 
 
 def export_bibtex(store: Store, name: str | None = None) -> str:

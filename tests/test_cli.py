@@ -178,3 +178,37 @@ def test_explain_reads_at_80_columns_and_in_a_pipe(built_store_dir):
     assert any("Power Lines: Scaling Laws for Weight Decay and Batch Size in LLM Pre-training" in x for x in lines)
     assert sum("lexical #" in x and "dense #" in x for x in lines) == 3
     assert all(len(x.split()) > 1 for x in lines if x.strip()), r.output  # no line of one word
+
+
+def test_mcp_help_lists_every_tool(built_store_dir):
+    import asyncio
+
+    from paperdex.mcp_server import build_server
+
+    names = {t.name for t in asyncio.run(build_server(built_store_dir).list_tools())}
+    assert len(names) >= 9
+    r = run("mcp", "--help")
+    listed = " ".join(r.output.split())
+    assert all(n in listed for n in names), (names, r.output)
+
+
+def test_serve_on_a_busy_port_fails_before_saying_it_serves(built_store_dir):
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        for workers in ("1", "2"):
+            cmd = [sys.executable, "-m", "paperdex", "--data-dir", str(built_store_dir), "serve"]
+            r = subprocess.run(
+                [*cmd, "--port", str(port), "--workers", workers, "--no-warm"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert r.returncode == 1, (workers, r.stdout, r.stderr)
+            assert f"cannot listen on 127.0.0.1:{port}" in r.stderr
+            assert "serving" not in r.stdout + r.stderr

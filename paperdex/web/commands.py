@@ -122,7 +122,12 @@ def serve(
 @click.command()
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
-    """Run the MCP tool server on stdio (search, get_paper, similar_papers) for AI agents."""
+    """Run the MCP tool server on stdio for AI agents.
+
+    \b
+    Tools: search, get_paper, similar_papers, related_work, list_tags, add_to_tag,
+    recommendations, saved_searches, saved_search_new (add_to_tag writes as the local owner:
+    no token)."""
     from ..mcp_server import run
     from ..store import StoreError
 

@@ -187,14 +187,32 @@ def timed_protocol(header_timeout: float, body_timeout: float):
 # --- one process ----------------------------------------------------------------------------
 
 
+def _listen(st: ServeOptions):
+    """The listening socket, bound before anything says "serving": a port in use is one line."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET6 if ":" in st.host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((st.host, st.port))
+    except OSError as e:
+        import click
+
+        sock.close()
+        raise click.ClickException(f"cannot listen on {st.host}:{st.port}: {e.strerror or e}") from None
+    sock.listen(2048)
+    return sock
+
+
 def serve_single(st: ServeOptions) -> None:
     import uvicorn
 
+    sock = _listen(st)
     app = build_app(st)
     _say(f"serving {st.data_dir} on http://{st.host}:{st.port}/ (1 process)")
     server = uvicorn.Server(_uvicorn_config(app, st))
     try:  # after the grace period uvicorn re-raises SIGTERM (the process ends) or SIGINT
-        server.run()
+        server.run(sockets=[sock])
     finally:
         _exit_if_stuck()
 
@@ -248,21 +266,12 @@ class _Worker:
 def serve_workers(st: ServeOptions) -> int:
     """Run `st.workers` worker processes on one listening socket; returns the exit status."""
     import dataclasses
-    import socket
 
     for k in THREAD_ENV:
         os.environ.setdefault(k, "1")
     if st.settings.embed_threads is None:  # one engine thread per worker, unless told otherwise
         st = dataclasses.replace(st, settings=st.settings.replace(embed_threads=1))
-    sock = socket.socket(socket.AF_INET6 if ":" in st.host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((st.host, st.port))
-    except OSError as e:
-        import click
-
-        raise click.ClickException(f"cannot listen on {st.host}:{st.port}: {e.strerror or e}") from None
-    sock.listen(2048)
+    sock = _listen(st)
     sock.set_inheritable(True)
     ctx = multiprocessing.get_context("spawn")
     stop = threading.Event()
