@@ -1,5 +1,7 @@
 """`paperdex sync` against a real HTTP server on 127.0.0.1 that answers with the real-format
-samples: OAI pages chained by their real resumption tokens, an RSS listing, Hugging Face pages,
+samples: OAI pages in the format asked for (arXivRaw, as the client asks; the arXiv-format pages
+of the samples rendered in that shape by tests/fixtures/arxiv/make_raw_pages.py) chained by their
+real resumption tokens, an RSS listing, Hugging Face pages,
 and OpenReview refusing anonymous requests (403) but serving a logged-in session. A sync killed
 (SIGKILL) in the middle of a harvest and run again ends in the same store as an uninterrupted
 run, and arXiv requests are never closer than 3 s apart across jobs."""
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,10 +25,12 @@ from paperdex.sources import arxiv, commands
 from paperdex.sources.http import HttpClient
 from paperdex.store import Store
 
-from .conftest import FakeClock, real
+from .conftest import FakeClock, fixture, real
 
-P1 = arxiv.parse_oai_page(real("arxiv_oai", "listrecords_arXiv_noset_p1.xml").read_bytes()).token
-P2 = arxiv.parse_oai_page(real("arxiv_oai", "listrecords_arXiv_noset_p2.xml").read_bytes()).token
+RAW = [fixture("arxiv", f"oai_raw_cs_p{i}.xml") for i in (1, 2, 3)]
+P1 = arxiv.parse_oai_page(RAW[0].read_bytes()).token
+P2 = arxiv.parse_oai_page(RAW[1].read_bytes()).token
+CANNOT = real("arxiv_oai", "err_bad_set.xml").read_text()
 NOTE = json.loads(real("openreview", "note_neurips2024_shape.json").read_text())["note"]
 HF_ITEMS = json.loads(real("hf", "daily_papers_item_2602.23229.json").read_text())["response"]
 
@@ -82,25 +87,30 @@ class Handler(BaseHTTPRequestHandler):
                 srv.arxiv_times.append(srv.clock())
         if url.path == "/oai":
             token = q.get("resumptionToken")
+            page: Path | None = None
             if token == P1:
-                name = "listrecords_arXiv_noset_p2.xml"
+                page = RAW[1]
             elif token == P2:
                 if srv.hold.is_set():
                     srv.reached.set()
                     srv.release.wait(30)
                     return
-                name = "listrecords_arXiv_noset_p3.xml"
+                page = RAW[2]
             elif token:
                 name = "err_badResumptionToken.xml"
+            elif q.get("metadataPrefix") != "arXivRaw":  # this stand-in speaks the format paperdex asks for
+                body = re.sub(r"code='[^']*'>[^<]*<", "code='cannotDisseminateFormat'>Invalid metadataPrefix<", CANNOT)
+                return self._send(200, body.encode(), "text/xml; charset=utf-8")
             elif q.get("from", "") >= "2026-11-30":  # nothing changed since the samples' responseDate
                 name = "err_noRecordsMatch.xml"
             elif q.get("set") == "math":
                 name = "listrecords_arXivRaw_math.xml"
             elif q.get("set") == "cs":
-                name = "listrecords_arXiv_noset_p1.xml"
+                page = RAW[0]
             else:
                 name = "err_bad_set.xml"
-            return self._send(200, real("arxiv_oai", name).read_bytes(), "text/xml; charset=utf-8")
+            body = (page or real("arxiv_oai", name)).read_bytes()
+            return self._send(200, body, "text/xml; charset=utf-8")
         if url.path.startswith("/rss/"):
             return self._send(200, real("arxiv_rss", "rss_realmeta_serialized.xml").read_bytes(), "application/rss+xml")
         if url.path == "/hf":
@@ -189,6 +199,9 @@ def test_uninterrupted_sync_logs_in_after_a_403_and_spaces_arxiv_requests(servic
         assert failures == []
         assert s.get("openreview:aVh9KRZdRk").extra["openreview"]["decision"] == "accepted"
         assert s.get("0806.4129").published == "2008-06-25"
+        # read by the arXivRaw parser: version 1's day and the version list
+        cs = s.get("cs/0001024")
+        assert (cs.published, cs.updated, cs.extra["arxiv"]["version"]) == ("2000-01-25", "2009-11-30", "v2")
         assert s.get("2602.23229").extra["hf"]["upvotes"] == 10
 
 
