@@ -457,6 +457,16 @@ class _SentenceTransformer:
         kwargs = {"torch_dtype": "float16"} if device == "cuda" else {}
         self._m = SentenceTransformer(str(folder), device=device, model_kwargs=kwargs, local_files_only=True)
         self._m.max_seq_length = max_tokens
+        want = {"last": "lasttoken"}.get(pooling, pooling)
+        for i, module in enumerate(self._m):  # a pooling declared in the name replaces the repo's
+            if type(module).__name__ != "Pooling":
+                continue
+            if isinstance(getattr(module, "pooling_mode", None), str | tuple):  # sentence-transformers >= 6
+                module.pooling_mode = want
+            elif module.get_pooling_mode_str() != want:
+                from sentence_transformers.models import Pooling
+
+                self._m[i] = Pooling(module.get_sentence_embedding_dimension(), pooling_mode=want)
         self.normalize, self.batch_size = normalize, batch or (128 if device == "cuda" else 32)
 
     def encode(self, texts: list[str]) -> np.ndarray:

