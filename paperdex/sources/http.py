@@ -15,6 +15,7 @@ import fcntl
 import logging
 import os
 import re
+import socket
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -33,6 +34,16 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 class SourceError(RuntimeError):
     """A source could not be read; the message names the URL and the reason, so a cron
     mail says what to do (wait, fix the config, report a format change)."""
+
+
+def _unresolvable(e: BaseException) -> bool:
+    """A host name that does not resolve (socket.gaierror under httpx's errors)."""
+    seen = 0
+    while e is not None and seen < 10:
+        if isinstance(e, socket.gaierror):
+            return True
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return False
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -177,6 +188,9 @@ class HttpClient:
             except httpx.TimeoutException as e:
                 reason, wait = f"timed out ({type(e).__name__})", None
             except httpx.TransportError as e:
+                if _unresolvable(e):  # offline or no DNS: retrying for a minute would not help
+                    host = urlparse(url).hostname
+                    raise SourceError(f"GET {url}: cannot resolve {host} ({e}): is this machine online?") from e
                 reason, wait = f"connection failed ({e})", None
             else:
                 if resp.status_code < 300 or resp.status_code in accept:
