@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -491,7 +492,9 @@ def related_form(request: Request) -> Response:
 @router.post("/related", response_class=HTMLResponse, include_in_schema=False)
 async def related_page(request: Request) -> Response:
     form = await _form(request)
-    return related_view(request, form.get("text") or "", form)
+    # the model and the searcher block: in a worker thread, never on the event loop (which
+    # would stall every other request of this worker, and wait for a searcher while holding it)
+    return await run_in_threadpool(related_view, request, form.get("text") or "", form)
 
 
 def related_view(request: Request, text: str, params: dict[str, Any]) -> Response:
@@ -623,7 +626,7 @@ async def api_related(request: Request) -> Response:
     text = data.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ServiceError(400, "text: paste an abstract or a paragraph")
-    res = _related(request, text, data.get("k", 20), data)
+    res = await run_in_threadpool(_related, request, text, data.get("k", 20), data)
     out = res.to_dict()
     out["hits"] = [
         {

@@ -236,3 +236,20 @@ def test_each_request_is_counted_for_its_own_client(app):
         TestClient(app, base_url="http://localhost", client=("10.0.0.7", 1234)).get("/api/search?q=robot")
     assert seen == ["10.0.0.7"]
     assert service.CLIENT.get() == "local"
+
+
+def test_related_work_waits_for_a_searcher_off_the_event_loop(web_dir):
+    """A related-work request waiting for the one searcher must not hold the worker's event
+    loop: a paper look-up is answered meanwhile (it waited behind it, then got a 503)."""
+    app = create_app(web_dir, pool_size=1, pool_wait=5)
+    done: list[int] = []
+    with TestClient(app, base_url="http://localhost") as c:  # one event loop for every request
+        with app.state.pool.searcher(budget=False):
+            t = threading.Thread(target=lambda: done.append(c.post("/api/related", json={"text": TEXT}).status_code))
+            t.start()
+            while not app.state.pool._gate._lanes and t.is_alive():  # it waits for the searcher
+                threading.Event().wait(0.005)
+            r = c.get("/api/days")
+            assert r.status_code == 200 and not done
+        t.join(60)
+    assert done == [200]

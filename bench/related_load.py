@@ -1,0 +1,288 @@
+"""Figures for issue 26: normal searches while related work and a cross-site page load the
+server, and what a 200 MB body costs a worker.
+
+    python bench/related_load.py --data-dir DIR [--seconds 60] [--workers 2]
+
+Starts `paperdex serve` on DIR (a store with vectors; the default model, multilingual-e5-small,
+is the expensive case) and runs, at once:
+
+* four related-work clients (from 127.0.0.2), each posting 5,000-character texts (corpus
+  abstracts run together) to /api/related back to back, as a script pasting long texts would;
+* a page on another origin (http://127.0.0.1:OTHER/, served by this script) open in headless
+  Chromium, which fires <img> GETs of long-text searches and no-cors text/plain POSTs to
+  /api/related at the server, as fast as the browser sends them;
+* one user (from 127.0.0.1) searching the load queries (../shared/data/load-queries.txt) one
+  after another: the latency of each search and every answer that is not a 200.
+
+It prints the searches' p50/p95/p99/max and refusals, alone first and then under that load,
+what the related-work clients and the cross-site page got, and the workers' RSS before and
+after 200 MB bodies (announced with Content-Length, and sent chunked without one) posted to a
+write endpoint without a token and to /api/related.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import http.server
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+CHROMIUM = os.environ.get("PAPERDEX_CHROMIUM") or "/usr/bin/chromium"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def worker_pids(parent: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in out if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()] or [parent]
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
+
+
+def texts(n: int) -> list[str]:
+    """n pasted texts of 5,000 characters: consecutive corpus abstracts run together."""
+    abstracts = []
+    with gzip.open(SHARED / "arxiv-2025-2026.jsonl.gz", "rt") as f:
+        for i, line in enumerate(f):
+            if i % 7 == 0:
+                abstracts.append(json.loads(line)["abstract"])
+            if len(abstracts) >= n * 6:
+                break
+    out = []
+    for i in range(n):
+        t = " ".join(abstracts[i * 6 : i * 6 + 6])
+        out.append((t * 3)[:5000])
+    return out
+
+
+class Probe:
+    """One user searching, one query after another."""
+
+    def __init__(self, base: str, queries: list[str]) -> None:
+        self.base, self.queries = base, queries
+        self.times: list[float] = []
+        self.status: Counter[int] = Counter()
+
+    def run(self, stop: threading.Event, pause: float = 0.1) -> None:
+        with httpx.Client(timeout=60) as c:
+            i = 0
+            while not stop.is_set():
+                q = self.queries[i % len(self.queries)]
+                i += 1
+                t = time.perf_counter()
+                try:
+                    r = c.get(f"{self.base}/api/search", params={"q": q, "per_page": 20})
+                    code = r.status_code
+                except httpx.HTTPError:
+                    code = 0
+                self.times.append(time.perf_counter() - t)
+                self.status[code] += 1
+                stop.wait(pause)
+
+    def report(self, label: str) -> None:
+        ms = [x * 1000 for x in self.times]
+        refused = sum(n for c, n in self.status.items() if c != 200)
+        print(
+            f"{label}: {len(ms)} searches, p50 {pct(ms, 0.5):.0f} ms, p95 {pct(ms, 0.95):.0f} ms, "
+            f"p99 {pct(ms, 0.99):.0f} ms, max {max(ms):.0f} ms; not 200: {refused} {dict(self.status)}"
+        )
+
+
+def related_client(base: str, body: str, stop: threading.Event, out: list, codes: Counter) -> None:
+    transport = httpx.HTTPTransport(local_address="127.0.0.2")
+    with httpx.Client(timeout=120, transport=transport) as c:
+        while not stop.is_set():
+            t = time.perf_counter()
+            try:
+                code = c.post(f"{base}/api/related", json={"text": body, "k": 20}).status_code
+            except httpx.HTTPError:
+                code = 0
+            out.append(time.perf_counter() - t)
+            codes[code] += 1
+
+
+ATTACK = """<!doctype html><html><body><h1>another site</h1><script>
+const target = %(target)s, text = %(text)s;
+let fired = 0;
+function fire() {
+  for (let i = 0; i < 4; i++) {
+    const img = new Image();
+    img.src = target + "/?q=" + encodeURIComponent(text.slice(i * 50, i * 50 + 900)) + "&n=" + (fired++);
+    fetch(target + "/api/related", {method: "POST", mode: "no-cors", body: JSON.stringify({text: text}),
+                                    headers: {"Content-Type": "text/plain"}}).catch(() => {});
+    const img2 = new Image();
+    img2.src = target + "/api/search?q=" + encodeURIComponent("diffusion model " + fired);
+  }
+  document.title = String(fired);
+  setTimeout(fire, 50);
+}
+fire();
+</script></body></html>"""
+
+
+def attacker_site(port: int, target: str, text: str) -> http.server.ThreadingHTTPServer:
+    page = (ATTACK % {"target": json.dumps(target), "text": json.dumps(text)}).encode()
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *a) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def cross_site_page(url: str, stop: threading.Event, seen: Counter) -> None:
+    """Headless Chromium on the other origin's page; counts the server's answers to it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"], headless=True)
+        page = b.new_page()
+        page.on("response", lambda r: seen.update([r.status]) if "/static" not in r.url and r.url != url else None)
+        page.goto(url, wait_until="commit")  # its images never stop loading
+        while not stop.is_set():
+            page.wait_for_timeout(200)
+        b.close()
+
+
+def big_bodies(base: str, pids: list[int]) -> None:
+    """200 MB bodies to a write endpoint without a token and to /api/related: announced with
+    Content-Length, and streamed chunked; the workers' RSS before and after."""
+    before = {p: rss_mb(p) for p in pids}
+    chunk = b"[" + b'"2501.00001",' * 5000  # ~70 KB of a plausible JSON body
+    total = 200 << 20
+
+    def stream():
+        sent = 0
+        while sent < total:
+            yield chunk
+            sent += len(chunk)
+
+    results = []
+    for path in ("/api/tags/x/papers", "/api/related"):
+        for how in ("content-length", "chunked"):
+            headers = {"content-type": "application/json"}
+            if how == "content-length":
+                headers["content-length"] = str(total)
+            t = time.perf_counter()
+            try:
+                r = httpx.post(f"{base}{path}", content=stream(), headers=headers, timeout=120)
+                code = r.status_code
+            except httpx.HTTPError as e:  # the server answered 413 and closed while we sent
+                code = f"closed ({type(e).__name__})"
+            results.append((path, how, code, time.perf_counter() - t))
+    after = {p: rss_mb(p) for p in pids}
+    for path, how, code, took in results:
+        print(f"200 MB body to {path} ({how}): {code} in {took:.2f} s")
+    for p in pids:
+        print(f"worker {p}: RSS {before[p]:.0f} MB -> {after[p]:.0f} MB ({after[p] - before[p]:+.1f} MB)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data-dir", required=True, type=Path)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--related", type=int, default=4)
+    args = ap.parse_args()
+    port, other = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = open(ROOT / "bench" / "out" / "related_load.serve.log", "wb")  # noqa: SIM115
+    cmd = [sys.executable, "-m", "paperdex", "--data-dir", str(args.data_dir), "serve", "--port", str(port)]
+    proc = subprocess.Popen([*cmd, "--workers", str(args.workers), "--log-level", "warning"], stdout=log, stderr=log)
+    try:
+        end = time.monotonic() + 300
+        while True:
+            try:
+                if (
+                    httpx.get(f"{base}/api/days", timeout=2).status_code == 200
+                    and "serving" in Path(log.name).read_text()
+                ):
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < end, Path(log.name).read_text()[-2000:]
+            time.sleep(0.5)
+        pids = worker_pids(proc.pid)
+        queries = [q for q in (SHARED / "load-queries.txt").read_text().splitlines() if q.strip()]
+        random.Random(26).shuffle(queries)
+        bodies = texts(args.related)
+        print(f"server: {args.workers} workers, store {args.data_dir}, budget default; {os.cpu_count()} cores")
+
+        alone = Probe(base, queries)
+        stop = threading.Event()
+        t = threading.Thread(target=alone.run, args=(stop,))
+        t.start()
+        time.sleep(min(20.0, args.seconds / 3))
+        stop.set()
+        t.join()
+        alone.report("searches alone")
+
+        stop = threading.Event()
+        rel_times: list[float] = []
+        rel_codes: Counter[int] = Counter()
+        page_codes: Counter[int] = Counter()
+        site = attacker_site(other, base, bodies[0])
+        threads = [threading.Thread(target=related_client, args=(base, b, stop, rel_times, rel_codes)) for b in bodies]
+        threads.append(threading.Thread(target=cross_site_page, args=(f"http://127.0.0.1:{other}/", stop, page_codes)))
+        for th in threads:
+            th.start()
+        time.sleep(3)  # the load running before the user starts
+        loaded = Probe(base, queries)
+        probe = threading.Thread(target=loaded.run, args=(stop,))
+        probe.start()
+        time.sleep(args.seconds)
+        stop.set()
+        for th in [*threads, probe]:
+            th.join(180)
+        site.shutdown()
+        loaded.report(f"searches with {args.related} related-work clients and a cross-site page")
+        ms = [x * 1000 for x in rel_times]
+        print(
+            f"related work ({args.related} clients, 5,000-character texts): {len(ms)} answered "
+            f"{dict(rel_codes)}, p50 {pct(ms, 0.5):.0f} ms, p99 {pct(ms, 0.99):.0f} ms"
+        )
+        print(f"cross-site page's requests, answers by status: {dict(page_codes)}")
+        big_bodies(base, pids)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+if __name__ == "__main__":
+    main()
