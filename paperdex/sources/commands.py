@@ -26,6 +26,7 @@ from .merge import MergeSummary, ingest_with_merge
 log = logging.getLogger("paperdex.sources")
 
 CONFIG_NAME = "sources.toml"
+LOG_NAME = "sync.log"  # <data-dir>/sync.log: retries and notes of every sync, with their time
 SPACING_DIR = "requests"  # <data-dir>/requests/<host>: the last request to each host, for every process
 ID_PREFIXES = ("openreview:", "bib:", "seed:")  # ids of records that have no arXiv id
 NETWORK_SOURCES = registry.network_names()  # every source registers itself (registry.py)
@@ -64,7 +65,7 @@ def make_client(source: registry.Source, section: dict[str, Any], data_dir: str 
             conn.share_spacing(Path(data_dir) / SPACING_DIR)
         return conn
     assert source.client is not None, f"source {source.name} makes no client"
-    return source.client(section)
+    return source.client({**section, "_data_dir": str(data_dir)} if data_dir is not None else section)
 
 
 def _summary(papers: Iterable[Paper], errors: list[str], store: Store) -> MergeSummary:
@@ -284,6 +285,44 @@ def _store_from(ctx: click.Context) -> Store:
     return Store(obj.get("data_dir") or default_data_dir())
 
 
+class _SyncLog:
+    """Retries, resumed harvests and other notes of a sync go to <data-dir>/sync.log with their
+    time; they are printed too (warnings) unless ``quiet``: cron mail carries only what changed
+    and what failed."""
+
+    def __init__(self, data_dir: Path, quiet: bool) -> None:
+        self.data_dir, self.quiet = Path(data_dir), quiet
+        self.logger = logging.getLogger("paperdex.sources")
+        self.handlers: list[logging.Handler] = []
+
+    def __enter__(self) -> _SyncLog:
+        try:
+            f = logging.FileHandler(self.data_dir / LOG_NAME, encoding="utf-8")
+        except OSError:
+            f = None
+        if f is not None:
+            f.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+            f.setLevel(logging.INFO)
+            self.handlers.append(f)
+        if not self.quiet:
+            err = logging.StreamHandler(sys.stderr)
+            err.setLevel(logging.WARNING)
+            self.handlers.append(err)
+        self.saved = (self.logger.level, self.logger.propagate)
+        self.logger.setLevel(logging.INFO)
+        self.logger.propagate = False  # no last-resort printing of what the file holds
+        for h in self.handlers:
+            self.logger.addHandler(h)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for h in self.handlers:
+            self.logger.removeHandler(h)
+            h.close()
+        self.logger.setLevel(self.saved[0])
+        self.logger.propagate = self.saved[1]
+
+
 @click.command()
 @click.option("--only", multiple=True, type=click.Choice(NETWORK_SOURCES), help="Run just this source (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only changes and failures (for cron).")
@@ -302,7 +341,8 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
         raise click.ClickException(str(e)) from None
 
     try:
-        total, failures = sync_sources(store, cfg, only=only, echo=click.echo, quiet=quiet)
+        with _SyncLog(store.data_dir, quiet):
+            total, failures = sync_sources(store, cfg, only=only, echo=click.echo, quiet=quiet)
     except ValueError as e:  # the config names something impossible
         raise click.ClickException(f"{store.data_dir / CONFIG_NAME}: {e}") from None
     finally:

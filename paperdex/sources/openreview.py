@@ -10,10 +10,16 @@ linked arXiv id takes that id, so it is the same record as the preprint.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
 import logging
 import os
 import re
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -367,6 +373,39 @@ def credentials(config: dict[str, Any] | None = None) -> tuple[str | None, str |
     return user or None, password or None
 
 
+SESSION_FILE = "openreview-session.json"  # in the data directory: one login serves every run
+SESSION_SECONDS = 50 * 60  # OpenReview's tokens last an hour unless asked otherwise
+
+
+def _cached_token(path: Path | None, base_url: str, username: str) -> str | None:
+    if path is None:
+        return None
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(saved, dict) or (saved.get("url"), saved.get("user")) != (base_url, username):
+        return None
+    if not isinstance(saved.get("at"), (int, float)) or time.time() - saved["at"] > SESSION_SECONDS:
+        return None
+    token = saved.get("token")
+    return token if isinstance(token, str) and token else None
+
+
+def _save_token(path: Path | None, base_url: str, username: str, token: str | None) -> None:
+    """Kept readable by its owner only: the token is a login."""
+    if path is None or not token:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"url": base_url, "user": username, "token": token, "at": time.time()}, f)
+        os.replace(path.with_suffix(".tmp"), path)
+    except OSError as e:  # a read-only data directory costs a login per run, nothing more
+        log.info("OpenReview session not saved (%s)", e)
+
+
 def make_client(
     base_url: str = API_URL,
     username: str | None = None,
@@ -374,11 +413,14 @@ def make_client(
     *,
     timeout: float = TIMEOUT,
     retries: int = RETRIES,
+    session_file: str | Path | None = None,
 ) -> Any:
     """An openreview-py API v2 client with a timeout on every request, retries of 429/5xx
     that are logged (openreview-py prints them, which becomes cron mail), and a login when
     credentials are given: anonymous ``notes`` requests have been refused with 403
-    ``ChallengeRequiredError`` since mid-2026."""
+    ``ChallengeRequiredError`` since mid-2026. With ``session_file`` (the data directory's), the
+    session of an earlier run is used again while it is fresh, so back-to-back ``ingest
+    openreview`` runs log in once, not once each (OpenReview limits logins per minute)."""
     import openreview  # imported late: pulls in requests and friends
     from requests.adapters import HTTPAdapter
     from urllib3.util.retry import Retry
@@ -427,18 +469,44 @@ def make_client(
     client.session.mount("http://", adapter)
     client.paperdex_adapter = adapter
     client.paperdex_user = None
+    client.paperdex_relogin = None
     client._deferred = False
     if username or password:
         if not (username and password):
             raise SourceError(f"OpenReview login needs both a username and a password: {CREDENTIALS_HINT}")
-        try:
-            client.login_user(username, password)
-        except openreview.OpenReviewException as e:
-            raise SourceError(f"OpenReview login as {username} failed: {_message(e)}") from e
-        except Exception as e:
-            raise _network_error(e, "login") from e
+        path = Path(session_file) if session_file else None
+
+        def login() -> None:
+            try:
+                client.login_user(username, password)
+            except openreview.OpenReviewException as e:
+                raise SourceError(f"OpenReview login as {username} failed: {_message(e)}") from e
+            except Exception as e:
+                raise _network_error(e, "login") from e
+            _save_token(path, base_url, username, client.token)
+
+        if token := _cached_token(path, base_url, username):
+            client.token = token
+            client.headers["Authorization"] = "Bearer " + token
+            client.paperdex_relogin = login  # if the server no longer takes it
+        else:
+            login()
         client.paperdex_user = username
     return client
+
+
+@contextlib.contextmanager
+def _no_progress_bar() -> Iterator[None]:
+    """openreview-py draws a tqdm bar for venues of over 1,000 notes; paperdex prints one line a
+    venue, and a bar in cron mail is noise."""
+    import openreview.tools as tools
+
+    bar = tools.tqdm
+    tools.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        tools.tqdm = bar
 
 
 def _message(e: Exception) -> str:
@@ -467,11 +535,24 @@ def fetch_venue(
     if not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", venue_id) or "/" not in venue_id and venue_id != "TMLR":
         raise ValueError(f"not an OpenReview venue id: {venue_id!r} (e.g. NeurIPS.cc/2025/Conference)")
     client = client or make_client(base_url, *credentials())
+
+    def get() -> list:
+        with _no_progress_bar():
+            if submissions:
+                return client.get_all_notes(invitation=f"{venue_id}/-/Submission")
+            return client.get_all_notes(content={"venueid": venue_id})
+
     try:
-        if submissions:
-            notes = client.get_all_notes(invitation=f"{venue_id}/-/Submission")
-        else:
-            notes = client.get_all_notes(content={"venueid": venue_id})
+        try:
+            notes = get()
+        except openreview.OpenReviewException:
+            relogin = getattr(client, "paperdex_relogin", None)
+            status = getattr(getattr(client, "paperdex_adapter", None), "last_status", None)
+            if relogin is None or status not in (401, 403):
+                raise
+            client.paperdex_relogin = None  # the saved session expired: log in once, then ask again
+            relogin()
+            notes = get()
     except openreview.OpenReviewException as e:
         adapter = getattr(client, "paperdex_adapter", None)
         status = getattr(adapter, "last_status", None)
@@ -504,8 +585,14 @@ def fetch_venue(
 
 
 def _client(section: dict[str, Any]) -> Any:
-    """One logged-in client per sync run (credentials: environment, then sources.toml)."""
-    return make_client(section.get("url") or API_URL, *credentials(section))
+    """One logged-in client per sync run (credentials: environment, then sources.toml), with
+    the data directory's saved session when ``sync``/``ingest`` pass it (``_data_dir``)."""
+    data_dir = section.get("_data_dir")
+    return make_client(
+        section.get("url") or API_URL,
+        *credentials(section),
+        session_file=Path(data_dir) / SESSION_FILE if data_dir else None,
+    )
 
 
 def _check(opts: dict[str, Any]) -> None:

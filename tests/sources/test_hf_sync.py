@@ -32,10 +32,14 @@ class HF:
         self.down: set[str] = set()
         self.upvotes: dict[str, int] = {}
         self.asked: list[str] = []
+        self.busy = 0  # the next this many requests answer 503
 
     def __call__(self, req: httpx.Request) -> httpx.Response:
         day = param(req, "date")
         self.asked.append(day)
+        if self.busy:
+            self.busy -= 1
+            return httpx.Response(503, text="Service Unavailable")
         if day in self.down:
             return httpx.Response(503, text="Service Unavailable")
         if day != "2026-06-02" or param(req, "p") not in (None, "0"):
@@ -149,3 +153,14 @@ def test_a_sync_plans_the_utc_day_whatever_the_local_zone(hf_server, monkeypatch
         monkeypatch.delenv("TZ")
         time.tzset()
         os.environ.pop("TZ", None)
+
+
+def test_sync_quiet_logs_retries_and_prints_nothing(hf_server):
+    """Cron mail carries what changed and what failed; a retried request goes to sync.log."""
+    d, server = hf_server
+    _sync(d, date(2026, 6, 2))
+    server.busy = 1
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "sync", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert r.output == ""
+    assert "HTTP 503; retry 1/1" in (d / "sync.log").read_text()

@@ -449,3 +449,52 @@ def test_a_stalled_server_times_out():
             openreview.fetch_venue("NeurIPS.cc/2024/Conference", client)
         for conn, _ in held:
             conn.close()
+
+
+def test_a_big_venue_draws_no_progress_bar(capsys):
+    """openreview-py draws a tqdm bar past 1,000 notes; a cron sync must print none."""
+    with responses.RequestsMock() as rs:
+        rs.add_callback(
+            "GET",
+            f"{API}/notes",
+            callback=lambda req: (
+                200,
+                {"Content-Type": "application/json"},
+                json.dumps({"notes": [] if "after=" in req.url else [note()], "count": 1500}),
+            ),
+        )
+        papers, _ = openreview.fetch_venue("NeurIPS.cc/2024/Conference", openreview.make_client(API))
+    assert len(papers) == 1
+    captured = capsys.readouterr()
+    assert "Getting V2 Notes" not in captured.err + captured.out
+
+
+def test_one_login_serves_back_to_back_runs(tmp_path):
+    """Four `ingest openreview` runs in a minute log in once (OpenReview limits logins); a
+    saved session the server no longer takes is replaced by one new login."""
+    session = tmp_path / openreview.SESSION_FILE
+    login = {"token": "tok123", "user": {"id": "~Reader1", "profile": {"id": "~Reader1"}}}
+    with responses.RequestsMock() as rs:
+        logins = rs.add("POST", f"{API}/login", json=login)
+        rs.add_callback("GET", f"{API}/notes", callback=_notes)
+        for _ in range(4):
+            client = openreview.make_client(API, "reader@example.org", "secret", session_file=session)
+            papers, _ = openreview.fetch_venue("NeurIPS.cc/2024/Conference", client)
+            assert len(papers) == 1
+        assert logins.call_count == 1
+        assert all(
+            c.request.headers.get("Authorization") == "Bearer tok123" for c in rs.calls if c.request.method == "GET"
+        )
+    assert oct(session.stat().st_mode & 0o777) == "0o600"
+
+    stale = json.loads(session.read_text())
+    session.write_text(json.dumps({**stale, "token": "expired"}))
+    challenge = {"name": "TokenExpiredError", "message": "Token expired", "status": 403}
+    with responses.RequestsMock() as rs:
+        rs.add("GET", f"{API}/notes", json=challenge, status=403)  # the saved session is refused...
+        logins = rs.add("POST", f"{API}/login", json=login)  # ...so one new login
+        rs.add_callback("GET", f"{API}/notes", callback=_notes)
+        client = openreview.make_client(API, "reader@example.org", "secret", session_file=session)
+        papers, _ = openreview.fetch_venue("NeurIPS.cc/2024/Conference", client)
+        assert len(papers) == 1 and logins.call_count == 1
+    assert json.loads(session.read_text())["token"] == "tok123"
