@@ -169,6 +169,7 @@ TEXT: dict[str, dict[str, str]] = {
     "papers_in_one": {"en": "1 paper · {span}", "zh": "{span} 共 1 篇论文"},
     "papers_in_cat": {"en": "{n} of {all} papers in {cat} · {span}", "zh": "{span} {cat} 分类 {n} 篇（共 {all} 篇）"},
     "trending_count": {"en": "{n} papers with upvotes · {span}", "zh": "{span} 有点赞的论文 {n} 篇"},
+    "trending_count_one": {"en": "1 paper with upvotes · {span}", "zh": "{span} 有点赞的论文 1 篇"},
     "no_papers_period": {"en": "No papers in this period.", "zh": "这段时间没有论文。"},
     # one table for every page: the library, tags, saved searches and feeds (web/discover.py)
     "library": {"en": "Library", "zh": "文库"},
@@ -242,6 +243,7 @@ TEXT: dict[str, dict[str, str]] = {
     "footer_license": {"en": "arXiv metadata CC0", "zh": "arXiv 元数据 CC0"},
     "suggestions": {"en": "Suggestions", "zh": "输入建议"},
     "results_label": {"en": "Results", "zh": "结果"},
+    "results_for": {"en": "Results for “{q}”", "zh": "“{q}”的检索结果"},
     "filters_on": {"en": "on", "zh": "已启用"},
     "eg": {"en": "e.g. {x}", "zh": "例如 {x}"},
     "list_sep": {"en": "; ", "zh": "；"},
@@ -319,6 +321,7 @@ TEXT: dict[str, dict[str, str]] = {
     "api_in": {"en": "in", "zh": "位置"},
     "api_type": {"en": "type", "zh": "类型"},
     "api_try": {"en": "open", "zh": "打开"},
+    "api_description": {"en": "description", "zh": "说明"},
     # API summaries and parameter descriptions (OpenAPI text is English)
     "Search papers": {"en": "Search papers", "zh": "检索论文"},
     "Similar papers": {"en": "Similar papers", "zh": "相似论文"},
@@ -349,6 +352,33 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "Only papers in this category or archive",
         "zh": "只看该分类或大类的论文",
     },
+    "Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side).": {
+        "en": "Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side).",
+        "zh": "每条结果带 `title_html` 与 `snippet_html`（已转义，查询词包在 `<mark>` 中）"
+        "以及 `why`（两侧各自的排名）。",
+    },
+    "Nearest neighbours of a paper by embedding (title words when it has no vector).": {
+        "en": "Nearest neighbours of a paper by embedding (title words when it has no vector).",
+        "zh": "按向量找出一篇论文的最近邻（没有向量时按标题词）。",
+    },
+    "One paper with every field, its links and a BibTeX entry. Ids may contain `/`\n(hep-th/9901002) and may "
+    "carry an `arXiv:` prefix or a version suffix.": {
+        "en": "One paper with every field, its links and a BibTeX entry. Ids may contain `/`\n(hep-th/9901002) and "
+        "may carry an `arXiv:` prefix or a version suffix.",
+        "zh": "单篇论文的全部字段、链接与 BibTeX 条目。编号可以含 `/`（`hep-th/9901002`），"
+        "可以带 `arXiv:` 前缀或版本后缀。",
+    },
+    "Papers listed on one day, with per-category counts and the previous/next days.": {
+        "en": "Papers listed on one day, with per-category counts and the previous/next days.",
+        "zh": "某一天发布的论文，附各分类的数量以及前一天/后一天。",
+    },
+    "Days that have papers, newest first, with counts.": {
+        "en": "Days that have papers, newest first, with counts.",
+        "zh": "有论文的日期（最新在前）及其论文数。",
+    },
+    "in_query": {"en": "query", "zh": "查询参数"},
+    "in_path": {"en": "path", "zh": "路径"},
+    "pagination": {"en": "Pages", "zh": "分页"},
     "YYYY-MM-DD; default: the latest day in the store": {
         "en": "YYYY-MM-DD; default: the latest day in the store",
         "zh": "YYYY-MM-DD；默认为库中最新的一天",

@@ -242,6 +242,7 @@ def segments_html(segments: list[tuple[str, bool]], maths: tuple[str, ...] = (),
                 continue
             if kind == "math":
                 tex = maths[ref] if ref is not None and ref < len(maths) else None
+                tex = tex if tex and needs_typesetting(tex) else None
                 out.append(f'<span class="math" data-tex="{html.escape(tex)}">' if tex else tag[0])
             elif kind == "link":
                 url = safe_url(urls[ref]) if ref is not None and ref < len(urls) else None
@@ -260,6 +261,22 @@ def segments_html(segments: list[tuple[str, bool]], maths: tuple[str, ...] = (),
     while stack:
         out.append(_CLOSE_TAG[stack.pop()])
     return Markup("".join(out))
+
+
+# TeX whose text form cannot say it: a fraction, a root, an accent, a stacked or grouped
+# script, a matrix. Everything else ($\beta$, $O(n)$, $10\times$, $x_i$, $n^2$) reads the same as
+# text, so it is not typeset and a page with only such math does not load KaTeX at all.
+_TYPESET = re.compile(
+    r"\\(?:[dt]?frac|sqrt|binom|over|begin|hat|widehat|tilde|widetilde|bar|overline|underline|vec|dot|ddot|"
+    r"overbrace|underbrace|stackrel|overset|underset|xrightarrow|xleftarrow|left|mathcal|mathfrak|mathscr|boldsymbol|"
+    r"sum|prod|int|oint|lim|bigcup|bigcap)(?![A-Za-z])"
+    r"|[\^_]\s*\{[^{}]*[\^_{]"
+)
+
+
+def needs_typesetting(tex: str) -> bool:
+    """Whether KaTeX adds anything to this math over its text form (see _TYPESET)."""
+    return bool(_TYPESET.search(tex))
 
 
 def matched_stems(*segment_lists: list[tuple[str, bool]]) -> frozenset[str]:

@@ -34,9 +34,14 @@ def test_search_then_open_a_paper(page, server, shots):
     if details.count():
         details.locator("summary").click()
         expect(details.locator(".full")).to_be_visible()
-    # why this matched
-    cards.first.locator("details.why summary").click()
-    expect(cards.first.locator("details.why dl")).to_contain_text("Keyword rank")
+    # why this matched: plain words first, the raw ranks and scores behind "Scores"
+    why = cards.first.get_by_test_id("why")
+    why.locator("summary").first.click()
+    plain = re.compile(r"matched \d of \d words in the|close in meaning")
+    expect(why.get_by_test_id("why-words")).to_contain_text(plain)
+    expect(why.locator("dl")).to_be_hidden()
+    why.locator("details.why-raw summary").click()
+    expect(why.locator("dl")).to_contain_text("Keyword rank")
     page.screenshot(path=str(shots / "search-expanded-1280.png"))
     title = cards.first.locator("h2 a")
     name = title.inner_text()

@@ -15,8 +15,8 @@ from webstore import SIGNALS_ID, SIGNALS_WEEK
 
 LANGS = {"en": "en-US", "zh": "zh-CN"}
 WORDS = {  # one interface word per language, to see the page is in it
-    "en": {"refine": "Refine", "week": "Week", "upvotes": "Upvotes", "back": "Back to search", "et_al": "et al."},
-    "zh": {"refine": "筛选结果", "week": "周", "upvotes": "点赞最多", "back": "返回检索", "et_al": "等"},
+    "en": {"filters": "Filters", "week": "Week", "upvotes": "Upvotes", "back": "Back to search", "et_al": "et al."},
+    "zh": {"filters": "筛选", "week": "周", "upvotes": "点赞最多", "back": "返回检索", "et_al": "等"},
 }
 
 
@@ -112,19 +112,25 @@ def test_week_view_sorted_by_upvotes(lp, server):
     assert "view=week" in lp.url and "sort=upvotes" in lp.url
 
 
-def test_mobile_filter_drawer(lp, server):
+def test_one_filter_control_on_mobile(lp, server):
+    """On a phone there is one "Filters" control (the facets move into it), reachable by
+    keyboard; its category links filter the results."""
     lp.set_viewport_size({"width": 390, "height": 844})
     _search(lp, server, "learning")
-    facets = lp.locator("aside.facets")
-    expect(facets).not_to_be_visible()  # off-screen until asked for, not 8,000 px down
-    opener = lp.get_by_test_id("open-filters")
-    expect(opener).to_have_text(WORDS[lp.lang]["refine"])
-    assert opener.bounding_box()["y"] < 300  # at the top, next to the result count
-    opener.click()
+    expect(lp.locator("aside.facets")).to_be_hidden()  # no second control, no off-screen drawer
+    summary = lp.locator("details.filters > summary")
+    expect(summary).to_have_text(WORDS[lp.lang]["filters"])
+    assert summary.bounding_box()["y"] < 300  # at the top, under the search box
+    visible = [e for e in lp.locator("summary, label[role=button], [data-testid=open-filters]").all() if e.is_visible()]
+    assert [e.inner_text() for e in visible if e.inner_text() in ("Filters", "Refine", "筛选", "筛选结果")] == [
+        WORDS[lp.lang]["filters"]
+    ]
+    summary.focus()
+    lp.keyboard.press("Enter")  # opened by keyboard
+    facets = lp.get_by_test_id("facets-inline")
     expect(facets).to_be_visible()
     facets.locator("a", has_text="cs.CV").first.click()
     assert _query(lp.url)["category"] == "cs.CV"
-    expect(lp.locator("aside.facets")).not_to_be_visible()
 
 
 def test_math_is_typeset_by_katex(lp, server):

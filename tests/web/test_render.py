@@ -59,9 +59,15 @@ def test_math_fallback_reads_like_math():
 
 
 def test_math_carries_its_tex_for_katex():
-    out = str(render.tex_html(r"regret $\tilde O(\sqrt{T})$ and $a<b$"))
+    out = str(render.tex_html(r"regret $\tilde O(\sqrt{T})$ and $\frac{a<b}{2}$, for $\beta$ and $n^2$"))
     assert '<span class="math" data-tex="\\tilde O(\\sqrt{T})">Õ(√T)</span>' in out
-    assert 'data-tex="a&lt;b"' in out  # the attribute is escaped like any text
+    assert 'data-tex="\\frac{a&lt;b}{2}"' in out  # the attribute is escaped like any text
+    # math its text form says exactly is not typeset (a page with only such math loads no KaTeX)
+    assert '<span class="math">β</span>' in out and '<span class="math">n²</span>' in out
+
+
+def test_theta_text_subscript_reads_as_text():
+    assert render.plain_tex(r"$\Theta_\text{post}$ and $L_{\text{KL}}$, $W^{\top}$") == "Θ_post and L_KL, W^⊤"
 
 
 def test_urls_in_abstracts_become_safe_links():

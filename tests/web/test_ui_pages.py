@@ -4,7 +4,7 @@ API pages, daily views and their counts, and the .json twin of each view."""
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlparse
 
 from webstore import SIGNALS_ID, SIGNALS_WEEK
 
@@ -115,3 +115,74 @@ def test_back_link_keeps_state(client):
     link = re.search(r'<h2 class="card-title"[^>]*><a href="([^"]+)"', daily).group(1).replace("&amp;", "&")
     pid = link.split("?")[0].removeprefix("/paper/")
     assert f'href="/daily?day=2025-03-24&amp;view=week#p-{pid}" data-testid="back"' in client.get(link).text
+
+
+# --- issue 23: weight, suggestions, hints, one translation table ----------------------------------
+
+
+def test_pages_are_compressed_and_load_katex_only_for_math(client):
+    r = client.get("/", params={"q": "learning"}, headers={"Accept-Encoding": "gzip"})
+    assert r.headers["content-encoding"] == "gzip"
+    js = client.get("/static/katex/katex.min.js", headers={"Accept-Encoding": "gzip"})
+    assert js.headers["content-encoding"] == "gzip"
+    # a page with math its text cannot say carries KaTeX in its head, before app.js; one without does not
+    paper = client.get(f"/paper/{SIGNALS_ID}").text
+    head = paper.split("</head>")[0]
+    assert head.index("/static/katex/katex.min.js") < head.index("/static/app.js")
+    assert "katex" not in client.get("/daily", params={"day": "2025-03-27"}).text.split("</head>")[0]
+
+
+def test_suggestions_come_from_the_store(client):
+    got = client.get("/api/suggest", params={"q": "au:lindq"}).json()["suggestions"]
+    assert got[0] == {"query": 'au:"Bo Lindqvist"', "label": "Bo Lindqvist", "kind": "author", "note": "1"}
+    got = client.get("/api/suggest", params={"q": "robot 机器人", "lang": "zh"}).json()["suggestions"]
+    assert {"query": "robot cat:cs.RO", "label": "cat:cs.RO", "kind": "category", "note": "机器人学"} in got
+    got = client.get("/api/suggest", params={"q": 'ti:"weight decay" ca'}).json()["suggestions"]
+    assert got[0]["query"] == 'ti:"weight decay" cat:'
+    assert client.get("/api/suggest", params={"q": "x" * 501}).status_code == 400
+
+
+def test_no_result_hints_are_queries_from_the_tree(client):
+    from paperdex import query as Q
+    from paperdex.web import render
+
+    html = client.get("/", params={"q": 'ti:"weight decay" cat:cs.XQ'}).text
+    hints = re.findall(r'<a href="([^"]+)" data-testid="hint-fewer">', html)
+    assert len(hints) == 2
+    for href in hints:
+        q = parse_qs(urlparse(href.replace("&amp;", "&")).query)["q"][0]
+        Q.parse(q)  # parses
+        assert client.get(href.replace("&amp;", "&")).status_code == 200
+    queries = [
+        'ti:"weight decay" cat:cs.LG',
+        'a OR b -c venue:"Neur IPS" date:2025..2026',
+        "ti:(x OR y) abs:gra* 大模型",
+    ]
+    for q in queries:
+        tree = Q.parse(q)
+        assert Q.parse(render.unparse(tree)) == tree, q
+    assert render.fewer_hints("-a b") == [("-a", "b")]  # "-a" alone finds nothing: not offered
+
+
+def test_every_template_key_is_translated():
+    """Every t('key') the templates use has its Chinese text in the one table."""
+    from pathlib import Path
+
+    from paperdex.web import i18n, render
+
+    keys = set()
+    for f in Path(i18n.__file__).parent.joinpath("templates").glob("*.html"):
+        keys |= set(re.findall(r"\bt\('([a-z_]+)'", f.read_text()))
+    keys = {k for k in keys if not k.endswith("_")}  # t('decision_' ~ value): the values below
+    keys |= {f"decision_{d}" for d in render.DECISIONS} | {f"presentation_{p}" for p in render.PRESENTATIONS}
+    keys |= {f"layout_{x}" for x in ("cards", "compact")} | {f"sort_{x}" for x in ("top", "newest", "upvotes", "stars")}
+    missing = sorted(k for k in keys if not i18n.TEXT.get(k, {}).get("zh"))
+    assert not missing, missing
+
+
+def test_daily_json_says_what_ranked_it(client):
+    d = client.get("/daily.json", params={"day": "2025-03-24"}).json()
+    assert d["sort"] == "top" and d["ranked_by"] == ["upvotes", "listing"]
+    assert d["papers"][0]["id"] == "2599.00102" and d["trending"] == ["2599.00102"]
+    listed = client.get("/daily.json", params={"day": "2025-03-24", "sort": "newest"}).json()
+    assert listed["papers"][-1]["id"] == "2599.00102"

@@ -207,7 +207,6 @@
     var close = function () {
       listbox.hidden = true;
       listbox.textContent = "";
-      box.setAttribute("aria-expanded", "false");
       box.removeAttribute("aria-activedescendant");
       active = -1;
     };
@@ -241,7 +240,6 @@
         listbox.appendChild(li);
       });
       listbox.hidden = false;
-      box.setAttribute("aria-expanded", "true");
     };
     var ask = function () {
       var q = box.value;
