@@ -10,9 +10,13 @@ query engine's business; the dense side sees the query untouched."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import re
+import sqlite3
 import warnings
+from contextlib import closing
 from functools import lru_cache
 from pathlib import Path
 
@@ -54,21 +58,98 @@ def dictionary() -> dict[str, list[str]]:
     return _load(DICT)[0]
 
 
+CACHE_FORMAT = 1
+
+
+class _Freq:
+    """jieba's prefix dictionary (word or word prefix -> count) read from SQLite one key at a
+    time. Segmenting a query looks up a few dozen fragments; loading the whole dictionary (over
+    half a million entries, from jieba's own marshal cache, then our 33k phrases added) cost
+    3.5-5 s of a Chinese CLI search on a busy 2-core machine. The counts are the same, so the
+    segmentation is the same (tests/test_zh.py compares the two on every query of the sample)."""
+
+    def __init__(self, db: Path) -> None:
+        self._c = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+
+    def get(self, key: str, default=None):
+        row = self._c.execute("SELECT f FROM freq WHERE w = ?", (key,)).fetchone()
+        return default if row is None else row[0]
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key: str) -> int:
+        v = self.get(key)
+        if v is None:
+            raise KeyError(key)
+        return v
+
+
+def _cache_file(path: Path, jieba) -> Path | None:
+    """Where the combined prefix dictionary is kept: the user's cache directory, named by what
+    it is made from (jieba's version and dictionary, our dictionary's bytes), so a new version
+    of either gets a new file. Like jieba's own cache (jieba.cache in the temp directory), it is
+    derived from installed files, not from any data directory: readers of a store still never
+    write to it."""
+    try:
+        import platformdirs
+
+        h = hashlib.sha256(f"{CACHE_FORMAT} {jieba.__version__}".encode())
+        st = os.stat(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"))
+        h.update(f" {st.st_size} {st.st_mtime_ns}".encode())
+        h.update(path.read_bytes() if path.exists() else b"")
+        return Path(platformdirs.user_cache_dir("paperdex")) / f"zh-segmenter-{h.hexdigest()[:16]}.sqlite"
+    except OSError:
+        return None
+
+
+def _write_cache(db: Path, freq: dict[str, int], total: int) -> None:
+    """Write the prefix dictionary beside its final name, then rename it: a process that reads
+    it meanwhile sees the whole file or none."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db.with_name(f"{db.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    with closing(sqlite3.connect(tmp)) as c:
+        c.execute("CREATE TABLE freq (w TEXT PRIMARY KEY, f INTEGER NOT NULL) WITHOUT ROWID")
+        c.execute("CREATE TABLE meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)")
+        c.executemany("INSERT INTO freq VALUES (?, ?)", freq.items())
+        c.execute("INSERT INTO meta VALUES ('total', ?)", (total,))
+        c.commit()
+    os.replace(tmp, db)
+
+
 @lru_cache(maxsize=4)
 def _tokenizer(path: Path):
     """A jieba tokenizer of its own that also knows the dictionary's phrases, weighted by how
-    often the training summaries use them (the global jieba stays untouched)."""
+    often the training summaries use them (the global jieba stays untouched). Its prefix
+    dictionary is read lazily from a cache file when there is one (_Freq); the first process
+    without one builds it in memory, as before, and saves it for the next."""
     with warnings.catch_warnings():  # jieba imports pkg_resources, which warns on every CLI run
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
         import jieba
 
     jieba.setLogLevel(60)
     tok = jieba.Tokenizer()
+    db = _cache_file(path, jieba)
+    if db is not None and db.is_file():
+        try:
+            freq = _Freq(db)
+            total = freq._c.execute("SELECT v FROM meta WHERE k = 'total'").fetchone()[0]
+        except (sqlite3.Error, TypeError):
+            pass  # unreadable (cut short by a full disk?): build in memory
+        else:
+            tok.FREQ, tok.total, tok.initialized = freq, total, True
+            return tok
     tok.initialize()
     _, counts = _load(path)
     for word, n in counts.items():
         if len(word) >= 2 and n > 1:
             tok.add_word(word, max(tok.FREQ.get(word) or 0, n))
+    if db is not None:
+        try:
+            _write_cache(db, tok.FREQ, tok.total)
+        except (OSError, sqlite3.Error):
+            pass  # a read-only home: segmenting still works, just without the cache
     return tok
 
 

@@ -61,3 +61,27 @@ def test_segmenting_chinese_prints_no_warning():
     code = "from paperdex import zh; print(zh.concepts('扩散模型')[0])"
     r = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
+
+
+def test_the_cached_segmenter_segments_as_the_one_built_in_memory(tmp_path, monkeypatch):
+    """The prefix dictionary read lazily from the cache file must give the very segmentation
+    of the dictionary built in memory (relevance figures depend on it): every query of the
+    sample's Chinese set, and mixed text."""
+    import json
+    import re
+    from pathlib import Path
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # platformdirs' cache dir on Linux
+    built = zh._tokenizer.__wrapped__(zh.DICT)  # no cache file yet: built in memory, then saved
+    assert isinstance(built.FREQ, dict)
+    assert len(list(tmp_path.glob("paperdex/zh-segmenter-*.sqlite"))) == 1
+    lazy = zh._tokenizer.__wrapped__(zh.DICT)
+    assert isinstance(lazy.FREQ, zh._Freq) and lazy.total == built.total
+
+    queries = Path(zh.__file__).parent / "data" / "sample-queries-zh.jsonl"
+    texts = [json.loads(x)["query"] for x in queries.read_text(encoding="utf-8").splitlines() if x.strip()]
+    texts += ["扩散模型 图像编辑", "大语言模型的推理能力", "用 transformer 做 3D 点云分割", "模型量化与剪枝"]
+    runs = [r for t in texts for r in re.findall(r"[\u4e00-\u9fff]+", t)]
+    assert len(runs) > 50
+    for run in runs:
+        assert list(lazy.cut(run)) == list(built.cut(run)), run
