@@ -15,7 +15,7 @@ DEMO_DIR ?= .data/demo
 # time); Python writes them for the modules paperdex imports, when it first imports them.
 PIP := $(BIN)/pip install --disable-pip-version-check --progress-bar off --no-compile
 define ticking
-@start=$$SECONDS; ( while sleep 10; do echo "    ... still installing ($$((SECONDS - start)) s)"; done ) & \
+@start=$$SECONDS; ( while sleep 10; do echo "    ... still working ($$((SECONDS - start)) s)"; done ) & \
 ticker=$$!; trap "kill $$ticker 2>/dev/null" EXIT; $(1); status=$$?; kill $$ticker 2>/dev/null; \
 echo "    ($$((SECONDS - start)) s)"; exit $$status
 endef
@@ -25,7 +25,8 @@ endef
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
-	@test -d $(VENV) || { echo "==> creating the virtual environment $(VENV)"; python3 -m venv $(VENV); }
+	@test -d $(VENV) || echo "==> creating the virtual environment $(VENV)"
+	$(call ticking,test -d $(VENV) || python3 -m venv $(VENV))
 	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
 	$(call ticking,$(PIP) -e .)
 	@$(BIN)/python -c "import paperdex.cli" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; }

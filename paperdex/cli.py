@@ -613,7 +613,11 @@ def demo(ctx, host, port, no_serve) -> None:
     from .ingest import import_vectors, ingest_file
 
     store = _store(ctx, create=True)
-    s = ingest_file(store, SAMPLE / "sample.jsonl.gz")
+    sample = SAMPLE / "sample.jsonl.gz"
+    click.echo(f"loading the bundled sample into {store.data_dir}")
+    hidden = not sys.stderr.isatty()  # in a log, the two lines around it say enough
+    with click.progressbar(length=sample.stat().st_size, label="sample", file=sys.stderr, hidden=hidden) as bar:
+        s = ingest_file(store, sample, progress=bar.update)
     click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
     if store.model in (None, "multilingual-e5-small") and store.vector_count() < store.count():
         n = import_vectors(
@@ -626,6 +630,7 @@ def demo(ctx, host, port, no_serve) -> None:
         serve = cli.get_command(ctx, "serve")
         if serve is None:
             raise _fail(RuntimeError("the web UI is not installed"))
+        click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
         ctx.invoke(serve, host=host, port=port, pool=None, no_warm=False, log_level="info")
 
 
