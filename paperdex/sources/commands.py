@@ -331,8 +331,10 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
     """Bring every source in <data-dir>/sources.toml up to date.
 
     Incremental: arXiv continues from where the last harvest stopped (an interrupted one
-    resumes), Hugging Face from the last day read, OpenReview venues are re-read. Exits 1 if
-    any source failed, after running the others. New papers get vectors from `paperdex embed`.
+    resumes); Hugging Face reads every UTC day not read yet (a failed day again) and re-reads
+    the last refresh_days for upvotes and stars; OpenReview venues are re-read. Exits 1 if any
+    source failed, after running the others. Retries and notes go to <data-dir>/sync.log.
+    New papers get vectors from `paperdex embed`.
     """
     store = _store_from(ctx)
     try:
