@@ -753,6 +753,16 @@ MAX_TEXT = 5000  # characters of a pasted text read
 # cuts there). The model's cost grows steeply with length (e5-small, one thread: 0.6 s for 500
 # characters, 7.7 s for 5,000 on a busy 2-core machine), and a searcher is held meanwhile.
 EMBED_CHARS = 512
+
+
+def pasted_prefix(text: str) -> str:
+    """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a
+    word (embed._cut, as documents are cut)."""
+    from .embed import _cut
+
+    return _cut(" ".join(str(text or "").split())[:MAX_TEXT], EMBED_CHARS)
+
+
 KEY_TERMS = 25  # terms of the lexical query (12: fewer topic papers in the top 10, bench/recommend.py --related)
 _OPERATORS = {"and", "or", "not"}
 RELATED_DEPTH = 100  # candidates per side
@@ -814,12 +824,14 @@ def related(
     searcher=None,
     filters=None,
     deadline: float | None = None,
+    query_vector: np.ndarray | None = None,
 ) -> Related:
     """Papers related to a pasted abstract or paragraph: the dense side embeds its opening
     EMBED_CHARS characters, as documents are embedded; the lexical side ranks by BM25 over the text's
     KEY_TERMS key terms, any of which may match (`t1 OR t2 OR ...`: requiring half of them, the
     search's rule for long free text, leaves almost nothing to rank, bench/recommend.py
-    --related); reciprocal-rank fusion of the two, as hybrid search fuses."""
+    --related); reciprocal-rank fusion of the two, as hybrid search fuses. `query_vector`: the
+    text's vector when the caller embedded it already (service.related does, off the searcher)."""
     from .query import QueryError
     from .search import Hit, Searcher, rrf
 
@@ -846,10 +858,9 @@ def related(
             res = s.search("", mode="lexical", per_page=1, filters=filters, facets=False, deadline=deadline)
             if res.total <= 20000:
                 allowed = _filtered_rowids(s, filters, deadline)
-        from .embed import _cut
         from .search import OverBudget
 
-        qv = s.embed_query(_cut(text, EMBED_CHARS), vindex.model)
+        qv = query_vector if query_vector is not None else s.embed_query(pasted_prefix(text), vindex.model)
         if deadline is not None and time.monotonic() > deadline:
             raise OverBudget()
         found = vindex.search(qv, RELATED_DEPTH, allowed)

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from paperdex import recommend as R
 from paperdex import service
+from paperdex.embed import MiniLM
 from paperdex.search import OverBudget, Searcher
 from paperdex.service import FairGate
 from paperdex.web import limits
@@ -140,13 +141,13 @@ def test_related_work_embeds_a_bounded_prefix(client, monkeypatch):
     """A 6,800-character paste: the model reads its opening EMBED_CHARS characters, as it
     reads documents, not the 5,000 the lexical side reads."""
     seen: list[int] = []
-    real = Searcher.embed_query
+    real = MiniLM.embed_query  # the test store's model
 
-    def spy(self, text, model):
+    def spy(self, text):
         seen.append(len(text))
-        return real(self, text, model)
+        return real(self, text)
 
-    monkeypatch.setattr(Searcher, "embed_query", spy)
+    monkeypatch.setattr(MiniLM, "embed_query", spy)
     r = client.post("/api/related", json={"text": TEXT, "k": 5})
     assert r.status_code == 200 and r.json()["hits"]
     assert seen and max(seen) <= R.EMBED_CHARS
@@ -154,15 +155,15 @@ def test_related_work_embeds_a_bounded_prefix(client, monkeypatch):
 
 def test_related_work_stops_at_the_time_budget(web_dir, monkeypatch):
     """A related-work request whose model is slow past the budget is a 503, like a search."""
-    real = Searcher.embed_query
+    real = MiniLM.embed_query
 
-    def slow(self, text, model):
+    def slow(self, text):
         import time
 
         time.sleep(0.5)
-        return real(self, text, model)
+        return real(self, text)
 
-    monkeypatch.setattr(Searcher, "embed_query", slow)
+    monkeypatch.setattr(MiniLM, "embed_query", slow)
     c = TestClient(create_app(web_dir, pool_size=1, time_budget=0.2), base_url="http://localhost")
     r = c.post("/api/related", json={"text": TEXT})
     assert r.status_code == 503 and "time budget" in r.json()["error"]["message"]
@@ -251,5 +252,31 @@ def test_related_work_waits_for_a_searcher_off_the_event_loop(web_dir):
                 threading.Event().wait(0.005)
             r = c.get("/api/days")
             assert r.status_code == 200 and not done
+        t.join(60)
+    assert done == [200]
+
+
+def test_a_pasted_text_is_embedded_without_holding_a_searcher(web_dir, monkeypatch):
+    """While the model embeds a pasted text, the one searcher serves other searches."""
+    started, go = threading.Event(), threading.Event()
+    real = MiniLM.embed_query
+
+    def held(self, text):
+        if len(text) > 200:  # the pasted text, not a search's query
+            started.set()
+            go.wait(60)
+        return real(self, text)
+
+    monkeypatch.setattr(MiniLM, "embed_query", held)
+    app = create_app(web_dir, pool_size=1, pool_wait=2, time_budget=30)
+    done: list[int] = []
+    with TestClient(app, base_url="http://localhost") as c:
+        t = threading.Thread(target=lambda: done.append(c.post("/api/related", json={"text": TEXT}).status_code))
+        t.start()
+        assert started.wait(60)
+        try:
+            assert c.get("/api/search", params={"q": "robot grasping"}).status_code == 200
+        finally:
+            go.set()
         t.join(60)
     assert done == [200]
