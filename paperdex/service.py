@@ -334,7 +334,8 @@ class SearcherPool:
             self._gate.release(client)
 
     def embed_pasted(self, emb, text: str):
-        """The vector of a pasted text, made by this process's one embedding thread, which
+        """The vector of a pasted text and when the model started on it (time.monotonic()),
+        made by this process's one embedding thread, which
         runs at a lower CPU priority than searches (EMBED_NICE), for one client's request at
         a time in turn (a FairGate of one). The pasted text is the one long thing a request
         embeds (~0.6 s at 512 characters with e5-small on a busy 2-core machine); holding a
@@ -347,7 +348,8 @@ class SearcherPool:
                 {"Retry-After": str(RETRY_AFTER)},
             )
         try:
-            return _embedding_thread().submit(emb.embed_query, text).result()
+            started = time.monotonic()
+            return _embedding_thread().submit(emb.embed_query, text).result(), started
         finally:
             self._model_gate.release(client)
 
@@ -452,7 +454,7 @@ class SearcherPool:
                 (item.store if isinstance(item, Searcher) else item).close()
 
 
-EMBED_NICE = 15  # the pasted-text embedding thread's niceness (searches: SEARCH_NICE)
+EMBED_NICE = 10  # the pasted-text embedding thread's niceness (searches: SEARCH_NICE)
 _EMBEDDER: list = []
 _EMBEDDER_LOCK = threading.Lock()
 
@@ -617,13 +619,15 @@ def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None 
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 100:
         raise ServiceError(400, "k: an integer from 1 to 100")
     _yield_to_the_loop()
-    deadline = time.monotonic() + pool.budget
     with pool.searcher(budget=False) as s:  # a moment: the model the vectors were made with
         vindex = s.index
         emb = s.embedder(vindex.model) if vindex is not None and len(vindex) else None
-    qv = pool.embed_pasted(emb, R.pasted_prefix(text)) if emb is not None else None
-    if time.monotonic() > deadline:
-        raise over_budget(pool.budget)
+    qv, deadline = None, time.monotonic() + pool.budget
+    if emb is not None:  # the budget counts from when the model starts on it, as a search's from its searcher
+        qv, started = pool.embed_pasted(emb, R.pasted_prefix(text))
+        deadline = started + pool.budget
+        if time.monotonic() > deadline:
+            raise over_budget(pool.budget)
     with pool.searcher(budget=False) as s:
         try:
             with time_budget(s.store.conn, max(0.05, deadline - time.monotonic())) as dl:
