@@ -615,9 +615,12 @@ def demo(ctx, host, port, no_serve) -> None:
     store = _store(ctx, create=True)
     sample = SAMPLE / "sample.jsonl.gz"
     click.echo(f"loading the bundled sample into {store.data_dir}")
-    hidden = not sys.stderr.isatty()  # in a log, the two lines around it say enough
-    with click.progressbar(length=sample.stat().st_size, label="sample", file=sys.stderr, hidden=hidden) as bar:
-        s = ingest_file(store, sample, progress=bar.update)
+    size = sample.stat().st_size
+    if sys.stderr.isatty():
+        with click.progressbar(length=size, label="sample", file=sys.stderr) as bar:
+            s = ingest_file(store, sample, progress=bar.update)
+    else:  # a log (make demo piped, CI): a line every 5 s, never a long silence
+        s = ingest_file(store, sample, progress=_every(5.0, size, "sample"))
     click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
     if store.model in (None, "multilingual-e5-small") and store.vector_count() < store.count():
         n = import_vectors(
@@ -631,7 +634,48 @@ def demo(ctx, host, port, no_serve) -> None:
         if serve is None:
             raise _fail(RuntimeError("the web UI is not installed"))
         click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
+        _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
         ctx.invoke(serve, host=host, port=port, pool=None, no_warm=False, log_level="info")
+
+
+def _every(seconds: float, total: int, label: str):
+    """A progress callback that prints how far it got at most every `seconds`."""
+    import time
+
+    state = {"done": 0, "said": time.monotonic()}
+
+    def update(n: int) -> None:
+        state["done"] += n
+        if time.monotonic() - state["said"] >= seconds:
+            state["said"] = time.monotonic()
+            click.echo(f"    ... {label}: {100 * state['done'] // max(total, 1)}%")
+
+    return update
+
+
+def _until_it_answers(url: str, every: float = 10.0) -> None:
+    """Say every `every` seconds that the server is still starting, until it answers (a
+    daemon thread: it never holds the process)."""
+    import threading
+    import time
+
+    import httpx
+
+    def run() -> None:
+        t0 = time.monotonic()
+        said = t0
+        while time.monotonic() - t0 < 600:
+            time.sleep(1)
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() - said >= every:
+                said = time.monotonic()
+                click.echo(f"    ... the workers are still loading ({time.monotonic() - t0:.0f} s)", err=True)
+
+    threading.Thread(target=run, name="demo-progress", daemon=True).start()
 
 
 def _register() -> None:
