@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -49,6 +50,8 @@ class Service(ThreadingHTTPServer):
         self.clock = None
         self.arxiv_times: list[float] = []
         self.log: list[str] = []
+        self.hf_down: set[str] = set()  # Daily Papers days that answer 503
+        self.hf_upvotes: int | None = None  # what the server says now
 
     @property
     def url(self) -> str:
@@ -81,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         q = {k: v[0] for k, v in parse_qs(url.query).items()}
         srv = self.server
-        srv.log.append(f"{url.path} {q.get('resumptionToken', q.get('set', ''))}")
+        srv.log.append(f"{url.path} {q.get('resumptionToken', q.get('set', q.get('date', '')))}")
         if url.path in ("/oai", "/api/query") or url.path.startswith("/rss/"):
             if srv.clock is not None:
                 srv.arxiv_times.append(srv.clock())
@@ -114,7 +117,12 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.startswith("/rss/"):
             return self._send(200, real("arxiv_rss", "rss_realmeta_serialized.xml").read_bytes(), "application/rss+xml")
         if url.path == "/hf":
-            return self._json(HF_ITEMS if q.get("p") == "0" else [])
+            if q.get("date") in srv.hf_down:
+                return self._send(503, b"Service Unavailable", "text/plain")
+            items = json.loads(json.dumps(HF_ITEMS))
+            if srv.hf_upvotes is not None:
+                items[0]["paper"]["upvotes"] = srv.hf_upvotes
+            return self._json(items if q.get("p") == "0" else [])
         if url.path == "/or/notes":
             if self.headers.get("Authorization") != "Bearer tok123":
                 return self._json(
@@ -247,3 +255,29 @@ def test_a_sync_killed_mid_harvest_resumes_to_the_same_store(service, tmp_path):
     assert "/oai " + P2 in service.log  # resumed at the saved token, not from the start
     assert "/oai cs" not in service.log
     assert snapshot(dirs["killed"]) == snapshot(dirs["clean"])
+
+
+def test_a_failed_hugging_face_day_arrives_on_the_next_sync_and_upvotes_follow(service, tmp_path, monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(
+        commands,
+        "http_factory",
+        lambda source, section: HttpClient(min_interval=1.0, clock=clock, sleep=clock.sleep, max_retries=1),
+    )
+    d = tmp_path / "hf"
+    d.mkdir()
+    (d / "sources.toml").write_text(f'[huggingface]\ndays = 2\nrefresh_days = 1\nurl = "{service.url}/hf"\n')
+    service.hf_down.add("2026-03-05")
+    with Store(d) as s:
+        _, failures = commands.sync_sources(s, today=date(2026, 3, 6), echo=lambda x: None)
+    assert len(failures) == 1 and failures[0].startswith("hf 2026-03-05: ")
+    service.hf_down.clear()
+    service.hf_upvotes = 99
+    service.log.clear()
+    with Store(d) as s:
+        _, failures = commands.sync_sources(s, today=date(2026, 3, 7), echo=lambda x: None)
+        assert failures == []
+        assert s.get("2602.23229").extra["hf"]["upvotes"] == 99  # the server's count, not the first read's
+    assert "/hf 2026-03-05" in service.log  # the failed day, asked for again
+    with Store(d) as s:
+        assert json.loads(s.get_state("hf:read")) == ["2026-03-05", "2026-03-06", "2026-03-07"]
