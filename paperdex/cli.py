@@ -633,6 +633,10 @@ def demo(ctx, host, port, no_serve) -> None:
         serve = cli.get_command(ctx, "serve")
         if serve is None:
             raise _fail(RuntimeError("the web UI is not installed"))
+        from . import zh
+
+        click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
+        zh.segment("中文")  # builds the cache once here, not in each worker at once
         click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
         _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
         ctx.invoke(serve, host=host, port=port, pool=None, no_warm=False, log_level="info")
@@ -653,7 +657,7 @@ def _every(seconds: float, total: int, label: str):
     return update
 
 
-def _until_it_answers(url: str, every: float = 10.0) -> None:
+def _until_it_answers(url: str, every: float = 8.0) -> None:
     """Say every `every` seconds that the server is still starting, until it answers (a
     daemon thread: it never holds the process)."""
     import threading
