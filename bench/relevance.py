@@ -214,13 +214,9 @@ def main() -> None:
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--only", nargs="*", help="class names")
     ap.add_argument("--json", help="write the table here too")
-    ap.add_argument("--lex-norm", default=None)
-    ap.add_argument("--adapt", type=float, default=None)
+
     args = ap.parse_args()
-    if args.lex_norm:
-        S.LEX_NORM = args.lex_norm
-    if args.adapt is not None:
-        S.ADAPT = args.adapt
+
     stores = dict(s.split("=", 1) for s in args.store)
     engines = {k: Engine(v) for k, v in stores.items()}
     sets = {k: v for k, v in classes(list(stores)).items() if not args.only or k in args.only}

@@ -42,21 +42,21 @@ from .store import Store
 from .text import QUERY_FILLER, STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
 
 # Fusion by query class (`query_class`): the dense side's weight in the convex combination
-# of normalised scores (`fuse`). Measured on every development set together with
-# bench/relevance.py (docs/relevance.md).
+# of normalised scores (`fuse`), chosen on every development set together (bench/relevance.py,
+# docs/relevance.md): keywords want little (English topics nDCG@10 0.985 at 0.2, 0.967 at 0.5),
+# questions and claims much (English questions 0.66 at 0.1, 0.74 at 0.5; claims 0.705 / 0.731),
+# Chinese read through the dictionary less (Chinese questions 0.81 at 0.1, 0.70 at 0.5).
 FUSION = {
-    ("en", "keywords"): 0.3,
+    ("en", "keywords"): 0.2,
     ("en", "sentence"): 0.5,
-    ("zh", "keywords"): 0.3,
-    ("zh", "sentence"): 0.5,
+    ("zh", "keywords"): 0.1,
+    ("zh", "sentence"): 0.2,
     ("mixed", "keywords"): 0.3,
     ("mixed", "sentence"): 0.5,
 }
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
 LEX_POOL = 1000  # best papers by words scored on both sides
-LEX_NORM = "max"
-ADAPT = 0.0
 # A Chinese word's translations are listed most frequent first (zh-en-dict.tsv, by how often
 # the training summaries aligned them); a paper scored by a later one counts ALT_WEIGHT of
 # it, so 推理 "reasoning | inference" prefers reasoning. Topics-zh lexical nDCG@10 on the
@@ -875,18 +875,8 @@ class Searcher:
             if paper is None:  # deleted since the snapshot was published
                 continue
             lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
-            hits.append(
-                Hit(
-                    paper,
-                    score,
-                    lr,
-                    ls,
-                    dr,
-                    ds,
-                    title_marked=mark(paper.title, hl),
-                    snippet=snippet(paper.abstract, hl),
-                )
-            )
+            marked, snip = mark(paper.title, hl), snippet(paper.abstract, hl)
+            hits.append(Hit(paper, score, lr, ls, dr, ds, title_marked=marked, snippet=snip))
         return hits
 
     def _lookup(self, q, ref, sort, page, per_page, t0) -> Result:
@@ -1037,22 +1027,25 @@ def query_class(p: Plan) -> tuple[str, str]:
     return lang, form
 
 
-def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float, lex_floor: float = 0.0) -> np.ndarray:
+def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
     """Fused scores of candidates: a convex combination of the two sides' scores, each
-    normalised to [0, 1] within the query (lexical: BM25F over the best; dense: the cosine
-    between the deepest and the best dense candidate, `floor` and the top). Scores, not ranks:
-    a known item whose words score far over the rest keeps its lead, which RRF forgets, and a
-    paper both sides like beats one only one side likes (Bruch, Gai & Ingber, "An Analysis
-    of Fusion Functions for Hybrid Retrieval", TOIS 2023). A missing cosine counts as the
-    floor."""
+    normalised to [0, 1] within the query (words: BM25F over the best; meaning: the cosine
+    between `floor`, the deepest dense candidate's, and the best). Scores, not ranks: a paper
+    both sides like beats one only one side likes, and a known item whose words score far over
+    the rest keeps its lead, which RRF forgets (Bruch, Gai & Ingber, "An Analysis of Fusion
+    Functions for Hybrid Retrieval", TOIS 2023). The dense weight shrinks by the words' own
+    confidence, the gap between their best two normalised scores: a sentence quoted from one
+    abstract puts that paper far ahead on words (known-en Recall@1 at weight 0.5: 0.82 without
+    this, 0.995 with it), a question or a claim does not (docs/relevance.md). A missing cosine
+    counts as the floor."""
     top = float(lex.max()) if len(lex) else 0.0
-    lx = np.clip((lex - lex_floor) / (top - lex_floor), 0, 1) if top > lex_floor else np.zeros(len(lex), np.float32)
+    lx = lex / top if top > 0 else np.zeros(len(lex), dtype=np.float32)
     c = np.where(np.isnan(cos), floor, cos)
     hi = float(c.max()) if len(c) else floor
     dn = np.clip((c - floor) / (hi - floor), 0, 1) if hi > floor else np.zeros(len(c), dtype=np.float32)
-    if ADAPT and len(lx) > 1:
-        t1, t2 = np.partition(lx, len(lx) - 2)[-2:][::-1]
-        w_dense = w_dense * (1 - ADAPT * float(t1 - t2))
+    if len(lx) > 1:
+        second, first = np.partition(lx, len(lx) - 2)[-2:]
+        w_dense *= 1 - float(first - second)
     return (1 - w_dense) * lx + w_dense * dn
 
 
@@ -1091,8 +1084,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
             fused = cos.copy()
         else:
             floor = dense.ranked[-1][1] if dense.ranked else 0.0
-            lex_floor = float(acc[pool_lex[-1]]) if LEX_NORM == "minmax" and len(pool_lex) else 0.0
-            fused = fuse(acc[pool], cos, w_dense, floor, lex_floor)
+            fused = fuse(acc[pool], cos, w_dense, floor)
     order = pool[np.lexsort((pool, -fused))]
     ranked = len(order)
     rest: list[np.ndarray] = []

@@ -74,8 +74,9 @@ def test_hybrid_hits_say_why_they_matched(searcher):
     assert top.lexical_rank is not None and top.dense_rank is not None
     assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
     assert 0 < res.hits[-1].score <= top.score <= 1
-    # a paper both sides rank first scores 1: the convex combination of normalised scores
-    assert fuse(np.array([2.0, 1.0]), np.array([0.9, 0.5]), 0.3, 0.5).tolist() == pytest.approx([1.0, 0.35])
+    # a paper both sides rank first scores 1: the convex combination of normalised scores,
+    # the dense weight 0.3 shrunk by the words' gap between their best two (1 - 0.5)
+    assert fuse(np.array([2.0, 1.0]), np.array([0.9, 0.5]), 0.3, 0.5).tolist() == pytest.approx([1.0, 0.425])
     assert "<mark>" in top.to_dict()["title_html"] or "<mark>" in top.to_dict()["snippet_html"]
 
 
