@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..query import QueryError, parse
 from ..store import Store
 from ..text import fold
+from . import i18n
 
 MAX_SUGGESTIONS = 8
 MAX_AUTHOR_ROWS = 400  # papers read to find the authors whose names start so
@@ -167,25 +168,27 @@ def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
     zh = lang == "zh"
     if field in ("au", "author"):
         for name, n in authors(store, value):
-            out.append(Suggestion(head + _quoted("au", name), name, "author", str(n)))
+            out.append(Suggestion(head + _quoted("au", name), name, "author", i18n.t(lang, "papers_n", n=n)))
     elif field == "cat":
         for cat, n, en, zname in categories(store, value):
-            out.append(Suggestion(head + f"cat:{cat}", cat, "category", (zname if zh else en) or str(n)))
+            note = (zname if zh else en) or i18n.t(lang, "papers_n", n=n)
+            out.append(Suggestion(head + f"cat:{cat}", cat, "category", note))
     elif field == "venue":
         for v, n in venues(store, value):
-            out.append(Suggestion(head + _quoted("venue", v), v, "venue", str(n)))
+            out.append(Suggestion(head + _quoted("venue", v), v, "venue", i18n.t(lang, "papers_n", n=n)))
     elif not field and value:
         low = value.lower()
         for token, en, zdesc in SYNTAX:
             if token.startswith(low) and token != low and token[0].isalpha():
                 out.append(Suggestion(head + token, token, "syntax", zdesc if zh else en))
         for cat, n, en, zname in categories(store, value, 3):
-            out.append(Suggestion(head + f"cat:{cat}", f"cat:{cat}", "category", (zname if zh else en) or str(n)))
+            note = (zname if zh else en) or i18n.t(lang, "papers_n", n=n)
+            out.append(Suggestion(head + f"cat:{cat}", f"cat:{cat}", "category", note))
         if len(value) >= 3 and value.isascii():
             for name, n in authors(store, value, 3):
-                out.append(Suggestion(head + _quoted("au", name), name, "author", str(n)))
+                out.append(Suggestion(head + _quoted("au", name), name, "author", i18n.t(lang, "papers_n", n=n)))
             for v, n in venues(store, value, 2):
-                out.append(Suggestion(head + _quoted("venue", v), v, "venue", str(n)))
+                out.append(Suggestion(head + _quoted("venue", v), v, "venue", i18n.t(lang, "papers_n", n=n)))
     elif not field and not value and not q.strip():
         for token, en, zdesc in SYNTAX[:7]:
             out.append(Suggestion(token, token, "syntax", zdesc if zh else en))

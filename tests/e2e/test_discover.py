@@ -68,7 +68,8 @@ def test_save_five_papers_see_recommendations_feed_and_digest(page, discover_sit
     # "not interested" takes a recommendation away
     gone = first.get_attribute("data-id")
     first.get_by_test_id("rec-dismiss").click()
-    page.wait_for_url(f"{base}/tag/robots")
+    page.wait_for_url(f"{base}/tag/robots?dismissed=*")  # the page offers to undo it
+    assert page.get_by_test_id("undo-bar").is_visible()
     assert page.locator(f'[data-testid="recommendations"] article[data-id="{gone}"]').count() == 0
 
     # subscribe: the feed link validates and links back to paper pages

@@ -134,7 +134,7 @@ def test_pages_are_compressed_and_load_katex_only_for_math(client):
 
 def test_suggestions_come_from_the_store(client):
     got = client.get("/api/suggest", params={"q": "au:lindq"}).json()["suggestions"]
-    assert got[0] == {"query": 'au:"Bo Lindqvist"', "label": "Bo Lindqvist", "kind": "author", "note": "1"}
+    assert got[0] == {"query": 'au:"Bo Lindqvist"', "label": "Bo Lindqvist", "kind": "author", "note": "1 paper"}
     got = client.get("/api/suggest", params={"q": "robot 机器人", "lang": "zh"}).json()["suggestions"]
     assert {"query": "robot cat:cs.RO", "label": "cat:cs.RO", "kind": "category", "note": "机器人学"} in got
     got = client.get("/api/suggest", params={"q": 'ti:"weight decay" ca'}).json()["suggestions"]
