@@ -70,3 +70,22 @@ def test_effectiveness_does_not_regress(name, sample_searcher, title_queries, to
     tol = spec["tolerance"]
     for metric, want in spec["expected"].items():
         assert got[metric] >= want - tol, f"{name}: {metric} {got[metric]:.4f} < expected {want:.4f} - {tol}"
+
+
+@pytest.mark.parametrize(
+    "q", ["diffusion models for image editing", "speculative decoding", "大语言模型 推理", "robot"]
+)
+def test_facets_count_their_clicks_on_the_bundled_sample(sample_searcher, q):
+    """On the sample users first meet: each category facet's count is what clicking it
+    returns, and the click lists only papers the query matched without it (a filter only
+    narrows), in every mode."""
+    from paperdex.search import Filters
+
+    for mode in ("hybrid", "lexical", "dense"):
+        res = sample_searcher.search(q, mode=mode, sort="newest", per_page=200)
+        whole = {h.paper.id for h in res.hits}
+        for cat, n in res.facets["category"][:4]:
+            got = sample_searcher.search(q, mode=mode, sort="newest", per_page=200, filters=Filters(category=cat))
+            assert got.total == n, (q, mode, cat)
+            if res.total <= 200:
+                assert {h.paper.id for h in got.hits} <= whole, (q, mode, cat)
