@@ -15,6 +15,7 @@ from typing import Any
 
 from .paper import Paper
 from .query import QueryError, date_range
+from .sources import completeness
 from .store import Store, paper_from_row
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -145,6 +146,8 @@ def daily(
     ).fetchall()
     prev, nxt = neighbours(store, day)
     notices = [] if day_total else [f"no papers listed on {day}"]
+    if state := completeness.day_notice(store, day):
+        notices.append(state)
     return Day(
         day, [paper_from_row(r) for r in rows], total, day_total, cats, prev, nxt, category, page, per_page, notices
     )
@@ -378,6 +381,8 @@ def listing(
     trending, for_tags = _shape(store, where, wparams, [], scored) if view == "day" else ([], [])
     rowid_of = {p.id: store.rowid(p.id) for p in papers} if scored else {}
     scores = {pid: scored[r] for pid, r in rowid_of.items() if r in scored}
+    if view == "day" and (state := completeness.day_notice(store, start)):
+        notices.append(state)  # "complete", or how many papers the day's listing named are missing
     if not period_total:
         empty = "no papers with upvotes in the last 7 days" if view == "trending" else "no papers in this period"
         notices.append(empty)

@@ -717,10 +717,39 @@ def _local_day(value: str | None) -> str | None:
         return m.group(0) if m else None
 
 
-def fetch_new(http: HttpClient, listing: str, *, base_url: str = RSS_URL) -> tuple[list[Paper], list[str]]:
+def _listing_url(listing: str, base_url: str) -> str:
     if not re.fullmatch(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?(\+[A-Za-z\-]+(\.[A-Za-z\-]+)?)*", listing):
         raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
-    return http.fetch(base_url.rstrip("/") + "/" + listing, lambda r: parse_rss(r.content))
+    return base_url.rstrip("/") + "/" + listing
+
+
+def fetch_new(http: HttpClient, listing: str, *, base_url: str = RSS_URL) -> tuple[list[Paper], list[str]]:
+    return http.fetch(_listing_url(listing, base_url), lambda r: parse_rss(r.content))
+
+
+def read_listing(
+    store: Store,
+    http: HttpClient,
+    listing: str,
+    *,
+    base_url: str = RSS_URL,
+    api_url: str = API_URL,
+) -> IngestSummary:
+    """Today's listing into the store, recorded for the completeness check (the day, the ids
+    it announced, the days the feed skips); then every paper a listing of the last days named
+    that the store still lacks is fetched by id (sources/completeness.py)."""
+    from . import completeness
+    from .merge import ingest_with_merge
+
+    body, (papers, errors) = http.fetch(_listing_url(listing, base_url), lambda r: (r.content, parse_rss(r.content)))
+    day, skip = completeness.schedule(body)
+    announced = [p.id for p in papers if p.listed]
+    if day or announced:
+        completeness.record(store, listing, day or next(p.listed for p in papers if p.listed), announced, skip)
+    s = ingest_with_merge(store, papers)
+    s.rejected += len(errors)
+    s.errors.extend(errors)
+    return s + completeness.backfill(store, http, listing, api_url)
 
 
 # --- the source, as paperdex ingest / sync / the merge see it --------------------------------
@@ -746,7 +775,7 @@ def _run(
     if opts.get("query"):
         return search(http, opts["query"], max_results=int(opts.get("max_results", 50)), base_url=urls["api_url"])
     if opts.get("listing"):
-        return fetch_new(http, opts["listing"], base_url=urls["rss_url"])
+        return read_listing(store, http, opts["listing"], base_url=urls["rss_url"], api_url=urls["api_url"])
     cats = opts.get("categories")
     if isinstance(cats, str):
         cats = cats.replace(",", " ").split()

@@ -326,8 +326,9 @@ class _SyncLog:
 @click.command()
 @click.option("--only", multiple=True, type=click.Choice(NETWORK_SOURCES), help="Run just this source (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only changes and failures (for cron).")
+@click.option("--check", is_flag=True, help="Only report whether each listing's papers are all here (exit 1 if not).")
 @click.pass_context
-def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
+def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) -> None:
     """Bring every source in <data-dir>/sources.toml up to date.
 
     Incremental: arXiv continues from where the last harvest stopped (an interrupted one
@@ -336,6 +337,9 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
     source failed, after running the others. Retries and notes go to <data-dir>/sync.log.
     New papers get vectors from `paperdex embed`.
     """
+    if check:
+        _check(ctx)
+        return
     store = _store_from(ctx)
     try:
         cfg = load_config(store.data_dir)
@@ -355,6 +359,29 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool) -> None:
         click.echo(f"{total.added} new papers are searchable by words now; `paperdex embed` adds their vectors.")
     if failures:
         click.echo(f"{len(failures)} source(s) failed", err=True)
+        ctx.exit(1)
+
+
+def _check(ctx: click.Context) -> None:
+    """The completeness report: per listing and announced day, complete or what is missing;
+    the announcement days no sync read. Reads only."""
+    from ..store import default_data_dir
+    from . import completeness
+
+    obj = ctx.obj if isinstance(ctx.obj, dict) else {}
+    with Store(obj.get("data_dir") or default_data_dir(), readonly=True) as store:
+        found = completeness.states(store)
+        unread = completeness.unread_days(store)
+    if not found:
+        click.echo("no listing read yet: add listings = [...] under [arxiv] in sources.toml and run sync")
+        return
+    for st in found:
+        click.echo(st.line())
+    for line in unread:
+        click.echo(line)
+    gaps = sum(len(st.missing) for st in found)
+    click.echo(f"check: {len(found)} listing days, {gaps} papers missing, {len(unread)} days not read")
+    if gaps or unread:
         ctx.exit(1)
 
 

@@ -1,0 +1,185 @@
+"""Is every paper of each announced day here? The arXiv listing says which papers were announced
+on a day in a category; the store says which it holds. Each listing read by ``sync`` is
+recorded (its day, the ids it announced, the days the feed says it skips); papers a listing
+named that the store lacks are fetched by id from the API in the same run and, if that fails,
+again on every later sync for a week. ``paperdex sync --check`` and the daily page show the
+state. The schedule is the service's own data: the feed's ``<skipDays>`` (Saturday and Sunday)
+and the days its listing was empty (holidays), never a calendar guessed here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+KEY = "feed:listing:"  # + listing name: {day: {"ids": [...], "skip": [...], "read": ..., "missing": [...]}}
+KEEP_DAYS = 30  # days of each listing remembered
+RETRY_DAYS = 7  # a paper missing from a listing is asked for until the listing read is this much newer
+
+
+@dataclass
+class DayState:
+    listing: str
+    day: str
+    listed: int  # papers the listing announced (new and cross-lists)
+    held: int  # of those, in the store
+    missing: list[str]
+    read: str | None  # when the listing was read (UTC)
+    tries: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def line(self) -> str:
+        if not self.listed:
+            return f"{self.listing} {self.day}: no announcement (the listing was empty)"
+        if self.complete:
+            return f"{self.listing} {self.day}: complete ({self.held} of {self.listed})"
+        shown = ", ".join(self.missing[:5]) + (" …" if len(self.missing) > 5 else "")
+        when = "next retry at the next sync" if self.retries_left else f"given up after {self.tries} tries"
+        return f"{self.listing} {self.day}: {len(self.missing)} papers missing ({shown}); {when}"
+
+    newest: str | None = None  # the newest day of this listing that was read
+
+    @property
+    def retries_left(self) -> bool:
+        """Counted from the newest listing read, not the clock: a store whose syncs stopped
+        still says what its next sync will do."""
+        try:
+            newest = date.fromisoformat(self.newest or self.day)
+            return date.fromisoformat(self.day) >= newest - timedelta(days=RETRY_DAYS)
+        except ValueError:
+            return False
+
+
+def schedule(body: bytes | str) -> tuple[str | None, list[str]]:
+    """(the listing's day, the weekdays it skips) from an RSS listing's channel: its
+    ``<pubDate>`` in arXiv's time zone and its ``<skipDays>``."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    channel = text[max(text.find("<channel"), 0) :].split("<item", 1)[0]
+    m = re.search(r"<pubDate>([^<]+)</pubDate>", channel)
+    day = None
+    if m:
+        try:
+            day = parsedate_to_datetime(m.group(1).strip()).date().isoformat()
+        except (TypeError, ValueError):
+            day = None
+    skip = re.search(r"<skipDays>(.*?)</skipDays>", channel, re.S)
+    days = re.findall(r"<day>\s*(\w+)\s*</day>", skip.group(1)) if skip else []
+    return day, days
+
+
+def _load(store: Any, listing: str) -> dict[str, dict]:
+    raw = store.get_state(KEY + listing)
+    try:
+        data = json.loads(raw) if raw else {}
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def record(store: Any, listing: str, day: str, ids: Iterable[str], skip: list[str]) -> None:
+    """What a listing announced on ``day`` (written by the sync that read it)."""
+    data = _load(store, listing)
+    entry = data.get(day, {})
+    data[day] = {
+        **entry,
+        "ids": sorted(set(ids) | set(entry.get("ids", []))),
+        "skip": skip,
+        "read": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    for old in sorted(data)[:-KEEP_DAYS]:
+        del data[old]
+    store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
+
+
+def _held(store: Any, ids: list[str]) -> set[str]:
+    held: set[str] = set()
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        q = f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(part))})"
+        held |= {r[0] for r in store.conn.execute(q, part)}
+    return held
+
+
+def states(store: Any, listing: str | None = None) -> list[DayState]:
+    """Every recorded listing day, newest first (read-only)."""
+    if listing is None:
+        names = [r[0][len(KEY) :] for r in store.conn.execute("SELECT key FROM state WHERE key LIKE ?", [KEY + "%"])]
+    else:
+        names = [listing]
+    out = []
+    for name in sorted(names):
+        data = _load(store, name)
+        newest = max(data) if data else None
+        for day, entry in data.items():
+            ids = [i for i in entry.get("ids", []) if isinstance(i, str)]
+            held = _held(store, ids)
+            missing = [i for i in ids if i not in held]
+            out.append(
+                DayState(name, day, len(ids), len(held), missing, entry.get("read"), int(entry.get("tries", 0)), newest)
+            )
+    return sorted(out, key=lambda s: (s.day, s.listing), reverse=True)
+
+
+def unread_days(store: Any) -> list[str]:
+    """Announcement days no sync read, per listing: weekdays between its first and last recorded
+    day that the feed does not skip and that have no record ("cs.CL 2026-06-03: not read")."""
+    out = []
+    names = [r[0][len(KEY) :] for r in store.conn.execute("SELECT key FROM state WHERE key LIKE ?", [KEY + "%"])]
+    for name in sorted(names):
+        data = _load(store, name)
+        if not data:
+            continue
+        days = sorted(data)
+        skip = {s.lower() for d in days for s in data[d].get("skip", [])}
+        d, last = date.fromisoformat(days[0]), date.fromisoformat(days[-1])
+        while d <= last:
+            if d.isoformat() not in data and d.strftime("%A").lower() not in skip:
+                out.append(f"{name} {d.isoformat()}: not read (no sync read this day's listing)")
+            d += timedelta(days=1)
+    return out
+
+
+def backfill(store: Any, http: Any, listing: str, api_url: str) -> Any:
+    """Fetch by id, from the API, the papers recent listings named that the store lacks; they
+    get the listing's day. Returns the merge summary (what was added)."""
+    from .arxiv import fetch_ids
+    from .merge import MergeSummary, ingest_with_merge
+
+    total = MergeSummary()
+    data = _load(store, listing)
+    changed = False
+    for st in states(store, listing):
+        if st.complete or not st.retries_left:
+            continue
+        papers, errors = fetch_ids(http, st.missing, base_url=api_url)
+        asked = set(st.missing)  # an answer may carry more than was asked; only these get the day
+        got = [replace(p, listed=p.listed or st.day) for p in papers if p.id in asked]
+        s = ingest_with_merge(store, got)
+        s.errors.extend(f"back-fill {listing} {st.day}: {e}" for e in errors)
+        total = total + s
+        data[st.day]["tries"] = int(data[st.day].get("tries", 0)) + 1
+        changed = True
+    if changed:
+        store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
+    return total
+
+
+def day_notice(store: Any, day: str) -> str | None:
+    """The daily page's line for ``day``: "complete" or "N papers missing, next retry at the
+    next sync", over every listing read that day; None when no listing was read for it."""
+    found = [s for s in states(store) if s.day == day and s.listed]
+    if not found:
+        return None
+    missing = sum(len(s.missing) for s in found)
+    names = ", ".join(s.listing for s in found)
+    if not missing:
+        return f"complete: every paper of the {names} listing is here"
+    return f"{missing} papers missing from the {names} listing; next retry at the next sync"
