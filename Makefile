@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
 	$(call ticking,$(PIP) -e .)
 	@echo "==> checking that paperdex imports (Python compiles its modules the first time)"
-	$(call ticking,$(BIN)/python -c "import paperdex.cli" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
+	$(call ticking,$(BIN)/python -c "import paperdex.cli, paperdex.ingest, paperdex.search, paperdex.web.app" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
 	@echo "==> installed"
 	@touch $@
 

@@ -12,6 +12,8 @@ import math
 import re
 import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -615,19 +617,14 @@ def demo(ctx, host, port, no_serve) -> None:
     store = _store(ctx, create=True)
     sample = SAMPLE / "sample.jsonl.gz"
     click.echo(f"loading the bundled sample into {store.data_dir}")
-    size = sample.stat().st_size
-    if sys.stderr.isatty():
-        with click.progressbar(length=size, label="sample", file=sys.stderr) as bar:
-            s = ingest_file(store, sample, progress=bar.update)
-    else:  # a log (make demo piped, CI): a line every 5 s, never a long silence
-        s = ingest_file(store, sample, progress=_every(5.0, size, "sample"))
-    click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
-    if store.model in (None, "multilingual-e5-small") and store.vector_count() < store.count():
-        n = import_vectors(
-            store, SAMPLE / "sample.multilingual-e5-small.f16.npy", SAMPLE / "sample.ids.txt", "multilingual-e5-small"
-        )
-        click.echo(f"vectors: {n} attached (multilingual-e5-small)")
-    _build_index(store)
+    with _ticking("loading the sample"):  # a line every 5 s: never a long silence, in a log too
+        s = ingest_file(store, sample)
+        click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
+        if store.model in (None, "multilingual-e5-small") and store.vector_count() < store.count():
+            e5 = "multilingual-e5-small"
+            n = import_vectors(store, SAMPLE / f"sample.{e5}.f16.npy", SAMPLE / "sample.ids.txt", e5)
+            click.echo(f"vectors: {n} attached ({e5})")
+        _build_index(store)
     store.close()
     if not no_serve:
         serve = cli.get_command(ctx, "serve")
@@ -636,28 +633,34 @@ def demo(ctx, host, port, no_serve) -> None:
         from . import zh
 
         click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
-        zh.segment("中文")  # builds the cache once here, not in each worker at once
+        with _ticking("preparing the segmenter"):
+            zh.segment("中文")  # builds the cache once here, not in each worker at once
         click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
         _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
         ctx.invoke(serve, host=host, port=port, pool=None, no_warm=False, log_level="info")
 
 
-def _every(seconds: float, total: int, label: str):
-    """A progress callback that prints how far it got at most every `seconds`."""
+@contextmanager
+def _ticking(label: str, every: float = 5.0) -> Iterator[None]:
+    """Print that `label` is still going every `every` seconds while the block runs."""
+    import threading
     import time
 
-    state = {"done": 0, "said": time.monotonic()}
+    done = threading.Event()
+    t0 = time.monotonic()
 
-    def update(n: int) -> None:
-        state["done"] += n
-        if time.monotonic() - state["said"] >= seconds:
-            state["said"] = time.monotonic()
-            click.echo(f"    ... {label}: {100 * state['done'] // max(total, 1)}%")
+    def run() -> None:
+        while not done.wait(every):
+            click.echo(f"    ... {label} ({time.monotonic() - t0:.0f} s)", err=True)
 
-    return update
+    threading.Thread(target=run, name="demo-progress", daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
-def _until_it_answers(url: str, every: float = 8.0) -> None:
+def _until_it_answers(url: str, every: float = 5.0) -> None:
     """Say every `every` seconds that the server is still starting, until it answers (a
     daemon thread: it never holds the process)."""
     import threading
@@ -669,9 +672,9 @@ def _until_it_answers(url: str, every: float = 8.0) -> None:
         t0 = time.monotonic()
         said = t0
         while time.monotonic() - t0 < 600:
-            time.sleep(1)
+            time.sleep(0.5)
             try:
-                if httpx.get(url, timeout=2).status_code == 200:
+                if httpx.get(url, timeout=1).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
