@@ -56,6 +56,18 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy() -> float:
+    """CPU seconds the whole machine spent busy so far (all cores)."""
+    v = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def worker_pids(parent: int) -> list[int]:
     out = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True, text=True).stdout.split()
     return [int(p) for p in out if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()] or [parent]
@@ -89,6 +101,7 @@ class Probe:
         self.base, self.queries = base, queries
         self.times: list[float] = []
         self.status: Counter[int] = Counter()
+        self.errors: Counter[str] = Counter()
 
     def run(self, stop: threading.Event, pause: float = 0.1) -> None:
         with httpx.Client(timeout=60) as c:
@@ -100,6 +113,8 @@ class Probe:
                 try:
                     r = c.get(f"{self.base}/api/search", params={"q": q, "per_page": 20})
                     code = r.status_code
+                    if code != 200:
+                        self.errors[r.json().get("error", {}).get("message", "")[:70]] += 1
                 except httpx.HTTPError:
                     code = 0
                 self.times.append(time.perf_counter() - t)
@@ -113,6 +128,8 @@ class Probe:
             f"{label}: {len(ms)} searches, p50 {pct(ms, 0.5):.0f} ms, p95 {pct(ms, 0.95):.0f} ms, "
             f"p99 {pct(ms, 0.99):.0f} ms, max {max(ms):.0f} ms; not 200: {refused} {dict(self.status)}"
         )
+        for msg, n in self.errors.items():
+            print(f"  {n} x {msg}")
 
 
 def related_client(base: str, body: str, stop: threading.Event, out: list, codes: Counter) -> None:
@@ -166,12 +183,23 @@ def attacker_site(port: int, target: str, text: str) -> http.server.ThreadingHTT
     return srv
 
 
-def cross_site_page(url: str, stop: threading.Event, seen: Counter) -> None:
-    """Headless Chromium on the other origin's page; counts the server's answers to it."""
+def cross_site_page(url: str, stop: threading.Event, seen: Counter, nice: int) -> None:
+    """Headless Chromium on the other origin's page; counts the server's answers to it. The
+    attacker's browser runs on its visitor's machine, not the server's; here it shares the
+    server's cores, so it runs at niceness `nice` (--browser-nice) to take CPU the server
+    does not want."""
+    import tempfile
+
     from playwright.sync_api import sync_playwright
 
+    exe = CHROMIUM
+    if nice:
+        wrapper = Path(tempfile.mkdtemp()) / "chromium"
+        wrapper.write_text(f'#!/bin/sh\nexec nice -n {nice} {CHROMIUM} "$@"\n')
+        wrapper.chmod(0o755)
+        exe = str(wrapper)
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"], headless=True)
+        b = pw.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"], headless=True)
         page = b.new_page()
         page.on("response", lambda r: seen.update([r.status]) if "/static" not in r.url and r.url != url else None)
         page.goto(url, wait_until="commit")  # its images never stop loading
@@ -219,6 +247,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--related", type=int, default=4)
+    ap.add_argument("--no-page", action="store_true", help="without the cross-site page")
+    ap.add_argument("--browser-nice", type=int, default=19, help="the cross-site page's browser's niceness")
     args = ap.parse_args()
     port, other = free_port(), free_port()
     base = f"http://127.0.0.1:{port}"
@@ -259,25 +289,34 @@ def main() -> None:
         page_codes: Counter[int] = Counter()
         site = attacker_site(other, base, bodies[0])
         threads = [threading.Thread(target=related_client, args=(base, b, stop, rel_times, rel_codes)) for b in bodies]
-        threads.append(threading.Thread(target=cross_site_page, args=(f"http://127.0.0.1:{other}/", stop, page_codes)))
+        if not args.no_page:
+            page = f"http://127.0.0.1:{other}/"
+            threads.append(threading.Thread(target=cross_site_page, args=(page, stop, page_codes, args.browser_nice)))
         for th in threads:
             th.start()
         time.sleep(3)  # the load running before the user starts
         loaded = Probe(base, queries)
         probe = threading.Thread(target=loaded.run, args=(stop,))
+        cpu0, busy0, t0 = sum(cpu_seconds(p) for p in pids), machine_busy(), time.monotonic()
         probe.start()
         time.sleep(args.seconds)
+        cpu1, busy1, t1 = sum(cpu_seconds(p) for p in pids), machine_busy(), time.monotonic()
         stop.set()
         for th in [*threads, probe]:
             th.join(180)
         site.shutdown()
-        loaded.report(f"searches with {args.related} related-work clients and a cross-site page")
+        page_label = "" if args.no_page else " and a cross-site page"
+        loaded.report(f"searches with {args.related} related-work clients{page_label}")
         ms = [x * 1000 for x in rel_times]
         print(
             f"related work ({args.related} clients, 5,000-character texts): {len(ms)} answered "
             f"{dict(rel_codes)}, p50 {pct(ms, 0.5):.0f} ms, p99 {pct(ms, 0.99):.0f} ms"
         )
         print(f"cross-site page's requests, answers by status: {dict(page_codes)}")
+        print(
+            f"CPU meanwhile ({os.cpu_count()} cores x {t1 - t0:.0f} s): the server's workers "
+            f"{cpu1 - cpu0:.0f} s, the whole machine {busy1 - busy0:.0f} s busy"
+        )
         big_bodies(base, pids)
     finally:
         proc.terminate()
