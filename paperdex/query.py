@@ -169,6 +169,15 @@ class _Parser:
         return t
 
     def parse(self) -> Bool:
+        # MAX_TERMS bounds what query syntax can ask for (each term is a mask, each OR a
+        # union); plain text without syntax is words of a description, bounded by its length
+        # and the postings it reads (search.MAX_POSTINGS)
+        syntax = any(t.kind != "WORD" or t.neg for t in self.toks)
+        terms = sum(t.kind in ("WORD", "PHRASE") for t in self.toks)
+        if syntax and terms > MAX_TERMS:
+            raise QueryError(
+                f"too many terms: {terms} words and phrases with query syntax; at most {MAX_TERMS} in one query"
+            )
         node = self.or_expr(None)
         t = self.peek()
         if t is not None:

@@ -31,14 +31,21 @@ def test_mixed_query_keeps_english_words(searcher):
         assert "weight" in text
 
 
-def test_chinese_queries_use_their_own_fusion(searcher):
-    k, w_lex, w_dense = searcher.fusion[("zh", "short")]
-    res = searcher.search("权重衰减 训练", per_page=20)
-    for h in res.hits:
-        want = (w_lex / (k + h.lexical_rank) if h.lexical_rank else 0) + (
-            w_dense / (k + h.dense_rank) if h.dense_rank else 0
-        )
-        assert abs(h.score - want) < 1e-9
+def test_chinese_queries_use_their_own_fusion(ro_store):
+    """A Chinese query is ranked with its class's dense weight, an English one with its own:
+    at weight 0 a Chinese hybrid ranking is its word ranking, at weight 1 (and words that do
+    not separate the papers) its meaning ranking, and neither setting moves an English query."""
+    from paperdex.search import FUSION, Searcher
+
+    def ranking(weights, q, mode="hybrid"):
+        s = Searcher(ro_store, fusion={**FUSION, **weights})
+        return [h.paper.id for h in s.search(q, mode=mode, per_page=10, facets=False).hits]
+
+    zh, en = "权重衰减 训练", "weight decay training"
+    words_only = ranking({("zh", "keywords"): 0.0}, zh)
+    assert words_only == ranking({}, zh, mode="lexical")
+    assert ranking({("zh", "keywords"): 1.0}, zh) != words_only
+    assert ranking({("zh", "keywords"): 0.0}, en) == ranking({("zh", "keywords"): 1.0}, en) == ranking({}, en)
 
 
 def test_unknown_chinese_word_says_so(searcher):
