@@ -184,6 +184,7 @@ class IngestSummary:
     unchanged: int = 0
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
+    merged: int = 0  # incoming records that joined an existing paper (sources.merge)
 
     def __add__(self, other: IngestSummary) -> IngestSummary:
         return IngestSummary(
@@ -192,10 +193,11 @@ class IngestSummary:
             self.unchanged + other.unchanged,
             self.rejected + other.rejected,
             self.errors + other.errors,
+            self.merged + other.merged,
         )
 
     def as_dict(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in ("added", "updated", "unchanged", "rejected")}
+        return {k: getattr(self, k) for k in ("added", "updated", "unchanged", "rejected", "merged")}
 
 
 def _fts_values(p: Paper) -> tuple[str, str, str, str]:

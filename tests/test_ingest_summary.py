@@ -1,0 +1,35 @@
+"""What an ingest says it did: a file whose records join papers already in the store reports
+its merges (one summary type for every write; a subclass with its own `+` lost them)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def paperdex(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "paperdex", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_a_bibtex_file_ingested_after_jsonl_reports_its_merge(tmp_path):
+    jsonl = tmp_path / "papers.jsonl"
+    paper = {
+        "id": "2606.27731",
+        "title": "Enhancing Numerical Prediction in LLMs via Smooth MMD Alignment",
+        "authors": ["Zhuo Zuo", "Li Yue"],
+        "abstract": "Numbers in text.",
+        "categories": ["cs.CL"],
+        "listed": "2026-06-30",
+    }
+    jsonl.write_text(json.dumps(paper) + "\n")
+    bib = tmp_path / "mine.bib"
+    bib.write_text(
+        "@misc{zuo2026enhancing,\n  title = {Enhancing Numerical Prediction in {LLMs} via Smooth {MMD} Alignment},\n"
+        "  author = {Zuo, Zhuo and Yue, Li},\n  year = {2026},\n}\n"
+    )
+    d = str(tmp_path / "store")
+    assert paperdex("--data-dir", d, "ingest", str(jsonl)).returncode == 0
+    got = paperdex("--data-dir", d, "ingest", str(bib))
+    assert got.returncode == 0, got.stderr
+    assert "merged 1" in got.stdout and "added 0" in got.stdout
