@@ -377,7 +377,9 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         if from_bib and bib_type:
             kind = bib_type
         else:
-            kind = "article" if _JOURNAL.search(venue) else "inproceedings"
+            parsed = p.extra.get("venue_parsed")  # read from the arXiv comment: its table says the kind
+            journal = isinstance(parsed, dict) and parsed.get("kind") == "journal" and parsed.get("label") == p.venue
+            kind = "article" if journal or _JOURNAL.search(venue) else "inproceedings"
     elif p.is_arxiv:
         kind = "article"
     else:

@@ -134,3 +134,12 @@ def test_openreview_overrides_the_comment_in_either_order(store):
     ingest_with_merge(store, [_arxiv("Accepted at NeurIPS 2024 as a poster")])  # the arXiv record again
     p = store.get("2410.00001")
     assert p.venue == "NeurIPS 2024 oral" and p.extra["merge"]["fields"]["venue"] == "openreview"
+
+
+def test_a_comment_venue_is_exported_as_what_it_is():
+    from paperdex.sources import bibtex
+
+    conf = bibtex.entry(venues.apply(_arxiv("Accepted at NeurIPS 2024 (Spotlight)")))
+    assert conf.startswith("@inproceedings{") and "booktitle    = {NeurIPS 2024}," in conf
+    journal = bibtex.entry(venues.apply(_arxiv("Accepted by IEEE TPAMI")))
+    assert journal.startswith("@article{") and "journal      = {TPAMI}," in journal
