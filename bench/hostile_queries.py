@@ -72,11 +72,14 @@ def run(data_dir: Path, rounds: int, budget: float, log: Path) -> None:
         stop.set()
         s.join(10)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print(f"{'query':34} {'status':>10} {'slowest':>9}")
+    print(f"{'query':34} {'/api/search':>12} {'/ (page)':>9} {'slowest':>9}")
     for name in names:
         mine = [a for a in answers if a[0] == name]
-        codes = ",".join(str(c) for c in sorted({a[2] for a in mine}))
-        print(f"{name:34} {codes:>10} {max(a[3] for a in mine) * 1000:7.0f} ms")
+
+        def codes(path: str, mine=mine) -> str:
+            return ",".join(str(c) for c in sorted({a[2] for a in mine if a[1] == path}))
+
+        print(f"{name:34} {codes('/api/search'):>12} {codes('/'):>9} {max(a[3] for a in mine) * 1000:7.0f} ms")
     over = [a for a in answers if a[3] > budget]
     print(f"answers over the {budget:g} s budget: {len(over)} of {len(answers)}")
     ms = [x * 1000 for x in static]
