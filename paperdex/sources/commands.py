@@ -365,13 +365,16 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
 def _check(ctx: click.Context) -> None:
     """The completeness report: per listing and announced day, complete or what is missing;
     the announcement days no sync read. Reads only."""
-    from ..store import default_data_dir
+    from ..store import StoreError, default_data_dir
     from . import completeness
 
     obj = ctx.obj if isinstance(ctx.obj, dict) else {}
-    with Store(obj.get("data_dir") or default_data_dir(), readonly=True) as store:
-        found = completeness.states(store)
-        unread = completeness.unread_days(store)
+    try:
+        with Store(obj.get("data_dir") or default_data_dir(), readonly=True) as store:
+            found = completeness.states(store)
+            unread = completeness.unread_days(store)
+    except StoreError as e:
+        raise click.ClickException(str(e)) from None
     if not found:
         click.echo("no listing read yet: add listings = [...] under [arxiv] in sources.toml and run sync")
         return

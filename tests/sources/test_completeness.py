@@ -85,3 +85,8 @@ def test_the_schedule_is_the_feeds_own_and_a_day_no_sync_read_is_reported(tmp_pa
         completeness.record(s, "cs.CV", "2026-06-05", ["2605.31457"], ["Saturday", "Sunday"])  # a Friday
         completeness.record(s, "cs.CV", "2026-06-09", [], ["Saturday", "Sunday"])  # the Tuesday after
         assert completeness.unread_days(s) == ["cs.CV 2026-06-08: not read (no sync read this day's listing)"]
+
+
+def test_check_of_a_directory_without_a_store_is_one_line(tmp_path):
+    r = _check(tmp_path)
+    assert r.exit_code == 1 and "no paperdex data in" in r.output and "Traceback" not in r.output
