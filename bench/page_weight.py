@@ -26,7 +26,14 @@ from urllib.parse import quote
 import httpx
 
 CHROMIUM = os.environ.get("PAPERDEX_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-QUERIES = ["diffusion models for image editing", "weight decay", "大语言模型 推理", "$\\beta$-VAE disentanglement"]
+QUERIES = [
+    "diffusion models for image editing",
+    "weight decay",
+    "大语言模型 推理",
+    "$\\beta$-VAE disentanglement",
+    "regret bound linear bandits",
+    "convergence rate stochastic gradient",
+]
 CLS_JS = """
 () => new Promise(done => {
   let cls = 0;
@@ -60,7 +67,8 @@ def serve(data_dir: str) -> tuple[subprocess.Popen, str]:
 
 
 def measure(browser, url: str, width: int) -> tuple[float, float, int, float]:
-    """(KB transferred, CLS, requests, math spans typeset share) for one cold page load."""
+    """(KB transferred, CLS, requests, share of the math needing KaTeX that it typeset) for one cold
+    page load."""
     ctx = browser.new_context(viewport={"width": width, "height": 900})
     page = ctx.new_page()
     cdp = ctx.new_cdp_session(page)
@@ -70,7 +78,9 @@ def measure(browser, url: str, width: int) -> tuple[float, float, int, float]:
     cdp.on("Network.loadingFinished", lambda e: sizes.__setitem__(e["requestId"], e["encodedDataLength"]))
     page.goto(url, wait_until="load")
     cls = page.evaluate(CLS_JS)
-    maths = page.evaluate("() => [document.querySelectorAll('.math').length, document.querySelectorAll('.math.typeset').length]")
+    maths = page.evaluate(
+        "() => [document.querySelectorAll('.math[data-tex]').length, document.querySelectorAll('.math.typeset').length]"
+    )
     page.wait_for_timeout(200)
     ctx.close()
     typeset = maths[1] / maths[0] if maths[0] else 1.0

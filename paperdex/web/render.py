@@ -573,14 +573,17 @@ def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
     return out
 
 
-KATEX_HEAD = (
-    '<link rel="stylesheet" href="/static/katex/katex.min.css">\n'
-    '<script src="/static/katex/katex.min.js" defer></script>'
-)
+# MathML output: no stylesheet, no fonts. `blocking="render"`: the first frame waits for the
+# typesetting (app.js), so a line that math makes longer does not move the page after it shows.
+KATEX_HEAD = '<script src="/static/katex/katex.min.js" defer blocking="render"></script>'
+APP_JS = '<script src="/static/app.js" defer>'
+APP_JS_BLOCKING = '<script src="/static/app.js" defer blocking="render">'
 
 
 def with_katex(page: str) -> str:
-    """The page with KaTeX in its head when it shows math, else without it: typeset by the
-    deferred scripts before the page is first shown (app.js runs after katex.min.js), so math
-    does not jump, and a page without math does not download it."""
-    return page.replace("<!--katex-->", KATEX_HEAD if 'class="math" data-tex=' in page else "", 1)
+    """The page with KaTeX in its head when it shows math that needs it, else without it:
+    typeset by the deferred scripts before the page is first shown (app.js runs after
+    katex.min.js), so math does not jump, and a page without such math does not download it."""
+    if 'class="math" data-tex=' not in page:
+        return page.replace("<!--katex-->", "", 1)
+    return page.replace("<!--katex-->", KATEX_HEAD, 1).replace(APP_JS, APP_JS_BLOCKING, 1)

@@ -488,3 +488,23 @@ def test_digest_screenshots(browser, server, shots):
                 p.wait_for_timeout(150)
                 p.screenshot(path=str(shots / f"daily-compact-{lang}-390.png"))
             ctx.close()
+
+
+def test_day_shape_names_what_is_new_for_a_tag(signed):
+    """With a tag, the day's shape counts the day's papers its model picks that it does not hold
+    yet, and the digest ranks them first (no upvotes on that day)."""
+    p = signed
+    with Store(p.dir) as st:
+        ids = [
+            r[0]
+            for r in st.conn.execute("SELECT id FROM papers WHERE title LIKE '%robot%' AND date > '2025-03-19' LIMIT 5")
+        ]
+        L.add_to_tag(st, "robots", ids)
+    p.goto(p.base + "/daily?day=2025-03-19")
+    shape = p.get_by_test_id("shape-tags")
+    expect(shape).to_contain_text({"en": " for robots", "zh": "robots："}[p.lang])
+    expect(p.get_by_test_id("ranked-by")).to_contain_text({"en": "your tags", "zh": "你的标签"}[p.lang])
+    first = p.locator("article.card").first
+    expect(first.get_by_test_id("for-you-mark")).to_contain_text("robots")
+    shape.locator("a").first.click()
+    assert _query(p.url)["sort"] == "foryou"

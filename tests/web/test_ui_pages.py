@@ -129,6 +129,8 @@ def test_pages_are_compressed_and_load_katex_only_for_math(client):
     paper = client.get(f"/paper/{SIGNALS_ID}").text
     head = paper.split("</head>")[0]
     assert head.index("/static/katex/katex.min.js") < head.index("/static/app.js")
+    assert head.count('blocking="render"') == 2  # the first frame waits for the typesetting: nothing moves
+    assert "katex.min.css" not in head  # MathML output: no stylesheet, no web fonts
     assert "katex" not in client.get("/daily", params={"day": "2025-03-27"}).text.split("</head>")[0]
 
 

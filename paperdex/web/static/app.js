@@ -1,16 +1,18 @@
 // Progressive enhancement only: every page works without this file.
 (function () {
   "use strict";
-  // Math: the server writes each $...$ span as readable text with its TeX in data-tex, and puts
-  // the local KaTeX (/static/katex, never a CDN: the CSP allows only this origin) in the head of
-  // a page that has any, deferred before this file: typesetting runs here, before the page is
-  // first shown, so nothing jumps. A span KaTeX cannot parse keeps its text form.
+  // Math: the server writes each $...$ span as readable text, with its TeX in data-tex where the
+  // text cannot say it, and puts the local KaTeX (/static/katex, never a CDN: the CSP allows only
+  // this origin) in the head of a page that has any, deferred before this file: typesetting runs
+  // here, before the page is first shown, so nothing jumps. KaTeX writes MathML, which the
+  // browser lays out with its own math font: no web fonts, no stylesheet to download. A span
+  // KaTeX cannot parse keeps its text form.
   function typeset(root) {
     if (!window.katex) return;
     root.querySelectorAll(".math[data-tex]:not(.typeset):not(.tex-error)").forEach(function (el) {
       try {
         var text = el.textContent;
-        window.katex.render(el.getAttribute("data-tex"), el, { throwOnError: true, strict: "ignore", maxSize: 20, maxExpand: 200 });
+        window.katex.render(el.getAttribute("data-tex"), el, { output: "mathml", throwOnError: true, strict: "ignore", maxSize: 20, maxExpand: 200 });
         el.classList.add("typeset");
         el.setAttribute("title", text);
       } catch (e) {
