@@ -214,7 +214,6 @@ def main() -> None:
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--only", nargs="*", help="class names")
     ap.add_argument("--json", help="write the table here too")
-
     args = ap.parse_args()
 
     stores = dict(s.split("=", 1) for s in args.store)

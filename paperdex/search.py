@@ -1004,6 +1004,9 @@ def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Word
     for c in rank_concepts:
         ev.concept_score(c, acc)
     _phrase_bonus(ev.ix, acc, [c for c, _ in present], A)
+    if len(present) > 1 and query_class(p)[1] == "keywords":
+        held = cov > 0  # coordination: `weight decay` wants both words, so one weighs half
+        acc[held] *= cov[held] / len(present)
     notices.extend(ev.notices)
     return Words(L, A, acc, rank_concepts, bool(rank_concepts))
 

@@ -1,6 +1,8 @@
 """Chinese queries over English papers: the dictionary's interface and what the engine does
 with it (docs/search.md, "Free words")."""
 
+import pytest
+
 from paperdex import zh
 from paperdex.search import Searcher
 
@@ -33,19 +35,22 @@ def test_mixed_query_keeps_english_words(searcher):
 
 def test_chinese_queries_use_their_own_fusion(ro_store):
     """A Chinese query is ranked with its class's dense weight, an English one with its own:
-    at weight 0 a Chinese hybrid ranking is its word ranking, at weight 1 (and words that do
-    not separate the papers) its meaning ranking, and neither setting moves an English query."""
+    at weight 0 a Chinese hybrid ranking is by words alone (each score its BM25F over the
+    best), at weight 1 meaning moves it, and neither setting moves an English query."""
     from paperdex.search import FUSION, Searcher
 
-    def ranking(weights, q, mode="hybrid"):
-        s = Searcher(ro_store, fusion={**FUSION, **weights})
-        return [h.paper.id for h in s.search(q, mode=mode, per_page=10, facets=False).hits]
+    def hits(weights, q):
+        return Searcher(ro_store, fusion={**FUSION, **weights}).search(q, per_page=10, facets=False).hits
 
     zh, en = "权重衰减 训练", "weight decay training"
-    words_only = ranking({("zh", "keywords"): 0.0}, zh)
-    assert words_only == ranking({}, zh, mode="lexical")
-    assert ranking({("zh", "keywords"): 1.0}, zh) != words_only
-    assert ranking({("zh", "keywords"): 0.0}, en) == ranking({("zh", "keywords"): 1.0}, en) == ranking({}, en)
+    words_only = hits({("zh", "keywords"): 0.0}, zh)
+    best = words_only[0].lexical_score
+    assert all(h.score == pytest.approx((h.lexical_score or 0) / best) for h in words_only)
+    assert [h.lexical_score for h in words_only] == sorted((h.lexical_score or 0 for h in words_only), reverse=True)
+    ids = [h.paper.id for h in words_only]
+    assert [h.paper.id for h in hits({("zh", "keywords"): 1.0}, zh)] != ids
+    same = [[h.paper.id for h in hits({("zh", "keywords"): w}, en)] for w in (0.0, 1.0)]
+    assert same[0] == same[1] == [h.paper.id for h in hits({}, en)]
 
 
 def test_unknown_chinese_word_says_so(searcher):
