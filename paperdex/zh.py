@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sqlite3
+import threading
 import warnings
 from contextlib import closing
 from functools import lru_cache
@@ -70,9 +71,11 @@ class _Freq:
 
     def __init__(self, db: Path) -> None:
         self._c = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()  # one tokenizer per process, shared by a server's threads
 
     def get(self, key: str, default=None):
-        row = self._c.execute("SELECT f FROM freq WHERE w = ?", (key,)).fetchone()
+        with self._lock:
+            row = self._c.execute("SELECT f FROM freq WHERE w = ?", (key,)).fetchone()
         return default if row is None else row[0]
 
     def __contains__(self, key: str) -> bool:
