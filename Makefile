@@ -14,6 +14,7 @@ DEMO_DIR ?= .data/demo
 # --no-compile: no .pyc for every module of every package (111 MB, and much of the install's
 # time); Python writes them for the modules paperdex imports, when it first imports them.
 PIP := $(BIN)/pip install --disable-pip-version-check --progress-bar off --no-compile
+# (no comma in its argument: $(call) would split it there)
 define ticking
 @start=$$SECONDS; ( while sleep 8; do echo "    ... still working ($$((SECONDS - start)) s)"; done ) & \
 ticker=$$!; trap "kill $$ticker 2>/dev/null" EXIT; $(1); status=$$?; kill $$ticker 2>/dev/null; \
@@ -30,7 +31,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
 	$(call ticking,$(PIP) -e .)
 	@echo "==> checking that paperdex imports (Python compiles its modules the first time)"
-	$(call ticking,$(BIN)/python -c "import paperdex.cli, paperdex.ingest, paperdex.search, paperdex.web.app" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
+	$(call ticking,$(BIN)/python -c "import paperdex.cli; import paperdex.ingest; import paperdex.search; import paperdex.web.app" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
 	@echo "==> installed"
 	@touch $@
 
