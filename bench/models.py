@@ -61,8 +61,12 @@ def _named(name):
 
 # name -> (factory, the full-corpus vector file it matches, if any; what it is)
 CONFIGS = {
-    "e5-q4-c512": (_e5(max_chars=512, max_tokens=None), "claims-e5", "e5 4-bit, first 512 characters (shipped)"),
-    "e5-q4-c1024": (_e5(max_chars=1024, max_tokens=None), None, "e5 4-bit, first 1,024 characters"),
+    "e5-q4-c512": (
+        _e5(max_chars=512, max_tokens=None),
+        "claims-e5",
+        "e5 4-bit, first 512 characters (shipped until 2026-12-01)",
+    ),
+    "e5-q4-c1024": (_e5(max_chars=1024, max_tokens=None), None, "e5 4-bit, first 1,024 characters (the default since)"),
     "e5-q4-t512": (_e5(max_chars=None, max_tokens=512), None, "e5 4-bit, first 512 tokens (the model card's cut)"),
     "e5-q4-full": (
         _e5(max_chars=None, max_tokens=None),
@@ -106,7 +110,7 @@ def _prefix(config: str, set_name: str) -> Path:
 
 def doc_vectors(config: str, set_name: str, docs: list[dict]) -> np.ndarray | None:
     """The set's document vectors: embedded by `embed`, else cut out of a full-corpus file."""
-    own = _prefix(config, set_name).with_suffix(".npy")
+    own = Path(f"{_prefix(config, set_name)}.npy")
     if own.exists():
         return np.load(own).astype(np.float32)
     full = CONFIGS[config][1]
@@ -136,17 +140,16 @@ def embed(config: str, set_name: str, batch: int = 64) -> None:
         done += len(vecs)
         print(f"\r{config} {set_name}: {start + len(vecs)}/{len(docs)}", end="", file=sys.stderr, flush=True)
     secs = time.time() - t0
-    np.save(
-        _prefix(config, set_name).with_suffix(".npy"), np.concatenate([np.load(p) for p in sorted(parts.glob("*.npy"))])
-    )
+    np.save(Path(f"{_prefix(config, set_name)}.npy"), np.concatenate([np.load(p) for p in sorted(parts.glob("*.npy"))]))
     rate = {"docs": done, "seconds": round(secs, 1), "docs_per_s": round(done / secs, 2) if done else None}
     rate["load"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
-    _prefix(config, set_name).with_suffix(".rate.json").write_text(json.dumps(rate))
+    Path(f"{_prefix(config, set_name)}.rate.json").write_text(json.dumps(rate))
     print(f"\n{config} {set_name}: {rate}", file=sys.stderr)
 
 
 def query_vectors(config: str, set_name: str, queries: list[dict]) -> np.ndarray:
-    path = OUT / f"{config}.{set_name}.queries.npy"
+    # the text cut is the documents' alone: every e5 configuration embeds queries alike
+    path = OUT / f"{'e5-q4' if config.startswith('e5-q4') else config}.{set_name}.queries.npy"
     if path.exists():
         return np.load(path)
     emb = CONFIGS[config][0]()
@@ -177,7 +180,7 @@ def table() -> None:
         for s in sets:
             r = evaluate(config, s)
             cells.append(f"{r['ndcg@10']:.3f} / {r['recall@100']:.3f}" if r else "")
-            rf = _prefix(config, s).with_suffix(".rate.json")
+            rf = Path(f"{_prefix(config, s)}.rate.json")
             if rf.exists():
                 x = json.loads(rf.read_text())
                 rates.append(f"{s}: {x['docs_per_s']} ({x['load'][0]}-{x['load'][1]})")

@@ -60,6 +60,15 @@ def test_e5_token_cut_keeps_the_longest_opening_within_the_window():
     assert text.startswith(kept) and count(kept) <= 64
     assert count(text[: len(kept)] + " " + text[len(kept) + 1 :].split(" ")[0]) > 64
     assert e5.fit("short text") == "short text"
+    chinese = "扩散模型用于图像生成。" * 40  # no spaces: cut by characters
+    assert 60 <= count(e5.fit(chinese)) <= 64
+
+
+def test_e5_default_cut_is_1024_characters_within_one_window():
+    e5 = embed.get_embedder("multilingual-e5-small")
+    english = " ".join(["diffusion"] * 400)
+    assert 1000 <= len(e5.fit(english)) <= 1024
+    assert e5._m.token_count(e5.fit("扩散" * 600), False) <= 512
 
 
 def test_gpu_requests_on_a_machine_without_one_are_refused_clearly():
