@@ -214,7 +214,11 @@ def main() -> None:
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--only", nargs="*", help="class names")
     ap.add_argument("--json", help="write the table here too")
+    ap.add_argument("--weight", action="append", default=[], help="LANG,FORM=W: a dense weight of search.FUSION")
     args = ap.parse_args()
+    for spec in args.weight:
+        key, w = spec.split("=")
+        S.FUSION[tuple(key.split(","))] = float(w)  # type: ignore[index]
 
     stores = dict(s.split("=", 1) for s in args.store)
     engines = {k: Engine(v) for k, v in stores.items()}

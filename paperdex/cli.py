@@ -509,7 +509,10 @@ def _print_hits(res, explain: bool) -> None:
             cell.append("\n" + tty(_authors(p)), style="dim")
             table.add_row(str(i), tty(p.id), tty(p.date or ""), cell)
         console.print(table)
-    console.print(f"[dim]{res.total} results · page {res.page}/{res.pages} · {res.mode} · {res.took_ms:.0f} ms[/dim]")
+    more = f" (+{res.listed - res.total} more ranked)" if res.listed > res.total else ""
+    console.print(
+        f"[dim]{res.total} results{more} · page {res.page}/{res.pages} · {res.mode} · {res.took_ms:.0f} ms[/dim]"
+    )
 
 
 def _authors(p: Paper, cut: int = 10) -> str:

@@ -45,14 +45,16 @@ from .text import QUERY_FILLER, STOPWORDS, fold, has_cjk, split_cjk, stem, token
 # of normalised scores (`fuse`), chosen on every development set together (bench/relevance.py,
 # docs/relevance.md): keywords want little (English topics nDCG@10 0.985 at 0.2, 0.967 at 0.5),
 # questions and claims much (English questions 0.66 at 0.1, 0.74 at 0.5; claims 0.705 / 0.731),
-# Chinese read through the dictionary less (Chinese questions 0.81 at 0.1, 0.70 at 0.5).
+# Chinese read through the dictionary less (Chinese questions 0.81 at 0.1, 0.70 at 0.5), and
+# so do Chinese sentences with English names in them (known-zh Recall@1 0.992 at 0.1, 0.984 at
+# 0.5); short mixed keywords (`MoE 模型 专家负载均衡`) take the English keywords' middle.
 FUSION = {
     ("en", "keywords"): 0.2,
     ("en", "sentence"): 0.5,
     ("zh", "keywords"): 0.1,
     ("zh", "sentence"): 0.2,
     ("mixed", "keywords"): 0.3,
-    ("mixed", "sentence"): 0.5,
+    ("mixed", "sentence"): 0.1,
 }
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
@@ -96,6 +98,7 @@ def close_matches(got: list[tuple[int, float]], model: str | None, lang: str) ->
 
 
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
+RANKED_LIST = 100  # papers the relevance order lists at least, when it ranks that many
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
 MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
 
@@ -211,7 +214,10 @@ class Result:
 
     @property
     def listed(self) -> int:
-        return self.total if self.ranked is None else max(self.ranked, self.total)
+        """How many papers the pages list: the matched set, and for relevance at least the
+        first RANKED_LIST of the ranked set (a question whose words few papers hold all of
+        still lists its best candidates), never the whole disjunction a common word makes."""
+        return self.total if self.ranked is None else max(self.total, min(self.ranked, RANKED_LIST))
 
     @property
     def pages(self) -> int:
@@ -223,7 +229,8 @@ class Result:
             "mode": self.mode,
             "sort": self.sort,
             "total": self.total,
-            "ranked": self.listed,
+            "ranked": self.ranked if self.ranked is not None else self.total,
+            "listed": self.listed,
             "page": self.page,
             "per_page": self.per_page,
             "took_ms": round(self.took_ms, 2),

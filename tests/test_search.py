@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paperdex.query import QueryError
-from paperdex.search import MAX_WINDOW, Filters, fuse, marked_html, required, rrf, snippet
+from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, marked_html, required, rrf, snippet
 from paperdex.text import stem
 
 
@@ -55,7 +55,8 @@ def test_free_words_all_required_for_short_queries(searcher):
 def test_newest_sorts_the_matched_set(searcher):
     rel, r1 = everything(searcher, "weight decay")
     new, r2 = everything(searcher, "weight decay", sort="newest")
-    assert set(new) <= set(rel) and r1.total == r2.total == len(new) and r1.ranked == len(rel)
+    assert set(new) <= set(rel) and r1.total == r2.total == len(new) and len(rel) == r1.listed
+    assert r1.listed == max(r1.total, min(r1.ranked, RANKED_LIST))
     dates = [searcher.store.get(i).date for i in new]
     assert dates == sorted(dates, reverse=True)
 
@@ -318,7 +319,7 @@ def test_property_total_is_the_matched_set_and_newest_sorts_it(searcher, q, mode
     new, res = everything(searcher, q, mode=mode, sort="newest")
     assert res.total == len(new) == len(set(new))
     rel, r2 = everything(searcher, q, mode=mode)
-    assert r2.total == res.total and len(rel) == len(set(rel)) == r2.ranked and set(new) <= set(rel)
+    assert r2.total == res.total and len(rel) == len(set(rel)) == r2.listed and set(new) <= set(rel)
 
 
 @PROPS
