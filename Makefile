@@ -61,7 +61,18 @@ chromium:
 	apt-get -o DPkg::Lock::Timeout=600 update -qq && \
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq $(APT_PACKAGES) >/dev/null
 
-test: install-dev chromium
+# axe-core for the accessibility checks of the browser tests, from the npm registry (pinned by
+# tests/e2e/axe/package-lock.json); without npm those checks are skipped and say so
+.PHONY: axe
+axe:
+	@if [ -d tests/e2e/axe/node_modules/axe-core ]; then exit 0; fi; \
+	if ! command -v npm >/dev/null; then echo "==> npm not found: the axe-core checks will be skipped"; exit 0; fi; \
+	echo "==> installing axe-core for the browser tests (npm ci)"; \
+	npm ci --prefix tests/e2e/axe --no-audit --no-fund --loglevel=error
+
+test: install-dev chromium axe
+	$(BIN)/ruff check paperdex tests bench
+	$(BIN)/ruff format --check paperdex tests bench
 	$(BIN)/python -m pytest
 
 lint: install-dev
