@@ -232,6 +232,14 @@ class OnnxEncoder:
 
 
 POOLINGS = ("mean", "cls", "last")
+_POOLING_FLAGS = {  # sentence-transformers' flags before version 6, and the mode each names
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_lasttoken": "lasttoken",
+    "pooling_mode_max_tokens": "max",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens": "weightedmean",
+}
 
 
 def _pool(hidden: np.ndarray, mask: np.ndarray, pooling: str, normalize: bool) -> np.ndarray:
@@ -416,11 +424,13 @@ class HubModel:
         st_cfg = _json(folder / "sentence_bert_config.json")
         prompts = _json(folder / "config_sentence_transformers.json").get("prompts") or {}
         modules = _json(folder / "modules.json")
-        declared = next((m for m in ("cls", "mean", "lasttoken") if pool_cfg.get(f"pooling_mode_{m}_token")), None)
-        declared = declared or ("mean" if pool_cfg.get("pooling_mode_mean_tokens") else None)
-        pooling = opts.get("pooling") or {"lasttoken": "last"}.get(declared or "", declared)
-        if pooling is None:
-            raise EmbedError(f"{spec}: the repo declares no pooling; add ?pooling=mean (or cls, last) to the name")
+        mode = pool_cfg.get("pooling_mode")  # sentence-transformers >= 6 writes the mode's name
+        if not isinstance(mode, str):  # earlier versions, one flag per mode
+            mode = next((m for k, m in _POOLING_FLAGS.items() if pool_cfg.get(k)), None)
+        pooling = opts.get("pooling") or {"lasttoken": "last"}.get(mode or "", mode)
+        if pooling not in POOLINGS:
+            why = "declares no pooling" if pooling is None else f"pools by {pooling!r}, which paperdex does not run"
+            raise EmbedError(f"{spec}: the repo {why}; add ?pooling=mean (or cls, last) to the name")
         self.query_prefix = opts.get("query", prompts.get("query", ""))
         self.doc_prefix = opts.get("doc", prompts.get("document", prompts.get("passage", "")))
         if "normalize" in opts:

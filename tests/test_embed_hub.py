@@ -169,3 +169,25 @@ def test_a_hub_model_without_an_onnx_export_runs_under_sentence_transformers(tmp
     cls = embed.get_embedder(SPEC + "?pooling=cls")
     assert float(cls.embed_query("diffusion models") @ m.embed_query("diffusion models")) < 0.95
     embed._embedder.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "pool_config, same_as",
+    [
+        ({"word_embedding_dimension": 384, "pooling_mode_cls_token": True}, "?pooling=cls"),
+        ({"embedding_dimension": 384, "pooling_mode": "lasttoken"}, "?pooling=last"),  # sentence-transformers >= 6
+        ({"word_embedding_dimension": 384, "pooling_mode_max_tokens": True}, None),
+    ],
+)
+def test_the_pooling_a_repo_declares_is_the_one_used(hub, tmp_path, pool_config, same_as):
+    snap = hub / f"models--{REPO.replace('/', '--')}" / "snapshots" / COMMIT
+    folder = tmp_path / "model"
+    shutil.copytree(snap, folder, symlinks=True)
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pool_config))
+    if same_as is None:
+        with pytest.raises(embed.EmbedError, match="pools by 'max'.*add \\?pooling="):
+            embed.get_embedder(f"hf:{folder}")
+        return
+    text = "Robot grasping with tactile sensors."
+    got = embed.get_embedder(f"hf:{folder}").embed_query(text)
+    assert np.allclose(got, embed.get_embedder(SPEC + same_as).embed_query(text), atol=1e-5)
