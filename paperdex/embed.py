@@ -689,6 +689,10 @@ def embed_store(
     switch = _switching_to(store, name)
     if switch:
         _start_switch(store, name)
+    elif store.get_state("model_next"):  # a switch left behind (by --reset, or by going back): nothing to swap in
+        with store.conn:
+            store.conn.execute(f"DROP TABLE IF EXISTS {NEXT}")
+            store.conn.execute("DELETE FROM state WHERE key = 'model_next'")
     done = 0
     while limit is None or done < limit:
         n = batch_size if limit is None else min(batch_size, limit - done)
