@@ -153,6 +153,8 @@ def main() -> None:
     ap.add_argument("--milvus3-python", default=MILVUS3_PYTHON, help="a venv's python with milvus-lite 3.x")
     ap.add_argument("--milvus-budget", type=float, default=60.0, help="seconds of queries per Milvus cell at most")
     ap.add_argument("--previous", help="a checkout of an earlier paperdex: its engine timed in this run too")
+    ap.add_argument("--previous-store", help="the store the earlier engine reads (default: the same one)")
+    ap.add_argument("--store", default=str(OUT / "full"), help=argparse.SUPPRESS)
     ap.add_argument("--only-paperdex", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--label", default="paperdex", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -163,7 +165,7 @@ def main() -> None:
     threadpool_limits(1, "blas")  # for every engine: threaded BLAS only waits at these sizes
 
     print("paperdex store (63k):")
-    store = build_store(OUT / "full")
+    store = build_store(Path(args.store))
     with gzip.open(CORPUS, "rt") as f:
         recs = [json.loads(line) for line in f]
     rnd = random.Random(42)
@@ -193,6 +195,8 @@ def main() -> None:
             str(args.queries),
             "--label",
             "previous engine",
+            "--store",
+            args.previous_store or args.store,
         ]
         out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True).stdout
         print("\n".join(line for line in out.splitlines() if line.startswith("previous engine")))

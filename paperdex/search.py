@@ -217,7 +217,7 @@ class Result:
         """How many papers the pages list: the matched set, and for relevance at least the
         first RANKED_LIST of the ranked set (a question whose words few papers hold all of
         still lists its best candidates), never the whole disjunction a common word makes."""
-        return self.total if self.ranked is None else max(self.total, min(self.ranked, RANKED_LIST))
+        return listed_count(self.total, self.ranked)
 
     @property
     def pages(self) -> int:
@@ -238,6 +238,11 @@ class Result:
             "facets": {k: [{"value": v, "count": n} for v, n in vs] for k, vs in self.facets.items()},
             "hits": [h.to_dict() for h in self.hits],
         }
+
+
+def listed_count(total: int, ranked: int | None) -> int:
+    """How many papers a query's pages list (`Result.listed`, docs/search.md "Pages")."""
+    return total if ranked is None else max(total, min(ranked, RANKED_LIST))
 
 
 def rrf(rankings: list[list[int]], weights: list[float] | None = None, k: int = 60) -> dict[int, float]:
@@ -840,7 +845,7 @@ class Searcher:
             order, info, ranked = _newest(ix, M, want), {}, total
         else:
             order, info, ranked = relevance_order(ix, M, words, dense, self.fusion[query_class(p)], want)
-        page_docs = order[p.offset : want]
+        page_docs = order[p.offset : min(want, listed_count(total, ranked))]
         hits = self._hits(ix, page_docs, info, words.rank_concepts if highlight else [])
         fac = self._facets(ix, M) if facets else {}
         took = (time.perf_counter() - t0) * 1000
@@ -867,10 +872,12 @@ class Searcher:
         close_docs = ix.docs_of_rowids(np.array([r for r, _ in close], dtype=np.int64))
         if C is not None:
             close_docs = close_docs[C[close_docs]]
-        docs = ix.docs_of_rowids(np.array([r for r, _ in ranked], dtype=np.int64))
-        cos_of = dict(ranked)
-        pairs = sorted(((int(d), cos_of[int(ix.rowids[d])]) for d in docs), key=lambda x: (-x[1], x[0]))
-        return Dense(p.mode, qv, vindex, close_docs, pairs)
+        rowids = np.array([r for r, _ in ranked], dtype=np.int64)
+        cos = np.array([c for _, c in ranked], dtype=np.float32)
+        pos = np.clip(np.searchsorted(ix.rowids, rowids), 0, max(ix.n - 1, 0))
+        ok = ix.rowids[pos] == rowids if ix.n else np.zeros(len(rowids), dtype=bool)
+        # best first, equal cosines by rowid, as the vector search gave them: rowid order is doc order
+        return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok])
 
     def _hits(self, ix, page_docs: np.ndarray, info: dict, rank_concepts: list[Concept]) -> list[Hit]:
         rowids = [int(ix.rowids[d]) for d in page_docs]
@@ -967,7 +974,8 @@ class Dense:
     qv: np.ndarray
     index: Any  # vectors.VectorIndex
     close: np.ndarray  # docs: the close matches (the matched set's dense part), within C
-    ranked: list[tuple[int, float]]  # (doc, cosine), the DENSE_POOL nearest within C, best first
+    docs: np.ndarray  # the DENSE_POOL nearest within C, best first (int64)
+    cos: np.ndarray  # their cosines (float32)
 
 
 def _constraints(ev: _Eval, hard: list[Q.Node]) -> np.ndarray | None:
@@ -1012,8 +1020,7 @@ def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Word
         ev.concept_score(c, acc)
     _phrase_bonus(ev.ix, acc, [c for c, _ in present], A)
     if len(present) > 1 and query_class(p)[1] == "keywords":
-        held = cov > 0  # coordination: `weight decay` wants both words, so one weighs half
-        acc[held] *= cov[held] / len(present)
+        acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
     notices.extend(ev.notices)
     return Words(L, A, acc, rank_concepts, bool(rank_concepts))
 
@@ -1081,51 +1088,59 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     lex_cand = np.flatnonzero(A)
     pool_lex = _lex_top(acc, lex_cand, max(LEX_POOL, want))
     if dense is None:
-        pool = pool_lex
-        fused = acc[pool]
+        pool, fused = pool_lex, acc[pool_lex]
         cos = np.full(len(pool), np.nan, dtype=np.float32)
     else:
-        dense_docs = np.array([d for d, _ in dense.ranked], dtype=np.int64)
-        pool = dense_docs if dense.mode == "dense" else np.union1d(pool_lex, dense_docs)
-        cos = dense.index.cosines(dense.qv, ix.rowids[pool])
-        cos_of = dict(dense.ranked)  # the exact float cosines the dense search found
-        cos = np.array([cos_of.get(int(d), c) for d, c in zip(pool, cos.tolist(), strict=True)], dtype=np.float32)
+        dense_docs, dense_cos = dense.docs, dense.cos
         if dense.mode == "dense":
+            pool, cos = dense_docs, dense_cos
             fused = cos.copy()
         else:
-            floor = dense.ranked[-1][1] if dense.ranked else 0.0
+            mark = np.zeros(len(acc), dtype=bool)
+            mark[pool_lex] = True
+            mark[dense_docs] = True
+            pool = np.flatnonzero(mark)  # sorted
+            cos = dense.index.cosines(dense.qv, ix.rowids[pool])
+            cos[np.searchsorted(pool, dense_docs)] = dense_cos  # the exact float cosines found
+            floor = float(dense_cos[-1]) if len(dense_cos) else 0.0
             fused = fuse(acc[pool], cos, w_dense, floor)
     order = pool[np.lexsort((pool, -fused))]
-    ranked = len(order)
     rest: list[np.ndarray] = []
+    n_tail = 0
     if dense is None or dense.mode == "hybrid":
-        tail = np.setdiff1d(lex_cand, pool, assume_unique=True)  # deeper word candidates, by words
-        ranked += len(tail)
-        if len(order) < want and len(tail):
-            rest.append(_lex_top(acc, tail, want - len(order)))
+        n_tail = len(lex_cand) - int(np.count_nonzero(A[pool]))  # deeper word candidates, by words
+        if len(order) < want and n_tail:
+            in_pool = np.zeros(len(A), dtype=bool)
+            in_pool[pool] = True
+            rest.append(_lex_top(acc, np.flatnonzero(A & ~in_pool), want - len(order)))
     unscored = M & ~A
     if dense is not None:
-        unscored[np.asarray(order, dtype=np.int64)] = False
+        unscored[pool] = False
     n_unscored = int(unscored.sum())
-    ranked += n_unscored
     if len(order) + sum(len(r) for r in rest) < want and n_unscored:
         rest.append(_newest(ix, unscored, want - len(order)))
     full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
-    return full, _why(full, pool, fused, cos, acc, words, dense), ranked
+    ranked = len(order) + n_tail + n_unscored
+    return full, _why(full, pool, fused, cos, acc, pool_lex, lex_cand, dense), ranked
 
 
-def _why(docs, pool, fused, cos, acc, words: Words, dense: Dense | None) -> dict:
-    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score)."""
-    at = {int(d): i for i, d in enumerate(pool.tolist())}
-    dense_rank = {d: r for r, (d, _) in enumerate(dense.ranked, start=1)} if dense is not None else {}
-    scores = np.sort(acc[words.A & (acc > 0)])
+def _why(docs, pool, fused, cos, acc, pool_lex, lex_cand, dense: Dense | None) -> dict:
+    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score). A lexical rank is
+    the paper's place in the word order: read off the best LEX_POOL, counted below them."""
+    dense_docs = dense.docs if dense is not None else np.zeros(0, dtype=np.int64)
     info = {}
     for d in docs.tolist():
         a = float(acc[d])
-        lr = int(len(scores) - np.searchsorted(scores, a, "right")) + 1 if a > 0 else None
-        i = at.get(d)
+        hit = np.flatnonzero(pool_lex == d)
+        lr = int(hit[0]) + 1 if len(hit) else None
+        if lr is None and a > 0:
+            lr = int(np.count_nonzero(acc[lex_cand] > a)) + 1
+        hit = np.flatnonzero(pool == d)
+        i = int(hit[0]) if len(hit) else None
         c = None if i is None or np.isnan(cos[i]) else float(cos[i])
-        info[d] = (lr, a if a > 0 else None, dense_rank.get(d), c, float(fused[i]) if i is not None else 0.0)
+        hit = np.flatnonzero(dense_docs == d)
+        dr = int(hit[0]) + 1 if len(hit) else None
+        info[d] = (lr, a if a > 0 else None, dr, c, float(fused[i]) if i is not None else 0.0)
     return info
 
 
