@@ -861,11 +861,7 @@ class Searcher:
             notices.append(NOTICE_NO_VECTORS)
             return None
         qv = query_vector if query_vector is not None else self.embed_query(p.dense_text, vindex.model)
-        if C is None:
-            ranked = vindex.search(qv, DENSE_POOL)
-            nearest = ranked[:DENSE_DEPTH]
-        else:
-            nearest, ranked = vindex.search_within(qv, DENSE_DEPTH, DENSE_POOL, ix.rowids[C])
+        nearest, ranked, every = vindex.scan(qv, DENSE_DEPTH, DENSE_POOL, None if C is None else ix.rowids[C])
         if not understood(nearest, vindex.model, p.dense_lang):
             nearest = ranked = []
         close = close_matches(nearest, vindex.model, p.dense_lang)
@@ -877,7 +873,7 @@ class Searcher:
         pos = np.clip(np.searchsorted(ix.rowids, rowids), 0, max(ix.n - 1, 0))
         ok = ix.rowids[pos] == rowids if ix.n else np.zeros(len(rowids), dtype=bool)
         # best first, equal cosines by rowid, as the vector search gave them: rowid order is doc order
-        return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok])
+        return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok], every)
 
     def _hits(self, ix, page_docs: np.ndarray, info: dict, rank_concepts: list[Concept]) -> list[Hit]:
         rowids = [int(ix.rowids[d]) for d in page_docs]
@@ -976,6 +972,7 @@ class Dense:
     close: np.ndarray  # docs: the close matches (the matched set's dense part), within C
     docs: np.ndarray  # the DENSE_POOL nearest within C, best first (int64)
     cos: np.ndarray  # their cosines (float32)
+    every: np.ndarray  # every vector's int8 cosine, by position in index.keys (VectorIndex.scan)
 
 
 def _constraints(ev: _Eval, hard: list[Q.Node]) -> np.ndarray | None:
@@ -1100,7 +1097,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
             mark[pool_lex] = True
             mark[dense_docs] = True
             pool = np.flatnonzero(mark)  # sorted
-            cos = dense.index.cosines(dense.qv, ix.rowids[pool])
+            cos = dense.index.cosines_of(dense.every, ix.rowids[pool])
             cos[np.searchsorted(pool, dense_docs)] = dense_cos  # the exact float cosines found
             floor = float(dense_cos[-1]) if len(dense_cos) else 0.0
             fused = fuse(acc[pool], cos, w_dense, floor)

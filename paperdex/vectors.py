@@ -137,23 +137,40 @@ class VectorIndex:
         best = np.lexsort((found, -exact))[:k]  # equal cosines: the older paper first, as ever
         return [(int(found[i]), float(exact[i])) for i in best]
 
-    def search_within(
-        self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        """The top k_all over every row and the top k_in among `allowed` (rowids), from one
-        scan: a filtered query needs both, the first to decide its close matches exactly as
-        the unfiltered query does (so a filter only narrows what matches, docs/search.md),
-        the second to rank within the filter."""
+    def scan(
+        self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], np.ndarray]:
+        """One scan of every row for a query's dense side: the top k_all over all rows (its
+        close matches are decided there, so a filter only narrows them, docs/search.md), the
+        top k_in among `allowed` (rowids; None: all), both scored again with the float query,
+        and every row's int8 cosine (within ~1e-3; the dense score of word candidates that no
+        top-k reached), by position in `keys`."""
         n = len(self.keys)
         if n == 0 or q is None:
-            return [], []
+            return [], [], np.zeros(0, dtype=np.float32)
         q = np.asarray(q, dtype=np.float32)
-        scores = _dots8(quantize(q)[None, :], self.vecs)[0]
+        q8 = quantize(q)
+        scores = _dots8(q8[None, :], self.vecs)[0]
         scores *= self.inv
+        scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
+        if allowed is None:
+            ranked = self._exact(q, scores, max(k_all, k_in), None)
+            return ranked[:k_all], ranked[:k_in], scores
         mask = np.zeros(n, dtype=bool)
         mask[_present(self.keys, np.asarray(allowed, dtype=np.int64))] = True
         inside = np.where(mask, scores, -np.inf)
-        return self._exact(q, scores, k_all, None), self._exact(q, inside, min(k_in, int(mask.sum())), mask)
+        return self._exact(q, scores, k_all, None), self._exact(q, inside, min(k_in, int(mask.sum())), mask), scores
+
+    def cosines_of(self, scores: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+        """These papers' cosines from a `scan`'s every-row scores (NaN without a vector)."""
+        rowids = np.asarray(rowids, dtype=np.int64)
+        out = np.full(len(rowids), np.nan, dtype=np.float32)
+        if len(self.keys) == 0 or len(rowids) == 0:
+            return out
+        pos = np.clip(np.searchsorted(self.keys, rowids), 0, len(self.keys) - 1)
+        ok = self.keys[pos] == rowids
+        out[ok] = scores[pos[ok]]
+        return out
 
     def _exact(self, q: np.ndarray, scores: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
         """The best k of int8 `scores` over all rows, each scored again with the float query."""
@@ -166,22 +183,6 @@ class VectorIndex:
         found = self.keys[cand]
         best = np.lexsort((found, -exact))[:k]
         return [(int(found[i]), float(exact[i])) for i in best]
-
-    def cosines(self, q: np.ndarray, rowids: np.ndarray) -> np.ndarray:
-        """The float query's cosine with each of these papers (NaN for one without a vector):
-        the dense score of lexical candidates the dense top-k did not reach."""
-        rowids = np.asarray(rowids, dtype=np.int64)
-        out = np.full(len(rowids), np.nan, dtype=np.float32)
-        if len(self.keys) == 0 or len(rowids) == 0 or q is None:
-            return out
-        pos = np.clip(np.searchsorted(self.keys, rowids), 0, len(self.keys) - 1)
-        ok = self.keys[pos] == rowids
-        q = np.asarray(q, dtype=np.float32)
-        p = pos[ok]
-        # int8 rows against the int8 query (within ~1e-3 of the float cosine): a ranking
-        # feature, not a close-match decision, so not worth a float copy of the rows
-        out[ok] = _dots8(quantize(q)[None, :], self.vecs[p])[0] * self.inv[p] / np.linalg.norm(quantize(q))
-        return out
 
     def dots(self, w: np.ndarray) -> np.ndarray:
         """unit(row) @ w for every row (w: [dim] or [dim, m]) as float32, without a float32
