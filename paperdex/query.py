@@ -26,7 +26,9 @@ from datetime import date as _date
 from .text import CJK as _CJK
 from .text import STOPWORDS, fold
 
-FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "all"}
+FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "decision", "all"}
+# OpenReview's decisions as sources.openreview.decision_of names them
+DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
 TEXT_COLUMNS = {"ti": "title", "au": "authors", "abs": "abstract"}
 MAX_QUERY_CHARS = 20_000
 MAX_TERMS = 64  # words, phrases and filters in one query
@@ -62,7 +64,7 @@ class Text:
 
 @dataclass
 class Filter:
-    kind: str  # cat / id / date / venue / area
+    kind: str  # cat / id / date / venue / area / decision
     value: str | tuple[str, str]
 
 
@@ -277,6 +279,11 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     if fld == "date":
         start, dots, end = value.partition("..")
         return Filter("date", date_range(start, end if dots else start, pos))
+    if fld == "decision":
+        v = value.strip().lower().replace("-", "_").replace(" ", "_")
+        if v not in DECISIONS:
+            raise QueryError(f"decision: expects one of {', '.join(DECISIONS)}, got {value!r}", pos)
+        return Filter("decision", v)
     return Filter(fld, value.strip())  # venue / area
 
 

@@ -526,6 +526,9 @@ class _Eval:
             row = self.store.rowid(str(f.value))
             if row is not None:
                 m = self.rowid_mask([row])
+        elif f.kind == "decision":  # OpenReview's decision (extra.openreview.decision)
+            q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
+            m = self.rowid_mask([r[0] for r in self.store.conn.execute(q, (str(f.value),))])
         else:  # venue / area: substring, case-insensitive
             column = {"venue": "venue", "area": "venue_area"}[f.kind]
             pat = "%" + str(f.value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

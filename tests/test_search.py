@@ -413,3 +413,33 @@ def test_close_matches_stay_near_the_best_hit():
     assert close_matches([(1, 0.85), (2, 0.84)], "multilingual-e5-small", "en") == []  # no close match
     mini = [(1, 0.7), (2, 0.5), (3, 0.41), (4, 0.39)]
     assert [r for r, _ in close_matches(mini, "all-MiniLM-L6-v2", "en")] == [1, 2, 3]
+
+
+def test_decision_filter_separates_accepted_from_rejected_submissions(empty_store):
+    """With submissions ingested, `venue:"ICLR 2025"` holds every paper submitted there;
+    `decision:` (OpenReview's decision) tells accepted from rejected, and a value it does not
+    know is refused with the ones it knows."""
+    from paperdex.paper import Paper
+    from paperdex.search import Searcher
+
+    def paper(pid, decision, venue):
+        extra = {"openreview": {"decision": decision, "presentation": None}}
+        return Paper(id=pid, title=f"Quokka study {pid}", venue=venue, extra=extra, sources=["openreview"])
+
+    empty_store.upsert(
+        [
+            paper("openreview:a", "accepted", "ICLR 2025 Poster"),
+            paper("openreview:r", "rejected", "Submitted to ICLR 2025"),
+            paper("openreview:w", "withdrawn", "ICLR 2025 Conference Withdrawn Submission"),
+        ]
+    )
+    s = Searcher(empty_store)
+    assert sorted(ids(s.search('venue:"ICLR 2025"', per_page=10))) == ["openreview:a", "openreview:r", "openreview:w"]
+    assert ids(s.search('venue:"ICLR 2025" decision:accepted', per_page=10)) == ["openreview:a"]
+    assert ids(s.search("quokka decision:rejected", per_page=10)) == ["openreview:r"]
+    assert sorted(ids(s.search('venue:"ICLR 2025" -decision:accepted', per_page=10))) == [
+        "openreview:r",
+        "openreview:w",
+    ]
+    with pytest.raises(QueryError, match="decision: expects one of accepted"):
+        s.search("decision:maybe")

@@ -809,6 +809,8 @@ class MilvusBackend:
         return Part(_and(exprs), not phrase and col != "abstract" and not any(_multiword(c) for c in cs))
 
     def _filter_expr(self, f: Q.Filter) -> str:
+        if f.kind == "decision":  # not stored as a field of this collection yet
+            raise Q.QueryError("decision: is not searchable on the Milvus backend yet; use the embedded store")
         if f.kind == "cat":
             key = str(f.value).strip().lower()
             if "." in key:
