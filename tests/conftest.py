@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -51,3 +53,22 @@ def empty_store(tmp_path) -> Store:
     s = Store(tmp_path / "empty")
     yield s
     s.close()
+
+
+def run_async(coro):
+    """asyncio.run in a thread of its own: the session's Playwright browser (tests/e2e) owns
+    the main thread's event loop once it has started, and asyncio.run refuses to nest."""
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(coro)
+        except BaseException as e:  # re-raised in the test's thread
+            out["error"] = e
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(300)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

@@ -3,7 +3,7 @@ import json
 from click.testing import CliRunner
 
 from paperdex.cli import cli
-from tests.conftest import DATA, PAPERS
+from tests.conftest import DATA, PAPERS, run_async
 
 
 def run(*args, data_dir=None):
@@ -181,11 +181,10 @@ def test_explain_reads_at_80_columns_and_in_a_pipe(built_store_dir):
 
 
 def test_mcp_help_lists_every_tool(built_store_dir):
-    import asyncio
 
     from paperdex.mcp_server import build_server
 
-    names = {t.name for t in asyncio.run(build_server(built_store_dir).list_tools())}
+    names = {t.name for t in run_async(build_server(built_store_dir).list_tools())}
     assert len(names) >= 9
     r = run("mcp", "--help")
     listed = " ".join(r.output.split())

@@ -24,6 +24,8 @@ from paperdex.store import Store
 sys.path.insert(0, str(Path(__file__).parent))
 from llm_stub import LLMStub, Reply  # noqa: E402
 
+from tests.conftest import run_async
+
 KEY = "sk-test-SECRET-4242-do-not-print"
 MODEL = "stub-model-7b"
 
@@ -407,9 +409,7 @@ def test_summaries_are_shown_in_the_interface_language_everywhere(store, stub):
         async with Client(build_server(store.data_dir)) as c:
             return (await c.call_tool("get_paper", {"id": p.id})).structured_content
 
-    import asyncio
-
-    d = asyncio.run(get_paper())
+    d = run_async(get_paper())
     assert d["summaries"]["en"]["machine_written"] is True and d["summaries"]["zh"]["model"] == MODEL
 
 

@@ -5,7 +5,6 @@ and searchers handed out client by client."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -21,6 +20,7 @@ from paperdex.search import OverBudget, Searcher
 from paperdex.service import FairGate
 from paperdex.web import limits
 from paperdex.web.app import create_app
+from tests.conftest import run_async
 
 TEXT = (
     "We present a method for robotic grasping of deformable objects from a single camera view. "
@@ -102,7 +102,7 @@ def _call(app, method: str, path: str, headers: dict[str, str], body: Body) -> t
         "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8000),
     }
-    asyncio.run(app(scope, body, send))
+    run_async(app(scope, body, send))
     return out["status"], out["body"]
 
 
