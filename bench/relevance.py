@@ -196,7 +196,7 @@ class Engine:
         ev = S._Eval(ix, self.s.store)
         C = S._constraints(ev, p.hard)
         words = S._words(ev, p, C, [])
-        dense = self.s._dense_side(ix, p, C, self.qv(q), [])
+        dense = self.s._dense_side(ix, p, C, self.qv(q), [], bool(words.A.any()))
         M = S.matched_set(ix.n, words, dense, p)
         out = {}
         for w in weights:

@@ -82,7 +82,9 @@ MIN_COSINE = {
 
 def understood(got: list[tuple[int, float]], model: str | None, lang: str) -> bool:
     """Whether the model finds the query near anything at all: its best hit passes the first
-    floor. A query that is not (`qwxzv plorbnik`) gets no dense candidates in the ranking."""
+    floor. A query that is not, and whose words no paper holds either (`qwxzv plorbnik`), gets
+    no dense candidates in the ranking; one whose words match keeps them (8% of SciFact's
+    training claims have a best e5 hit under 0.855, as nonsense does: 0.83-0.85)."""
     top_floor = MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))[0]
     return bool(got) and got[0][1] >= top_floor
 
@@ -831,7 +833,7 @@ class Searcher:
         C = _constraints(ev, p.hard)
         words = _words(ev, p, C, notices)
         ev._charge(0)  # the deadline, between steps
-        dense = self._dense_side(ix, p, C, query_vector, notices)
+        dense = self._dense_side(ix, p, C, query_vector, notices, bool(words.A.any()))
         ev._charge(0)
         M = matched_set(ix.n, words, dense, p)
         total = int(M.sum())
@@ -854,7 +856,9 @@ class Searcher:
         took = (time.perf_counter() - t0) * 1000
         return Result(q, mode_eff, sort, hits, total, p.page, p.per_page, took, fac, notices, ranked)
 
-    def _dense_side(self, ix, p: Plan, C: np.ndarray | None, query_vector, notices: list[str]) -> Dense | None:
+    def _dense_side(
+        self, ix, p: Plan, C: np.ndarray | None, query_vector, notices: list[str], words_found: bool = False
+    ) -> Dense | None:
         """The dense side of one query, or None when it takes no part (lexical mode, no text
         to embed, no vectors)."""
         if p.mode == "lexical" or not p.dense_text:
@@ -865,8 +869,8 @@ class Searcher:
             return None
         qv = query_vector if query_vector is not None else self.embed_query(p.dense_text, vindex.model)
         nearest, ranked, every = vindex.scan(qv, DENSE_DEPTH, DENSE_POOL, None if C is None else ix.rowids[C])
-        if not understood(nearest, vindex.model, p.dense_lang):
-            nearest = ranked = []
+        if not understood(nearest, vindex.model, p.dense_lang) and not words_found:
+            nearest = ranked = []  # nonsense to both sides: nothing to rank (close matches: none anyway)
         close = close_matches(nearest, vindex.model, p.dense_lang)
         close_docs = ix.docs_of_rowids(np.array([r for r, _ in close], dtype=np.int64))
         if C is not None:
