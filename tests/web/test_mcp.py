@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-import threading
 
 from mcp import Client, StdioServerParameters
 from webstore import HOSTILE_ID
 
 from paperdex.mcp_server import build_server
-
-
-def _run(coro):
-    """asyncio.run in its own thread: the session's Playwright browser may own this thread's loop."""
-    out: dict = {}
-
-    def target() -> None:
-        try:
-            out["value"] = asyncio.run(coro)
-        except BaseException as e:  # re-raised in the test's thread
-            out["error"] = e
-
-    t = threading.Thread(target=target)
-    t.start()
-    t.join(120)
-    if "error" in out:
-        raise out["error"]
-    return out.get("value")
+from tests.conftest import run_async
 
 
 def test_tools_in_process(web_dir):
@@ -51,7 +32,7 @@ def test_tools_in_process(web_dir):
             r = await c.call_tool("search", {"query": 'ti:"open'})
             assert r.is_error and "unbalanced quote" in r.content[0].text
 
-    _run(go())
+    run_async(go())
 
 
 def test_stdio_server_answers(web_dir):
@@ -63,4 +44,4 @@ def test_stdio_server_answers(web_dir):
             assert not r.is_error
             assert {h["id"] for h in json.loads(r.content[0].text)["hits"]} == {HOSTILE_ID, "2599.00002"}
 
-    _run(go())
+    run_async(go())
