@@ -511,7 +511,8 @@ def _print_hits(res, explain: bool) -> None:
         console.print(table)
     more = f" (+{res.listed - res.total} more ranked)" if res.listed > res.total else ""
     console.print(
-        f"[dim]{res.total} results{more} · page {res.page}/{res.pages} · {res.mode} · {res.took_ms:.0f} ms[/dim]"
+        f"[dim]{res.total} {'result' if res.total == 1 else 'results'}{more} · page {res.page}/{res.pages}"
+        f" · {res.mode} · {res.took_ms:.0f} ms[/dim]"
     )
 
 
