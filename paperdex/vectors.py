@@ -129,13 +129,7 @@ class VectorIndex:
         scores *= inv
         if mask is not None:
             scores[~mask] = -np.inf
-        cand = _top(scores, min(len(scores), candidates(k)))
-        if mask is not None:
-            cand = cand[mask[cand]]
-        exact = unit(rows[cand]) @ q
-        found = (self.keys if pos is None else self.keys[pos])[cand]
-        best = np.lexsort((found, -exact))[:k]  # equal cosines: the older paper first, as ever
-        return [(int(found[i]), float(exact[i])) for i in best]
+        return self._exact(q, scores, k, mask, rows, self.keys if pos is None else self.keys[pos])
 
     def scan(
         self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
@@ -172,15 +166,20 @@ class VectorIndex:
         out[ok] = scores[pos[ok]]
         return out
 
-    def _exact(self, q: np.ndarray, scores: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
-        """The best k of int8 `scores` over all rows, each scored again with the float query."""
+    def _exact(
+        self, q: np.ndarray, scores: np.ndarray, k: int, mask: np.ndarray | None, rows=None, keys=None
+    ) -> list[tuple[int, float]]:
+        """The best k of int8 `scores` (of `rows`, all rows by default), each scored again with
+        the float query; equal cosines put the older paper first."""
         if k <= 0:
             return []
+        rows = self.vecs if rows is None else rows
+        keys = self.keys if keys is None else keys
         cand = _top(scores, min(len(scores), candidates(k)))
         if mask is not None:
             cand = cand[mask[cand]]
-        exact = unit(self.vecs[cand]) @ q
-        found = self.keys[cand]
+        exact = unit(rows[cand]) @ q
+        found = keys[cand]
         best = np.lexsort((found, -exact))[:k]
         return [(int(found[i]), float(exact[i])) for i in best]
 
