@@ -132,9 +132,8 @@ def test_a_pasted_abstract_in_the_search_box_finds_related_work(site, ro_store):
 
 
 def test_mcp_library_tools(site, store):
-    from test_mcp import _run
-
     from paperdex.mcp_server import build_server
+    from tests.conftest import run_async as _run
 
     _, _, ids = site
 
