@@ -421,6 +421,22 @@ class NewMatches:
         }
 
 
+def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: float | None = None):
+    """A saved search as every reader runs it (new matches, the digest, its feed): its query
+    and mode, its stored filters, newest first, no facets or highlights."""
+    return searcher.search(
+        saved.query,
+        mode=saved.mode,
+        sort="newest",
+        page=page,
+        per_page=per_page,
+        filters=search_filters(saved.params),
+        facets=False,
+        highlight=False,
+        deadline=deadline,
+    )
+
+
 def search_filters(params: dict[str, str]):
     from .search import Filters
 
@@ -456,17 +472,7 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
     page = 1
     while True:
         try:
-            res = searcher.search(
-                saved.query,
-                mode=saved.mode,
-                sort="newest",
-                page=page,
-                per_page=PAGE,
-                filters=search_filters(saved.params),
-                facets=False,
-                highlight=False,
-                deadline=deadline,
-            )
+            res = run_saved(searcher, saved, page=page, per_page=PAGE, deadline=deadline)
         except QueryError as e:  # stored before saving checked it, or by an older version
             msg = f"this saved search no longer runs: {e}; edit it (saved add --replace) or remove it"
             return NewMatches(saved, 0, [], notices=[msg], error=str(e))

@@ -572,15 +572,7 @@ def saved_feed(request: Request, key: str, fmt: str) -> Response:
     with _pool(request).searcher() as s:
         ss = _lib(library.get_saved, s.store, key)
         try:
-            res = s.search(
-                ss.query,
-                mode=ss.mode,
-                sort="newest",
-                per_page=FEED_ITEMS,
-                filters=library.search_filters(ss.params),
-                facets=False,
-                highlight=False,
-            )
+            res = library.run_saved(s, ss, per_page=FEED_ITEMS)
         except QueryError as e:  # stored before saving checked queries
             raise ServiceError(422, f"the saved search {ss.name!r} no longer runs: {e}") from None
     items = [digest.Item(h.paper) for h in res.hits]
