@@ -545,7 +545,10 @@ def show(ctx, paper_id, as_json) -> None:
         click.echo(json_text(p.to_dict()))
         return
     click.secho(tty(p.title), bold=True)
-    click.echo(tty(_authors(p, cut=len(p.authors) or 1)))
+    shown = 50  # a collaboration's thousands of names would bury the paper; --json has them all
+    extra = len(p.authors) - shown
+    more = f" … and {extra:,} more ({len(p.authors):,} authors; --json lists them all)" if extra > 0 else ""
+    click.echo(tty(", ".join(p.authors[:shown]) + more))
     meta = [p.id, p.date or "", " ".join(p.categories)]
     if p.venue:
         meta.append(p.venue + (f" · {p.venue_area}" if p.venue_area else ""))

@@ -33,3 +33,24 @@ def test_a_bibtex_file_ingested_after_jsonl_reports_its_merge(tmp_path):
     got = paperdex("--data-dir", d, "ingest", str(bib))
     assert got.returncode == 0, got.stderr
     assert "merged 1" in got.stdout and "added 0" in got.stdout
+
+
+def test_show_cuts_a_collaborations_author_list_and_says_how_many(tmp_path):
+    """A 3,303-author paper (Gemini 2.5's size) is shown with its first 50 names and the count,
+    not a 48 KB line; --json keeps them all."""
+    authors = [f"Author Number{i}" for i in range(3303)]
+    paper = {
+        "id": "2507.06261",
+        "title": "A collaboration",
+        "authors": authors,
+        "abstract": "Text.",
+        "listed": "2025-07-10",
+    }
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps(paper) + "\n")
+    d = str(tmp_path / "store")
+    assert paperdex("--data-dir", d, "ingest", str(f)).returncode == 0
+    out = paperdex("--data-dir", d, "show", "2507.06261").stdout
+    line = out.splitlines()[1]
+    assert "Author Number49," not in line and "Author Number49 … and 3,253 more (3,303 authors" in line
+    assert len(json.loads(paperdex("--data-dir", d, "show", "2507.06261", "--json").stdout)["authors"]) == 3303
