@@ -244,9 +244,13 @@ def test_sign_in_from_save_returns_and_saved_state_survives_reload(browser, site
         expect(p.get_by_test_id("save-form")).to_be_visible()  # back on the save page, signed in
         p.get_by_test_id("new-tag").fill(f"bandits-{lang}")
         p.get_by_test_id("save").click()
-        assert _query(p.url) == {"q": "optimistic exploration"}  # where it started
-        p.reload()
+        # the save redirects back where it started; wait for that page to load before reloading,
+        # or the reload races the redirect's navigation ("not attached to an active page")
+        expect(p).to_have_url(re.compile(r"/\?q=optimistic(\+|%20)exploration$"))
         saved = p.locator(f'article.card[data-id="{SIGNALS_ID}"]').get_by_test_id("saved-link")
+        expect(saved).to_contain_text(f"{W[lang]['saved_to']} bandits-{lang}")
+        p.wait_for_load_state("load")
+        p.reload()
         expect(saved).to_contain_text(f"{W[lang]['saved_to']} bandits-{lang}")
         ctx.close()
         assert not events, events
