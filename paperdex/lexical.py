@@ -29,7 +29,10 @@ import shutil
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -310,18 +313,65 @@ class _Rows:
     categories: list[str]  # names, in order of first sight
 
 
-def _read_rows(conn, chunk: int = 65_536) -> _Rows:
-    cur = conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
+class Source(Protocol):
+    """What a snapshot is built from and published beside: the embedded store, or a Milvus
+    collection (paperdex.backends.milvus). Rows come in rowid order, one consistent state."""
+
+    data_dir: Path  # where snapshots are published
+
+    def store_id(self) -> str: ...
+
+    def generation(self) -> int: ...
+
+    def read_snapshot(self) -> AbstractContextManager[None]: ...
+
+    def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
+        """Chunks of (rowid, text hash, categories, date as YYYYMMDD or 0), in rowid order."""
+        ...
+
+    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
+        """(title, abstract, authors) of these rows."""
+        ...
+
+
+class StoreSource:
+    """The embedded store as a `Source`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.data_dir = store.data_dir
+        self.store_id, self.generation, self.read_snapshot = store.store_id, store.generation, store.read_snapshot
+
+    def index_rows(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], int]]]:
+        cur = self.store.conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
+        while rows := cur.fetchmany(chunk):
+            yield [(r[0], r[1], json.loads(r[2]), _date_int(r[3])) for r in rows]
+
+    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
+        texts: dict[int, tuple[str, str, list[str]]] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            q = f"SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
+            for r in self.store.conn.execute(q, chunk):
+                texts[r[0]] = (r[1], r[2], json.loads(r[3]))
+        return texts
+
+
+def _source(store: Store | Source) -> Source:
+    return StoreSource(store) if isinstance(store, Store) else store
+
+
+def _read_rows(source: Source) -> _Rows:
     rowids, hashes, dates = [], [], []
     cat_index: dict[str, int] = {}
     cat_ids, per_doc = array("i"), array("q")
-    while rows := cur.fetchmany(chunk):
+    for rows in source.index_rows():
         k = len(rows)
         rowids.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=k))
         hashes.append(np.fromiter((_hash64(r[1]) for r in rows), dtype=np.int64, count=k))
-        dates.append(np.fromiter((_date_int(r[3]) for r in rows), dtype=np.int32, count=k))
+        dates.append(np.fromiter((r[3] for r in rows), dtype=np.int32, count=k))
         for r in rows:
-            cats = dict.fromkeys(json.loads(r[2]))
+            cats = dict.fromkeys(r[2])
             cat_ids.extend(cat_index.setdefault(c, len(cat_index)) for c in cats)
             per_doc.append(len(cats))
     cat_ptr = np.zeros(len(per_doc) + 1, dtype=np.int64)
@@ -338,16 +388,6 @@ def _read_rows(conn, chunk: int = 65_536) -> _Rows:
         cat_ids=np.array(cat_ids, dtype=np.int32),
         categories=list(cat_index),
     )
-
-
-def _texts(conn, rowids: np.ndarray) -> dict[int, tuple[str, str, str]]:
-    texts: dict[int, tuple[str, str, str]] = {}
-    for i in range(0, len(rowids), 500):
-        chunk = [int(x) for x in rowids[i : i + 500]]
-        q = f"SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-        for r in conn.execute(q, chunk):
-            texts[r[0]] = (r[1], r[2], r[3])
-    return texts
 
 
 class _Terms:
@@ -438,11 +478,11 @@ class _Block:
 
 
 def _tokenise(
-    conn, rows: _Rows, lo: int, hi: int, fresh: np.ndarray, terms: _Terms, lengths: dict, carry: _Carry | None
+    source: Source, rows: _Rows, lo: int, hi: int, fresh: np.ndarray, terms: _Terms, lengths: dict, carry: _Carry | None
 ) -> _Block:
     """One block: its fresh documents read and tokenised, its carried ones taken over."""
     todo = np.flatnonzero(fresh[lo:hi]) + lo
-    texts = _texts(conn, rows.rowids[todo])
+    texts = source.index_texts([int(r) for r in rows.rowids[todo]])
     span = hi - lo
     postings, pairs, counts = {}, [], {}
     for fi, f in enumerate(FIELDS):
@@ -450,7 +490,7 @@ def _tokenise(
         lens = lengths[f]
         for i in todo.tolist():
             raw = texts[int(rows.rowids[i])][fi]
-            ids = terms.ids(" ".join(json.loads(raw)) if f == "authors" else index_text(raw))
+            ids = terms.ids(" ".join(raw) if f == "authors" else index_text(raw))
             lens[i] = len(ids)
             flat.extend(ids)
         term = np.array(flat, dtype=np.int32)
@@ -621,14 +661,15 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
     return out
 
 
-def build(store: Store, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
+def build(store: Store | Source, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
     """Index every paper of one consistent snapshot of the store. With `previous` (the last
     published snapshot of the same store) only papers whose text changed are tokenised
     again; the rest of their postings are carried over. Papers are tokenised `block` at a
     time, which bounds the memory the texts and tokens take; the arrays do not depend on it."""
+    store = _source(store)
     with store.read_snapshot():  # held throughout: texts are read a block at a time
         generation = store.generation()
-        rows = _read_rows(store.conn)
+        rows = _read_rows(store)
         n = len(rows.rowids)
         reuse = np.zeros(n, dtype=bool)
         prev_pos = np.zeros(n, dtype=np.int64)
@@ -643,7 +684,7 @@ def build(store: Store, previous: LexIndex | None = None, *, block: int = BLOCK)
                 lengths[f][reuse] = carry.lengths(f)
         terms = _Terms(previous)
         blocks = [
-            _tokenise(store.conn, rows, lo, min(lo + block, n), ~reuse, terms, lengths, carry)
+            _tokenise(store, rows, lo, min(lo + block, n), ~reuse, terms, lengths, carry)
             for lo in range(0, n, max(block, 1))
         ]
 
@@ -693,7 +734,7 @@ def build(store: Store, previous: LexIndex | None = None, *, block: int = BLOCK)
 POINTER = "lexical.json"
 
 
-def publish(store: Store, index: LexIndex | None = None) -> LexIndex:
+def publish(store: Store | Source, index: LexIndex | None = None) -> LexIndex:
     """Build (unless given) and publish a snapshot: arrays into a new folder, then the
     pointer file replaced atomically. Readers holding the previous snapshot keep it. Under
     the data directory's publish lock (paperdex.snapshots): another writer's pruning never
@@ -708,7 +749,7 @@ def publish(store: Store, index: LexIndex | None = None) -> LexIndex:
         return _publish(store, index)
 
 
-def _publish(store: Store, index: LexIndex) -> LexIndex:
+def _publish(store: Store | Source, index: LexIndex) -> LexIndex:
     d = store.data_dir
     name = f"lexical.{index.generation}.{os.getpid()}"
     tmp = d / (name + ".tmp")
@@ -728,7 +769,7 @@ def _publish(store: Store, index: LexIndex) -> LexIndex:
     return index
 
 
-def load(store: Store) -> LexIndex | None:
+def load(store: Store | Source) -> LexIndex | None:
     """The published snapshot of this store, mapped read-only; None if there is none
     (or it belongs to another store, or another format)."""
     d = store.data_dir
@@ -747,6 +788,6 @@ def load(store: Store) -> LexIndex | None:
         return None
 
 
-def load_or_build(store: Store) -> LexIndex:
+def load_or_build(store: Store | Source) -> LexIndex:
     """Readers: the published snapshot, else one built in memory (never saved)."""
     return load(store) or build(store)
