@@ -226,7 +226,7 @@ def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
     flush()
     decoded = [decode_name(n) for n in names]
     keep = [i for i, n in enumerate(decoded) if n]
-    return [decoded[i] for i in keep], [decode_name(affs[i]) if affs[i] else None for i in keep]
+    return [decoded[i] for i in keep], [decode_name(x) if x else None for x in (affs[i] for i in keep)]
 
 
 def abstract_text(raw: str | None) -> str:
@@ -338,6 +338,9 @@ def oai_record(rec: ET.Element) -> Paper:
     if not title:
         raise ValueError("empty title")
     affs: list[str | None] = []
+    published: str | None
+    updated: str | None
+    version: str | None
     if raw is not None:
         versions = [
             (v.get("version", ""), _rfc_day(_ws(v.findtext("raw:date", "", NS))))
