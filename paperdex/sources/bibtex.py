@@ -255,13 +255,15 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> BibResult:
     out = BibResult()
     for block in lib.failed_blocks:
         what = "duplicate key" if isinstance(block, DuplicateBlockKeyBlock) else "does not parse"
-        first = block.raw.strip().splitlines()[0][:60] if block.raw.strip() else ""
-        out.errors.append(f"{name}:{block.start_line + 1}: entry {what} ({first!r}); skipped")
+        raw = (block.raw or "").strip()  # a parsed block always has its text and line (None types)
+        first = raw.splitlines()[0][:60] if raw else ""
+        out.errors.append(f"{name}:{(block.start_line or 0) + 1}: entry {what} ({first!r}); skipped")
     for entry in lib.entries:
         try:
             out.papers.append(entry_to_paper(entry))
         except ValueError as e:
-            out.errors.append(f"{name}:{entry.start_line + 1}: @{entry.entry_type}{{{entry.key}: {e}; skipped")
+            line = (entry.start_line or 0) + 1
+            out.errors.append(f"{name}:{line}: @{entry.entry_type}{{{entry.key}: {e}; skipped")
     return out
 
 
@@ -407,7 +409,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         fields.append(("note", _escape(note)))
     if p.venue and p.venue != venue:
         fields.append(("venue", _escape(p.venue)))  # read back by the import: the round trip holds
-    arxiv_extra = p.extra.get("arxiv") if isinstance(p.extra.get("arxiv"), dict) else {}
+    arxiv_extra = found if isinstance(found := p.extra.get("arxiv"), dict) else {}
     doi = arxiv_extra.get("doi") or bib.get("doi")
     fields += [
         ("area", _escape(p.venue_area) if p.venue_area else None),
