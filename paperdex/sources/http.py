@@ -36,7 +36,7 @@ class SourceError(RuntimeError):
     mail says what to do (wait, fix the config, report a format change)."""
 
 
-def _unresolvable(e: BaseException) -> bool:
+def _unresolvable(e: BaseException | None) -> bool:
     """A host name that does not resolve (socket.gaierror under httpx's errors)."""
     seen = 0
     while e is not None and seen < 10:
