@@ -434,7 +434,7 @@ def make_client(
     class Adapter(HTTPAdapter):
         last_status: int | None = None
 
-        def send(self, request, **kwargs):  # noqa: ANN001, ANN201
+        def send(self, request, **kwargs):  # type: ignore[override]  # noqa: ANN001, ANN201  (passes all on)
             if kwargs.get("timeout") is None:
                 kwargs["timeout"] = timeout
             resp = super().send(request, **kwargs)
