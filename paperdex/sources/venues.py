@@ -109,8 +109,8 @@ def _any() -> re.Pattern:
             name, _, spellings = line.split("\t")
             by_name.setdefault(name, []).extend(x.strip() for x in spellings.split("|") if x.strip())
     groups = []
-    for i, spellings in enumerate(by_name.values()):
-        alts = "|".join(_spelling(x) for x in sorted(spellings, key=len, reverse=True))
+    for i, spelled in enumerate(by_name.values()):
+        alts = "|".join(_spelling(x) for x in sorted(spelled, key=len, reverse=True))
         groups.append(f"(?P<g{i}>{alts})")
     _NAMES[:] = list(by_name)
     return re.compile(rf"(?<![A-Za-z0-9@])(?:{'|'.join(groups)})(?![a-z])")
@@ -176,7 +176,7 @@ def _year(m: re.Match) -> int | None:
 def _mentions(clause: str) -> list[tuple[_Entry, re.Match]]:
     """Venue mentions of a clause, longest spelling first, no two overlapping."""
     taken: list[tuple[int, int]] = []
-    out = []
+    out: list[tuple[_Entry, re.Match]] = []
     names = _candidates(clause)
     for e in table():
         if e.name not in names:
@@ -211,7 +211,7 @@ def parse(text: str | None, source: str = "comment", latest_year: int | None = N
         mentions = _mentions(clause)
         if not mentions:
             continue
-        lead = len(_LEAD.match(clause).group(0))
+        lead = len(_LEAD.match(clause).group(0))  # type: ignore[union-attr]  # _LEAD matches every string
         claimed = source == "journal_ref" or bool(_POSITIVE.search(clause)) or mentions[0][1].start() <= lead
         if not claimed:
             continue
