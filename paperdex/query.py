@@ -202,7 +202,7 @@ class _Parser:
         return parts[0] if len(parts) == 1 else Bool("OR", parts)
 
     def and_expr(self, fld: str | None) -> Node:
-        parts = []
+        parts: list[Node] = []
         while (t := self.peek()) is not None and t.kind not in ("RP", "OR"):
             if t.kind == "AND":
                 self.take()
