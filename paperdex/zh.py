@@ -163,20 +163,24 @@ def _back_off(word: str, d: dict[str, list[str]], counts: dict[str, int]) -> lis
     best: list[tuple[int, int, float, list[str]] | None] = [None] * (n + 1)
     best[0] = (0, 0, 0.0, [])
     for i in range(n):
-        if best[i] is None:
+        here = best[i]
+        if here is None:
             continue
-        cov, pieces, score, parts = best[i]
+        cov, pieces, score, parts = here
         # skip one character
         cand = (cov, pieces, score, parts)
-        if best[i + 1] is None or cand[:3] > best[i + 1][:3]:
+        after = best[i + 1]
+        if after is None or cand[:3] > after[:3]:
             best[i + 1] = cand
         for j in range(i + 2, n + 1):
             piece = word[i:j]
             if piece in d and piece != word:
                 cand = (cov + j - i, pieces - 1, score + math.log(counts.get(piece, 1) + 1), [*parts, piece])
-                if best[j] is None or cand[:3] > best[j][:3]:
+                there = best[j]
+                if there is None or cand[:3] > there[:3]:
                     best[j] = cand
-    return best[n][3] if best[n] else []
+    last = best[n]
+    return last[3] if last else []
 
 
 def segment(text: str) -> list[str]:
