@@ -161,7 +161,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
         sources=list(base.sources),
         extra=json.loads(json.dumps(base.extra)),
     )
-    merge_info = out.extra.get("merge") if isinstance(out.extra.get("merge"), dict) else {}
+    merge_info = found if isinstance(found := out.extra.get("merge"), dict) else {}
     prov: dict[str, str] = dict(merge_info.get("fields", {}))
     for name, group in FIELDS.items():
         new_val = getattr(incoming, name)
@@ -305,8 +305,8 @@ class Matcher:
                     self._keys_of.setdefault(p.id, []).append(k)
         for k in self._title_keys(p):
             self._add(k, p.id)
-        if (self._abstracts or _title_is_synthetic(p)) and (k := abstract_key(p)):
-            self._add(f"b:{k}", p.id)
+        if (self._abstracts or _title_is_synthetic(p)) and (b := abstract_key(p)):
+            self._add(f"b:{b}", p.id)
         self._seen.append(p)
 
     def stored(self) -> None:
