@@ -23,10 +23,8 @@ Every hit says why it matched: its rank and score on each side, and the fused sc
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +35,9 @@ import numpy as np
 
 from . import acronyms, lexical, zh
 from . import query as Q
+from .corpus import Corpus, StoreCorpus, Vectors
+from .corpus import _stamp as _stamp  # noqa: F401  (service.py reads it from here)
+from .corpus import lex_index as lex_index  # callers outside the engine read it from here
 from .paper import Paper, index_text
 from .store import Store
 from .text import QUERY_FILLER, STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
@@ -367,9 +368,9 @@ class _Eval:
     """Evaluates one query over one lexical snapshot; memoises repeated parts, and counts
     the postings it reads so that no query can cost more than MAX_POSTINGS."""
 
-    def __init__(self, ix: lexical.LexIndex, store: Store, deadline: float | None = None) -> None:
+    def __init__(self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None) -> None:
         self.ix = ix
-        self.store = store
+        self.corpus = corpus
         self.cost = 0
         self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
         self.notices: list[str] = []
@@ -437,15 +438,10 @@ class _Eval:
         return ok
 
     def _field_pairs(self, rowids: np.ndarray, column: str) -> dict[int, set[tuple[str, str]]]:
-        """The adjacent word pairs of one field of these papers, read from the store."""
+        """The adjacent word pairs of one field of these papers, read from their records."""
         self._charge(len(rowids) * (512 if column == "abstract" else 64))
-        out: dict[int, set[tuple[str, str]]] = {}
         ids = [int(r) for r in rowids]
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            q = f"SELECT rowid, {column} FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-            for r, text in self.store.conn.execute(q, chunk):
-                out[r] = text_pairs(" ".join(json.loads(text)) if column == "authors" else text)
+        out = {r: text_pairs(text) for r, text in self.corpus.field_texts(ids, column).items()}
         for r in ids:
             out.setdefault(r, set())  # deleted since the snapshot was published
         return out
@@ -504,9 +500,9 @@ class _Eval:
         if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1:
             fts = Q.fts_string(t)
             if fts:
-                rows = self.store.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (fts,)).fetchall()
+                rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
                 self._charge(len(rows) * 8)
-                m = self.rowid_mask([r[0] for r in rows])
+                m = self.rowid_mask(rows)
         for c in cs:
             if t.phrase and m is not None and not has_cjk(c.label):
                 continue  # the exact phrase already requires its English words
@@ -525,18 +521,20 @@ class _Eval:
             hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
             m = (ix.dates >= lo) & (ix.dates <= hi)
         elif f.kind == "id":
-            row = self.store.rowid(str(f.value))
+            row = self.corpus.rowid(str(f.value))
             if row is not None:
                 m = self.rowid_mask([row])
-        elif f.kind == "decision":  # OpenReview's decision (extra.openreview.decision)
-            q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
-            m = self.rowid_mask([r[0] for r in self.store.conn.execute(q, (str(f.value),))])
-        else:  # venue / area: substring, case-insensitive
-            column = {"venue": "venue", "area": "venue_area"}[f.kind]
-            pat = "%" + str(f.value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            rows = self.store.conn.execute(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))
-            m = self.rowid_mask([r[0] for r in rows])
+        else:  # venue / area: substring, case-insensitive; decision: exactly
+            m = self.rowid_mask(self.corpus.rowids_where(f.kind, str(f.value)))
         return m
+
+    def _phrase_candidates(self, t: Q.Text) -> np.ndarray:
+        """Every rowid holding all of a phrase's words in its field (a superset of the phrase)."""
+        m = np.ones(self.ix.n, dtype=bool)
+        for w in t.words:
+            if not has_cjk(w) and w not in STOPWORDS:
+                m &= self.stem_mask(stem(w), t.column)
+        return self.ix.rowids[m]
 
     def node(self, n: Q.Node) -> np.ndarray | None:
         if isinstance(n, Q.Text):
@@ -733,65 +731,37 @@ def plan(
 
 # --- the searcher ------------------------------------------------------------------------
 
-_SHARED_LOCK = threading.Lock()
-_SHARED: dict[tuple[str, str], Any] = {}
-
-
-def _shared(store: Store, kind: str, stamp: Any, make):
-    """One snapshot per process and data directory, shared by every searcher of the pool
-    (read-only arrays); replaced when its stamp (the published files) changes."""
-    key = (str(store.data_dir), kind)
-    with _SHARED_LOCK:
-        got = _SHARED.get(key)
-        if got is not None and got[0] == stamp:
-            return got[1]
-    obj = make()
-    with _SHARED_LOCK:
-        _SHARED[key] = (stamp, obj)
-    return obj
-
-
-def _stamp(path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-        return (st.st_mtime_ns, st.st_size)
-    except OSError:
-        return None
-
-
-def lex_index(store: Store) -> lexical.LexIndex:
-    """The lexical snapshot searches of this store use now (shared by the process)."""
-    stamp = (_stamp(store.data_dir / lexical.POINTER), store.store_id())
-    ix = _shared(store, "lexical", stamp, lambda: lexical.load_or_build(store))
-    if ix.store_id != store.store_id():  # a recreated store: never adopt the old index
-        ix = _shared(store, "lexical", (None, store.store_id()), lambda: lexical.build(store))
-    return ix
-
 
 class Searcher:
-    """Search over one store. Holds its own SQLite connection (not shared across threads);
-    the index snapshots it reads are shared by the process."""
+    """Search over one corpus (paperdex.corpus): the embedded store, or a Milvus collection.
+    Not shared across threads (a store's SQLite connection is its own); the index snapshots
+    it reads are shared by the process."""
 
-    def __init__(self, store: Store, fusion: dict | None = None) -> None:
-        self.store = store
+    def __init__(self, corpus: Corpus | Store, fusion: dict | None = None) -> None:
+        self.corpus: Corpus = StoreCorpus(corpus) if isinstance(corpus, Store) else corpus
         self.fusion = fusion or FUSION
         self._embedder = None
+
+    @property
+    def store(self) -> Store:
+        """The embedded store searched (the library and recommendations keep their state there)."""
+        if not isinstance(self.corpus, StoreCorpus):
+            raise TypeError("this searcher reads a corpus with no embedded store")
+        return self.corpus.store
 
     # --- the two indexes ------------------------------------------------------------------
     @property
     def lex(self) -> lexical.LexIndex:
-        return lex_index(self.store)
+        return self.corpus.lexical()
 
     @property
-    def index(self):
-        from .vectors import VectorIndex
-
-        return VectorIndex.current(self.store)
+    def index(self) -> Vectors | None:
+        return self.corpus.vectors()
 
     def embedder(self, model: str | None = None):
         from .embed import get_embedder
 
-        model = model or self.store.model
+        model = model or self.corpus.model
         if model is None:
             return None
         if self._embedder is None or self._embedder.name != model:
@@ -829,7 +799,7 @@ class Searcher:
         notices = p.notices
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
             notices.append(NOTICE_UNPUBLISHED)
-        ev = _Eval(ix, self.store, deadline)
+        ev = _Eval(ix, self.corpus, deadline)
         C = _constraints(ev, p.hard)
         words = _words(ev, p, C, notices)
         ev._charge(0)  # the deadline, between steps
@@ -884,7 +854,7 @@ class Searcher:
 
     def _hits(self, ix, page_docs: np.ndarray, info: dict, rank_concepts: list[Concept]) -> list[Hit]:
         rowids = [int(ix.rowids[d]) for d in page_docs]
-        papers = self.store.get_many(rowids)
+        papers = self.corpus.papers(rowids)
         hl = frozenset(s for c in rank_concepts for alt in c.alts for s in alt)
         hits = []
         for d, rowid in zip(page_docs, rowids, strict=True):
@@ -899,13 +869,7 @@ class Searcher:
     def _lookup(self, q, ref, sort, page, per_page, t0) -> Result:
         """A pasted id, arXiv URL or DOI: that paper, or a word on how to add it."""
         kind, value = ref
-        if kind == "id":
-            p = self.store.get(value)
-        else:
-            row = self.store.conn.execute(
-                "SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1", (value,)
-            ).fetchone()
-            p = self.store.get(row[0]) if row else None
+        p = self.corpus.get(value) if kind == "id" else self.corpus.by_doi(value)
         notices = []
         if p is None:
             hint = f" (`paperdex ingest arxiv --id {value}` adds it)" if kind == "id" else ""
@@ -928,16 +892,16 @@ class Searcher:
     def similar(self, pid: str, k: int = 10) -> list[Hit]:
         """Nearest neighbours by vector; papers without a vector fall back to their title
         as a lexical query."""
-        rowid = self.store.rowid(pid)
+        rowid = self.corpus.rowid(pid)
         if rowid is None:
             raise KeyError(pid)
         vindex = self.index
         vec = vindex.vector(rowid) if vindex is not None else None
         if vec is not None:
             found = [(r, s) for r, s in vindex.search(vec, k + 1) if r != rowid][:k]
-            papers = self.store.get_many([r for r, _ in found])
+            papers = self.corpus.papers([r for r, _ in found])
             return [Hit(papers[r], s, dense_score=s) for r, s in found if r in papers]
-        p = self.store.get(pid)
+        p = self.corpus.get(pid)
         assert p is not None
         res = self.search(p.title, mode="lexical", per_page=k + 1, facets=False, literal=True)
         return [h for h in res.hits if h.paper.id != pid][:k]

@@ -79,13 +79,13 @@ class VectorIndex:
     def current(cls, store: Store) -> VectorIndex | None:
         """The vectors searches should use now (shared per process), None without a model.
         Read again when the pointer changes (a writer published) or the store is another."""
-        from .search import _shared, _stamp
+        from .corpus import _shared, _stamp
 
         model = store.model
         if model is None:
             return None
         stamp = (_stamp(store.data_dir / POINTER), store.store_id(), model)
-        return _shared(store, "vectors", stamp, lambda: cls.from_store(store))
+        return _shared(store.data_dir, "vectors", stamp, lambda: cls.from_store(store))
 
     @classmethod
     def from_store(cls, store: Store) -> VectorIndex:

@@ -1,0 +1,195 @@
+"""What the search engine reads, on any backend: a `Corpus`.
+
+The engine (paperdex.search) decides everything a query means over two index snapshots -- the
+lexical arrays (paperdex.lexical) and the vectors -- and reads records only to show them or to
+check what the arrays cannot say (a field's own word pairs, an exact phrase, a venue
+substring). A corpus supplies exactly those primitives, so the contract of docs/search.md is
+written once and a backend adds storage, never a second copy of the search:
+
+* `StoreCorpus`: the embedded data directory (SQLite + published snapshots);
+* paperdex.backends.milvus.MilvusCorpus: a Milvus collection (records and vectors in Milvus,
+  the lexical snapshot published beside it).
+
+Row ids are the system of record's own (SQLite rowids, Milvus primary keys): the lexical
+snapshot lists them in order, and the vector index answers with them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from . import lexical
+from .paper import Paper
+from .store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from . import query as Q
+
+
+class Vectors(Protocol):
+    """The dense side: every paper's vector under one model (paperdex.vectors.VectorIndex)."""
+
+    model: str
+
+    def __len__(self) -> int: ...
+
+    def scan(
+        self, q: np.ndarray, depth: int, pool: int, allowed: np.ndarray | None
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Any]:
+        """(the `depth` nearest, the `pool` nearest among `allowed` rowids, scan state for
+        `cosines_of`), best first, equal cosines by rowid."""
+        ...
+
+    def cosines_of(self, state: Any, rowids: np.ndarray) -> np.ndarray:
+        """The query's cosine with each of `rowids` (NaN for a row with no vector)."""
+        ...
+
+    def vector(self, rowid: int) -> np.ndarray | None: ...
+
+    def search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]: ...
+
+
+class Corpus(Protocol):
+    """The primitives one search reads (see the module's docstring)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    def lexical(self) -> lexical.LexIndex:
+        """The lexical snapshot searches use now."""
+        ...
+
+    def vectors(self) -> Vectors | None:
+        """The vector index searches use now; None when no paper has a vector."""
+        ...
+
+    def papers(self, rowids: list[int]) -> dict[int, Paper]: ...
+
+    def get(self, pid: str) -> Paper | None: ...
+
+    def rowid(self, pid: str) -> int | None: ...
+
+    def by_doi(self, doi: str) -> Paper | None:
+        """The paper with this DOI (lower case), for a pasted reference."""
+        ...
+
+    def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
+        """One field's text (title, abstract, or the authors joined by spaces) of these rows."""
+        ...
+
+    def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
+        """The rows whose text holds the exact phrase `t` (`fts`: it as an FTS5 expression).
+        `candidates()` gives every rowid that could, by its words, for a corpus that checks
+        texts rather than keep a phrase index."""
+        ...
+
+    def rowids_where(self, kind: str, value: str) -> list[int]:
+        """`venue:` / `area:` (substring, ASCII case folded, as SQLite's LIKE) and
+        `decision:` (OpenReview's decision, exactly)."""
+        ...
+
+
+# --- snapshots shared by a process ------------------------------------------------------
+
+_SHARED_LOCK = threading.Lock()
+_SHARED: dict[tuple[str, str], Any] = {}
+
+
+def _shared(data_dir: Path | str, kind: str, stamp: Any, make: Callable[[], Any]) -> Any:
+    """One snapshot per process and data directory, shared by every searcher of the pool
+    (read-only arrays); replaced when its stamp (the published files) changes."""
+    key = (str(data_dir), kind)
+    with _SHARED_LOCK:
+        got = _SHARED.get(key)
+        if got is not None and got[0] == stamp:
+            return got[1]
+    obj = make()
+    with _SHARED_LOCK:
+        _SHARED[key] = (stamp, obj)
+    return obj
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+        return (st.st_mtime_ns, st.st_size)
+    except OSError:
+        return None
+
+
+def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
+    """The lexical snapshot searches of this store (or other source) use now, shared by the
+    process: the published one, else one built in memory and never saved."""
+    sid = source.store_id()
+    stamp = (_stamp(source.data_dir / lexical.POINTER), sid)
+    ix = _shared(source.data_dir, "lexical", stamp, lambda: lexical.load_or_build(source))
+    if ix.store_id != sid:  # a recreated store: never adopt the old index
+        ix = _shared(source.data_dir, "lexical", (None, sid), lambda: lexical.build(source))
+    return ix
+
+
+# --- the embedded store ---------------------------------------------------------------------
+
+
+class StoreCorpus:
+    """The embedded data directory as a `Corpus`. Not shared across threads (its SQLite
+    connection is the store's); the snapshots it reads are shared by the process."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def model(self) -> str | None:
+        return self.store.model
+
+    def lexical(self) -> lexical.LexIndex:
+        return lex_index(self.store)
+
+    def vectors(self) -> Vectors | None:
+        from .vectors import VectorIndex
+
+        return VectorIndex.current(self.store)
+
+    def papers(self, rowids: list[int]) -> dict[int, Paper]:
+        return self.store.get_many(rowids)
+
+    def get(self, pid: str) -> Paper | None:
+        return self.store.get(pid)
+
+    def rowid(self, pid: str) -> int | None:
+        return self.store.rowid(pid)
+
+    def by_doi(self, doi: str) -> Paper | None:
+        row = self.store.conn.execute(
+            "SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1", (doi,)
+        ).fetchone()
+        return self.store.get(row[0]) if row else None
+
+    def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            q = f"SELECT rowid, {column} FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
+            for r, text in self.store.conn.execute(q, chunk):
+                out[r] = " ".join(json.loads(text)) if column == "authors" else text
+        return out
+
+    def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
+        rows = self.store.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (fts,))
+        return [r[0] for r in rows]
+
+    def rowids_where(self, kind: str, value: str) -> list[int]:
+        if kind == "decision":  # OpenReview's decision (extra.openreview.decision)
+            q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
+            return [r[0] for r in self.store.conn.execute(q, (value,))]
+        column = {"venue": "venue", "area": "venue_area"}[kind]
+        pat = "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self.store.conn.execute(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))
+        return [r[0] for r in rows]
