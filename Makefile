@@ -21,7 +21,7 @@ ticker=$$!; trap "kill $$ticker 2>/dev/null" EXIT; $(1); status=$$?; kill $$tick
 echo "    ($$((SECONDS - start)) s)"; exit $$status
 endef
 
-.PHONY: install install-dev demo test lint format bench eval clean
+.PHONY: install install-dev demo test lint typecheck format bench eval clean
 
 install: $(VENV)/.installed
 
@@ -70,14 +70,19 @@ axe:
 	echo "==> installing axe-core for the browser tests (npm ci)"; \
 	npm ci --prefix tests/e2e/axe --no-audit --no-fund --loglevel=error
 
-test: install-dev chromium axe
-	$(BIN)/ruff check paperdex tests bench
-	$(BIN)/ruff format --check paperdex tests bench
+# make test lints first: a lint or type error fails it before the (long) test run
+test: lint chromium axe
 	$(BIN)/python -m pytest
 
+# ruff (style, and the size and complexity limits of docs/lint.md), then mypy on the modules
+# listed in pyproject's [tool.mypy]
 lint: install-dev
 	$(BIN)/ruff check paperdex tests bench
 	$(BIN)/ruff format --check paperdex tests bench
+	$(BIN)/mypy
+
+typecheck: install-dev
+	$(BIN)/mypy
 
 format: install-dev
 	$(BIN)/ruff check --fix paperdex tests bench
@@ -87,4 +92,4 @@ bench: install-dev
 	$(BIN)/python bench/search.py
 
 clean:
-	rm -rf $(VENV) .data build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) .data build *.egg-info .pytest_cache .ruff_cache .mypy_cache
