@@ -67,6 +67,8 @@ def migrate_store(
         out.last_rowid = last
         if progress is not None:
             progress(len(rows))
-    if hasattr(target, "flush"):
+    if hasattr(target, "publish"):
+        target.publish()  # the lexical snapshot readers of the collection search
+    elif hasattr(target, "flush"):
         target.flush()
     return out
