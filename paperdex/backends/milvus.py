@@ -320,13 +320,14 @@ class MilvusBackend:
     def model(self) -> str | None:
         return self._meta("model")
 
-    def _vector_state(self) -> tuple[str | None, bool]:
-        """(model, whether any paper has a vector), read at most once a second."""
+    def _vector_state(self) -> tuple[str | None, int]:
+        """(model, papers with a vector), read at most once a second (this process's writes
+        read them again at once)."""
         now = time.monotonic()
         got = getattr(self, "_vstate", None)
         if got is None or now - got[0] > 1.0:
             model = self.model
-            got = self._vstate = (now, model, bool(model) and self._exists("has_vec == true"))
+            got = self._vstate = (now, model, self.vector_count() if model else 0)
         return got[1], got[2]
 
     def close(self) -> None:
@@ -592,6 +593,7 @@ class MilvusBackend:
             import uuid
 
             self._set_meta("store_id", uuid.uuid4().hex)
+        self.snapshot_dir.mkdir(parents=True, exist_ok=True)
         source = MilvusSource(self)
         lexical.publish(source, lexical.build(source, lexical.load(source)))
 
@@ -624,8 +626,13 @@ class MilvusSource:
     def __init__(self, b: MilvusBackend) -> None:
         self.b = b
         self.data_dir = b.snapshot_dir
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.store_id, self.generation = b.store_id, b.generation
+        self.generation = b.generation
+        self._sid = ""
+
+    def store_id(self) -> str:
+        if not self._sid:  # made once, by the first publish
+            self._sid = self.b.store_id()
+        return self._sid
 
     def read_snapshot(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
@@ -717,16 +724,17 @@ class MilvusCorpus:
 
     def __init__(self, b: MilvusBackend) -> None:
         self.b = b
+        self.source = MilvusSource(b)
 
     @property
     def model(self) -> str | None:
-        return self.b.model
+        return self.b._vector_state()[0]
 
     def lexical(self) -> lexical.LexIndex:
-        return lex_index(MilvusSource(self.b))
+        return lex_index(self.source)
 
     def vectors(self) -> MilvusVectors | None:
-        model, n = self.b.model, self.b.vector_count()
+        model, n = self.b._vector_state()
         return MilvusVectors(self.b, model, n) if model and n else None
 
     def papers(self, rowids: list[int]) -> dict[int, Paper]:
