@@ -3,7 +3,8 @@ source of truth, plus derived snapshots (``lexical.py``, ``vectors.py``) publish
 
 Layout of a data directory::
 
-    paperdex.db          papers, their categories, FTS5 indexes, vectors (int8 blobs), state
+    paperdex.db          papers, their categories, the exact-phrase FTS5 index, vectors (int8
+                         blobs), the library, summaries, state
     lexical.N/           published lexical snapshot (derived; safe to delete)
     vectors.json         tells readers the vectors changed (vectors.py); SQLite holds them
 
@@ -26,7 +27,7 @@ import numpy as np
 
 from .paper import Paper, index_text
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
 # searches need); older stores must be migrated by a writer first.
 MIN_READABLE_VERSION = 2
@@ -144,13 +145,19 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS summaries_created ON summaries(created);
     """,
+    # 6 -> 7: the stemmed index of version 1 goes: searches read the lexical snapshot
+    # (lexical.py) and fts_exact, and nothing has read `fts` (nor its fts5vocab table)
+    """
+    DROP TABLE IF EXISTS fts;
+    """,
 ]
 
 
 # Migrations that free much of the file (4 -> 5 halves every vector blob), after which the
 # file is rewritten once: SQLite does not give freed pages back, nor merge half-empty ones
-# (10k papers: the vectors' pages 10.3 MB after the update, 4.6 MB after VACUUM).
-VACUUM_AFTER = {5}
+# (10k papers: the vectors' pages 10.3 MB after the update, 4.6 MB after VACUUM); 6 -> 7
+# drops the stemmed index, a large share of the file.
+VACUUM_AFTER = {5, 7}
 
 
 def quantize(v: np.ndarray) -> np.ndarray:
@@ -306,9 +313,6 @@ class Store:
                     conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 self.migrate()
-            # document frequencies of the stemmed index (read by the common-term cut-off);
-            # a temp table lives in the connection's own memory, so readers may make it
-            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, fts, 'row')")
         except BaseException:
             conn.close()
             raise
@@ -458,18 +462,16 @@ class Store:
                     fts_rows.append((rowid, *_fts_values(p)))
                     cats.extend((rowid, cat) for cat in p.categories)
                 c.executemany("INSERT OR IGNORE INTO paper_categories VALUES (?, ?)", cats)
-            for table in ("fts", "fts_exact"):
-                c.executemany(f"INSERT INTO {table}(rowid, {_FTS_COLS}) VALUES (?, ?, ?, ?, ?)", fts_rows)
+            c.executemany(f"INSERT INTO fts_exact(rowid, {_FTS_COLS}) VALUES (?, ?, ?, ?, ?)", fts_rows)
             if fts_rows:
                 self._bump_generation()
         return s
 
     def _fts_delete(self, rowid: int, p: Paper) -> None:
-        for table in ("fts", "fts_exact"):
-            self.conn.execute(
-                f"INSERT INTO {table}({table}, rowid, {_FTS_COLS}) VALUES ('delete', ?, ?, ?, ?, ?)",
-                (rowid, *_fts_values(p)),
-            )
+        self.conn.execute(
+            f"INSERT INTO fts_exact(fts_exact, rowid, {_FTS_COLS}) VALUES ('delete', ?, ?, ?, ?, ?)",
+            (rowid, *_fts_values(p)),
+        )
 
     def delete(self, pid: str, *, publish: bool = True) -> bool:
         with self.conn:

@@ -19,7 +19,7 @@ from paperdex import summaries as S
 from paperdex.cli import cli
 from paperdex.paper import Paper
 from paperdex.settings import Settings, SettingsError
-from paperdex.store import Store
+from paperdex.store import SCHEMA_VERSION, Store
 
 sys.path.insert(0, str(Path(__file__).parent))
 from llm_stub import LLMStub, Reply  # noqa: E402
@@ -475,7 +475,7 @@ def test_a_reader_of_a_store_before_summaries_sees_none_and_changes_nothing(stor
         assert r.summaries([pid]) == {} and r.summarized_since("2000-01-01") == 0
         assert r.schema_version() == 5  # a reader does not migrate
     with Store(store.data_dir) as w:  # a writer does
-        assert w.schema_version() == 6 and w.summaries([pid]) == {}
+        assert w.schema_version() == SCHEMA_VERSION and w.summaries([pid]) == {}
 
 
 def test_the_client_sends_nothing_to_another_host(stub):

@@ -1,0 +1,49 @@
+"""Schema 7: the stemmed FTS5 index (`fts`) and its vocab table are gone. Nothing read them
+(searches read the lexical snapshot and `fts_exact`); writers dropped them from old stores,
+readers leave an old store as it is."""
+
+import sqlite3
+
+from paperdex.paper import Paper
+from paperdex.search import Searcher
+from paperdex.store import SCHEMA_VERSION, Store
+
+
+def _tables(path) -> set[str]:
+    with sqlite3.connect(path) as c:
+        return {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _papers() -> list[Paper]:
+    return [
+        Paper(id="a1", title="Decaying weights", abstract="weight decay is studied here", published="2025-01-02"),
+        Paper(id="a2", title="Sparse attention", abstract="attention made sparse", published="2025-01-03"),
+    ]
+
+
+def test_a_new_store_has_no_stemmed_index_and_no_vocab(tmp_path):
+    with Store(tmp_path) as s:
+        s.upsert(_papers())
+        assert s.schema_version() == SCHEMA_VERSION == 7
+        names = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_temp_master")}
+        assert "fts_vocab" not in names
+        assert [h.paper.id for h in Searcher(s).search('"weight decay"', mode="lexical").hits] == ["a1"]
+    tables = _tables(tmp_path / "paperdex.db")
+    assert "fts_exact" in tables and "fts" not in tables
+
+
+def test_a_writer_drops_the_stemmed_index_of_a_version_6_store_and_a_reader_does_not(tmp_path):
+    with Store(tmp_path) as s:
+        s.upsert(_papers())
+    with sqlite3.connect(tmp_path / "paperdex.db") as c:  # as version 6 left it
+        c.execute("CREATE VIRTUAL TABLE fts USING fts5(title, abstract, authors, categories, content='')")
+        c.execute("PRAGMA user_version = 6")
+    with Store(tmp_path, readonly=True) as r:
+        assert r.schema_version() == 6 and r.count() == 2
+        assert [h.paper.id for h in Searcher(r).search('"weight decay"', mode="lexical").hits] == ["a1"]
+    assert "fts" in _tables(tmp_path / "paperdex.db")
+    with Store(tmp_path) as w:
+        assert w.schema_version() == SCHEMA_VERSION
+        w.upsert([Paper(id="a3", title="Weight decay again", abstract="more decay", published="2025-01-04")])
+        assert {h.paper.id for h in Searcher(w).search('"weight decay"', mode="lexical").hits} == {"a1", "a3"}
+    assert "fts" not in _tables(tmp_path / "paperdex.db")
