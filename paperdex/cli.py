@@ -377,7 +377,7 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int) -> No
         raise _fail(e) from None
     try:
         last = 0 if restart else int(dest.get_state(checkpoint_key(store)) or 0)
-        todo = store.conn.execute("SELECT count(*) FROM papers WHERE rowid > ?", (last,)).fetchone()[0]
+        todo = store.count_after_rowid(last)
         with click.progressbar(length=todo, label=f"copying to {where}", file=sys.stderr) as bar:
             s = migrate_store(store, dest, batch_size=batch_size, restart=restart, progress=bar.update)
     except StoreError as e:

@@ -208,8 +208,7 @@ def build(
     d = Digest(day, base)
     if day is None:
         return d
-    rows = store.conn.execute("SELECT rowid FROM papers WHERE date = ? ORDER BY rowid", (day,)).fetchall()
-    rowids = [r[0] for r in rows]
+    rowids = store.rowids_on(day)
     d.day_total = len(rowids)
     for t in library.tags(store):
         if not t.count or not rowids:

@@ -114,7 +114,7 @@ def tag_recommend(ctx, name, limit, day, as_json) -> None:
     with _store(ctx.find_root(), readonly=True) as st:
         within = None
         if day:
-            within = [r[0] for r in st.conn.execute("SELECT rowid FROM papers WHERE date = ?", (day,))]
+            within = st.rowids_on(day)
         recs = _lib(R.recommend, st, name, limit, within=within)
     if as_json:
         click.echo(json_text(recs.to_dict()))

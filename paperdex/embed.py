@@ -602,24 +602,14 @@ def _embedder(name: str, threads: int | None, zh_adapter: bool, device: str, all
     return MODELS[name](threads=threads, zh_adapter=zh_adapter, device=device)
 
 
-NEXT = "vectors_next"  # a switch's new vectors, filled while the old ones keep serving
-
-
 def _switching_to(store, name: str) -> bool:
     """Whether embedding `name` into this store is a switch of models (its vectors are of
     another model) rather than filling in vectors of its own one."""
     return bool(store.model and store.model != name and store.vector_count())
 
 
-def _missing_sql(table: str) -> str:
-    return f"FROM papers p LEFT JOIN {table} v ON v.paper = p.rowid WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
-
-
 def _has_next(store) -> bool:
-    return (
-        store.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (NEXT,)).fetchone()
-        is not None
-    )
+    return store.has_vector_switch()
 
 
 def pending_count(store, model: str | None = None) -> int:
@@ -628,39 +618,21 @@ def pending_count(store, model: str | None = None) -> int:
     if model and _switching_to(store, model):
         if store.get_state("model_next") != model or not _has_next(store):
             return store.count()
-        return store.conn.execute(f"SELECT count(*) {_missing_sql(NEXT)}").fetchone()[0]
-    return store.conn.execute(f"SELECT count(*) {_missing_sql('vectors')}").fetchone()[0]
+        return store.missing_vector_count(switch=True)
+    return store.missing_vector_count()
 
 
 def _start_switch(store, name: str) -> None:
     """Begin (or go on with) re-embedding every paper with `name` into a table of its own;
     a switch to yet another model starts that table afresh. Writers only (`embed`)."""
-    with store.conn:
-        store.conn.execute("BEGIN IMMEDIATE")
-        if store.get_state("model_next") != name:
-            store.conn.execute(f"DROP TABLE IF EXISTS {NEXT}")
-        store.conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {NEXT} (paper INTEGER PRIMARY KEY REFERENCES papers(rowid) "
-            "ON DELETE CASCADE, text_hash TEXT NOT NULL, vec BLOB NOT NULL)"
-        )
-        store.conn.execute("INSERT OR REPLACE INTO state VALUES ('model_next', ?)", (name,))
+    store.start_vector_switch(name)
 
 
 def _finish_switch(store, name: str) -> bool:
     """Put the new vectors in place of the old in one transaction, once every paper has a
     current one (a paper edited meanwhile sends the caller back for it): a reader sees the
     old model's vectors or the new one's, never a mix. False if some paper still lacks one."""
-    with store.conn:
-        store.conn.execute("BEGIN IMMEDIATE")
-        if store.conn.execute(f"SELECT count(*) {_missing_sql(NEXT)}").fetchone()[0]:
-            return False
-        store.conn.execute("DELETE FROM vectors")
-        store.conn.execute(f"INSERT INTO vectors (paper, text_hash, vec) SELECT paper, text_hash, vec FROM {NEXT}")
-        store.conn.execute(f"DROP TABLE {NEXT}")
-        store.conn.execute("DELETE FROM state WHERE key = 'model_next'")
-        store.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (name,))
-        store._bump_epoch()
-    return True
+    return store.finish_vector_switch(name)
 
 
 def embed_store(
@@ -681,8 +653,6 @@ def embed_store(
     embedded again into a table of its own (resumable, like the rest) while the old vectors
     keep answering searches, and the new ones replace them in one transaction when all are
     there. An interrupted switch goes on with a plain `embed` (the store remembers it)."""
-    from .store import quantize
-
     name = model or store.get_state("model_next") or store.model or DEFAULT_MODEL
     check_model_name(name)
     emb = get_embedder(name, threads, device=device, allow_download=True)
@@ -690,16 +660,12 @@ def embed_store(
     if switch:
         _start_switch(store, name)
     elif store.get_state("model_next"):  # a switch left behind (by --reset, or by going back): nothing to swap in
-        with store.conn:
-            store.conn.execute(f"DROP TABLE IF EXISTS {NEXT}")
-            store.conn.execute("DELETE FROM state WHERE key = 'model_next'")
+        store.drop_vector_switch()
     done = 0
     while limit is None or done < limit:
         n = batch_size if limit is None else min(batch_size, limit - done)
         if switch:
-            rows = store.conn.execute(
-                f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(NEXT)} ORDER BY p.rowid LIMIT ?", (n,)
-            ).fetchall()
+            rows = store.missing_vectors(n, switch=True)
             if not rows and _finish_switch(store, name):
                 break
         else:
@@ -711,11 +677,7 @@ def embed_store(
         vecs = emb.embed_docs([doc_text(r[2], r[3]) for r in rows])
         items = [(r[0], r[1], v) for r, v in zip(rows, vecs, strict=True)]
         if switch:
-            with store.conn:
-                store.conn.executemany(
-                    f"INSERT OR REPLACE INTO {NEXT} VALUES (?, ?, ?)",
-                    [(r, h, quantize(v).tobytes()) for r, h, v in items],
-                )
+            store.add_switch_vectors(items)
         else:
             store.add_vectors(name, items)
         done += len(rows)

@@ -8,7 +8,6 @@ all read the feed through here.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from .paper import Paper
 from .query import QueryError, date_range
 from .sources import completeness
-from .store import Store, paper_from_row
+from .store import Period, Store
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_CATEGORIES = 16
@@ -63,25 +62,18 @@ class Day:
 
 def days(store: Store, limit: int | None = None) -> list[tuple[str, int]]:
     """Days that have papers, newest first, with how many papers each has."""
-    sql = "SELECT date, count(*) FROM papers WHERE date IS NOT NULL GROUP BY date ORDER BY date DESC"
-    params: list[Any] = []
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(int(limit))
-    return [(r[0], r[1]) for r in store.conn.execute(sql, params)]
+    return store.dates_with_counts(limit)
 
 
 def latest_day(store: Store) -> str | None:
     """The newest day with papers: what "today's papers" means for a local store."""
-    return store.conn.execute("SELECT max(date) FROM papers").fetchone()[0]
+    return store.latest_date()
 
 
 def neighbours(store: Store, day: str) -> tuple[str | None, str | None]:
     """The nearest earlier and later days that have papers (days without papers, such as
     weekends, are skipped)."""
-    prev = store.conn.execute("SELECT max(date) FROM papers WHERE date < ?", [day]).fetchone()[0]
-    nxt = store.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [day]).fetchone()[0]
-    return prev, nxt
+    return store.date_before(day), store.date_after(day)
 
 
 def _check_day(day: str) -> str:
@@ -96,14 +88,15 @@ def _check_day(day: str) -> str:
     return day
 
 
-def _category_clause(store: Store, category: str) -> tuple[str, list]:
-    """`cs.LG` matches that category, `cs` any category of the archive, case-insensitive:
-    the `cat:` rule itself (`LexIndex.category_docs`), not a copy of it in SQL."""
+def _in_category(store: Store, period: Period, category: str) -> Period:
+    """The papers of `period` in `category`: `cs.LG` matches that category, `cs` any category
+    of the archive, case-insensitive: the `cat:` rule itself (`LexIndex.category_docs`), not a
+    copy of it in SQL."""
     from .search import lex_index
 
     ix = lex_index(store)
-    rowids = [int(r) for r in ix.rowids[ix.category_docs(category)]]
-    return "p.rowid IN (SELECT value FROM json_each(?))", [json.dumps(rowids)]
+    rowids = tuple(int(r) for r in ix.rowids[ix.category_docs(category)])
+    return Period(period.first, period.last, period.upvoted, rowids)
 
 
 def daily(
@@ -125,32 +118,18 @@ def daily(
         day = latest_day(store)
     if day is None:
         return Day(None, [], 0, 0, [], None, None, category, page, per_page, ["the store has no papers yet"])
-    cats = [
-        (r[0], r[1])
-        for r in store.conn.execute(
-            "SELECT pc.category, count(*) n FROM paper_categories pc JOIN papers p ON p.rowid = pc.paper "
-            "WHERE p.date = ? GROUP BY pc.category ORDER BY n DESC, pc.category LIMIT ?",
-            [day, MAX_CATEGORIES],
-        )
-    ]
-    day_total = store.conn.execute("SELECT count(*) FROM papers WHERE date = ?", [day]).fetchone()[0]
-    where, params = "p.date = ?", [day]
+    cats = store.category_counts_in(Period(day, day), MAX_CATEGORIES)
+    day_total = store.count_on(day)
+    where = Period(day, day)
     if category:
-        clause, extra = _category_clause(store, category)
-        where += f" AND {clause}"
-        params += extra
-    total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", params).fetchone()[0]
-    rows = store.conn.execute(
-        f"SELECT * FROM papers p WHERE {where} ORDER BY p.rowid LIMIT ? OFFSET ?",
-        [*params, per_page, (page - 1) * per_page],
-    ).fetchall()
+        where = _in_category(store, where, category)
+    total = store.count_in(where)
+    papers = store.papers_in(where, "listing", per_page, (page - 1) * per_page)
     prev, nxt = neighbours(store, day)
     notices = [] if day_total else [f"no papers listed on {day}"]
     if state := completeness.day_notice(store, day):
         notices.append(state)
-    return Day(
-        day, [paper_from_row(r) for r in rows], total, day_total, cats, prev, nxt, category, page, per_page, notices
-    )
+    return Day(day, papers, total, day_total, cats, prev, nxt, category, page, per_page, notices)
 
 
 # --- periods: a day, a week, a month, trending (the web UI's daily page) ------------------------
@@ -165,13 +144,6 @@ TRENDING_DAYS = 7
 # What arXiv calls a category (cs.LG, hep-th, math.AP); MSC (68T10) and ACM (I.2.6) classes
 # that some records list among their categories are not offered as chips.
 _ARXIV_CATEGORY = re.compile(r"^[a-z\-]+(\.[A-Za-z\-]+)?$")
-_UPVOTES = "CAST(json_extract(p.extra, '$.hf.upvotes') AS INTEGER)"
-_STARS = "CAST(coalesce(json_extract(p.extra, '$.code_stars'), json_extract(p.extra, '$.hf.github_stars')) AS INTEGER)"
-_ORDER = {
-    "newest": "p.date DESC, p.rowid",
-    "upvotes": f"{_UPVOTES} DESC NULLS LAST, p.date DESC, p.rowid",
-    "stars": f"{_STARS} DESC NULLS LAST, p.date DESC, p.rowid",
-}
 
 
 @dataclass
@@ -229,15 +201,11 @@ class Listing:
         }
 
 
-def _top_order(store: Store, where: str, params: list, base_order: str) -> tuple[list[int], list[str], dict]:
+def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int], list[str], dict]:
     """The period's rowids as a digest: papers with a community signal first (Hugging Face
     upvotes, then GitHub stars), then the rest by the user's tags' recommenders when there are
     tags, else in `base_order`. Also what ranked it and the for-you scores."""
-    rows = store.conn.execute(
-        f"SELECT p.rowid, {_UPVOTES}, {_STARS} FROM papers p WHERE {where} "
-        f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, {base_order}",
-        params,
-    ).fetchall()
+    rows = store.rowids_by_signal_in(where, base_order)
     signal = [r for r, up, st in rows if (up or 0) > 0 or (st or 0) > 0]
     ranked_by = []
     if any((up or 0) > 0 for _, up, _ in rows):
@@ -252,15 +220,10 @@ def _top_order(store: Store, where: str, params: list, base_order: str) -> tuple
     return signal + [r for r in ordered if r not in first], ranked_by, scored
 
 
-def _shape(store: Store, where: str, params: list, ids: list[int], scored: dict) -> tuple[list[Paper], list]:
+def _shape(store: Store, where: Period, ids: list[int], scored: dict) -> tuple[list[Paper], list]:
     """The day's most upvoted (else most starred) papers, and per tag how many of its papers
     are new to it and score MIN_TAG_SCORE or more under its model."""
-    rows = store.conn.execute(
-        f"SELECT * FROM papers p WHERE {where} AND (coalesce({_UPVOTES}, 0) > 0 OR coalesce({_STARS}, 0) > 0) "
-        f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, p.rowid LIMIT ?",
-        [*params, TOP_TRENDING],
-    ).fetchall()
-    trending = [paper_from_row(r) for r in rows]
+    trending = store.most_signalled_in(where, TOP_TRENDING)
     counts: dict[str, int] = {}
     if scored:
         from . import library
@@ -268,8 +231,8 @@ def _shape(store: Store, where: str, params: list, ids: list[int], scored: dict)
         for r, (score, tag) in scored.items():
             if score < MIN_TAG_SCORE:
                 continue
-            pid = store.conn.execute("SELECT id FROM papers WHERE rowid = ?", [r]).fetchone()
-            if pid and tag not in library.tags_of(store, pid[0]):
+            pid = store.paper_id(r)
+            if pid and tag not in library.tags_of(store, pid):
                 counts[tag] = counts.get(tag, 0) + 1
     return trending, sorted(counts.items(), key=lambda x: (-x[1], x[0]))
 
@@ -323,44 +286,27 @@ def listing(
         notice = "no paper in the store has a date" if store.count() else "the store has no papers yet"
         return Listing(view, None, None, [], 0, 0, [], None, None, category, sort, page, per_page, 0, [notice])
     start, end = period(view, day)
-    base, params = "p.date BETWEEN ? AND ?", [start, end]
-    if view == "trending":
-        base += f" AND {_UPVOTES} > 0"
-    period_total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {base}", params).fetchone()[0]
-    with_upvotes = store.conn.execute(
-        f"SELECT count(*) FROM papers p WHERE p.date BETWEEN ? AND ? AND {_UPVOTES} > 0", [start, end]
-    ).fetchone()[0]
-    cats = [
-        (c, n)
-        for c, n in store.conn.execute(
-            f"SELECT pc.category, count(*) n FROM paper_categories pc JOIN papers p ON p.rowid = pc.paper "
-            f"WHERE {base} GROUP BY pc.category ORDER BY n DESC, pc.category",
-            params,
-        )
-        if _ARXIV_CATEGORY.match(c)
-    ][:MAX_CATEGORIES]
-    where, wparams = base, list(params)
-    if category:
-        clause, extra = _category_clause(store, category)
-        where += f" AND {clause}"
-        wparams += extra
-    total = store.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", wparams).fetchone()[0]
+    base = Period(start, end, upvoted=view == "trending")
+    period_total = store.count_in(base)
+    with_upvotes = store.count_in(Period(start, end, upvoted=True))
+    cats = [(c, n) for c, n in store.category_counts_in(base) if _ARXIV_CATEGORY.match(c)][:MAX_CATEGORIES]
+    where = _in_category(store, base, category) if category else base
+    total = store.count_in(where)
     # a day keeps its listing order; "for you" falls back to the date order
-    listing_order = "p.rowid" if view == "day" else _ORDER["newest"]
-    order = listing_order if sort in ("newest", "foryou", "top") else _ORDER.get(sort, _ORDER["newest"])
+    listing_order = "listing" if view == "day" else "newest"
+    order = listing_order if sort in ("newest", "foryou", "top") else sort
     notices = []
     ranked_by: list[str] = []
     scored: dict[int, tuple[float, str]] = {}
     if sort == "top":
-        ordered, ranked_by, scored = _top_order(store, where, wparams, listing_order)
+        ordered, ranked_by, scored = _top_order(store, where, listing_order)
         ordered = ordered[(page - 1) * per_page : page * per_page]
         got = store.get_many(ordered)
         papers = [got[r] for r in ordered if r in got]
     elif sort == "foryou":  # every paper of the period scored by the user's tags (recommend.py)
         from .recommend import for_you_order
 
-        sql = f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {order}"
-        ids = [r[0] for r in store.conn.execute(sql, wparams)]
+        ids = store.rowids_in(where, order)
         ordered, scored = for_you_order(store, ids)
         ranked_by = ["tags" if scored else "listing"]
         if ids and not scored:
@@ -369,16 +315,11 @@ def listing(
         got = store.get_many(ordered)
         papers = [got[r] for r in ordered if r in got]
     else:
-        rows = store.conn.execute(
-            f"SELECT * FROM papers p WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-            [*wparams, per_page, (page - 1) * per_page],
-        ).fetchall()
-        papers = [paper_from_row(r) for r in rows]
-    prev = store.conn.execute("SELECT max(date) FROM papers WHERE date < ?", [start]).fetchone()[0]
-    nxt = store.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [end]).fetchone()[0]
+        papers = store.papers_in(where, order, per_page, (page - 1) * per_page)
+    prev, nxt = store.date_before(start), store.date_after(end)
     if view == "trending":
         prev = nxt = None
-    trending, for_tags = _shape(store, where, wparams, [], scored) if view == "day" else ([], [])
+    trending, for_tags = _shape(store, where, [], scored) if view == "day" else ([], [])
     rowid_of = {p.id: store.rowid(p.id) for p in papers} if scored else {}
     scores = {pid: scored[r] for pid, r in rowid_of.items() if r in scored}
     if view == "day" and (state := completeness.day_notice(store, start)):

@@ -260,7 +260,7 @@ def import_vectors(store: Store, vectors: str | Path, ids: str | Path, model: st
         raise StoreError(
             f"{vectors} has {arr.shape[0]} rows but {ids} lists {len(id_list)} ids: they must be aligned row for line"
         )
-    rows = {r[0]: (r[1], r[2]) for r in store.conn.execute("SELECT id, rowid, text_hash FROM papers")}
+    rows = store.rowid_and_text_hash_by_id()
     items = []
     for k, pid in enumerate(id_list):
         hit = rows.get(pid)

@@ -58,29 +58,13 @@ def now() -> str:
 # --- plumbing ---------------------------------------------------------------------------
 
 
-def _missing_table(e: sqlite3.OperationalError) -> bool:
-    return "no such table" in str(e)
-
-
-def _rows(store: Store, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
-    """A read; a store whose schema predates the library has an empty one."""
-    try:
-        return store.conn.execute(sql, list(params)).fetchall()
-    except sqlite3.OperationalError as e:
-        if _missing_table(e):
-            return []
-        raise
-
-
 @contextmanager
-def _write(store: Store) -> Iterator[sqlite3.Connection]:
+def _write(store: Store) -> Iterator[Store]:
     """One write transaction on a writable store."""
     if store.readonly:
         raise LibraryError("the library cannot be changed through a read-only store", 403)
-    c = store.conn
-    with c:
-        c.execute("BEGIN IMMEDIATE")
-        yield c
+    with store.write_transaction():
+        yield store
 
 
 def tag_name(name: str) -> str:
@@ -134,12 +118,7 @@ class Tag:
 
 def tags(store: Store) -> list[Tag]:
     """Every tag with how many papers it holds, by name."""
-    rows = _rows(
-        store,
-        "SELECT t.name, t.created, count(tp.paper) n, max(tp.added) upd FROM tags t "
-        "LEFT JOIN tag_papers tp ON tp.tag = t.id GROUP BY t.id ORDER BY t.name COLLATE NOCASE",
-    )
-    return [Tag(r["name"], r["n"], r["created"], r["upd"]) for r in rows]
+    return [Tag(r["name"], r["n"], r["created"], r["upd"]) for r in store.tags_with_counts()]
 
 
 def get_tag(store: Store, name: str) -> Tag:
@@ -152,34 +131,20 @@ def get_tag(store: Store, name: str) -> Tag:
 
 def tag_papers(store: Store, name: str) -> list[str]:
     """Ids of the tag's papers, most recently added first."""
-    name = tag_name(name)
-    rows = _rows(
-        store,
-        "SELECT tp.paper FROM tag_papers tp JOIN tags t ON t.id = tp.tag WHERE t.name = ? "
-        "ORDER BY tp.added DESC, tp.paper",
-        [name],
-    )
-    return [r[0] for r in rows]
+    return store.tag_paper_ids(tag_name(name))
 
 
 def tags_of(store: Store, pid: str) -> list[str]:
-    rows = _rows(
-        store,
-        "SELECT t.name FROM tags t JOIN tag_papers tp ON tp.tag = t.id WHERE tp.paper = ? ORDER BY t.name",
-        [pid],
-    )
-    return [r[0] for r in rows]
+    return store.tag_names_of(pid)
 
 
-def _tag_id(c: sqlite3.Connection, name: str, create: bool) -> int | None:
-    r = c.execute("SELECT id FROM tags WHERE name = ?", (name,)).fetchone()
-    if r is not None:
-        return r[0]
-    if not create:
-        return None
-    if c.execute("SELECT count(*) FROM tags").fetchone()[0] >= MAX_TAGS:
+def _tag_id(c: Store, name: str, create: bool) -> int | None:
+    tid = c.tag_id(name)
+    if tid is not None or not create:
+        return tid
+    if c.tag_count() >= MAX_TAGS:
         raise LibraryError(f"the library holds at most {MAX_TAGS} tags")
-    return c.execute("INSERT INTO tags (name, created) VALUES (?, ?)", (name, now())).lastrowid
+    return c.insert_tag(name, now())
 
 
 def create_tag(store: Store, name: str) -> Tag:
@@ -204,14 +169,13 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     stamp = now()
     with _write(store) as c:
         tid = _tag_id(c, name, create=True)
-        have = c.execute("SELECT count(*) FROM tag_papers WHERE tag = ?", (tid,)).fetchone()[0]
-        if have + len(found) > MAX_TAG_PAPERS:
+        have_ids = c.paper_ids_in_tag(tid)
+        if len(have_ids) + len(found) > MAX_TAG_PAPERS:
             raise LibraryError(f"a tag holds at most {MAX_TAG_PAPERS} papers")
-        have_ids = {r[0] for r in c.execute("SELECT paper FROM tag_papers WHERE tag = ?", (tid,))}
         fresh = [pid for pid in found if pid not in have_ids]
-        c.executemany("INSERT INTO tag_papers VALUES (?, ?, ?)", [(tid, pid, stamp) for pid in fresh])
+        c.add_to_tag(tid, fresh, stamp)
         # saving a paper takes back a "not interested"
-        c.executemany("DELETE FROM dismissed WHERE paper = ?", [(pid,) for pid in found])
+        c.undismiss(found)
     return len(fresh)
 
 
@@ -223,22 +187,22 @@ def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
             raise LibraryError(f"no tag named {name!r}", 404)
         n = 0
         for pid in ids:
-            n += c.execute("DELETE FROM tag_papers WHERE tag = ? AND paper = ?", (tid, str(pid).strip())).rowcount
+            n += c.remove_from_tag(tid, str(pid).strip())
     return n
 
 
 def delete_tag(store: Store, name: str) -> bool:
     name = tag_name(name)
     with _write(store) as c:
-        return c.execute("DELETE FROM tags WHERE name = ?", (name,)).rowcount > 0
+        return c.delete_tag(name)
 
 
 def rename_tag(store: Store, old: str, new: str) -> None:
     old, new = tag_name(old), tag_name(new)
     with _write(store) as c:
-        if old.lower() != new.lower() and c.execute("SELECT 1 FROM tags WHERE name = ?", (new,)).fetchone():
+        if old.lower() != new.lower() and c.tag_exists(new):
             raise LibraryError(f"a tag named {new!r} exists already", 409)
-        if not c.execute("UPDATE tags SET name = ? WHERE name = ?", (new, old)).rowcount:
+        if not c.rename_tag(old, new):
             raise LibraryError(f"no tag named {old!r}", 404)
 
 
@@ -251,17 +215,16 @@ def dismiss(store: Store, ids: Iterable[str]) -> int:
     if missing:
         raise LibraryError(f"not in this store: {', '.join(missing[:5])}", 404)
     with _write(store) as c:
-        stamp = now()
-        return sum(c.execute("INSERT OR IGNORE INTO dismissed VALUES (?, ?)", (p, stamp)).rowcount for p in found)
+        return c.dismiss(found, now())
 
 
 def undismiss(store: Store, ids: Iterable[str]) -> int:
     with _write(store) as c:
-        return sum(c.execute("DELETE FROM dismissed WHERE paper = ?", (str(p).strip(),)).rowcount for p in ids)
+        return c.undismiss(str(p).strip() for p in ids)
 
 
 def dismissed(store: Store) -> list[str]:
-    return [r[0] for r in _rows(store, "SELECT paper FROM dismissed ORDER BY added DESC, paper")]
+    return store.dismissed_ids()
 
 
 # --- saved searches -------------------------------------------------------------------------
@@ -299,7 +262,7 @@ def _saved(r: sqlite3.Row) -> SavedSearch:
 
 
 def max_rowid(store: Store) -> int:
-    return store.conn.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
+    return store.max_rowid()
 
 
 def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
@@ -349,53 +312,43 @@ def save_search(
     check_search(query, p)
     with _write(store) as c:
         if not replace:
-            old = c.execute("SELECT id, query FROM saved_searches WHERE name = ? COLLATE NOCASE", (name,)).fetchone()
+            old = c.saved_search_row(name=name)
             if old is not None:
                 raise LibraryError(
-                    f"a saved search named {name!r} exists (#{old[0]}: {old[1][:80]!r}); "
+                    f"a saved search named {name!r} exists (#{old['id']}: {old['query'][:80]!r}); "
                     "remove it first, or replace it with --replace",
                     409,
                 )
-        if c.execute("SELECT count(*) FROM saved_searches").fetchone()[0] >= MAX_SAVED:
+        if c.saved_search_count() >= MAX_SAVED:
             raise LibraryError(f"at most {MAX_SAVED} saved searches")
-        seen = c.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
-        c.execute(
-            "INSERT INTO saved_searches (name, query, params, created, seen_rowid, seen_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET query = excluded.query, params = excluded.params, "
-            "seen_rowid = excluded.seen_rowid, seen_at = excluded.seen_at",
-            (name, query, json.dumps(p, sort_keys=True), now(), seen, now()),
-        )
+        c.put_saved_search(name, query, json.dumps(p, sort_keys=True), now(), c.max_rowid(), now())
     return get_saved(store, name)
 
 
 def saved_searches(store: Store) -> list[SavedSearch]:
-    return [_saved(r) for r in _rows(store, "SELECT * FROM saved_searches ORDER BY name COLLATE NOCASE")]
+    return [_saved(r) for r in store.saved_search_rows()]
 
 
 def get_saved(store: Store, key: str | int) -> SavedSearch:
     """A saved search by id or name."""
     k = str(key).strip()
-    if k.isdigit():
-        rows = _rows(store, "SELECT * FROM saved_searches WHERE id = ?", [int(k)])
-    else:
-        rows = _rows(store, "SELECT * FROM saved_searches WHERE name = ? COLLATE NOCASE", [k])
-    if not rows:
+    row = store.saved_search_row(id=int(k)) if k.isdigit() else store.saved_search_row(name=k)
+    if row is None:
         raise LibraryError(f"no saved search {k[:80]!r}", 404)
-    return _saved(rows[0])
+    return _saved(row)
 
 
 def delete_saved(store: Store, key: str | int) -> bool:
     s = get_saved(store, key)
     with _write(store) as c:
-        return c.execute("DELETE FROM saved_searches WHERE id = ?", (s.id,)).rowcount > 0
+        return c.delete_saved_search(s.id)
 
 
 def mark_seen(store: Store, key: str | int, rowid: int | None = None) -> SavedSearch:
     """A visit: what is new is counted from the newest paper stored now (or `rowid`)."""
     s = get_saved(store, key)
     with _write(store) as c:
-        seen = rowid if rowid is not None else c.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
-        c.execute("UPDATE saved_searches SET seen_rowid = ?, seen_at = ? WHERE id = ?", (seen, now(), s.id))
+        c.set_saved_search_seen(s.id, rowid if rowid is not None else c.max_rowid(), now())
     return get_saved(store, s.id)
 
 
@@ -459,7 +412,7 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
     after the oldest new paper comes before any older paper in that order, so the pages are
     read only down to that date."""
     store = searcher.store
-    rows = store.conn.execute("SELECT id, date FROM papers WHERE rowid > ?", (saved.seen_rowid,)).fetchall()
+    rows = store.ids_and_dates_after_rowid(saved.seen_rowid)
     if not rows:
         return NewMatches(saved, 0, [])
     new_ids = {r[0] for r in rows}
@@ -508,23 +461,18 @@ def create_token(store: Store, name: str = "") -> str:
     name = " ".join(str(name or "").split())[:100] or "token"
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with _write(store) as c:
-        c.execute("INSERT INTO tokens (name, hash, created) VALUES (?, ?, ?)", (name, _hash(token), now()))
+        c.insert_token(name, _hash(token), now())
     return token
 
 
 def tokens(store: Store) -> list[dict[str, Any]]:
-    return [
-        {"id": r["id"], "name": r["name"], "created": r["created"]}
-        for r in _rows(store, "SELECT id, name, created FROM tokens ORDER BY id")
-    ]
+    return [{"id": r["id"], "name": r["name"], "created": r["created"]} for r in store.token_rows()]
 
 
 def revoke_token(store: Store, key: str | int) -> int:
     k = str(key).strip()
     with _write(store) as c:
-        if k.isdigit():
-            return c.execute("DELETE FROM tokens WHERE id = ?", (int(k),)).rowcount
-        return c.execute("DELETE FROM tokens WHERE name = ?", (k,)).rowcount
+        return c.delete_token(id=int(k)) if k.isdigit() else c.delete_token(name=k)
 
 
 def check_token(store: Store, token: str | None) -> dict[str, Any] | None:
@@ -533,14 +481,14 @@ def check_token(store: Store, token: str | None) -> dict[str, Any] | None:
     if not token or len(token) > 200:
         return None
     h = _hash(token.strip())
-    rows = _rows(store, "SELECT id, name, hash FROM tokens WHERE hash = ?", [h])
-    if not rows or not hmac.compare_digest(rows[0]["hash"], h):
+    row = store.token_by_hash(h)
+    if row is None or not hmac.compare_digest(row["hash"], h):
         return None
-    return {"id": rows[0]["id"], "name": rows[0]["name"], "hash": h}
+    return {"id": row["id"], "name": row["name"], "hash": h}
 
 
 def has_tokens(store: Store) -> bool:
-    return bool(_rows(store, "SELECT 1 FROM tokens LIMIT 1"))
+    return store.has_tokens()
 
 
 # --- export and import ------------------------------------------------------------------------
@@ -598,7 +546,7 @@ def export_bibtex(store: Store, name: str | None = None) -> str:
     """A tag's papers (or every tagged paper) as a .bib file, through the one BibTeX writer."""
     from .sources.bibtex import to_bibtex
 
-    ids = tag_papers(store, name) if name else [r[0] for r in _rows(store, "SELECT DISTINCT paper FROM tag_papers")]
+    ids = tag_papers(store, name) if name else store.tagged_paper_ids()
     papers = [p for p in (store.get(i) for i in sorted(set(ids))) if p is not None]
     return to_bibtex(papers)
 

@@ -737,11 +737,11 @@ def overview(pool: SearcherPool) -> dict:
     paper (a real id for examples)."""
     with pool.reader() as store:
         st = store.stats()
-        row = store.conn.execute("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1").fetchone()
+        newest = store.newest_paper_id()
     return {
         "papers": st["papers"],
         "with_vectors": st["with_vectors"],
         "first_date": st["first_date"],
         "last_date": st["last_date"],
-        "example_id": row[0] if row else None,
+        "example_id": newest,
     }

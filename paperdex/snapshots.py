@@ -119,7 +119,7 @@ def index_lag(store) -> Lag | None:
         return None
     with store.read_snapshot():
         current = store.generation()
-        rows = store.conn.execute("SELECT rowid, text_hash FROM papers ORDER BY rowid").fetchall()
+        rows = store.rowids_and_text_hashes()
     ix = lexical.load(store)
     if ix is not None and ix.generation == current:
         return None

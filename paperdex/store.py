@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -178,6 +179,89 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 def _int8_from_f16(blob: bytes) -> bytes:
     return quantize(np.frombuffer(blob, dtype=np.float16)).tobytes()
+
+
+VECTORS_NEXT = "vectors_next"  # a switch's new vectors, filled while the old ones keep serving
+
+
+def _missing_sql(table: str) -> str:
+    """The papers without a current vector in `table` (none, or one made from other text)."""
+    return f"FROM papers p LEFT JOIN {table} v ON v.paper = p.rowid WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
+
+
+# A paper's community signals, kept in its `extra` JSON by the sources that bring them.
+_UPVOTES = "CAST(json_extract(p.extra, '$.hf.upvotes') AS INTEGER)"
+_STARS = "CAST(coalesce(json_extract(p.extra, '$.code_stars'), json_extract(p.extra, '$.hf.github_stars')) AS INTEGER)"
+# The orders the feed lists a period in: a day's listing order, newest first, by Hugging
+# Face upvotes, by GitHub stars (the last two then newest first).
+PERIOD_ORDERS = {
+    "listing": "p.rowid",
+    "newest": "p.date DESC, p.rowid",
+    "upvotes": f"{_UPVOTES} DESC NULLS LAST, p.date DESC, p.rowid",
+    "stars": f"{_STARS} DESC NULLS LAST, p.date DESC, p.rowid",
+}
+
+
+@dataclass(frozen=True)
+class Period:
+    """The papers dated `first` to `last` (inclusive), only those with Hugging Face upvotes
+    if `upvoted`, only those of `rowids` if given: what the feed counts and lists."""
+
+    first: str
+    last: str
+    upvoted: bool = False
+    rowids: tuple[int, ...] | None = None
+
+    def where(self) -> tuple[str, list]:
+        if self.first == self.last:
+            sql, params = "p.date = ?", [self.first]
+        else:
+            sql, params = "p.date BETWEEN ? AND ?", [self.first, self.last]
+        if self.upvoted:
+            sql += f" AND {_UPVOTES} > 0"
+        if self.rowids is not None:
+            sql += " AND p.rowid IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(self.rowids)))
+        return sql, params
+
+
+class PrefixCounts:
+    """A word-count table in a SQLite file of its own (zh.py keeps jieba's prefix dictionary
+    so, in the user cache dir), read one key at a time through a read-only connection shared
+    by a process's threads. Behaves as the read side of a dict: get, in, []."""
+
+    def __init__(self, db: Path) -> None:
+        self._c = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()
+
+    def total(self) -> int:
+        """The total written with the counts (raises sqlite3.Error or TypeError on a bad file)."""
+        with self._lock:
+            return self._c.execute("SELECT v FROM meta WHERE k = 'total'").fetchone()[0]
+
+    def get(self, key: str, default=None):
+        with self._lock:
+            row = self._c.execute("SELECT f FROM freq WHERE w = ?", (key,)).fetchone()
+        return default if row is None else row[0]
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key: str) -> int:
+        v = self.get(key)
+        if v is None:
+            raise KeyError(key)
+        return v
+
+    @staticmethod
+    def write(db: Path, counts: dict[str, int], total: int) -> None:
+        """Write `counts` and `total` to a new file `db` (which must not exist yet)."""
+        with closing(sqlite3.connect(db)) as c:
+            c.execute("CREATE TABLE freq (w TEXT PRIMARY KEY, f INTEGER NOT NULL) WITHOUT ROWID")
+            c.execute("CREATE TABLE meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)")
+            c.executemany("INSERT INTO freq VALUES (?, ?)", counts.items())
+            c.execute("INSERT INTO meta VALUES ('total', ?)", (total,))
+            c.commit()
 
 
 class StoreError(RuntimeError):
@@ -603,13 +687,13 @@ class Store:
     def vector_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
 
-    def missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
+    def missing_vectors(self, limit: int, *, switch: bool = False) -> list[tuple[int, str, str, str]]:
         """(rowid, text_hash, title, abstract) of papers without a vector or whose vector was
-        made from other text (a stale one, e.g. written by an embed racing an edit), oldest first."""
+        made from other text (a stale one, e.g. written by an embed racing an edit), oldest
+        first; with `switch`, those lacking one in the table of a switch of models."""
+        table = VECTORS_NEXT if switch else "vectors"
         return self.conn.execute(
-            "SELECT p.rowid, p.text_hash, p.title, p.abstract FROM papers p "
-            "LEFT JOIN vectors v ON v.paper = p.rowid WHERE v.paper IS NULL OR v.text_hash != p.text_hash "
-            "ORDER BY p.rowid LIMIT ?",
+            f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(table)} ORDER BY p.rowid LIMIT ?",
             (limit,),
         ).fetchall()
 
@@ -725,6 +809,431 @@ class Store:
             return sum(f.stat().st_size for f in folder.iterdir())
         except (OSError, ValueError, KeyError, TypeError):
             return 0
+
+    # --- transactions -----------------------------------------------------------------
+    @contextmanager
+    def write_transaction(self) -> Iterator[Store]:
+        """One write transaction (BEGIN IMMEDIATE, so it holds the write lock from its first
+        read): committed when the block ends, rolled back if it raises; a reader never sees
+        half of it. Yields the store, whose methods run inside it."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            yield self
+
+    # --- papers by rowid, date and id (feed, digest, ingest, sources) --------------------
+    def max_rowid(self) -> int:
+        """The newest paper's rowid (0 for an empty store): what "stored since" counts from."""
+        return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
+
+    def count_after_rowid(self, rowid: int) -> int:
+        return self.conn.execute("SELECT count(*) FROM papers WHERE rowid > ?", (rowid,)).fetchone()[0]
+
+    def ids_and_dates_after_rowid(self, rowid: int) -> list[tuple[str, str | None]]:
+        """(id, date) of the papers stored after `rowid`."""
+        rows = self.conn.execute("SELECT id, date FROM papers WHERE rowid > ?", (rowid,)).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def paper_id(self, rowid: int) -> str | None:
+        r = self.conn.execute("SELECT id FROM papers WHERE rowid = ?", [rowid]).fetchone()
+        return r[0] if r else None
+
+    def ids_stored(self, ids: list[str]) -> set[str]:
+        """Which of `ids` are stored."""
+        held: set[str] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            q = f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(part))})"
+            held |= {r[0] for r in self.conn.execute(q, part)}
+        return held
+
+    def newest_paper_id(self) -> str | None:
+        """The id of the paper with the latest date (the last stored of that day)."""
+        row = self.conn.execute("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def rowids_on(self, day: str) -> list[int]:
+        """Rowids of the papers dated `day`, in listing order."""
+        return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date = ? ORDER BY rowid", (day,))]
+
+    def rowids_since(self, day: str) -> list[int]:
+        """Rowids of the papers dated `day` or later."""
+        return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (day,))]
+
+    def rowid_and_text_hash_by_id(self) -> dict[str, tuple[int, str]]:
+        """Every paper's id -> (rowid, text_hash): what a vector import matches against."""
+        return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT id, rowid, text_hash FROM papers")}
+
+    def rowids_and_text_hashes(self) -> list[tuple[int, str]]:
+        """(rowid, text_hash) of every paper in rowid order: what a lexical snapshot is checked against."""
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT rowid, text_hash FROM papers ORDER BY rowid")]
+
+    def papers_by_venue_area_category(
+        self, venue: str | None = None, area: str | None = None, category: str | None = None
+    ) -> list[Paper]:
+        """Papers whose venue and venue area hold the given text (any case) and that are in
+        `category` (`cs` also any category of that archive), in rowid order."""
+        sql, args = "SELECT * FROM papers WHERE 1", []
+        if venue:
+            sql += " AND venue LIKE ?"
+            args.append(f"%{venue}%")
+        if area:
+            sql += " AND venue_area LIKE ?"
+            args.append(f"%{area}%")
+        if category:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper = papers.rowid AND "
+                "(c.category = ? OR c.category LIKE ?))"
+            )
+            args += [category, f"{category}.%"]
+        sql += " ORDER BY rowid"
+        return [paper_from_row(r) for r in self.conn.execute(sql, args)]
+
+    def title_match_rows(self) -> Iterator[tuple[str, str, str | None, str | None, str | None]]:
+        """Per paper, what finding a record's paper by title needs, read lazily: (id, title,
+        first author, extra JSON when it may name an arXiv id or says the title came from the
+        abstract, the abstract's first 600 characters for those titled from it)."""
+        return iter(
+            self.conn.execute(
+                "SELECT id, title, json_extract(authors, '$[0]'), "
+                "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END, "
+                "CASE WHEN instr(extra, 'title_from_abstract') THEN substr(abstract, 1, 600) END "
+                "FROM papers"
+            )
+        )
+
+    def abstract_match_rows(self) -> Iterator[tuple[str, str, str | None]]:
+        """Per paper, read lazily: (id, the abstract's first 600 characters, first author)."""
+        return iter(self.conn.execute("SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers"))
+
+    def author_lists_matching(self, match: str, limit: int) -> list[str]:
+        """The authors (JSON lists) of up to `limit` papers matching an FTS5 expression over
+        the exact-phrase index (e.g. ``{authors} : ("ada" AND "lov"*)``)."""
+        rows = self.conn.execute(
+            "SELECT p.authors FROM fts_exact JOIN papers p ON p.rowid = fts_exact.rowid "
+            "WHERE fts_exact MATCH ? LIMIT ?",
+            [match, limit],
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def paper_counts_by_category(self) -> list[tuple[str, int]]:
+        """Every category with its number of papers, most first."""
+        rows = self.conn.execute("SELECT category, count(*) n FROM paper_categories GROUP BY category ORDER BY n DESC")
+        return [(r[0], r[1]) for r in rows]
+
+    def paper_counts_by_venue(self, prefix: str, limit: int) -> list[tuple[str | None, int]]:
+        """Venues with a word starting with `prefix` (every venue if it is empty), most papers
+        first, with their numbers of papers."""
+        if not prefix:
+            sql, args = "SELECT venue, count(*) n FROM papers WHERE venue IS NOT NULL", []
+        else:
+            sql = "SELECT venue, count(*) n FROM papers WHERE (venue LIKE ? OR venue LIKE ?)"
+            args = [f"{prefix}%", f"% {prefix}%"]
+        rows = self.conn.execute(sql + " GROUP BY venue ORDER BY n DESC, venue LIMIT ?", [*args, limit])
+        return [(r[0], r[1]) for r in rows]
+
+    # --- what the search engine reads besides its snapshots (corpus.StoreCorpus) ---------
+    def paper_id_by_doi(self, doi: str) -> str | None:
+        """The id of a paper whose DOI (extra.doi, any case) is `doi` (lower case)."""
+        q = "SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1"
+        row = self.conn.execute(q, (doi,)).fetchone()
+        return row[0] if row else None
+
+    def column_texts(self, rowids: list[int], column: str) -> dict[int, str]:
+        """rowid -> the stored value of `column` (title, abstract, authors as JSON, ...) of the papers."""
+        if column not in _COLS:
+            raise ValueError(f"not a column of papers: {column!r}")
+        out: dict[int, str] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            q = f"SELECT rowid, {column} FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
+            for r, text in self.conn.execute(q, chunk):
+                out[r] = text
+        return out
+
+    def exact_phrase_rowids(self, match: str) -> list[int]:
+        """Rowids of the papers matching an FTS5 expression over the unstemmed index."""
+        return [r[0] for r in self.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (match,))]
+
+    def rowids_with_decision(self, decision: str) -> list[int]:
+        """Rowids of the papers with this OpenReview decision (extra.openreview.decision)."""
+        q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
+        return [r[0] for r in self.conn.execute(q, (decision,))]
+
+    def rowids_where_contains(self, column: str, text: str) -> list[int]:
+        """Rowids of the papers whose `column` (venue or venue_area) holds `text` (any case;
+        `%` and `_` are themselves)."""
+        if column not in ("venue", "venue_area"):
+            raise ValueError(f"not a venue column: {column!r}")
+        pat = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return [r[0] for r in self.conn.execute(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))]
+
+    # --- the feed: days and periods -------------------------------------------------------
+    def dates_with_counts(self, limit: int | None = None) -> list[tuple[str, int]]:
+        """Dates that have papers, newest first, with how many papers each has."""
+        sql = "SELECT date, count(*) FROM papers WHERE date IS NOT NULL GROUP BY date ORDER BY date DESC"
+        params: list = []
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        return [(r[0], r[1]) for r in self.conn.execute(sql, params)]
+
+    def latest_date(self) -> str | None:
+        return self.conn.execute("SELECT max(date) FROM papers").fetchone()[0]
+
+    def date_before(self, day: str) -> str | None:
+        """The latest date with papers before `day`."""
+        return self.conn.execute("SELECT max(date) FROM papers WHERE date < ?", [day]).fetchone()[0]
+
+    def date_after(self, day: str) -> str | None:
+        """The earliest date with papers after `day`."""
+        return self.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [day]).fetchone()[0]
+
+    def count_on(self, day: str) -> int:
+        return self.conn.execute("SELECT count(*) FROM papers WHERE date = ?", [day]).fetchone()[0]
+
+    def count_in(self, period: Period) -> int:
+        where, params = period.where()
+        return self.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", params).fetchone()[0]
+
+    def category_counts_in(self, period: Period, limit: int | None = None) -> list[tuple[str, int]]:
+        """Categories of the period's papers (any of a paper's), biggest first, with their counts."""
+        where, params = period.where()
+        sql = (
+            "SELECT pc.category, count(*) n FROM paper_categories pc JOIN papers p ON p.rowid = pc.paper "
+            f"WHERE {where} GROUP BY pc.category ORDER BY n DESC, pc.category"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = [*params, limit]
+        return [(r[0], r[1]) for r in self.conn.execute(sql, params)]
+
+    def papers_in(self, period: Period, order: str, limit: int, offset: int = 0) -> list[Paper]:
+        """One page of the period's papers in `order` (a key of PERIOD_ORDERS)."""
+        where, params = period.where()
+        rows = self.conn.execute(
+            f"SELECT * FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]} LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        ).fetchall()
+        return [paper_from_row(r) for r in rows]
+
+    def rowids_in(self, period: Period, order: str) -> list[int]:
+        """The period's rowids in `order` (a key of PERIOD_ORDERS)."""
+        where, params = period.where()
+        sql = f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]}"
+        return [r[0] for r in self.conn.execute(sql, params)]
+
+    def rowids_by_signal_in(self, period: Period, order: str) -> list[tuple[int, int | None, int | None]]:
+        """(rowid, Hugging Face upvotes, GitHub stars) of the period's papers, most upvoted
+        first, then most starred, then in `order` (a key of PERIOD_ORDERS)."""
+        where, params = period.where()
+        rows = self.conn.execute(
+            f"SELECT p.rowid, {_UPVOTES}, {_STARS} FROM papers p WHERE {where} "
+            f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, {PERIOD_ORDERS[order]}",
+            params,
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def most_signalled_in(self, period: Period, limit: int) -> list[Paper]:
+        """The period's papers with upvotes or stars, most upvoted first, then most starred."""
+        where, params = period.where()
+        rows = self.conn.execute(
+            f"SELECT * FROM papers p WHERE {where} AND (coalesce({_UPVOTES}, 0) > 0 OR coalesce({_STARS}, 0) > 0) "
+            f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, p.rowid LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        return [paper_from_row(r) for r in rows]
+
+    def state_keys_starting(self, prefix: str) -> list[str]:
+        """Keys of the state table that start with `prefix` (a LIKE pattern's prefix)."""
+        return [r[0] for r in self.conn.execute("SELECT key FROM state WHERE key LIKE ?", [prefix + "%"])]
+
+    # --- the library (library.py): tags, "not interested", saved searches, tokens ----------
+    # Reads answer for any store, a read-only one older than the library's tables (version 4)
+    # too: its library is empty. Writes run inside write_transaction().
+    def _library_rows(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
+        try:
+            return self.conn.execute(sql, list(params)).fetchall()
+        except sqlite3.OperationalError as e:
+            if "no such table" in str(e):
+                return []
+            raise
+
+    def tags_with_counts(self) -> list[sqlite3.Row]:
+        """Every tag by name: (name, created, n papers, upd: when a paper was last added)."""
+        return self._library_rows(
+            "SELECT t.name, t.created, count(tp.paper) n, max(tp.added) upd FROM tags t "
+            "LEFT JOIN tag_papers tp ON tp.tag = t.id GROUP BY t.id ORDER BY t.name COLLATE NOCASE"
+        )
+
+    def tag_paper_ids(self, name: str) -> list[str]:
+        """Ids of the papers in the tag named `name`, most recently added first."""
+        rows = self._library_rows(
+            "SELECT tp.paper FROM tag_papers tp JOIN tags t ON t.id = tp.tag WHERE t.name = ? "
+            "ORDER BY tp.added DESC, tp.paper",
+            [name],
+        )
+        return [r[0] for r in rows]
+
+    def tag_names_of(self, pid: str) -> list[str]:
+        rows = self._library_rows(
+            "SELECT t.name FROM tags t JOIN tag_papers tp ON tp.tag = t.id WHERE tp.paper = ? ORDER BY t.name",
+            [pid],
+        )
+        return [r[0] for r in rows]
+
+    def tagged_paper_ids(self) -> list[str]:
+        """Ids of the papers in any tag."""
+        return [r[0] for r in self._library_rows("SELECT DISTINCT paper FROM tag_papers")]
+
+    def tag_id(self, name: str) -> int | None:
+        r = self.conn.execute("SELECT id FROM tags WHERE name = ?", (name,)).fetchone()
+        return r[0] if r is not None else None
+
+    def tag_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM tags").fetchone()[0]
+
+    def insert_tag(self, name: str, created: str) -> int:
+        return self.conn.execute("INSERT INTO tags (name, created) VALUES (?, ?)", (name, created)).lastrowid
+
+    def paper_ids_in_tag(self, tag_id: int) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT paper FROM tag_papers WHERE tag = ?", (tag_id,))}
+
+    def add_to_tag(self, tag_id: int, pids: list[str], added: str) -> None:
+        self.conn.executemany("INSERT INTO tag_papers VALUES (?, ?, ?)", [(tag_id, pid, added) for pid in pids])
+
+    def remove_from_tag(self, tag_id: int, pid: str) -> int:
+        """1 if the paper was in the tag, else 0."""
+        return self.conn.execute("DELETE FROM tag_papers WHERE tag = ? AND paper = ?", (tag_id, pid)).rowcount
+
+    def delete_tag(self, name: str) -> bool:
+        return self.conn.execute("DELETE FROM tags WHERE name = ?", (name,)).rowcount > 0
+
+    def tag_exists(self, name: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM tags WHERE name = ?", (name,)).fetchone() is not None
+
+    def rename_tag(self, old: str, new: str) -> bool:
+        """False if there is no tag named `old`."""
+        return self.conn.execute("UPDATE tags SET name = ? WHERE name = ?", (new, old)).rowcount > 0
+
+    def dismiss(self, pids: Iterable[str], added: str) -> int:
+        """Mark papers "not interested"; returns how many were not marked yet."""
+        q = "INSERT OR IGNORE INTO dismissed VALUES (?, ?)"
+        return sum(self.conn.execute(q, (p, added)).rowcount for p in pids)
+
+    def undismiss(self, pids: Iterable[str]) -> int:
+        """Take back "not interested" marks; returns how many there were."""
+        return sum(self.conn.execute("DELETE FROM dismissed WHERE paper = ?", (p,)).rowcount for p in pids)
+
+    def dismissed_ids(self) -> list[str]:
+        """Papers marked "not interested", the latest first."""
+        return [r[0] for r in self._library_rows("SELECT paper FROM dismissed ORDER BY added DESC, paper")]
+
+    def saved_search_rows(self) -> list[sqlite3.Row]:
+        return self._library_rows("SELECT * FROM saved_searches ORDER BY name COLLATE NOCASE")
+
+    def saved_search_row(self, *, id: int | None = None, name: str | None = None) -> sqlite3.Row | None:
+        """A saved search by id, or by name (any case)."""
+        if id is not None:
+            rows = self._library_rows("SELECT * FROM saved_searches WHERE id = ?", [id])
+        else:
+            rows = self._library_rows("SELECT * FROM saved_searches WHERE name = ? COLLATE NOCASE", [name])
+        return rows[0] if rows else None
+
+    def saved_search_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM saved_searches").fetchone()[0]
+
+    def put_saved_search(self, name: str, query: str, params: str, created: str, seen_rowid: int, seen_at: str) -> None:
+        """Add a saved search, or replace the query, parameters (JSON) and visit of the one
+        named `name` (its id and creation time stay)."""
+        self.conn.execute(
+            "INSERT INTO saved_searches (name, query, params, created, seen_rowid, seen_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET query = excluded.query, params = excluded.params, "
+            "seen_rowid = excluded.seen_rowid, seen_at = excluded.seen_at",
+            (name, query, params, created, seen_rowid, seen_at),
+        )
+
+    def delete_saved_search(self, id: int) -> bool:
+        return self.conn.execute("DELETE FROM saved_searches WHERE id = ?", (id,)).rowcount > 0
+
+    def set_saved_search_seen(self, id: int, seen_rowid: int, seen_at: str) -> None:
+        self.conn.execute(
+            "UPDATE saved_searches SET seen_rowid = ?, seen_at = ? WHERE id = ?", (seen_rowid, seen_at, id)
+        )
+
+    def insert_token(self, name: str, token_hash: str, created: str) -> None:
+        self.conn.execute("INSERT INTO tokens (name, hash, created) VALUES (?, ?, ?)", (name, token_hash, created))
+
+    def token_rows(self) -> list[sqlite3.Row]:
+        """(id, name, created) of every token, oldest first; never the hashes."""
+        return self._library_rows("SELECT id, name, created FROM tokens ORDER BY id")
+
+    def token_by_hash(self, token_hash: str) -> sqlite3.Row | None:
+        rows = self._library_rows("SELECT id, name, hash FROM tokens WHERE hash = ?", [token_hash])
+        return rows[0] if rows else None
+
+    def has_tokens(self) -> bool:
+        return bool(self._library_rows("SELECT 1 FROM tokens LIMIT 1"))
+
+    def delete_token(self, *, id: int | None = None, name: str | None = None) -> int:
+        """Revoke the token with this id, or every token with this name; returns how many."""
+        if id is not None:
+            return self.conn.execute("DELETE FROM tokens WHERE id = ?", (id,)).rowcount
+        return self.conn.execute("DELETE FROM tokens WHERE name = ?", (name,)).rowcount
+
+    # --- a switch of embedding models (embed.py) ---------------------------------------
+    # The new model's vectors fill a table of their own (VECTORS_NEXT) while the old ones
+    # keep serving; finish_vector_switch puts them in place in one transaction.
+    def has_vector_switch(self) -> bool:
+        """Whether a switch's table of new vectors exists."""
+        q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self.conn.execute(q, (VECTORS_NEXT,)).fetchone() is not None
+
+    def missing_vector_count(self, *, switch: bool = False) -> int:
+        """Papers without a current vector (in the switch's table if `switch`)."""
+        table = VECTORS_NEXT if switch else "vectors"
+        return self.conn.execute(f"SELECT count(*) {_missing_sql(table)}").fetchone()[0]
+
+    def start_vector_switch(self, model: str) -> None:
+        """Begin (or go on with) a switch to `model`; a switch to yet another model starts its
+        table afresh."""
+        with self.write_transaction():
+            if self.get_state("model_next") != model:
+                self.conn.execute(f"DROP TABLE IF EXISTS {VECTORS_NEXT}")
+            self.conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {VECTORS_NEXT} (paper INTEGER PRIMARY KEY REFERENCES papers(rowid) "
+                "ON DELETE CASCADE, text_hash TEXT NOT NULL, vec BLOB NOT NULL)"
+            )
+            self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model_next', ?)", (model,))
+
+    def add_switch_vectors(self, items: list[tuple[int, str, np.ndarray]]) -> None:
+        """items: (paper rowid, text_hash the vector was computed from, vector), into the switch's table."""
+        with self.conn:
+            self.conn.executemany(
+                f"INSERT OR REPLACE INTO {VECTORS_NEXT} VALUES (?, ?, ?)",
+                [(r, h, quantize(v).tobytes()) for r, h, v in items],
+            )
+
+    def finish_vector_switch(self, model: str) -> bool:
+        """Put the switch's vectors in place of the old in one transaction, once every paper
+        has a current one; False (nothing changed) if some paper still lacks one."""
+        with self.write_transaction():
+            if self.missing_vector_count(switch=True):
+                return False
+            self.conn.execute("DELETE FROM vectors")
+            self.conn.execute(
+                f"INSERT INTO vectors (paper, text_hash, vec) SELECT paper, text_hash, vec FROM {VECTORS_NEXT}"
+            )
+            self.conn.execute(f"DROP TABLE {VECTORS_NEXT}")
+            self.conn.execute("DELETE FROM state WHERE key = 'model_next'")
+            self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
+            self._bump_epoch()
+        return True
+
+    def drop_vector_switch(self) -> None:
+        """Forget a switch left behind (by --reset, or by going back to the store's model)."""
+        with self.conn:
+            self.conn.execute(f"DROP TABLE IF EXISTS {VECTORS_NEXT}")
+            self.conn.execute("DELETE FROM state WHERE key = 'model_next'")
 
     def close(self) -> None:
         self.conn.close()

@@ -429,7 +429,6 @@ def select_papers(
     limit: int = 100,
 ) -> list[Paper]:
     """Papers named by id, else found by a lexical search of the terms, else by filters."""
-    from ..store import paper_from_row
 
     terms = list(terms)
     if terms and all(ARXIV_ID.match(t) or t.startswith(ID_PREFIXES) or store.get(t) for t in terms):
@@ -450,18 +449,4 @@ def select_papers(
         return [h.paper for h in res.hits]
     if not (all_ or venue or area or category):
         raise click.UsageError("name ids or a query, or use --all / --venue / --area / --category")
-    sql, args = "SELECT * FROM papers WHERE 1", []
-    if venue:
-        sql += " AND venue LIKE ?"
-        args.append(f"%{venue}%")
-    if area:
-        sql += " AND venue_area LIKE ?"
-        args.append(f"%{area}%")
-    if category:
-        sql += (
-            " AND EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper = papers.rowid AND "
-            "(c.category = ? OR c.category LIKE ?))"
-        )
-        args += [category, f"{category}.%"]
-    sql += " ORDER BY rowid"
-    return [paper_from_row(r) for r in store.conn.execute(sql, args)]
+    return store.papers_by_venue_area_category(venue, area, category)

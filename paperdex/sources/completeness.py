@@ -99,19 +99,10 @@ def record(store: Any, listing: str, day: str, ids: Iterable[str], skip: list[st
     store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
 
 
-def _held(store: Any, ids: list[str]) -> set[str]:
-    held: set[str] = set()
-    for i in range(0, len(ids), 500):
-        part = ids[i : i + 500]
-        q = f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(part))})"
-        held |= {r[0] for r in store.conn.execute(q, part)}
-    return held
-
-
 def states(store: Any, listing: str | None = None) -> list[DayState]:
     """Every recorded listing day, newest first (read-only)."""
     if listing is None:
-        names = [r[0][len(KEY) :] for r in store.conn.execute("SELECT key FROM state WHERE key LIKE ?", [KEY + "%"])]
+        names = [k[len(KEY) :] for k in store.state_keys_starting(KEY)]
     else:
         names = [listing]
     out = []
@@ -120,7 +111,7 @@ def states(store: Any, listing: str | None = None) -> list[DayState]:
         newest = max(data) if data else None
         for day, entry in data.items():
             ids = [i for i in entry.get("ids", []) if isinstance(i, str)]
-            held = _held(store, ids)
+            held = store.ids_stored(ids)
             missing = [i for i in ids if i not in held]
             out.append(
                 DayState(name, day, len(ids), len(held), missing, entry.get("read"), int(entry.get("tries", 0)), newest)
@@ -132,7 +123,7 @@ def unread_days(store: Any) -> list[str]:
     """Announcement days no sync read, per listing: weekdays between its first and last recorded
     day that the feed does not skip and that have no record ("cs.CL 2026-06-03: not read")."""
     out = []
-    names = [r[0][len(KEY) :] for r in store.conn.execute("SELECT key FROM state WHERE key LIKE ?", [KEY + "%"])]
+    names = [k[len(KEY) :] for k in store.state_keys_starting(KEY)]
     for name in sorted(names):
         data = _load(store, name)
         if not data:

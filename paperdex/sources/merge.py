@@ -264,13 +264,7 @@ class Matcher:
         return out
 
     def _build_titles(self) -> None:
-        rows = self.store.conn.execute(
-            "SELECT id, title, json_extract(authors, '$[0]'), "
-            "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END, "
-            "CASE WHEN instr(extra, 'title_from_abstract') THEN substr(abstract, 1, 600) END "
-            "FROM papers"
-        )
-        for pid, title, first, extra, abstract in rows:
+        for pid, title, first, extra, abstract in self.store.title_match_rows():
             p = Paper(
                 id=pid,
                 title=title,
@@ -287,8 +281,7 @@ class Matcher:
         self._titles = True
 
     def _build_abstracts(self) -> None:
-        rows = self.store.conn.execute("SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers")
-        for pid, abstract, first in rows:
+        for pid, abstract, first in self.store.abstract_match_rows():
             if k := abstract_key(Paper(id=pid, title="", abstract=abstract, authors=[first] if first else [])):
                 self._ids.setdefault(f"b:{k}", pid)
                 self._keys_of.setdefault(pid, []).append(f"b:{k}")

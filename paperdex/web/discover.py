@@ -559,7 +559,7 @@ def tag_feed(request: Request, name: str, fmt: str) -> Response:
             from datetime import date, timedelta
 
             first = (date.fromisoformat(last[:10]) - timedelta(days=FEED_DAYS - 1)).isoformat()
-            within = [r[0] for r in st.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (first,))]
+            within = st.rowids_since(first)
     recs = _recs(request, tag.name, FEED_ITEMS, within=within or None)
     items = [digest.Item(r.paper, digest.reason_note(r)) for r in recs.items]
     return _feed(

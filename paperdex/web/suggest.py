@@ -107,15 +107,11 @@ def authors(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[tup
         return []
     expr = " AND ".join(f'"{w}"' + ("*" if i == len(words) - 1 else "") for i, w in enumerate(words))
     try:
-        rows = store.conn.execute(
-            "SELECT p.authors FROM fts_exact JOIN papers p ON p.rowid = fts_exact.rowid "
-            "WHERE fts_exact MATCH ? LIMIT ?",
-            [f"{{authors}} : ({expr})", MAX_AUTHOR_ROWS],
-        ).fetchall()
+        lists = store.author_lists_matching(f"{{authors}} : ({expr})", MAX_AUTHOR_ROWS)
     except Exception:  # an older store without the exact index: no author suggestions
         return []
     counts: dict[str, int] = {}
-    for (raw,) in rows:
+    for raw in lists:
         for name in json.loads(raw):
             parts = re.findall(r"\w+", fold(name))
             if all(any(p.startswith(w) for p in parts) for w in words):
@@ -127,12 +123,10 @@ def categories(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[
     """Categories of this store whose code starts with `prefix`, or whose English or Chinese
     name holds it; with their paper counts and names."""
     p = fold(prefix).strip()
-    key = (str(store.path), store.conn.execute("SELECT max(rowid) FROM papers").fetchone()[0] or 0)
+    key = (str(store.path), store.max_rowid())
     rows = _CATEGORIES.get(key)
     if rows is None:
-        rows = store.conn.execute(
-            "SELECT category, count(*) n FROM paper_categories GROUP BY category ORDER BY n DESC"
-        ).fetchall()
+        rows = store.paper_counts_by_category()
         _CATEGORIES.clear()
         _CATEGORIES[key] = rows
     out = []
@@ -150,13 +144,7 @@ def categories(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[
 def venues(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[tuple[str, int]]:
     """Venues of this store with a word starting with `prefix`, most papers first."""
     p = prefix.strip()
-    if not p:
-        sql, args = "SELECT venue, count(*) n FROM papers WHERE venue IS NOT NULL", []
-    else:
-        sql = "SELECT venue, count(*) n FROM papers WHERE (venue LIKE ? OR venue LIKE ?)"
-        args = [f"{p}%", f"% {p}%"]
-    rows = store.conn.execute(sql + " GROUP BY venue ORDER BY n DESC, venue LIMIT ?", [*args, limit]).fetchall()
-    return [(v, n) for v, n in rows if v]
+    return [(v, n) for v, n in store.paper_counts_by_venue(p, limit) if v]
 
 
 def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
