@@ -15,13 +15,12 @@ import math
 import os
 import re
 import sqlite3
-import threading
 import warnings
-from contextlib import closing
 from functools import lru_cache
 from pathlib import Path
 
 from . import query as Q
+from .store import PrefixCounts
 
 DICT = Path(__file__).parent / "data" / "zh-en-dict.tsv"
 # Whether the dictionary is used when a caller does not say: built-in on; an entry point sets it
@@ -62,30 +61,13 @@ def dictionary() -> dict[str, list[str]]:
 CACHE_FORMAT = 1
 
 
-class _Freq:
-    """jieba's prefix dictionary (word or word prefix -> count) read from SQLite one key at a
-    time. Segmenting a query looks up a few dozen fragments; loading the whole dictionary (over
-    half a million entries, from jieba's own marshal cache, then our 33k phrases added) cost
-    3.5-5 s of a Chinese CLI search on a busy 2-core machine. The counts are the same, so the
-    segmentation is the same (tests/test_zh.py compares the two on every query of the sample)."""
-
-    def __init__(self, db: Path) -> None:
-        self._c = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        self._lock = threading.Lock()  # one tokenizer per process, shared by a server's threads
-
-    def get(self, key: str, default=None):
-        with self._lock:
-            row = self._c.execute("SELECT f FROM freq WHERE w = ?", (key,)).fetchone()
-        return default if row is None else row[0]
-
-    def __contains__(self, key: str) -> bool:
-        return self.get(key) is not None
-
-    def __getitem__(self, key: str) -> int:
-        v = self.get(key)
-        if v is None:
-            raise KeyError(key)
-        return v
+# jieba's prefix dictionary (word or word prefix -> count) read from SQLite one key at a time
+# (the file's SQL is the storage module's). Segmenting a query looks up a few dozen fragments;
+# loading the whole dictionary (over half a million entries, from jieba's own marshal cache,
+# then our 33k phrases added) cost 3.5-5 s of a Chinese CLI search on a busy 2-core machine. The
+# counts are the same, so the segmentation is the same (tests/test_zh.py compares the two on
+# every query of the sample). One per process, shared by a server's threads (it locks).
+_Freq = PrefixCounts
 
 
 def _cache_file(path: Path, jieba) -> Path | None:
@@ -112,12 +94,7 @@ def _write_cache(db: Path, freq: dict[str, int], total: int) -> None:
     db.parent.mkdir(parents=True, exist_ok=True)
     tmp = db.with_name(f"{db.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
-    with closing(sqlite3.connect(tmp)) as c:
-        c.execute("CREATE TABLE freq (w TEXT PRIMARY KEY, f INTEGER NOT NULL) WITHOUT ROWID")
-        c.execute("CREATE TABLE meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)")
-        c.executemany("INSERT INTO freq VALUES (?, ?)", freq.items())
-        c.execute("INSERT INTO meta VALUES ('total', ?)", (total,))
-        c.commit()
+    PrefixCounts.write(tmp, freq, total)
     os.replace(tmp, db)
 
 
@@ -137,7 +114,7 @@ def _tokenizer(path: Path):
     if db is not None and db.is_file():
         try:
             freq = _Freq(db)
-            total = freq._c.execute("SELECT v FROM meta WHERE k = 'total'").fetchone()[0]
+            total = freq.total()
         except (sqlite3.Error, TypeError):
             pass  # unreadable (cut short by a full disk?): build in memory
         else:
