@@ -167,29 +167,19 @@ class StoreCorpus:
         return self.store.rowid(pid)
 
     def by_doi(self, doi: str) -> Paper | None:
-        row = self.store.conn.execute(
-            "SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1", (doi,)
-        ).fetchone()
-        return self.store.get(row[0]) if row else None
+        pid = self.store.paper_id_by_doi(doi)
+        return self.store.get(pid) if pid else None
 
     def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
-        out: dict[int, str] = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i : i + 500]
-            q = f"SELECT rowid, {column} FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-            for r, text in self.store.conn.execute(q, chunk):
-                out[r] = " ".join(json.loads(text)) if column == "authors" else text
-        return out
+        texts = self.store.column_texts(rowids, column)
+        if column == "authors":
+            return {r: " ".join(json.loads(text)) for r, text in texts.items()}
+        return texts
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
-        rows = self.store.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (fts,))
-        return [r[0] for r in rows]
+        return self.store.exact_phrase_rowids(fts)
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
         if kind == "decision":  # OpenReview's decision (extra.openreview.decision)
-            q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
-            return [r[0] for r in self.store.conn.execute(q, (value,))]
-        column = {"venue": "venue", "area": "venue_area"}[kind]
-        pat = "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        rows = self.store.conn.execute(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))
-        return [r[0] for r in rows]
+            return self.store.rowids_with_decision(value)
+        return self.store.rowids_where_contains({"venue": "venue", "area": "venue_area"}[kind], value)
