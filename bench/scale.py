@@ -3,6 +3,7 @@
     python bench/scale.py prepare [--sizes 10k,63k,250k,1m]     corpora + query vectors
     python bench/scale.py build --backend embedded|milvus --size 63k [--fresh]
     python bench/scale.py measure --backend embedded|milvus --size 63k [--queries 200]
+    python bench/scale.py agree --size 10k [--queries 20]        top 10 of both backends compared
     python bench/scale.py all [--sizes ...] [--milvus-sizes ...]    prepare, build, measure
     python bench/scale.py report                                 table + docs/performance-scale.png
 
@@ -23,15 +24,18 @@ a distinct point.
 
 Measures per backend and size: ingest time (embedded: `ingest` into SQLite, then the lexical
 snapshot built and published, side by side with the vector import into SQLite and its
-publish; each step in its own process, whose peak resident memory is recorded;
-Milvus: `paperdex migrate --to` from the embedded store, i.e. the whole copy with BM25 and
-the stem arrays), size on disk (embedded: SQLite, the vectors' share of it, which is their one
-copy, and the lexical snapshot), resident memory of the processes serving
-queries after the run (embedded: this process; Milvus Lite: this client + its server), engine
-time p50/p99 of `Backend.search` (per_page 10, no facets, no highlighting, query vector given)
-for lexical, dense, hybrid and hybrid with a `cat:cs.RO` filter, and dense recall@10 against
-exact float search over the corpus file's vectors (a measurement refuses a store without
-both snapshots published by this code). Queries: titles of
+publish; each step in its own process, whose peak resident memory is recorded; Milvus:
+`paperdex migrate --to` from the embedded store, i.e. the whole copy ending with the lexical
+snapshot built from the collection and published, then `publish_s`: one more publish with
+nothing changed, what every later write costs), size on disk (embedded: SQLite, the vectors'
+share of it, which is their one copy, and the lexical snapshot; Milvus: the Lite file and the
+snapshot folder), resident memory of the processes serving queries after the run (embedded:
+this process; Milvus Lite: this client + its server), engine time p50/p99 of
+`Backend.search` (per_page 10, no facets, no highlighting, query vector given) for lexical,
+dense, hybrid, hybrid with a tight `cat:cs.RO` filter and with a loose `cat:cs` one (most
+papers), Milvus's bare dense search (top 10, no engine around it), and dense recall@10
+against exact float search over the corpus file's vectors (a measurement refuses a store
+without its snapshots published). Each result records the commit measured. Queries: titles of
 200 records (seed 42) cut to their first three words.
 """
 
@@ -62,6 +66,7 @@ RESULTS = OUT / "results.json"
 MODEL = "all-MiniLM-L6-v2"
 SIZES = {"6k": 6_000, "10k": 10_000, "63k": 63_104, "250k": 250_000, "1m": 1_000_000}  # 6k: a smoke run
 CAT = "cs.RO"
+LOOSE = "cs"  # an archive most papers are in: a loose filter (the dense side filters afterwards)
 SIGMA = 0.025
 SMOKE = "6k"  # a check of the steps, not a point of the curves
 
@@ -365,16 +370,22 @@ def build_milvus(size: str) -> None:
                 log(f"{key}: {done[0]:,} copied")
                 save_result(key, partial_s=round(prev + time.perf_counter() - t, 1))
 
-        s = migrate_store(store, mv, batch_size=2000, progress=progress)
+        s = migrate_store(store, mv, batch_size=2000, progress=progress)  # ends with mv.publish()
         t_copy = prev + time.perf_counter() - t
+        t = time.perf_counter()
+        mv.publish()  # once more, timed alone: what every later write costs the writer
+        t_publish = time.perf_counter() - t
         n = mv.count()
+        snap = mv.snapshot_dir
     save_result(
         key,
         papers=n,
         ingest_s=round(t_copy, 1),
+        publish_s=round(t_publish, 1),
         copied_this_run=s.copied,
         build_load=round(load_avg(), 1),
-        disk_bytes=du(milvus_path(size)),
+        disk_bytes=du(milvus_path(size), snap),
+        disk_lexical_bytes=du(snap),
     )
     log(f"{key}: done ({t_copy:.0f} s, {n:,} papers)")
 
@@ -421,9 +432,13 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         if lexical.load(b.store) is None or vectors.published(b.store) is None:
             raise SystemExit(f"{key}: no published lexical or vector snapshot: run the build step first")
     else:
-        from paperdex.backends.milvus import MilvusBackend
+        from paperdex import lexical
+        from paperdex.backends.milvus import MilvusBackend, MilvusSource
 
         b = MilvusBackend(milvus_path(size))
+        # measured as readers find it: the lexical snapshot published beside the collection
+        if lexical.load(MilvusSource(b)) is None:
+            raise SystemExit(f"{key}: no lexical snapshot published in {b.snapshot_dir}: run the build step first")
     t = time.perf_counter()
     b.search(qs[0], mode="hybrid", query_vector=qv[0], facets=False, literal=True)
     warm_s = time.perf_counter() - t
@@ -433,7 +448,8 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         ("lexical", "lexical", False),
         ("dense", "dense", False),
         ("hybrid", "hybrid", False),
-        ("hybrid_cat", "hybrid", True),
+        ("hybrid_cat", "hybrid", CAT),
+        ("hybrid_loose", "hybrid", LOOSE),
     ):
         times: list[float] = []
         started = time.perf_counter()
@@ -448,7 +464,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
                     literal=True,
                     query_vector=v,
                     highlight=False,
-                    filters=Filters(category=CAT) if cat else None,
+                    filters=Filters(category=cat) if cat else None,
                 )
             except Exception as e:  # a refused query (Milvus's candidate limit) is counted
                 refused[name] = refused.get(name, 0) + 1
@@ -460,35 +476,22 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
                 break
         cells[name] = times
         log(f"{key} {name}: p50 {statistics.median(times):.2f} ms p99 {pct(times, 99):.2f} ms over {len(times)}")
-    if backend == "milvus":  # Milvus's own calls, top 10, without the contract around them
-        from pymilvus import AnnSearchRequest, RRFRanker
-
-        from paperdex.backends.milvus import _spaced, _stems
-
+    if backend == "milvus":  # Milvus's own dense call, top 10, without the engine around it
         c = b.client
-
-        def raw(name, fn):
-            times = []
-            for q, v in zip(qs, qv, strict=True):
-                t = time.perf_counter()
-                fn(_spaced(_stems(q)).strip() or "x", np.asarray(v, dtype=np.float32))
-                times.append((time.perf_counter() - t) * 1000)
-            cells[name] = times
-            log(f"{key} {name}: p50 {statistics.median(times):.2f} ms p99 {pct(times, 99):.2f} ms")
-
-        bm25 = {"metric_type": "BM25"}
-        ip = {"metric_type": "IP"}
-        raw("raw_bm25", lambda t, v: c.search(b.col, data=[t], anns_field="sparse", limit=10, search_params=bm25))
-        raw("raw_dense", lambda t, v: c.search(b.col, data=[v], anns_field="dense", limit=10, search_params=ip))
-        raw(
-            "raw_hybrid",
-            lambda t, v: c.hybrid_search(
+        times = []
+        for v in qv:
+            t = time.perf_counter()
+            c.search(
                 b.col,
-                [AnnSearchRequest([t], "sparse", bm25, limit=100), AnnSearchRequest([v], "dense", ip, limit=100)],
-                RRFRanker(60),
+                data=[np.asarray(v, dtype=np.float32)],
+                anns_field="dense",
                 limit=10,
-            ),
-        )
+                filter="has_vec == true",
+                search_params={"metric_type": "IP"},
+            )
+            times.append((time.perf_counter() - t) * 1000)
+        cells["raw_dense"] = times
+        log(f"{key} raw_dense: p50 {statistics.median(times):.2f} ms p99 {pct(times, 99):.2f} ms")
     rss = rss_kb()  # serving memory: before the exact search below reads every vector
     # recall@10 of the dense side against exact float search over the corpus file's vectors,
     # on both backends: the embedded store's int8 rows and their search measured together
@@ -539,6 +542,70 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         server_rss_mb=round(server_rss / 1024),
         measure_load=[round(load0, 1), round(load1, 1)],
         measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        commit=commit(),
+    )
+
+
+def commit() -> str:
+    """The commit measured (with "+dirty" when paperdex/ differs from it in the working tree)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "paperdex"], cwd=ROOT, check=False)
+    return head.stdout.strip() + ("+dirty" if dirty.returncode else "")
+
+
+def agree(size: str, nq: int) -> None:
+    """Whether both backends answer alike: the top 10 ids of `nq` bench queries per mode,
+    embedded against Milvus. A differing list is a near-tie when the totals are equal and the
+    scores are, place by place, within 1e-4: only papers of equal score changed places."""
+    from paperdex.backends import EmbeddedBackend
+    from paperdex.backends.milvus import MilvusBackend
+    from paperdex.search import Filters
+
+    qs, qv = queries(nq)
+    e, m = EmbeddedBackend(emb_dir(size)), MilvusBackend(milvus_path(size))
+    out: dict[str, dict] = {}
+    for name, mode, cat in (
+        ("lexical", "lexical", None),
+        ("dense", "dense", None),
+        ("hybrid", "hybrid", None),
+        ("hybrid_cat", "hybrid", CAT),
+        ("hybrid_loose", "hybrid", LOOSE),
+    ):
+        same = ties = differ = 0
+        examples = []
+        for q, v in zip(qs, qv, strict=True):
+            kw = dict(mode=mode, per_page=10, facets=False, literal=True, query_vector=v, highlight=False)
+            kw["filters"] = Filters(category=cat) if cat else None
+            a, b = e.search(q, **kw), m.search(q, **kw)
+            ia, ib = [h.paper.id for h in a.hits], [h.paper.id for h in b.hits]
+            if ia == ib and a.total == b.total:
+                same += 1
+                continue
+            # a near-tie: the same totals and, place by place, the same scores (within 1e-4):
+            # only papers of equal score changed places (or the 10th with an equal 11th)
+            pa, pb = [h.score for h in a.hits], [h.score for h in b.hits]
+            near = (
+                a.total == b.total
+                and len(pa) == len(pb)
+                and all(abs(x - y) <= 1e-4 for x, y in zip(pa, pb, strict=False))
+            )
+            if near:
+                ties += 1
+            else:
+                differ += 1
+                examples.append(
+                    {"q": q, "embedded": ia, "milvus": ib, "totals": [a.total, b.total], "scores": [pa, pb]}
+                )
+        out[name] = {"identical": same, "near_ties": ties, "differ": differ, "examples": examples[:3]}
+        log(f"agree/{size} {name}: {same} identical, {ties} near-ties, {differ} differ of {len(qs)}")
+    e.close()
+    m.close()
+    save_result(
+        f"agree/{size}",
+        **out,
+        queries=len(qs),
+        commit=commit(),
+        measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     )
 
 
@@ -572,10 +639,14 @@ def report() -> None:
     r = load_results()
     rows = [
         "| backend | papers | ingest s | disk MB | RSS MB | lexical | dense | hybrid | hybrid + cat:cs.RO "
-        "| recall@10 | load (start, end) |",
-        "|" + " --- |" * 11,
+        "| hybrid + cat:cs | recall@10 | load (start, end) | commit |",
+        "|" + " --- |" * 13,
     ]
-    raw_rows = ["| papers | BM25 top 10 | dense top 10 | hybrid_search RRF top 10 |", "|" + " --- |" * 4]
+    raw_rows = [
+        "| papers | migrate s (with publish) | publish again s | collection MB | lexical snapshot MB "
+        "| bare dense search top 10 |",
+        "|" + " --- |" * 6,
+    ]
     build_rows = [
         "| papers | ingest s | lexical snapshot s | lexical peak RSS MB | vector import s | publish s "
         "| vectors peak RSS MB | wall s | SQLite MB (vectors) | lexical MB | vectors on disk MB | load |",
@@ -602,7 +673,8 @@ def report() -> None:
             rows.append(
                 f"| {backend} | {v.get('papers', 0):,} | {ing:.0f} | {v.get('disk_bytes', 0) / 1e6:,.0f} "
                 f"| {v.get('rss_mb', '–')} | {cell('lexical')} | {cell('dense')} | {cell('hybrid')} "
-                f"| {cell('hybrid_cat')} | {v.get('recall_at_10', '–')} | {v.get('measure_load', '–')} |"
+                f"| {cell('hybrid_cat')} | {cell('hybrid_loose')} | {v.get('recall_at_10', '–')} "
+                f"| {v.get('measure_load', '–')} | {v.get('commit', '–')} |"
             )
             if backend == "embedded" and "lexical_s" in v:
                 build_rows.append(
@@ -613,9 +685,11 @@ def report() -> None:
                     f"| {num(v, 'disk_lexical_bytes', 1e6)} | {num(v, 'disk_vectors_bytes', 1e6)} "
                     f"| {v.get('build_load', '–')} |"
                 )
-            if backend == "milvus" and "raw_bm25_p50_ms" in v:
+            if backend == "milvus" and "ingest_s" in v:
                 raw_rows.append(
-                    f"| {v.get('papers', 0):,} | {cell('raw_bm25')} | {cell('raw_dense')} | {cell('raw_hybrid')} |"
+                    f"| {v.get('papers', 0):,} | {num(v, 'ingest_s')} | {v.get('publish_s', '–')} "
+                    f"| {(v.get('disk_bytes', 0) - v.get('disk_lexical_bytes', 0)) / 1e6:,.0f} "
+                    f"| {num(v, 'disk_lexical_bytes', 1e6)} | {cell('raw_dense')} |"
                 )
     print("\n".join(rows))
     print()
@@ -634,12 +708,11 @@ def report() -> None:
 
     sizes = {s: n for s, n in SIZES.items() if s != SMOKE}
     fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), sharey=False)
-    raw = {"lexical": "raw_bm25", "dense": "raw_dense", "hybrid": "raw_hybrid"}
     for ax, name in zip(axes, ("lexical", "dense", "hybrid"), strict=False):
         for backend, cell, style, color, label in (
             ("embedded", name, "o-", "tab:blue", "paperdex embedded"),
             ("milvus", name, "s--", "tab:green", "paperdex on Milvus Lite 2.5.1"),
-            ("milvus", raw[name], "^:", "tab:gray", "Milvus Lite bare call (no contract)"),
+            ("milvus", "raw_dense" if name == "dense" else "", "^:", "tab:gray", "Milvus Lite bare dense search"),
         ):
             xs, p50, p99 = [], [], []
             for size, n in sizes.items():
@@ -686,7 +759,7 @@ def report() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("step", choices=["prepare", "build", "measure", "eval", "all", "report", "phase"])
+    ap.add_argument("step", choices=["prepare", "build", "measure", "agree", "eval", "all", "report", "phase"])
     ap.add_argument("--step", dest="phase", choices=["ingest", "lexical", "vectors"], help="of `phase` (internal)")
     ap.add_argument("--fresh", action="store_true", help="build: start from an empty store")
     ap.add_argument("--backend", choices=["embedded", "milvus"])
@@ -712,6 +785,8 @@ def main() -> None:
         phase(args.phase, args.size)
     elif args.step == "measure":
         measure(args.backend, args.size, args.queries, args.budget)
+    elif args.step == "agree":
+        agree(args.size, args.queries)
     elif args.step == "eval":
         effectiveness(args.size)
     elif args.step == "report":
