@@ -97,15 +97,21 @@ def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> 
     default=None,
     help="Data directory (default: $PAPERDEX_HOME or the user data dir).",
 )
+@click.option(
+    "--backend",
+    default=None,
+    help="Search this backend's copy of the store (milvus://PATH.db, http://host:19530; "
+    "$PAPERDEX_BACKEND); `paperdex migrate --to` makes and refreshes it.",
+)
 @click.version_option(package_name="paperdex")
 @click.pass_context
-def cli(ctx: click.Context, data_dir: Path | None) -> None:
+def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
     """paperdex: search research papers on your own machine.
 
     Settings come from the flags, else PAPERDEX_* environment variables (README, "Settings")."""
     ctx.ensure_object(dict)
     try:  # once, here: a bad variable is one line naming it, before any command runs
-        settings = Settings.from_env(data_dir=data_dir)
+        settings = Settings.from_env(data_dir=data_dir, backend=backend)
     except SettingsError as e:
         raise _fail(e) from None
     settings.install()
@@ -452,11 +458,12 @@ def search(
 ):
     """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG';
     its words may be given unquoted, and it may start with `-` (`search -video diffusion`)."""
-    from .search import Filters, Searcher
+    from .search import Filters
+    from .service import make_searcher
 
     query = " ".join(query)
     store = _store(ctx, readonly=True)
-    searcher = Searcher(store)
+    searcher = make_searcher(store, _settings(ctx).backend)
     filters = Filters(category, date_from, date_to, venue, area, author)
     try:
         res = searcher.search(

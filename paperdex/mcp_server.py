@@ -186,9 +186,11 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     return server
 
 
-def run(data_dir: str | Path, *, wait: float | None = None, budget: float | None = None) -> None:
-    """Serve on stdio until the client closes the pipe (wait and budget: the settings')."""
-    build_server(data_dir, SearcherPool(data_dir, size=1, wait=wait, budget=budget)).run("stdio")
+def run(
+    data_dir: str | Path, *, wait: float | None = None, budget: float | None = None, backend: str | None = None
+) -> None:
+    """Serve on stdio until the client closes the pipe (wait, budget and backend: the settings')."""
+    build_server(data_dir, SearcherPool(data_dir, size=1, wait=wait, budget=budget, backend=backend)).run("stdio")
 
 
 if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR

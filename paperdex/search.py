@@ -737,17 +737,21 @@ class Searcher:
     Not shared across threads (a store's SQLite connection is its own); the index snapshots
     it reads are shared by the process."""
 
-    def __init__(self, corpus: Corpus | Store, fusion: dict | None = None) -> None:
-        self.corpus: Corpus = StoreCorpus(corpus) if isinstance(corpus, Store) else corpus
+    def __init__(self, source: Store | Corpus, fusion: dict | None = None, *, corpus: Corpus | None = None) -> None:
+        """`source`: the store (or, with no local store at all, a corpus); `corpus`: what
+        searches read when it is not the store itself (a Milvus collection copied from it:
+        the library and the recommendations keep their state in the store)."""
+        self._store = source if isinstance(source, Store) else None
+        self.corpus: Corpus = corpus or (StoreCorpus(source) if isinstance(source, Store) else source)
         self.fusion = fusion or FUSION
         self._embedder = None
 
     @property
     def store(self) -> Store:
-        """The embedded store searched (the library and recommendations keep their state there)."""
-        if not isinstance(self.corpus, StoreCorpus):
+        """The embedded store (the library and recommendations keep their state there)."""
+        if self._store is None:
             raise TypeError("this searcher reads a corpus with no embedded store")
-        return self.corpus.store
+        return self._store
 
     # --- the two indexes ------------------------------------------------------------------
     @property

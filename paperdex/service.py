@@ -100,9 +100,12 @@ def check_date(value: str | None, name: str) -> str | None:
     return value
 
 
-def make_searcher(store: Store) -> Searcher:
-    """The web ranks exactly as the CLI does: same Searcher, same defaults."""
-    return Searcher(store)
+def make_searcher(store: Store, backend: str | None = None) -> Searcher:
+    """The web ranks exactly as the CLI does: same Searcher, same defaults; with a backend
+    URI (`--backend`), searches read that backend's copy of the store."""
+    from .backends import search_corpus
+
+    return Searcher(store, corpus=search_corpus(backend))
 
 
 class Watchdog:
@@ -257,8 +260,10 @@ class SearcherPool:
         wait: float | None = None,
         budget: float | None = None,
         readers: int = READERS,
+        backend: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.backend = backend  # a URI searches read (`--backend`); None: the store itself
         self.size = max(1, size or min(4, os.cpu_count() or 2))
         self.wait = POOL_WAIT if wait is None else wait
         self.budget = TIME_BUDGET if budget is None else budget
@@ -357,8 +362,8 @@ class SearcherPool:
         """A searcher with what every query needs already loaded (once per process: the
         snapshots, the model and the segmenter are shared), so that one-time loading is never
         charged to the first queries' time budget."""
-        s = make_searcher(Store(self.data_dir, readonly=True))
-        for fn in (lambda: lex_index(s.store), lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh):
+        s = make_searcher(Store(self.data_dir, readonly=True), self.backend)
+        for fn in (lambda: s.lex, lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh):
             try:
                 fn()
             except (QueryError, StoreError, OSError, ValueError) as e:
@@ -389,9 +394,9 @@ class SearcherPool:
                 log.warning("warm-up of %s failed: %s", name, e)
             took[name] = took.get(name, 0.0) + time.perf_counter() - t
 
-        first = make_searcher(Store(self.data_dir, readonly=True))
+        first = make_searcher(Store(self.data_dir, readonly=True), self.backend)
         try:
-            step("lexical", lambda: lex_index(first.store))
+            step("lexical", lambda: first.lex)
             step("vectors", lambda: _warm_vectors(first))
             step("model", lambda: _warm_model(first))
             step("zh", _warm_zh)

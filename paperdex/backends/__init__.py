@@ -22,6 +22,7 @@ A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``)
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
+from ..corpus import Corpus
 from ..paper import Paper
 from ..search import Filters, Result, Searcher
 from ..store import IngestSummary, Store
@@ -166,4 +168,21 @@ def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, 
     return MilvusBackend(target, collection=opts.get("collection", "papers"), **kw)
 
 
-__all__ = ["Backend", "EmbeddedBackend", "open_backend", "parse_uri"]
+_CORPORA: dict[str, Any] = {}
+_CORPORA_LOCK = threading.Lock()
+
+
+def search_corpus(uri: str | None) -> Corpus | None:
+    """What searches read when the settings name a backend (`--backend`, $PAPERDEX_BACKEND):
+    None for the embedded store (the searcher's own), else the collection's corpus, opened
+    once per process and shared by its searchers (pymilvus clients are thread-safe)."""
+    if not uri or parse_uri(uri)[0] == "embedded":
+        return None
+    with _CORPORA_LOCK:
+        if uri not in _CORPORA:
+            b = open_backend(uri)
+            _CORPORA[uri] = b.corpus  # type: ignore[attr-defined]
+        return _CORPORA[uri]
+
+
+__all__ = ["Backend", "EmbeddedBackend", "open_backend", "parse_uri", "search_corpus"]

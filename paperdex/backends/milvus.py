@@ -660,6 +660,9 @@ class MilvusVectors:
     def __len__(self) -> int:
         return self.n
 
+    def warm(self) -> None:
+        """Nothing to load: the vectors stay in Milvus."""
+
     def _search(self, q: np.ndarray, k: int, expr: str | None) -> list[tuple[int, float]]:
         got = self.b.client.search(
             self.b.col,

@@ -265,6 +265,7 @@ def create_app(
         pool_size,
         wait=st.pool_wait if pool_wait is None else pool_wait,
         budget=st.time_budget if time_budget is None else time_budget,
+        backend=st.backend,
     )
     if warm:
         pool.warm()

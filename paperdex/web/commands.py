@@ -133,6 +133,6 @@ def mcp(ctx: click.Context) -> None:
 
     try:
         st = _settings(ctx)
-        run(st.data_dir, wait=st.pool_wait, budget=st.time_budget)
+        run(st.data_dir, wait=st.pool_wait, budget=st.time_budget, backend=st.backend)
     except StoreError as e:
         raise click.ClickException(str(e)) from None
