@@ -193,9 +193,10 @@ def run(
     build_server(data_dir, SearcherPool(data_dir, size=1, wait=wait, budget=budget, backend=backend)).run("stdio")
 
 
-if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR
+if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR ($PAPERDEX_BACKEND honoured)
     import sys
 
+    from .settings import read_env
     from .store import default_data_dir
 
-    run(sys.argv[1] if len(sys.argv) > 1 else default_data_dir())
+    run(sys.argv[1] if len(sys.argv) > 1 else default_data_dir(), backend=read_env("backend"))

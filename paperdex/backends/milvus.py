@@ -718,8 +718,11 @@ class MilvusVectors:
         v = self._vectors([rowid]).get(rowid)
         return None if v is None else unit(v)
 
-    def search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
-        return self._search(unit(np.asarray(q, dtype=np.float32)), k, None)
+    def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Top-k (rowid, cosine); `allowed` (rowids) restricts it."""
+        if allowed is None:
+            return self._search(unit(np.asarray(q, dtype=np.float32)), k, None)
+        return self.scan(q, 0, k, allowed)[1]
 
 
 class MilvusCorpus:

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
+import pytest
 from mcp import Client, StdioServerParameters
 from webstore import HOSTILE_ID
 
 from paperdex.mcp_server import build_server
+from paperdex.service import SearcherPool
 from tests.conftest import run_async
 
 
-def test_tools_in_process(web_dir):
+@pytest.fixture(params=["embedded", "milvus"])
+def backend(request) -> str | None:
+    """None: the store itself; else the URI of its Milvus copy (`--backend`)."""
+    return request.getfixturevalue("web_milvus") if request.param == "milvus" else None
+
+
+def test_tools_in_process(web_dir, backend):
     async def go():
-        async with Client(build_server(web_dir)) as c:
+        async with Client(build_server(web_dir, SearcherPool(web_dir, size=1, backend=backend))) as c:
             names = {t.name for t in (await c.list_tools()).tools}
             assert {"search", "get_paper", "similar_papers"} <= names  # and the library's (test_discover.py)
             r = await c.call_tool("search", {"query": "zebrafinch", "limit": 5})
@@ -36,7 +45,10 @@ def test_tools_in_process(web_dir):
 
 
 def test_stdio_server_answers(web_dir):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "paperdex.mcp_server", str(web_dir)])
+    """Over the embedded store only: Milvus Lite serves a file to one process, and this test's
+    process holds the web store's copy (a Milvus server takes clients from any process)."""
+    env = {**os.environ, "PAPERDEX_BACKEND": ""}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "paperdex.mcp_server", str(web_dir)], env=env)
 
     async def go():
         async with Client(params) as c:
