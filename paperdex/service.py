@@ -583,6 +583,23 @@ def _yield_to_the_loop() -> None:
         pass
 
 
+def health(pool: SearcherPool) -> dict:
+    """For a load balancer: the store answers and the backend searches read answers (its
+    lexical snapshot and vector count), or a 503 saying which does not."""
+    try:
+        with pool.reader(wait=1.0) as st:
+            papers = st.count()
+            corpus = make_searcher(st, pool.backend).corpus
+            indexed = corpus.lexical().n
+            vectors = corpus.vectors()
+    except ServiceError:
+        raise
+    except Exception as e:  # a backend down, a snapshot unreadable: say so, as a 503
+        raise ServiceError(503, f"not ready: {type(e).__name__}: {str(e)[:200]}", {"Retry-After": "5"}) from None
+    kind = "embedded" if pool.backend is None else pool.backend.split("://", 1)[0]
+    return {"ok": True, "backend": kind, "papers": papers, "indexed": indexed, "vectors": len(vectors or [])}
+
+
 def search(pool: SearcherPool, params: SearchParams, facets: bool = True) -> Result:
     """Run a search within the pool's time budget; a query the user must fix becomes
     ServiceError(400), one that runs out of time ServiceError(503)."""

@@ -679,6 +679,11 @@ def create_app(
             resp.set_cookie(LAYOUT_COOKIE, chosen, max_age=365 * 86400, samesite="lax")
         return resp
 
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> Response:
+        """200 when this server can answer (its store and the backend it searches), else 503."""
+        return SafeJSON(service.health(pool))
+
     @app.get("/api/suggest", include_in_schema=False)
     def api_suggest(
         request: Request, q: Annotated[str, Query(max_length=500)] = "", lang: str | None = None

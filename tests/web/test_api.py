@@ -108,3 +108,11 @@ def test_openapi_lists_the_api(client):
 def test_unknown_api_route_is_json_404(client):
     r = client.get("/api/nothing-here")
     assert r.status_code == 404 and r.json()["error"]["status"] == 404
+
+
+def test_healthz_says_the_store_and_the_backend_answer(client, app):
+    r = client.get("/healthz")
+    assert r.status_code == 200
+    h = r.json()
+    assert h["ok"] and h["papers"] == h["indexed"] > 300 and h["vectors"] > 300
+    assert h["backend"] == ("embedded" if app.state.pool.backend is None else "milvus")
