@@ -579,7 +579,7 @@ def stats(ctx, as_json) -> None:
     """What the data directory holds, and whether word search sees all of it (a write killed
     before it published leaves papers only in the database; this reports it, it does not fix
     it: readers never write)."""
-    from .snapshots import index_lag
+    from .lexical import index_lag
 
     store = _store(ctx, readonly=True)
     s = store.stats()

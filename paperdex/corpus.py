@@ -17,14 +17,13 @@ snapshot lists them in order, and the vector index answers with them.
 from __future__ import annotations
 
 import json
-import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from . import lexical
 from .paper import Paper
+from .snapshots import shared, stamp
 from .store import Store
 
 if TYPE_CHECKING:
@@ -98,40 +97,15 @@ class Corpus(Protocol):
 
 # --- snapshots shared by a process ------------------------------------------------------
 
-_SHARED_LOCK = threading.Lock()
-_SHARED: dict[tuple[str, str], Any] = {}
-
-
-def _shared(data_dir: Path | str, kind: str, stamp: Any, make: Callable[[], Any]) -> Any:
-    """One snapshot per process and data directory, shared by every searcher of the pool
-    (read-only arrays); replaced when its stamp (the published files) changes."""
-    key = (str(data_dir), kind)
-    with _SHARED_LOCK:
-        got = _SHARED.get(key)
-        if got is not None and got[0] == stamp:
-            return got[1]
-    obj = make()
-    with _SHARED_LOCK:
-        _SHARED[key] = (stamp, obj)
-    return obj
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-        return (st.st_mtime_ns, st.st_size)
-    except OSError:
-        return None
-
 
 def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
     """The lexical snapshot searches of this store (or other source) use now, shared by the
     process: the published one, else one built in memory and never saved."""
     sid = source.store_id()
-    stamp = (_stamp(source.data_dir / lexical.POINTER), sid)
-    ix = _shared(source.data_dir, "lexical", stamp, lambda: lexical.load_or_build(source))
+    key = (stamp(source.data_dir / lexical.POINTER), sid)
+    ix = shared(source.data_dir, "lexical", key, lambda: lexical.load_or_build(source))
     if ix.store_id != sid:  # a recreated store: never adopt the old index
-        ix = _shared(source.data_dir, "lexical", (None, sid), lambda: lexical.build(source))
+        ix = shared(source.data_dir, "lexical", (None, sid), lambda: lexical.build(source))
     return ix
 
 

@@ -32,13 +32,16 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from .paper import index_text
-from .store import Store, prune_snapshots
+from .snapshots import REPAIR_COMMAND, prune_snapshots, publish_lock
 from .text import STOPWORDS, stemmer, tokens
+
+if TYPE_CHECKING:
+    from .store import Store
 
 FORMAT = 4
 # BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are
@@ -358,7 +361,9 @@ class StoreSource:
 
 
 def _source(store: Store | Source) -> Source:
-    return StoreSource(store) if isinstance(store, Store) else store
+    """A Source as given, or the store's (duck-typed: this module never imports the store,
+    which imports it to publish)."""
+    return store if hasattr(store, "index_rows") else StoreSource(store)  # type: ignore[arg-type]
 
 
 def _read_rows(source: Source) -> _Rows:
@@ -739,8 +744,6 @@ def publish(store: Store | Source, index: LexIndex | None = None) -> LexIndex:
     pointer file replaced atomically. Readers holding the previous snapshot keep it. Under
     the data directory's publish lock (paperdex.snapshots): another writer's pruning never
     removes this one's folder, and an older generation never replaces a newer one."""
-    from .snapshots import publish_lock
-
     with publish_lock(store.data_dir):
         index = index or build(store, load(store))
         published = load(store)
@@ -791,3 +794,68 @@ def load(store: Store | Source) -> LexIndex | None:
 def load_or_build(store: Store | Source) -> LexIndex:
     """Readers: the published snapshot, else one built in memory (never saved)."""
     return load(store) or build(store)
+
+
+# --- the lag of the published snapshot behind the store (paperdex stats, serve) ----------
+
+
+@dataclass
+class Lag:
+    """How far the published word index is behind the database."""
+
+    published: int | None  # the generation of the published snapshot (None: none published)
+    current: int  # the database's generation
+    missing: int  # papers in the database the snapshot lacks or holds an older text of
+    removed: int  # papers the snapshot still holds that the database no longer has
+
+    def to_dict(self) -> dict:
+        return {
+            "published_generation": self.published,
+            "generation": self.current,
+            "papers_behind": self.missing,
+            "papers_removed": self.removed,
+            "fix": REPAIR_COMMAND,
+        }
+
+    def message(self) -> str:
+        what = f"{self.missing:,} papers in the database are not in the word index"
+        if self.removed:
+            what += f" and {self.removed:,} deleted ones still are"
+        return f"{what} (a write did not finish publishing); `{REPAIR_COMMAND}` publishes them"
+
+
+def published_generation(data_dir: Path) -> int | None:
+    """The generation the lexical pointer names (cheap: one small file), None if none."""
+    try:
+        return int(json.loads((Path(data_dir) / POINTER).read_text())["generation"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def index_lag(store) -> Lag | None:
+    """The lag of the published word index behind `store`, None when there is none. Reads
+    only: the pointer, the snapshot's row ids and text hashes (mapped), and each paper's
+    rowid and text hash (~1 s at 1M papers, paid only when the generations differ)."""
+    current = store.generation()
+    if published_generation(store.data_dir) == current:
+        return None
+    with store.read_snapshot():
+        current = store.generation()
+        rows = store.rowids_and_text_hashes()
+    ix = load(store)
+    if ix is not None and ix.generation == current:
+        return None
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    hashes = np.fromiter((_hash64(r[1]) for r in rows), dtype=np.int64, count=len(rows))
+    if ix is None or not ix.n:
+        return Lag(None if ix is None else ix.generation, current, len(rows), 0)
+    old_ids = np.asarray(ix.rowids)
+    pos = np.clip(np.searchsorted(old_ids, rowids), 0, len(old_ids) - 1)
+    same = old_ids[pos] == rowids
+    if "hashes" in ix.arrays:
+        same &= np.asarray(ix.arrays["hashes"])[pos] == hashes
+    removed = int((~np.isin(old_ids, rowids)).sum())
+    missing = int((~same).sum())
+    if not missing and not removed:
+        return None
+    return Lag(ix.generation, current, missing, removed)

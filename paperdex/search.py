@@ -36,7 +36,6 @@ import numpy as np
 from . import acronyms, lexical, zh
 from . import query as Q
 from .corpus import Corpus, StoreCorpus, Vectors
-from .corpus import _stamp as _stamp  # noqa: F401  (service.py reads it from here)
 from .corpus import lex_index as lex_index  # callers outside the engine read it from here
 from .paper import Paper, index_text
 from .store import Store

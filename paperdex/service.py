@@ -423,7 +423,7 @@ class SearcherPool:
         if self._watch is not None:
             return
         from .lexical import POINTER as LEX
-        from .search import _stamp
+        from .snapshots import stamp as _stamp
         from .vectors import POINTER as VEC
 
         def run() -> None:

@@ -11,9 +11,11 @@ removed the temporary folder the other was still filling (``FileNotFoundError`` 
 had committed), and a slower writer could swap in an older generation after a newer one.
 Readers never take the lock: they read the pointer, which is replaced atomically.
 
-**The lag.** Papers are committed batch by batch and the word index is published once at the
-end of a write; a writer killed in between leaves papers in the database that word search does
-not see. :func:`index_lag` measures it (for ``paperdex stats`` and ``serve``), reading only.
+**Shared by a process.** A published snapshot is mapped once per process (`shared`), keyed
+by its pointer file's stamp, and replaced when a writer publishes again.
+
+(The lag of the word index behind the database is measured by paperdex.lexical.index_lag.)
+This module imports nothing of paperdex: every stage that publishes or reads snapshots uses it.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("paperdex.snapshots")
 LOCK = "publish.lock"
@@ -69,71 +72,40 @@ def publish_lock(data_dir: Path) -> Iterator[None]:
         os.close(fd)
 
 
-@dataclass
-class Lag:
-    """How far the published word index is behind the database."""
-
-    published: int | None  # the generation of the published snapshot (None: none published)
-    current: int  # the database's generation
-    missing: int  # papers in the database the snapshot lacks or holds an older text of
-    removed: int  # papers the snapshot still holds that the database no longer has
-
-    def to_dict(self) -> dict:
-        return {
-            "published_generation": self.published,
-            "generation": self.current,
-            "papers_behind": self.missing,
-            "papers_removed": self.removed,
-            "fix": REPAIR_COMMAND,
-        }
-
-    def message(self) -> str:
-        what = f"{self.missing:,} papers in the database are not in the word index"
-        if self.removed:
-            what += f" and {self.removed:,} deleted ones still are"
-        return f"{what} (a write did not finish publishing); `{REPAIR_COMMAND}` publishes them"
+def prune_snapshots(d: Path, prefix: str, current: str) -> None:
+    """Remove old published index folders; the newest previous one stays for readers that
+    still map it, and unfinished ``.tmp`` folders go. Called under the publish lock
+    (paperdex.snapshots), so a ``.tmp`` is never one another writer is still filling: every
+    live publisher holds the lock while it has one."""
+    olds = [p for p in d.glob(prefix + "*") if p.is_dir() and p.name != current]
+    olds.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for p in olds:
+        if p.name.endswith(".tmp") or p is not olds[0]:
+            shutil.rmtree(p, ignore_errors=True)
 
 
-def published_generation(data_dir: Path) -> int | None:
-    """The generation the lexical pointer names (cheap: one small file), None if none."""
-    import json
+_SHARED_LOCK = threading.Lock()
+_SHARED: dict[tuple[str, str], Any] = {}
 
-    from .lexical import POINTER
 
+def shared(data_dir: Path | str, kind: str, stamp: Any, make: Callable[[], Any]) -> Any:
+    """One snapshot per process and data directory, shared by every searcher of the pool
+    (read-only arrays); replaced when its stamp (the published files) changes."""
+    key = (str(data_dir), kind)
+    with _SHARED_LOCK:
+        got = _SHARED.get(key)
+        if got is not None and got[0] == stamp:
+            return got[1]
+    obj = make()
+    with _SHARED_LOCK:
+        _SHARED[key] = (stamp, obj)
+    return obj
+
+
+def stamp(path: Path) -> tuple[int, int] | None:
+    """A published file's identity (mtime, size); None when it is missing."""
     try:
-        return int(json.loads((Path(data_dir) / POINTER).read_text())["generation"])
-    except (OSError, ValueError, KeyError, TypeError):
+        st = path.stat()
+        return (st.st_mtime_ns, st.st_size)
+    except OSError:
         return None
-
-
-def index_lag(store) -> Lag | None:
-    """The lag of the published word index behind `store`, None when there is none. Reads
-    only: the pointer, the snapshot's row ids and text hashes (mapped), and each paper's
-    rowid and text hash (~1 s at 1M papers, paid only when the generations differ)."""
-    import numpy as np
-
-    from . import lexical
-
-    current = store.generation()
-    if published_generation(store.data_dir) == current:
-        return None
-    with store.read_snapshot():
-        current = store.generation()
-        rows = store.rowids_and_text_hashes()
-    ix = lexical.load(store)
-    if ix is not None and ix.generation == current:
-        return None
-    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    hashes = np.fromiter((lexical._hash64(r[1]) for r in rows), dtype=np.int64, count=len(rows))
-    if ix is None or not ix.n:
-        return Lag(None if ix is None else ix.generation, current, len(rows), 0)
-    old_ids = np.asarray(ix.rowids)
-    pos = np.clip(np.searchsorted(old_ids, rowids), 0, len(old_ids) - 1)
-    same = old_ids[pos] == rowids
-    if "hashes" in ix.arrays:
-        same &= np.asarray(ix.arrays["hashes"])[pos] == hashes
-    removed = int((~np.isin(old_ids, rowids)).sum())
-    missing = int((~same).sum())
-    if not missing and not removed:
-        return None
-    return Lag(ix.generation, current, missing, removed)

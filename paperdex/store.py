@@ -15,7 +15,6 @@ CLI) never sees half a batch: WAL gives every reader the last committed snapshot
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import threading
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .paper import Paper, index_text
+from .vectors import quantize
 
 SCHEMA_VERSION = 7
 # The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
@@ -159,22 +159,6 @@ MIGRATIONS: list[str] = [
 # (10k papers: the vectors' pages 10.3 MB after the update, 4.6 MB after VACUUM); 6 -> 7
 # drops the stemmed index, a large share of the file.
 VACUUM_AFTER = {5, 7}
-
-
-def quantize(v: np.ndarray) -> np.ndarray:
-    """int8 rows, each scaled so its largest component is ±127. Cosine ignores a row's scale,
-    so no scale is kept: at 384 dimensions the cosine error is ~4e-4 (std) and exact int8
-    search finds 0.99 of float32's top 10 (63k MiniLM vectors), at a quarter of float32's bytes."""
-    v = np.asarray(v, dtype=np.float32)
-    peak = np.abs(v).max(axis=-1, keepdims=True)
-    return np.round(v * (127 / np.where(peak > 0, peak, 1))).astype(np.int8)
-
-
-def unit(v: np.ndarray) -> np.ndarray:
-    """Stored (int8) rows as L2-normalised float32, what cosine scoring multiplies."""
-    v = np.asarray(v, dtype=np.float32)
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    return v / np.where(n > 0, n, 1)
 
 
 def _int8_from_f16(blob: bytes) -> bytes:
@@ -1243,18 +1227,6 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def prune_snapshots(d: Path, prefix: str, current: str) -> None:
-    """Remove old published index folders; the newest previous one stays for readers that
-    still map it, and unfinished ``.tmp`` folders go. Called under the publish lock
-    (paperdex.snapshots), so a ``.tmp`` is never one another writer is still filling: every
-    live publisher holds the lock while it has one."""
-    olds = [p for p in d.glob(prefix + "*") if p.is_dir() and p.name != current]
-    olds.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-    for p in olds:
-        if p.name.endswith(".tmp") or p is not olds[0]:
-            shutil.rmtree(p, ignore_errors=True)
 
 
 def _split_sql(script: str) -> list[str]:

@@ -3,7 +3,7 @@ import pytest
 
 from paperdex import embed
 from paperdex.paper import Paper
-from paperdex.store import unit
+from paperdex.vectors import unit
 from tests.conftest import DATA, PAPERS
 
 

@@ -9,8 +9,8 @@ from paperdex import embed
 from paperdex.cli import cli
 from paperdex.paper import Paper
 from paperdex.search import Searcher
-from paperdex.store import Store, unit
-from paperdex.vectors import VectorIndex
+from paperdex.store import Store
+from paperdex.vectors import VectorIndex, unit
 from tests.conftest import PAPERS
 
 OLD, NEW = "all-MiniLM-L6-v2", "multilingual-e5-small"

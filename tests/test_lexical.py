@@ -11,6 +11,7 @@ import pytest
 
 from paperdex import lexical
 from paperdex.paper import index_text
+from paperdex.store import Store
 from paperdex.text import STOPWORDS, stem, tokens
 
 ONE_BLOCK = 10**9
@@ -158,7 +159,7 @@ def test_a_snapshot_of_another_format_is_refused_and_migrate_republishes_it(stor
     store.close()
     r = CliRunner().invoke(cli, ["--data-dir", str(store.data_dir), "migrate"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
-    with lexical.Store(store.data_dir) as s:
+    with Store(store.data_dir) as s:
         again = lexical.load(s)
         assert again is not None and again.meta["format"] == lexical.FORMAT
         assert json.loads(pointer.read_text())["format"] == lexical.FORMAT

@@ -9,7 +9,8 @@ import pytest
 
 from paperdex import library as L
 from paperdex.paper import Paper
-from paperdex.store import SCHEMA_VERSION, Store, unit
+from paperdex.store import SCHEMA_VERSION, Store
+from paperdex.vectors import unit
 
 
 def _ids(store: Store, n: int) -> list[str]:

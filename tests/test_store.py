@@ -7,7 +7,8 @@ import pytest
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.paper import Paper, index_text
 from paperdex.search import Searcher
-from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError, unit
+from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from paperdex.vectors import unit
 from tests.conftest import DATA, PAPERS
 
 

@@ -6,8 +6,8 @@ import pytest
 from paperdex import vectors
 from paperdex.paper import Paper
 from paperdex.search import Searcher
-from paperdex.store import Store, unit
-from paperdex.vectors import VectorIndex
+from paperdex.store import Store
+from paperdex.vectors import VectorIndex, unit
 
 
 def _query_for(store, pid):

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..store import Store, paper_from_row, unit
+from ..store import Store, paper_from_row
+from ..vectors import unit
 
 
 @dataclass

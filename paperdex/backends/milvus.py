@@ -56,8 +56,9 @@ from .. import query as Q
 from ..corpus import lex_index
 from ..paper import Paper, index_text
 from ..search import Filters, Result, Searcher
-from ..store import IngestSummary, StoreError, unit
+from ..store import IngestSummary, StoreError
 from ..text import STOPWORDS, has_cjk, stem, tokens
+from ..vectors import unit
 
 log = logging.getLogger(__name__)
 

@@ -349,7 +349,8 @@ def close_index_lag(st: ServeOptions) -> threading.Thread | None:
     say so, and publish them in a background thread of this process (searches meanwhile use
     the published snapshot; the workers' watchers load the new one). A server that cannot
     write its data directory names the command that does instead."""
-    from ..snapshots import REPAIR_COMMAND, index_lag
+    from ..lexical import index_lag
+    from ..snapshots import REPAIR_COMMAND
     from ..store import Store, StoreError
 
     try:
