@@ -419,6 +419,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     from paperdex.search import Filters
 
     key = f"{backend}/{size}"
+    measured = commit()  # the code this process loads (before a commit elsewhere moves HEAD)
     qs, qv = queries(nq)
     load0 = load_avg()
     _, npy, ids_path = corpus(size)
@@ -542,7 +543,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         server_rss_mb=round(server_rss / 1024),
         measure_load=[round(load0, 1), round(load1, 1)],
         measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        commit=commit(),
+        commit=measured,
     )
 
 
@@ -561,6 +562,7 @@ def agree(size: str, nq: int) -> None:
     from paperdex.backends.milvus import MilvusBackend
     from paperdex.search import Filters
 
+    measured = commit()
     qs, qv = queries(nq)
     e, m = EmbeddedBackend(emb_dir(size)), MilvusBackend(milvus_path(size))
     out: dict[str, dict] = {}
@@ -604,7 +606,7 @@ def agree(size: str, nq: int) -> None:
         f"agree/{size}",
         **out,
         queries=len(qs),
-        commit=commit(),
+        commit=measured,
         measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     )
 
