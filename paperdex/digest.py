@@ -360,3 +360,19 @@ def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
     else:
         path.write_bytes(bytes(m))
     return path
+
+
+def likely_first(store: Store, day: str | None = None, per_section: int = 50) -> list[Paper]:
+    """The papers a user is likely to read first, in that order: the digest's picks (each
+    tag's recommendations among the day's papers, each saved search's new matches), then the
+    day's listing (default: the newest day)."""
+    d = build(store, day, per_section=per_section)
+    out = [it.paper for s in d.sections if s.kind != "day" for it in s.items]
+    page = 1
+    while d.day:
+        listed = feed.daily(store, d.day, page=page, per_page=200)
+        out.extend(listed.papers)
+        if page * 200 >= listed.total:
+            break
+        page += 1
+    return list({p.id: p for p in out}.values())

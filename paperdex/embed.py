@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .settings import DEFAULT_MODEL  # the built-in default; PAPERDEX_MODEL is read by paperdex.settings
+DEFAULT_MODEL = "multilingual-e5-small"  # the built-in default; PAPERDEX_MODEL is read by paperdex.settings
 
 DIM = 384
 

@@ -196,7 +196,6 @@ def run(
 if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR ($PAPERDEX_BACKEND honoured)
     import sys
 
-    from .settings import read_env
-    from .store import default_data_dir
+    from .settings import default_data_dir, read_env
 
     run(sys.argv[1] if len(sys.argv) > 1 else default_data_dir(), backend=read_env("backend"))

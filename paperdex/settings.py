@@ -23,8 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-DEFAULT_MODEL = "multilingual-e5-small"
+from .embed import DEFAULT_MODEL, EmbedError, check_model_name
+
 DEFAULT_TIME_BUDGET = 2.0  # seconds one search may run
 DEFAULT_POOL_WAIT = 10.0  # seconds a web request waits for a free searcher
 
@@ -61,8 +63,6 @@ def _switch(s: str) -> bool:
 
 
 def _model(s: str) -> str:
-    from .embed import EmbedError, check_model_name
-
     name = s.strip()
     try:
         return check_model_name(name)
@@ -115,9 +115,18 @@ DEFAULT_LLM_PER_DAY = 200
 DEFAULT_LLM_MAX_TOKENS = 1200
 
 
-def _llm_url(s: str) -> str:
-    from .summaries import check_url
+def check_url(url: str) -> str:
+    """An http(s) base URL with a host and no credentials or query in it (the key belongs in
+    its environment variable, where it is never printed)."""
+    u = urlsplit(url.strip())
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError("the endpoint is an http(s) URL such as http://127.0.0.1:8080/v1")
+    if u.username or u.password or u.query or u.fragment:
+        raise ValueError("the endpoint URL may not hold a user, password or query; put the key in its variable")
+    return url.strip()
 
+
+def _llm_url(s: str) -> str:
     return check_url(s)
 
 
@@ -371,3 +380,9 @@ def from_context(obj: object) -> Settings:
 
 
 __all__ = ["DEFAULT_MODEL", "VARIABLES", "Settings", "SettingsError", "Variable", "from_context", "read_env"]
+
+
+def default_data_dir() -> Path:
+    """``PAPERDEX_HOME`` if set, else the platform's user data dir: for a caller that was given
+    no directory (the CLI passes Settings.data_dir)."""
+    return read_env("data_dir")

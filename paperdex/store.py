@@ -34,15 +34,6 @@ SCHEMA_VERSION = 7
 MIN_READABLE_VERSION = 2
 
 
-def default_data_dir() -> Path:
-    """``PAPERDEX_HOME`` if set, else the platform's user data dir: for a caller that was given
-    no directory (the CLI passes Settings.data_dir). Read by paperdex.settings, like every
-    variable."""
-    from .settings import read_env
-
-    return read_env("data_dir")
-
-
 # Each migration takes a schema from version i to i+1. Never edit a released one: add another.
 _FTS_COLS = "title, abstract, authors, categories"
 MIGRATIONS: list[str] = [
@@ -343,8 +334,10 @@ class Store:
     """A paperdex data directory. Cheap to open; one per thread (sqlite3 connections are not
     shared across threads)."""
 
-    def __init__(self, data_dir: str | Path | None = None, *, readonly: bool = False) -> None:
-        self.data_dir = Path(data_dir) if data_dir else default_data_dir()
+    def __init__(self, data_dir: str | Path, *, readonly: bool = False) -> None:
+        if not data_dir:  # the default directory is the settings' (settings.default_data_dir)
+            raise StoreError("no data directory given")
+        self.data_dir = Path(data_dir)
         self.path = self.data_dir / "paperdex.db"
         self.readonly = readonly
         self._count, self._count_at = 0, -1e9

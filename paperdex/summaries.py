@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .paper import Paper
+from .settings import check_url
 from .store import Store
 
 log = logging.getLogger("paperdex.summaries")
@@ -114,17 +115,6 @@ class LLMConfig:
     @property
     def host(self) -> str:
         return urlsplit(self.base_url).netloc
-
-
-def check_url(url: str) -> str:
-    """An http(s) base URL with a host and no credentials or query in it (the key belongs in
-    its environment variable, where it is never printed)."""
-    u = urlsplit(url.strip())
-    if u.scheme not in ("http", "https") or not u.hostname:
-        raise ValueError("the endpoint is an http(s) URL such as http://127.0.0.1:8080/v1")
-    if u.username or u.password or u.query or u.fragment:
-        raise ValueError("the endpoint URL may not hold a user, password or query; put the key in its variable")
-    return url.strip()
 
 
 # --- the prompt and the answer -------------------------------------------------------------------
@@ -321,24 +311,6 @@ def due(store: Store, papers: Iterable[Paper], model: str, langs: Sequence[str] 
         if any(lang not in mine or mine[lang]["model"] != model for lang in langs):
             out.append(p)
     return out
-
-
-def likely_first(store: Store, day: str | None = None, per_section: int = 50) -> list[Paper]:
-    """The papers a user is likely to read first, in that order: the digest's picks (each
-    tag's recommendations among the day's papers, each saved search's new matches), then the
-    day's listing (default: the newest day)."""
-    from . import digest, feed
-
-    d = digest.build(store, day, per_section=per_section)
-    out = [it.paper for s in d.sections if s.kind != "day" for it in s.items]
-    page = 1
-    while d.day:
-        listed = feed.daily(store, d.day, page=page, per_page=200)
-        out.extend(listed.papers)
-        if page * 200 >= listed.total:
-            break
-        page += 1
-    return list({p.id: p for p in out}.values())
 
 
 @dataclass
@@ -552,7 +524,6 @@ __all__ = [
     "check_url",
     "clean",
     "due",
-    "likely_first",
     "messages",
     "parse_reply",
     "attach_cards",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from . import digest
 from . import summaries as S
 from .cli import UserError, _settings, _store, json_text, tty
 
@@ -61,7 +62,7 @@ def summarize(ctx, ids, day, langs, force, url, model, per_day, concurrency, qui
                 papers.append(p)
         else:
             try:
-                papers = S.likely_first(st, day)
+                papers = digest.likely_first(st, day)
             except ValueError as e:  # a malformed --day
                 raise UserError(str(e)) from None
         show = not quiet and not as_json

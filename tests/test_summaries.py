@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from paperdex import digest
 from paperdex import summaries as S
 from paperdex.cli import cli
 from paperdex.paper import Paper
@@ -421,7 +422,7 @@ def test_likely_first_puts_saved_search_matches_before_the_listing(store):
     target = day[-1]  # last in listing order
     library.save_search(store, "mine", target.id)
     library.mark_seen(store, "mine", rowid=0)  # everything is new to it
-    picked = S.likely_first(store, last)
+    picked = digest.likely_first(store, last)
     assert picked[0].id == target.id  # the saved search's new match first
     assert {p.id for p in day} <= {p.id for p in picked}
     assert len(picked) == len({p.id for p in picked})

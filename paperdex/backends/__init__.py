@@ -159,7 +159,9 @@ def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, 
 
         uri = read_env("backend")
     if not uri:
-        return EmbeddedBackend(Store(data_dir))
+        from ..settings import default_data_dir
+
+        return EmbeddedBackend(Store(data_dir or default_data_dir()))
     kind, target, opts = parse_uri(uri)
     if kind == "embedded":
         return EmbeddedBackend(target)

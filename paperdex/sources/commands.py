@@ -279,7 +279,7 @@ def _fmt(s: IngestSummary) -> str:
 
 
 def _store_from(ctx: click.Context) -> Store:
-    from ..store import default_data_dir
+    from ..settings import default_data_dir
 
     obj = ctx.obj if isinstance(ctx.obj, dict) else {}
     return Store(obj.get("data_dir") or default_data_dir())
@@ -365,7 +365,8 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
 def _check(ctx: click.Context) -> None:
     """The completeness report: per listing and announced day, complete or what is missing;
     the announcement days no sync read. Reads only."""
-    from ..store import StoreError, default_data_dir
+    from ..settings import default_data_dir
+    from ..store import StoreError
     from . import completeness
 
     obj = ctx.obj if isinstance(ctx.obj, dict) else {}
