@@ -102,7 +102,10 @@ def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
     """The lexical snapshot searches of this store (or other source) use now, shared by the
     process: the published one, else one built in memory and never saved."""
     sid = source.store_id()
-    key = (stamp(source.data_dir / lexical.POINTER), sid)
+    published = stamp(source.data_dir / lexical.POINTER)
+    # none published (yet, or in a folder this reader does not share): the one built in memory
+    # is kept only while the store has not changed
+    key = (published, sid) if published is not None else (None, sid, source.generation())
     ix = shared(source.data_dir, "lexical", key, lambda: lexical.load_or_build(source))
     if ix.store_id != sid:  # a recreated store: never adopt the old index
         ix = shared(source.data_dir, "lexical", (None, sid), lambda: lexical.build(source))

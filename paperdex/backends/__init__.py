@@ -18,6 +18,8 @@ A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``)
     milvus:///path/to/papers.db      a Milvus Lite file (relative: milvus://papers.db)
     milvus://http://host:19530       a Milvus server; also plain http://host:19530
     ...?collection=NAME              the collection (default "papers")
+    ...&snapshots=DIR                where the collection's lexical snapshot is published (a
+                                     folder every reader mounts; default beside a Lite file)
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, 
         return EmbeddedBackend(target)
     from .milvus import MilvusBackend
 
-    return MilvusBackend(target, collection=opts.get("collection", "papers"), **kw)
+    return MilvusBackend(target, collection=opts.get("collection", "papers"), snapshots=opts.get("snapshots"), **kw)
 
 
 _CORPORA: dict[str, Any] = {}

@@ -83,6 +83,7 @@ for _name in ("pymilvus.decorators", "pymilvus.milvus_client.milvus_client"):
 MAX_TOPK = 16_384  # Milvus's largest query/search window
 MAX_PHRASE_CHECK = 16_384  # papers an exact phrase is checked on at most
 PK_BLOCK = 4096  # primary keys one filtered vector search names
+INDEX_PAGE = 4096  # records read at a time to build the lexical snapshot
 MAX_LEX = 65_000  # bytes of the BM25 text (VARCHAR's limit is 65,535)
 DEFAULT_DIM = 384  # both of paperdex's models
 FALSE = "pk < 0"
@@ -639,13 +640,16 @@ class MilvusSource:
         return contextlib.nullcontext()
 
     def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
+        """The categories come from the records, not the `categories` ARRAY field: Milvus Lite
+        2.5.1 returns ARRAY columns superlinearly slowly (10,000 rows in 55 s; the records in
+        well under a second)."""
         last = -1
         while True:
-            got = self.b._query(f"pk > {last}", ["pk", "text_hash", "categories", "date"], limit=MAX_TOPK)
+            got = self.b._query(f"pk > {last}", ["pk", "text_hash", "date", "doc"], limit=INDEX_PAGE)
             if not got:
                 return
             got.sort(key=lambda r: r["pk"])
-            yield [(int(r["pk"]), r["text_hash"], list(r["categories"] or []), int(r["date"])) for r in got]
+            yield [(int(r["pk"]), r["text_hash"], list(_decode_doc(r["doc"]).categories), int(r["date"])) for r in got]
             last = got[-1]["pk"]
 
     def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
@@ -687,7 +691,8 @@ class MilvusVectors:
         allowed = np.asarray(allowed, dtype=np.int64)
         if len(allowed) * 4 > self.n:  # a loose filter: the nearest overall, then the filter
             wide = self._search(q, pool * 8, None)
-            inside = [h for h in wide if h[0] in set(allowed[np.isin(allowed, [r for r, _ in wide])].tolist())]
+            ok = set(allowed[np.isin(allowed, [r for r, _ in wide])].tolist())
+            inside = [h for h in wide if h[0] in ok]
             if len(inside) >= pool or len(wide) < pool * 8:
                 return nearest[:depth], inside[:pool], q
         ranked: list[tuple[int, float]] = []
@@ -697,12 +702,17 @@ class MilvusVectors:
         return nearest[:depth], ranked[:pool], q
 
     def cosines_of(self, q: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+        """By a search restricted to these keys: Milvus scores them where the vectors are,
+        instead of sending the vectors here (a hybrid query's 1,000 candidates: 0.25 s)."""
         out = np.full(len(rowids), np.nan, dtype=np.float32)
-        vecs = self._vectors([int(r) for r in rowids])
-        for i, r in enumerate(rowids.tolist()):
-            v = vecs.get(int(r))
-            if v is not None:
-                out[i] = float(unit(v) @ q)
+        pks = [int(r) for r in rowids]
+        got: dict[int, float] = {}
+        for i in range(0, len(pks), PK_BLOCK):
+            block = pks[i : i + PK_BLOCK]
+            got.update(self._search(q, len(block), f"pk in {block}"))
+        for i, r in enumerate(pks):
+            if r in got:
+                out[i] = got[r]
         return out
 
     def _vectors(self, pks: list[int]) -> dict[int, np.ndarray]:
