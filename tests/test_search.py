@@ -396,10 +396,14 @@ def test_incremental_index_equals_a_full_rebuild(store):
 
 
 def _ids_with(store, ix, q):
+    from paperdex.corpus import StoreCorpus
     from paperdex.search import Searcher
 
-    s = Searcher(store)
-    s.__class__ = type("Pinned", (Searcher,), {"lex": property(lambda self: ix)})
+    class Pinned(StoreCorpus):  # the store's records, searched through the given snapshot
+        def lexical(self):
+            return ix
+
+    s = Searcher(store, corpus=Pinned(store))
     return [h.paper.id for h in s.search(q, mode="lexical", per_page=50).hits]
 
 

@@ -140,28 +140,16 @@ def test_migrates_from_version_1(tmp_path):
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
-    # write papers with version-1 code paths: only the stemmed index exists
-    s = Store.__new__(Store)
-    s.data_dir, s.path = path, path / "paperdex.db"
-    s.conn = sqlite3.connect(s.path)
-    s.conn.row_factory = sqlite3.Row
-    from paperdex import store as store_mod
-
-    orig = store_mod.Store._upsert_batch
-
-    def v1_upsert(self, batch):
-        self.conn.execute("CREATE TEMP TABLE fts_exact(rowid, title, abstract, authors, categories)")
-        try:
-            return orig(self, batch)
-        finally:
-            self.conn.execute("DROP TABLE temp.fts_exact")
-
-    store_mod.Store._upsert_batch = v1_upsert
-    try:
-        s.upsert([Paper(id="a1", title="Decaying weights", abstract="weight decay is studied here")])
-    finally:
-        store_mod.Store._upsert_batch = orig
-    s.conn.close()
+    # a paper as the version-1 code wrote it: its row, no exact-phrase index
+    p = Paper(id="a1", title="Decaying weights", abstract="weight decay is studied here")
+    conn = sqlite3.connect(path / "paperdex.db")
+    conn.execute(
+        "INSERT INTO papers (id, title, authors, abstract, categories, sources, extra, content_hash, text_hash) "
+        "VALUES (?, ?, '[]', ?, '[]', '[]', '{}', ?, ?)",
+        (p.id, p.title, p.abstract, p.content_hash(), p.text_hash()),
+    )
+    conn.commit()
+    conn.close()
 
     with Store(path) as migrated:
         assert migrated.schema_version() == SCHEMA_VERSION
