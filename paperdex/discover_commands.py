@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from . import library
-from .cli import UserError, _fail, _store, json_text, tty
+from .cli import UserError, _fail, _settings, _store, json_text, tty
 
 
 def _lib(call, *args, **kw):
@@ -201,10 +201,10 @@ def saved_add(ctx, name, query, replace, **params) -> None:
 @click.pass_context
 def saved_list(ctx, as_json) -> None:
     """Every saved search and how many new papers it matches."""
-    from .search import Searcher
+    from .service import make_searcher
 
     with _store(ctx.find_root(), readonly=True) as st:
-        s = Searcher(st)
+        s = make_searcher(st, _settings(ctx.find_root()).backend)
         rows = [(ss, library.new_matches(s, ss, 0)) for ss in library.saved_searches(st)]
     if as_json:
         click.echo(json_text([{**ss.to_dict(), "new": nm.count, "error": nm.error} for ss, nm in rows]))
@@ -222,11 +222,11 @@ def saved_list(ctx, as_json) -> None:
 @click.pass_context
 def saved_new(ctx, key, limit, seen, as_json) -> None:
     """The new matches of a saved search (by name or #id) since the last visit."""
-    from .search import Searcher
+    from .service import make_searcher
 
     with _store(ctx.find_root(), readonly=not seen) as st:
         ss = _lib(library.get_saved, st, key.lstrip("#"))
-        nm = library.new_matches(Searcher(st), ss, limit)
+        nm = library.new_matches(make_searcher(st, _settings(ctx.find_root()).backend), ss, limit)
         if seen:
             library.mark_seen(st, ss.id)
     if as_json:
@@ -335,12 +335,14 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
     import os
 
     from . import digest as D
+    from .service import make_searcher
 
     if to_file and to_file.suffix.lower() not in D.FILE_KINDS:
         raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
     with _store(ctx.find_root(), readonly=True) as st:
         try:
-            d = D.build(st, day, base_url, per_section)
+            searcher = make_searcher(st, _settings(ctx.find_root()).backend)  # saved searches: the backend's
+            d = D.build(st, day, base_url, per_section, searcher=searcher)
         except library.LibraryError as e:
             raise UserError(e.message) from None
     m = D.message(d, mail_from, mail_to)

@@ -72,3 +72,34 @@ def test_web_and_api_read_the_backend(copied):
     assert remote.get("/api/search", params={"q": "quokka", "mode": "lexical"}).json()["total"] == 1
     page = remote.get("/", params={"q": "quokka canopy"})
     assert page.status_code == 200 and "2699.09999" in page.text and "foraging under" in page.text
+
+
+def test_saved_searches_run_on_the_backend(copied):
+    """A saved search's new matches are the store's new papers that the backend's search finds:
+    a new paper counts once `paperdex migrate --to` has copied it to the collection."""
+    from paperdex.backends import open_backend
+    from paperdex.backends.migrate import migrate_store
+    from paperdex.paper import Paper
+
+    d, uri = copied
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "saved", "add", "wallabies", "wallaby"])
+    assert r.exit_code == 0, r.output
+    with Store(d) as s:
+        s.upsert([Paper(id="2699.09997", title="Wallaby gait on sand", abstract="How wallabies hop.")])
+
+    def new() -> list[str]:
+        got = _cli_obj("--data-dir", str(d), "--backend", uri, "saved", "new", "wallabies", "--json")
+        return [p["id"] for p in got["papers"]]
+
+    assert new() == []  # not in the collection yet
+    b = open_backend(uri)
+    with Store(d, readonly=True) as s:
+        migrate_store(s, b)
+    b.close()
+    assert new() == ["2699.09997"]
+
+
+def _cli_obj(*args: str) -> dict:
+    r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
