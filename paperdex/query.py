@@ -23,6 +23,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date as _date
 
+from .messages import Message, message
 from .text import CJK as _CJK
 from .text import STOPWORDS, fold
 
@@ -41,11 +42,16 @@ _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 class QueryError(ValueError):
-    """A query the user must fix; str() is a message fit to show them."""
+    """A query the user must fix; str() is a message fit to show them: a messages.Message,
+    with the position of the problem when there is one."""
 
-    def __init__(self, message: str, position: int | None = None) -> None:
-        super().__init__(message if position is None else f"{message} (at character {position + 1})")
+    def __init__(self, msg: Message, position: int | None = None) -> None:
+        super().__init__(msg if position is None else message("at_character", message=msg, position=position + 1))
         self.position = position
+
+    @property
+    def message(self) -> Message:
+        return self.args[0]
 
 
 # --- tree -----------------------------------------------------------------------------
@@ -124,13 +130,13 @@ def lex(q: str) -> list[Tok]:
             i += 1
         elif ch == ")":
             if neg:
-                raise QueryError("'-' must stand before a word, phrase or group, not ')'", i - 1)
+                raise QueryError(message("minus_before_close"), i - 1)
             toks.append(Tok("RP", ")", i))
             i += 1
         elif ch == '"':
             end = q.find('"', i + 1)
             if end < 0:
-                raise QueryError('unbalanced quote: this " has no closing "', i)
+                raise QueryError(message("unbalanced_quote"), i)
             toks.append(Tok("PHRASE", q[i + 1 : end], i, neg))
             i = end + 1
         else:
@@ -143,7 +149,7 @@ def lex(q: str) -> list[Tok]:
                 if rest:
                     toks.append(Tok("WORD", rest, start + len(head) + 1))
                 elif i >= n or q[i].isspace():
-                    raise QueryError(f"{head}: needs a value right after the colon", start)
+                    raise QueryError(message("field_needs_value", field=head), start)
             elif word in ("OR", "AND", "NOT") and not neg:
                 toks.append(Tok(word, word, start))
             elif word == "|" and not neg:
@@ -177,27 +183,25 @@ class _Parser:
         syntax = any(t.kind != "WORD" or t.neg for t in self.toks)
         terms = sum(t.kind in ("WORD", "PHRASE") for t in self.toks)
         if syntax and terms > MAX_TERMS:
-            raise QueryError(
-                f"too many terms: {terms} words and phrases with query syntax; at most {MAX_TERMS} in one query"
-            )
+            raise QueryError(message("too_many_terms", terms=terms, limit=MAX_TERMS))
         node = self.or_expr(None)
         t = self.peek()
         if t is not None:
             if t.kind == "RP":
-                raise QueryError("unbalanced parenthesis: this ')' has no matching '('", t.pos)
-            raise QueryError(f"unexpected {t.value!r}", t.pos)
+                raise QueryError(message("unbalanced_close"), t.pos)
+            raise QueryError(message("unexpected", token=t.value), t.pos)
         return node if isinstance(node, Bool) and node.op == "AND" else Bool("AND", [node])
 
     def or_expr(self, fld: str | None) -> Node:
         t = self.peek()
         if t is not None and t.kind in ("OR", "AND"):
-            raise QueryError(f"{t.kind} needs a term before it", t.pos)
+            raise QueryError(message("needs_term_before", op=t.kind), t.pos)
         parts = [self.and_expr(fld)]
         while (t := self.peek()) is not None and t.kind == "OR":
             self.take()
             nxt = self.peek()
             if nxt is None or nxt.kind in ("RP", "OR", "AND"):
-                raise QueryError("OR needs a term after it", t.pos)
+                raise QueryError(message("or_needs_term_after"), t.pos)
             parts.append(self.and_expr(fld))
         return parts[0] if len(parts) == 1 else Bool("OR", parts)
 
@@ -208,14 +212,14 @@ class _Parser:
                 self.take()
                 nxt = self.peek()
                 if not parts or nxt is None or nxt.kind in ("RP", "OR", "AND"):
-                    raise QueryError("AND needs a term on both sides", t.pos)
+                    raise QueryError(message("and_needs_both_sides"), t.pos)
                 continue
             parts.append(self.unary(fld))
         if not parts:
             t = self.peek()
             if t is None:
                 return Bool("AND", [])
-            raise QueryError("empty group", t.pos)
+            raise QueryError(message("empty_group"), t.pos)
         return parts[0] if len(parts) == 1 else Bool("AND", parts)
 
     def unary(self, fld: str | None) -> Node:
@@ -225,7 +229,7 @@ class _Parser:
             self.take()
             nxt = self.peek()
             if nxt is None or nxt.kind in ("RP", "OR", "AND", "NOT"):
-                raise QueryError("NOT needs a term after it", t.pos)
+                raise QueryError(message("not_needs_term_after"), t.pos)
             return Not(self.unary(fld))
         node = self.primary(fld)
         return Not(node) if t.neg else node
@@ -234,30 +238,30 @@ class _Parser:
         t = self.take()
         if t.kind == "LP":
             if (nxt := self.peek()) is not None and nxt.kind == "RP":
-                raise QueryError("empty parentheses", t.pos)
+                raise QueryError(message("empty_parentheses"), t.pos)
             self.depth += 1
             if self.depth > MAX_DEPTH:
-                raise QueryError(f"too deeply nested: at most {MAX_DEPTH} levels of parentheses", t.pos)
+                raise QueryError(message("too_deep", limit=MAX_DEPTH), t.pos)
             node = self.or_expr(fld)
             self.depth -= 1
             close = self.peek()
             if close is None or close.kind != "RP":
-                raise QueryError("unbalanced parenthesis: this '(' is never closed", t.pos)
+                raise QueryError(message("unbalanced_open"), t.pos)
             self.take()
             return node
         if t.kind == "FIELD":
             if fld is not None:
-                raise QueryError(f"{t.value}: cannot be nested inside {fld}:", t.pos)
+                raise QueryError(message("field_nested", field=t.value, outer=fld), t.pos)
             nxt = self.peek()
             if nxt is None or nxt.kind not in ("WORD", "PHRASE", "LP"):
-                raise QueryError(f"{t.value}: needs a value right after the colon", t.pos)
+                raise QueryError(message("field_needs_value", field=t.value), t.pos)
             if nxt.kind == "LP" and t.value not in TEXT_COLUMNS and t.value != "all":
-                raise QueryError(f"{t.value}: takes one value, not a group", t.pos)
+                raise QueryError(message("field_one_value", field=t.value), t.pos)
             nxt.neg = False
             return self.primary(t.value)
         if t.kind in ("WORD", "PHRASE"):
             return make_leaf(fld, t.value, phrase=t.kind == "PHRASE", pos=t.pos)
-        raise QueryError(f"unexpected {t.value!r}", t.pos)
+        raise QueryError(message("unexpected", token=t.value), t.pos)
 
 
 def words(text: str) -> list[str]:
@@ -272,7 +276,7 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
         return Text(ws, TEXT_COLUMNS.get(fld or ""), phrase, prefix, value)
     if fld == "cat":
         if not re.fullmatch(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?\*?", value.strip()):
-            raise QueryError(f"cat: expects a category such as cs.LG or cs, got {value!r}", pos)
+            raise QueryError(message("cat_expects", value=value), pos)
         return Filter("cat", value.strip().rstrip("*"))
     if fld == "id":
         return Filter("id", re.sub(r"v\d+$", "", value.strip()))
@@ -282,19 +286,19 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     if fld == "decision":
         v = value.strip().lower().replace("-", "_").replace(" ", "_")
         if v not in DECISIONS:
-            raise QueryError(f"decision: expects one of {', '.join(DECISIONS)}, got {value!r}", pos)
+            raise QueryError(message("decision_expects", choices=", ".join(DECISIONS), value=value), pos)
         return Filter("decision", v)
     return Filter(fld, value.strip())  # venue / area
 
 
 def _check_date(part: str, pos: int | None) -> str:
     if not _DATE.match(part):
-        raise QueryError(f"dates are YYYY, YYYY-MM or YYYY-MM-DD, got {part!r}", pos)
+        raise QueryError(message("date_shape", value=part), pos)
     y, m, d = (int(x) for x in (part + "-01-01")[:10].split("-"))
     try:
         _date(y, m, d)
     except ValueError:
-        raise QueryError(f"{part!r} is not a date on the calendar", pos) from None
+        raise QueryError(message("date_not_real", value=part), pos) from None
     return part
 
 
@@ -303,13 +307,13 @@ def date_range(start: str | None, end: str | None, pos: int | None = None) -> tu
     or YYYY-MM-DD, each a real calendar date; an open end is ""; START <= END."""
     start, end = (start or "").strip(), (end or "").strip()
     if not start and not end:
-        raise QueryError("a date range needs at least one end", pos)
+        raise QueryError(message("date_range_open"), pos)
     if start:
         _check_date(start, pos)
     if end:
         _check_date(end, pos)
     if start and end and (start + "-01-01")[:10] > (end + "-12-31")[:10]:
-        raise QueryError(f"date range {start}..{end} ends before it starts", pos)
+        raise QueryError(message("date_range_backwards", start=start, end=end), pos)
     return start, end
 
 
@@ -336,7 +340,7 @@ def paper_ref(q: str) -> tuple[str, str] | None:
 def parse(q: str) -> Bool:
     """Parse a user query. The result is always a top-level AND (possibly empty)."""
     if len(q) > MAX_QUERY_CHARS:
-        raise QueryError(f"query too long ({len(q):,} characters; the limit is {MAX_QUERY_CHARS:,})")
+        raise QueryError(message("query_too_long", n=len(q), limit=MAX_QUERY_CHARS))
     return _Parser(lex(_clean(q))).parse()
 
 

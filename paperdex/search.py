@@ -37,6 +37,7 @@ from . import acronyms, lexical, zh
 from . import query as Q
 from .corpus import Corpus, StoreCorpus, Vectors
 from .corpus import lex_index as lex_index  # callers outside the engine read it from here
+from .messages import message
 from .paper import Paper, index_text
 from .store import Store
 from .text import QUERY_FILLER, STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
@@ -110,12 +111,9 @@ class OverBudget(Exception):
     ``time.monotonic()`` value); the service turns it into a 503 (the serving time budget)."""
 
 
-NOTICE_UNPUBLISHED = (
-    "the search index of this store is missing or from an older paperdex, so it was built in memory "
-    "for this process; run `paperdex migrate` once to publish it"
-)
+NOTICE_UNPUBLISHED = message("index_unpublished")
 UNPUBLISHED_NOTICE_AT = 5000  # papers: below this, building in memory takes about a second
-NOTICE_NO_VECTORS = "semantic search is off until vectors exist (run `paperdex embed`)"
+NOTICE_NO_VECTORS = message("no_vectors")
 MODES = ("hybrid", "lexical", "dense")
 SORTS = ("relevance", "newest")
 
@@ -378,7 +376,7 @@ class _Eval:
     def _charge(self, n: int) -> None:
         self.cost += n
         if self.cost > MAX_POSTINGS:
-            raise Q.QueryError("this query is too broad to evaluate; use fewer prefixes or common words")
+            raise Q.QueryError(message("too_broad"))
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise OverBudget("the query ran out of its time budget")
 
@@ -472,7 +470,7 @@ class _Eval:
 
     def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
         if len(word) < 2:
-            raise Q.QueryError(f"{word}*: a prefix needs at least two letters")
+            raise Q.QueryError(message("prefix_too_short", word=word))
         out = np.zeros(self.ix.n, dtype=bool)
         for t in self.ix.prefix_terms(word, MAX_PREFIX_TERMS):
             docs = self.ix.term_docs(int(t), column)
@@ -492,7 +490,7 @@ class _Eval:
             return self.prefix_mask(t.words[0].rstrip("*"), col)
         cs, untranslated = concepts_of(t)
         for w in untranslated:
-            self.notices.append(f"no English word is known for {w}; it matches nothing by words")
+            self.notices.append(message("untranslated_no_words", word=w))
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)
         m: np.ndarray | None = None
@@ -696,13 +694,13 @@ def plan(
     """Check the request and read the query (docs/search.md: paging, pasted ids, constraints
     versus free words, concepts)."""
     if mode not in MODES:
-        raise Q.QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        raise Q.QueryError(message("unknown_mode", value=mode, choices=", ".join(MODES)))
     if sort not in SORTS:
-        raise Q.QueryError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}")
+        raise Q.QueryError(message("unknown_sort", value=sort, choices=", ".join(SORTS)))
     page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
     offset = (page - 1) * per_page
     if offset + per_page > MAX_WINDOW:
-        raise Q.QueryError(f"results are listed up to number {MAX_WINDOW:,}; narrow the query or sort differently")
+        raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
     p = Plan(q, mode, sort, page, per_page, offset)
     p.ref = None if literal else Q.paper_ref(q)
     if p.ref is not None:
@@ -718,7 +716,7 @@ def plan(
         cs, untranslated = concepts_of(t)
         p.concepts.extend(cs)
         for w in untranslated:
-            p.notices.append(f"no English word is known for {w}; only semantic search can find it")
+            p.notices.append(message("untranslated_dense_only", word=w))
     kept = [c for c in p.concepts if not is_filler(c)]
     if kept and len(kept) < len(p.concepts):
         p.filler = [c for c in p.concepts if is_filler(c)]
@@ -812,11 +810,11 @@ class Searcher:
         total = int(M.sum())
         if dense is not None and dense.mode == "hybrid":
             if not words.L.any() and dense.close.size:
-                notices.append("no paper contains these words; showing semantic matches")
+                notices.append(message("no_words_semantic"))
             elif words.L.any() and not dense.close.size and (p.concepts or p.positives):
-                notices.append("no close semantic match; showing word matches only")
+                notices.append(message("no_close_semantic"))
         if total == 0 and p.dense_text:
-            notices.append("no close matches")
+            notices.append(message("no_close_matches"))
         mode_eff = dense.mode if dense is not None else "lexical"
         want = p.offset + p.per_page
         if sort == "newest" or not (words.scored or dense is not None):
@@ -875,8 +873,7 @@ class Searcher:
         p = self.corpus.get(value) if kind == "id" else self.corpus.by_doi(value)
         notices = []
         if p is None:
-            hint = f" (`paperdex ingest arxiv --id {value}` adds it)" if kind == "id" else ""
-            notices.append(f"{value} is not in this store{hint}")
+            notices.append(message("id_not_in_store" if kind == "id" else "not_in_store", id=value))
             hits = []
         else:
             hits = [Hit(p, 1.0, title_marked=[(p.title, False)], snippet=snippet(p.abstract, frozenset()))]
@@ -967,7 +964,7 @@ def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Word
     present = [(c, m) for c, m in zip(p.concepts, masks, strict=True) if m.any()]
     missing = [c.label for c, m in zip(p.concepts, masks, strict=True) if not m.any()]
     if missing and present:
-        notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing) + "; showing results without")
+        notices.append(message("missing_words_without", words=", ".join(f"“{w}”" for w in missing)))
     if present:
         cov = np.zeros(n, dtype=np.int16)
         for _, m in present:
@@ -978,11 +975,11 @@ def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Word
     elif p.concepts or p.cjk_words:
         L = A = np.zeros(n, dtype=bool)  # no free word is in any paper
         if missing:
-            notices.append("no paper contains " + ", ".join(f"“{w}”" for w in missing))
+            notices.append(message("missing_words", words=", ".join(f"“{w}”" for w in missing)))
     else:
         L = A = np.ones(n, dtype=bool)  # no free words, or stopwords only: constraints alone
         if p.soft and not p.hard:
-            notices.append("only very common words; add a word that says what you are looking for")
+            notices.append(message("only_common_words"))
     if C is not None:
         L, A = L & C, A & C
     rank_concepts = p.rank_concepts([c for c, _ in present])

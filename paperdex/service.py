@@ -38,6 +38,7 @@ from pathlib import Path
 
 from . import feed, zh
 from . import recommend as R
+from .messages import message, param
 from .paper import Paper
 from .query import QueryError
 from .search import MODES, SORTS, Filters, Hit, OverBudget, Result, Searcher, lex_index
@@ -89,14 +90,14 @@ def check_date(value: str | None, name: str) -> str | None:
     if value is None or value == "":
         return None
     if not _DATE_PREFIX.match(value):
-        raise ServiceError(400, f"{name} must be a date YYYY, YYYY-MM or YYYY-MM-DD, got {value[:40]!r}")
+        raise ServiceError(400, message("param_date_shape", name=param(name), value=value[:40]))
     parts = [int(x) for x in value.split("-")] + [1, 1]
     try:
         dt.date(parts[0], parts[1], parts[2])
     except ValueError:
-        raise ServiceError(400, f"{name} is not a real date: {value!r}") from None
+        raise ServiceError(400, message("param_date_not_real", name=param(name), value=value)) from None
     if parts[0] < 1:
-        raise ServiceError(400, f"{name} is not a real date: {value!r}")
+        raise ServiceError(400, message("param_date_not_real", name=param(name), value=value))
     return value
 
 
@@ -301,9 +302,7 @@ class SearcherPool:
         try:
             return free.get(timeout=self.wait if wait is None else wait)
         except queue.Empty:
-            raise ServiceError(
-                503, "the server is busy with other searches; try again in a moment", {"Retry-After": str(RETRY_AFTER)}
-            ) from None
+            raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)}) from None
 
     @contextmanager
     def searcher(self, wait: float | None = None, *, budget: bool = True) -> Iterator[Searcher]:
@@ -315,9 +314,7 @@ class SearcherPool:
         its budget."""
         client = CLIENT.get()
         if not self._gate.acquire(client, self.wait if wait is None else wait):
-            raise ServiceError(
-                503, "the server is busy with other searches; try again in a moment", {"Retry-After": str(RETRY_AFTER)}
-            )
+            raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)})
         try:
             s = self._borrow("searcher", self._free, self._new_searcher, 0)
         except BaseException:
@@ -349,7 +346,7 @@ class SearcherPool:
         if not self._model_gate.acquire(client, self.wait):
             raise ServiceError(
                 503,
-                "the server is busy with other related-work requests; try again in a moment",
+                message("busy_related"),
                 {"Retry-After": str(RETRY_AFTER)},
             )
         try:
@@ -522,9 +519,9 @@ def _clean(v: str | None, limit: int = 200) -> str | None:
         return None
     v = v.strip()
     if len(v) > limit:
-        raise ServiceError(400, f"a filter value is longer than {limit} characters")
+        raise ServiceError(400, message("filter_too_long", limit=limit))
     if "\x00" in v:
-        raise ServiceError(400, "a filter value contains a NUL character")
+        raise ServiceError(400, message("filter_nul"))
     return v or None
 
 
@@ -532,17 +529,17 @@ def normalise(p: SearchParams) -> SearchParams:
     """Validate and tidy search parameters; raises ServiceError(400) for bad ones."""
     q = (p.q or "").strip()
     if len(q) > MAX_QUERY:
-        raise ServiceError(400, f"the query is longer than {MAX_QUERY} characters")
+        raise ServiceError(400, message("query_longer_than", limit=MAX_QUERY))
     if "\x00" in q:
-        raise ServiceError(400, "the query contains a NUL character")
+        raise ServiceError(400, message("query_nul"))
     if p.mode not in MODES:
-        raise ServiceError(400, f"unknown mode {p.mode!r}; use one of {', '.join(MODES)}")
+        raise ServiceError(400, message("unknown_mode", value=p.mode, choices=", ".join(MODES)))
     if p.sort not in SORTS:
-        raise ServiceError(400, f"unknown sort {p.sort!r}; use one of {', '.join(SORTS)}")
+        raise ServiceError(400, message("unknown_sort", value=p.sort, choices=", ".join(SORTS)))
     if not 1 <= p.page <= MAX_PAGE:
-        raise ServiceError(400, f"page must be between 1 and {MAX_PAGE}")
+        raise ServiceError(400, message("page_range", limit=MAX_PAGE))
     if not 1 <= p.per_page <= MAX_PER_PAGE:
-        raise ServiceError(400, f"per_page must be between 1 and {MAX_PER_PAGE}")
+        raise ServiceError(400, message("per_page_range", limit=MAX_PER_PAGE))
     return SearchParams(
         q,
         p.mode,
@@ -561,8 +558,7 @@ def normalise(p: SearchParams) -> SearchParams:
 def over_budget(budget: float) -> ServiceError:
     return ServiceError(
         503,
-        f"this search needed more than its time budget of {budget:g} s and was stopped; "
-        "narrow it (fewer OR terms, prefixes or very common words)",
+        message("over_budget", budget=budget),
     )
 
 
@@ -595,7 +591,9 @@ def health(pool: SearcherPool) -> dict:
     except ServiceError:
         raise
     except Exception as e:  # a backend down, a snapshot unreadable: say so, as a 503
-        raise ServiceError(503, f"not ready: {type(e).__name__}: {str(e)[:200]}", {"Retry-After": "5"}) from None
+        raise ServiceError(
+            503, message("not_ready", kind=type(e).__name__, error=str(e)[:200]), {"Retry-After": "5"}
+        ) from None
     kind = "embedded" if pool.backend is None else pool.backend.split("://", 1)[0]
     return {"ok": True, "backend": kind, "papers": papers, "indexed": indexed, "vectors": len(vectors or [])}
 
@@ -635,11 +633,11 @@ def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None 
     searcher (SearcherPool.embed_pasted): the searches of other clients go on meanwhile."""
     text = str(text or "")
     if len(text) > MAX_RELATED_TEXT:
-        raise ServiceError(400, f"the text is longer than {MAX_RELATED_TEXT:,} characters")
+        raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
     if not text.strip():
-        raise ServiceError(400, "text: paste an abstract or a paragraph")
+        raise ServiceError(400, message("text_missing"))
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 100:
-        raise ServiceError(400, "k: an integer from 1 to 100")
+        raise ServiceError(400, message("k_related"))
     _yield_to_the_loop()
     with pool.searcher(budget=False) as s:  # a moment: the model the vectors were made with
         vindex = s.index
@@ -666,7 +664,7 @@ def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None 
 def _check_id(pid: str) -> str:
     pid = (pid or "").strip().removeprefix("arXiv:").removeprefix("arxiv:")
     if not pid or len(pid) > 200 or "\x00" in pid:
-        raise ServiceError(404, "no paper with this id")
+        raise ServiceError(404, message("no_paper_this_id"))
     return pid
 
 
@@ -678,21 +676,21 @@ def get_paper(pool: SearcherPool, pid: str) -> Paper:
         if p is None and _VERSION.search(pid):
             p = st.get(_VERSION.sub("", pid))
     if p is None:
-        raise ServiceError(404, f"no paper with id {pid[:80]!r}")
+        raise ServiceError(404, message("no_paper_id", id=pid[:80]))
     return p
 
 
 def similar(pool: SearcherPool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
     """A paper and its nearest neighbours."""
     if not 1 <= k <= MAX_SIMILAR:
-        raise ServiceError(400, f"k must be between 1 and {MAX_SIMILAR}")
+        raise ServiceError(400, message("k_range", limit=MAX_SIMILAR))
     paper = get_paper(pool, pid)
     with pool.searcher(budget=False) as s:
         try:
             with time_budget(s.store.conn, pool.budget):
                 return paper, s.similar(paper.id, k)
         except KeyError:
-            raise ServiceError(404, f"no paper with id {pid[:80]!r}") from None
+            raise ServiceError(404, message("no_paper_id", id=pid[:80])) from None
         except QueryError:  # a title that makes no lexical query: no neighbours to offer
             return paper, []
         except sqlite3.OperationalError as e:
@@ -710,11 +708,11 @@ def daily(pool: SearcherPool, day: str | None = None, category: str | None = Non
 def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
     """The checks every listing's parameters pass; the day and category as the feed takes them."""
     if not 1 <= page <= MAX_PAGE:
-        raise ServiceError(400, f"page must be between 1 and {MAX_PAGE}")
+        raise ServiceError(400, message("page_range", limit=MAX_PAGE))
     if not 1 <= per_page <= MAX_PER_PAGE:
-        raise ServiceError(400, f"per_page must be between 1 and {MAX_PER_PAGE}")
+        raise ServiceError(400, message("per_page_range", limit=MAX_PER_PAGE))
     if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-        raise ServiceError(400, f"day must be a date YYYY-MM-DD, got {day[:40]!r}")
+        raise ServiceError(400, message("day_shape", value=day[:40]))
     return check_date(day, "day"), _clean(category, MAX_CATEGORY)
 
 
@@ -735,7 +733,7 @@ def _read_feed(pool: SearcherPool, fn, *args):
 
 def days(pool: SearcherPool, limit: int = 60) -> list[tuple[str, int]]:
     if not 1 <= limit <= 1000:
-        raise ServiceError(400, "limit must be between 1 and 1000")
+        raise ServiceError(400, message("limit_range"))
     with pool.reader() as st:
         return feed.days(st, limit)
 

@@ -54,6 +54,7 @@ import numpy as np
 from .. import lexical
 from .. import query as Q
 from ..corpus import lex_index
+from ..messages import message
 from ..paper import Paper, index_text
 from ..search import Filters, Result, Searcher
 from ..store import IngestSummary, StoreError
@@ -775,10 +776,7 @@ class MilvusCorpus:
         embedded phrase index holds them) has the phrase's words in a row."""
         cand = candidates()
         if len(cand) > MAX_PHRASE_CHECK:
-            raise Q.QueryError(
-                f"on the Milvus backend an exact phrase is checked paper by paper, and {len(cand):,} papers "
-                f"hold its words (the limit is {MAX_PHRASE_CHECK:,}); add a rarer word or a filter"
-            )
+            raise Q.QueryError(message("milvus_phrase", n=len(cand), limit=MAX_PHRASE_CHECK))
         ws = [w for w in t.words if not has_cjk(w)]
         cols = [t.column] if t.column else ["title", "abstract", "authors", "categories"]
         docs = self.b._docs([int(r) for r in cand])
