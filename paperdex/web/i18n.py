@@ -7,15 +7,14 @@ then the browser's ``Accept-Language``. Paper text is never translated; only the
 from __future__ import annotations
 
 import re
+import string
 
-from ..search import NOTICE_NO_VECTORS
+from ..messages import MESSAGES, Message
 
 LANGS = ("en", "zh")
 COOKIE = "lang"
 
 TEXT: dict[str, dict[str, str]] = {
-    # notices from the search core are keyed by their English text
-    NOTICE_NO_VECTORS: {"en": NOTICE_NO_VECTORS, "zh": "语义检索尚未启用：还没有向量（请运行 `paperdex embed`）"},
     "tagline": {"en": "Search research papers on your own machine", "zh": "在本机检索学术论文"},
     "search": {"en": "Search", "zh": "检索"},
     "search_placeholder": {
@@ -153,10 +152,6 @@ TEXT: dict[str, dict[str, str]] = {
     "sort_upvotes": {"en": "Upvotes", "zh": "点赞最多"},
     "sort_stars": {"en": "Stars", "zh": "星标最多"},
     "sort_foryou": {"en": "For you", "zh": "为你推荐"},
-    "save papers to a tag to sort them for you; sorted by date": {
-        "en": "save papers to a tag to sort them for you; sorted by date",
-        "zh": "把论文存入标签后即可为你排序；现按日期排序",
-    },
     # saving to a tag (web/discover.py)
     "save_to_tag": {"en": "Save to a tag", "zh": "存入标签"},
     "saved_to": {"en": "Saved to", "zh": "已存入"},
@@ -385,150 +380,78 @@ TEXT: dict[str, dict[str, str]] = {
     },
 }
 
-# Messages produced in English by the search core, the query parser and the service (notices,
-# query errors), matched by pattern: the Chinese UI shows them in Chinese, with the parts that
-# come from the query ({0}, {1}) kept as typed. First match wins.
-PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(p), zh)
-    for p, zh in [
-        (r"^(.*) \(at character (\d+)\)$", "{0}（第 {1} 个字符处）"),
-        (r'^unbalanced quote: this " has no closing "$', '引号不成对：这个 " 没有对应的闭引号'),
-        (r"^unbalanced parenthesis: this '\)' has no matching '\('$", "括号不成对：这个 ')' 没有对应的 '('"),
-        (r"^unbalanced parenthesis: this '\(' is never closed$", "括号不成对：这个 '(' 没有闭合"),
-        (r"^'-' must stand before a word, phrase or group, not '\)'$", "'-' 后面应是词、短语或括号组，而不是 ')'"),
-        (r"^(\w+): needs a value right after the colon$", "{0}: 冒号后面需要紧跟一个值"),
-        (r"^(\w+): cannot be nested inside (\w+):$", "{0}: 不能嵌套在 {1}: 里面"),
-        (r"^(\w+): takes one value, not a group$", "{0}: 只接受一个值，不能是括号组"),
-        (r"^unexpected (.*)$", "意外的 {0}"),
-        (r"^(\w+) needs a term before it$", "{0} 前面需要一个检索词"),
-        (r"^OR needs a term after it$", "OR 后面需要一个检索词"),
-        (r"^AND needs a term on both sides$", "AND 两边都需要检索词"),
-        (r"^NOT needs a term after it$", "NOT 后面需要一个检索词"),
-        (r"^empty group$", "空的括号组"),
-        (r"^empty parentheses$", "空括号"),
-        (r"^too deeply nested: at most (\d+) levels of parentheses$", "嵌套太深：括号最多 {0} 层"),
-        (
-            r"^cat: expects a category such as cs\.LG or cs, got (.*)$",
-            "cat: 需要一个分类，例如 cs.LG 或 cs，实际为 {0}",
-        ),
-        (r"^dates are YYYY, YYYY-MM or YYYY-MM-DD, got (.*)$", "日期格式应为 YYYY、YYYY-MM 或 YYYY-MM-DD，实际为 {0}"),
-        (r"^(.*) is not a date on the calendar$", "{0} 不是日历上存在的日期"),
-        (r"^a date range needs at least one end$", "日期范围至少需要一端"),
-        (r"^date range (.*) ends before it starts$", "日期范围 {0} 的结束早于开始"),
-        (r"^query too long \((.*) characters; the limit is (.*)\)$", "查询太长（{0} 个字符，上限为 {1}）"),
-        (r"^the query is longer than (\d+) characters$", "查询超过 {0} 个字符"),
-        (
-            r"^this query is too broad to evaluate; use fewer prefixes or common words$",
-            "查询范围太大，无法计算；请减少前缀通配或常用词",
-        ),
-        (r"^(.*)\*: a prefix needs at least two letters$", "{0}*：前缀至少需要两个字母"),
-        (
-            r"^results are listed up to number (.*); narrow the query or sort differently$",
-            "结果最多列出到第 {0} 条；请缩小查询范围或换一种排序",
-        ),
-        (
-            r"^no English word is known for (.*); only semantic search can find it$",
-            "“{0}”没有已知的英文对应词，只能靠语义检索找到",
-        ),
-        (
-            r"^no English word is known for (.*); it matches nothing by words$",
-            "“{0}”没有已知的英文对应词，关键词检索匹配不到",
-        ),
-        (r"^no paper contains (.*); showing results without$", "没有论文包含 {0}；以下结果不含这些词"),
-        (r"^no paper contains these words; showing semantic matches$", "没有论文包含这些词；以下为语义匹配结果"),
-        (r"^no paper contains (.*)$", "没有论文包含 {0}"),
-        (
-            r"^only very common words; add a word that says what you are looking for$",
-            "查询只有非常常见的词；请加一个说明你要找什么的词",
-        ),
-        (r"^no close semantic match; showing word matches only$", "没有语义上接近的结果；只显示关键词匹配"),
-        (r"^no close matches$", "没有接近的结果"),
-        (
-            r"^(.*) is not in this store \(`paperdex ingest arxiv --id (.*)` adds it\)$",
-            "本库没有 {0}（用 `paperdex ingest arxiv --id {1}` 可以添加）",
-        ),
-        (r"^(.*) is not in this store$", "本库没有 {0}"),
-        (
-            r"^(\w+) must be a date YYYY, YYYY-MM or YYYY-MM-DD, got (.*)$",
-            "{0} 应为日期 YYYY、YYYY-MM 或 YYYY-MM-DD，实际为 {1}",
-        ),
-        (r"^(\w+) is not a real date: (.*)$", "{0} 不是真实存在的日期：{1}"),
-        (r"^day must be a date YYYY-MM-DD, got (.*)$", "day 应为日期 YYYY-MM-DD，实际为 {0}"),
-        (r"^a day is written YYYY-MM-DD, got (.*)$", "日期应写成 YYYY-MM-DD，实际为 {0}"),
-        (r"^page must be between 1 and (\d+)$", "页码应在 1 到 {0} 之间"),
-        (r"^per_page must be between 1 and (\d+)$", "每页数量应在 1 到 {0} 之间"),
-        (r"^a filter value is longer than (\d+) characters$", "筛选值超过 {0} 个字符"),
-        (r"^unknown (mode|sort|view) (.*); use one of (.*)$", "未知的 {0} {1}；可选：{2}"),
-        (r"^no papers listed on (.*)$", "{0} 没有论文"),
-        (r"^no papers in this period$", "这段时间没有论文"),
-        (r"^no papers with upvotes in the last 7 days$", "最近 7 天没有获得点赞的论文"),
-        (
-            r"^no paper of this period has Hugging Face upvotes; sorted by date$",
-            "这段时间的论文都没有 Hugging Face 点赞数据；按日期排序",
-        ),
-        (r"^no paper in the store has a date$", "库中的论文都没有日期"),
-        (r"^the store has no papers yet$", "库中还没有论文"),
-        (r"^no paper with id (.*)$", "没有编号为 {0} 的论文"),
-        (r"^no paper with this id$", "没有这个编号的论文"),
-        (r"^the server is busy with other searches; try again in a moment$", "服务器正忙于其他检索，请稍后再试"),
-        (r"^internal error; the server log has the details$", "服务器内部错误；详情见服务器日志"),
-        (r"^Not Found$", "未找到"),
-        # the recommender's notes on a tag's model (recommend.Choice.text) and its notices
-        (
-            r"^(SVM|tf-idf centroid|dense centroid): the default; (\d+) saved papers are too few to compare "
-            r"models on \(needs (\d+)\)$",
-            "{0}：默认模型；已存的 {1} 篇论文太少，无法比较各模型（至少需要 {2} 篇）",
-        ),
-        (
-            r"^(SVM|tf-idf centroid|dense centroid): ranked held-out saved papers higher \((.*)\)$",
-            "{0}：把留出的已存论文排得更靠前（{1}）",
-        ),
-        (
-            r"^(SVM|tf-idf centroid|dense centroid): the default; no other model ranked held-out saved papers "
-            r"clearly higher \((.*)\)$",
-            "{0}：默认模型；没有别的模型把留出的已存论文排得明显更靠前（{1}）",
-        ),
-        (r"^held-out saved papers in the first 20: (.*); MRR (.*)$", "留出的已存论文进入前 20 的比例：{0}；MRR {1}"),
-        (r"^recommendations get better with more papers in the tag$", "标签中的论文越多，推荐越准"),
-        (r"^paste a paragraph or an abstract$", "请粘贴一段文字或摘要"),
-        (r"^no tag named (.*)$", "没有名为 {0} 的标签"),
-        (r"^a tag named (.*) exists already$", "已有名为 {0} 的标签"),
-        (r"^a tag name is at most (\d+) characters$", "标签名最多 {0} 个字符"),
-        (r"^not in this store: (.*)$", "本库没有：{0}"),
-    ]
-]
-# Patterns whose parts are messages of their own (translated in turn), and the parameter names
-# an error may start with, said as the form labels them
-NESTED = {"{0}（第 {1} 个字符处）", "{0}：把留出的已存论文排得更靠前（{1}）",
-          "{0}：默认模型；没有别的模型把留出的已存论文排得明显更靠前（{1}）"}  # fmt: skip
-PARAM_NAMES = {
-    "from": "起始日期", "to": "截止日期", "day": "日期", "category": "分类", "venue": "会议/期刊", "area": "领域",
-    "author": "作者", "page": "页码", "per_page": "每页数量", "mode": "检索方式", "sort": "排序", "view": "视图",
-}  # fmt: skip
+# Messages of the core are messages.Message objects, shown with msg.in_lang(lang). A few
+# modules still produce some of them as plain English text (below, with where from); those
+# alone are recognised by their English, matched against their template in messages.MESSAGES.
+# A field named in the set is itself such a message (a model's figures), translated in turn.
+FOREIGN: dict[str, frozenset[str]] = {
+    # feed.py (FeedError texts and the listings' notices)
+    "day_written": frozenset(),
+    "unknown_view": frozenset(),
+    "unknown_sort": frozenset(),
+    "no_papers_on": frozenset(),
+    "no_papers_period": frozenset(),
+    "no_upvotes_week": frozenset(),
+    "no_hf_upvotes": frozenset(),
+    "for_you_needs_tags": frozenset(),
+    "no_dates": frozenset(),
+    "store_empty": frozenset(),
+    # recommend.py (a tag's model, recommend.Choice.text, and its notices)
+    "model_too_few": frozenset(),
+    "model_better": frozenset({"figures"}),
+    "model_default": frozenset({"figures"}),
+    "model_figures": frozenset(),
+    "more_papers_better": frozenset(),
+    "paste_paragraph": frozenset(),
+    "no_vectors": frozenset(),
+    # library.py and web/discover.py (LibraryError texts, tags)
+    "no_tag": frozenset(),
+    "tag_exists": frozenset(),
+    "tag_name_too_long": frozenset(),
+    "ids_not_in_store": frozenset(),
+    # web/app.py and Starlette (a 404 the router answers, a 500)
+    "not_found": frozenset(),
+    "internal_error": frozenset(),
+}
+
+
+def _matcher(template: str) -> re.Pattern[str]:
+    parts = []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name is not None:
+            parts.append(f"(?P<{name}>.*)" if f"(?P<{name}>" not in "".join(parts) else f"(?P={name})")
+    return re.compile("^" + "".join(parts) + "$", re.DOTALL)
+
+
+_FOREIGN = [(code, _matcher(MESSAGES[code]["en"])) for code in FOREIGN]
+
+
+def recognise(text: str) -> Message | None:
+    """Plain English text of a FOREIGN message as that Message (its fields as they are shown)."""
+    for code, pattern in _FOREIGN:
+        m = pattern.match(text)
+        if m:
+            params: dict[str, object] = dict(m.groupdict())
+            for name in FOREIGN[code]:
+                params[name] = recognise(m[name]) or m[name]
+            return Message(code, params, shown=True)
+    return None
 
 
 def message(lang: str, text: str) -> str:
-    """A message from the core (English) in the interface language: a TEXT entry keyed by the
-    message itself, else the first matching PATTERNS entry (recursively for nested parts, such as
-    a query error with its position), else the English text."""
+    """A message from the core in the interface language: a Message in `lang`; plain text is
+    a FOREIGN message recognised by its English, or (API page text) a TEXT entry keyed by the
+    English, else the English text."""
+    if isinstance(text, Message):
+        return text.in_lang(lang)
     if lang == "en" or not text:
         return text
     entry = TEXT.get(text)
     if entry is not None:
         return entry.get(lang) or text
-    for pattern, zh in PATTERNS:
-        m = pattern.match(text)
-        if m:
-            # a part that is itself a message (a query error with its position, a model's
-            # figures) is translated too; parts from the query stay as typed
-            if zh in NESTED:
-                parts = [message(lang, g) if g and len(g) < len(text) else g for g in m.groups()]
-            else:
-                parts = list(m.groups())
-            if zh.startswith("{0} ") and parts and parts[0] in PARAM_NAMES:
-                parts[0] = PARAM_NAMES[parts[0]]
-            return zh.format(*parts)
-    return text
+    found = recognise(text)
+    return found.in_lang(lang) if found is not None else text
 
 
 def t(lang: str, key: str, **kw: object) -> str:
