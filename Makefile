@@ -31,7 +31,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
 	$(call ticking,$(PIP) -e .)
 	@echo "==> checking that paperdex imports (Python compiles its modules the first time)"
-	$(call ticking,$(BIN)/python -c "import paperdex.cli; import paperdex.ingest; import paperdex.search; import paperdex.web.app" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
+	$(call ticking,$(BIN)/python -c "import paperdex.cli; import paperdex.ingest; import paperdex.search.engine; import paperdex.web.app" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
 	@echo "==> installed"
 	@touch $@
 

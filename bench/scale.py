@@ -197,7 +197,7 @@ def queries(n: int = 200) -> tuple[list[str], np.ndarray]:
     recs, _ = shared_records()
     rnd = random.Random(42)
     qs = [" ".join(r["title"].split()[:3]) for r in rnd.sample(recs, 200)]
-    from paperdex.embed import get_embedder
+    from paperdex.index.embed import get_embedder
 
     emb = get_embedder(MODEL)
     qv = np.stack([emb.embed_query(q) for q in qs]).astype(np.float32)
@@ -248,7 +248,7 @@ def phase(step: str, size: str) -> None:
 
 
 def _phase(step: str, key: str, jsonl: Path, npy: Path, ids: Path) -> None:
-    from paperdex import lexical, vectors
+    from paperdex.index import lexical, vectors
     from paperdex.ingest import import_vectors, ingest_file
     from paperdex.store import Store
 
@@ -416,7 +416,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, "blas")
-    from paperdex.search import Filters
+    from paperdex.search.engine import Filters
 
     key = f"{backend}/{size}"
     measured = commit()  # the code this process loads (before a commit elsewhere moves HEAD)
@@ -425,16 +425,16 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     _, npy, ids_path = corpus(size)
     all_ids = ids_path.read_text().split()
     if backend == "embedded":
-        from paperdex import lexical, vectors
         from paperdex.backends import EmbeddedBackend
+        from paperdex.index import lexical, vectors
 
         b = EmbeddedBackend(emb_dir(size))
         # measured as readers find them: both snapshots published for this store and code
         if lexical.load(b.store) is None or vectors.published(b.store) is None:
             raise SystemExit(f"{key}: no published lexical or vector snapshot: run the build step first")
     else:
-        from paperdex import lexical
         from paperdex.backends.milvus import MilvusBackend, MilvusSource
+        from paperdex.index import lexical
 
         b = MilvusBackend(milvus_path(size))
         # measured as readers find it: the lexical snapshot published beside the collection
@@ -560,7 +560,7 @@ def agree(size: str, nq: int) -> None:
     scores are, place by place, within 1e-4: only papers of equal score changed places."""
     from paperdex.backends import EmbeddedBackend
     from paperdex.backends.milvus import MilvusBackend
-    from paperdex.search import Filters
+    from paperdex.search.engine import Filters
 
     measured = commit()
     qs, qv = queries(nq)
@@ -616,7 +616,7 @@ def effectiveness(size: str) -> None:
     corpus's own all-MiniLM-L6-v2 vectors; queries embedded by each backend)."""
     from paperdex.backends import EmbeddedBackend
     from paperdex.backends.milvus import MilvusBackend
-    from paperdex.evaluate import evaluate, load_queries
+    from paperdex.search.evaluate import evaluate, load_queries
 
     for backend in ("embedded", "milvus"):
         b = EmbeddedBackend(emb_dir(size)) if backend == "embedded" else MilvusBackend(milvus_path(size))

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from paperdex.ingest import import_vectors, ingest_file
-from paperdex.search import Filters, Searcher
+from paperdex.search.engine import Filters, Searcher
 from paperdex.store import Store
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

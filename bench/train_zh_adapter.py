@@ -41,7 +41,7 @@ def pairs() -> tuple[list[str], list[str]]:
 
 
 def embed_queries() -> None:
-    from paperdex.embed import get_embedder
+    from paperdex.index.embed import get_embedder
 
     ids, texts = pairs()
     e5 = get_embedder("multilingual-e5-small")

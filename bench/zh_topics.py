@@ -26,7 +26,7 @@ import numpy as np
 import Stemmer
 from train_zh_dict import STOPWORDS, index_text  # the dictionary's own normaliser
 
-from paperdex import zh
+from paperdex.text import zh
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TOKEN = re.compile(r"[a-z0-9]+")

@@ -1,3 +1,3 @@
-from .cli import main
+from paperdex.cli import main
 
 main()

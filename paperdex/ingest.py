@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .paper import Paper, RecordError, paper_from_dict
-from .sources.jsonl import from_snapshot, is_snapshot
-from .store import IngestSummary, Store, StoreError
+from paperdex.paper import Paper, RecordError, paper_from_dict
+from paperdex.sources.jsonl import from_snapshot, is_snapshot
+from paperdex.store import IngestSummary, Store, StoreError
 
 Progress = Callable[[int], None]
 
@@ -218,7 +218,7 @@ def ingest_file(
     """Every file takes the same road as every source: merged into the paper it belongs to,
     so re-ingesting a JSONL dump never drops a venue or upvotes another source attached.
     `progress` receives file bytes as they are read (ingest writes as it reads, in batches)."""
-    from .sources import ingest_with_merge
+    from paperdex.sources import ingest_with_merge
 
     errors: list[str] = []
     summary = ingest_with_merge(store, read_records(path, errors, notes, progress))

@@ -14,11 +14,11 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from . import service
-from .paper import Paper
-from .search import Hit
-from .service import SearcherPool, SearchParams, ServiceError
-from .web import render
+from paperdex import service
+from paperdex.paper import Paper
+from paperdex.search.engine import Hit
+from paperdex.service import SearcherPool, SearchParams, ServiceError
+from paperdex.web import render
 
 INSTRUCTIONS = (
     "paperdex searches a local collection of research papers (mostly arXiv cs.*). Use `search` with "
@@ -99,7 +99,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             comment=p.comment,
             bibtex=render.bibtex(p),
         )
-        from .summaries import attach_json  # machine summaries, when the optional layer made any
+        from paperdex.discover.summaries import attach_json  # machine summaries, when the optional layer made any
 
         return attach_json(pool, [d])[0]
 
@@ -112,10 +112,10 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             raise fail(e) from None
         return {"id": paper.id, "title": render.plain_tex(paper.title), "similar": [_hit(h) for h in hits]}
 
-    # --- the library (paperdex.library, paperdex.recommend): tags, recommendations, saved searches
-    from . import library
-    from . import recommend as R
-    from .store import Store, StoreError
+    # --- the library (paperdex.discover.library, paperdex.discover.recommend): tags, recommendations, saved searches
+    from paperdex.discover import library
+    from paperdex.discover import recommend as R
+    from paperdex.store import Store, StoreError
 
     def lib(call, *args, **kw):
         try:
@@ -196,6 +196,6 @@ def run(
 if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR ($PAPERDEX_BACKEND honoured)
     import sys
 
-    from .settings import default_data_dir, read_env
+    from paperdex.settings import default_data_dir, read_env
 
     run(sys.argv[1] if len(sys.argv) > 1 else default_data_dir(), backend=read_env("backend"))

@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .latex import index_text as _latex_index_text
+from paperdex.text.latex import index_text as _latex_index_text
 
 ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
@@ -303,5 +303,5 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
 
 def index_text(text: str) -> str:
     """Plain words for the tokenizer: `$\\beta$-VAE` -> `beta -VAE`, `\\textbf{X}` -> `X`. The
-    one LaTeX reader is :mod:`paperdex.latex` (pylatexenc); this name stays for the index."""
+    one LaTeX reader is :mod:`paperdex.text.latex` (pylatexenc); this name stays for the index."""
     return _latex_index_text(text)

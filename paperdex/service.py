@@ -36,14 +36,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import feed, zh
-from . import recommend as R
-from .messages import message, param
-from .paper import Paper
-from .query import QueryError
-from .search import MODES, SORTS, Filters, Hit, OverBudget, Result, Searcher, lex_index
-from .settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
-from .store import Store, StoreError
+from paperdex.discover import feed
+from paperdex.discover import recommend as R
+from paperdex.messages import message, param
+from paperdex.paper import Paper
+from paperdex.search.engine import MODES, SORTS, Filters, Hit, OverBudget, Result, Searcher, lex_index
+from paperdex.search.query import QueryError
+from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
+from paperdex.store import Store, StoreError
+from paperdex.text import zh
 
 MAX_QUERY = 1000
 MAX_PAGE = 500
@@ -104,7 +105,7 @@ def check_date(value: str | None, name: str) -> str | None:
 def make_searcher(store: Store, backend: str | None = None) -> Searcher:
     """The web ranks exactly as the CLI does: same Searcher, same defaults; with a backend
     URI (`--backend`), searches read that backend's copy of the store."""
-    from .backends import search_corpus
+    from paperdex.backends import search_corpus
 
     return Searcher(store, corpus=search_corpus(backend))
 
@@ -419,9 +420,9 @@ class SearcherPool:
         request pays for it (1M vectors: ~3 s). Idempotent."""
         if self._watch is not None:
             return
-        from .lexical import POINTER as LEX
-        from .snapshots import stamp as _stamp
-        from .vectors import POINTER as VEC
+        from paperdex.index.lexical import POINTER as LEX
+        from paperdex.index.snapshots import stamp as _stamp
+        from paperdex.index.vectors import POINTER as VEC
 
         def run() -> None:
             store = Store(self.data_dir, readonly=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .embed import DEFAULT_MODEL, EmbedError, check_model_name
+from paperdex.index.embed import DEFAULT_MODEL, EmbedError, check_model_name
 
 DEFAULT_TIME_BUDGET = 2.0  # seconds one search may run
 DEFAULT_POOL_WAIT = 10.0  # seconds a web request waits for a free searcher
@@ -338,7 +338,8 @@ class Settings:
         (``embed.ZH_ADAPTER``, used by ``get_embedder`` when not told), and the endpoint of
         ``openai:`` models (``embed.ENDPOINT_URL``, ``embed.ENDPOINT_KEY``). Called once by each
         entry point (the CLI group, a serve worker), never at import."""
-        from . import embed, zh
+        from paperdex.index import embed
+        from paperdex.text import zh
 
         zh.ENABLED = self.zh_dict
         embed.ZH_ADAPTER = self.zh_adapter

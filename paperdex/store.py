@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .paper import Paper, index_text
-from .vectors import quantize
+from paperdex.index.vectors import quantize
+from paperdex.paper import Paper, index_text
 
 SCHEMA_VERSION = 7
 # The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
@@ -709,8 +709,8 @@ class Store:
         """Bring the published lexical and vector snapshots up to this store, so readers see
         what was written. Writers call it when they finish a command; it costs little when
         nothing changed (only changed papers are tokenised again)."""
-        from . import lexical, vectors
-        from .snapshots import publish_lock
+        from paperdex.index import lexical, vectors
+        from paperdex.index.snapshots import publish_lock
 
         with publish_lock(self.data_dir):  # one publisher at a time; what is published is read under it
             current = lexical.load(self)
@@ -721,6 +721,48 @@ class Store:
                 ptr is None or ptr.get("epoch") != self.vectors_epoch() or ptr.get("model") != self.model
             ):
                 vectors.publish(self)
+
+    # --- what the index stage and a migration read ------------------------------------------
+    def rows_for_index(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], str | None]]]:
+        """Every paper's (rowid, text hash, categories, date), in rowid order, `chunk` at a time
+        (the lexical snapshot's rows)."""
+        cur = self.conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
+        while rows := cur.fetchmany(chunk):
+            yield [(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
+
+    def texts_of(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
+        """(title, abstract, authors) of these rows."""
+        texts: dict[int, tuple[str, str, list[str]]] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            q = f"SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
+            for r in self.conn.execute(q, chunk):
+                texts[r[0]] = (r[1], r[2], json.loads(r[3]))
+        return texts
+
+    def rowids_and_hashes_of(self, ids: list[str]) -> dict[str, tuple[int, str]]:
+        """id -> (rowid, text hash) of the papers with these ids (vectors are attached by them)."""
+        rows: dict[str, tuple[int, str]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            q = f"SELECT id, rowid, text_hash FROM papers WHERE id IN ({','.join('?' * len(chunk))})"
+            rows.update({r[0]: (r[1], r[2]) for r in self.conn.execute(q, chunk)})
+        return rows
+
+    def count_up_to(self, rowid: int) -> int:
+        """Papers with a rowid at most this one (what a resumed migration has copied)."""
+        return self.conn.execute("SELECT count(*) FROM papers WHERE rowid <= ?", (rowid,)).fetchone()[0]
+
+    def papers_after(self, rowid: int, n: int) -> list[tuple[int, Paper, bytes | None]]:
+        """The next `n` papers after `rowid`, in rowid order, each with its current vector's
+        stored bytes (None without one): every paper between two rowids, so a copy may replace
+        that range whole."""
+        rows = self.conn.execute(
+            "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v "
+            "ON v.paper = p.rowid AND v.text_hash = p.text_hash WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
+            (rowid, n),
+        ).fetchall()
+        return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 
     # --- identity and change counter (what derived indexes are keyed to) --------------
     def store_id(self) -> str:

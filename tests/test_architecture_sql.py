@@ -12,8 +12,8 @@ ROOT = Path(__file__).parent.parent
 PKG = ROOT / "paperdex"
 STORAGE = {"store.py"}
 
-# being moved behind the store (issue: one engine)
-PENDING = {"search.py", "lexical.py", "vectors.py", "backends/"}
+# modules allowed SQL while it is being moved behind the store: none left
+PENDING: set[str] = set()
 
 EXECUTE = {"execute", "executemany", "executescript"}
 # SQL in a string literal (keywords in capitals, as the store writes them; an f-string is read
@@ -74,12 +74,9 @@ def test_no_module_but_the_store_runs_or_writes_sql():
     assert offenders == {}, "SQL outside paperdex/store.py: move it into a Store method named for what it answers"
 
 
-def test_the_pending_modules_are_exactly_the_ones_being_moved():
-    """The allowlist only shrinks: each entry still exists (and still has SQL: else drop it)."""
-    assert PENDING == {"search.py", "lexical.py", "vectors.py", "backends/"}
-    for p in PENDING:
-        assert (PKG / p).exists(), p
-    assert any(sql_in((PKG / rel).read_text(encoding="utf-8")) for rel in modules() if _pending(rel))
+def test_no_module_is_excused():
+    """The allowlist only shrank, and is empty: every module asks the store."""
+    assert PENDING == set()
 
 
 def test_the_store_itself_is_where_the_sql_is():

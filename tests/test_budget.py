@@ -10,7 +10,7 @@ import time
 import pytest
 
 from paperdex import service
-from paperdex.search import OverBudget
+from paperdex.search.engine import OverBudget
 from paperdex.service import SearcherPool, SearchParams, ServiceError, time_budget
 
 RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"

@@ -13,9 +13,9 @@ import feedparser
 import pytest
 from click.testing import CliRunner
 
-from paperdex import digest as D
-from paperdex import library as L
 from paperdex.cli import cli
+from paperdex.discover import digest as D
+from paperdex.discover import library as L
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/live_server.py
 from live_server import smtp_inbox, wait_for  # noqa: E402

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from paperdex import embed
+from paperdex.index import embed
+from paperdex.index.vectors import unit
 from paperdex.paper import Paper
-from paperdex.vectors import unit
 from tests.conftest import DATA, PAPERS
 
 
@@ -104,8 +104,8 @@ def test_simd_kernels_then_onnx_model_in_one_process(tmp_path):
     import sys
 
     code = (
-        "from paperdex.vectors import _numkong; _numkong();"
-        "from paperdex.embed import get_embedder; print(get_embedder('all-MiniLM-L6-v2').embed_query('x').shape)"
+        "from paperdex.index.vectors import _numkong; _numkong();"
+        "from paperdex.index.embed import get_embedder; print(get_embedder('all-MiniLM-L6-v2').embed_query('x').shape)"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -15,9 +15,9 @@ import httpx
 import numpy as np
 import pytest
 
-from paperdex import embed
+from paperdex.index import embed
 from paperdex.paper import Paper
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
 from paperdex.settings import Settings, SettingsError
 from tests.conftest import PAPERS
 

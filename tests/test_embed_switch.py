@@ -5,12 +5,12 @@ import json
 
 from click.testing import CliRunner
 
-from paperdex import embed
 from paperdex.cli import cli
+from paperdex.index import embed
+from paperdex.index.vectors import VectorIndex, unit
 from paperdex.paper import Paper
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
 from paperdex.store import Store
-from paperdex.vectors import VectorIndex, unit
 from tests.conftest import PAPERS
 
 OLD, NEW = "all-MiniLM-L6-v2", "multilingual-e5-small"

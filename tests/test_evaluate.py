@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from paperdex.evaluate import EvalError, evaluate, load_queries, metrics
+from paperdex.search.evaluate import EvalError, evaluate, load_queries, metrics
 
 
 def test_metrics_hand_computed():

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from paperdex import lexical
+from paperdex.index import lexical
 from paperdex.paper import index_text
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stem, tokens

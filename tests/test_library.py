@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from paperdex import library as L
+from paperdex.discover import library as L
+from paperdex.index.vectors import unit
 from paperdex.paper import Paper
 from paperdex.store import SCHEMA_VERSION, Store
-from paperdex.vectors import unit
 
 
 def _ids(store: Store, n: int) -> list[str]:
@@ -100,7 +100,7 @@ def test_tokens_are_stored_hashed(store):
 
 
 def test_saved_search_counts_new_papers(store, searcher):
-    from paperdex.search import Searcher
+    from paperdex.search.engine import Searcher
 
     s = L.save_search(store, "diffusion", "diffusion", {"mode": "lexical", "lang": "en"})
     assert s.params == {"lang": "en", "mode": "lexical"}

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from paperdex import query as Q
 from paperdex.messages import LANGS, MESSAGES, Message, fields, message
+from paperdex.search import query as Q
 from paperdex.service import ServiceError
 from paperdex.web import i18n
 from paperdex.web.app import create_app

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from paperdex import lexical
+from paperdex.index import lexical
 from paperdex.ingest import ingest_file
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
 from paperdex.store import Store
 
 PAPERS = Path(__file__).parent / "data" / "papers.jsonl"
@@ -31,7 +31,7 @@ import sys, time
 from pathlib import Path
 import numpy as np
 try:
-    from paperdex import snapshots
+    from paperdex.index import snapshots
 except ImportError:  # a version without the publish lock (to see this test fail)
     snapshots = None
 from paperdex.ingest import ingest_file

@@ -51,7 +51,7 @@ SITE = """
 import os, time
 gate = os.environ.get("PAPERDEX_TEST_GATE")
 if gate:  # the writer: hold the publish of the vectors pointer until the test says go
-    from paperdex import vectors
+    from paperdex.index import vectors
     real_publish = vectors.publish
     def publish(store):
         if store.model is not None and not os.path.exists(os.path.join(gate, "go")):
@@ -63,7 +63,7 @@ if gate:  # the writer: hold the publish of the vectors pointer until the test s
     vectors.publish = publish
 slow = os.environ.get("PAPERDEX_TEST_SLOW_VECTORS")
 if slow:  # a server worker: loading the new vectors takes this long
-    from paperdex import vectors
+    from paperdex.index import vectors
     real_from_store = vectors.VectorIndex.from_store.__func__
     def from_store(cls, store):
         time.sleep(float(slow))

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperdex import query as Q
+from paperdex.search import query as Q
 
 
 def test_free_words_fielded_phrases_and_filters_parse():

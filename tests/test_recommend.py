@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paperdex import library as L
-from paperdex import recommend as R
+from paperdex.discover import library as L
+from paperdex.discover import recommend as R
 
 
 def _topic(store, category: str) -> list[str]:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from paperdex.cli import SAMPLE
-from paperdex.evaluate import evaluate, load_queries
 from paperdex.ingest import import_vectors, ingest_file
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
+from paperdex.search.evaluate import evaluate, load_queries
 from paperdex.store import Store
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "expected-effectiveness.json").read_text())
@@ -79,7 +79,7 @@ def test_facets_count_their_clicks_on_the_bundled_sample(sample_searcher, q):
     """On the sample users first meet: each category facet's count is what clicking it
     returns, and the click lists only papers the query matched without it (a filter only
     narrows), in every mode."""
-    from paperdex.search import Filters
+    from paperdex.search.engine import Filters
 
     for mode in ("hybrid", "lexical", "dense"):
         res = sample_searcher.search(q, mode=mode, sort="newest", per_page=200)

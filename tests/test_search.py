@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperdex.query import QueryError
-from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, marked_html, required, rrf, snippet
+from paperdex.search.engine import MAX_WINDOW, RANKED_LIST, Filters, fuse, marked_html, required, rrf, snippet
+from paperdex.search.query import QueryError
 from paperdex.text import stem
 
 
@@ -195,7 +195,7 @@ def test_an_acronym_also_finds_its_long_form(searcher):
     assert only_long <= got
     assert got == set(ids(searcher.search("chain-of-thought OR cot", mode="lexical", per_page=100)))
     # an acronym that is also an everyday word expands only when typed in capitals
-    from paperdex import acronyms
+    from paperdex.text import acronyms
 
     assert acronyms.expand("MAP") and not acronyms.expand("map") and not acronyms.expand("decoding")
 
@@ -271,7 +271,7 @@ def test_snippet_of_a_huge_abstract_is_bounded():
 
 def test_similar_without_vectors_falls_back_to_title_words(empty_store):
     from paperdex.paper import Paper
-    from paperdex.search import Searcher
+    from paperdex.search.engine import Searcher
 
     empty_store.upsert(
         [
@@ -286,7 +286,7 @@ def test_similar_without_vectors_falls_back_to_title_words(empty_store):
 
 def test_readers_see_a_write_once_it_is_published(empty_store):
     from paperdex.paper import Paper
-    from paperdex.search import Searcher
+    from paperdex.search.engine import Searcher
 
     s = Searcher(empty_store)
     empty_store.upsert([Paper(id="a", title="Quokka detection")])
@@ -355,7 +355,7 @@ def test_property_a_word_matching_nothing_never_empties_an_or(searcher, a, b):
 
 def test_words_standing_together_rank_first(empty_store):
     from paperdex.paper import Paper
-    from paperdex.search import Searcher
+    from paperdex.search.engine import Searcher
 
     empty_store.upsert(
         [
@@ -370,7 +370,7 @@ def test_words_standing_together_rank_first(empty_store):
 def test_incremental_index_equals_a_full_rebuild(store):
     import numpy as np
 
-    from paperdex import lexical
+    from paperdex.index import lexical
     from paperdex.paper import Paper
 
     store.upsert([Paper(id="n1", title="Quokka weight decay", abstract="New words here.", categories=["q-bio.PE"])])
@@ -396,8 +396,8 @@ def test_incremental_index_equals_a_full_rebuild(store):
 
 
 def _ids_with(store, ix, q):
-    from paperdex.corpus import StoreCorpus
-    from paperdex.search import Searcher
+    from paperdex.search.corpus import StoreCorpus
+    from paperdex.search.engine import Searcher
 
     class Pinned(StoreCorpus):  # the store's records, searched through the given snapshot
         def lexical(self):
@@ -410,7 +410,7 @@ def _ids_with(store, ix, q):
 def test_close_matches_stay_near_the_best_hit():
     """e5's cosines crowd together: a hit 0.05 under its query's best is more often off topic
     than on (docs/relevance.md), however high its cosine; MiniLM has no such limit."""
-    from paperdex.search import close_matches
+    from paperdex.search.engine import close_matches
 
     got = [(1, 0.916), (2, 0.87), (3, 0.867), (4, 0.86), (5, 0.858)]
     assert [r for r, _ in close_matches(got, "multilingual-e5-small", "en")] == [1, 2, 3]
@@ -424,7 +424,7 @@ def test_decision_filter_separates_accepted_from_rejected_submissions(empty_stor
     `decision:` (OpenReview's decision) tells accepted from rejected, and a value it does not
     know is refused with the ones it knows."""
     from paperdex.paper import Paper
-    from paperdex.search import Searcher
+    from paperdex.search.engine import Searcher
 
     def paper(pid, decision, venue):
         extra = {"openreview": {"decision": decision, "presentation": None}}

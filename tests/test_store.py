@@ -4,11 +4,11 @@ import sqlite3
 import numpy as np
 import pytest
 
+from paperdex.index.vectors import unit
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.paper import Paper, index_text
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
 from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
-from paperdex.vectors import unit
 from tests.conftest import DATA, PAPERS
 
 

@@ -1,4 +1,4 @@
-"""Machine-written summaries (paperdex/summaries.py) against a real local OpenAI-compatible
+"""Machine-written summaries (paperdex/discover/summaries.py) against a real local OpenAI-compatible
 stand-in (tests/llm_stub.py, an HTTP server on 127.0.0.1 that records every request): the
 real client, prompt, parsing, store and pages, with the endpoint answering as a model would,
 as a busy or broken server would, as a compromised model would, and not at all."""
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paperdex import digest
-from paperdex import summaries as S
 from paperdex.cli import cli
+from paperdex.discover import digest
+from paperdex.discover import summaries as S
 from paperdex.paper import Paper
 from paperdex.settings import Settings, SettingsError
 from paperdex.store import SCHEMA_VERSION, Store
@@ -217,7 +217,7 @@ def test_a_prompt_injection_abstract_gets_a_summary_and_nothing_else(store, stub
     fields of plain text, capped, escaped on the page; nothing else happens."""
     from fastapi.testclient import TestClient
 
-    from paperdex import library
+    from paperdex.discover import library
     from paperdex.web.app import create_app
 
     victim = replace(
@@ -366,7 +366,7 @@ def test_an_endpoint_that_is_down_stops_the_run_in_one_line(store, monkeypatch):
 def test_summaries_are_shown_in_the_interface_language_everywhere(store, stub):
     from fastapi.testclient import TestClient
 
-    from paperdex import digest
+    from paperdex.discover import digest
     from paperdex.mcp_server import build_server
     from paperdex.web.app import create_app
 
@@ -379,7 +379,7 @@ def test_summaries_are_shown_in_the_interface_language_everywhere(store, stub):
     text = digest.render_text(d)
     assert "TL;DR (machine-written by stub-model-7b): TLDR of" in text
     assert "machine-written by stub-model-7b" in digest.render_html(d)
-    from paperdex import library
+    from paperdex.discover import library
 
     library.add_to_tag(store, "reading", [p.id])
     store.close()
@@ -415,7 +415,7 @@ def test_summaries_are_shown_in_the_interface_language_everywhere(store, stub):
 
 
 def test_likely_first_puts_saved_search_matches_before_the_listing(store):
-    from paperdex import library
+    from paperdex.discover import library
 
     last = max(p.date for p in store.iter_papers() if p.date)
     day = [p for p in store.iter_papers() if p.date == last]
@@ -431,7 +431,7 @@ def test_likely_first_puts_saved_search_matches_before_the_listing(store):
 def test_on_demand_through_the_api_needs_a_token_and_the_layer(store, stub):
     from fastapi.testclient import TestClient
 
-    from paperdex import library
+    from paperdex.discover import library
     from paperdex.web.app import create_app
 
     pid = papers(store, 1)[0].id

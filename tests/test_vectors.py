@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from paperdex import vectors
+from paperdex.index import vectors
+from paperdex.index.vectors import VectorIndex, unit
 from paperdex.paper import Paper
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
 from paperdex.store import Store
-from paperdex.vectors import VectorIndex, unit
 
 
 def _query_for(store, pid):

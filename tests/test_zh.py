@@ -3,8 +3,8 @@ with it (docs/search.md, "Free words")."""
 
 import pytest
 
-from paperdex import zh
-from paperdex.search import Searcher
+from paperdex.search.engine import Searcher
+from paperdex.text import zh
 
 
 def test_concepts_are_alternatives_per_chinese_word():
@@ -37,7 +37,7 @@ def test_chinese_queries_use_their_own_fusion(ro_store):
     """A Chinese query is ranked with its class's dense weight, an English one with its own:
     at weight 0 a Chinese hybrid ranking is by words alone (each score its BM25F over the
     best), at weight 1 meaning moves it, and neither setting moves an English query."""
-    from paperdex.search import FUSION, Searcher
+    from paperdex.search.engine import FUSION, Searcher
 
     def hits(weights, q):
         return Searcher(ro_store, fusion={**FUSION, **weights}).search(q, per_page=10, facets=False).hits
@@ -73,7 +73,7 @@ def test_segmenting_chinese_prints_no_warning():
     import subprocess
     import sys
 
-    code = "from paperdex import zh; print(zh.concepts('扩散模型')[0])"
+    code = "from paperdex.text import zh; print(zh.concepts('扩散模型')[0])"
     cmd = [sys.executable, "-W", "error::UserWarning", "-c", code]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
@@ -94,7 +94,7 @@ def test_the_cached_segmenter_segments_as_the_one_built_in_memory(tmp_path, monk
     lazy = zh._tokenizer.__wrapped__(zh.DICT)
     assert isinstance(lazy.FREQ, zh._Freq) and lazy.total == built.total
 
-    queries = Path(zh.__file__).parent / "data" / "sample-queries-zh.jsonl"
+    queries = Path(zh.__file__).parents[1] / "data" / "sample-queries-zh.jsonl"
     texts = [json.loads(x)["query"] for x in queries.read_text(encoding="utf-8").splitlines() if x.strip()]
     texts += ["扩散模型 图像编辑", "大语言模型的推理能力", "用 transformer 做 3D 点云分割", "模型量化与剪枝"]
     runs = [r for t in texts for r in re.findall(r"[\u4e00-\u9fff]+", t)]

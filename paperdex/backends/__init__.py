@@ -3,13 +3,13 @@
 Two implementations satisfy :class:`Backend`:
 
 * ``embedded`` (:class:`EmbeddedBackend`): the data directory of ``paperdex.store`` searched by
-  ``paperdex.search.Searcher`` -- one machine, no server. A thin adapter: it adds nothing to
+  ``paperdex.search.engine.Searcher`` -- one machine, no server. A thin adapter: it adds nothing to
   what the store and the searcher do.
 * ``milvus`` (:class:`paperdex.backends.milvus.MilvusBackend`): a Milvus collection, either a
   local Milvus Lite file or a Milvus standalone/cluster server, for corpora and traffic one
   machine does not serve.
 
-Both answer ``search`` with the same :class:`paperdex.search.Result` under the contract of
+Both answer ``search`` with the same :class:`paperdex.search.engine.Result` under the contract of
 docs/search.md; docs/scale-out.md lists what Milvus cannot express and how each gap is handled.
 
 A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``):
@@ -32,10 +32,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
-from ..corpus import Corpus
-from ..paper import Paper
-from ..search import Filters, Result, Searcher
-from ..store import IngestSummary, Store
+from paperdex.paper import Paper
+from paperdex.search.corpus import Corpus
+from paperdex.search.engine import Filters, Result, Searcher
+from paperdex.store import IngestSummary, Store
 
 
 @runtime_checkable
@@ -101,12 +101,7 @@ class EmbeddedBackend:
         if vectors:
             if not model:
                 raise ValueError("vectors need the name of the model that made them")
-            ids = list(vectors)
-            rows: dict[str, tuple[int, str]] = {}
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                q = f"SELECT id, rowid, text_hash FROM papers WHERE id IN ({','.join('?' * len(chunk))})"
-                rows.update({r[0]: (r[1], r[2]) for r in self.store.conn.execute(q, chunk)})
+            rows = self.store.rowids_and_hashes_of(list(vectors))
             items = [(rows[p][0], rows[p][1], np.asarray(v)) for p, v in vectors.items() if p in rows]
             if items:
                 self.store.add_vectors(model, items)
@@ -157,17 +152,17 @@ def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, 
     """The backend a URI names (default: Settings.backend, i.e. $PAPERDEX_BACKEND, else the
     embedded store in `data_dir`). A caller holding a Settings passes ``settings.backend``."""
     if not uri:
-        from ..settings import read_env
+        from paperdex.settings import read_env
 
         uri = read_env("backend")
     if not uri:
-        from ..settings import default_data_dir
+        from paperdex.settings import default_data_dir
 
         return EmbeddedBackend(Store(data_dir or default_data_dir()))
     kind, target, opts = parse_uri(uri)
     if kind == "embedded":
         return EmbeddedBackend(target)
-    from .milvus import MilvusBackend
+    from paperdex.backends.milvus import MilvusBackend
 
     return MilvusBackend(target, collection=opts.get("collection", "papers"), snapshots=opts.get("snapshots"), **kw)
 

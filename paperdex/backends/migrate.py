@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..store import Store, paper_from_row
-from ..vectors import unit
+from paperdex.index.vectors import unit
+from paperdex.store import Store
 
 
 @dataclass
@@ -44,24 +44,19 @@ def migrate_store(
     key = checkpoint_key(store)
     last = 0 if restart else int(target.get_state(key) or 0)
     out = MigrateSummary(last_rowid=last)
-    out.skipped = store.conn.execute("SELECT count(*) FROM papers WHERE rowid <= ?", (last,)).fetchone()[0]
+    out.skipped = store.count_up_to(last)
     model = store.model
-    conn = store.conn
     while limit is None or out.copied < limit:
         n = batch_size if limit is None else min(batch_size, limit - out.copied)
-        rows = conn.execute(
-            "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v "
-            "ON v.paper = p.rowid AND v.text_hash = p.text_hash WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
-            (last, n),
-        ).fetchall()  # every paper between two rowids: the target may replace that range whole
+        rows = store.papers_after(last, n)  # every paper between two rowids: the target may replace that range whole
         if not rows:
             break
-        with_vec = [r for r in rows if r["vec"] is not None]
-        vecs = unit(store.vectors_from_blobs([r["vec"] for r in with_vec])) if with_vec else []
-        vec_of = dict(zip((int(r["rowid"]) for r in with_vec), vecs, strict=True))
-        items = [(int(r["rowid"]), paper_from_row(r), vec_of.get(int(r["rowid"]))) for r in rows]
+        with_vec = [(r, v) for r, _, v in rows if v is not None]
+        vecs = unit(store.vectors_from_blobs([v for _, v in with_vec])) if with_vec else []
+        vec_of = dict(zip((r for r, _ in with_vec), vecs, strict=True))
+        items = [(r, p, vec_of.get(r)) for r, p, _ in rows]
         target.write_rows(items, model=model, contiguous=True)
-        last = int(rows[-1]["rowid"])
+        last = rows[-1][0]
         target.set_state(key, str(last))
         out.copied += len(rows)
         out.with_vectors += sum(v is not None for _, _, v in items)

@@ -16,14 +16,14 @@ One collection holds the papers::
     venue_lc, area_lc VARCHAR       ASCII-lower-cased, for `venue:` / `area:` (LIKE)
     dense      FLOAT_VECTOR         the paper's embedding (zeros with has_vec = false if none)
 
-Search is the one engine's (paperdex.search over paperdex.corpus): this module supplies its
+Search is the one engine's (paperdex.search.engine over paperdex.search.corpus): this module supplies its
 primitives (`MilvusCorpus`) and nothing of the contract.
 
 * Records and vectors live in Milvus: a page's papers, a field's text, an id or DOI look-up,
   `venue:` / `area:` / `decision:` are queries; the dense side is Milvus's own search
   (`MilvusVectors`: the nearest, the nearest among the constraints' rows a block of keys at a
   time, and the cosines of the candidates the words found).
-* The lexical side is paperdex.lexical's snapshot, built from the collection (`MilvusSource`)
+* The lexical side is paperdex.index.lexical's snapshot, built from the collection (`MilvusSource`)
   and published by the writer in a folder beside it (`snapshot_dir`: next to a Milvus Lite
   file; for a server, ``?snapshots=DIR`` in the URI, a folder every web pod mounts). Readers
   map it and never build it, as on the embedded store; the writer publishes after every
@@ -51,15 +51,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import lexical
-from .. import query as Q
-from ..corpus import lex_index
-from ..messages import message
-from ..paper import Paper, index_text
-from ..search import Filters, Result, Searcher
-from ..store import IngestSummary, StoreError
-from ..text import STOPWORDS, has_cjk, stem, tokens
-from ..vectors import unit
+from paperdex.index import lexical
+from paperdex.index.vectors import unit
+from paperdex.messages import message
+from paperdex.paper import Paper, index_text
+from paperdex.search import query as Q
+from paperdex.search.corpus import lex_index
+from paperdex.search.engine import Filters, Result, Searcher
+from paperdex.store import IngestSummary, StoreError
+from paperdex.text import STOPWORDS, has_cjk, stem, tokens
 
 log = logging.getLogger(__name__)
 
@@ -738,7 +738,7 @@ class MilvusVectors:
 
 
 class MilvusCorpus:
-    """A collection as the engine's corpus (paperdex.corpus.Corpus)."""
+    """A collection as the engine's corpus (paperdex.search.corpus.Corpus)."""
 
     def __init__(self, b: MilvusBackend) -> None:
         self.b = b

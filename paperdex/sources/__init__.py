@@ -3,7 +3,7 @@ result pages, all merged into one record per paper on the way into the store."""
 
 from __future__ import annotations
 
-from .http import SourceError
-from .merge import MergeSummary, ingest_with_merge, merge_papers
+from paperdex.sources.http import SourceError
+from paperdex.sources.merge import MergeSummary, ingest_with_merge, merge_papers
 
 __all__ = ["MergeSummary", "SourceError", "ingest_with_merge", "merge_papers"]

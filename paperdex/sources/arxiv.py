@@ -30,11 +30,11 @@ from urllib.parse import urlparse
 import click
 import feedparser
 
-from ..latex import decode_accents, decode_name
-from ..paper import ARXIV_ID, Paper
-from ..store import IngestSummary, Store
-from .http import HttpClient, SourceError, UnreadableResponse
-from .registry import Source, as_list, register
+from paperdex.paper import ARXIV_ID, Paper
+from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
+from paperdex.sources.registry import Source, as_list, register
+from paperdex.store import IngestSummary, Store
+from paperdex.text.latex import decode_accents, decode_name
 
 log = logging.getLogger("paperdex.sources")
 
@@ -444,7 +444,7 @@ def harvest(
         log.info("arXiv: until %s is after today (UTC); harvesting up to now", until)
         until = None
     if ingest is None:
-        from .merge import Matcher, ingest_with_merge
+        from paperdex.sources.merge import Matcher, ingest_with_merge
 
         matcher = Matcher(store)  # one match index for the whole harvest, not one per page
 
@@ -741,8 +741,8 @@ def read_listing(
     """Today's listing into the store, recorded for the completeness check (the day, the ids
     it announced, the days the feed skips); then every paper a listing of the last days named
     that the store still lacks is fetched by id (sources/completeness.py)."""
-    from . import completeness
-    from .merge import ingest_with_merge
+    from paperdex.sources import completeness
+    from paperdex.sources.merge import ingest_with_merge
 
     body, (papers, errors) = http.fetch(_listing_url(listing, base_url), lambda r: (r.content, parse_rss(r.content)))
     day, skip = completeness.schedule(body)

@@ -20,9 +20,9 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
-from ..latex import decode_accents
-from ..paper import ARXIV_ID, Paper
-from .registry import Source, register
+from paperdex.paper import ARXIV_ID, Paper
+from paperdex.sources.registry import Source, register
+from paperdex.text.latex import decode_accents
 
 SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]

@@ -17,11 +17,11 @@ from typing import Any
 
 import click
 
-from ..paper import ARXIV_ID, Paper
-from ..store import IngestSummary, Store
-from . import bibtex, registry
-from .http import HttpClient, SourceError
-from .merge import MergeSummary, ingest_with_merge
+from paperdex.paper import ARXIV_ID, Paper
+from paperdex.sources import bibtex, registry
+from paperdex.sources.http import HttpClient, SourceError
+from paperdex.sources.merge import MergeSummary, ingest_with_merge
+from paperdex.store import IngestSummary, Store
 
 log = logging.getLogger("paperdex.sources")
 
@@ -279,7 +279,7 @@ def _fmt(s: IngestSummary) -> str:
 
 
 def _store_from(ctx: click.Context) -> Store:
-    from ..settings import default_data_dir
+    from paperdex.settings import default_data_dir
 
     obj = ctx.obj if isinstance(ctx.obj, dict) else {}
     return Store(obj.get("data_dir") or default_data_dir())
@@ -365,9 +365,9 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
 def _check(ctx: click.Context) -> None:
     """The completeness report: per listing and announced day, complete or what is missing;
     the announcement days no sync read. Reads only."""
-    from ..settings import default_data_dir
-    from ..store import StoreError
-    from . import completeness
+    from paperdex.settings import default_data_dir
+    from paperdex.sources import completeness
+    from paperdex.store import StoreError
 
     obj = ctx.obj if isinstance(ctx.obj, dict) else {}
     try:
@@ -402,7 +402,7 @@ def _check(ctx: click.Context) -> None:
 def export(ctx, terms, fmt, output, all_, venue, area, category, limit) -> None:
     """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), by a search
     query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
-    from ..cli import _store  # a reader: a mistyped --data-dir is an error, not a new empty store
+    from paperdex.cli import _store  # a reader: a mistyped --data-dir is an error, not a new empty store
 
     store = _store(ctx, readonly=True)
     try:
@@ -439,7 +439,7 @@ def select_papers(
             raise click.ClickException(f"not in the store: {', '.join(missing)}")
         return [p for p in found if p]
     if terms:
-        from ..search import Filters, Searcher
+        from paperdex.search.engine import Filters, Searcher
 
         res = Searcher(store).search(
             " ".join(terms),

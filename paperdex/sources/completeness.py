@@ -141,8 +141,8 @@ def unread_days(store: Any) -> list[str]:
 def backfill(store: Any, http: Any, listing: str, api_url: str) -> Any:
     """Fetch by id, from the API, the papers recent listings named that the store lacks; they
     get the listing's day. Returns the merge summary (what was added)."""
-    from .arxiv import fetch_ids
-    from .merge import MergeSummary, ingest_with_merge
+    from paperdex.sources.arxiv import fetch_ids
+    from paperdex.sources.merge import MergeSummary, ingest_with_merge
 
     total = MergeSummary()
     data = _load(store, listing)

@@ -23,9 +23,9 @@ from typing import Any
 
 import click
 
-from ..paper import ARXIV_ID, Paper
-from .http import HttpClient, SourceError, UnreadableResponse
-from .registry import Source, register
+from paperdex.paper import ARXIV_ID, Paper
+from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
+from paperdex.sources.registry import Source, register
 
 SOURCE = "hf"
 API_URL = "https://huggingface.co/api/daily_papers"

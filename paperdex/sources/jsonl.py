@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .registry import Source, register
+from paperdex.sources.registry import Source, register
 
 
 def is_snapshot(rec: Any) -> bool:
@@ -30,8 +30,8 @@ def from_snapshot(rec: dict[str, Any]) -> dict[str, Any]:
     ``published`` and the last one's as ``updated``, the title on one line with its accents
     decoded, abstract paragraphs kept. Fields of the wrong type are left for
     :func:`paperdex.paper.paper_from_dict` to refuse with their name."""
-    from ..paper import RecordError
-    from .arxiv import (
+    from paperdex.paper import RecordError
+    from paperdex.sources.arxiv import (
         _rfc_day,
         abstract_text,
         collaboration,

@@ -22,9 +22,9 @@ from itertools import islice
 from typing import Any
 from urllib.parse import urlparse
 
-from ..paper import ARXIV_ID, Paper, index_text
-from ..store import IngestSummary, Store
-from . import registry, venues
+from paperdex.paper import ARXIV_ID, Paper, index_text
+from paperdex.sources import registry, venues
+from paperdex.store import IngestSummary, Store
 
 log = logging.getLogger("paperdex.sources")
 

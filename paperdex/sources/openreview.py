@@ -24,9 +24,9 @@ from typing import Any
 
 import click
 
-from ..paper import ARXIV_ID, Paper
-from .http import SourceError
-from .registry import Source, as_list, register
+from paperdex.paper import ARXIV_ID, Paper
+from paperdex.sources.http import SourceError
+from paperdex.sources.registry import Source, as_list, register
 
 log = logging.getLogger("paperdex.sources")
 

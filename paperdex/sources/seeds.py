@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..paper import Paper
-from .registry import Source, register
+from paperdex.paper import Paper
+from paperdex.sources.registry import Source, register
 
 SOURCE = "seed"
 VENUE_SEARCH_HEADER = "论文检索"

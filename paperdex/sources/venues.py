@@ -22,7 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from .registry import Source, register
+from paperdex.sources.registry import Source, register
 
 SOURCE = "comment"  # the provenance of a venue read from the comment or journal-ref
 

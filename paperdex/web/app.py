@@ -24,12 +24,13 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import service, summaries
-from ..paper import Paper
-from ..search import Hit, Result
-from ..service import SearcherPool, SearchParams, ServiceError
-from ..settings import Settings, read_env
-from . import i18n, render, schemas
+from paperdex import service
+from paperdex.discover import summaries
+from paperdex.paper import Paper
+from paperdex.search.engine import Hit, Result
+from paperdex.service import SearcherPool, SearchParams, ServiceError
+from paperdex.settings import Settings, read_env
+from paperdex.web import i18n, render, schemas
 
 log = logging.getLogger("paperdex.web")
 HERE = Path(__file__).parent
@@ -192,7 +193,7 @@ class App(FastAPI):
     guard_hosts: list[str] = list(LOOPBACK_HOSTS)
 
     def build_middleware_stack(self):
-        from .limits import Limits  # cross-site requests, tokens in URLs, body sizes
+        from paperdex.web.limits import Limits  # cross-site requests, tokens in URLs, body sizes
 
         return Guard(Limits(super().build_middleware_stack()), self.guard_hosts)
 
@@ -322,7 +323,7 @@ def create_app(
         state_qs = urlencode(state)
         here = url_with(request)
         switch = here + ("&" if "?" in here else "?") + f"lang={other}"
-        from .discover import csrf_for, session_of
+        from paperdex.web.discover import csrf_for, session_of
 
         try:
             sess = session_of(request)
@@ -511,7 +512,7 @@ def create_app(
     def _plan_and_index(params: SearchParams):
         """The query's plan (for "why this matched") and the lexical snapshot (for which words
         are everyday words); either None when it cannot be had."""
-        from ..search import lex_index, plan
+        from paperdex.search.engine import lex_index, plan
 
         try:
             pl = plan(params.q, mode=params.mode)
@@ -528,7 +529,7 @@ def create_app(
         """Each card's tags (the library's), so a saved paper says so after a reload."""
         if not cards:
             return
-        from .. import library
+        from paperdex.discover import library
 
         with pool.reader() as st:
             for c in cards:
@@ -568,7 +569,7 @@ def create_app(
         size and dates, queries to try) above the newest papers."""
         lang = lang_of(request)
         if len(q.strip()) > PASTED_TEXT_AT and not request.url.path.endswith(".json"):
-            from .discover import related_view  # a pasted abstract or paragraph: related work
+            from paperdex.web.discover import related_view  # a pasted abstract or paragraph: related work
 
             return related_view(request, q.strip(), {"category": category, "from": date_from, "to": date_to})
         params = SearchParams(q, mode, sort, page_, per_page, category, date_from, date_to, venue, area, author)
@@ -690,7 +691,7 @@ def create_app(
     ) -> Response:
         """Completions of the query typed so far (web/suggest.py): authors, categories, venues
         and the query syntax, from this store."""
-        from .suggest import suggest
+        from paperdex.web.suggest import suggest
 
         with pool.reader() as st:
             found = suggest(st, q, lang if lang in i18n.LANGS else lang_of(request))
@@ -727,10 +728,10 @@ def create_app(
     def favicon() -> Response:
         return Response((HERE / "static" / "favicon.svg").read_bytes(), media_type="image/svg+xml")
 
-    from .discover import router as discover  # library, recommendations, feeds: web/discover.py
+    from paperdex.web.discover import router as discover  # library, recommendations, feeds: web/discover.py
 
     app.include_router(discover)
-    from .summary_api import router as summary_api  # on-demand machine summaries (optional layer)
+    from paperdex.web.summary_api import router as summary_api  # on-demand machine summaries (optional layer)
 
     app.include_router(summary_api)
     return app

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
-from ..settings import Settings, SettingsError, from_context
-from . import serving as serving_defaults
-from .serving import GRACE  # noqa: F401 - seconds requests in flight get to finish after SIGTERM
+from paperdex.settings import Settings, SettingsError, from_context
+from paperdex.web import serving as serving_defaults
+from paperdex.web.serving import GRACE  # noqa: F401 - seconds requests in flight get to finish after SIGTERM
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -86,8 +86,8 @@ def serve(
     requests in flight finish for up to GRACE seconds, and exits. When a write killed before
     it published left papers out of the word index, it says so and publishes them in the
     background (or tells the one command that does, when it cannot write)."""
-    from ..store import Store, StoreError
-    from . import serving
+    from paperdex.store import Store, StoreError
+    from paperdex.web import serving
 
     settings = _settings(ctx)
     hosts = [*settings.allowed_hosts, *(h.lower() for h in allow_hosts)]
@@ -128,8 +128,8 @@ def mcp(ctx: click.Context) -> None:
     Tools: search, get_paper, similar_papers, related_work, list_tags, add_to_tag,
     recommendations, saved_searches, saved_search_new (add_to_tag writes as the local owner:
     no token)."""
-    from ..mcp_server import run
-    from ..store import StoreError
+    from paperdex.mcp_server import run
+    from paperdex.store import StoreError
 
     try:
         st = _settings(ctx)

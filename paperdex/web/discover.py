@@ -2,7 +2,7 @@
 
 One APIRouter, included by ``app.py``. Reads are open to anyone who can reach the server;
 every write (a tag, a "not interested", a saved search, an import) needs a token made by
-``paperdex token create`` (stored hashed, :mod:`paperdex.library`):
+``paperdex token create`` (stored hashed, :mod:`paperdex.discover.library`):
 
 * the JSON API takes it as ``Authorization: Bearer TOKEN``;
 * the browser signs in once on /library: the token goes into an HttpOnly, SameSite=Strict
@@ -26,14 +26,15 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from .. import digest, feed, library, service
-from .. import recommend as R
-from ..paper import Paper
-from ..query import QueryError
-from ..search import Filters
-from ..service import ServiceError
-from ..store import Store, StoreError
-from . import i18n, render
+from paperdex import service
+from paperdex.discover import digest, feed, library
+from paperdex.discover import recommend as R
+from paperdex.paper import Paper
+from paperdex.search.engine import Filters
+from paperdex.search.query import QueryError
+from paperdex.service import ServiceError
+from paperdex.store import Store, StoreError
+from paperdex.web import i18n, render
 
 HERE = Path(__file__).parent
 COOKIE = "paperdex_token"
@@ -52,7 +53,7 @@ def _env() -> Environment:
     )
     env.globals["plain_tex"] = render.plain_tex
     env.filters["q"] = lambda s: quote(str(s), safe="")
-    from .app import filterable, quoted, search_link  # the cards' links, as on the search pages
+    from paperdex.web.app import filterable, quoted, search_link  # the cards' links, as on the search pages
 
     env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link)
     return env
@@ -225,7 +226,7 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
     etal = i18n.t(lang, "et_al")
     tagged: dict[str, list[str]] = {}
     made: dict[str, dict | None] = {}  # machine summaries (summaries.py), in the interface language
-    from ..summaries import pick as summary_in
+    from paperdex.discover.summaries import pick as summary_in
 
     def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
         """The one card every page draws (render.card), with the tags that hold the paper."""
@@ -542,7 +543,7 @@ def _feed(request: Request, fmt: str, title: str, page_url: str, items: list[dig
     if fmt not in digest.FORMATS:
         raise ServiceError(404, "a feed is .rss or .atom")
     with _pool(request).reader() as st:  # machine TL;DRs, when the optional layer made any
-        from ..summaries import attach_items
+        from paperdex.discover.summaries import attach_items
 
         attach_items(st, items)
     body = digest.render_feed(fmt, title, str(request.url), page_url, items, _base(request))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import string
 
-from ..messages import MESSAGES, Message
+from paperdex.messages import MESSAGES, Message
 
 LANGS = ("en", "zh")
 COOKIE = "lang"

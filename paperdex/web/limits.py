@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from starlette.exceptions import HTTPException
 
-from ..service import CLIENT
+from paperdex.service import CLIENT
 
 MAX_BODY = 1 << 20  # bytes of a request body: a pasted text (20,000 characters), a form, a list of ids
 # Paths with a larger body: a library export being imported back (tags, saved searches, ids).

@@ -19,8 +19,8 @@ from urllib.parse import urlparse
 
 from markupsafe import Markup
 
-from ..paper import Paper
-from ..search import mark, snippet, stems_of
+from paperdex.paper import Paper
+from paperdex.search.engine import mark, snippet, stems_of
 
 # Private-use code points mark where generated markup goes; input text is stripped of them
 # first, so a paper cannot inject one.
@@ -336,7 +336,7 @@ def _bib_escape(s: str) -> str:
 def bibtex(p: Paper) -> str:
     """The paper's BibTeX entry: the one writer `paperdex export` uses, so the page, the API and
     the MCP tool give the same entry."""
-    from ..sources.bibtex import entry
+    from paperdex.sources.bibtex import entry
 
     return entry(p)
 
@@ -405,7 +405,7 @@ def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
     """The stems worth highlighting: stopwords out, and the store's everyday words (df share
     over COMMON_SHARE in the lexical snapshot `ix`) out unless nothing else is left, when
     the rarest stays. Without an index only the stopwords go."""
-    from ..text import STOPWORDS
+    from paperdex.text import STOPWORDS
 
     keep = frozenset(s for s in stems if s and s not in STOPWORDS and len(s) > 1)
     if ix is None or not keep or not getattr(ix, "n", 0):
@@ -423,7 +423,7 @@ def why_words(hit: Any, plan: Any) -> dict[str, Any]:
     many of the query's concepts the title holds (and the abstract), whether the meaning was
     close (the embedding side ranked it), and for a Chinese query the English it was read as.
     The raw ranks and scores ride along for the details toggle."""
-    from ..text import has_cjk, stem, tokens
+    from paperdex.text import has_cjk, stem, tokens
 
     p = hit.paper
     concepts = plan.rank_concepts(plan.concepts) if plan is not None else []
@@ -504,14 +504,14 @@ def card(
 
 # --- queries written back from their tree ---------------------------------------------------------
 # A hint or a suggestion is a query the user can click; it is written from the parsed tree
-# (paperdex.query), never cut out of the typed text, and kept only if it parses again.
+# (paperdex.search.query), never cut out of the typed text, and kept only if it parses again.
 
 _COLUMN_FIELD = {"title": "ti", "authors": "au", "abstract": "abs"}
 
 
 def unparse(node: Any, top: bool = True) -> str:
     """A query-language text for a parsed node: parse(unparse(tree)) means what tree means."""
-    from .. import query as Q
+    from paperdex.search import query as Q
 
     if isinstance(node, Q.Text):
         field = _COLUMN_FIELD.get(node.column or "", "")
@@ -538,7 +538,7 @@ def unparse(node: Any, top: bool = True) -> str:
 
 
 def parses(q: str) -> bool:
-    from .. import query as Q
+    from paperdex.search import query as Q
 
     try:
         Q.parse(q)
@@ -551,7 +551,7 @@ def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
     """For a query with no hits, the same query with one of its parts left out: (the part,
     the query without it), filters first (a `cat:` or `date:` too narrow is the usual cause),
     each one a query that parses."""
-    from .. import query as Q
+    from paperdex.search import query as Q
 
     try:
         tree = Q.parse(q)

@@ -6,6 +6,6 @@ monkeypatch) still changes what the app calls.
 
 import sys
 
-from .. import service as _service
+from paperdex import service as _service
 
 sys.modules[__name__] = _service

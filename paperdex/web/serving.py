@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..settings import Settings
+from paperdex.settings import Settings
 
 GRACE = 5  # seconds requests in flight get to finish after SIGTERM
 HEADER_TIMEOUT = 10.0  # seconds a connection gets to send a request's headers (--header-timeout)
@@ -100,7 +100,7 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
     """The app of one worker, warmed up before it is returned (so before it accepts). The
     settings become this process's defaults first (Settings.install), for the library code
     that reads them there."""
-    from .app import create_app
+    from paperdex.web.app import create_app
 
     st.settings.install()
     t = time.perf_counter()
@@ -117,7 +117,7 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
 def _uvicorn_config(app, st: ServeOptions):
     import uvicorn
 
-    from .limits import RedactTokens
+    from paperdex.web.limits import RedactTokens
 
     config = uvicorn.Config(
         app,
@@ -349,9 +349,9 @@ def close_index_lag(st: ServeOptions) -> threading.Thread | None:
     say so, and publish them in a background thread of this process (searches meanwhile use
     the published snapshot; the workers' watchers load the new one). A server that cannot
     write its data directory names the command that does instead."""
-    from ..lexical import index_lag
-    from ..snapshots import REPAIR_COMMAND
-    from ..store import Store, StoreError
+    from paperdex.index.lexical import index_lag
+    from paperdex.index.snapshots import REPAIR_COMMAND
+    from paperdex.store import Store, StoreError
 
     try:
         with Store(st.data_dir, readonly=True) as ro:

@@ -12,10 +12,10 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..query import QueryError, parse
-from ..store import Store
-from ..text import fold
-from . import i18n
+from paperdex.search.query import QueryError, parse
+from paperdex.store import Store
+from paperdex.text import fold
+from paperdex.web import i18n
 
 MAX_SUGGESTIONS = 8
 MAX_AUTHOR_ROWS = 400  # papers read to find the authors whose names start so

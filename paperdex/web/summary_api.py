@@ -11,11 +11,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from .. import service
-from .. import summaries as S
-from ..service import ServiceError
-from ..store import Store, StoreError
-from .discover import require_writer
+from paperdex import service
+from paperdex.discover import summaries as S
+from paperdex.service import ServiceError
+from paperdex.store import Store, StoreError
+from paperdex.web.discover import require_writer
 
 router = APIRouter()
 

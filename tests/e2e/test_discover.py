@@ -12,8 +12,8 @@ import feedparser
 import pytest
 from click.testing import CliRunner
 
-from paperdex import library as L
 from paperdex.cli import cli
+from paperdex.discover import library as L
 from paperdex.store import Store
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py

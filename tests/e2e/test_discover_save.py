@@ -16,9 +16,9 @@ import feedparser
 import pytest
 from click.testing import CliRunner
 
-from paperdex import digest as D
-from paperdex import library as L
 from paperdex.cli import cli
+from paperdex.discover import digest as D
+from paperdex.discover import library as L
 from paperdex.store import Store
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py

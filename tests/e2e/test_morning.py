@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import expect
 from webstore import HOSTILE_ID, SIGNALS_ID
 
-from paperdex import library as L
+from paperdex.discover import library as L
 from paperdex.store import Store
 
 LANGS = {"en": "en-US", "zh": "zh-CN"}

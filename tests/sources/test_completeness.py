@@ -13,8 +13,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from paperdex import feed
 from paperdex.cli import cli
+from paperdex.discover import feed
 from paperdex.sources import arxiv, completeness, merge
 from paperdex.sources.commands import ingest_source
 from paperdex.store import Store

@@ -9,7 +9,7 @@ import feedparser
 import pytest
 from fastapi.testclient import TestClient
 
-from paperdex import library as L
+from paperdex.discover import library as L
 from paperdex.web.app import create_app
 
 
@@ -193,7 +193,7 @@ def test_daily_for_you_sort_on_day_week_and_month(site, store):
     """The daily page's "For you" tab, beside upvotes and stars, on the day, week and month
     views: before any tag it says why and keeps the date order; with a tag of robot papers the
     period's papers come in the order of the tag's recommender, "not interested" ones last."""
-    from paperdex import recommend as R
+    from paperdex.discover import recommend as R
 
     c, tok, ids = site
     day = store.conn.execute("SELECT date FROM papers GROUP BY date ORDER BY count(*) DESC LIMIT 1").fetchone()[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from webstore import DAY_WITH_PAGES
 
-from paperdex import feed
+from paperdex.discover import feed
 from paperdex.store import Store
 
 

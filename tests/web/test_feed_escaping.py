@@ -12,7 +12,7 @@ from pathlib import Path
 import feedparser
 import pytest
 
-from paperdex.digest import FORMATS, Item, render_feed
+from paperdex.discover.digest import FORMATS, Item, render_feed
 from paperdex.paper import paper_from_dict
 
 HOSTILE = Path(__file__).parent / "hostile.jsonl"

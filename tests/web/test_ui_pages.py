@@ -149,7 +149,7 @@ def test_suggestions_come_from_the_store(client):
 
 
 def test_no_result_hints_are_queries_from_the_tree(client):
-    from paperdex import query as Q
+    from paperdex.search import query as Q
     from paperdex.web import render
 
     html = client.get("/", params={"q": 'ti:"weight decay" cat:cs.XQ'}).text

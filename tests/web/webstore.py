@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from paperdex.embed import embed_store
+from paperdex.index.embed import embed_store
 from paperdex.ingest import ingest_file
 from paperdex.store import Store
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from . import library
-from .cli import UserError, _fail, _settings, _store, json_text, tty
+from paperdex.cli import UserError, _fail, _settings, _store, json_text, tty
+from paperdex.discover import library
 
 
 def _lib(call, *args, **kw):
@@ -109,7 +109,7 @@ def tag_dismiss(ctx, ids, undo) -> None:
 @click.pass_context
 def tag_recommend(ctx, name, limit, day, as_json) -> None:
     """Unseen papers ranked by the tag's model, with why."""
-    from . import recommend as R
+    from paperdex.discover import recommend as R
 
     with _store(ctx.find_root(), readonly=True) as st:
         within = None
@@ -201,7 +201,7 @@ def saved_add(ctx, name, query, replace, **params) -> None:
 @click.pass_context
 def saved_list(ctx, as_json) -> None:
     """Every saved search and how many new papers it matches."""
-    from .service import make_searcher
+    from paperdex.service import make_searcher
 
     with _store(ctx.find_root(), readonly=True) as st:
         s = make_searcher(st, _settings(ctx.find_root()).backend)
@@ -222,7 +222,7 @@ def saved_list(ctx, as_json) -> None:
 @click.pass_context
 def saved_new(ctx, key, limit, seen, as_json) -> None:
     """The new matches of a saved search (by name or #id) since the last visit."""
-    from .service import make_searcher
+    from paperdex.service import make_searcher
 
     with _store(ctx.find_root(), readonly=not seen) as st:
         ss = _lib(library.get_saved, st, key.lstrip("#"))
@@ -296,7 +296,7 @@ def token_revoke(ctx, key) -> None:
 @click.pass_context
 def related(ctx, text, limit, as_json) -> None:
     """Related work for a pasted abstract or paragraph (TEXT, or standard input)."""
-    from . import recommend as R
+    from paperdex.discover import recommend as R
 
     text = text if text is not None else sys.stdin.read()
     if not text.strip():
@@ -334,8 +334,8 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
     to a file; without --to or --smtp, the text is printed."""
     import os
 
-    from . import digest as D
-    from .service import make_searcher
+    from paperdex.discover import digest as D
+    from paperdex.service import make_searcher
 
     if to_file and to_file.suffix.lower() not in D.FILE_KINDS:
         raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
@@ -369,6 +369,6 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
         click.echo(D.render_text(d), nl=False)
 
 
-from .summarize_command import summarize  # noqa: E402  (the optional language-model layer)
+from paperdex.cli.summarize import summarize  # noqa: E402  (the optional language-model layer)
 
 COMMANDS = (tag, saved, token, related, digest, summarize)

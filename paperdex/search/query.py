@@ -23,9 +23,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date as _date
 
-from .messages import Message, message
-from .text import CJK as _CJK
-from .text import STOPWORDS, fold
+from paperdex.messages import Message, message
+from paperdex.text import CJK as _CJK
+from paperdex.text import STOPWORDS, fold
 
 FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "decision", "all"}
 # OpenReview's decisions as sources.openreview.decision_of names them

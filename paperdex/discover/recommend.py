@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from . import library
-from .paper import Paper, index_text
-from .store import Store
+from paperdex.discover import library
+from paperdex.paper import Paper, index_text
+from paperdex.store import Store
 
 C = 0.3  # SVM regularisation (bench/recommend.py)
 TFIDF_SCALE = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
@@ -136,8 +136,8 @@ _CORPORA: dict[str, Corpus] = {}
 
 def corpus(store: Store) -> Corpus:
     """The features of the snapshots searches use now (shared by the process)."""
-    from .search import lex_index
-    from .vectors import VectorIndex
+    from paperdex.index.vectors import VectorIndex
+    from paperdex.search.engine import lex_index
 
     ix = lex_index(store)
     vindex = VectorIndex.current(store)
@@ -700,7 +700,7 @@ def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Re
 def _surface(stems: list[str], text: str) -> list[str]:
     """Each stem as the paper's title or abstract writes it (its first word with that stem);
     stems only in its author names, numbers and one- or two-letter words are left out."""
-    from .text import stemmer, tokens
+    from paperdex.text import stemmer, tokens
 
     st = stemmer()
     first: dict[str, str] = {}
@@ -758,7 +758,7 @@ EMBED_CHARS = 512
 def pasted_prefix(text: str) -> str:
     """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a
     word (embed._cut, as documents are cut)."""
-    from .embed import _cut
+    from paperdex.index.embed import _cut
 
     return _cut(" ".join(str(text or "").split())[:MAX_TEXT], EMBED_CHARS)
 
@@ -788,8 +788,8 @@ class Related:
 def key_terms(store: Store, text: str, n: int = KEY_TERMS) -> list[str]:
     """The words of `text` with the highest tf-idf against the store (idf of the lexical
     snapshot; words no paper has are left out), each as the text writes it."""
-    from .search import lex_index
-    from .text import STOPWORDS, stemmer, tokens
+    from paperdex.search.engine import lex_index
+    from paperdex.text import STOPWORDS, stemmer, tokens
 
     ix = lex_index(store)
     st = stemmer()
@@ -832,8 +832,8 @@ def related(
     search's rule for long free text, leaves almost nothing to rank, bench/recommend.py
     --related); reciprocal-rank fusion of the two, as hybrid search fuses. `query_vector`: the
     text's vector when the caller embedded it already (service.related does, off the searcher)."""
-    from .query import QueryError
-    from .search import Hit, Searcher, rrf
+    from paperdex.search.engine import Hit, Searcher, rrf
+    from paperdex.search.query import QueryError
 
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
@@ -858,7 +858,7 @@ def related(
             res = s.search("", mode="lexical", per_page=1, filters=filters, facets=False, deadline=deadline)
             if res.total <= 20000:
                 allowed = _filtered_rowids(s, filters, deadline)
-        from .search import OverBudget
+        from paperdex.search.engine import OverBudget
 
         qv = query_vector if query_vector is not None else s.embed_query(pasted_prefix(text), vindex.model)
         if deadline is not None and time.monotonic() > deadline:
@@ -888,7 +888,7 @@ def related(
     )
     order = sorted(fused, key=lambda j: (-fused[j], j))[:k]
     stems = _stems(terms)
-    from .search import mark, snippet
+    from paperdex.search.engine import mark, snippet
 
     hits = []
     for j in order:
@@ -903,7 +903,7 @@ def related(
 
 
 def _stems(words: list[str]) -> frozenset[str]:
-    from .search import stems_of
+    from paperdex.search.engine import stems_of
 
     return stems_of(words)
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import click
 
-from .paper import Paper
-from .query import QueryError
-from .settings import Settings, SettingsError, from_context
-from .store import Store, StoreError
+from paperdex.paper import Paper
+from paperdex.search.query import QueryError
+from paperdex.settings import Settings, SettingsError, from_context
+from paperdex.store import Store, StoreError
 
 
 class UserError(click.ClickException):
@@ -125,7 +125,7 @@ def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
 def _source_options(command: click.Command) -> click.Command:
     """Add every registered source's own options (arxiv --set, openreview --venue, ...) to
     `ingest`, after the file options: a new source brings its options with it."""
-    from .sources import registry
+    from paperdex.sources import registry
 
     own = {p.name for p in command.params}
     added = list(registry.cli_options())
@@ -158,11 +158,11 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     kept); the exit status is 1 when any record was rejected. New papers are searchable by
     words at once; `paperdex embed` adds their vectors.
     """
-    from .embed import EmbedError, check_model_name
-    from .ingest import check_file, import_vectors, ingest_file, load_vectors_file
-    from .sources import SourceError, registry
-    from .sources.commands import import_file, ingest_source
-    from .store import IngestSummary
+    from paperdex.index.embed import EmbedError, check_model_name
+    from paperdex.ingest import check_file, import_vectors, ingest_file, load_vectors_file
+    from paperdex.sources import SourceError, registry
+    from paperdex.sources.commands import import_file, ingest_source
+    from paperdex.store import IngestSummary
 
     if vectors and not (ids and model):
         raise click.UsageError("--vectors needs --ids and --model")
@@ -294,7 +294,7 @@ class _write_errors:
 def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
     """Compute missing vectors and replace stale ones (text edited since its vector was made),
     resumably: stop it any time; it continues where it was."""
-    from .embed import EmbedError, embed_store, get_embedder, pending_count
+    from paperdex.index.embed import EmbedError, embed_store, get_embedder, pending_count
 
     settings = _settings(ctx).replace(model=model, embed_threads=threads)
     store = _store(ctx)
@@ -367,8 +367,8 @@ def migrate(ctx, target, restart, batch_size) -> None:
 
 
 def _migrate_to(store: Store, target: str, restart: bool, batch_size: int) -> None:
-    from .backends import open_backend, parse_uri
-    from .backends.migrate import checkpoint_key, migrate_store
+    from paperdex.backends import open_backend, parse_uri
+    from paperdex.backends.migrate import checkpoint_key, migrate_store
 
     try:
         kind, where, _ = parse_uri(target)
@@ -458,8 +458,8 @@ def search(
 ):
     """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG';
     its words may be given unquoted, and it may start with `-` (`search -video diffusion`)."""
-    from .search import Filters
-    from .service import make_searcher
+    from paperdex.search.engine import Filters
+    from paperdex.service import make_searcher
 
     query = " ".join(query)
     store = _store(ctx, readonly=True)
@@ -541,7 +541,7 @@ def _explain(h) -> str:
 @click.pass_context
 def show(ctx, paper_id, as_json) -> None:
     """Show one paper with all its fields and sources."""
-    from .query import paper_ref
+    from paperdex.search.query import paper_ref
 
     store = _store(ctx, readonly=True)
     ref = paper_ref(paper_id)  # an arXiv URL, arXiv:ID or an arXiv DOI, as `search` takes them
@@ -579,7 +579,7 @@ def stats(ctx, as_json) -> None:
     """What the data directory holds, and whether word search sees all of it (a write killed
     before it published leaves papers only in the database; this reports it, it does not fix
     it: readers never write)."""
-    from .lexical import index_lag
+    from paperdex.index.lexical import index_lag
 
     store = _store(ctx, readonly=True)
     s = store.stats()
@@ -600,8 +600,8 @@ def stats(ctx, as_json) -> None:
 @click.pass_context
 def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
     """Recall@1/10/100, MRR@10 and nDCG@10 over a JSONL of {"query", "relevant": [ids]}."""
-    from .evaluate import EvalError, evaluate, load_queries
-    from .search import Searcher
+    from paperdex.search.engine import Searcher
+    from paperdex.search.evaluate import EvalError, evaluate, load_queries
 
     store = _store(ctx, readonly=True)
     try:
@@ -616,7 +616,7 @@ def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
         click.echo(f"{k:10} {v:.4f}" if isinstance(v, float) else f"{k:10} {v}")
 
 
-SAMPLE = Path(__file__).parent / "data"
+SAMPLE = Path(__file__).parents[1] / "data"
 
 
 @cli.command()
@@ -626,7 +626,7 @@ SAMPLE = Path(__file__).parent / "data"
 @click.pass_context
 def demo(ctx, host, port, no_serve) -> None:
     """Load the bundled sample (3,077 arXiv papers with their vectors), then serve the web UI."""
-    from .ingest import import_vectors, ingest_file
+    from paperdex.ingest import import_vectors, ingest_file
 
     store = _store(ctx, create=True)
     sample = SAMPLE / "sample.jsonl.gz"
@@ -644,7 +644,7 @@ def demo(ctx, host, port, no_serve) -> None:
         serve = cli.get_command(ctx, "serve")
         if serve is None:
             raise _fail(RuntimeError("the web UI is not installed"))
-        from . import zh
+        from paperdex.text import zh
 
         click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
         with _ticking("preparing the segmenter"):
@@ -700,12 +700,12 @@ def _until_it_answers(url: str, every: float = 5.0) -> None:
 
 
 def _register() -> None:
-    from .sources.commands import export, sync
-    from .web.commands import mcp, serve
+    from paperdex.sources.commands import export, sync
+    from paperdex.web.commands import mcp, serve
 
     for command in (sync, export, serve, mcp):
         cli.add_command(command)
-    from .discover_commands import COMMANDS  # tag, saved, token, related, digest
+    from paperdex.cli.discover import COMMANDS  # tag, saved, token, related, digest
 
     for command in COMMANDS:
         cli.add_command(command)

@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from . import acronyms, lexical, zh
-from . import query as Q
-from .corpus import Corpus, StoreCorpus, Vectors
-from .corpus import lex_index as lex_index  # callers outside the engine read it from here
-from .messages import message
-from .paper import Paper, index_text
-from .store import Store
-from .text import QUERY_FILLER, STOPWORDS, fold, has_cjk, split_cjk, stem, tokens
+from paperdex.index import lexical
+from paperdex.messages import message
+from paperdex.paper import Paper, index_text
+from paperdex.search import query as Q
+from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
+from paperdex.search.corpus import lex_index as lex_index  # callers outside the engine read it from here
+from paperdex.store import Store
+from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, fold, has_cjk, split_cjk, stem, tokens, zh
 
 # Fusion by query class (`query_class`): the dense side's weight in the convex combination
 # of normalised scores (`fuse`), chosen on every development set together (bench/relevance.py,
@@ -730,7 +730,7 @@ def plan(
 
 
 class Searcher:
-    """Search over one corpus (paperdex.corpus): the embedded store, or a Milvus collection.
+    """Search over one corpus (paperdex.search.corpus): the embedded store, or a Milvus collection.
     Not shared across threads (a store's SQLite connection is its own); the index snapshots
     it reads are shared by the process."""
 
@@ -760,7 +760,7 @@ class Searcher:
         return self.corpus.vectors()
 
     def embedder(self, model: str | None = None):
-        from .embed import get_embedder
+        from paperdex.index.embed import get_embedder
 
         model = model or self.corpus.model
         if model is None:

@@ -19,10 +19,10 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-from . import query as Q
-from .store import PrefixCounts
+from paperdex.search import query as Q
+from paperdex.store import PrefixCounts
 
-DICT = Path(__file__).parent / "data" / "zh-en-dict.tsv"
+DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
 # Whether the dictionary is used when a caller does not say: built-in on; an entry point sets it
 # from Settings.zh_dict (Settings.install, PAPERDEX_ZH_DICT), nothing reads the environment here.
 ENABLED = True

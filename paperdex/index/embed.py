@@ -29,8 +29,8 @@ DIM = 384
 _E5_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 _MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-_MODELS_DIR = Path(__file__).parent / "models"
-_DATA_DIR = Path(__file__).parent / "data"
+_MODELS_DIR = Path(__file__).parents[1] / "models"
+_DATA_DIR = Path(__file__).parents[1] / "data"
 _HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # Whether E5Small applies the Chinese-query adapter when not told: built-in on; an entry point
 # sets it from Settings.zh_adapter (Settings.install), nothing reads the environment here.

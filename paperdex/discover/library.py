@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .paper import Paper
-from .store import Store
+from paperdex.paper import Paper
+from paperdex.store import Store
 
 MAX_TAG = 64  # characters of a tag name
 MAX_TAGS = 1000
@@ -285,7 +285,7 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
 def check_search(query: str, params: dict[str, str]) -> None:
     """Refuse what a search would refuse, when it is saved: a query that does not parse or a
     date it cannot read would otherwise fail every later run (the list, the digest, the feeds)."""
-    from .query import QueryError, date_range, parse
+    from paperdex.search.query import QueryError, date_range, parse
 
     try:
         parse(query)
@@ -391,7 +391,7 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
 
 
 def search_filters(params: dict[str, str]):
-    from .search import Filters
+    from paperdex.search.engine import Filters
 
     return Filters(
         category=params.get("category"),
@@ -418,8 +418,8 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
     new_ids = {r[0] for r in rows}
     dated = [r[1] for r in rows if r[1]]
     oldest = min(dated) if dated and len(dated) == len(rows) else None
-    from .query import QueryError
-    from .search import MAX_WINDOW
+    from paperdex.search.engine import MAX_WINDOW
+    from paperdex.search.query import QueryError
 
     count, papers, complete, notices = 0, [], True, []
     page = 1
@@ -544,7 +544,7 @@ def import_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
 
 def export_bibtex(store: Store, name: str | None = None) -> str:
     """A tag's papers (or every tagged paper) as a .bib file, through the one BibTeX writer."""
-    from .sources.bibtex import to_bibtex
+    from paperdex.sources.bibtex import to_bibtex
 
     ids = tag_papers(store, name) if name else store.tagged_paper_ids()
     papers = [p for p in (store.get(i) for i in sorted(set(ids))) if p is not None]
@@ -554,7 +554,7 @@ def export_bibtex(store: Store, name: str | None = None) -> str:
 def import_bibtex(store: Store, text: str, name: str) -> dict[str, int]:
     """Save the entries of a .bib file into tag `name`: entries naming a stored paper (its
     arXiv id) are tagged; the others are ingested first (source `bibtex`)."""
-    from .sources.bibtex import parse_bibtex
+    from paperdex.sources.bibtex import parse_bibtex
 
     res = parse_bibtex(text)
     name = tag_name(name)

@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .snapshots import shared, stamp
+from paperdex.index.snapshots import shared, stamp
 
 if TYPE_CHECKING:
-    from .store import Store
+    from paperdex.store import Store
 
 FORMAT = 5  # 5: a pointer only (4 and below: a folder with rows and an HNSW graph)
 POINTER = "vectors.json"

@@ -14,7 +14,7 @@ Readers never take the lock: they read the pointer, which is replaced atomically
 **Shared by a process.** A published snapshot is mapped once per process (`shared`), keyed
 by its pointer file's stamp, and replaced when a writer publishes again.
 
-(The lag of the word index behind the database is measured by paperdex.lexical.index_lag.)
+(The lag of the word index behind the database is measured by paperdex.index.lexical.index_lag.)
 This module imports nothing of paperdex: every stage that publishes or reads snapshots uses it.
 """
 
@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("paperdex.snapshots")
+log = logging.getLogger("paperdex.index.snapshots")
 LOCK = "publish.lock"
 REPAIR_COMMAND = "paperdex migrate"  # the one command that publishes what is missing
 _depth = threading.local()  # per thread: data dirs whose lock this thread holds, and how often
@@ -75,7 +75,7 @@ def publish_lock(data_dir: Path) -> Iterator[None]:
 def prune_snapshots(d: Path, prefix: str, current: str) -> None:
     """Remove old published index folders; the newest previous one stays for readers that
     still map it, and unfinished ``.tmp`` folders go. Called under the publish lock
-    (paperdex.snapshots), so a ``.tmp`` is never one another writer is still filling: every
+    (paperdex.index.snapshots), so a ``.tmp`` is never one another writer is still filling: every
     live publisher holds the lock while it has one."""
     olds = [p for p in d.glob(prefix + "*") if p.is_dir() and p.name != current]
     olds.sort(key=lambda p: p.stat().st_mtime, reverse=True)

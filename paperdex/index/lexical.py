@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from .paper import index_text
-from .snapshots import REPAIR_COMMAND, prune_snapshots, publish_lock
-from .text import STOPWORDS, stemmer, tokens
+from paperdex.index.snapshots import REPAIR_COMMAND, prune_snapshots, publish_lock
+from paperdex.paper import index_text
+from paperdex.text import STOPWORDS, stemmer, tokens
 
 if TYPE_CHECKING:
-    from .store import Store
+    from paperdex.store import Store
 
 FORMAT = 4
 # BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are
@@ -345,19 +345,12 @@ class StoreSource:
         self.data_dir = store.data_dir
         self.store_id, self.generation, self.read_snapshot = store.store_id, store.generation, store.read_snapshot
 
-    def index_rows(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], int]]]:
-        cur = self.store.conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
-        while rows := cur.fetchmany(chunk):
-            yield [(r[0], r[1], json.loads(r[2]), _date_int(r[3])) for r in rows]
+    def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
+        for rows in self.store.rows_for_index():
+            yield [(r, h, cats, _date_int(d)) for r, h, cats, d in rows]
 
     def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
-        texts: dict[int, tuple[str, str, list[str]]] = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i : i + 500]
-            q = f"SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-            for r in self.store.conn.execute(q, chunk):
-                texts[r[0]] = (r[1], r[2], json.loads(r[3]))
-        return texts
+        return self.store.texts_of(rowids)
 
 
 def _source(store: Store | Source) -> Source:
@@ -742,7 +735,7 @@ POINTER = "lexical.json"
 def publish(store: Store | Source, index: LexIndex | None = None) -> LexIndex:
     """Build (unless given) and publish a snapshot: arrays into a new folder, then the
     pointer file replaced atomically. Readers holding the previous snapshot keep it. Under
-    the data directory's publish lock (paperdex.snapshots): another writer's pruning never
+    the data directory's publish lock (paperdex.index.snapshots): another writer's pruning never
     removes this one's folder, and an older generation never replaces a newer one."""
     with publish_lock(store.data_dir):
         index = index or build(store, load(store))

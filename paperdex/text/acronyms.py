@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-_DATA = Path(__file__).parent / "data" / "acronyms.tsv"
+_DATA = Path(__file__).parents[1] / "data" / "acronyms.tsv"
 
 
 @lru_cache(maxsize=1)

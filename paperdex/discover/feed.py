@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .paper import Paper
-from .query import QueryError, date_range
-from .sources import completeness
-from .store import Period, Store
+from paperdex.paper import Paper
+from paperdex.search.query import QueryError, date_range
+from paperdex.sources import completeness
+from paperdex.store import Period, Store
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_CATEGORIES = 16
@@ -92,7 +92,7 @@ def _in_category(store: Store, period: Period, category: str) -> Period:
     """The papers of `period` in `category`: `cs.LG` matches that category, `cs` any category
     of the archive, case-insensitive: the `cat:` rule itself (`LexIndex.category_docs`), not a
     copy of it in SQL."""
-    from .search import lex_index
+    from paperdex.search.engine import lex_index
 
     ix = lex_index(store)
     rowids = tuple(int(r) for r in ix.rowids[ix.category_docs(category)])
@@ -212,7 +212,7 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
         ranked_by.append("upvotes")
     if any((st or 0) > 0 for _, _, st in rows):
         ranked_by.append("stars")
-    from .recommend import for_you_order
+    from paperdex.discover.recommend import for_you_order
 
     ordered, scored = for_you_order(store, [r for r, _, _ in rows])  # every paper scored, for the shape
     first = set(signal)
@@ -226,7 +226,7 @@ def _shape(store: Store, where: Period, ids: list[int], scored: dict) -> tuple[l
     trending = store.most_signalled_in(where, TOP_TRENDING)
     counts: dict[str, int] = {}
     if scored:
-        from . import library
+        from paperdex.discover import library
 
         for r, (score, tag) in scored.items():
             if score < MIN_TAG_SCORE:
@@ -304,7 +304,7 @@ def listing(
         got = store.get_many(ordered)
         papers = [got[r] for r in ordered if r in got]
     elif sort == "foryou":  # every paper of the period scored by the user's tags (recommend.py)
-        from .recommend import for_you_order
+        from paperdex.discover.recommend import for_you_order
 
         ids = store.rowids_in(where, order)
         ordered, scored = for_you_order(store, ids)

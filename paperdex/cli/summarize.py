@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from . import digest
-from . import summaries as S
-from .cli import UserError, _settings, _store, json_text, tty
+from paperdex.cli import UserError, _settings, _store, json_text, tty
+from paperdex.discover import digest
+from paperdex.discover import summaries as S
 
 
 @click.command()

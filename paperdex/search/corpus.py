@@ -1,7 +1,7 @@
 """What the search engine reads, on any backend: a `Corpus`.
 
-The engine (paperdex.search) decides everything a query means over two index snapshots -- the
-lexical arrays (paperdex.lexical) and the vectors -- and reads records only to show them or to
+The engine (paperdex.search.engine) decides everything a query means over two index snapshots -- the
+lexical arrays (paperdex.index.lexical) and the vectors -- and reads records only to show them or to
 check what the arrays cannot say (a field's own word pairs, an exact phrase, a venue
 substring). A corpus supplies exactly those primitives, so the contract of docs/search.md is
 written once and a backend adds storage, never a second copy of the search:
@@ -21,19 +21,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from . import lexical
-from .paper import Paper
-from .snapshots import shared, stamp
-from .store import Store
+from paperdex.index import lexical
+from paperdex.index.snapshots import shared, stamp
+from paperdex.paper import Paper
+from paperdex.store import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from . import query as Q
+    from paperdex.search import query as Q
 
 
 class Vectors(Protocol):
-    """The dense side: every paper's vector under one model (paperdex.vectors.VectorIndex)."""
+    """The dense side: every paper's vector under one model (paperdex.index.vectors.VectorIndex)."""
 
     model: str
 
@@ -130,7 +130,7 @@ class StoreCorpus:
         return lex_index(self.store)
 
     def vectors(self) -> Vectors | None:
-        from .vectors import VectorIndex
+        from paperdex.index.vectors import VectorIndex
 
         return VectorIndex.current(self.store)
 

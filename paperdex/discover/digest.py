@@ -25,10 +25,10 @@ from urllib.parse import quote
 
 from jinja2 import Environment, select_autoescape
 
-from . import feed, library
-from . import recommend as R
-from .paper import Paper
-from .store import Store
+from paperdex.discover import feed, library
+from paperdex.discover import recommend as R
+from paperdex.paper import Paper
+from paperdex.store import Store
 
 FORMATS = ("rss", "atom")
 MAX_SUMMARY = 1200  # characters of an abstract in a feed item
@@ -76,7 +76,7 @@ def _title(text: str) -> str:
 
 
 def _plain(text: str) -> str:
-    from .web.render import plain_tex
+    from paperdex.web.render import plain_tex
 
     return _x(plain_tex(text or ""))
 
@@ -227,7 +227,7 @@ def build(
             )
     saved = library.saved_searches(store)
     if saved:
-        from .search import Searcher
+        from paperdex.search.engine import Searcher
 
         s = searcher or Searcher(store)
         for ss in saved:
@@ -252,7 +252,7 @@ def build(
                 f"Papers of {day}", "day", f"{base}/daily?day={day}", [Item(p) for p in day_list.papers], d.day_total
             )
         )
-    from .summaries import attach_items
+    from paperdex.discover.summaries import attach_items
 
     attach_items(store, [it for s in d.sections for it in s.items])
     return d

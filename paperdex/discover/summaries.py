@@ -36,11 +36,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .paper import Paper
-from .settings import check_url
-from .store import Store
+from paperdex.paper import Paper
+from paperdex.settings import check_url
+from paperdex.store import Store
 
-log = logging.getLogger("paperdex.summaries")
+log = logging.getLogger("paperdex.discover.summaries")
 
 LANGS = ("en", "zh")
 LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese"}
