@@ -447,3 +447,20 @@ def test_decision_filter_separates_accepted_from_rejected_submissions(empty_stor
     ]
     with pytest.raises(QueryError, match="decision: expects one of accepted"):
         s.search("decision:maybe")
+
+
+def test_feedback_reranks_a_question_and_changes_nothing_it_matches(searcher, monkeypatch):
+    """Dense feedback (an English question or claim: the query vector moved toward the first
+    order's best papers) re-ranks, and only that: what matches (total, facets) is the first
+    embedding's, and pages stay slices of one order."""
+    from paperdex.search import engine
+
+    q = "how do diffusion models generate images from text prompts"
+    assert engine.query_class(engine.plan(q)) in engine.FEEDBACK
+    with_fb = searcher.search(q, per_page=20)
+    pages = [h.paper.id for pg in (1, 2) for h in searcher.search(q, page=pg, per_page=10, facets=False).hits]
+    assert pages == [h.paper.id for h in with_fb.hits]
+    monkeypatch.setattr(engine, "FEEDBACK", set())
+    without = searcher.search(q, per_page=20)
+    assert (with_fb.total, with_fb.facets) == (without.total, without.facets)
+    assert [h.paper.id for h in with_fb.hits] != [h.paper.id for h in without.hits]  # it does re-rank

@@ -57,6 +57,12 @@ FUSION = {
     ("mixed", "keywords"): 0.3,
     ("mixed", "sentence"): 0.1,
 }
+# Dense pseudo-relevance feedback (`Searcher._feedback`) for English questions and claims:
+# the query vector plus FEEDBACK_BETA x the unit mean of the first fused order's best
+# FEEDBACK_DOCS papers, scanned again and fused again (docs/relevance.md).
+FEEDBACK = {("en", "sentence")}
+FEEDBACK_DOCS = 10
+FEEDBACK_BETA = 0.5
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
 LEX_POOL = 1000  # best papers by words scored on both sides
@@ -820,7 +826,13 @@ class Searcher:
         if sort == "newest" or not (words.scored or dense is not None):
             order, info, ranked = _newest(ix, M, want), {}, total
         else:
-            order, info, ranked = relevance_order(ix, M, words, dense, self.fusion[query_class(p)], want)
+            w_dense = self.fusion[query_class(p)]
+            feedback = dense is not None and dense.mode == "hybrid" and query_class(p) in FEEDBACK
+            order, info, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
+            if feedback and len(order):
+                dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
+                order, info, ranked = relevance_order(ix, M, words, dense, w_dense, want)
+            order = order[:want]
         page_docs = order[p.offset : min(want, listed_count(total, ranked))]
         hits = self._hits(ix, page_docs, info, words.rank_concepts if highlight else [])
         fac = self._facets(ix, M) if facets else {}
@@ -852,6 +864,23 @@ class Searcher:
         ok = ix.rowids[pos] == rowids if ix.n else np.zeros(len(rowids), dtype=bool)
         # best first, equal cosines by rowid, as the vector search gave them: rowid order is doc order
         return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok], every)
+
+    def _feedback(self, ix, p: Plan, C: np.ndarray | None, dense: Dense, top: np.ndarray, words_found: bool) -> Dense:
+        """The dense side again with the query vector moved toward the mean of the first
+        order's best papers (Rocchio pseudo-relevance feedback, one more scan): a question's
+        or a claim's embedding sits between the papers that answer it and those that share its
+        frame; the papers both sides put first pull it to the former. The matched set is not
+        changed (`total`, facets and Newest stay the first embedding's)."""
+        vecs = [v for v in (dense.index.vector(int(r)) for r in ix.rowids[top]) if v is not None]
+        if not vecs:
+            return dense
+        centroid = np.mean(vecs, axis=0)
+        norm = float(np.linalg.norm(centroid))
+        if norm == 0:
+            return dense
+        qv = np.asarray(dense.qv, dtype=np.float32) + FEEDBACK_BETA * centroid / norm
+        qv /= max(float(np.linalg.norm(qv)), 1e-9)
+        return self._dense_side(ix, p, C, qv, [], words_found) or dense
 
     def _hits(self, ix, page_docs: np.ndarray, info: dict, rank_concepts: list[Concept]) -> list[Hit]:
         rowids = [int(ix.rowids[d]) for d in page_docs]
