@@ -211,3 +211,14 @@ def test_serve_on_a_busy_port_fails_before_saying_it_serves(built_store_dir):
             assert r.returncode == 1, (workers, r.stdout, r.stderr)
             assert f"cannot listen on 127.0.0.1:{port}" in r.stderr
             assert "serving" not in r.stdout + r.stderr
+
+
+def test_a_mistyped_option_is_an_error_not_query_words(built_store_dir):
+    """`-video` excludes a word, but `--per-pg 5` is a mistyped option: searching for it as
+    words would answer a different question without saying so."""
+    r = run("search", "--per-pg", "5", "diffusion", data_dir=built_store_dir)
+    assert r.exit_code == 2 and "No such option '--per-pg'" in r.output and "--per-page" in r.output
+    r = run("search", "--per-page", "2", "--json", "diffusion", data_dir=built_store_dir)
+    assert r.exit_code == 0 and len(json.loads(r.output)) == 2  # the web's name for the page size works
+    without = json.loads(run("search", "-video", "diffusion", "--json", "-n", "50", data_dir=built_store_dir).output)
+    assert without and not any("video" in (h["title"] + h["abstract"]).lower() for h in without)  # `-video` excludes

@@ -431,6 +431,11 @@ class QueryCommand(click.Command):
                     i += 1
             elif a.startswith("-") and not a.startswith("--") and takes_value.get(a[:2]):
                 opts.append(a)  # a short option with its value attached: -n5
+            elif a.startswith("--") and len(name) > 2:  # `-word` excludes a word; `--word` is a mistyped option
+                import difflib
+
+                near = difflib.get_close_matches(name, [n for n in takes_value if n.startswith("--")], n=3)
+                raise click.NoSuchOption(name, possibilities=near, ctx=ctx)
             else:
                 words.append(a)
             i += 1
@@ -441,7 +446,7 @@ class QueryCommand(click.Command):
 @click.argument("query", nargs=-1, required=True)
 @click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
 @click.option("--sort", type=click.Choice(["relevance", "newest"]), default="relevance", show_default=True)
-@click.option("-n", "--limit", "per_page", default=10, show_default=True, help="Hits per page.")
+@click.option("-n", "--limit", "--per-page", "per_page", default=10, show_default=True, help="Hits per page.")
 @click.option("--page", default=1, show_default=True)
 @click.option("--category", help="Only this category (cs.LG) or archive (cs).")
 @click.option("--from", "date_from", help="Earliest date, YYYY[-MM[-DD]].")
