@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.query import QueryError, date_range
 from paperdex.sources import completeness
@@ -80,7 +81,7 @@ def _check_day(day: str) -> str:
     """A real calendar day, by the query language's one date rule."""
     day = day.strip()
     if not _DAY.match(day):
-        raise FeedError(f"a day is written YYYY-MM-DD, got {day[:40]!r}")
+        raise FeedError(message("day_written", value=day[:40]))
     try:
         date_range(day, day)
     except QueryError as e:
@@ -117,7 +118,7 @@ def daily(
     else:
         day = latest_day(store)
     if day is None:
-        return Day(None, [], 0, 0, [], None, None, category, page, per_page, ["the store has no papers yet"])
+        return Day(None, [], 0, 0, [], None, None, category, page, per_page, [message("store_empty")])
     cats = store.category_counts_in(Period(day, day), MAX_CATEGORIES)
     day_total = store.count_on(day)
     where = Period(day, day)
@@ -126,7 +127,7 @@ def daily(
     total = store.count_in(where)
     papers = store.papers_in(where, "listing", per_page, (page - 1) * per_page)
     prev, nxt = neighbours(store, day)
-    notices = [] if day_total else [f"no papers listed on {day}"]
+    notices: list[str] = [] if day_total else [message("no_papers_on", day=day)]
     if state := completeness.day_notice(store, day):
         notices.append(state)
     return Day(day, papers, total, day_total, cats, prev, nxt, category, page, per_page, notices)
@@ -268,9 +269,9 @@ def listing(
     (the user's tags' recommenders). "trending"
     is always the last TRENDING_DAYS days of the store, by upvotes, papers with upvotes only."""
     if view not in VIEWS:
-        raise FeedError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
+        raise FeedError(message("unknown_view", value=view, choices=", ".join(VIEWS)))
     if sort not in LISTING_SORTS:
-        raise FeedError(f"unknown sort {sort!r}; use one of {', '.join(LISTING_SORTS)}")
+        raise FeedError(message("unknown_sort", value=sort, choices=", ".join(LISTING_SORTS)))
     page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
     category = (category or "").strip() or None
     if category and len(category) > 64:
@@ -283,7 +284,7 @@ def listing(
     else:
         day = latest
     if day is None:
-        notice = "no paper in the store has a date" if store.count() else "the store has no papers yet"
+        notice = message("no_dates") if store.count() else message("store_empty")
         return Listing(view, None, None, [], 0, 0, [], None, None, category, sort, page, per_page, 0, [notice])
     start, end = period(view, day)
     base = Period(start, end, upvoted=view == "trending")
@@ -295,7 +296,7 @@ def listing(
     # a day keeps its listing order; "for you" falls back to the date order
     listing_order = "listing" if view == "day" else "newest"
     order = listing_order if sort in ("newest", "foryou", "top") else sort
-    notices = []
+    notices: list[str] = []
     ranked_by: list[str] = []
     scored: dict[int, tuple[float, str]] = {}
     if sort == "top":
@@ -310,7 +311,7 @@ def listing(
         ordered, scored = for_you_order(store, ids)
         ranked_by = ["tags" if scored else "listing"]
         if ids and not scored:
-            notices.append("save papers to a tag to sort them for you; sorted by date")
+            notices.append(message("for_you_needs_tags"))
         ordered = ordered[(page - 1) * per_page : page * per_page]
         got = store.get_many(ordered)
         papers = [got[r] for r in ordered if r in got]
@@ -325,10 +326,10 @@ def listing(
     if view == "day" and (state := completeness.day_notice(store, start)):
         notices.append(state)  # "complete", or how many papers the day's listing named are missing
     if not period_total:
-        empty = "no papers with upvotes in the last 7 days" if view == "trending" else "no papers in this period"
+        empty = message("no_upvotes_week" if view == "trending" else "no_papers_period")
         notices.append(empty)
     elif sort == "upvotes" and not with_upvotes:
-        notices.append("no paper of this period has Hugging Face upvotes; sorted by date")
+        notices.append(message("no_hf_upvotes"))
     return Listing(
         view, start, end, papers, total, period_total, cats, prev, nxt, category, sort, page, per_page, with_upvotes,
         notices, ranked_by, trending, for_tags, scores,

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.store import Store
 
@@ -74,7 +75,7 @@ def tag_name(name: str) -> str:
     if not name:
         raise LibraryError("a tag needs a name")
     if len(name) > MAX_TAG:
-        raise LibraryError(f"a tag name is at most {MAX_TAG} characters")
+        raise LibraryError(message("tag_name_too_long", limit=MAX_TAG))
     if _CONTROL.search(name) or "/" in name or "\\" in name:
         raise LibraryError("a tag name cannot contain control characters, / or \\")
     return name
@@ -126,7 +127,7 @@ def get_tag(store: Store, name: str) -> Tag:
     for t in tags(store):
         if t.name.lower() == name.lower():
             return t
-    raise LibraryError(f"no tag named {name!r}", 404)
+    raise LibraryError(message("no_tag", name=name), 404)
 
 
 def tag_papers(store: Store, name: str) -> list[str]:
@@ -163,7 +164,7 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     found, missing = paper_ids(store, ids)
     if missing and not allow_missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise LibraryError(f"not in this store: {shown}", 404)
+        raise LibraryError(message("ids_not_in_store", ids=shown), 404)
     if allow_missing:
         found += [m for m in missing if len(m) <= 200 and not _CONTROL.search(m)]
     stamp = now()
@@ -184,7 +185,7 @@ def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
     with _write(store) as c:
         tid = _tag_id(c, name, create=False)
         if tid is None:
-            raise LibraryError(f"no tag named {name!r}", 404)
+            raise LibraryError(message("no_tag", name=name), 404)
         n = 0
         for pid in ids:
             n += c.remove_from_tag(tid, str(pid).strip())
@@ -201,9 +202,9 @@ def rename_tag(store: Store, old: str, new: str) -> None:
     old, new = tag_name(old), tag_name(new)
     with _write(store) as c:
         if old.lower() != new.lower() and c.tag_exists(new):
-            raise LibraryError(f"a tag named {new!r} exists already", 409)
+            raise LibraryError(message("tag_exists", name=new), 409)
         if not c.rename_tag(old, new):
-            raise LibraryError(f"no tag named {old!r}", 404)
+            raise LibraryError(message("no_tag", name=old), 404)
 
 
 # --- not interested -----------------------------------------------------------------------
@@ -213,7 +214,7 @@ def dismiss(store: Store, ids: Iterable[str]) -> int:
     """Mark papers "not interested": recommendations leave them out and learn from them."""
     found, missing = paper_ids(store, ids)
     if missing:
-        raise LibraryError(f"not in this store: {', '.join(missing[:5])}", 404)
+        raise LibraryError(message("ids_not_in_store", ids=", ".join(missing[:5])), 404)
     with _write(store) as c:
         return c.dismiss(found, now())
 

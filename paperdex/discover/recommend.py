@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from paperdex.discover import library
+from paperdex.messages import message
 from paperdex.paper import Paper, index_text
 from paperdex.store import Store
 
@@ -197,15 +198,15 @@ class Choice:
         label = LABELS[self.kind]
         if not self.metrics:
             n = self.positives
-            return f"{label}: the default; {n} saved papers are too few to compare models on (needs {MIN_VALIDATE})"
+            return message("model_too_few", model=label, n=n, needed=MIN_VALIDATE)
         me = self.metrics[self.kind]
         others = [k for k in self.metrics if k != self.kind]
         top = " vs ".join(f"{self.metrics[k]['top20']:.0%} {LABELS[k]}" for k in others)
         mrr = " vs ".join(f"{self.metrics[k]['mrr']:.2f}" for k in others)
-        figures = f"held-out saved papers in the first 20: {me['top20']:.0%} vs {top}; MRR {me['mrr']:.2f} vs {mrr}"
+        figures = message("model_figures", top20=f"{me['top20']:.0%} vs {top}", mrr=f"{me['mrr']:.2f} vs {mrr}")
         if self.kind != self.default:
-            return f"{label}: ranked held-out saved papers higher ({figures})"
-        return f"{label}: the default; no other model ranked held-out saved papers clearly higher ({figures})"
+            return message("model_better", model=label, figures=figures)
+        return message("model_default", model=label, figures=figures)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -655,9 +656,9 @@ def recommend(
         if p is None:
             continue
         items.append(Recommendation(p, float(s[d]), explain_one(store, c, model, int(d), p) if explain else None))
-    notices = []
+    notices: list[str] = []
     if len(model.positives) < 3:
-        notices.append("recommendations get better with more papers in the tag")
+        notices.append(message("more_papers_better"))
     took = (time.perf_counter() - t0) * 1000
     n_pos, n_neg = len(model.positives), model.negatives
     return Recommendations(tag, items, n_pos, n_neg, len(cand), took, trained, notices, model.choice)
@@ -867,9 +868,9 @@ def related(
         got = store.get_many([r for r, _ in found])
         dense_hits = [Hit(got[r], sc, dense_score=sc) for r, sc in found if r in got]
     else:
-        notices.append("semantic search is off until vectors exist (run `paperdex embed`)")
+        notices.append(message("no_vectors"))
     if not text:
-        notices.append("paste a paragraph or an abstract")
+        notices.append(message("paste_paragraph"))
     by_id: dict[str, Any] = {}
     lex_rank = {}
     for i, h in enumerate(lex_hits):
