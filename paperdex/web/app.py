@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from paperdex import service
 from paperdex.discover import summaries
+from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.engine import Hit, Result
 from paperdex.service import SearcherPool, SearchParams, ServiceError
@@ -394,7 +395,7 @@ def create_app(
     @app.exception_handler(Exception)
     async def on_crash(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s", request.url.path)
-        return error(request, 500, "internal error; the server log has the details")
+        return error(request, 500, message("internal_error"))
 
     # --- JSON API -------------------------------------------------------------------------
     # Endpoints build their JSONResponse themselves: FastAPI's generic encoder would cost more

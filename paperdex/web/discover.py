@@ -29,6 +29,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from paperdex import service
 from paperdex.discover import digest, feed, library
 from paperdex.discover import recommend as R
+from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.engine import Filters
 from paperdex.search.query import QueryError
@@ -685,7 +686,7 @@ def api_tag_delete(request: Request, name: str) -> Response:
     require_writer(request)
     with _Writer(request) as st:
         if not _lib(library.delete_tag, st, name):
-            raise ServiceError(404, f"no tag named {name[:80]!r}")
+            raise ServiceError(404, message("no_tag", name=name[:80]))
     return _ok({"deleted": True})
 
 
