@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from paperdex.discover import feed, library
+from paperdex.discover import recommend as R
 from paperdex.messages import LANGS, MESSAGES, Message, fields, message
 from paperdex.search import query as Q
 from paperdex.service import ServiceError
@@ -83,17 +85,47 @@ def test_a_message_is_its_english_text_and_survives_str_and_pickle():
 
 
 def test_plain_text_only_for_the_foreign_codes():
-    """Modules that still produce plain English (feed, recommend, library, Starlette) are
-    recognised by their template; the codes of converted producers are not."""
-    assert i18n.message("zh", "no papers listed on 2025-01-01") == "2025-01-01 没有论文"
-    figures = "held-out saved papers in the first 20: 60% vs 40% SVM; MRR 0.50 vs 0.30"
-    assert i18n.message("zh", f"dense centroid: ranked held-out saved papers higher ({figures})") == (
-        "dense centroid：把留出的已存论文排得更靠前（留出的已存论文进入前 20 的比例：60% vs 40% SVM；MRR 0.50 vs 0.30）"
-    )
-    assert i18n.message("zh", "no tag named 'x'") == "没有名为 'x' 的标签"
+    """Only what third-party code produces as plain English (Starlette's 404) is recognised by
+    its template; the English of paperdex's own messages, as plain text, is left as it is."""
+    assert set(i18n.FOREIGN) == {"not_found"}
+    assert all(code in MESSAGES for code in i18n.FOREIGN)
     assert i18n.message("zh", "Not Found") == "未找到"
     assert i18n.message("en", "Not Found") == "Not Found"
-    assert all(code in MESSAGES for code in i18n.FOREIGN)
+    for plain in ["no papers listed on 2025-01-01", "no tag named 'x'", "the store has no papers yet"]:
+        assert i18n.message("zh", plain) == plain
+
+
+def test_discover_producers_make_messages(store, empty_store):
+    """feed, library and recommend make Messages, and they survive the exceptions, notices and
+    ServiceErrors that carry them to a page."""
+    d = feed.daily(empty_store)
+    assert d.notices == ["the store has no papers yet"] and d.notices[0].code == "store_empty"
+    assert i18n.message("zh", d.notices[0]) == "库中还没有论文"
+    with pytest.raises(feed.FeedError) as fe:
+        feed.daily(store, "2025-1-1")
+    err = ServiceError(400, str(fe.value))  # as service and web/discover pass a feed error on
+    assert isinstance(err.message, Message) and err.message.code == "day_written"
+    assert err.message == "a day is written YYYY-MM-DD, got '2025-1-1'"
+    assert err.message.in_lang("zh") == "日期应写成 YYYY-MM-DD，实际为 '2025-1-1'"
+    with pytest.raises(feed.FeedError) as fe:
+        feed.listing(store, "fortnight")
+    assert fe.value.args[0].code == "unknown_view"
+    assert str(fe.value) == "unknown view 'fortnight'; use one of day, week, month, trending"
+    with pytest.raises(library.LibraryError) as le:
+        library.get_tag(store, "x")
+    assert le.value.status == 404 and le.value.message == "no tag named 'x'"
+    assert le.value.message.in_lang("zh") == "没有名为 'x' 的标签"
+    with pytest.raises(library.LibraryError) as le:
+        library.add_to_tag(store, "t", ["2501.99999"])
+    assert le.value.message.code == "ids_not_in_store" and le.value.message == "not in this store: 2501.99999"
+    metrics = {"svm": {"top20": 0.4, "mrr": 0.3}, "dense centroid": {"top20": 0.6, "mrr": 0.5}}
+    text = R.Choice("dense centroid", metrics, 4, 10).text()
+    figures = "held-out saved papers in the first 20: 60% vs 40% SVM; MRR 0.50 vs 0.30"
+    assert text == f"dense centroid: ranked held-out saved papers higher ({figures})"
+    assert i18n.message("zh", text) == (
+        "dense centroid：把留出的已存论文排得更靠前（留出的已存论文进入前 20 的比例：60% vs 40% SVM；MRR 0.50 vs 0.30）"
+    )
+    assert pickle.loads(pickle.dumps(text)).in_lang("zh") == text.in_lang("zh")
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +169,8 @@ def test_chinese_notices_and_errors_on_other_pages(client):
     assert r.status_code == 404 and "没有编号为 'nope' 的论文" in html.unescape(r.text)
     r = client.get("/no-such-page", headers=ZH_HEADER)
     assert r.status_code == 404 and "未找到" in r.text
+    r = client.get("/daily", params={"view": "fortnight"}, headers=ZH_HEADER)
+    assert r.status_code == 400 and "未知的 view 'fortnight'；可选：day, week, month, trending" in _shown(r)
 
 
 def test_the_api_answers_in_english_whatever_the_language(client):
@@ -145,3 +179,6 @@ def test_the_api_answers_in_english_whatever_the_language(client):
     assert r.json()["error"]["message"] == "unbalanced parenthesis: this ')' has no matching '(' (at character 2)"
     r = client.get("/api/search", params={"q": "zebrafinch xqzvbn"}, headers=ZH_HEADER)
     assert "no paper contains “zebrafinch”, “xqzvbn”" in r.json()["notices"]
+    r = client.get("/daily.json", params={"view": "fortnight"}, headers=ZH_HEADER)
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == "unknown view 'fortnight'; use one of day, week, month, trending"

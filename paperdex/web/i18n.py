@@ -380,38 +380,13 @@ TEXT: dict[str, dict[str, str]] = {
     },
 }
 
-# Messages of the core are messages.Message objects, shown with msg.in_lang(lang). A few
-# modules still produce some of them as plain English text (below, with where from); those
-# alone are recognised by their English, matched against their template in messages.MESSAGES.
-# A field named in the set is itself such a message (a model's figures), translated in turn.
+# Messages of paperdex are messages.Message objects, shown with msg.in_lang(lang). Text that
+# third-party code produces as plain English is recognised by its English, matched against its
+# template in messages.MESSAGES (below, with where from). A field named in the set is itself
+# such a message, translated in turn.
 FOREIGN: dict[str, frozenset[str]] = {
-    # feed.py (FeedError texts and the listings' notices)
-    "day_written": frozenset(),
-    "unknown_view": frozenset(),
-    "unknown_sort": frozenset(),
-    "no_papers_on": frozenset(),
-    "no_papers_period": frozenset(),
-    "no_upvotes_week": frozenset(),
-    "no_hf_upvotes": frozenset(),
-    "for_you_needs_tags": frozenset(),
-    "no_dates": frozenset(),
-    "store_empty": frozenset(),
-    # recommend.py (a tag's model, recommend.Choice.text, and its notices)
-    "model_too_few": frozenset(),
-    "model_better": frozenset({"figures"}),
-    "model_default": frozenset({"figures"}),
-    "model_figures": frozenset(),
-    "more_papers_better": frozenset(),
-    "paste_paragraph": frozenset(),
-    "no_vectors": frozenset(),
-    # library.py and web/discover.py (LibraryError texts, tags)
-    "no_tag": frozenset(),
-    "tag_exists": frozenset(),
-    "tag_name_too_long": frozenset(),
-    "ids_not_in_store": frozenset(),
-    # web/app.py and Starlette (a 404 the router answers, a 500)
+    # Starlette (a 404 its router answers: HTTPException.detail)
     "not_found": frozenset(),
-    "internal_error": frozenset(),
 }
 
 

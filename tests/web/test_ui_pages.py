@@ -54,7 +54,8 @@ def test_messages_translate_by_code():
     for m in [message("no_close_matches"), message("not_in_store", id="2501.00001")]:
         assert i18n.message("zh", m) != m
     assert i18n.message("en", message("no_close_matches")) == "no close matches"
-    assert i18n.message("zh", "the store has no papers yet") == "库中还没有论文"  # feed.py's plain text
+    assert i18n.message("zh", message("store_empty")) == "库中还没有论文"  # feed.py's notice
+    assert i18n.message("zh", "Not Found") == "未找到"  # Starlette's plain text
     assert i18n.message("zh", "no close matches") == "no close matches"  # plain text of a coded message: as is
 
 
