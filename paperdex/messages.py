@@ -191,8 +191,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "k_related": {"en": "k: an integer from 1 to 100", "zh": "k: 应为 1 到 100 之间的整数"},
     "no_paper_this_id": {"en": "no paper with this id", "zh": "没有这个编号的论文"},
     "no_paper_id": {"en": "no paper with id {id!r}", "zh": "没有编号为 {id!r} 的论文"},
-    # --- produced as plain text by modules that do not use this table yet (the web's i18n
-    # recognises them by their English: FOREIGN there) --------------------------------------
+    # --- the discovery stage's (feed, library, recommend) and the web's; `not_found` is
+    # Starlette's own text, recognised by its English (i18n.FOREIGN) -------------------------
     "day_written": {
         "en": "a day is written YYYY-MM-DD, got {value!r}",
         "zh": "日期应写成 YYYY-MM-DD，实际为 {value!r}",
