@@ -305,3 +305,15 @@ def index_text(text: str) -> str:
     """Plain words for the tokenizer: `$\\beta$-VAE` -> `beta -VAE`, `\\textbf{X}` -> `X`. The
     one LaTeX reader is :mod:`paperdex.text.latex` (pylatexenc); this name stays for the index."""
     return _latex_index_text(text)
+
+
+def finite(v: Any) -> Any:
+    """A record's data as JSON can hold it: NaN and infinities (stored before records were
+    validated) become null, in nested dicts and lists too. Every JSON output uses this."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [finite(x) for x in v]
+    return v

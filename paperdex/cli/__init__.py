@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import re
 import sqlite3
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from paperdex.paper import Paper
+from paperdex.paper import Paper, finite
 from paperdex.search.query import QueryError
 from paperdex.settings import Settings, SettingsError, from_context
 from paperdex.store import Store, StoreError
@@ -47,23 +46,13 @@ def tty(text: object, newlines: bool = False) -> str:
     return _CONTROLS.sub("", s)
 
 
-def _finite(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_finite(x) for x in v]
-    return v
-
-
 def json_text(obj, indent: int | None = 1) -> str:
     """Valid JSON whatever the data holds (a NaN stored before records were validated becomes
     null), with the control characters JSON allows raw (C1, DEL, bidi overrides) escaped."""
     try:
         s = json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False)
     except ValueError:
-        s = json.dumps(_finite(obj), ensure_ascii=False, indent=indent, allow_nan=False)
+        s = json.dumps(finite(obj), ensure_ascii=False, indent=indent, allow_nan=False)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -27,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from paperdex import service
 from paperdex.discover import summaries
 from paperdex.messages import message
-from paperdex.paper import Paper
+from paperdex.paper import Paper, finite
 from paperdex.search.engine import Hit, Result
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings, read_env
@@ -89,16 +88,6 @@ def _host_name(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-def _finite(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_finite(x) for x in v]
-    return v
-
-
 class SafeJSON(JSONResponse):
     """Valid JSON whatever is stored: a NaN that reached the store before records were
     validated becomes null instead of a 500 for every answer that includes it."""
@@ -107,7 +96,7 @@ class SafeJSON(JSONResponse):
         try:
             return super().render(content)
         except ValueError:
-            return json.dumps(_finite(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+            return json.dumps(finite(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def safe_paper(d: dict[str, Any]) -> dict[str, Any]:
