@@ -63,20 +63,11 @@ class Backend(Protocol):
 
     def count(self) -> int: ...
 
-    def search(
-        self,
-        q: str,
-        *,
-        mode: str = "hybrid",
-        sort: str = "relevance",
-        page: int = 1,
-        per_page: int = 20,
-        filters: Filters | None = None,
-        facets: bool = True,
-        literal: bool = False,
-        query_vector: np.ndarray | None = None,
-        highlight: bool = True,
-    ) -> Result: ...
+    def search(self, q: str, **kw: Any) -> Result:
+        """Searcher.search over this backend: its keyword arguments (mode, sort, page,
+        per_page, filters, facets, literal, query_vector, highlight, deadline) are written
+        once, there."""
+        ...
 
     def facets(self, q: str, *, mode: str = "hybrid", filters: Filters | None = None) -> dict: ...
 
