@@ -40,7 +40,7 @@ from paperdex.search import query as Q
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
 from paperdex.search.corpus import lex_index as lex_index  # callers outside the engine read it from here
 from paperdex.store import Store
-from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, fold, has_cjk, split_cjk, stem, tokens, zh
+from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, fold, has_cjk, runs, split_cjk, stem, tokens, zh
 
 # Fusion by query class (`query_class`): the dense side's weight in the convex combination
 # of normalised scores (`fuse`), chosen on every development set together (bench/relevance.py,
@@ -1190,16 +1190,7 @@ def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
     query's, the way the index matched it. Linear in the text."""
     if not stems:
         return [(text, False)]
-    out: list[tuple[str, bool]] = []
-    last = 0
-    for m in _matches(text, stems):
-        if m.start() > last:
-            out.append((text[last : m.start()], False))
-        out.append((m.group(), True))
-        last = m.end()
-    if last < len(text):
-        out.append((text[last:], False))
-    return out
+    return runs(text, _matches(text, stems))
 
 
 def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[str, bool]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 # Words too common to mean anything alone. Checked per word: `in-context` keeps `context`.
@@ -43,10 +44,11 @@ def has_cjk(text: str) -> bool:
     return _CJK_RUN.search(text) is not None
 
 
-def split_cjk(text: str) -> list[tuple[str, bool]]:
-    """`Muon优化器` -> [("Muon", False), ("优化器", True)]."""
-    out, last = [], 0
-    for m in _CJK_RUN.finditer(text):
+def runs(text: str, matches: Iterable[re.Match]) -> list[tuple[str, bool]]:
+    """`text` cut into (segment, matched) runs at `matches` (in order, not overlapping)."""
+    out: list[tuple[str, bool]] = []
+    last = 0
+    for m in matches:
         if m.start() > last:
             out.append((text[last : m.start()], False))
         out.append((m.group(), True))
@@ -54,6 +56,11 @@ def split_cjk(text: str) -> list[tuple[str, bool]]:
     if last < len(text):
         out.append((text[last:], False))
     return out
+
+
+def split_cjk(text: str) -> list[tuple[str, bool]]:
+    """`Muon优化器` -> [("Muon", False), ("优化器", True)]."""
+    return runs(text, _CJK_RUN.finditer(text))
 
 
 @lru_cache(maxsize=1)
