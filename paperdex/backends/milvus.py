@@ -727,8 +727,11 @@ class MilvusVectors:
         return out
 
     def vector(self, rowid: int) -> np.ndarray | None:
-        v = self._vectors([rowid]).get(rowid)
-        return None if v is None else unit(v)
+        return self.vectors([rowid]).get(rowid)
+
+    def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
+        """The unit vectors of those of `rowids` that have one, in one query."""
+        return {r: unit(v) for r, v in self._vectors(rowids).items()}
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (rowid, cosine); `allowed` (rowids) restricts it."""

@@ -119,6 +119,10 @@ class VectorIndex:
             return unit(self.vecs[i])
         return None
 
+    def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
+        """The unit vectors of those of `rowids` that have one."""
+        return {r: v for r in rowids if (v := self.vector(r)) is not None}
+
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it."""
         n = len(self.keys)

@@ -52,6 +52,10 @@ class Vectors(Protocol):
 
     def vector(self, rowid: int) -> np.ndarray | None: ...
 
+    def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
+        """The unit vectors of those of `rowids` that have one (one round trip on a server)."""
+        ...
+
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]: ...
 
 

@@ -871,7 +871,7 @@ class Searcher:
         or a claim's embedding sits between the papers that answer it and those that share its
         frame; the papers both sides put first pull it to the former. The matched set is not
         changed (`total`, facets and Newest stay the first embedding's)."""
-        vecs = [v for v in (dense.index.vector(int(r)) for r in ix.rowids[top]) if v is not None]
+        vecs = list(dense.index.vectors([int(r) for r in ix.rowids[top]]).values())
         if not vecs:
             return dense
         centroid = np.mean(vecs, axis=0)
