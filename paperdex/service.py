@@ -507,6 +507,7 @@ class SearchParams:
     venue: str | None = None
     area: str | None = None
     author: str | None = None
+    literal: bool = False  # the query as plain text, without query syntax
 
     def filters(self) -> Filters:
         return Filters(self.category, self.date_from, self.date_to, self.venue, self.area, self.author)
@@ -553,6 +554,7 @@ def normalise(p: SearchParams) -> SearchParams:
         _clean(p.venue, MAX_FILTER),
         _clean(p.area, MAX_FILTER),
         _clean(p.author, MAX_FILTER),
+        p.literal,
     )
 
 
@@ -605,25 +607,33 @@ def search(pool: SearcherPool, params: SearchParams, facets: bool = True) -> Res
     p = normalise(params)
     _yield_to_the_loop()
     with pool.searcher(budget=False) as s:
-        try:
-            with time_budget(s.store.conn, pool.budget) as deadline:
-                return s.search(
-                    p.q,
-                    mode=p.mode,
-                    sort=p.sort,
-                    page=p.page,
-                    per_page=p.per_page,
-                    filters=p.filters(),
-                    facets=facets,
-                    deadline=deadline,
-                )
-        except QueryError as e:
-            raise ServiceError(400, str(e)) from None
-        except (OverBudget, sqlite3.OperationalError) as e:
-            if not _interrupted(e):
-                raise
-            log.warning("search over its time budget (%g s): %r", pool.budget, p.q[:200])
-            raise over_budget(pool.budget) from None
+        return search_with(s, p, pool.budget, facets)
+
+
+def search_with(s: Searcher, params: SearchParams, budget: float = TIME_BUDGET, facets: bool = True) -> Result:
+    """:func:`search` on a searcher the caller holds (the CLI's one): the same checks, the same
+    time budget, the same errors."""
+    p = normalise(params)
+    try:
+        with time_budget(s.store.conn, budget) as deadline:
+            return s.search(
+                p.q,
+                mode=p.mode,
+                sort=p.sort,
+                page=p.page,
+                per_page=p.per_page,
+                filters=p.filters(),
+                facets=facets,
+                literal=p.literal,
+                deadline=deadline,
+            )
+    except QueryError as e:
+        raise ServiceError(400, str(e)) from None
+    except (OverBudget, sqlite3.OperationalError) as e:
+        if not _interrupted(e):
+            raise
+        log.warning("search over its time budget (%g s): %r", budget, p.q[:200])
+        raise over_budget(budget) from None
 
 
 def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:

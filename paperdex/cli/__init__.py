@@ -452,19 +452,17 @@ def search(
 ):
     """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG';
     its words may be given unquoted, and it may start with `-` (`search -video diffusion`)."""
-    from paperdex.search.engine import Filters
-    from paperdex.service import make_searcher
+    from paperdex.service import SearchParams, ServiceError, make_searcher, search_with
 
-    query = " ".join(query)
-    store = _store(ctx, readonly=True)
-    searcher = make_searcher(store, _settings(ctx).backend)
-    filters = Filters(category, date_from, date_to, venue, area, author)
-    try:
-        res = searcher.search(
-            query, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, facets=False, literal=literal
-        )
-    except QueryError as e:
-        raise _fail(e) from None
+    settings = _settings(ctx)
+    params = SearchParams(
+        " ".join(query), mode, sort, page, per_page, category, date_from, date_to, venue, area, author, literal
+    )
+    with _store(ctx, readonly=True) as store:
+        try:
+            res = search_with(make_searcher(store, settings.backend), params, settings.time_budget, facets=False)
+        except ServiceError as e:
+            raise UserError(e.message) from None
     if as_json:
         click.echo(json_text([h.to_dict() for h in res.hits]))
         return
