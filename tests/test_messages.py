@@ -1,5 +1,6 @@
-"""The one table of messages (paperdex/messages.py): complete in both languages, every producer
-naming a code it has and the fields its templates need, and the Chinese the pages show."""
+"""The one table of messages and interface labels (paperdex/messages.py): complete in both
+languages with the same fields, every producer naming a code it has and the fields its
+templates need, and the Chinese the pages show."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
-from paperdex.messages import LANGS, MESSAGES, Message, fields, message
+from paperdex.messages import LANGS, MESSAGES, Message, fields, message, text
 from paperdex.search import query as Q
 from paperdex.service import ServiceError
 from paperdex.web import i18n
@@ -85,14 +86,23 @@ def test_a_message_is_its_english_text_and_survives_str_and_pickle():
 
 
 def test_plain_text_only_for_the_foreign_codes():
-    """Only what third-party code produces as plain English (Starlette's 404) is recognised by
-    its template; the English of paperdex's own messages, as plain text, is left as it is."""
-    assert set(i18n.FOREIGN) == {"not_found"}
-    assert all(code in MESSAGES for code in i18n.FOREIGN)
+    """Only what third-party code produces as plain English (Starlette's 404, the OpenAPI text)
+    is recognised, by a code that is its own English text; the English of paperdex's own
+    messages, as plain text, is left as it is."""
+    foreign = {code for code, entry in MESSAGES.items() if entry["en"] == code}
+    assert "Not Found" in foreign and "Search papers" in foreign
     assert i18n.message("zh", "Not Found") == "未找到"
     assert i18n.message("en", "Not Found") == "Not Found"
     for plain in ["no papers listed on 2025-01-01", "no tag named 'x'", "the store has no papers yet"]:
         assert i18n.message("zh", plain) == plain
+
+
+def test_one_lookup_for_messages_and_labels():
+    """The templates' t() and a Message's in_lang() read the same table by the same function."""
+    assert i18n.t is text
+    assert i18n.t("zh", "search") == "检索" and i18n.t("en", "no_such_code") == "no_such_code"
+    assert i18n.t("zh", "store_empty") == message("store_empty").in_lang("zh") == "库中还没有论文"
+    assert i18n.t("en", "papers_n", n=1) == "1 paper" and i18n.t("zh", "papers_n", n=3) == "3 篇论文"
 
 
 def test_discover_producers_make_messages(store, empty_store):

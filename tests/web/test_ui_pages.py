@@ -175,6 +175,7 @@ def test_every_template_key_is_translated():
     """Every t('key') the templates use has its Chinese text in the one table."""
     from pathlib import Path
 
+    from paperdex.messages import MESSAGES
     from paperdex.web import i18n, render
 
     keys = set()
@@ -183,7 +184,7 @@ def test_every_template_key_is_translated():
     keys = {k for k in keys if not k.endswith("_")}  # t('decision_' ~ value): the values below
     keys |= {f"decision_{d}" for d in render.DECISIONS} | {f"presentation_{p}" for p in render.PRESENTATIONS}
     keys |= {f"layout_{x}" for x in ("cards", "compact")} | {f"sort_{x}" for x in ("top", "newest", "upvotes", "stars")}
-    missing = sorted(k for k in keys if not i18n.TEXT.get(k, {}).get("zh"))
+    missing = sorted(k for k in keys if not MESSAGES.get(k, {}).get("zh"))
     assert not missing, missing
 
 
