@@ -150,7 +150,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     from paperdex.index.embed import EmbedError, check_model_name
     from paperdex.ingest import check_file, import_vectors, ingest_file, load_vectors_file
     from paperdex.sources import SourceError, registry
-    from paperdex.sources.commands import import_file, ingest_source
+    from paperdex.sources.sync import import_file, ingest_source
     from paperdex.store import IngestSummary
 
     if vectors and not (ids and model):
@@ -692,8 +692,8 @@ def _until_it_answers(url: str, every: float = 5.0) -> None:
 
 
 def _register() -> None:
-    from paperdex.sources.commands import export, sync
-    from paperdex.web.commands import mcp, serve
+    from paperdex.cli.serve import mcp, serve
+    from paperdex.cli.sources import export, sync
 
     for command in (sync, export, serve, mcp):
         cli.add_command(command)

@@ -3,7 +3,7 @@
 A source module ends with ``register(Source(...))`` naming everything the rest of paperdex
 needs: its ``sources.toml`` section(s) and keys, its ``paperdex ingest NAME`` options, how much
 the merge trusts it per field, how ``paperdex sync`` turns its section into jobs and how one
-job runs. ``cli.py``, ``commands.py`` (ingest, sync, load_config) and ``merge.py`` read this
+job runs. ``cli``, ``sync.py`` (ingest_source, sync_sources, load_config) and ``merge.py`` read this
 registry instead of listing the sources, so a new source is one new module in this package:
 :func:`load` imports every module here the first time anyone asks.
 """
@@ -34,7 +34,7 @@ class Source:
     errors)`` for the caller to merge, or a summary when it wrote to the store itself (a
     resumable harvest). ``client(section)`` makes the connection a whole ``sync`` run shares;
     ``uses_http`` says it is a :class:`~paperdex.sources.http.HttpClient` (the tests' hook
-    ``commands.http_factory`` makes those). ``plan(section, store, today)`` lists the jobs
+    ``sync.http_factory`` makes those). ``plan(section, store, today)`` lists the jobs
     ``sync`` runs; ``done(store, opts)`` records a finished job (where to continue next time).
     ``check(opts)`` refuses impossible options before any connection is made.
     ``reads(path)`` marks a file source: ``paperdex ingest FILE`` hands it the files it accepts.
@@ -64,7 +64,7 @@ class Source:
 _SOURCES: dict[str, Source] = {}
 _RANKS: dict[str, Ranks] = {}
 _loaded = False
-_SKIP = {"registry", "http", "merge", "commands"}  # the machinery, not sources
+_SKIP = {"registry", "http", "merge", "sync"}  # the machinery, not sources
 
 
 def register(source: Source) -> Source:

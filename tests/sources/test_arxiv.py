@@ -222,7 +222,7 @@ def test_truncated_atom_feed_is_refused(make_http):
 
 
 def test_todays_listing_sets_the_listed_day(store, make_http):
-    from paperdex.sources.commands import ingest_source
+    from paperdex.sources.sync import ingest_source
 
     arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
     router = Router().add(lambda q: q.url.path == "/rss/cs.CL", xml(fixture("arxiv", "rss_cs.CL.xml")))

@@ -10,9 +10,9 @@ import click
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from paperdex.cli.sources import export
 from paperdex.paper import Paper
 from paperdex.sources import bibtex
-from paperdex.sources.commands import export
 from paperdex.sources.merge import ingest_with_merge
 from paperdex.store import Store
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from paperdex.cli import cli
 from paperdex.discover import feed
 from paperdex.sources import arxiv, completeness, merge
-from paperdex.sources.commands import ingest_source
+from paperdex.sources.sync import ingest_source
 from paperdex.store import Store
 
 from .conftest import Router, fixture, param, xml

@@ -7,10 +7,11 @@ import shutil
 import click
 from click.testing import CliRunner
 
+from paperdex.cli.sources import export
 from paperdex.paper import Paper
 from paperdex.sources import bibtex, seeds
-from paperdex.sources.commands import export, import_file
 from paperdex.sources.merge import ingest_with_merge
+from paperdex.sources.sync import import_file
 from paperdex.store import Store
 
 from .conftest import fixture

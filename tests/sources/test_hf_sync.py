@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from paperdex.cli import cli
-from paperdex.sources import commands, hf
-from paperdex.sources.commands import load_config, sync_sources
+from paperdex.sources import hf
+from paperdex.sources import sync as sources_sync
+from paperdex.sources.sync import load_config, sync_sources
 from paperdex.store import Store
 
 from .conftest import FakeClock, fixture, param
@@ -57,9 +58,9 @@ def hf_server(tmp_path, monkeypatch):
     server = HF()
     clock = FakeClock()
     monkeypatch.setattr(
-        commands,
+        sources_sync,
         "http_factory",
-        lambda source, section: commands.HttpClient(
+        lambda source, section: sources_sync.HttpClient(
             transport=httpx.MockTransport(server), clock=clock, sleep=clock.sleep, max_retries=1
         ),
     )
@@ -118,9 +119,9 @@ def test_one_paper_is_refreshed_on_demand(tmp_path, monkeypatch):
 
     clock = FakeClock()
     monkeypatch.setattr(
-        commands,
+        sources_sync,
         "http_factory",
-        lambda source, section: commands.HttpClient(
+        lambda source, section: sources_sync.HttpClient(
             transport=httpx.MockTransport(server), clock=clock, sleep=clock.sleep
         ),
     )

@@ -11,8 +11,8 @@ import responses
 
 from paperdex.search.engine import Filters, Searcher
 from paperdex.sources import arxiv, hf, openreview
-from paperdex.sources.commands import ingest_source
 from paperdex.sources.http import SourceError
+from paperdex.sources.sync import ingest_source
 
 from .conftest import Router, fixture, oai_router, param
 

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from paperdex.cli import cli
 from paperdex.paper import Paper
-from paperdex.sources import commands, registry
+from paperdex.sources import registry
+from paperdex.sources import sync as sources_sync
 from paperdex.sources.merge import merge_papers
 from paperdex.store import Store
 
@@ -22,7 +23,7 @@ from .conftest import FakeClock, Router, fixture, param, xml
 
 def test_the_builtin_sources_are_registered_in_run_order():
     assert registry.network_names() == ("arxiv", "openreview", "hf")
-    assert commands.NETWORK_SOURCES == ("arxiv", "openreview", "hf")
+    assert sources_sync.NETWORK_SOURCES == ("arxiv", "openreview", "hf")
     assert {s.name for s in registry.file_sources()} == {"bibtex", "seed"}
     assert set(registry.ranks()) == {"arxiv", "arxiv-rss", "file", "openreview", "hf", "bibtex", "seed", "comment"}
     assert registry.sections() == {
@@ -32,7 +33,7 @@ def test_the_builtin_sources_are_registered_in_run_order():
         "hf": registry.get("hf"),
     }
     for part in ("[arxiv]", "[openreview]", "[huggingface]"):
-        assert part in commands.EXAMPLE_CONFIG
+        assert part in sources_sync.EXAMPLE_CONFIG
 
 
 def test_two_sources_cannot_claim_one_option_or_section():
@@ -78,20 +79,20 @@ def test_a_registered_source_is_configured_planned_synced_and_ranked(toy, tmp_pa
     d = tmp_path / "data"
     d.mkdir()
     (d / "sources.toml").write_text('[toy]\nshelves = ["a", "b"]\nurl = "http://127.0.0.1:1/"\n')
-    cfg = commands.load_config(d)
+    cfg = sources_sync.load_config(d)
     with Store(d) as s:
-        assert [label for _, label, _ in commands.plan(cfg, s, date(2026, 6, 1))] == ["toy a", "toy b"]
+        assert [label for _, label, _ in sources_sync.plan(cfg, s, date(2026, 6, 1))] == ["toy a", "toy b"]
         lines: list[str] = []
-        total, failures = commands.sync_sources(s, cfg, echo=lines.append, only=["toy"])
+        total, failures = sources_sync.sync_sources(s, cfg, echo=lines.append, only=["toy"])
         assert failures == [] and total.added == 1 and lines[0].startswith("toy a: 1 added")
         assert [c["opts"]["shelf"] for c in calls] == ["a", "b"] and calls[0]["client"] == "toy-client"
         assert s.get_state("toy:last") == "b"
     (d / "sources.toml").write_text("[toy]\nshelf = 1\n")
     with pytest.raises(ValueError, match=r"unknown key\(s\) shelf in \[toy\]; known: shelves, url"):
-        commands.load_config(d)
+        sources_sync.load_config(d)
     (d / "sources.toml").write_text('[toy]\nurl = "ftp://x"\n')
     with pytest.raises(ValueError, match=r"\[toy\] url must be an http\(s\) URL"):
-        commands.load_config(d)
+        sources_sync.load_config(d)
     base = Paper(id="toy:1", title="Old title", sources=["openreview"])
     assert merge_papers(base, Paper(id="toy:1", title="New title", sources=["toy"])).title == "New title"
 
@@ -99,7 +100,7 @@ def test_a_registered_source_is_configured_planned_synced_and_ranked(toy, tmp_pa
 def test_unknown_sections_name_the_registered_ones(tmp_path):
     (tmp_path / "sources.toml").write_text("[semantic-scholar]\n")
     with pytest.raises(ValueError, match="known: arxiv, openreview, huggingface"):
-        commands.load_config(tmp_path)
+        sources_sync.load_config(tmp_path)
 
 
 def test_cli_ingest_arxiv_id_reaches_the_api(tmp_path, monkeypatch):
@@ -109,9 +110,9 @@ def test_cli_ingest_arxiv_id_reaches_the_api(tmp_path, monkeypatch):
         lambda q: param(q, "id_list") == "2606.14795,2605.31457", xml(fixture("arxiv", "api_id_list.atom"))
     )
     monkeypatch.setattr(
-        commands,
+        sources_sync,
         "http_factory",
-        lambda source, section: commands.HttpClient(
+        lambda source, section: sources_sync.HttpClient(
             transport=httpx.MockTransport(router), clock=clock, sleep=clock.sleep
         ),
     )

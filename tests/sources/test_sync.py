@@ -10,8 +10,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from paperdex.sources import commands
-from paperdex.sources.commands import load_config, plan, sync, sync_sources
+from paperdex.cli.sources import sync
+from paperdex.sources import sync as sources_sync
+from paperdex.sources.sync import load_config, plan, sync_sources
 from paperdex.store import Store
 
 from .conftest import FakeClock, Router, fixture, oai_router, param
@@ -43,9 +44,9 @@ def network(req: httpx.Request) -> httpx.Response:
 def data_dir(tmp_path, monkeypatch, openreview_api):
     clock = FakeClock()
     monkeypatch.setattr(
-        commands,
+        sources_sync,
         "http_factory",
-        lambda source, section: commands.HttpClient(
+        lambda source, section: sources_sync.HttpClient(
             transport=httpx.MockTransport(network), clock=clock, sleep=clock.sleep, min_interval=3.0
         ),
     )
@@ -66,7 +67,7 @@ def _cli(data_dir):
 
 
 def test_sync_runs_every_source_and_prints_what_changed(data_dir, monkeypatch):
-    monkeypatch.setattr(commands, "utc_today", lambda: date(2026, 6, 2))
+    monkeypatch.setattr(sources_sync, "utc_today", lambda: date(2026, 6, 2))
     res = CliRunner().invoke(_cli(data_dir), ["sync"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
@@ -88,14 +89,14 @@ def test_sync_runs_every_source_and_prints_what_changed(data_dir, monkeypatch):
 
 
 def test_a_failing_source_does_not_stop_the_others(data_dir, monkeypatch):
-    monkeypatch.setattr(commands, "utc_today", lambda: date(2026, 6, 2))
+    monkeypatch.setattr(sources_sync, "utc_today", lambda: date(2026, 6, 2))
     broken = Router().add(lambda r: r.url.host != "huggingface.co", httpx.Response(503, text="down"))
     broken.add(lambda r: True, network)
     clock = FakeClock()
     monkeypatch.setattr(
-        commands,
+        sources_sync,
         "http_factory",
-        lambda source, section: commands.HttpClient(
+        lambda source, section: sources_sync.HttpClient(
             transport=httpx.MockTransport(broken), clock=clock, sleep=clock.sleep, max_retries=1
         ),
     )

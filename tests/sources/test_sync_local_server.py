@@ -22,7 +22,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from paperdex.sources import arxiv, commands
+from paperdex.sources import arxiv
+from paperdex.sources import sync as sources_sync
 from paperdex.sources.http import HttpClient
 from paperdex.store import Store
 
@@ -181,7 +182,7 @@ def test_uninterrupted_sync_logs_in_after_a_403_and_spaces_arxiv_requests(servic
         interval = arxiv.MIN_INTERVAL if source == "arxiv" else 0.0
         return HttpClient(min_interval=interval, clock=clock, sleep=clock.sleep)
 
-    monkeypatch.setattr(commands, "http_factory", factory)
+    monkeypatch.setattr(sources_sync, "http_factory", factory)
     monkeypatch.delenv("OPENREVIEW_USERNAME", raising=False)
     monkeypatch.delenv("OPENREVIEW_PASSWORD", raising=False)
     d = tmp_path / "ref"
@@ -189,7 +190,7 @@ def test_uninterrupted_sync_logs_in_after_a_403_and_spaces_arxiv_requests(servic
     (d / "sources.toml").write_text(config(service.url))
     lines: list[str] = []
     with Store(d) as s:
-        _, failures = commands.sync_sources(s, echo=lines.append)
+        _, failures = sources_sync.sync_sources(s, echo=lines.append)
     assert failures == [
         "openreview NeurIPS.cc/2024/Conference: OpenReview refuses anonymous requests (403 ChallengeRequiredError); "
         "set OPENREVIEW_USERNAME and OPENREVIEW_PASSWORD to your OpenReview account (or username and password "
@@ -203,7 +204,7 @@ def test_uninterrupted_sync_logs_in_after_a_403_and_spaces_arxiv_requests(servic
     monkeypatch.setenv("OPENREVIEW_USERNAME", "reader@example.org")
     monkeypatch.setenv("OPENREVIEW_PASSWORD", "secret")
     with Store(d) as s:
-        _, failures = commands.sync_sources(s, echo=lines.append, only=["openreview"])
+        _, failures = sources_sync.sync_sources(s, echo=lines.append, only=["openreview"])
         assert failures == []
         assert s.get("openreview:aVh9KRZdRk").extra["openreview"]["decision"] == "accepted"
         assert s.get("0806.4129").published == "2008-06-25"
@@ -260,7 +261,7 @@ def test_a_sync_killed_mid_harvest_resumes_to_the_same_store(service, tmp_path):
 def test_a_failed_hugging_face_day_arrives_on_the_next_sync_and_upvotes_follow(service, tmp_path, monkeypatch):
     clock = FakeClock()
     monkeypatch.setattr(
-        commands,
+        sources_sync,
         "http_factory",
         lambda source, section: HttpClient(min_interval=1.0, clock=clock, sleep=clock.sleep, max_retries=1),
     )
@@ -269,13 +270,13 @@ def test_a_failed_hugging_face_day_arrives_on_the_next_sync_and_upvotes_follow(s
     (d / "sources.toml").write_text(f'[huggingface]\ndays = 2\nrefresh_days = 1\nurl = "{service.url}/hf"\n')
     service.hf_down.add("2026-03-05")
     with Store(d) as s:
-        _, failures = commands.sync_sources(s, today=date(2026, 3, 6), echo=lambda x: None)
+        _, failures = sources_sync.sync_sources(s, today=date(2026, 3, 6), echo=lambda x: None)
     assert len(failures) == 1 and failures[0].startswith("hf 2026-03-05: ")
     service.hf_down.clear()
     service.hf_upvotes = 99
     service.log.clear()
     with Store(d) as s:
-        _, failures = commands.sync_sources(s, today=date(2026, 3, 7), echo=lambda x: None)
+        _, failures = sources_sync.sync_sources(s, today=date(2026, 3, 7), echo=lambda x: None)
         assert failures == []
         assert s.get("2602.23229").extra["hf"]["upvotes"] == 99  # the server's count, not the first read's
     assert "/hf 2026-03-05" in service.log  # the failed day, asked for again

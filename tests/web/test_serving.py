@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from paperdex.cli.serve import mcp, serve
 from paperdex.web.app import create_app
-from paperdex.web.commands import mcp, serve
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
 

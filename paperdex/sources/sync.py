@@ -1,5 +1,6 @@
-"""CLI glue for the sources: ``paperdex sync`` and ``paperdex export``, plus the functions
-``paperdex ingest <source>`` and ``paperdex ingest FILE`` call.
+"""Running the sources: one job of a network source (``ingest_source``), a file a file source
+reads (``import_file``), every source of sources.toml (``sync_sources``). The commands that call
+them (``paperdex ingest``, ``sync``, ``export``) are in paperdex/cli.
 
 Network clients are made by factories that tests replace, so every command runs offline
 against recorded responses.
@@ -15,20 +16,15 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import click
-
-from paperdex.paper import ARXIV_ID, Paper
-from paperdex.sources import bibtex, registry
+from paperdex.paper import Paper
+from paperdex.sources import registry
 from paperdex.sources.http import HttpClient, SourceError
 from paperdex.sources.merge import MergeSummary, ingest_with_merge
 from paperdex.store import IngestSummary, Store
 
-log = logging.getLogger("paperdex.sources")
-
 CONFIG_NAME = "sources.toml"
 LOG_NAME = "sync.log"  # <data-dir>/sync.log: retries and notes of every sync, with their time
 SPACING_DIR = "requests"  # <data-dir>/requests/<host>: the last request to each host, for every process
-ID_PREFIXES = ("openreview:", "bib:", "seed:")  # ids of records that have no arXiv id
 NETWORK_SOURCES = registry.network_names()  # every source registers itself (registry.py)
 
 
@@ -253,7 +249,7 @@ def sync_sources(
             total = total + s
             if quiet and not (s.added or s.updated):
                 continue
-            echo(f"{label}: {_fmt(s)}")
+            echo(f"{label}: {fmt_summary(s)}")
             for err in s.errors[:5]:
                 echo(f"  skipped: {err}")
             if len(s.errors) > 5:
@@ -273,19 +269,12 @@ class _Failed:
         self.error = error
 
 
-def _fmt(s: IngestSummary) -> str:
+def fmt_summary(s: IngestSummary) -> str:
     d = s.as_dict()
     return ", ".join(f"{v} {k}" for k, v in d.items())
 
 
-def _store_from(ctx: click.Context) -> Store:
-    from paperdex.settings import default_data_dir
-
-    obj = ctx.obj if isinstance(ctx.obj, dict) else {}
-    return Store(obj.get("data_dir") or default_data_dir())
-
-
-class _SyncLog:
+class SyncLog:
     """Retries, resumed harvests and other notes of a sync go to <data-dir>/sync.log with their
     time; they are printed too (warnings) unless ``quiet``: cron mail carries only what changed
     and what failed."""
@@ -295,7 +284,7 @@ class _SyncLog:
         self.logger = logging.getLogger("paperdex.sources")
         self.handlers: list[logging.Handler] = []
 
-    def __enter__(self) -> _SyncLog:
+    def __enter__(self) -> SyncLog:
         try:
             f = logging.FileHandler(self.data_dir / LOG_NAME, encoding="utf-8")
         except OSError:
@@ -321,133 +310,3 @@ class _SyncLog:
             h.close()
         self.logger.setLevel(self.saved[0])
         self.logger.propagate = self.saved[1]
-
-
-@click.command()
-@click.option("--only", multiple=True, type=click.Choice(NETWORK_SOURCES), help="Run just this source (repeatable).")
-@click.option("--quiet", "-q", is_flag=True, help="Print only changes and failures (for cron).")
-@click.option("--check", is_flag=True, help="Only report whether each listing's papers are all here (exit 1 if not).")
-@click.pass_context
-def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) -> None:
-    """Bring every source in <data-dir>/sources.toml up to date.
-
-    Incremental: arXiv continues from where the last harvest stopped (an interrupted one
-    resumes); Hugging Face reads every UTC day not read yet (a failed day again) and re-reads
-    the last refresh_days for upvotes and stars; OpenReview venues are re-read. Exits 1 if any
-    source failed, after running the others. Retries and notes go to <data-dir>/sync.log.
-    New papers get vectors from `paperdex embed`.
-    """
-    if check:
-        _check(ctx)
-        return
-    store = _store_from(ctx)
-    try:
-        cfg = load_config(store.data_dir)
-    except (FileNotFoundError, ValueError) as e:
-        raise click.ClickException(str(e)) from None
-
-    try:
-        with _SyncLog(store.data_dir, quiet):
-            total, failures = sync_sources(store, cfg, only=only, echo=click.echo, quiet=quiet)
-    except ValueError as e:  # the config names something impossible
-        raise click.ClickException(f"{store.data_dir / CONFIG_NAME}: {e}") from None
-    finally:
-        store.close()
-    if total.added or total.updated or not quiet:
-        click.echo(f"sync: {_fmt(total)}")
-    if total.added:
-        click.echo(f"{total.added} new papers are searchable by words now; `paperdex embed` adds their vectors.")
-    if failures:
-        click.echo(f"{len(failures)} source(s) failed", err=True)
-        ctx.exit(1)
-
-
-def _check(ctx: click.Context) -> None:
-    """The completeness report: per listing and announced day, complete or what is missing;
-    the announcement days no sync read. Reads only."""
-    from paperdex.settings import default_data_dir
-    from paperdex.sources import completeness
-    from paperdex.store import StoreError
-
-    obj = ctx.obj if isinstance(ctx.obj, dict) else {}
-    try:
-        with Store(obj.get("data_dir") or default_data_dir(), readonly=True) as store:
-            found = completeness.states(store)
-            unread = completeness.unread_days(store)
-    except StoreError as e:
-        raise click.ClickException(str(e)) from None
-    if not found:
-        click.echo("no listing read yet: add listings = [...] under [arxiv] in sources.toml and run sync")
-        return
-    for st in found:
-        click.echo(st.line())
-    for line in unread:
-        click.echo(line)
-    gaps = sum(len(st.missing) for st in found)
-    click.echo(f"check: {len(found)} listing days, {gaps} papers missing, {len(unread)} days not read")
-    if gaps or unread:
-        ctx.exit(1)
-
-
-@click.command()
-@click.argument("terms", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(["bibtex"]), default="bibtex", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default: stdout).")
-@click.option("--all", "all_", is_flag=True, help="Every paper in the store.")
-@click.option("--venue", help="Papers whose venue contains this text.")
-@click.option("--area", help="Papers whose venue area contains this text.")
-@click.option("--category", help="Papers in this category (cs.LG) or archive (cs).")
-@click.option("-n", "--limit", default=100, show_default=True, help="At most this many papers for a query.")
-@click.pass_context
-def export(ctx, terms, fmt, output, all_, venue, area, category, limit) -> None:
-    """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), by a search
-    query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
-    from paperdex.cli import _store  # a reader: a mistyped --data-dir is an error, not a new empty store
-
-    store = _store(ctx, readonly=True)
-    try:
-        papers = select_papers(store, terms, all_=all_, venue=venue, area=area, category=category, limit=limit)
-        text = bibtex.to_bibtex(papers)
-    finally:
-        store.close()
-    if not papers:
-        raise click.ClickException("nothing to export: no paper matched")
-    if output:
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {len(papers)} entries to {output}", err=True)
-    else:
-        sys.stdout.write(text)
-
-
-def select_papers(
-    store: Store,
-    terms: Iterable[str] = (),
-    *,
-    all_: bool = False,
-    venue: str | None = None,
-    area: str | None = None,
-    category: str | None = None,
-    limit: int = 100,
-) -> list[Paper]:
-    """Papers named by id, else found by a lexical search of the terms, else by filters."""
-
-    terms = list(terms)
-    if terms and all(ARXIV_ID.match(t) or t.startswith(ID_PREFIXES) or store.get(t) for t in terms):
-        found = [store.get(t) for t in terms]
-        missing = [t for t, p in zip(terms, found, strict=True) if p is None]
-        if missing:
-            raise click.ClickException(f"not in the store: {', '.join(missing)}")
-        return [p for p in found if p]
-    if terms:
-        from paperdex.search.engine import Filters, Searcher
-
-        res = Searcher(store).search(
-            " ".join(terms),
-            mode="lexical",
-            per_page=min(limit, 200),
-            filters=Filters(category=category, venue=venue, area=area),
-        )
-        return [h.paper for h in res.hits]
-    if not (all_ or venue or area or category):
-        raise click.UsageError("name ids or a query, or use --all / --venue / --area / --category")
-    return store.papers_by_venue_area_category(venue, area, category)

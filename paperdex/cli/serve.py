@@ -1,4 +1,5 @@
-"""`paperdex serve` and `paperdex mcp`: click commands registered on the main CLI group.
+"""`paperdex serve` and `paperdex mcp` (registered by paperdex/cli): the web server of
+paperdex/web/serving.py and the MCP server of paperdex/mcp_server.py.
 
 Both run with the group's settings (``ctx.obj["settings"]``, see paperdex.settings); invoked on
 their own they build them from the environment and ``ctx.obj["data_dir"]``.
@@ -8,16 +9,8 @@ from __future__ import annotations
 
 import click
 
-from paperdex.settings import Settings, SettingsError, from_context
-from paperdex.web import serving as serving_defaults
-from paperdex.web.serving import GRACE  # noqa: F401 - seconds requests in flight get to finish after SIGTERM
-
-
-def _settings(ctx: click.Context) -> Settings:
-    try:
-        return from_context(ctx.find_object(dict))
-    except SettingsError as e:
-        raise click.ClickException(str(e)) from None
+from paperdex.cli import _settings
+from paperdex.web import serving
 
 
 @click.command()
@@ -43,14 +36,14 @@ def _settings(ctx: click.Context) -> Settings:
 @click.option(
     "--header-timeout",
     type=click.FloatRange(0.1, 3600),
-    default=serving_defaults.HEADER_TIMEOUT,
+    default=serving.HEADER_TIMEOUT,
     show_default=True,
     help="Seconds a connection gets to send a request's headers before it is closed.",
 )
 @click.option(
     "--body-timeout",
     type=click.FloatRange(0.1, 3600),
-    default=serving_defaults.BODY_TIMEOUT,
+    default=serving.BODY_TIMEOUT,
     show_default=True,
     help="Seconds a request gets, after its headers, to send its body before the connection is closed.",
 )
@@ -75,8 +68,8 @@ def serve(
     allow_hosts: tuple[str, ...] = (),
     workers: int | None = None,
     time_budget: float | None = None,
-    header_timeout: float = serving_defaults.HEADER_TIMEOUT,
-    body_timeout: float = serving_defaults.BODY_TIMEOUT,
+    header_timeout: float = serving.HEADER_TIMEOUT,
+    body_timeout: float = serving.BODY_TIMEOUT,
 ) -> None:
     """Serve the web UI and JSON API (open http://HOST:PORT/; API docs at /api/docs).
 
@@ -87,7 +80,6 @@ def serve(
     it published left papers out of the word index, it says so and publishes them in the
     background (or tells the one command that does, when it cannot write)."""
     from paperdex.store import Store, StoreError
-    from paperdex.web import serving
 
     settings = _settings(ctx)
     hosts = [*settings.allowed_hosts, *(h.lower() for h in allow_hosts)]
