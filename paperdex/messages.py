@@ -244,7 +244,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "服务器内部错误；详情见服务器日志",
     },
     # --- the interface: the labels of the web pages (web/templates, web/app.py, web/discover.py) --
-    "tagline": {"en": "Search research papers on your own machine", "zh": "在本机检索学术论文"},
     "search": {"en": "Search", "zh": "检索"},
     "search_placeholder": {
         "en": 'Search papers — e.g. weight decay, ti:"diffusion" cat:cs.CV',
@@ -260,7 +259,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "author": {"en": "Author", "zh": "作者"},
     "sort": {"en": "Sort", "zh": "排序"},
     "relevance": {"en": "Relevance", "zh": "相关度"},
-    "newest": {"en": "Newest", "zh": "最新"},
     "mode": {"en": "Mode", "zh": "检索方式"},
     "hybrid": {"en": "Hybrid", "zh": "混合"},
     "lexical": {"en": "Keyword", "zh": "关键词"},
@@ -271,10 +269,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "results_one": {"en": "1 result", "zh": "共 1 条结果"},
     "took": {"en": "{ms} ms", "zh": "{ms} 毫秒"},
     "no_results": {"en": "No papers match this search.", "zh": "没有找到匹配的论文。"},
-    "no_results_hint": {
-        "en": "Try fewer words, remove a filter, or switch to semantic search.",
-        "zh": "试试减少关键词、去掉筛选条件，或改用语义检索。",
-    },
     "latest": {"en": "Latest papers", "zh": "最新论文"},
     "et_al": {"en": "et al.", "zh": "等"},
     "show_abstract": {"en": "Show full abstract", "zh": "展开摘要"},
@@ -290,7 +284,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "code": {"en": "Code", "zh": "代码"},
     "prev": {"en": "Previous", "zh": "上一页"},
     "next": {"en": "Next", "zh": "下一页"},
-    "page_of": {"en": "Page {page} of {pages}", "zh": "第 {page} / {pages} 页"},
     "categories": {"en": "Categories", "zh": "分类"},
     "years": {"en": "Years", "zh": "年份"},
     "similar": {"en": "Similar papers", "zh": "相似论文"},
@@ -307,15 +300,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "prev_day": {"en": "Previous day", "zh": "前一天"},
     "next_day": {"en": "Next day", "zh": "后一天"},
     "all": {"en": "All", "zh": "全部"},
-    "papers_on": {"en": "{n} papers on {day}", "zh": "{day} 共 {n} 篇论文"},
-    "papers_on_one": {"en": "1 paper on {day}", "zh": "{day} 共 1 篇论文"},
     "go": {"en": "Go", "zh": "前往"},
     "day": {"en": "Day", "zh": "日期"},
-    "no_papers_day": {"en": "No papers on this day.", "zh": "当天没有论文。"},
     "error": {"en": "Something is wrong with this request", "zh": "请求有误"},
     "not_found": {"en": "Not found", "zh": "未找到"},
     "back_search": {"en": "Back to search", "zh": "返回检索"},
-    "language": {"en": "Language", "zh": "语言"},
     "switch_lang": {"en": "中文", "zh": "English"},
     "api": {"en": "API", "zh": "API"},
     "query_help": {
@@ -342,12 +331,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "ex_zh": {"en": "Chinese", "zh": "中文"},
     "ex_fielded": {"en": "Fielded", "zh": "字段检索"},
     # results
-    "refine": {"en": "Filters", "zh": "筛选"},
     "close": {"en": "Close", "zh": "关闭"},
     "no_facets": {"en": "Nothing to refine.", "zh": "没有可筛选的项。"},
     "hint_clear": {"en": "Remove the filters", "zh": "去掉筛选条件"},
     "hint_dense": {"en": "Search by meaning (semantic search)", "zh": "改用语义检索"},
-    "hint_fewer": {"en": "Search only “{q}”", "zh": "只检索“{q}”"},
     "hint_daily": {"en": "Browse the daily papers", "zh": "浏览每日论文"},
     # signals
     "stars_title": {"en": "{n} GitHub stars", "zh": "{n} 个 GitHub 星标"},
@@ -418,7 +405,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "undone": {"en": "Undone: the paper is back in the recommendations.", "zh": "已撤销：这篇论文重新出现在推荐中。"},
     "remove": {"en": "Remove", "zh": "移除"},
     "sign_in": {"en": "Sign in", "zh": "登录"},
-    "sign_in_to_save": {"en": "Sign in to save", "zh": "登录后即可保存"},
     "sign_out": {"en": "Sign out", "zh": "退出"},
     "token": {"en": "Token", "zh": "令牌"},
     "signed_in_as": {"en": "Signed in with the token “{name}”.", "zh": "已用令牌“{name}”登录。"},
@@ -484,8 +470,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     # the daily digest
     "sort_top": {"en": "Top", "zh": "精选"},
     "day_glance": {"en": "The day at a glance", "zh": "当天概览"},
-    "shape_categories": {"en": "Categories", "zh": "分类"},
-    "shape_trending": {"en": "Trending", "zh": "热门"},
     "shape_no_signal": {
         "en": "No upvotes or stars for this day's papers yet.",
         "zh": "当天的论文还没有点赞或星标。",

@@ -139,7 +139,7 @@ def test_counts_read_naturally():
     from paperdex.web.i18n import t
 
     assert t("en", "results", n=1) == "1 result" and t("en", "results", n=3) == "3 results"
-    assert t("zh", "papers_on", n=1, day="2025-03-19") == "2025-03-19 共 1 篇论文"
+    assert t("zh", "papers_in", n=1, span="2025-03-19") == "2025-03-19 共 1 篇论文"
 
 
 def test_core_notices_are_translated(tmp_path):
