@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from paperdex.messages import LANGS, shown, text
 
-__all__ = ["COOKIE", "LANGS", "message", "negotiate", "t"]
-
 COOKIE = "lang"
 
 t = text  # t(lang, code, **fields): the templates' t('code')
