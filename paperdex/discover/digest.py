@@ -76,7 +76,7 @@ def _title(text: str) -> str:
 
 
 def _plain(text: str) -> str:
-    from paperdex.web.render import plain_tex
+    from paperdex.text.latex import plain_tex
 
     return _x(plain_tex(text or ""))
 

@@ -1,17 +1,22 @@
-"""LaTeX to plain text, in one place, on pylatexenc.
+"""LaTeX to plain text, in one place.
 
 arXiv metadata is TeX: author names in listings carry accents as macros (``Fr\\'ed\\'eric``,
 ``J{\\o}rgen``), titles and abstracts carry math and markup. Paper records keep titles and
 abstracts as the source gave them; names are decoded on the way in (a name is not math, and
-matching and display both want ``Frédéric``). Anything that needs readable text from TeX calls
-:func:`to_text` rather than a regular expression of its own.
+matching and display both want ``Frédéric``). Anything that needs readable text from TeX comes
+here rather than to a regular expression of its own: names and accents through pylatexenc
+(:func:`to_text`), the search index's words (:func:`index_text`), and the legible text a reader
+sees (:func:`parse_tex`, :func:`plain_tex`: ``$\\beta$-VAE`` reads ``β-VAE``), whose markers
+paperdex/web/render.py turns into HTML.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from functools import lru_cache
+from urllib.parse import urlparse
 
 from pylatexenc.latex2text import LatexNodes2Text
 
@@ -146,3 +151,189 @@ def index_text(text: str) -> str:
     if "\\" in text or "$" in text:
         text = _ISLAND.sub(lambda m: _island_text(m.group(0)), _BARE_SPECIAL.sub(r"\\\1", text))
     return " ".join(_MARKUP.sub(" ", text).split())
+
+
+# --- legible text: what a reader sees (the web, the tools, the digest) ---------------------------
+
+# Private-use code points mark where generated markup goes; input text is stripped of them
+# first, so a paper cannot inject one.
+MATH_ON, MATH_OFF, BOLD_ON, BOLD_OFF, EM_ON, EM_OFF = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"
+LINK_ON, LINK_OFF = "\ue006", "\ue007"
+# A math or link opener is followed by one code point naming its entry in the text's list of TeX
+# sources or URLs, so a snippet cut from anywhere in the text still knows what it shows.
+REF_BASE, MAX_REFS = 0xE010, 0xE0
+LBRACE, RBRACE = "\ue0fe", "\ue0ff"  # escaped braces, kept apart from grouping braces until the end
+MARKERS = re.compile("[\ue000-\ue0ff]")
+
+SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
+    "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
+    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
+    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "times": "×", "cdot": "·", "pm": "±", "mp": "∓", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥",
+    "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
+    "infty": "∞", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒", "leftrightarrow": "↔",
+    "mapsto": "↦", "uparrow": "↑", "downarrow": "↓", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆",
+    "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "∑",
+    "prod": "∏", "int": "∫", "sqrt": "√", "ell": "ℓ", "dots": "…", "ldots": "…", "cdots": "⋯", "circ": "∘",
+    "star": "⋆", "ast": "∗", "oplus": "⊕", "otimes": "⊗", "langle": "⟨", "rangle": "⟩", "lfloor": "⌊",
+    "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "emptyset": "∅", "neg": "¬", "land": "∧", "lor": "∨",
+    "checkmark": "✓", "degree": "°", "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}",
+    "log": "log", "exp": "exp", "max": "max", "min": "min", "arg": "arg", "sin": "sin", "cos": "cos",
+    "quad": " ", "qquad": "  ", ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "left": "", "right": "",
+    "top": "⊤", "bot": "⊥", "prime": "′",
+    "big": "", "Big": "", "bigl": "", "bigr": "", "displaystyle": "", "textstyle": "",
+}  # fmt: skip
+BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+SUP = str.maketrans("0123456789+-=()nix", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱˣ")
+SUB = str.maketrans("0123456789+-=()aeiox", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒₓ")
+_SUP_CHARS, _SUB_CHARS = set("0123456789+-=()nix"), set("0123456789+-=()aeiox")
+
+_BOLD_CMD = re.compile(r"\\(?:textbf|mathbf|bm|boldsymbol)\s*\{([^{}]*)\}")
+_EM_CMD = re.compile(r"\\(?:textit|emph|mathit)\s*\{([^{}]*)\}")
+_PLAIN_CMD = re.compile(
+    r"\\(?:text|textrm|texttt|textsc|textsf|mathrm|mathsf|mathtt|operatorname|underline|mbox)\s*\{([^{}]*)\}"
+)
+_MATH_ACCENT = re.compile(r"\\(widetilde|tilde|widehat|hat|bar|overline|vec|dot|ddot)\s*(?:\{([^{}]*)\}|([A-Za-z]))")
+_MATH_ACCENT_MARK = {"tilde": "\u0303", "widetilde": "\u0303", "hat": "\u0302", "widehat": "\u0302", "bar": "\u0304",
+                "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}  # fmt: skip
+_BARE_FRAC = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\\?[A-Za-z0-9])\s*(\{[^{}]*\}|\\?[A-Za-z0-9])")
+_CITE = re.compile(r"\s*~?\\(?:cite[a-z]*|ref|eqref|label|footnote)\*?(?:\[[^\]]*\])*\{[^{}]*\}")
+_URL_CMD = re.compile(r"\\url\s*\{([^{}]*)\}|\\href\s*\{([^{}]*)\}\s*\{[^{}]*\}")
+_URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\ue000-\ue0ff]+", re.IGNORECASE)
+_BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}|\\mathbb\s*([A-Za-z])")
+_CAL = re.compile(r"\\mathcal\s*\{\s*([A-Za-z]+)\s*\}|\\mathcal\s*([A-Za-z])")
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_SCRIPT = re.compile(r"([\^_])\s*(\{([^{}]*)\}|\\?[A-Za-z0-9+\-*])")
+_CMD = re.compile(r"\\([A-Za-z]+|[%&_#${},;:! ])\s?")
+_MATH = re.compile(r"(?<!\\)\$\$?([^$]{1,300}?)\$\$?")
+_MD_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+
+
+def _script(m: re.Match) -> str:
+    kind, body = m.group(1), m.group(3) if m.group(3) is not None else m.group(2)
+    body = _CMD.sub(lambda c: SYMBOLS.get(c.group(1), c.group(1)), body).strip()
+    chars = _SUP_CHARS if kind == "^" else _SUB_CHARS
+    if body and all(ch in chars for ch in body):
+        return body.translate(SUP if kind == "^" else SUB)
+    # a word needs no parentheses: Θ_post, L_KL; an expression does: x^(n+1)
+    return kind + (body if len(body) == 1 or body.isalpha() else f"({body})")
+
+
+def _group(s: str) -> str:
+    s = s.strip()
+    return s if re.fullmatch(r"[\w.\\]+", s) else f"({s})"
+
+
+def _math_accent(m: re.Match) -> str:
+    """\\tilde O -> Õ: the accent as a combining mark after its base (after a command's name,
+    so \\hat{\\theta} becomes θ̂ once the command is replaced)."""
+    base = (m.group(2) if m.group(2) is not None else m.group(3)).strip()
+    return base + _MATH_ACCENT_MARK[m.group(1)]
+
+
+def _unbrace(arg: str) -> str:
+    return arg[1:-1] if arg.startswith("{") else arg
+
+
+def _math(body: str) -> str:
+    """A readable plain-text form of one `$...$` span (what a reader without JavaScript sees)."""
+    s = body.replace("\\|", "‖").replace("\\{", LBRACE).replace("\\}", RBRACE)
+    # text commands first, as one group, so a script reads their word: \Theta_\text{post} -> Θ_post
+    s = _PLAIN_CMD.sub(lambda m: "{" + m.group(1) + "}", s)
+    for _ in range(3):  # inside out: \frac{\sqrt{x}}{2}
+        before = s
+        s = _SQRT.sub(lambda m: "√" + _group(m.group(1)), s)
+        s = _FRAC.sub(lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", s)
+        s = _BARE_FRAC.sub(lambda m: f"{_group(_unbrace(m.group(1)))}/{_group(_unbrace(m.group(2)))}", s)
+        s = _MATH_ACCENT.sub(_math_accent, s)
+        s = _SCRIPT.sub(_script, s)
+        if s == before:
+            break
+    s = _BB.sub(lambda m: BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), s)
+    s = _CAL.sub(lambda m: m.group(1) or m.group(2), s)
+    s = _BOLD_CMD.sub(r"\1", s)
+    s = _EM_CMD.sub(r"\1", s)
+    s = _PLAIN_CMD.sub(r"\1", s)
+    s = _SCRIPT.sub(_script, s)
+    s = _CMD.sub(lambda c: SYMBOLS.get(c.group(1), c.group(1)), s)
+    s = s.replace("{", "").replace("}", "").replace("~", " ")
+    return unicodedata.normalize("NFC", re.sub(r"\s+", " ", s).strip())  # O + combining tilde -> Õ
+
+
+def _command(c: re.Match) -> str:
+    """A text-mode command: its symbol, keeping the space that ended it."""
+    out = SYMBOLS.get(c.group(1), c.group(1))
+    return out + " " if c.group(0).endswith(" ") else out
+
+
+_LINK_SLOT = re.compile("\ue006([\ue010-\ue0ff])\ue007")
+
+
+def _ref(i: int) -> str:
+    return chr(REF_BASE + i) if i < MAX_REFS else ""
+
+
+@lru_cache(maxsize=8192)
+def parse_tex(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Paper text with LaTeX and Markdown made legible, plus the TeX of each math span and each
+    http(s) URL it contains. Formatting survives as private-use markers that
+    :func:`segments_html` turns into tags after escaping."""
+    if not text:
+        return "", (), ()
+    s = MARKERS.sub("", text).replace("\\b{eta}", "β")  # a common arXiv mangling of \beta
+    s = _URL_CMD.sub(lambda m: m.group(1) or m.group(2), s)
+    urls: list[str] = []
+
+    def keep_url(m: re.Match) -> str:  # set aside before any TeX rule can touch it (~, --, _)
+        url = m.group(0).rstrip(".,;:!?)]")
+        if len(urls) >= MAX_REFS or not safe_url(url):
+            return m.group(0)
+        urls.append(url)
+        return LINK_ON + _ref(len(urls) - 1) + LINK_OFF + m.group(0)[len(url) :]
+
+    s = _URL.sub(keep_url, s)
+    maths: list[str] = []
+
+    def keep_math(m: re.Match) -> str:
+        maths.append(m.group(1).strip().replace(LBRACE, "\\{").replace(RBRACE, "\\}"))
+        return MATH_ON + _ref(len(maths) - 1) + _math(m.group(1)) + MATH_OFF
+
+    s = _MATH.sub(keep_math, s.replace("\\{", LBRACE).replace("\\}", RBRACE))
+    s = _CITE.sub("", s)
+    s = _BOLD_CMD.sub(lambda m: BOLD_ON + m.group(1) + BOLD_OFF, s)
+    s = _EM_CMD.sub(lambda m: EM_ON + m.group(1) + EM_OFF, s)
+    s = _PLAIN_CMD.sub(r"\1", s)
+    s = _MD_BOLD.sub(lambda m: BOLD_ON + m.group(1) + BOLD_OFF, s)
+    s = _CMD.sub(_command, s).replace("{}", "")
+    s = re.sub(r"(?<![\\\ue000-\ue0ff])[{}]", "", s)  # grouping braces left around a word: {\eta} -> η
+    s = s.replace("``", "“").replace("''", "”").replace("~", " ").replace("---", "—").replace("--", "–")
+    s = re.sub(r"[ \t]+", " ", s).strip().replace(LBRACE, "{").replace(RBRACE, "}")
+    # the URLs go back in verbatim, after the TeX rules
+    s = _LINK_SLOT.sub(lambda m: LINK_ON + m.group(1) + urls[ord(m.group(1)) - REF_BASE] + LINK_OFF, s)
+    return s, tuple(maths), tuple(urls)
+
+
+def clean_tex(text: str) -> str:
+    """Paper text made legible, with formatting markers (see :func:`parse_tex`)."""
+    return parse_tex(text)[0]
+
+
+def plain_tex(text: str) -> str:
+    """Like :func:`clean_tex`, without any markup: for <title>, BibTeX, tool output."""
+    return MARKERS.sub("", clean_tex(text))
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only http(s) links reach an href: a `javascript:` code URL in the data is dropped."""
+    if not url or not isinstance(url, str):
+        return None
+    try:
+        u = urlparse(url.strip())
+    except ValueError:
+        return None
+    if u.scheme not in ("http", "https") or not u.netloc:
+        return None
+    return url.strip()
