@@ -7,7 +7,8 @@ key, so ties break the same way on both backends. A vector is copied only when i
 from the paper's current text.
 
 Papers changed or deleted in the store after they were copied are not revisited by a resumed
-copy: ``restart=True`` copies everything again (writes are idempotent by primary key).
+copy: ``restart=True`` copies everything again (writes are idempotent by primary key), into a
+collection made again when an older paperdex made it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def migrate_store(
     progress: Callable[[int], None] | None = None,
 ) -> MigrateSummary:
     """Copy `store` into `target` (a backend with get_state/set_state/write_rows)."""
+    if restart and getattr(target, "legacy", False):
+        target.recreate()  # a collection made by an older paperdex: made again (milvus.py)
     key = checkpoint_key(store)
     last = 0 if restart else int(target.get_state(key) or 0)
     out = MigrateSummary(last_rowid=last)

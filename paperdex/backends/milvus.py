@@ -6,12 +6,6 @@ One collection holds the papers::
     pk         INT64 primary key (the store's rowid when migrated; ties go to the lower one)
     id, doi    VARCHAR              a paper id, its DOI (lower case) for pasted references
     doc        VARCHAR              the whole record as JSON (zlib + base64 when long)
-    lex        VARCHAR -> sparse    BM25 function input: paperdex's own Porter stems of
-                                    title x3 + abstract + authors x2 (a BM25F stand-in),
-                                    space-padded (`lex like "% stem %"` is "holds the word")
-    ti_lex, au_lex VARCHAR          the distinct stems of the title, of the authors
-    cats, archives, categories      ARRAY<VARCHAR>: categories lower-cased, their archives,
-                                    and as given (for facets)
     date       INT64                YYYYMMDD (listed, else published; 0 = none)
     venue_lc, area_lc VARCHAR       ASCII-lower-cased, for `venue:` / `area:` (LIKE)
     dense      FLOAT_VECTOR         the paper's embedding (zeros with has_vec = false if none)
@@ -31,8 +25,10 @@ primitives (`MilvusCorpus`) and nothing of the contract.
 * An exact phrase is checked on the texts of the papers holding all of its words (at most
   `MAX_PHRASE_CHECK` of them; past that the query is refused with a message).
 
-The ``lex``/``sparse``/``ti_lex``/``au_lex`` fields are still written (collections made
-before keep their schema) but nothing reads them any more.
+A collection made before the lexical snapshot (with the fields ``lex``/``sparse``, ``ti_lex``,
+``au_lex``, ``cats``, ``archives``, ``categories``, which nothing reads any more) is still
+searched as it is, but not written: ``paperdex migrate --to URI --restart`` makes it again
+(docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -59,7 +55,7 @@ from paperdex.search import query as Q
 from paperdex.search.corpus import lex_index
 from paperdex.search.engine import Filters, Result, Searcher
 from paperdex.store import IngestSummary, StoreError
-from paperdex.text import STOPWORDS, has_cjk, stem, tokens
+from paperdex.text import has_cjk, tokens
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +81,8 @@ MAX_TOPK = 16_384  # Milvus's largest query/search window
 MAX_PHRASE_CHECK = 16_384  # papers an exact phrase is checked on at most
 PK_BLOCK = 4096  # primary keys one filtered vector search names
 INDEX_PAGE = 4096  # records read at a time to build the lexical snapshot
-MAX_LEX = 65_000  # bytes of the BM25 text (VARCHAR's limit is 65,535)
 DEFAULT_DIM = 384  # both of paperdex's models
+LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (module docstring)
 FALSE = "pk < 0"
 
 
@@ -115,14 +111,6 @@ def _date_int(d: str | None) -> int:
     return int(digits.ljust(8, "0")) if digits.isdigit() else 0
 
 
-def _stems(text: str) -> list[str]:
-    return [stem(w) for w in tokens(text) if w not in STOPWORDS]
-
-
-def _archive(cat: str) -> str:
-    return cat.split(".", 1)[0]
-
-
 def _encode_doc(p: Paper) -> str:
     s = json.dumps(asdict(p), ensure_ascii=False, sort_keys=True)
     if len(s.encode()) <= 60_000:
@@ -136,43 +124,7 @@ def _decode_doc(s: str) -> Paper:
     return Paper(**json.loads(s))
 
 
-def _fit(values: list[str], cap: int, length: int) -> list[str]:
-    out = [v for v in dict.fromkeys(values) if len(v.encode()) <= length]
-    return out[:cap]
-
-
-def _spaced(words: list[str]) -> str:
-    """Stems between spaces, so that `LIKE "% stem %"` finds a whole stem."""
-    return " " + " ".join(words) + " "
-
-
-def _unspaced(text: str) -> list[str]:
-    """The stems of a `_spaced` text, empty ones included (Porter makes "" of an "s")."""
-    return text[1:-1].split(" ") if len(text) > 2 else []
-
-
-def _lex(ti: list[str], ab: list[str], au: list[str]) -> str:
-    """The BM25 text (title x3 + abstract + authors x2, a BM25F stand-in), which also holds
-    every distinct stem of the paper: when it would be too long, authors count once, then
-    the text is every distinct stem once."""
-    for parts in (
-        (ti, ti, ti, ab, au, au),
-        (ti, ti, ti, ab, list(dict.fromkeys(au))),
-        (list(dict.fromkeys(ti + ab + au)),),
-    ):
-        lex = _spaced([w for part in parts for w in part])
-        if len(lex.encode()) <= MAX_LEX:
-            return lex
-    log.warning("paper with %d bytes of distinct words: Milvus keeps the first %d", len(lex.encode()), MAX_LEX)
-    return lex.encode()[:MAX_LEX].decode(errors="ignore").rsplit(" ", 1)[0] + " "
-
-
 def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
-    ti = _stems(index_text(p.title))
-    ab = _stems(index_text(p.abstract))
-    au = _stems(" ".join(p.authors))
-    lex = _lex(ti, ab, au)
-    cats = [c.lower() for c in p.categories]
     doi = str((p.extra or {}).get("doi") or "").lower()
     has = vec is not None
     v = np.zeros(dim, dtype=np.float32) if vec is None else np.asarray(vec, dtype=np.float32)
@@ -181,12 +133,6 @@ def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
         "id": p.id,
         "doi": doi[:500],
         "doc": _encode_doc(p),
-        "lex": lex,
-        "ti_lex": _spaced(list(dict.fromkeys(ti)))[:8000],
-        "au_lex": _spaced(list(dict.fromkeys(au)))[:MAX_LEX],
-        "cats": _fit(cats, 256, 300),
-        "archives": _fit([_archive(c) for c in cats], 256, 300),
-        "categories": _fit(list(p.categories), 256, 300),
         "date": _date_int(p.date),
         "venue_lc": _ascii_lower(p.venue)[:2000],
         "area_lc": _ascii_lower(p.venue_area)[:2000],
@@ -246,7 +192,7 @@ class MilvusBackend:
 
     # --- schema ---------------------------------------------------------------------------
     def _ensure(self) -> None:
-        from pymilvus import DataType, Function, FunctionType
+        from pymilvus import DataType
 
         c = self.client
         if not c.has_collection(self.meta_col):
@@ -257,6 +203,9 @@ class MilvusBackend:
             ip = c.prepare_index_params()
             ip.add_index("v", index_type="FLAT", metric_type="L2")
             c.create_collection(self.meta_col, schema=s, index_params=ip, consistency_level="Strong")
+        self.legacy = c.has_collection(self.col) and LEGACY_FIELD in {
+            f["name"] for f in c.describe_collection(self.col)["fields"]
+        }
         if c.has_collection(self.col):
             dim = self._meta("dim")
             if dim:
@@ -268,41 +217,17 @@ class MilvusBackend:
         s.add_field("id", DataType.VARCHAR, max_length=512)
         s.add_field("doi", DataType.VARCHAR, max_length=512)
         s.add_field("doc", DataType.VARCHAR, max_length=65535)
-        s.add_field(
-            "lex",
-            DataType.VARCHAR,
-            max_length=65535,
-            enable_analyzer=True,
-            analyzer_params={"tokenizer": "whitespace"},
-        )
-        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
         # FLOAT_VECTOR, not FLOAT16: Milvus Lite 2.5.1 scans f16 about 20x slower (no f16 SIMD;
         # 50 ms against 2.4 ms for 10k vectors, measured), for half the bytes
         s.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
         s.add_field("has_vec", DataType.BOOL)
-        # stems as spaced VARCHARs, not ARRAYs: Milvus Lite 2.5.1 inserted 20k rows of 120-stem
-        # arrays in 437 s and the same stems as one string in 17 s (measured)
-        s.add_field("ti_lex", DataType.VARCHAR, max_length=8192)
-        s.add_field("au_lex", DataType.VARCHAR, max_length=65535)
-        for name, cap, length in (
-            ("cats", 256, 300),
-            ("archives", 256, 300),
-            ("categories", 256, 300),
-        ):
-            s.add_field(name, DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=cap, max_length=length)
         s.add_field("date", DataType.INT64)
         s.add_field("venue_lc", DataType.VARCHAR, max_length=8192)
         s.add_field("area_lc", DataType.VARCHAR, max_length=8192)
         s.add_field("content_hash", DataType.VARCHAR, max_length=64)
         s.add_field("text_hash", DataType.VARCHAR, max_length=64)
         s.add_field("updated", DataType.VARCHAR, max_length=64)
-        s.add_function(
-            Function(
-                name="bm25", function_type=FunctionType.BM25, input_field_names=["lex"], output_field_names=["sparse"]
-            )
-        )
         ip = c.prepare_index_params()
-        ip.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         # Milvus Lite 2.5 offers FLAT, IVF_FLAT and AUTOINDEX for dense vectors; FLAT is exact.
         # A server deployment may recreate this index as HNSW (docs/scale-out.md).
         ip.add_index("dense", index_type="FLAT", metric_type="IP")
@@ -318,6 +243,19 @@ class MilvusBackend:
 
     get_state = _meta
     set_state = _set_meta
+
+    def _writable(self) -> None:
+        if self.legacy:
+            raise StoreError(
+                f"the collection {self.col} in {self.uri} was made by an older paperdex: it is searched as it "
+                "is, not written; `paperdex migrate --to URI --restart` makes it again"
+            )
+
+    def recreate(self) -> None:
+        """Make the collection again, empty, with this version's fields (its settings, model
+        and checkpoints in the meta collection stay)."""
+        self.client.drop_collection(self.col)
+        self._ensure()
 
     @property
     def model(self) -> str | None:
@@ -448,6 +386,7 @@ class MilvusBackend:
         """The embedded store's upsert rules: new papers added, changed ones replaced (losing
         their vector when the title or abstract changed, unless a new one is given), identical
         or older copies skipped."""
+        self._writable()
         vectors = vectors or {}
         if vectors:
             if not model:
@@ -543,6 +482,7 @@ class MilvusBackend:
         """Write papers under given primary keys as they are (migration: pk = the store's
         rowid); keeps next_pk past them. `contiguous`: the items are all the papers whose
         keys lie between their smallest and largest key."""
+        self._writable()
         self._vstate = None
         if model and any(v is not None for _, _, v in items):
             self._claim_model(model)
@@ -641,9 +581,8 @@ class MilvusSource:
         return contextlib.nullcontext()
 
     def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
-        """The categories come from the records, not the `categories` ARRAY field: Milvus Lite
-        2.5.1 returns ARRAY columns superlinearly slowly (10,000 rows in 55 s; the records in
-        well under a second)."""
+        """The categories come from the records (Milvus Lite 2.5.1 returned an ARRAY column of
+        them superlinearly slowly: 10,000 rows in 55 s; the records in well under a second)."""
         last = -1
         while True:
             got = self.b._query(f"pk > {last}", ["pk", "text_hash", "date", "doc"], limit=INDEX_PAGE)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from paperdex.backends import parse_uri
 from paperdex.backends.migrate import checkpoint_key, migrate_store
 from paperdex.backends.milvus import MilvusBackend
 from paperdex.cli import cli
-from paperdex.store import Store
+from paperdex.store import Store, StoreError
 
 
 def test_uris():
@@ -53,3 +54,42 @@ def test_migrate_to_refuses_other_targets(built_store_dir, tmp_path):
     shutil.copytree(built_store_dir, d)
     r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", str(tmp_path / "other")])
     assert r.exit_code == 1 and "milvus://" in r.output
+
+
+def _legacy_collection(db, papers) -> None:
+    """A collection as paperdex made it before the lexical snapshot: with a `lex` field (and
+    its BM25 text) that this version neither writes nor reads."""
+    from pymilvus import DataType, MilvusClient
+
+    from paperdex.backends.milvus import _row
+
+    c = MilvusClient(str(db))
+    s = c.create_schema()
+    s.add_field("pk", DataType.INT64, is_primary=True)
+    for name in ("id", "doi", "doc", "lex", "venue_lc", "area_lc", "content_hash", "text_hash", "updated"):
+        s.add_field(name, DataType.VARCHAR, max_length=65535)
+    s.add_field("dense", DataType.FLOAT_VECTOR, dim=384)
+    s.add_field("has_vec", DataType.BOOL)
+    s.add_field("date", DataType.INT64)
+    ip = c.prepare_index_params()
+    ip.add_index("dense", index_type="FLAT", metric_type="IP")
+    c.create_collection("papers", schema=s, index_params=ip, consistency_level="Strong")
+    c.insert("papers", [{**_row(pk, p, None, 384), "lex": " old "} for pk, p in papers])
+    c.close()
+
+
+def test_a_collection_of_an_older_version_is_searched_and_remade_by_restart(built_store_dir, tmp_path):
+    d = tmp_path / "store"
+    shutil.copytree(built_store_dir, d)
+    db = tmp_path / "old.db"
+    with Store(d) as s:
+        n = s.count()
+        _legacy_collection(db, [(r, p) for r, p, _ in s.papers_after(0, 20)])
+    with MilvusBackend(db) as mv:
+        assert mv.count() == 20 and mv.search("diffusion", mode="lexical").total > 0
+        with pytest.raises(StoreError, match="--restart"):
+            mv.upsert([mv.get(mv.search("diffusion", mode="lexical").hits[0].paper.id)])
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{db}", "--restart"])
+    assert r.exit_code == 0, r.output
+    with MilvusBackend(db) as mv:
+        assert mv.count() == n and not mv.legacy
