@@ -752,7 +752,7 @@ def read_listing(
     s = ingest_with_merge(store, papers)
     s.rejected += len(errors)
     s.errors.extend(errors)
-    return s + completeness.backfill(store, http, listing, api_url)
+    return s + completeness.backfill(store, listing, lambda ids: fetch_ids(http, ids, base_url=api_url))
 
 
 # --- the source, as paperdex ingest / sync / the merge see it --------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -138,10 +138,9 @@ def unread_days(store: Any) -> list[str]:
     return out
 
 
-def backfill(store: Any, http: Any, listing: str, api_url: str) -> Any:
-    """Fetch by id, from the API, the papers recent listings named that the store lacks; they
-    get the listing's day. Returns the merge summary (what was added)."""
-    from paperdex.sources.arxiv import fetch_ids
+def backfill(store: Any, listing: str, fetch_ids: Callable[[list[str]], tuple[list[Any], list[str]]]) -> Any:
+    """Fetch by id (``fetch_ids``: arXiv's API) the papers recent listings named that the store
+    lacks; they get the listing's day. Returns the merge summary (what was added)."""
     from paperdex.sources.merge import MergeSummary, ingest_with_merge
 
     total = MergeSummary()
@@ -150,7 +149,7 @@ def backfill(store: Any, http: Any, listing: str, api_url: str) -> Any:
     for st in states(store, listing):
         if st.complete or not st.retries_left:
             continue
-        papers, errors = fetch_ids(http, st.missing, base_url=api_url)
+        papers, errors = fetch_ids(st.missing)
         asked = set(st.missing)  # an answer may carry more than was asked; only these get the day
         got = [replace(p, listed=p.listed or st.day) for p in papers if p.id in asked]
         s = ingest_with_merge(store, got)
