@@ -7,6 +7,7 @@ import pytest
 
 from paperdex.discover import library as L
 from paperdex.discover import recommend as R
+from paperdex.search.corpus import StoreCorpus
 
 
 def _topic(store, category: str) -> list[str]:
@@ -153,7 +154,7 @@ def test_the_model_that_ranks_held_out_papers_higher_is_chosen(sample_store):
     cen = R.as_kind(m, "tf-idf centroid")
     cen.choice = R.Choice("tf-idf centroid", got, R.FOLDS, len(pos), default="svm")
     doc = int(np.argmax(np.where(np.isin(np.arange(c.n), pos), -np.inf, R.scores(c, cen))))
-    why = R.explain_one(store, c, cen, doc, store.get_many([int(c.rowids[doc])])[int(c.rowids[doc])])
+    why = R.explain_one(StoreCorpus(store), c, cen, doc, store.get_many([int(c.rowids[doc])])[int(c.rowids[doc])])
     assert why.neighbours and why.terms and why.model.startswith("tf-idf centroid: ranked held-out")
 
 

@@ -47,6 +47,8 @@ import numpy as np
 from paperdex.discover import library
 from paperdex.messages import message
 from paperdex.paper import Paper, index_text
+from paperdex.search.corpus import Corpus as SearchCorpus
+from paperdex.search.corpus import StoreCorpus
 from paperdex.store import Store
 
 C = 0.3  # SVM regularisation (bench/recommend.py)
@@ -99,12 +101,19 @@ class Corpus:
         self.vindex = vindex
         self._csr = None
         self._lock = threading.Lock()
-        self.D = None  # vectors.Rows: the papers' unit vectors, as a float32 matrix would answer
+        self.D = None  # the papers' unit vectors: vectors.Rows, or a backend's (Milvus) read whole
         self.has_vec = np.zeros(self.n, dtype=bool)
-        if vindex is not None and len(vindex):
+        if vindex is not None and len(vindex) and hasattr(vindex, "rows"):
             self.D = vindex.rows(self.rowids)
             self.has_vec = self.D.ok
-        self.key = (ix.store_id, ix.generation, None if vindex is None else (vindex.model, vindex.epoch))
+        elif vindex is not None and len(vindex):
+            got = vindex.vectors([int(r) for r in self.rowids])
+            dim = len(next(iter(got.values()))) if got else 0
+            self.D = np.zeros((self.n, dim), dtype=np.float32)
+            self.has_vec = np.array([int(r) in got for r in self.rowids], dtype=bool)
+            for d in np.flatnonzero(self.has_vec):
+                self.D[d] = got[int(self.rowids[d])]
+        self.key = _key(ix, vindex)
 
     def docs(self, rowids) -> np.ndarray:
         return self.ix.docs_of_rowids(np.asarray(rowids, dtype=np.int64))
@@ -135,18 +144,29 @@ _CORPUS_LOCK = threading.Lock()
 _CORPORA: dict[str, Corpus] = {}
 
 
-def corpus(store: Store) -> Corpus:
-    """The features of the snapshots searches use now (shared by the process)."""
-    from paperdex.index.vectors import VectorIndex
-    from paperdex.search.engine import lex_index
+def _key(ix, vindex) -> tuple:
+    return (
+        ix.store_id,
+        ix.generation,
+        None if vindex is None else (vindex.model, getattr(vindex, "epoch", len(vindex))),
+    )
 
-    ix = lex_index(store)
-    vindex = VectorIndex.current(store)
-    key = (ix.store_id, ix.generation, None if vindex is None else (vindex.model, vindex.epoch))
-    name = str(store.data_dir.resolve())
+
+def _source(store: Store, source: SearchCorpus | None) -> SearchCorpus:
+    return source if source is not None else StoreCorpus(store)
+
+
+def corpus(store: Store, source: SearchCorpus | None = None) -> Corpus:
+    """The features of the snapshots searches use now (shared by the process): the store's, or
+    those of `source`, the corpus searches read (a Milvus collection: `--backend`)."""
+    src = _source(store, source)
+    ix = src.lexical()
+    vindex = src.vectors()
+    key = _key(ix, vindex)
+    name = str(store.data_dir.resolve()) if isinstance(src, StoreCorpus) else ix.store_id
     with _CORPUS_LOCK:
         c = _CORPORA.get(name)
-        if c is not None and c.key == key and c.ix is ix and c.vindex is vindex:
+        if c is not None and c.key == key and c.ix is ix:
             return c
     c = Corpus(ix, vindex)
     with _CORPUS_LOCK:
@@ -582,13 +602,21 @@ _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
 VALIDATIONS = [0]  # choices made by validation in this process (tests, monitoring)
 
 
-def tag_model(store: Store, tag: str, c: Corpus | None = None) -> tuple[Model | None, bool, Corpus]:
-    """The tag's model over the current snapshots: cached, or fitted now (from the last fit),
-    its kind chosen by :func:`fit` once per contents of the tag."""
-    c = c or corpus(store)
-    ids = library.tag_papers(store, tag)
-    pos = c.docs([r for r in (store.rowid(i) for i in ids) if r is not None])
-    dis = c.docs([r for r in (store.rowid(i) for i in library.dismissed(store)) if r is not None])
+def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
+    return c.docs([r for r in (src.rowid(i) for i in ids) if r is not None])
+
+
+def tag_model(
+    store: Store, tag: str, c: Corpus | None = None, source: SearchCorpus | None = None
+) -> tuple[Model | None, bool, Corpus]:
+    """The tag's model over the current snapshots (the store's, or `source`'s): cached, or
+    fitted now (from the last fit), its kind chosen by :func:`fit` once per contents of the
+    tag. The negatives are sampled by the store's id, so a backend that holds the store's
+    papers under their rowids (`paperdex migrate --to`) recommends what the store does."""
+    src = _source(store, source)
+    c = c or corpus(store, source)
+    pos = _docs_of(c, src, library.tag_papers(store, tag))
+    dis = _docs_of(c, src, library.dismissed(store))
     if len(pos) < MIN_POSITIVES:
         return None, False, c
     key = (c.key, tag.lower(), hashlib.blake2b(pos.tobytes() + b"|" + dis.tobytes(), digest_size=16).digest())
@@ -599,7 +627,7 @@ def tag_model(store: Store, tag: str, c: Corpus | None = None) -> tuple[Model | 
             return m, False, c
         warm = _LAST.get((c.key[0], tag.lower()))
         choice = _CHOICES.get(key)  # the model chosen for these contents, if it was evicted since
-    m = fit(c, pos, dis, seed=f"{c.key[0]}:{tag.lower()}", warm=warm, choice=choice)
+    m = fit(c, pos, dis, seed=f"{store.store_id()}:{tag.lower()}", warm=warm, choice=choice)
     with _MODELS_LOCK:
         _MODELS[key] = m
         _LAST[(c.key[0], tag.lower())] = m
@@ -621,13 +649,16 @@ def recommend(
     page: int = 1,
     within: np.ndarray | list[int] | None = None,
     explain: bool = True,
+    source: SearchCorpus | None = None,
 ) -> Recommendations:
     """The tag's best unseen papers (not in the tag, not marked "not interested"), best first;
-    `within` (rowids) restricts the candidates, e.g. to one day's papers."""
+    `within` (rowids) restricts the candidates, e.g. to one day's papers. `source`: the corpus
+    searches read (`--backend`), else the store; the library stays in the store."""
     t0 = time.perf_counter()
     tag = library.get_tag(store, tag).name
-    k, page = max(1, min(int(k), 200)), max(1, int(page))
-    model, trained, c = tag_model(store, tag)
+    k, page = max(1, int(k)), max(1, int(page))  # how many one request may ask for: service.MAX_K
+    src = _source(store, source)
+    model, trained, c = tag_model(store, tag, source=source)
     if model is None:
         msg = "save papers to this tag to get recommendations"
         return Recommendations(tag, [], 0, 0, 0, (time.perf_counter() - t0) * 1000, False, [msg])
@@ -637,8 +668,7 @@ def recommend(
         ok[:] = False
         ok[c.docs(within)] = True
     ok[model.positives] = False
-    dis = c.docs([r for r in (store.rowid(i) for i in library.dismissed(store)) if r is not None])
-    ok[dis] = False
+    ok[_docs_of(c, src, library.dismissed(store))] = False
     cand = np.flatnonzero(ok)
     want = page * k
     sc = s[cand]
@@ -649,13 +679,13 @@ def recommend(
     top = top[np.lexsort((cand[top], -sc[top]))][(page - 1) * k : want]
     docs = cand[top]
     rowids = [int(c.rowids[d]) for d in docs]
-    papers = store.get_many(rowids)
+    papers = src.papers(rowids)
     items = []
     for d, r in zip(docs, rowids, strict=True):
         p = papers.get(r)
         if p is None:
             continue
-        items.append(Recommendation(p, float(s[d]), explain_one(store, c, model, int(d), p) if explain else None))
+        items.append(Recommendation(p, float(s[d]), explain_one(src, c, model, int(d), p) if explain else None))
     notices: list[str] = []
     if len(model.positives) < 3:
         notices.append(message("more_papers_better"))
@@ -664,7 +694,7 @@ def recommend(
     return Recommendations(tag, items, n_pos, n_neg, len(cand), took, trained, notices, model.choice)
 
 
-def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Reason:
+def explain_one(src: SearchCorpus, c: Corpus, model: Model, doc: int, p: Paper) -> Reason:
     """The tag's papers nearest to `doc`, and its words that weigh most for the tag's model
     (the SVM's weights, or a centroid's: the tag's mean tf-idf vector), and the model's why."""
     neighbours: list[tuple[str, str, float]] = []
@@ -672,7 +702,7 @@ def explain_one(store: Store, c: Corpus, model: Model, doc: int, p: Paper) -> Re
         pos = model.positives[c.has_vec[model.positives]]
         sims = c.D[pos] @ c.D[doc]
         best = np.argsort(-sims, kind="stable")[:EXPLAIN_NEIGHBOURS]
-        got = store.get_many([int(c.rowids[pos[i]]) for i in best])
+        got = src.papers([int(c.rowids[pos[i]]) for i in best])
         for i in best:
             q = got.get(int(c.rowids[pos[i]]))
             if q is not None:
@@ -838,7 +868,7 @@ def related(
 
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
-    k = max(1, min(int(k), 100))
+    k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
     s = searcher or Searcher(store)
     notices: list[str] = []
     terms = key_terms(store, text)
