@@ -8,6 +8,7 @@ made legible.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,23 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     pool = pool or SearcherPool(data_dir, size=1)
     server = MCPServer("paperdex", instructions=INSTRUCTIONS)
 
-    def fail(e: ServiceError) -> ToolError:
-        """A request the agent must fix: reported as a tool error, not logged as a crash."""
-        return ToolError(e.message)
+    from paperdex.discover import library
+    from paperdex.store import Store, StoreError
 
-    @server.tool()
+    def tool(fn):
+        """A tool of the server; a request the service or the library refuses is one the agent
+        must fix: reported as a tool error, not logged as a crash."""
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kw: Any) -> Any:
+            try:
+                return fn(*args, **kw)
+            except (ServiceError, library.LibraryError) as e:
+                raise ToolError(e.message) from None
+
+        return server.tool()(call)
+
+    @tool
     def search(
         query: str,
         limit: int = 10,
@@ -72,10 +85,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
         cat:cs.CV, date:2025..2026, OR, -not); sort is relevance or newest; mode is hybrid,
         lexical or dense. Returns total, hits (id, title, authors, date, snippet, links, why)."""
         params = SearchParams(query, mode, sort, page, limit, category, date_from, date_to)
-        try:
-            res = service.search(pool, params, facets=False)
-        except ServiceError as e:
-            raise fail(e) from None
+        res = service.search(pool, params, facets=False)
         return {
             "query": res.query,
             "total": res.total,
@@ -85,13 +95,10 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             "hits": [_hit(h) for h in res.hits],
         }
 
-    @server.tool()
+    @tool
     def get_paper(id: str) -> dict[str, Any]:
         """One paper by id (e.g. an arXiv id like 2510.05491): full metadata, abstract, BibTeX."""
-        try:
-            p = service.get_paper(pool, id)
-        except ServiceError as e:
-            raise fail(e) from None
+        p = service.get_paper(pool, id)
         d = _brief(p)
         d.update(
             authors=p.authors,
@@ -103,33 +110,21 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
 
         return attach_json(pool, [d])[0]
 
-    @server.tool()
+    @tool
     def similar_papers(id: str, k: int = 10) -> dict[str, Any]:
         """The k papers closest in meaning to paper `id` (nearest neighbours by embedding)."""
-        try:
-            paper, hits = service.similar(pool, id, k)
-        except ServiceError as e:
-            raise fail(e) from None
+        paper, hits = service.similar(pool, id, k)
         return {"id": paper.id, "title": render.plain_tex(paper.title), "similar": [_hit(h) for h in hits]}
 
     # --- the library (paperdex.discover.library, paperdex.discover.recommend): tags, recommendations, saved searches
-    from paperdex.discover import library
-    from paperdex.discover import recommend as R
-    from paperdex.store import Store, StoreError
 
-    def lib(call, *args, **kw):
-        try:
-            return call(*args, **kw)
-        except library.LibraryError as e:
-            raise ToolError(e.message) from None
-
-    @server.tool()
+    @tool
     def list_tags() -> dict[str, Any]:
         """The user's tags (collections of saved papers) with how many papers each holds."""
         with pool.reader() as st:
             return {"tags": [t.to_dict() for t in library.tags(st)]}
 
-    @server.tool()
+    @tool
     def add_to_tag(tag: str, ids: list[str]) -> dict[str, Any]:
         """Save papers (arXiv ids such as 2510.05491) into a tag; the tag is made if new."""
         try:
@@ -137,15 +132,14 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
         except StoreError as e:
             raise ToolError(f"cannot write the library: {e}") from None
         with st:
-            added = lib(library.add_to_tag, st, tag, ids)
+            added = library.add_to_tag(st, tag, ids)
             return {"added": added, **library.get_tag(st, tag).to_dict()}
 
-    @server.tool()
+    @tool
     def recommendations(tag: str, k: int = 10) -> dict[str, Any]:
         """Papers the user has not seen, ranked by a model of the tag's papers, each with why
         (the tag's papers nearest to it, the words that weigh most)."""
-        with pool.searcher() as s:
-            recs = lib(R.recommend, s.store, tag, max(1, min(int(k), 50)))
+        recs = service.recommend(pool, tag, k)
         return {
             "tag": recs.tag,
             "notices": recs.notices,
@@ -155,32 +149,25 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             ],
         }
 
-    @server.tool()
+    @tool
     def saved_searches() -> dict[str, Any]:
         """The user's saved searches, each with how many papers it matches that are new since
         the last visit."""
-        with pool.searcher() as s:
-            out = [
-                {**ss.to_dict(), "new": library.new_matches(s, ss, 0).count} for ss in library.saved_searches(s.store)
-            ]
+        out = [{**ss.to_dict(), "new": nm and nm.count} for ss, nm in service.saved_searches(pool)]
         return {"saved_searches": out}
 
-    @server.tool()
+    @tool
     def saved_search_new(name: str, limit: int = 10) -> dict[str, Any]:
         """The papers new since the last visit that a saved search (by name or id) matches."""
-        with pool.searcher() as s:
-            ss = lib(library.get_saved, s.store, name)
-            nm = library.new_matches(s, ss, max(0, min(int(limit), 50)))
-        return {**ss.to_dict(), "new": nm.count, "papers": [_brief(p) for p in nm.papers]}
+        nm = service.new_matches(pool, name, limit)
+        return {**nm.saved.to_dict(), "new": nm.count, "papers": [_brief(p) for p in nm.papers]}
 
-    @server.tool()
+    @tool
     def related_work(text: str, k: int = 10) -> dict[str, Any]:
         """Papers related to a pasted abstract or paragraph (up to a few thousand characters):
         its meaning (embedding) and its key terms, fused."""
-        try:  # the web's path: bounded text, the model reading its opening, the time budget
-            res = service.related(pool, text, max(1, min(int(k), 50)))
-        except ServiceError as e:
-            raise fail(e) from None
+        # the web's path: bounded text, the model reading its opening, the time budget
+        res = service.related(pool, text, k)
         return {"key_terms": res.key_terms, "notices": res.notices, "hits": [_hit(h) for h in res.hits]}
 
     return server

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from paperdex.discover import feed
+from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
 from paperdex.messages import message, param
 from paperdex.paper import Paper
@@ -58,6 +58,10 @@ TIME_BUDGET = DEFAULT_TIME_BUDGET  # seconds one search may run ($PAPERDEX_TIME_
 READERS = 4  # store connections for cheap look-ups, per process
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
 MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
+MAX_RELATED = 100  # related papers one request lists (k)
+MAX_K = 200  # recommendations, papers "for you" or new papers of a saved search one request lists
+MAX_RECOMMEND_PAGE = 50  # pages of a tag's recommendations
+MAX_DAYS = 1000  # days the list of days goes back
 # Who is asking (the client's address, set by web/limits.py for each request): searchers are
 # handed out client by client, so one client's queue of requests cannot starve the others.
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
@@ -174,6 +178,25 @@ def time_budget(conn: sqlite3.Connection, seconds: float) -> Iterator[float]:
 
 def _interrupted(e: BaseException) -> bool:
     return isinstance(e, OverBudget) or (isinstance(e, sqlite3.OperationalError) and "interrupt" in str(e))
+
+
+@contextmanager
+def within_budget(conn: sqlite3.Connection, budget: float) -> Iterator[float]:
+    """:func:`time_budget` for a request: yields the deadline; running out of time (the
+    engine's OverBudget, or a statement the watchdog interrupted) is the 503 of a search over
+    its budget, a query the user must fix (QueryError) a 400, a library error its own status."""
+    try:
+        with time_budget(conn, budget) as deadline:
+            yield deadline
+    except QueryError as e:
+        raise ServiceError(400, str(e)) from None
+    except library.LibraryError as e:
+        raise ServiceError(e.status, e.message) from None
+    except (OverBudget, sqlite3.OperationalError) as e:
+        if not _interrupted(e):
+            raise
+        log.warning("a request over its time budget (%g s)", budget)
+        raise over_budget(budget) from None
 
 
 class FairGate:
@@ -306,13 +329,12 @@ class SearcherPool:
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)}) from None
 
     @contextmanager
-    def searcher(self, wait: float | None = None, *, budget: bool = True) -> Iterator[Searcher]:
+    def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
         """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`). When
         all are busy, wait a bounded time, then answer 503 with Retry-After: a request is never
-        left to hang, and never becomes a 500. With `budget`, what the caller does with it
-        runs within the time budget: a SQLite statement still running at the deadline is
-        interrupted, and that (or the engine's OverBudget) becomes the 503 of a search over
-        its budget."""
+        left to hang, and never becomes a 500. What the caller does with it runs within the
+        time budget when the caller says so (:func:`within_budget`): each service function
+        counts the budget from when it holds the searcher."""
         client = CLIENT.get()
         if not self._gate.acquire(client, self.wait if wait is None else wait):
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)})
@@ -322,16 +344,7 @@ class SearcherPool:
             self._gate.release(client)
             raise
         try:
-            if not budget:
-                yield s
-                return
-            try:
-                with time_budget(s.store.conn, self.budget):
-                    yield s
-            except (OverBudget, sqlite3.OperationalError) as e:
-                if not _interrupted(e):
-                    raise
-                raise over_budget(self.budget) from None
+            yield s
         finally:
             self._free.put(s)
             self._gate.release(client)
@@ -361,12 +374,11 @@ class SearcherPool:
         snapshots, the model and the segmenter are shared), so that one-time loading is never
         charged to the first queries' time budget."""
         s = make_searcher(Store(self.data_dir, readonly=True), self.backend)
-        for fn in (lambda: s.lex, lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh):
-            try:
-                fn()
-            except (QueryError, StoreError, OSError, ValueError) as e:
-                log.warning("loading for a new searcher failed: %s", e)
+        _load(lambda: s.lex, lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh)
         return s
+
+    def prepare(self, text: str, dense: bool) -> None:
+        """Nothing: every searcher loaded what queries need when it was made."""
 
     @contextmanager
     def reader(self, wait: float | None = None) -> Iterator[Store]:
@@ -403,7 +415,7 @@ class SearcherPool:
         held = []
         try:
             for _ in range(self.size):
-                cm = self.searcher(budget=False)
+                cm = self.searcher()
                 held.append((cm, cm.__enter__()))
             for _, sr in held:
                 step("searchers", lambda sr=sr: sr.search("warm up", per_page=1, facets=False))
@@ -457,6 +469,42 @@ class SearcherPool:
                 (item.store if isinstance(item, Searcher) else item).close()
 
 
+class Local:
+    """A command's pool (the CLI): one searcher over a store it opened, so a command runs
+    each feature through the same service function, checks and time budget as the server."""
+
+    def __init__(self, store: Store, backend: str | None = None, budget: float | None = None) -> None:
+        self.store, self.backend = store, backend
+        self.data_dir = store.data_dir
+        self.budget = TIME_BUDGET if budget is None else budget
+        self._searcher = make_searcher(store, backend)
+        self._loaded: set[str] = set()
+
+    @contextmanager
+    def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
+        yield self._searcher
+
+    def prepare(self, text: str, dense: bool) -> None:
+        """Load what searches for `text` need (the model when `dense`, the Chinese segmenter
+        for Chinese) before their time budget starts, as the server does when it makes a
+        searcher: one-time loading is never charged to a search's budget."""
+        s = self._searcher
+        _load(lambda: s.lex, lambda: dense and "model" not in self._loaded and _warm_model(s), lambda: _warm_zh(text))
+        if dense:
+            self._loaded.add("model")
+
+    @contextmanager
+    def reader(self, wait: float | None = None) -> Iterator[Store]:
+        yield self.store
+
+    def embed_pasted(self, emb, text: str):
+        started = time.monotonic()
+        return emb.embed_query(text), started
+
+
+Pool = SearcherPool | Local
+
+
 EMBED_NICE = 10  # the pasted-text embedding thread's niceness (searches: SEARCH_NICE)
 _EMBEDDER: list = []
 _EMBEDDER_LOCK = threading.Lock()
@@ -484,8 +532,19 @@ def _warm_vectors(s: Searcher) -> None:
         ix.warm()
 
 
-def _warm_zh() -> None:
-    zh.concepts("扩散模型")  # jieba's dictionary and ours
+def _warm_zh(text: str = "扩散模型") -> None:
+    if zh.has_cjk(text):
+        zh.concepts("扩散模型")  # jieba's dictionary and ours
+
+
+def _load(*steps) -> None:
+    """Load what searches need, each step on its own: one that fails is logged, and the
+    search that needs it then says why."""
+    for fn in steps:
+        try:
+            fn()
+        except (QueryError, StoreError, OSError, ValueError) as e:
+            log.warning("loading for a searcher failed: %s", e)
 
 
 def _warm_model(s: Searcher) -> None:
@@ -582,7 +641,7 @@ def _yield_to_the_loop() -> None:
         pass
 
 
-def health(pool: SearcherPool) -> dict:
+def health(pool: Pool) -> dict:
     """For a load balancer: the store answers and the backend searches read answers (its
     lexical snapshot and vector count), or a 503 saying which does not."""
     try:
@@ -601,42 +660,27 @@ def health(pool: SearcherPool) -> dict:
     return {"ok": True, "backend": kind, "papers": papers, "indexed": indexed, "vectors": len(vectors or [])}
 
 
-def search(pool: SearcherPool, params: SearchParams, facets: bool = True) -> Result:
+def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
     """Run a search within the pool's time budget; a query the user must fix becomes
     ServiceError(400), one that runs out of time ServiceError(503)."""
     p = normalise(params)
     _yield_to_the_loop()
-    with pool.searcher(budget=False) as s:
-        return search_with(s, p, pool.budget, facets)
+    pool.prepare(p.q, p.mode != "lexical")
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+        return s.search(
+            p.q,
+            mode=p.mode,
+            sort=p.sort,
+            page=p.page,
+            per_page=p.per_page,
+            filters=p.filters(),
+            facets=facets,
+            literal=p.literal,
+            deadline=deadline,
+        )
 
 
-def search_with(s: Searcher, params: SearchParams, budget: float = TIME_BUDGET, facets: bool = True) -> Result:
-    """:func:`search` on a searcher the caller holds (the CLI's one): the same checks, the same
-    time budget, the same errors."""
-    p = normalise(params)
-    try:
-        with time_budget(s.store.conn, budget) as deadline:
-            return s.search(
-                p.q,
-                mode=p.mode,
-                sort=p.sort,
-                page=p.page,
-                per_page=p.per_page,
-                filters=p.filters(),
-                facets=facets,
-                literal=p.literal,
-                deadline=deadline,
-            )
-    except QueryError as e:
-        raise ServiceError(400, str(e)) from None
-    except (OverBudget, sqlite3.OperationalError) as e:
-        if not _interrupted(e):
-            raise
-        log.warning("search over its time budget (%g s): %r", budget, p.q[:200])
-        raise over_budget(budget) from None
-
-
-def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
+def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
     """Related work for a pasted text, the one path of the page, the API and the MCP tool: at
     most MAX_RELATED_TEXT characters accepted, the model reads a bounded prefix of them
     (recommend.EMBED_CHARS, as it reads documents), in turn with other clients' requests
@@ -647,10 +691,11 @@ def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None 
         raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
     if not text.strip():
         raise ServiceError(400, message("text_missing"))
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 100:
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_RELATED:
         raise ServiceError(400, message("k_related"))
     _yield_to_the_loop()
-    with pool.searcher(budget=False) as s:  # a moment: the model the vectors were made with
+    pool.prepare(text[: R.MAX_TEXT], True)
+    with pool.searcher() as s:  # a moment: the model the vectors were made with
         vindex = s.index
         emb = s.embedder(vindex.model) if vindex is not None and len(vindex) else None
     qv, deadline = None, time.monotonic() + pool.budget
@@ -659,17 +704,8 @@ def related(pool: SearcherPool, text: str, k: int = 20, filters: Filters | None 
         deadline = started + pool.budget
         if time.monotonic() > deadline:
             raise over_budget(pool.budget)
-    with pool.searcher(budget=False) as s:
-        try:
-            with time_budget(s.store.conn, max(0.05, deadline - time.monotonic())) as dl:
-                return R.related(s.store, text, k, searcher=s, filters=filters, deadline=dl, query_vector=qv)
-        except QueryError as e:  # a bad filter value
-            raise ServiceError(400, str(e)) from None
-        except (OverBudget, sqlite3.OperationalError) as e:
-            if not _interrupted(e):
-                raise
-            log.warning("related work over its time budget (%g s)", pool.budget)
-            raise over_budget(pool.budget) from None
+    with pool.searcher() as s, within_budget(s.store.conn, max(0.05, deadline - time.monotonic())) as dl:
+        return R.related(s.store, text, k, searcher=s, filters=filters, deadline=dl, query_vector=qv)
 
 
 def _check_id(pid: str) -> str:
@@ -679,7 +715,7 @@ def _check_id(pid: str) -> str:
     return pid
 
 
-def get_paper(pool: SearcherPool, pid: str) -> Paper:
+def get_paper(pool: Pool, pid: str) -> Paper:
     """One paper by id (arXiv ids may carry an `arXiv:` prefix or a version suffix)."""
     pid = _check_id(pid)
     with pool.reader() as st:
@@ -691,26 +727,21 @@ def get_paper(pool: SearcherPool, pid: str) -> Paper:
     return p
 
 
-def similar(pool: SearcherPool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
+def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
     """A paper and its nearest neighbours."""
     if not 1 <= k <= MAX_SIMILAR:
         raise ServiceError(400, message("k_range", limit=MAX_SIMILAR))
     paper = get_paper(pool, pid)
-    with pool.searcher(budget=False) as s:
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
         try:
-            with time_budget(s.store.conn, pool.budget):
-                return paper, s.similar(paper.id, k)
+            return paper, s.similar(paper.id, k)
         except KeyError:
             raise ServiceError(404, message("no_paper_id", id=pid[:80])) from None
         except QueryError:  # a title that makes no lexical query: no neighbours to offer
             return paper, []
-        except sqlite3.OperationalError as e:
-            if not _interrupted(e):
-                raise
-            raise over_budget(pool.budget) from None
 
 
-def daily(pool: SearcherPool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
+def daily(pool: Pool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
     """The papers of one day (default: the latest day in the store)."""
     day, category = _listing_args(day, category, page, per_page)
     return _read_feed(pool, feed.daily, day, category, page, per_page)
@@ -727,30 +758,25 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
     return check_date(day, "day"), _clean(category, MAX_CATEGORY)
 
 
-def _read_feed(pool: SearcherPool, fn, *args):
+def _read_feed(pool: Pool, fn, *args):
     """A feed function on a reader connection, within the time budget: a bad request becomes
     ServiceError(400), one that runs out of time ServiceError(503)."""
-    with pool.reader() as st:
+    with pool.reader() as st, within_budget(st.conn, pool.budget):
         try:
-            with time_budget(st.conn, pool.budget):
-                return fn(st, *args)
+            return fn(st, *args)
         except feed.FeedError as e:
             raise ServiceError(400, str(e)) from None
-        except sqlite3.OperationalError as e:
-            if not _interrupted(e):
-                raise
-            raise over_budget(pool.budget) from None
 
 
-def days(pool: SearcherPool, limit: int = 60) -> list[tuple[str, int]]:
-    if not 1 <= limit <= 1000:
+def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
+    if not 1 <= limit <= MAX_DAYS:
         raise ServiceError(400, message("limit_range"))
     with pool.reader() as st:
         return feed.days(st, limit)
 
 
 def listing(
-    pool: SearcherPool,
+    pool: Pool,
     view: str = "day",
     day: str | None = None,
     category: str | None = None,
@@ -763,7 +789,7 @@ def listing(
     return _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
 
 
-def overview(pool: SearcherPool) -> dict:
+def overview(pool: Pool) -> dict:
     """What the home and API pages say about the store: its size, date range, and the newest
     paper (a real id for examples)."""
     with pool.reader() as store:
@@ -776,3 +802,86 @@ def overview(pool: SearcherPool) -> dict:
         "last_date": st["last_date"],
         "example_id": newest,
     }
+
+
+# --- the library's features that search: recommendations, saved searches, "for you" ----------
+
+
+def recommend(pool: Pool, tag: str, k: int = 20, page: int = 1, within: list[int] | None = None) -> R.Recommendations:
+    """A tag's recommendations (`within`: only among these rowids), ranked over the snapshots
+    searches read (the backend's, with `--backend`), within the time budget."""
+    if not 1 <= k <= MAX_K:
+        raise ServiceError(400, message("k_range", limit=MAX_K))
+    if not 1 <= page <= MAX_RECOMMEND_PAGE:
+        raise ServiceError(400, message("page_range", limit=MAX_RECOMMEND_PAGE))
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
+        return R.recommend(s.store, tag, k, page=page, within=within, source=s.corpus)
+
+
+def saved_searches(pool: Pool) -> list[tuple[library.SavedSearch, library.NewMatches | None]]:
+    """Every saved search and how many new papers it matches, all within one time budget:
+    None for those not counted by then (the list is still shown)."""
+    out: list[tuple[library.SavedSearch, library.NewMatches | None]] = []
+    with pool.reader() as st:
+        saved = library.saved_searches(st)
+    _prepare(pool, saved)
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+        for ss in saved:
+            try:
+                out.append((ss, library.new_matches(s, ss, 0, deadline=deadline)))
+            except (OverBudget, sqlite3.OperationalError) as e:
+                if not _interrupted(e):
+                    raise
+                out.append((ss, None))
+    return out
+
+
+def new_matches(pool: Pool, key: str, limit: int = 20) -> library.NewMatches:
+    """The papers new since the last visit that a saved search (by name or id) matches."""
+    if not 0 <= limit <= MAX_K:
+        raise ServiceError(400, f"limit: 0 to {MAX_K}")
+    ss = _saved(pool, key)
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+        return library.new_matches(s, ss, limit, deadline=deadline)
+
+
+def _saved(pool: Pool, key: str) -> library.SavedSearch:
+    """A saved search by name or id (a 404 if there is none), what running it needs loaded."""
+    with pool.reader() as st:
+        try:
+            ss = library.get_saved(st, key)
+        except library.LibraryError as e:
+            raise ServiceError(e.status, e.message) from None
+    _prepare(pool, [ss])
+    return ss
+
+
+def _prepare(pool: Pool, saved: list[library.SavedSearch]) -> None:
+    pool.prepare(" ".join(ss.query for ss in saved), any(ss.mode != "lexical" for ss in saved))
+
+
+def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch, Result]:
+    """A saved search's newest matches (its feed); one stored before searches were checked,
+    which no longer runs, is a 422."""
+    ss = _saved(pool, key)
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+        try:
+            return ss, library.run_saved(s, ss, per_page=per_page, deadline=deadline)
+        except QueryError as e:
+            raise ServiceError(422, f"the saved search {ss.name!r} no longer runs: {e}") from None
+
+
+def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
+    """A day's papers (default: the newest) that the user's tags score, best first: each
+    with its best score over the tags and that tag."""
+    if not 1 <= k <= MAX_K:
+        raise ServiceError(400, message("k_range", limit=MAX_K))
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
+        try:
+            d = feed.daily(s.store, day or None, None, 1, 200)
+        except feed.FeedError as e:
+            raise ServiceError(400, str(e)) from None
+        rowids = {s.store.rowid(p.id): p for p in d.papers}
+        scored = R.for_you(s.store, [r for r in rowids if r is not None])
+    ranked = sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])
+    return d, ranked[:k]

@@ -431,6 +431,21 @@ class QueryCommand(click.Command):
         return super().parse_args(ctx, [*opts, "--", *words] if words else opts)
 
 
+@contextmanager
+def _service(ctx: click.Context, readonly: bool = False) -> Iterator:
+    """The service over the data directory's store, searching the backend of the settings
+    within their time budget: a command runs a feature as the web and MCP do, and a request
+    the service refuses is one line on stderr."""
+    from paperdex.service import Local, ServiceError
+
+    settings = _settings(ctx)
+    with _store(ctx, readonly=readonly) as store:
+        try:
+            yield Local(store, settings.backend, settings.time_budget)
+        except ServiceError as e:
+            raise UserError(e.message) from None
+
+
 @cli.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
@@ -452,17 +467,13 @@ def search(
 ):
     """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG';
     its words may be given unquoted, and it may start with `-` (`search -video diffusion`)."""
-    from paperdex.service import SearchParams, ServiceError, make_searcher, search_with
+    from paperdex import service
 
-    settings = _settings(ctx)
-    params = SearchParams(
+    params = service.SearchParams(
         " ".join(query), mode, sort, page, per_page, category, date_from, date_to, venue, area, author, literal
     )
-    with _store(ctx, readonly=True) as store:
-        try:
-            res = search_with(make_searcher(store, settings.backend), params, settings.time_budget, facets=False)
-        except ServiceError as e:
-            raise UserError(e.message) from None
+    with _service(ctx, readonly=True) as pool:
+        res = service.search(pool, params, facets=False)
     if as_json:
         click.echo(json_text([h.to_dict() for h in res.hits]))
         return

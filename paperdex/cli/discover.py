@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from paperdex.cli import UserError, _fail, _settings, _store, json_text, tty
+from paperdex.cli import UserError, _fail, _service, _settings, _store, json_text, tty
 from paperdex.discover import library
 
 
@@ -109,13 +109,10 @@ def tag_dismiss(ctx, ids, undo) -> None:
 @click.pass_context
 def tag_recommend(ctx, name, limit, day, as_json) -> None:
     """Unseen papers ranked by the tag's model, with why."""
-    from paperdex.discover import recommend as R
+    from paperdex.service import recommend
 
-    with _store(ctx.find_root(), readonly=True) as st:
-        within = None
-        if day:
-            within = st.rowids_on(day)
-        recs = _lib(R.recommend, st, name, limit, within=within)
+    with _service(ctx.find_root(), readonly=True) as pool:
+        recs = recommend(pool, name, limit, within=pool.store.rowids_on(day) if day else None)
     if as_json:
         click.echo(json_text(recs.to_dict()))
         return
@@ -201,16 +198,21 @@ def saved_add(ctx, name, query, replace, **params) -> None:
 @click.pass_context
 def saved_list(ctx, as_json) -> None:
     """Every saved search and how many new papers it matches."""
-    from paperdex.service import make_searcher
+    from paperdex.service import saved_searches
 
-    with _store(ctx.find_root(), readonly=True) as st:
-        s = make_searcher(st, _settings(ctx.find_root()).backend)
-        rows = [(ss, library.new_matches(s, ss, 0)) for ss in library.saved_searches(st)]
+    with _service(ctx.find_root(), readonly=True) as pool:
+        rows = saved_searches(pool)
     if as_json:
-        click.echo(json_text([{**ss.to_dict(), "new": nm.count, "error": nm.error} for ss, nm in rows]))
+        click.echo(json_text([{**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error} for ss, nm in rows]))
         return
     for ss, nm in rows:
-        new = f"cannot run: {tty(nm.error)}" if nm.error else f"{nm.count} new"
+        new = (
+            "not counted: out of time"
+            if nm is None
+            else f"cannot run: {tty(nm.error)}"
+            if nm.error
+            else f"{nm.count} new"
+        )
         click.echo(f"#{ss.id}\t{tty(ss.name)}\t{new}\t{tty(ss.query)}")
 
 
@@ -222,13 +224,13 @@ def saved_list(ctx, as_json) -> None:
 @click.pass_context
 def saved_new(ctx, key, limit, seen, as_json) -> None:
     """The new matches of a saved search (by name or #id) since the last visit."""
-    from paperdex.service import make_searcher
+    from paperdex.service import new_matches
 
-    with _store(ctx.find_root(), readonly=not seen) as st:
-        ss = _lib(library.get_saved, st, key.lstrip("#"))
-        nm = library.new_matches(make_searcher(st, _settings(ctx.find_root()).backend), ss, limit)
+    with _service(ctx.find_root(), readonly=not seen) as pool:
+        nm = new_matches(pool, key.lstrip("#"), limit)
+        ss = nm.saved
         if seen:
-            library.mark_seen(st, ss.id)
+            library.mark_seen(pool.store, ss.id)
     if as_json:
         click.echo(json_text(nm.to_dict()))
     elif nm.error:
@@ -296,13 +298,13 @@ def token_revoke(ctx, key) -> None:
 @click.pass_context
 def related(ctx, text, limit, as_json) -> None:
     """Related work for a pasted abstract or paragraph (TEXT, or standard input)."""
-    from paperdex.discover import recommend as R
+    from paperdex import service
 
     text = text if text is not None else sys.stdin.read()
     if not text.strip():
         raise click.UsageError("give the text to find related work for: paperdex related TEXT, or on standard input")
-    with _store(ctx.find_root(), readonly=True) as st:
-        res = R.related(st, text, limit)
+    with _service(ctx.find_root(), readonly=True) as pool:
+        res = service.related(pool, text, limit)
     if as_json:
         click.echo(json_text(res.to_dict()))
         return

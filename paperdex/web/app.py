@@ -495,7 +495,7 @@ def create_app(
         response_class=SafeJSON,
         responses={200: {"model": schemas.DaysOut, "description": "Days, newest first"}, **ERROR_RESPONSES},
     )
-    def api_days(limit: Annotated[int, Query(ge=1, le=1000, description="How many days")] = 60) -> Response:
+    def api_days(limit: Annotated[int, Query(ge=1, le=service.MAX_DAYS, description="How many days")] = 60) -> Response:
         """Days that have papers, newest first, with counts."""
         return SafeJSON({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
 

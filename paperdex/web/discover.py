@@ -32,7 +32,6 @@ from paperdex.discover import recommend as R
 from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.engine import Filters
-from paperdex.search.query import QueryError
 from paperdex.service import ServiceError
 from paperdex.store import Store, StoreError
 from paperdex.web import i18n, render
@@ -286,15 +285,10 @@ def _base(request: Request) -> str:
 @router.get("/library", response_class=HTMLResponse, include_in_schema=False)
 def library_page(request: Request) -> Response:
     pool = _pool(request)
-    with pool.searcher() as s:
-        tags = library.tags(s.store)
-        saved = []
-        for ss in library.saved_searches(s.store):
-            try:
-                saved.append((ss, library.new_matches(s, ss, 0).count))
-            except Exception:  # a saved query this version reads differently must not break the page
-                saved.append((ss, None))
-        n_dismissed = len(library.dismissed(s.store))
+    saved = [(ss, nm and nm.count) for ss, nm in service.saved_searches(pool)]
+    with pool.reader() as st:
+        tags = library.tags(st)
+        n_dismissed = len(library.dismissed(st))
     nxt = _back({"next": request.query_params.get("next", "")}, "")
     return _page(request, "discover_library.html", tags=tags, saved=saved, n_dismissed=n_dismissed, next=nxt)
 
@@ -324,11 +318,6 @@ async def logout(request: Request) -> Response:
 # --- tags ----------------------------------------------------------------------------------------
 
 
-def _recs(request: Request, name: str, k: int, page: int = 1, within=None) -> R.Recommendations:
-    with _pool(request).searcher() as s:
-        return _lib(R.recommend, s.store, name, k, page=page, within=within)
-
-
 @router.get("/tag/{name}", response_class=HTMLResponse, include_in_schema=False)
 def tag_page(request: Request, name: str, page: int = 1) -> Response:
     pool = _pool(request)
@@ -337,7 +326,7 @@ def tag_page(request: Request, name: str, page: int = 1) -> Response:
         tag = _lib(library.get_tag, st, name)
         ids = library.tag_papers(st, tag.name)
         papers = [p for p in (st.get(i) for i in ids) if p is not None]
-    recs = _recs(request, tag.name, 20, page)
+    recs = service.recommend(pool, tag.name, 20, page)
     return _page(request, "discover_tag.html", tag=tag, papers=papers, recs=recs, page=page)
 
 
@@ -452,10 +441,8 @@ async def form_save_search(request: Request) -> Response:
 
 @router.get("/saved/{key}", response_class=HTMLResponse, include_in_schema=False)
 def saved_page(request: Request, key: str) -> Response:
-    with _pool(request).searcher() as s:
-        ss = _lib(library.get_saved, s.store, key)
-        nm = library.new_matches(s, ss, 50)
-    return _page(request, "discover_saved.html", ss=ss, nm=nm, search_url=_search_url(ss))
+    nm = service.new_matches(_pool(request), key, 50)
+    return _page(request, "discover_saved.html", ss=nm.saved, nm=nm, search_url=_search_url(nm.saved))
 
 
 @router.post("/library/saved/{key}/seen", include_in_schema=False)
@@ -509,21 +496,9 @@ def related_view(request: Request, text: str, params: dict[str, Any]) -> Respons
 # --- "for you": a day's papers by the user's tags -----------------------------------------------
 
 
-def _for_you(request: Request, day: str | None, k: int) -> tuple[Any, list[tuple[Paper, float, str]]]:
-    with _pool(request).searcher() as s:
-        try:
-            d = feed.daily(s.store, day or None, None, 1, 200)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
-        rowids = {s.store.rowid(p.id): p for p in d.papers}
-        scored = R.for_you(s.store, [r for r in rowids if r is not None])
-    ranked = sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])
-    return d, ranked[:k]
-
-
 @router.get("/for-you", response_class=HTMLResponse, include_in_schema=False)
 def for_you_page(request: Request, day: str | None = None) -> Response:
-    d, ranked = _for_you(request, day, 50)
+    d, ranked = service.for_you(_pool(request), day, 50)
     return _page(request, "discover_foryou.html", d=d, ranked=ranked)
 
 
@@ -531,9 +506,7 @@ def for_you_page(request: Request, day: str | None = None) -> Response:
 def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Response:
     """A day's papers (default: the newest day) ordered by the user's tags: each paper's best
     recommendation score over the tags, and that tag."""
-    if not 1 <= k <= 200:
-        raise ServiceError(400, "k: 1 to 200")
-    d, ranked = _for_you(request, day, k)
+    d, ranked = service.for_you(_pool(request), day, k)
     return _ok({"day": d.day, "papers": [{**_brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]})
 
 
@@ -562,7 +535,7 @@ def tag_feed(request: Request, name: str, fmt: str) -> Response:
 
             first = (date.fromisoformat(last[:10]) - timedelta(days=FEED_DAYS - 1)).isoformat()
             within = st.rowids_since(first)
-    recs = _recs(request, tag.name, FEED_ITEMS, within=within or None)
+    recs = service.recommend(_pool(request), tag.name, FEED_ITEMS, within=within or None)
     items = [digest.Item(r.paper, digest.reason_note(r)) for r in recs.items]
     return _feed(
         request, fmt, f"paperdex: recommended for {tag.name}", f"{_base(request)}/tag/{quote(tag.name)}", items
@@ -571,25 +544,15 @@ def tag_feed(request: Request, name: str, fmt: str) -> Response:
 
 @router.get("/feeds/saved/{key}.{fmt}", include_in_schema=False)
 def saved_feed(request: Request, key: str, fmt: str) -> Response:
-    with _pool(request).searcher() as s:
-        ss = _lib(library.get_saved, s.store, key)
-        try:
-            res = library.run_saved(s, ss, per_page=FEED_ITEMS)
-        except QueryError as e:  # stored before saving checked queries
-            raise ServiceError(422, f"the saved search {ss.name!r} no longer runs: {e}") from None
+    ss, res = service.run_saved(_pool(request), key, FEED_ITEMS)
     items = [digest.Item(h.paper) for h in res.hits]
     return _feed(request, fmt, f"paperdex: {ss.name}", _base(request) + _search_url(ss), items)
 
 
 @router.get("/feeds/category/{category}.{fmt}", include_in_schema=False)
 def category_feed(request: Request, category: str, fmt: str) -> Response:
-    with _pool(request).searcher() as s:
-        try:
-            res = s.search(
-                "", mode="lexical", sort="newest", per_page=FEED_ITEMS, filters=Filters(category=category), facets=False
-            )
-        except ValueError as e:
-            raise ServiceError(400, str(e)) from None
+    newest = service.SearchParams("", "lexical", "newest", per_page=FEED_ITEMS, category=category)
+    res = service.search(_pool(request), newest, facets=False)
     items = [digest.Item(h.paper) for h in res.hits]
     return _feed(request, fmt, f"paperdex: {category}", f"{_base(request)}/?q=cat:{quote(category)}", items)
 
@@ -617,10 +580,8 @@ def _ok(data: Any, status: int = 200) -> JSONResponse:
 async def api_related(request: Request) -> Response:
     """Related work for a pasted text: {"text": "...", "k": 20, "category", "from", "to"}."""
     data = await _json(request)
-    text = data.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise ServiceError(400, "text: paste an abstract or a paragraph")
-    res = await run_in_threadpool(_related, request, text, data.get("k", 20), data)
+    text = data.get("text")  # none, or not a string: the service's "paste a text"
+    res = await run_in_threadpool(_related, request, text if isinstance(text, str) else "", data.get("k", 20), data)
     out = res.to_dict()
     out["hits"] = [
         {
@@ -647,9 +608,7 @@ def api_tag(request: Request, name: str) -> Response:
 
 @router.get("/api/tags/{name}/recommendations", include_in_schema=False)
 def api_recommendations(request: Request, name: str, k: int = 20, page: int = 1) -> Response:
-    if not 1 <= k <= 200 or not 1 <= page <= 50:
-        raise ServiceError(400, "k: 1 to 200; page: 1 to 50")
-    recs = _recs(request, name, k, page)
+    recs = service.recommend(_pool(request), name, k, page)
     out = recs.to_dict()
     for r, d in zip(recs.items, out["recommendations"], strict=True):
         d["paper"] = _brief(r.paper)
@@ -699,11 +658,10 @@ async def api_dismiss(request: Request) -> Response:
 
 @router.get("/api/saved", include_in_schema=False)
 def api_saved(request: Request) -> Response:
-    with _pool(request).searcher() as s:
-        out = []
-        for ss in library.saved_searches(s.store):
-            nm = library.new_matches(s, ss, 0)
-            out.append({**ss.to_dict(), "new": nm.count, "error": nm.error})
+    out = [
+        {**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error}
+        for ss, nm in service.saved_searches(_pool(request))
+    ]
     return _ok({"saved_searches": out})
 
 
@@ -722,11 +680,7 @@ async def api_save(request: Request) -> Response:
 
 @router.get("/api/saved/{key}/new", include_in_schema=False)
 def api_saved_new(request: Request, key: str, limit: int = 20) -> Response:
-    if not 0 <= limit <= 200:
-        raise ServiceError(400, "limit: 0 to 200")
-    with _pool(request).searcher() as s:
-        ss = _lib(library.get_saved, s.store, key)
-        nm = library.new_matches(s, ss, limit)
+    nm = service.new_matches(_pool(request), key, limit)
     out = nm.to_dict()
     out["papers"] = [_brief(p) for p in nm.papers]
     return _ok(out)

@@ -245,7 +245,7 @@ def test_related_work_waits_for_a_searcher_off_the_event_loop(web_dir):
     app = create_app(web_dir, pool_size=1, pool_wait=5)
     done: list[int] = []
     with TestClient(app, base_url="http://localhost") as c:  # one event loop for every request
-        with app.state.pool.searcher(budget=False):
+        with app.state.pool.searcher():
             t = threading.Thread(target=lambda: done.append(c.post("/api/related", json={"text": TEXT}).status_code))
             t.start()
             while not app.state.pool._gate._lanes and t.is_alive():  # it waits for the searcher
