@@ -66,9 +66,10 @@ _LITE_REFS: dict[str, int] = {}
 
 
 class _QuietEmptyArray(logging.Filter):
-    """pymilvus 2.5 logs ERRORs (and raises) when a query with an ARRAY output field matches
-    nothing; `_query` reads that as no rows and re-raises anything else, so while it runs
-    pymilvus's own query-failure lines are noise."""
+    """pymilvus 2.5 logs ERRORs (and raises) when a query on a collection with an ARRAY field
+    matches nothing, whatever it outputs; `_query` reads that as no rows and re-raises anything
+    else, so while it runs pymilvus's own query-failure lines are noise. Only collections made
+    by an older paperdex have ARRAY fields (the module docstring): this goes with them."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not getattr(_QUIET, "on", False)
@@ -308,7 +309,7 @@ class MilvusBackend:
             if limit is None:
                 return self.client.query(self.col, filter=filter, output_fields=output_fields)
             return self.client.query(self.col, filter=filter, output_fields=output_fields, limit=limit)
-        except MilvusException as e:  # pymilvus 2.5 fails to decode an empty ARRAY column
+        except MilvusException as e:  # an older collection, nothing matched (_QuietEmptyArray)
             if "Unsupported data type: 0" in str(e):
                 return []
             raise
