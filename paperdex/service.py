@@ -1,8 +1,10 @@
-"""One code path per feature, shared by the HTML views, the JSON API and the MCP tools.
+"""One code path per feature, shared by the HTML views, the JSON API, the MCP tools and the CLI.
 
-Each function takes plain arguments, validates them the same way for every interface, and
-returns library objects (a search ``Result``, a ``Paper``, a feed ``Day``); the interfaces only
-choose how to show them. Errors are :class:`ServiceError` with the HTTP status they mean.
+Each function takes a pool and plain arguments, validates them the same way for every
+interface, and returns library objects (a search ``Result``, a ``Paper``, a feed ``Day``,
+``Recommendations``); the interfaces only choose how to show them. Errors are
+:class:`ServiceError` with the HTTP status they mean (the CLI prints their message). The server
+passes a :class:`SearcherPool`; a command a :class:`Local` pool of one searcher.
 
 Searchers are not thread-safe, so a small pool of them is shared by the server's threads: a
 request borrows one for the duration of a call (the index snapshots they read are shared by the
