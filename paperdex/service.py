@@ -183,10 +183,11 @@ def _interrupted(e: BaseException) -> bool:
 
 
 @contextmanager
-def within_budget(conn: sqlite3.Connection, budget: float) -> Iterator[float]:
+def within_budget(conn: sqlite3.Connection, budget: float, what: str = "a request") -> Iterator[float]:
     """:func:`time_budget` for a request: yields the deadline; running out of time (the
     engine's OverBudget, or a statement the watchdog interrupted) is the 503 of a search over
-    its budget, a query the user must fix (QueryError) a 400, a library error its own status."""
+    its budget (logged with `what`), a query the user must fix (QueryError) a 400, a library
+    error its own status."""
     try:
         with time_budget(conn, budget) as deadline:
             yield deadline
@@ -197,7 +198,7 @@ def within_budget(conn: sqlite3.Connection, budget: float) -> Iterator[float]:
     except (OverBudget, sqlite3.OperationalError) as e:
         if not _interrupted(e):
             raise
-        log.warning("a request over its time budget (%g s)", budget)
+        log.warning("%s over its time budget (%g s)", what, budget)
         raise over_budget(budget) from None
 
 
@@ -668,7 +669,7 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
     p = normalise(params)
     _yield_to_the_loop()
     pool.prepare(p.q, p.mode != "lexical")
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget, f"the search {p.q[:200]!r}") as deadline:
         return s.search(
             p.q,
             mode=p.mode,
