@@ -26,13 +26,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
 import random
 import re
 import time
 from functools import lru_cache
 from pathlib import Path
 
+import judge  # bench/judge.py: the graded questions' metric
 import numpy as np
 
 from paperdex.search import engine as S
@@ -106,10 +106,8 @@ def classes(kinds: list[str]) -> dict[str, tuple[str, list[dict], str]]:
 
 
 def graded_ndcg(ranked: list[str], grades: dict[str, int], k: int = 10) -> float:
-    dcg = sum((2 ** grades.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(grades.values(), reverse=True)[:k]
-    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
+    """judge.py's graded nDCG@10 (linear gain, trec_eval's): one rule for both scripts."""
+    return judge.ndcg(ranked, grades, k)
 
 
 def score(ranked: list[str], q: dict, metric: str) -> tuple[float, float]:

@@ -19,6 +19,15 @@ def test_compounds_the_dictionary_lacks_back_off_to_their_parts():
     assert any("quantiz" in a for a in got)
 
 
+def test_a_phrase_listed_by_its_halves_needs_both_halves():
+    """小目标检测 (small-target detection): the learned dictionary lists "small target | detection",
+    the translations of its two halves; a paper that only says "detection" does not hold it."""
+    got = zh.concepts("小目标检测")
+    assert len(got) == 2
+    assert any("small target" in alts for alts in got) and any("detection" in alts for alts in got)
+    assert not any("small target" in alts and "detection" in alts for alts in got)
+
+
 def test_chinese_query_finds_english_paper_lexically(searcher):
     res = searcher.search("权重衰减", mode="lexical", per_page=5)
     assert res.hits and "weight decay" in res.hits[0].paper.title.lower()

@@ -19,7 +19,6 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-from paperdex.search import query as Q
 from paperdex.store import PrefixCounts
 
 DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
@@ -185,29 +184,21 @@ def concepts(text: str, enabled: bool | None = None) -> list[list[str]]:
     d = dictionary()
     out: list[list[str]] = []
     for word in segment(text):
-        alts = d[word]
-        if alts and alts not in out:
-            out.append(list(alts))
+        for alts in _whole(word, d):
+            if alts not in out:
+                out.append(alts)
     return out
 
 
-def translate(text: str, enabled: bool | None = None) -> list[str]:
-    """English words for the Chinese words of `text`, in order, without repeats (the concepts'
-    alternatives, flattened)."""
-    out: list[str] = []
-    for alts in concepts(text, enabled):
-        for alt in alts:
-            for w in alt.split():
-                if w not in out:
-                    out.append(w)
-    return out
-
-
-def expand(tree: Q.Bool, enabled: bool | None = None) -> Q.Bool:
-    """Add the translations of the query's free Chinese words as free words (raw="" keeps
-    them out of the text the embedding model sees)."""
-    soft = [c for c in tree.children if isinstance(c, Q.Text) and c.column is None and not c.phrase]
-    words = translate(" ".join(c.raw for c in soft), enabled)
-    if not words:
-        return tree
-    return Q.Bool(tree.op, [*tree.children, *(Q.Text([w], raw="") for w in words)])
+def _whole(word: str, d: dict[str, list[str]]) -> list[list[str]]:
+    """`word`'s concepts: one, its alternatives, unless they are its parts. The learned
+    dictionary sometimes lists a phrase's two halves as its alternatives (小目标检测: "small
+    target | detection", the translations of 小目标 and of 检测); as alternatives, a paper that
+    merely says "detection" would hold the whole phrase. Such a phrase is read as its two
+    halves, each a concept, as a query that spaced them would be."""
+    alts = d[word]
+    for k in range(1, len(word)):
+        left, right = d.get(word[:k]), d.get(word[k:])
+        if left and right and left[0] != right[0] and left[0] in alts and right[0] in alts:
+            return [list(left), list(right)]
+    return [list(alts)] if alts else []
