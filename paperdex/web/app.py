@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from paperdex import service
 from paperdex.discover import summaries
+from paperdex.discover.library import LibraryError
 from paperdex.messages import message
 from paperdex.paper import Paper, finite
 from paperdex.search.engine import Hit, Result
@@ -367,6 +368,10 @@ def create_app(
     @app.exception_handler(ServiceError)
     async def on_service_error(request: Request, exc: ServiceError) -> Response:
         return error(request, exc.status, exc.message, exc.headers)
+
+    @app.exception_handler(LibraryError)  # a library request that cannot be done (web/discover.py)
+    async def on_library_error(request: Request, exc: LibraryError) -> Response:
+        return error(request, exc.status, exc.message)
 
     @app.exception_handler(RequestValidationError)
     async def on_validation(request: Request, exc: RequestValidationError) -> Response:

@@ -189,14 +189,6 @@ class _Writer:
         self.store.close()
 
 
-def _lib(call, *args, **kw):
-    """A library call whose LibraryError becomes the ServiceError it means."""
-    try:
-        return call(*args, **kw)
-    except library.LibraryError as e:
-        raise ServiceError(e.status, e.message) from None
-
-
 async def _form(request: Request) -> dict[str, Any]:
     form = await request.form()
     return {k: v for k, v in form.items() if isinstance(v, str)}
@@ -323,7 +315,7 @@ def tag_page(request: Request, name: str, page: int = 1) -> Response:
     pool = _pool(request)
     page = max(1, min(int(page), 10))
     with pool.reader() as st:
-        tag = _lib(library.get_tag, st, name)
+        tag = library.get_tag(st, name)
         ids = library.tag_papers(st, tag.name)
         papers = [p for p in (st.get(i) for i in ids) if p is not None]
     recs = service.recommend(pool, tag.name, 20, page)
@@ -365,7 +357,7 @@ async def form_add(request: Request) -> Response:
     name = (form.get("new_tag") or "").strip() or (form.get("tag") or "")
     pid = form.get("id") or ""
     with _Writer(request) as st:
-        _lib(library.add_to_tag, st, name, [pid])
+        library.add_to_tag(st, name, [pid])
     return RedirectResponse(_back(form, f"/tag/{quote(library.tag_name(name), safe='')}"), status_code=303)
 
 
@@ -373,7 +365,7 @@ async def form_add(request: Request) -> Response:
 async def form_remove(request: Request) -> Response:
     form = await _writer_form(request)
     with _Writer(request) as st:
-        _lib(library.remove_from_tag, st, form.get("tag") or "", [form.get("id") or ""])
+        library.remove_from_tag(st, form.get("tag") or "", [form.get("id") or ""])
     return RedirectResponse(_back(form, "/library"), status_code=303)
 
 
@@ -381,7 +373,7 @@ async def form_remove(request: Request) -> Response:
 async def form_delete_tag(request: Request) -> Response:
     form = await _writer_form(request)
     with _Writer(request) as st:
-        _lib(library.delete_tag, st, form.get("tag") or "")
+        library.delete_tag(st, form.get("tag") or "")
     return RedirectResponse("/library", status_code=303)
 
 
@@ -390,7 +382,7 @@ async def form_dismiss(request: Request) -> Response:
     form = await _writer_form(request)
     pid = form.get("id") or ""
     with _Writer(request) as st:
-        _lib(library.dismiss, st, [pid])
+        library.dismiss(st, [pid])
     back = _back(form, "")
     if not back:
         return RedirectResponse("/library", status_code=303)
@@ -403,7 +395,7 @@ async def form_undismiss(request: Request) -> Response:
     """Undo "Not interested": the paper may be recommended again."""
     form = await _writer_form(request)
     with _Writer(request) as st:
-        _lib(library.undismiss, st, [form.get("id") or ""])
+        library.undismiss(st, [form.get("id") or ""])
     back = _back(form, "/library")
     sep = "&" if "?" in back else "?"
     return RedirectResponse(f"{back}{sep}undone=1", status_code=303)
@@ -414,7 +406,7 @@ async def form_rename_tag(request: Request) -> Response:
     form = await _writer_form(request)
     new = (form.get("new_name") or "").strip()
     with _Writer(request) as st:
-        _lib(library.rename_tag, st, form.get("tag") or "", new)
+        library.rename_tag(st, form.get("tag") or "", new)
     return RedirectResponse(f"/tag/{quote(library.tag_name(new), safe='')}", status_code=303)
 
 
@@ -432,7 +424,7 @@ async def form_save_search(request: Request) -> Response:
     params = {k: form.get(k) for k in library.SAVED_PARAMS}
     params["lang"] = params.get("lang") or _lang(request)
     with _Writer(request) as st:
-        ss = _lib(library.save_search, st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
+        ss = library.save_search(st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
     back = _back(form, "")
     if not back:
         return RedirectResponse(f"/saved/{ss.id}", status_code=303)
@@ -449,7 +441,7 @@ def saved_page(request: Request, key: str) -> Response:
 async def form_seen(request: Request, key: str) -> Response:
     form = await _writer_form(request)
     with _Writer(request) as st:
-        ss = _lib(library.mark_seen, st, key)
+        ss = library.mark_seen(st, key)
     return RedirectResponse(_back(form, f"/saved/{ss.id}"), status_code=303)
 
 
@@ -457,7 +449,7 @@ async def form_seen(request: Request, key: str) -> Response:
 async def form_delete_saved(request: Request, key: str) -> Response:
     await _writer_form(request)
     with _Writer(request) as st:
-        _lib(library.delete_saved, st, key)
+        library.delete_saved(st, key)
     return RedirectResponse("/library", status_code=303)
 
 
@@ -527,7 +519,7 @@ def _feed(request: Request, fmt: str, title: str, page_url: str, items: list[dig
 @router.get("/feeds/tag/{name}.{fmt}", include_in_schema=False)
 def tag_feed(request: Request, name: str, fmt: str) -> Response:
     with _pool(request).reader() as st:
-        tag = _lib(library.get_tag, st, name)
+        tag = library.get_tag(st, name)
         last = feed.latest_day(st)
         within = None
         if last:
@@ -602,7 +594,7 @@ def api_tags(request: Request) -> Response:
 @router.get("/api/tags/{name}", include_in_schema=False)
 def api_tag(request: Request, name: str) -> Response:
     with _pool(request).reader() as st:
-        tag = _lib(library.get_tag, st, name)
+        tag = library.get_tag(st, name)
         return _ok({**tag.to_dict(), "papers": library.tag_papers(st, tag.name)})
 
 
@@ -627,7 +619,7 @@ async def api_tag_add(request: Request, name: str) -> Response:
     data = await _writer_json(request)
     ids = _ids_of(data)
     with _Writer(request) as st:
-        added = _lib(library.add_to_tag, st, name, ids)
+        added = library.add_to_tag(st, name, ids)
         tag = library.get_tag(st, name)
     return _ok({"added": added, **tag.to_dict()})
 
@@ -636,7 +628,7 @@ async def api_tag_add(request: Request, name: str) -> Response:
 def api_tag_remove(request: Request, name: str, pid: str) -> Response:
     require_writer(request)
     with _Writer(request) as st:
-        removed = _lib(library.remove_from_tag, st, name, [pid])
+        removed = library.remove_from_tag(st, name, [pid])
     return _ok({"removed": removed})
 
 
@@ -644,7 +636,7 @@ def api_tag_remove(request: Request, name: str, pid: str) -> Response:
 def api_tag_delete(request: Request, name: str) -> Response:
     require_writer(request)
     with _Writer(request) as st:
-        if not _lib(library.delete_tag, st, name):
+        if not library.delete_tag(st, name):
             raise ServiceError(404, message("no_tag", name=name[:80]))
     return _ok({"deleted": True})
 
@@ -653,7 +645,7 @@ def api_tag_delete(request: Request, name: str) -> Response:
 async def api_dismiss(request: Request) -> Response:
     data = await _writer_json(request)
     with _Writer(request) as st:
-        return _ok({"dismissed": _lib(library.dismiss, st, _ids_of(data))})
+        return _ok({"dismissed": library.dismiss(st, _ids_of(data))})
 
 
 @router.get("/api/saved", include_in_schema=False)
@@ -672,9 +664,7 @@ async def api_save(request: Request) -> Response:
     if not isinstance(params, dict):
         raise ServiceError(400, "params: an object (mode, category, from, to, venue, area, author, lang)")
     with _Writer(request) as st:
-        ss = _lib(
-            library.save_search, st, str(data.get("name") or data.get("q") or ""), str(data.get("q") or ""), params
-        )
+        ss = library.save_search(st, str(data.get("name") or data.get("q") or ""), str(data.get("q") or ""), params)
     return _ok(ss.to_dict(), 201)
 
 
@@ -690,7 +680,7 @@ def api_saved_new(request: Request, key: str, limit: int = 20) -> Response:
 def api_saved_seen(request: Request, key: str) -> Response:
     require_writer(request)
     with _Writer(request) as st:
-        return _ok(_lib(library.mark_seen, st, key).to_dict())
+        return _ok(library.mark_seen(st, key).to_dict())
 
 
 @router.get("/api/library/export", include_in_schema=False)
@@ -703,7 +693,7 @@ def api_export(request: Request, format: str = "json", tag: str | None = None) -
                 headers={"Content-Disposition": 'attachment; filename="paperdex-library.json"'},
             )
         if format == "bibtex":
-            text = _lib(library.export_bibtex, st, tag)
+            text = library.export_bibtex(st, tag)
             return Response(
                 text,
                 media_type="application/x-bibtex; charset=utf-8",
@@ -716,4 +706,4 @@ def api_export(request: Request, format: str = "json", tag: str | None = None) -
 async def api_import(request: Request) -> Response:
     data = await _writer_json(request)
     with _Writer(request) as st:
-        return _ok(_lib(library.import_json, st, data))
+        return _ok(library.import_json(st, data))
