@@ -101,18 +101,11 @@ class Corpus:
         self.vindex = vindex
         self._csr = None
         self._lock = threading.Lock()
-        self.D = None  # the papers' unit vectors: vectors.Rows, or a backend's (Milvus) read whole
+        self.D = None  # vectors.Rows: the papers' unit vectors, as a float32 matrix would answer
         self.has_vec = np.zeros(self.n, dtype=bool)
-        if vindex is not None and len(vindex) and hasattr(vindex, "rows"):
-            self.D = vindex.rows(self.rowids)
+        if vindex is not None and len(vindex):
+            self.D = (vindex if hasattr(vindex, "rows") else _read_whole(vindex, self.rowids)).rows(self.rowids)
             self.has_vec = self.D.ok
-        elif vindex is not None and len(vindex):
-            got = vindex.vectors([int(r) for r in self.rowids])
-            dim = len(next(iter(got.values()))) if got else 0
-            self.D = np.zeros((self.n, dim), dtype=np.float32)
-            self.has_vec = np.array([int(r) in got for r in self.rowids], dtype=bool)
-            for d in np.flatnonzero(self.has_vec):
-                self.D[d] = got[int(self.rowids[d])]
         self.key = _key(ix, vindex)
 
     def docs(self, rowids) -> np.ndarray:
@@ -142,6 +135,22 @@ class Corpus:
 
 _CORPUS_LOCK = threading.Lock()
 _CORPORA: dict[str, Corpus] = {}
+
+
+def _read_whole(vectors, rowids: np.ndarray, chunk: int = 50_000):
+    """A backend's vectors (a Milvus collection's) read into memory as the store keeps its
+    own (int8, index.vectors.VectorIndex), a chunk of rows at a time."""
+    from paperdex.index.vectors import VectorIndex, quantize
+
+    keys: list[int] = []
+    parts = [np.zeros((0, 0), dtype=np.int8)]
+    for at in range(0, len(rowids), chunk):
+        got = vectors.vectors([int(r) for r in rowids[at : at + chunk]])
+        if got:
+            keys += sorted(got)
+            parts.append(quantize(np.stack([got[k] for k in sorted(got)])))
+    vecs = np.concatenate(parts[1:]) if keys else parts[0]
+    return VectorIndex(np.array(keys, dtype=np.int64), vecs, {"model": vectors.model, "epoch": len(vectors)})
 
 
 def _key(ix, vindex) -> tuple:
