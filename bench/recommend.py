@@ -209,7 +209,7 @@ def related_bench(store: Store, n: int = 40) -> None:
         for pid in sample:
             p = store.get(pid)
             t = time.perf_counter()
-            rel = R.related(store, p.abstract, 11, searcher=s)
+            rel = R.related(s, p.abstract, 11)
             ms.append((time.perf_counter() - t) * 1000)
             got = [h.paper.id for h in rel.hits if h.paper.id != pid][:10]
             a.append(sum(g in ids for g in got))

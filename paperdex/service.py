@@ -708,7 +708,7 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
         if time.monotonic() > deadline:
             raise over_budget(pool.budget)
     with pool.searcher() as s, within_budget(s.store.conn, max(0.05, deadline - time.monotonic())) as dl:
-        return R.related(s.store, text, k, searcher=s, filters=filters, deadline=dl, query_vector=qv)
+        return R.related(s, text, k, filters=filters, deadline=dl, query_vector=qv)
 
 
 def _check_id(pid: str) -> str:

@@ -84,17 +84,17 @@ def test_empty_tag_and_unknown_tag(store):
 def test_related_finds_the_pasted_abstract(searcher):
     store = searcher.store
     p = store.get(store.conn.execute("SELECT id FROM papers ORDER BY rowid LIMIT 1 OFFSET 40").fetchone()[0])
-    res = R.related(store, p.abstract, 10, searcher=searcher)
+    res = R.related(searcher, p.abstract, 10)
     assert res.hits and res.hits[0].paper.id == p.id
     assert 3 <= len(res.key_terms) <= R.KEY_TERMS
     top = res.hits[0]
     assert top.lexical_rank == 1 or top.dense_rank == 1
-    assert R.related(store, "", 5, searcher=searcher).notices
+    assert R.related(searcher, "", 5).notices
 
 
 def test_key_terms_are_distinctive_words(searcher):
     text = "We propose a new method. The method uses speculative decoding with a draft model. " * 3
-    terms = R.key_terms(searcher.store, text, 5)
+    terms = R.key_terms(searcher.lex, text, 5)
     assert "speculative" in terms or "draft" in terms
     assert "the" not in terms and "we" not in terms
 

@@ -49,6 +49,7 @@ from paperdex.messages import message
 from paperdex.paper import Paper, index_text
 from paperdex.search.corpus import Corpus as SearchCorpus
 from paperdex.search.corpus import StoreCorpus
+from paperdex.search.engine import Searcher
 from paperdex.store import Store
 
 C = 0.3  # SVM regularisation (bench/recommend.py)
@@ -825,13 +826,11 @@ class Related:
         }
 
 
-def key_terms(store: Store, text: str, n: int = KEY_TERMS) -> list[str]:
-    """The words of `text` with the highest tf-idf against the store (idf of the lexical
-    snapshot; words no paper has are left out), each as the text writes it."""
-    from paperdex.search.engine import lex_index
+def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
+    """The words of `text` with the highest tf-idf against the papers (idf of the lexical
+    snapshot `ix`; words no paper has are left out), each as the text writes it."""
     from paperdex.text import STOPWORDS, stemmer, tokens
 
-    ix = lex_index(store)
     st = stemmer()
     tf: dict[str, int] = {}
     surface: dict[str, str] = {}
@@ -857,11 +856,10 @@ def key_terms(store: Store, text: str, n: int = KEY_TERMS) -> list[str]:
 
 
 def related(
-    store: Store,
+    s: Searcher,
     text: str,
     k: int = 20,
     *,
-    searcher=None,
     filters=None,
     deadline: float | None = None,
     query_vector: np.ndarray | None = None,
@@ -871,16 +869,16 @@ def related(
     KEY_TERMS key terms, any of which may match (`t1 OR t2 OR ...`: requiring half of them, the
     search's rule for long free text, leaves almost nothing to rank, bench/recommend.py
     --related); reciprocal-rank fusion of the two, as hybrid search fuses. `query_vector`: the
-    text's vector when the caller embedded it already (service.related does, off the searcher)."""
-    from paperdex.search.engine import Hit, Searcher, rrf
+    text's vector when the caller embedded it already (service.related does, off the searcher).
+    Everything is read from the searcher's corpus: the store, or the backend's (`--backend`)."""
+    from paperdex.search.engine import Hit, rrf
     from paperdex.search.query import QueryError
 
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
-    s = searcher or Searcher(store)
     notices: list[str] = []
-    terms = key_terms(store, text)
+    terms = key_terms(s.lex, text)
     lex_hits: list[Hit] = []
     words = [t for t in terms if t.lower() not in _OPERATORS]
     if words:
@@ -904,7 +902,7 @@ def related(
         if deadline is not None and time.monotonic() > deadline:
             raise OverBudget()
         found = vindex.search(qv, RELATED_DEPTH, allowed)
-        got = store.get_many([r for r, _ in found])
+        got = s.corpus.papers([r for r, _ in found])
         dense_hits = [Hit(got[r], sc, dense_score=sc) for r, sc in found if r in got]
     else:
         notices.append(message("no_vectors"))
@@ -964,7 +962,7 @@ def _filtered_rowids(searcher, filters, deadline) -> np.ndarray:
             highlight=False,
             deadline=deadline,
         )
-        out.extend(searcher.store.rowid(h.paper.id) for h in res.hits)
+        out.extend(searcher.corpus.rowid(h.paper.id) for h in res.hits)
         if page * 200 >= min(res.total, 20000) or not res.hits:
             break
         page += 1
