@@ -116,3 +116,13 @@ def test_digest_is_the_same(paperdex, embedded):
     assert r.exit_code == 0, r.output
     assert "New for the saved search “agents” (15)" in r.stdout
     assert r.stdout == embedded("digest", "-n", "3").stdout
+
+
+def test_related_finds_the_same_papers(paperdex, embedded):
+    text = "Latent diffusion models generate human motion from text, conditioned on skeleton keyframes."
+    got = _json(paperdex("related", "--json", "-n", "5", text))
+    assert got["hits"] and [h["id"] for h in got["hits"]] == [
+        h["id"] for h in _json(embedded("related", "--json", "-n", "5", text))["hits"]
+    ]
+    r = paperdex("related", "-n", "101", text)
+    assert r.exit_code == 1 and "k: an integer from 1 to 100" in r.output
