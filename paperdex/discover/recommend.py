@@ -753,19 +753,20 @@ def _surface(stems: list[str], text: str) -> list[str]:
 # --- "for you": the daily page's order ---------------------------------------------------------
 
 
-def for_you(store: Store, rowids: list[int]) -> dict[int, tuple[float, str]]:
-    """Score papers (rowids) by the user's tags: each paper's best score over the tags and the
-    tag it came from; papers marked "not interested" are left out. Empty when there are no tags."""
+def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None) -> dict[int, tuple[float, str]]:
+    """Score papers (rowids of `source`, else of the store) by the user's tags: each paper's
+    best score over the tags and the tag it came from; papers marked "not interested" are left
+    out. Empty when there are no tags."""
     out: dict[int, tuple[float, str]] = {}
     if not rowids:
         return out
-    c = corpus(store)
-    gone = {store.rowid(i) for i in library.dismissed(store)}
+    c = corpus(store, source)
+    gone = {_source(store, source).rowid(i) for i in library.dismissed(store)}
     docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
     for t in library.tags(store):
         if t.count == 0:
             continue
-        model, _, _ = tag_model(store, t.name, c)
+        model, _, _ = tag_model(store, t.name, c, source)
         if model is None:
             continue
         s = scores(c, model)[docs]
