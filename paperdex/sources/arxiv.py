@@ -726,10 +726,6 @@ def _listing_url(listing: str, base_url: str) -> str:
     return base_url.rstrip("/") + "/" + listing
 
 
-def fetch_new(http: HttpClient, listing: str, *, base_url: str = RSS_URL) -> tuple[list[Paper], list[str]]:
-    return http.fetch(_listing_url(listing, base_url), lambda r: parse_rss(r.content))
-
-
 def read_listing(
     store: Store,
     http: HttpClient,
