@@ -18,8 +18,7 @@ import sqlite3
 import warnings
 from functools import lru_cache
 from pathlib import Path
-
-from paperdex.store import PrefixCounts
+from typing import Any
 
 DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
 # Whether the dictionary is used when a caller does not say: built-in on; an entry point sets it
@@ -66,7 +65,10 @@ CACHE_FORMAT = 1
 # then our 33k phrases added) cost 3.5-5 s of a Chinese CLI search on a busy 2-core machine. The
 # counts are the same, so the segmentation is the same (tests/test_zh.py compares the two on
 # every query of the sample). One per process, shared by a server's threads (it locks).
-_Freq = PrefixCounts
+# The table's class is `store.PrefixCounts`, handed in by the store module when it loads (all
+# SQL is the store's; text sits below it and imports nothing from it). None: no cache file,
+# the tokenizer builds its dictionary in memory.
+_Freq: Any = None
 
 
 def _cache_file(path: Path, jieba) -> Path | None:
@@ -93,7 +95,7 @@ def _write_cache(db: Path, freq: dict[str, int], total: int) -> None:
     db.parent.mkdir(parents=True, exist_ok=True)
     tmp = db.with_name(f"{db.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
-    PrefixCounts.write(tmp, freq, total)
+    _Freq.write(tmp, freq, total)
     os.replace(tmp, db)
 
 
@@ -109,7 +111,7 @@ def _tokenizer(path: Path):
 
     jieba.setLogLevel(60)
     tok = jieba.Tokenizer()
-    db = _cache_file(path, jieba)
+    db = _cache_file(path, jieba) if _Freq is not None else None
     if db is not None and db.is_file():
         try:
             freq = _Freq(db)
