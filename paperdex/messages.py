@@ -190,10 +190,15 @@ MESSAGES: dict[str, dict[str, str]] = {
     "page_range": {"en": "page must be between 1 and {limit}", "zh": "页码应在 1 到 {limit} 之间"},
     "per_page_range": {"en": "per_page must be between 1 and {limit}", "zh": "每页数量应在 1 到 {limit} 之间"},
     "k_range": {"en": "k must be between 1 and {limit}", "zh": "k 应在 1 到 {limit} 之间"},
-    "limit_range": {"en": "limit must be between 1 and 1000", "zh": "limit 应在 1 到 1000 之间"},
+    "limit_range": {"en": "limit must be between 1 and {limit}", "zh": "limit 应在 1 到 {limit} 之间"},
+    "limit_from_zero": {"en": "limit must be between 0 and {limit}", "zh": "limit 应在 0 到 {limit} 之间"},
+    "saved_no_longer_runs": {
+        "en": "the saved search {name!r} no longer runs: {error}",
+        "zh": "已保存的搜索 {name!r} 已无法运行：{error}",
+    },
     "text_too_long": {"en": "the text is longer than {limit:,} characters", "zh": "文字超过 {limit:,} 个字符"},
     "text_missing": {"en": "text: paste an abstract or a paragraph", "zh": "text: 请粘贴一段摘要或文字"},
-    "k_related": {"en": "k: an integer from 1 to 100", "zh": "k: 应为 1 到 100 之间的整数"},
+    "k_related": {"en": "k: an integer from 1 to {limit}", "zh": "k: 应为 1 到 {limit} 之间的整数"},
     "no_paper_this_id": {"en": "no paper with this id", "zh": "没有这个编号的论文"},
     "no_paper_id": {"en": "no paper with id {id!r}", "zh": "没有编号为 {id!r} 的论文"},
     # --- the discovery stage's (feed, library, recommend) and the web's -----------------------

@@ -695,7 +695,7 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
     if not text.strip():
         raise ServiceError(400, message("text_missing"))
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_RELATED:
-        raise ServiceError(400, message("k_related"))
+        raise ServiceError(400, message("k_related", limit=MAX_RELATED))
     _yield_to_the_loop()
     pool.prepare(text[: R.MAX_TEXT], True)
     with pool.searcher() as s:  # a moment: the model the vectors were made with
@@ -773,7 +773,7 @@ def _read_feed(pool: Pool, fn, *args):
 
 def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
     if not 1 <= limit <= MAX_DAYS:
-        raise ServiceError(400, message("limit_range"))
+        raise ServiceError(400, message("limit_range", limit=MAX_DAYS))
     with pool.reader() as st:
         return feed.days(st, limit)
 
@@ -842,7 +842,7 @@ def saved_searches(pool: Pool) -> list[tuple[library.SavedSearch, library.NewMat
 def new_matches(pool: Pool, key: str, limit: int = 20) -> library.NewMatches:
     """The papers new since the last visit that a saved search (by name or id) matches."""
     if not 0 <= limit <= MAX_K:
-        raise ServiceError(400, f"limit: 0 to {MAX_K}")
+        raise ServiceError(400, message("limit_from_zero", limit=MAX_K))
     ss = _saved(pool, key)
     with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
         return library.new_matches(s, ss, limit, deadline=deadline)
@@ -871,7 +871,7 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
         try:
             return ss, library.run_saved(s, ss, per_page=per_page, deadline=deadline)
         except QueryError as e:
-            raise ServiceError(422, f"the saved search {ss.name!r} no longer runs: {e}") from None
+            raise ServiceError(422, message("saved_no_longer_runs", name=ss.name, error=str(e))) from None
 
 
 def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:

@@ -93,7 +93,7 @@ def test_saved_searches_count_the_same_new_papers(paperdex, embedded):
     ]
     assert len(new["papers"]) == 5
     r = paperdex("saved", "new", "agents", "-n", "201")
-    assert r.exit_code == 1 and "limit: 0 to 200" in r.output
+    assert r.exit_code == 1 and "limit must be between 0 and 200" in r.output
 
 
 def test_tag_recommend_gives_the_same_recommendations(paperdex, embedded):

@@ -213,7 +213,7 @@ def build(
     for t in library.tags(store):
         if not t.count or not rowids:
             continue
-        recs = R.recommend(store, t.name, per_section, within=rowids)
+        recs = R.recommend(store, t.name, per_section, within=rowids, source=searcher.corpus if searcher else None)
         recs.items = [r for r in recs.items if r.score >= MIN_SCORE]
         if recs.items:
             d.sections.append(
