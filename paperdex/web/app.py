@@ -32,6 +32,7 @@ from paperdex.search.engine import Hit, Result
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings, read_env
 from paperdex.web import i18n, render, schemas
+from paperdex.web.links import filterable, quoted, search_link
 
 log = logging.getLogger("paperdex.web")
 HERE = Path(__file__).parent
@@ -124,15 +125,6 @@ def _env() -> Environment:
     return env
 
 
-# What the query language's cat: accepts (cs, cs.LG); a stored category outside it (an ACM
-# class list, junk from a source) is shown as text, not as a filter link that would be a 400.
-_FILTERABLE = re.compile(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?")
-
-
-def filterable(category: str) -> bool:
-    return bool(_FILTERABLE.fullmatch(category or ""))
-
-
 class Guard:
     """The outermost layer, around FastAPI's own error handling, so that every response
     (a 500 included) carries the security headers. It also refuses a Host header that is not
@@ -205,15 +197,6 @@ def matched_categories(q: str, category: str | None) -> list[str]:
     if category:
         out.append(category.lower())
     return out
-
-
-def search_link(query: str) -> str:
-    return "/?" + urlencode({"q": query})
-
-
-def quoted(field: str, value: str) -> str:
-    """A fielded query for a name or label: au:"Ada Lovelace" (quotes inside dropped)."""
-    return f'{field}:"{value.replace(chr(34), " ").strip()}"'
 
 
 def card(p: Paper, lang: str, hit: Hit | None = None, stems: frozenset[str] = frozenset(), wanted=None, **kw):

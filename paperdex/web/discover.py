@@ -35,6 +35,7 @@ from paperdex.search.engine import Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store, StoreError
 from paperdex.web import i18n, render
+from paperdex.web.links import filterable, quoted, search_link  # the cards' links, as on the search pages
 
 HERE = Path(__file__).parent
 COOKIE = "paperdex_token"
@@ -53,8 +54,6 @@ def _env() -> Environment:
     )
     env.globals["plain_tex"] = render.plain_tex
     env.filters["q"] = lambda s: quote(str(s), safe="")
-    from paperdex.web.app import filterable, quoted, search_link  # the cards' links, as on the search pages
-
     env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link)
     return env
 
