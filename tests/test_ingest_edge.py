@@ -176,7 +176,7 @@ def test_strict_stops_at_the_first_bad_record_and_writes_nothing(tmp_path):
 
 def test_disk_full_is_one_line_and_leaves_whole_batches(tmp_path, monkeypatch):
     """SQLite's max_page_count makes the database 'full' like a full disk would."""
-    import paperdex.cli as cli_mod
+    import paperdex.cli.common as cli_mod  # the store the commands open (_store)
 
     class SmallStore(Store):
         def __init__(self, *a, **kw):

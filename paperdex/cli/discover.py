@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from paperdex.cli import UserError, _fail, _service, _settings, _store, json_text, tty
+from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, tty
 from paperdex.discover import library
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from paperdex.cli import _settings
+from paperdex.cli.common import _settings
 from paperdex.web import serving
 
 

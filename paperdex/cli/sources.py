@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from paperdex.cli import _store
+from paperdex.cli.common import _store
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources import bibtex, completeness
 from paperdex.sources.sync import CONFIG_NAME, NETWORK_SOURCES, SyncLog, fmt_summary, load_config, sync_sources

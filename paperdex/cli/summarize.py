@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from paperdex.cli import UserError, _settings, _store, json_text, tty
+from paperdex.cli.common import UserError, _settings, _store, json_text, tty
 from paperdex.discover import digest
 from paperdex.discover import summaries as S
 
