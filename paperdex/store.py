@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -344,7 +343,6 @@ class Store:
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / "paperdex.db"
         self.readonly = readonly
-        self._count, self._count_at = 0, -1e9
         if readonly:
             if not self.path.is_file():
                 raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
@@ -575,13 +573,6 @@ class Store:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM papers").fetchone()[0]
-
-    def count_cached(self) -> int:
-        """count() costs a table scan; this is refreshed once a second at most."""
-        now = time.monotonic()
-        if now - self._count_at > 1.0:
-            self._count, self._count_at = self.count(), now
-        return self._count
 
     # --- state (harvest checkpoints, settings) ----------------------------------------
     def get_state(self, key: str) -> str | None:

@@ -273,14 +273,6 @@ def _runs(sorted_keys: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
 
 
-def _distinct(sorted_keys: np.ndarray) -> np.ndarray:
-    """The distinct values of a sorted array; a mask, not index arrays: a tenth of the
-    memory at a hundred million keys."""
-    first = np.ones(len(sorted_keys), dtype=bool)
-    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=first[1:])
-    return sorted_keys[first]
-
-
 def _count_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k = np.sort(keys)
     starts = _runs(k)

@@ -30,7 +30,7 @@ from paperdex.messages import message
 from paperdex.paper import Paper, finite
 from paperdex.search.engine import Hit, Result
 from paperdex.service import SearcherPool, SearchParams, ServiceError
-from paperdex.settings import Settings, read_env
+from paperdex.settings import Settings
 from paperdex.web import i18n, render, schemas
 from paperdex.web.links import filterable, quoted, search_link
 
@@ -68,13 +68,6 @@ DAY_SPEC = {"pattern": service.DAY}
 # Titles and one-sentence summaries, the longest queries people type, stay well under it.
 PASTED_TEXT_AT = 500
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
-HOSTS_ENV = "PAPERDEX_ALLOWED_HOSTS"  # its name; paperdex.settings reads it
-
-
-def allowed_hosts_from_env() -> list[str]:
-    """Loopback names, plus any listed (comma-separated) in PAPERDEX_ALLOWED_HOSTS; kept for
-    callers without a Settings (which pass ``guard_hosts(settings)``)."""
-    return [*LOOPBACK_HOSTS, *read_env("allowed_hosts")]
 
 
 def guard_hosts(settings: Settings) -> list[str]:

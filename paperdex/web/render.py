@@ -160,10 +160,6 @@ def safe_links(p: Paper) -> dict[str, str]:
     return {k: v for k, v in ((k, safe_url(v)) for k, v in p.links().items()) if v}
 
 
-def _bib_escape(s: str) -> str:
-    return s.replace("\\", "").replace("{", "").replace("}", "").replace("%", r"\%").replace("&", r"\&")
-
-
 def bibtex(p: Paper) -> str:
     """The paper's BibTeX entry: the one writer `paperdex export` uses, so the page, the API and
     the MCP tool give the same entry."""
