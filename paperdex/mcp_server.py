@@ -84,7 +84,16 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
         """Search papers. `query` uses the paperdex query language (words, "phrases", ti:, au:,
         cat:cs.CV, date:2025..2026, OR, -not); sort is relevance or newest; mode is hybrid,
         lexical or dense. Returns total, hits (id, title, authors, date, snippet, links, why)."""
-        params = SearchParams(query, mode, sort, page, limit, category, date_from, date_to)
+        params = SearchParams(
+            q=query,
+            mode=mode,
+            sort=sort,
+            page=page,
+            per_page=limit,
+            category=category,
+            date_from=date_from,
+            date_to=date_to,
+        )
         res = service.search(pool, params, facets=False)
         return {
             "query": res.query,

@@ -35,7 +35,7 @@ import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from paperdex.discover import feed, library
@@ -556,26 +556,23 @@ def _warm_model(s: Searcher) -> None:
         emb.embed_query("warm up")
 
 
-@dataclass
-class SearchParams:
+@dataclass(kw_only=True)
+class SearchParams(Filters):
+    """One search request as every interface makes it: the query, how to rank and page it,
+    and its filters (the fields of :class:`Filters`, which it is)."""
+
     q: str = ""
     mode: str = "hybrid"
     sort: str = "relevance"
     page: int = 1
     per_page: int = 20
-    category: str | None = None
-    date_from: str | None = None
-    date_to: str | None = None
-    venue: str | None = None
-    area: str | None = None
-    author: str | None = None
     literal: bool = False  # the query as plain text, without query syntax
 
     def filters(self) -> Filters:
-        return Filters(self.category, self.date_from, self.date_to, self.venue, self.area, self.author)
+        return Filters(**{f.name: getattr(self, f.name) for f in fields(Filters)})
 
     def has_filters(self) -> bool:
-        return any((self.category, self.date_from, self.date_to, self.venue, self.area, self.author))
+        return any(getattr(self, f.name) for f in fields(Filters))
 
 
 def _clean(v: str | None, limit: int = 200) -> str | None:
@@ -604,19 +601,15 @@ def normalise(p: SearchParams) -> SearchParams:
         raise ServiceError(400, message("page_range", limit=MAX_PAGE))
     if not 1 <= p.per_page <= MAX_PER_PAGE:
         raise ServiceError(400, message("per_page_range", limit=MAX_PER_PAGE))
-    return SearchParams(
-        q,
-        p.mode,
-        p.sort,
-        p.page,
-        p.per_page,
-        _clean(p.category, MAX_CATEGORY),
-        check_date(_clean(p.date_from, 10), "from"),
-        check_date(_clean(p.date_to, 10), "to"),
-        _clean(p.venue, MAX_FILTER),
-        _clean(p.area, MAX_FILTER),
-        _clean(p.author, MAX_FILTER),
-        p.literal,
+    return replace(
+        p,
+        q=q,
+        category=_clean(p.category, MAX_CATEGORY),
+        date_from=check_date(_clean(p.date_from, 10), "from"),
+        date_to=check_date(_clean(p.date_to, 10), "to"),
+        venue=_clean(p.venue, MAX_FILTER),
+        area=_clean(p.area, MAX_FILTER),
+        author=_clean(p.author, MAX_FILTER),
     )
 
 

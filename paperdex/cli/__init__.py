@@ -399,7 +399,18 @@ def search(
     from paperdex import service
 
     params = service.SearchParams(
-        " ".join(query), mode, sort, page, per_page, category, date_from, date_to, venue, area, author, literal
+        q=" ".join(query),
+        mode=mode,
+        sort=sort,
+        page=page,
+        per_page=per_page,
+        literal=literal,
+        category=category,
+        date_from=date_from,
+        date_to=date_to,
+        venue=venue,
+        area=area,
+        author=author,
     )
     with _service(ctx, readonly=True) as pool:
         res = service.search(pool, params, facets=False)

@@ -402,7 +402,19 @@ def create_app(
         author: Annotated[str | None, Query(max_length=service.MAX_FILTER, description="An author name")] = None,
     ) -> Response:
         """Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side)."""
-        params = SearchParams(q, mode, sort, page, per_page, category, date_from, date_to, venue, area, author)
+        params = SearchParams(
+            q=q,
+            mode=mode,
+            sort=sort,
+            page=page,
+            per_page=per_page,
+            category=category,
+            date_from=date_from,
+            date_to=date_to,
+            venue=venue,
+            area=area,
+            author=author,
+        )
         res = service.search(pool, params)
         d = res.to_dict()
         d["pages"] = res.pages
@@ -543,7 +555,19 @@ def create_app(
             from paperdex.web.discover import related_view  # a pasted abstract or paragraph: related work
 
             return related_view(request, q.strip(), {"category": category, "from": date_from, "to": date_to})
-        params = SearchParams(q, mode, sort, page_, per_page, category, date_from, date_to, venue, area, author)
+        params = SearchParams(
+            q=q,
+            mode=mode,
+            sort=sort,
+            page=page_,
+            per_page=per_page,
+            category=category,
+            date_from=date_from,
+            date_to=date_to,
+            venue=venue,
+            area=area,
+            author=author,
+        )
         if request.url.path.endswith(".json"):
             res = service.search(pool, params)
             d = res.to_dict()

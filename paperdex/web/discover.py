@@ -542,7 +542,7 @@ def saved_feed(request: Request, key: str, fmt: str) -> Response:
 
 @router.get("/feeds/category/{category}.{fmt}", include_in_schema=False)
 def category_feed(request: Request, category: str, fmt: str) -> Response:
-    newest = service.SearchParams("", "lexical", "newest", per_page=FEED_ITEMS, category=category)
+    newest = service.SearchParams(mode="lexical", sort="newest", per_page=FEED_ITEMS, category=category)
     res = service.search(_pool(request), newest, facets=False)
     items = [digest.Item(h.paper) for h in res.hits]
     return _feed(request, fmt, f"paperdex: {category}", f"{_base(request)}/?q=cat:{quote(category)}", items)
