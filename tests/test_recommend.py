@@ -92,6 +92,20 @@ def test_related_finds_the_pasted_abstract(searcher):
     assert R.related(searcher, "", 5).notices
 
 
+def test_related_within_a_category_lists_only_that_category(searcher):
+    """A filter restricts both sides of related work: a pasted abstract from outside the
+    category brings back papers of the category only, its own paper not among them."""
+    from paperdex.search.engine import Filters
+
+    store = searcher.store
+    p = store.get(store.conn.execute("SELECT id FROM papers ORDER BY rowid LIMIT 1 OFFSET 40").fetchone()[0])
+    other = next(c for c, _ in searcher.search("", per_page=1).facets["category"] if c not in p.categories)
+    res = R.related(searcher, p.abstract, 10, filters=Filters(category=other))
+    assert res.hits and p.id not in {h.paper.id for h in res.hits}
+    assert all(other in h.paper.categories for h in res.hits)
+    assert any(h.dense_rank is not None for h in res.hits)  # the dense side ran, within the filter
+
+
 def test_key_terms_are_distinctive_words(searcher):
     text = "We propose a new method. The method uses speculative decoding with a draft model. " * 3
     terms = R.key_terms(searcher.lex, text, 5)

@@ -892,11 +892,7 @@ def related(
     dense_hits: list[Hit] = []
     vindex = s.index
     if vindex is not None and len(vindex) and text:
-        allowed = None
-        if filters is not None and filters.nodes():
-            res = s.search("", mode="lexical", per_page=1, filters=filters, facets=False, deadline=deadline)
-            if res.total <= 20000:
-                allowed = _filtered_rowids(s, filters, deadline)
+        allowed = None if filters is None else s.allowed_rowids(filters, deadline)
         from paperdex.search.engine import OverBudget
 
         qv = query_vector if query_vector is not None else s.embed_query(pasted_prefix(text), vindex.model)
@@ -945,26 +941,3 @@ def _stems(words: list[str]) -> frozenset[str]:
     from paperdex.search.engine import stems_of
 
     return stems_of(words)
-
-
-def _filtered_rowids(searcher, filters, deadline) -> np.ndarray:
-    """Rowids of the papers a filter allows (through the search, so the rule is the same)."""
-    out = []
-    page = 1
-    while True:
-        res = searcher.search(
-            "",
-            mode="lexical",
-            sort="newest",
-            page=page,
-            per_page=200,
-            filters=filters,
-            facets=False,
-            highlight=False,
-            deadline=deadline,
-        )
-        out.extend(searcher.corpus.rowid(h.paper.id) for h in res.hits)
-        if page * 200 >= min(res.total, 20000) or not res.hits:
-            break
-        page += 1
-    return np.array([r for r in out if r is not None], dtype=np.int64)

@@ -918,6 +918,12 @@ class Searcher:
         by_year = sorted(((str(y), int(n)) for y, n in zip(ys, ns, strict=True)), reverse=True)
         return {"category": cats[:limit], "year": by_year[:limit]}
 
+    def allowed_rowids(self, filters: Filters, deadline: float | None = None) -> np.ndarray | None:
+        """The rowids of the papers `filters` allow, by the constraints a search with them
+        applies (for a vector search restricted to them); None when they constrain nothing."""
+        C = _constraints(_Eval(self.lex, self.corpus, deadline), filters.nodes())
+        return None if C is None else self.lex.rowids[C]
+
     def similar(self, pid: str, k: int = 10) -> list[Hit]:
         """Nearest neighbours by vector; papers without a vector fall back to their title
         as a lexical query."""
