@@ -49,8 +49,10 @@ from paperdex.messages import message
 from paperdex.paper import Paper, index_text
 from paperdex.search.corpus import Corpus as SearchCorpus
 from paperdex.search.corpus import StoreCorpus
-from paperdex.search.engine import Searcher
+from paperdex.search.engine import Hit, OverBudget, Searcher, mark, rrf, snippet, stems_of
+from paperdex.search.query import QueryError
 from paperdex.store import Store
+from paperdex.text import STOPWORDS, stemmer, tokens
 
 C = 0.3  # SVM regularisation (bench/recommend.py)
 TFIDF_SCALE = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
@@ -200,8 +202,6 @@ class Model:
     pos_df: np.ndarray  # how many positives contain each of `terms`
     positives: np.ndarray  # docs
     negatives: int
-    iterations: int = 0
-    seconds: float = 0.0
     kind: str = "svm"  # one of MODEL_KINDS: how `scores` ranks
     choice: Choice | None = None  # why this kind (set by `fit`)
 
@@ -220,15 +220,13 @@ class Choice:
     metrics: dict[str, dict[str, float]]  # candidate -> {"top20", "mrr", "recall@100"}
     folds: int
     positives: int
-    seconds: float = 0.0
     default: str = CANDIDATES[0]  # the candidate kept on ties
 
     def text(self) -> str:
         """One line for the page: the model and why."""
         label = LABELS[self.kind]
         if not self.metrics:
-            n = self.positives
-            return message("model_too_few", model=label, n=n, needed=MIN_VALIDATE)
+            return message("model_too_few", model=label, n=self.positives, needed=MIN_VALIDATE)
         me = self.metrics[self.kind]
         others = [k for k in self.metrics if k != self.kind]
         top = " vs ".join(f"{self.metrics[k]['top20']:.0%} {LABELS[k]}" for k in others)
@@ -270,10 +268,10 @@ def train(
     tfidf: bool = True,
     tfidf_scale: float | None = None,
     warm: Model | None = None,
-    near_share: float | None = None,
-    prior: float | None = None,
+    near_share: float = NEAR_SHARE,
+    prior: float = PRIOR,
     balanced: bool = True,
-    min_pos_df: int | None = None,
+    min_pos_df: int = MIN_POS_DF,
     unlabelled: np.ndarray | None = None,
 ) -> Model:
     """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
@@ -282,17 +280,15 @@ def train(
     from scipy.optimize import minimize
     from threadpoolctl import threadpool_limits
 
-    t0 = time.perf_counter()
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     dismissed = np.setdiff1d(np.asarray(dismissed if dismissed is not None else [], dtype=np.int64), pos)
-    near = NEAR_SHARE if near_share is None else near_share
     exclude = np.union1d(pos, dismissed)
     if unlabelled is not None:
         exclude = np.union1d(exclude, np.asarray(unlabelled, dtype=np.int64))
-    if near > 0 and c.D is not None and len(pos):
+    if near_share > 0 and c.D is not None and len(pos):
         # the unlabelled papers nearest the tag are likely on its topic: not sampled as negatives
         cs = c.D @ np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
-        kk = int(near * c.n)
+        kk = int(near_share * c.n)
         if kk > 0:
             exclude = np.union1d(exclude, np.argpartition(-cs, kk - 1)[:kk])
     neg = _negatives(c, seed, exclude, negatives)
@@ -310,25 +306,23 @@ def train(
     terms = np.zeros(0, dtype=np.int64)
     if tfidf:
         terms = _terms_of(c, pos)
-        need = MIN_POS_DF if min_pos_df is None else min_pos_df
-        if need > 1 and len(pos) >= MIN_POS_DF_TAG:
+        if min_pos_df > 1 and len(pos) >= MIN_POS_DF_TAG:
             # a word of one saved paper only lets the fit single that paper out, and then pulls in
             # any paper sharing the rare word: only words several saved papers share are weighed
             df = np.bincount(c.csr[pos].indices, minlength=c.X.shape[1])[terms]
-            terms = terms[df >= need]
+            terms = terms[df >= min_pos_df]
     alpha = TFIDF_SCALE if tfidf_scale is None else tfidf_scale
     Zs = c.rows(idx, terms) * alpha if len(terms) else None
     Zd = np.asarray(c.D[idx], dtype=np.float64) if use_dense else None
     dk = len(terms)
     dd = Zd.shape[1] if Zd is not None else 0
-    lam = PRIOR if prior is None else prior
-    w0 = np.zeros(dk + dd)  # the weights the fit is pulled toward: lam x the positives' mean
-    if lam:
+    w0 = np.zeros(dk + dd)  # the weights the fit is pulled toward: `prior` x the positives' mean
+    if prior:
         npos = len(pos)
         if Zs is not None:
-            w0[:dk] = lam * np.asarray(Zs[:npos].mean(axis=0)).ravel()
+            w0[:dk] = prior * np.asarray(Zs[:npos].mean(axis=0)).ravel()
         if Zd is not None:
-            w0[dk : dk + dd] = lam * Zd[:npos].mean(axis=0)
+            w0[dk : dk + dd] = prior * Zd[:npos].mean(axis=0)
 
     def f(wb: np.ndarray) -> tuple[float, np.ndarray]:
         ws, wd, b = wb[:dk], wb[dk : dk + dd], wb[-1]
@@ -375,8 +369,6 @@ def train(
         pos_df=pos_df,
         positives=pos,
         negatives=len(neg),
-        iterations=int(r.nit),
-        seconds=time.perf_counter() - t0,
     )
 
 
@@ -392,7 +384,7 @@ def _z(a: np.ndarray) -> np.ndarray:
     return (a - float(a.mean())) / (sd if sd > 0 else 1.0)
 
 
-def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT, svm: bool = True) -> np.ndarray:
+def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT) -> np.ndarray:
     """Every paper's score under the model, as a z-score over the corpus (SVM z-score +
     centroid z-score; a centroid model's, of its dot product with the centroid)."""
     from threadpoolctl import threadpool_limits
@@ -403,14 +395,12 @@ def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT,
             return _z(c.score_terms(model.terms, model.c_terms)) if len(model.terms) else np.zeros(c.n, np.float32)
         if model.kind == "dense centroid":
             return _z(c.D @ model.centroid) if model.centroid is not None else np.zeros(c.n, np.float32)
-        out = np.zeros(c.n, dtype=np.float32)
-        if svm:
-            s = np.full(c.n, model.bias, dtype=np.float32)
-            if len(model.terms):
-                s += c.score_terms(model.terms, model.w_terms)
-            if model.w_dense is not None:
-                s += c.D @ model.w_dense
-            out += _z(s)
+        s = np.full(c.n, model.bias, dtype=np.float32)
+        if len(model.terms):
+            s += c.score_terms(model.terms, model.w_terms)
+        if model.w_dense is not None:
+            s += c.D @ model.w_dense
+        out = _z(s)
         if centroid_weight:
             parts = []
             if model.centroid is not None:
@@ -444,7 +434,7 @@ def validate(
     seed: str = "",
     candidates: tuple[str, ...] = CANDIDATES,
     folds: int = FOLDS,
-    repeats: int | None = None,
+    repeats: int = REPEATS,
     warm: Model | None = None,
     **kw: Any,
 ) -> dict[str, dict[str, float]]:
@@ -464,7 +454,6 @@ def validate(
     neg = _negatives(c, seed, np.union1d(pos, dis), kw.get("negatives", NEGATIVES))
     terms = _terms_of(c, pos)
     k = max(2, min(folds, len(pos)))
-    repeats = REPEATS if repeats is None else repeats
     parts = [p for r in range(repeats) for p in _folds(pos, f"{seed}:{r}" if r else seed, k)]
     cols: list[tuple[int, str]] = []
     Wt, Wd = [], []
@@ -526,7 +515,6 @@ def fit(
     one model wins every tag (the SVM a field such as cs.RO, the tf-idf centroid a topic named
     by a phrase; docs/recommendations.md). Tags under MIN_VALIDATE papers keep the SVM. A
     `choice` already made for the same contents is reused (no validation)."""
-    t0 = time.perf_counter()
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     m = train(c, pos, dismissed, seed=seed, warm=warm)
     if choice is None:
@@ -539,11 +527,7 @@ def fit(
             choice = Choice(best, got, max(2, min(folds, len(pos))), len(pos), default=candidates[0])
         else:
             choice = Choice(candidates[0], {}, 0, len(pos), default=candidates[0])
-        choice.seconds = time.perf_counter() - t0
-    out = as_kind(m, choice.kind)
-    out.choice = choice
-    out.seconds = time.perf_counter() - t0
-    return out
+    return replace(m, kind=choice.kind, choice=choice)
 
 
 # --- recommendations for a tag -----------------------------------------------------------------
@@ -741,8 +725,6 @@ def explain_one(src: SearchCorpus, c: Corpus, model: Model, doc: int, p: Paper) 
 def _surface(stems: list[str], text: str) -> list[str]:
     """Each stem as the paper's title or abstract writes it (its first word with that stem);
     stems only in its author names, numbers and one- or two-letter words are left out."""
-    from paperdex.text import stemmer, tokens
-
     st = stemmer()
     first: dict[str, str] = {}
     for w in tokens(index_text(text)):
@@ -830,8 +812,6 @@ class Related:
 def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
     """The words of `text` with the highest tf-idf against the papers (idf of the lexical
     snapshot `ix`; words no paper has are left out), each as the text writes it."""
-    from paperdex.text import STOPWORDS, stemmer, tokens
-
     st = stemmer()
     tf: dict[str, int] = {}
     surface: dict[str, str] = {}
@@ -872,9 +852,6 @@ def related(
     --related); reciprocal-rank fusion of the two, as hybrid search fuses. `query_vector`: the
     text's vector when the caller embedded it already (service.related does, off the searcher).
     Everything is read from the searcher's corpus: the store, or the backend's (`--backend`)."""
-    from paperdex.search.engine import Hit, rrf
-    from paperdex.search.query import QueryError
-
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
@@ -893,8 +870,6 @@ def related(
     vindex = s.index
     if vindex is not None and len(vindex) and text:
         allowed = None if filters is None else s.allowed_rowids(filters, deadline)
-        from paperdex.search.engine import OverBudget
-
         qv = query_vector if query_vector is not None else s.embed_query(pasted_prefix(text), vindex.model)
         if deadline is not None and time.monotonic() > deadline:
             raise OverBudget()
@@ -905,39 +880,23 @@ def related(
         notices.append(message("no_vectors"))
     if not text:
         notices.append(message("paste_paragraph"))
-    by_id: dict[str, Any] = {}
-    lex_rank = {}
-    for i, h in enumerate(lex_hits):
-        by_id.setdefault(h.paper.id, h)
-        lex_rank[h.paper.id] = (i + 1, h.lexical_score)
-    dense_rank = {}
-    for i, h in enumerate(dense_hits):
-        by_id.setdefault(h.paper.id, h)
-        dense_rank[h.paper.id] = (i + 1, h.dense_score)
+    by_id: dict[str, Paper] = {}
+    for h in [*lex_hits, *dense_hits]:
+        by_id.setdefault(h.paper.id, h.paper)
+    lex_rank = {h.paper.id: (i, h.lexical_score) for i, h in enumerate(lex_hits, 1)}
+    dense_rank = {h.paper.id: (i, h.dense_score) for i, h in enumerate(dense_hits, 1)}
     ids = list(by_id)
     pos = {pid: j for j, pid in enumerate(ids)}
-    fused = rrf(
-        [[pos[h.paper.id] for h in lex_hits], [pos[h.paper.id] for h in dense_hits]],
-        [1.0, 1.0],
-        k=60,
-    )
+    fused = rrf([[pos[h.paper.id] for h in lex_hits], [pos[h.paper.id] for h in dense_hits]])
     order = sorted(fused, key=lambda j: (-fused[j], j))[:k]
-    stems = _stems(terms)
-    from paperdex.search.engine import mark, snippet
-
+    stems = stems_of(terms)
     hits = []
     for j in order:
         pid = ids[j]
-        p = by_id[pid].paper
+        p = by_id[pid]
         lr, ls = lex_rank.get(pid, (None, None))
         dr, ds = dense_rank.get(pid, (None, None))
         hits.append(
             Hit(p, fused[j], lr, ls, dr, ds, title_marked=mark(p.title, stems), snippet=snippet(p.abstract, stems))
         )
     return Related(text, terms, hits, (time.perf_counter() - t0) * 1000, notices)
-
-
-def _stems(words: list[str]) -> frozenset[str]:
-    from paperdex.search.engine import stems_of
-
-    return stems_of(words)
