@@ -22,7 +22,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from paperdex.messages import message
@@ -39,6 +39,7 @@ FORMAT_VERSION = 1
 TOKEN_PREFIX = "pdx_"
 SAVED_PARAMS = ("mode", "category", "from", "to", "venue", "area", "author", "lang")
 MODES = ("hybrid", "lexical", "dense")
+_STORED_AS = {"date_from": "from", "date_to": "to"}  # the search's filter names a saved search keeps shorter
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _VERSION = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+$")
 
@@ -242,14 +243,7 @@ class SavedSearch:
     seen_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "query": self.query,
-            "params": self.params,
-            "created": self.created,
-            "seen_at": self.seen_at,
-        }
+        return {k: v for k, v in asdict(self).items() if k != "seen_rowid"}
 
     @property
     def mode(self) -> str:
@@ -262,16 +256,12 @@ def _saved(r: sqlite3.Row) -> SavedSearch:
     )
 
 
-def max_rowid(store: Store) -> int:
-    return store.max_rowid()
-
-
 def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
     """The parameters a saved search keeps (the search form's and the API's): mode, the
     filters, and the language of the page it was saved from."""
     out: dict[str, str] = {}
     for k, v in (params or {}).items():
-        k = {"date_from": "from", "date_to": "to"}.get(k, k)
+        k = _STORED_AS.get(k, k)
         if k not in SAVED_PARAMS or v is None or str(v).strip() == "":
             continue
         v = str(v).strip()
@@ -394,14 +384,7 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
 def search_filters(params: dict[str, str]):
     from paperdex.search.engine import Filters
 
-    return Filters(
-        category=params.get("category"),
-        date_from=params.get("from"),
-        date_to=params.get("to"),
-        venue=params.get("venue"),
-        area=params.get("area"),
-        author=params.get("author"),
-    )
+    return Filters(**{f.name: params.get(_STORED_AS.get(f.name, f.name)) for f in fields(Filters)})
 
 
 PAGE = 200
@@ -486,10 +469,6 @@ def check_token(store: Store, token: str | None) -> dict[str, Any] | None:
     if row is None or not hmac.compare_digest(row["hash"], h):
         return None
     return {"id": row["id"], "name": row["name"], "hash": h}
-
-
-def has_tokens(store: Store) -> bool:
-    return store.has_tokens()
 
 
 # --- export and import ------------------------------------------------------------------------
