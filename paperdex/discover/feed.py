@@ -113,17 +113,12 @@ def daily(
     category = (category or "").strip() or None
     if category and len(category) > 64:
         raise FeedError("category is too long")
-    if day:
-        day = _check_day(day)
-    else:
-        day = latest_day(store)
+    day = _check_day(day) if day else latest_day(store)
     if day is None:
         return Day(None, [], 0, 0, [], None, None, category, page, per_page, [message("store_empty")])
     cats = store.category_counts_in(Period(day, day), MAX_CATEGORIES)
     day_total = store.count_on(day)
-    where = Period(day, day)
-    if category:
-        where = _in_category(store, where, category)
+    where = _in_category(store, Period(day, day), category) if category else Period(day, day)
     total = store.count_in(where)
     papers = store.papers_in(where, "listing", per_page, (page - 1) * per_page)
     prev, nxt = neighbours(store, day)
@@ -221,7 +216,7 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
     return signal + [r for r in ordered if r not in first], ranked_by, scored
 
 
-def _shape(store: Store, where: Period, ids: list[int], scored: dict) -> tuple[list[Paper], list]:
+def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list]:
     """The day's most upvoted (else most starred) papers, and per tag how many of its papers
     are new to it and score MIN_TAG_SCORE or more under its model."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
@@ -299,30 +294,27 @@ def listing(
     notices: list[str] = []
     ranked_by: list[str] = []
     scored: dict[int, tuple[float, str]] = {}
-    if sort == "top":
-        ordered, ranked_by, scored = _top_order(store, where, listing_order)
-        ordered = ordered[(page - 1) * per_page : page * per_page]
-        got = store.get_many(ordered)
-        papers = [got[r] for r in ordered if r in got]
-    elif sort == "foryou":  # every paper of the period scored by the user's tags (recommend.py)
-        from paperdex.discover.recommend import for_you_order
+    scores: dict[str, tuple[float, str]] = {}
+    if sort in ("top", "foryou"):
+        if sort == "top":
+            ordered, ranked_by, scored = _top_order(store, where, listing_order)
+        else:  # every paper of the period scored by the user's tags (recommend.py)
+            from paperdex.discover.recommend import for_you_order
 
-        ids = store.rowids_in(where, order)
-        ordered, scored = for_you_order(store, ids)
-        ranked_by = ["tags" if scored else "listing"]
-        if ids and not scored:
-            notices.append(message("for_you_needs_tags"))
+            ordered, scored = for_you_order(store, store.rowids_in(where, order))
+            ranked_by = ["tags" if scored else "listing"]
+            if ordered and not scored:
+                notices.append(message("for_you_needs_tags"))
         ordered = ordered[(page - 1) * per_page : page * per_page]
         got = store.get_many(ordered)
         papers = [got[r] for r in ordered if r in got]
+        scores = {got[r].id: scored[r] for r in ordered if r in got and r in scored}
     else:
         papers = store.papers_in(where, order, per_page, (page - 1) * per_page)
     prev, nxt = store.date_before(start), store.date_after(end)
     if view == "trending":
         prev = nxt = None
-    trending, for_tags = _shape(store, where, [], scored) if view == "day" else ([], [])
-    rowid_of = {p.id: store.rowid(p.id) for p in papers} if scored else {}
-    scores = {pid: scored[r] for pid, r in rowid_of.items() if r in scored}
+    trending, for_tags = _shape(store, where, scored) if view == "day" else ([], [])
     if view == "day" and (state := completeness.day_notice(store, start)):
         notices.append(state)  # "complete", or how many papers the day's listing named are missing
     if not period_total:
