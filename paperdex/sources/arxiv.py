@@ -22,7 +22,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlparse
@@ -32,14 +32,14 @@ import feedparser
 
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
-from paperdex.sources.registry import Source, as_list, register
+from paperdex.sources.registry import Source, as_list, register, trust, utc_today
 from paperdex.store import IngestSummary, Store
 from paperdex.text.latex import decode_accents, decode_name
 
 log = logging.getLogger("paperdex.sources")
 
 SOURCE = "arxiv"
-RSS_SOURCE = "arxiv-rss"  # ranked below OAI/API (see SOURCE_DEF): a listing never overwrites them
+RSS_SOURCE = "arxiv-rss"  # ranked below OAI/API (see its ranks below): a listing never overwrites them
 OAI_URL = "https://oaipmh.arxiv.org/oai"
 API_URL = "https://export.arxiv.org/api/query"
 RSS_URL = "https://rss.arxiv.org/rss/"
@@ -390,10 +390,6 @@ def oai_record(rec: ET.Element) -> Paper:
 
 
 Ingest = Callable[[Store, Iterable[Paper]], IngestSummary]
-
-
-def utc_today() -> date:
-    return datetime.now(UTC).date()
 
 
 def harvest(
@@ -804,11 +800,10 @@ def _plan(section: dict[str, Any], store: Store, today: date) -> list[tuple[str,
     return jobs
 
 
-SOURCE_DEF = register(
+register(
     Source(
         name=SOURCE,
         order=10,
-        help="OAI-PMH harvest (--set, --from), API look-up (--id) or today's RSS listing (--listing)",
         sections=("arxiv",),
         config_keys=frozenset({"sets", "categories", "start", "listings", "min_interval", *dict(URL_KEYS)}),
         options=(
@@ -820,29 +815,11 @@ SOURCE_DEF = register(
             click.Option(["--listing"], help="arxiv: today's new papers of a category (RSS)."),
         ),
         ranks={
-            SOURCE: {
-                "title": 50,
-                "abstract": 50,
-                "authors": 50,
-                "venue": 5,
-                "dates": 50,
-                "links": 50,
-                "code": 20,
-                "categories": 50,
-            },
+            SOURCE: trust(title=50, abstract=50, authors=50, venue=5, dates=50, links=50, code=20, categories=50),
             # the RSS listing: hours-old text and a one-string author list. Below OAI/API and
             # the JSON Lines dumps ("file") in every group, so it fills gaps (the listed day, a
             # paper not harvested yet) but never overwrites a field they supplied.
-            RSS_SOURCE: {
-                "title": 29,
-                "abstract": 29,
-                "authors": 29,
-                "venue": 1,
-                "dates": 29,
-                "links": 29,
-                "code": 5,
-                "categories": 29,
-            },
+            RSS_SOURCE: trust(title=29, abstract=29, authors=29, venue=1, dates=29, links=29, code=5, categories=29),
         },
         plan=_plan,
         run=_run,

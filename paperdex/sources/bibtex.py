@@ -21,7 +21,7 @@ import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.paper import ARXIV_ID, Paper
-from paperdex.sources.registry import Source, register
+from paperdex.sources.registry import Source, register, trust
 from paperdex.text.latex import decode_accents
 
 SOURCE = "bibtex"
@@ -457,18 +457,7 @@ def _reads(path: Path) -> tuple[list[Paper], list[str]] | None:
 register(
     Source(
         name=SOURCE,
-        ranks={
-            SOURCE: {
-                "title": 35,
-                "abstract": 35,
-                "authors": 35,
-                "venue": 40,
-                "dates": 25,
-                "links": 35,
-                "code": 30,
-                "categories": 30,
-            }
-        },
+        ranks={SOURCE: trust(title=35, abstract=35, authors=35, venue=40, dates=25, links=35, code=30, categories=30)},
         reads=_reads,
     )
 )

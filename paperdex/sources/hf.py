@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 import click
 
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
-from paperdex.sources.registry import Source, register
+from paperdex.sources.registry import Source, register, trust, utc_today
 
 SOURCE = "hf"
 API_URL = "https://huggingface.co/api/daily_papers"
@@ -178,11 +178,6 @@ LOOK_BACK_LIMIT = 31  # days: a sync after a long pause reads at most a month of
 REFRESH_DAYS = 7  # the last days read again on every sync: their upvotes still move
 
 
-def utc_today() -> date:
-    """Hugging Face's day: its daily lists are UTC days, whatever the machine's zone."""
-    return datetime.now(UTC).date()
-
-
 def _client(section: dict[str, Any]) -> HttpClient:
     return HttpClient(min_interval=1.0)  # one request a second
 
@@ -249,11 +244,10 @@ def _done(store: Any, opts: dict[str, Any]) -> None:
         store.set_state("hf:last_day", day)
 
 
-SOURCE_DEF = register(
+register(
     Source(
         name=SOURCE,
         order=30,
-        help="Hugging Face Daily Papers of a day, week or month (--date, --week, --month)",
         sections=("huggingface", "hf"),
         config_keys=frozenset({"days", "refresh_days", "url", "paper_url"}),
         options=(
@@ -264,18 +258,7 @@ SOURCE_DEF = register(
             click.Option(["--week"], help="hf: Daily Papers of an ISO week, YYYY-Www."),
             click.Option(["--month"], help="hf: Daily Papers of a month, YYYY-MM."),
         ),
-        ranks={
-            SOURCE: {
-                "title": 30,
-                "abstract": 30,
-                "authors": 30,
-                "venue": 5,
-                "dates": 15,
-                "links": 30,
-                "code": 45,
-                "categories": 10,
-            }
-        },
+        ranks={SOURCE: trust(title=30, abstract=30, authors=30, venue=5, dates=15, links=30, code=45, categories=10)},
         plan=_plan,
         run=_run,
         client=_client,

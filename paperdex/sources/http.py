@@ -223,12 +223,6 @@ class HttpClient:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> HttpClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 def _snippet(text: str, n: int = 200) -> str:
     text = " ".join(text.split())

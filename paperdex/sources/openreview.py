@@ -26,7 +26,7 @@ import click
 
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.http import SourceError
-from paperdex.sources.registry import Source, as_list, register
+from paperdex.sources.registry import Source, as_list, register, trust
 
 log = logging.getLogger("paperdex.sources")
 
@@ -612,11 +612,10 @@ def _plan(section: dict[str, Any], store: Any, today: Any) -> list[tuple[str, di
     ]
 
 
-SOURCE_DEF = register(
+register(
     Source(
         name=SOURCE,
         order=20,
-        help="a venue's accepted papers or all its submissions (--venue, --submissions)",
         sections=("openreview",),
         config_keys=frozenset({"venues", "submissions", "url", "username", "password"}),
         options=(
@@ -625,18 +624,7 @@ SOURCE_DEF = register(
                 ["--submissions"], is_flag=True, help="openreview: all submissions, not only accepted papers."
             ),
         ),
-        ranks={
-            SOURCE: {
-                "title": 40,
-                "abstract": 40,
-                "authors": 40,
-                "venue": 50,
-                "dates": 20,
-                "links": 40,
-                "code": 20,
-                "categories": 10,
-            }
-        },
+        ranks={SOURCE: trust(title=40, abstract=40, authors=40, venue=50, dates=20, links=40, code=20, categories=10)},
         plan=_plan,
         run=_run,
         client=_client,

@@ -14,15 +14,14 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
-# ranks: field group -> trust (higher wins). Groups: title, abstract, authors, venue, dates,
-# links, code, categories.
-Ranks = dict[str, int]
+Ranks = dict[str, int]  # field group (GROUPS) -> trust; higher wins
+GROUPS = ("title", "abstract", "authors", "venue", "dates", "links", "code", "categories")
 Job = tuple[str, dict[str, Any]]  # (label printed by sync, options for Source.run)
 
 
@@ -42,7 +41,6 @@ class Source:
 
     name: str
     ranks: dict[str, Ranks]  # record source name ("arxiv", "arxiv-rss") -> its ranks
-    help: str = ""
     order: int = 100  # sync runs sources in this order (arXiv first: the records others link to)
     sections: tuple[str, ...] = ()  # sources.toml section names; the first is the documented one
     config_keys: frozenset[str] = frozenset()
@@ -65,6 +63,19 @@ _SOURCES: dict[str, Source] = {}
 _RANKS: dict[str, Ranks] = {}
 _loaded = False
 _SKIP = {"registry", "http", "merge", "sync"}  # the machinery, not sources
+
+
+def trust(**ranks: int) -> Ranks:
+    """A source's trust in each field group, every one of GROUPS named (a typo fails at import)."""
+    if set(ranks) != set(GROUPS):
+        raise ValueError(f"ranks must name each of {', '.join(GROUPS)}; got {', '.join(ranks)}")
+    return ranks
+
+
+def utc_today() -> date:
+    """The day a sync plans for: UTC, as arXiv's OAI-PMH and Hugging Face date their days,
+    whatever the machine's zone."""
+    return datetime.now(UTC).date()
 
 
 def register(source: Source) -> Source:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paperdex.paper import Paper
-from paperdex.sources.registry import Source, register
+from paperdex.sources.registry import Source, register, trust
 
 SOURCE = "seed"
 VENUE_SEARCH_HEADER = "论文检索"
@@ -164,18 +164,7 @@ def _reads(path: Path) -> tuple[list[Paper], list[str]] | None:
 register(
     Source(
         name=SOURCE,
-        ranks={
-            SOURCE: {
-                "title": 1,
-                "abstract": 20,
-                "authors": 10,
-                "venue": 30,
-                "dates": 5,
-                "links": 5,
-                "code": 5,
-                "categories": 5,
-            }
-        },
+        ranks={SOURCE: trust(title=1, abstract=20, authors=10, venue=30, dates=5, links=5, code=5, categories=5)},
         reads=_reads,
     )
 )

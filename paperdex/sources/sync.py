@@ -12,7 +12,7 @@ import logging
 import sys
 import tomllib
 from collections.abc import Callable, Iterable
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from paperdex.paper import Paper
 from paperdex.sources import registry
 from paperdex.sources.http import HttpClient, SourceError
 from paperdex.sources.merge import MergeSummary, ingest_with_merge
+from paperdex.sources.registry import utc_today  # tests set the day through sync.utc_today
 from paperdex.store import IngestSummary, Store
 
 CONFIG_NAME = "sources.toml"
@@ -45,11 +46,6 @@ def default_http(source: str, section: dict[str, Any] | None = None) -> HttpClie
 
 # Replaced by tests: every HTTP source's client comes from here.
 http_factory: Callable[[str, dict[str, Any]], HttpClient] = default_http
-
-
-def utc_today() -> date:
-    """The day a sync plans for: UTC, as arXiv's OAI-PMH and Hugging Face date their days."""
-    return datetime.now(UTC).date()
 
 
 def make_client(source: registry.Source, section: dict[str, Any], data_dir: str | Path | None = None) -> Any:
