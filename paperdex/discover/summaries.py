@@ -120,11 +120,6 @@ class LLMConfig:
 # --- the prompt and the answer -------------------------------------------------------------------
 
 
-def text_hash(p: Paper) -> str:
-    """What a summary is made from, and is checked against before it is shown."""
-    return p.text_hash()
-
-
 def messages(p: Paper, langs: Sequence[str] = LANGS) -> list[dict[str, str]]:
     """The chat messages for one paper: the rules, then the paper as a JSON string (data)."""
     system = SYSTEM_PROMPT.format(
@@ -203,7 +198,6 @@ class Client:
             event_hooks={"request": [self._only_our_host]},
         )
         self._json_mode = True
-        self.requests = 0
 
     def _only_our_host(self, request: httpx.Request) -> None:
         base, url = self.http.base_url, request.url  # both normalised by httpx (case, default port)
@@ -246,7 +240,6 @@ class Client:
             why = ""
             retry_after = None
             try:
-                self.requests += 1
                 r = self.http.post("chat/completions", json=body)
             except httpx.TimeoutException:
                 why = f"timed out after {self.cfg.timeout:g} s"
@@ -400,7 +393,7 @@ def run(
                 else:
                     per_lang = max(1, len(body))
                     for lang, fields in body.items():
-                        store.put_summary(p.id, lang, cfg.model, text_hash(p), fields, tokens // per_lang)
+                        store.put_summary(p.id, lang, cfg.model, p.text_hash(), fields, tokens // per_lang)
                     rep.done += 1
                     rep.tokens += tokens
                 if progress:
