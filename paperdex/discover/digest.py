@@ -214,17 +214,10 @@ def build(
         if not t.count or not rowids:
             continue
         recs = R.recommend(store, t.name, per_section, within=rowids, source=searcher.corpus if searcher else None)
-        recs.items = [r for r in recs.items if r.score >= MIN_SCORE]
-        if recs.items:
-            d.sections.append(
-                Section(
-                    f"Recommended for “{t.name}”",
-                    "tag",
-                    f"{base}/tag/{quote(t.name, safe='')}",
-                    [Item(r.paper, reason_note(r)) for r in recs.items],
-                    len(recs.items),
-                )
-            )
+        items = [Item(r.paper, reason_note(r)) for r in recs.items if r.score >= MIN_SCORE]
+        if items:
+            link = f"{base}/tag/{quote(t.name, safe='')}"
+            d.sections.append(Section(f"Recommended for “{t.name}”", "tag", link, items, len(items)))
     saved = library.saved_searches(store)
     if saved:
         from paperdex.search.engine import Searcher
@@ -232,26 +225,16 @@ def build(
         s = searcher or Searcher(store)
         for ss in saved:
             nm = library.new_matches(s, ss, per_section)
+            link = f"{base}/saved/{ss.id}"
             if nm.error:  # said in the digest, which still goes out with everything else
                 title = f"The saved search “{ss.name}”: {nm.notices[0]}"
-                d.sections.append(Section(title, "saved", f"{base}/saved/{ss.id}", [], 0))
+                d.sections.append(Section(title, "saved", link, [], 0))
             elif nm.count:
-                d.sections.append(
-                    Section(
-                        f"New for the saved search “{ss.name}” ({nm.count})",
-                        "saved",
-                        f"{base}/saved/{ss.id}",
-                        [Item(p) for p in nm.papers],
-                        nm.count,
-                    )
-                )
+                title = f"New for the saved search “{ss.name}” ({nm.count})"
+                d.sections.append(Section(title, "saved", link, [Item(p) for p in nm.papers], nm.count))
     if not d.sections and rowids:
-        day_list = feed.daily(store, day, per_page=per_section)
-        d.sections.append(
-            Section(
-                f"Papers of {day}", "day", f"{base}/daily?day={day}", [Item(p) for p in day_list.papers], d.day_total
-            )
-        )
+        items = [Item(p) for p in feed.daily(store, day, per_page=per_section).papers]
+        d.sections.append(Section(f"Papers of {day}", "day", f"{base}/daily?day={day}", items, d.day_total))
     from paperdex.discover.summaries import attach_items
 
     attach_items(store, [it for s in d.sections for it in s.items])
