@@ -503,26 +503,3 @@ def attach_items(store: Store, items: list, lang: str = "en") -> None:
         s = have.get(it.paper.id, {}).get(lang)
         if s:
             it.tldr, it.tldr_model = s["tldr"], s["model"]
-
-
-__all__ = [
-    "CAPS",
-    "FIELDS",
-    "LANGS",
-    "Client",
-    "LLMConfig",
-    "LLMError",
-    "Report",
-    "ReplyError",
-    "check_url",
-    "clean",
-    "due",
-    "messages",
-    "parse_reply",
-    "attach_cards",
-    "attach_items",
-    "attach_json",
-    "pick",
-    "public",
-    "run",
-]
