@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -475,12 +475,7 @@ class Store:
         with c:
             c.execute("BEGIN IMMEDIATE")
             ids = list(latest)
-            old: dict[str, sqlite3.Row] = {}
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                q = f"SELECT * FROM papers WHERE id IN ({','.join('?' * len(chunk))})"
-                for r in c.execute(q, chunk):
-                    old[r["id"]] = r
+            old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", ids)}
             inserts, fts_rows = [], []
             for pid, p in latest.items():
                 row = _row(p)
@@ -510,14 +505,8 @@ class Store:
                 names = ", ".join(_COLS)
                 params = ", ".join(f":{k}" for k in _COLS)
                 c.executemany(f"INSERT INTO papers ({names}) VALUES ({params})", inserts)
-                new = {
-                    r[0]: r[1]
-                    for i in range(0, len(inserts), 500)
-                    for r in c.execute(
-                        f"SELECT id, rowid FROM papers WHERE id IN ({','.join('?' * len(inserts[i : i + 500]))})",
-                        [r["id"] for r in inserts[i : i + 500]],
-                    )
-                }
+                q = "SELECT id, rowid FROM papers WHERE id IN ({})"
+                new = {r[0]: r[1] for r in self._rows_in(q, [r["id"] for r in inserts])}
                 cats = []
                 for row in inserts:
                     p = latest[row["id"]]
@@ -549,19 +538,23 @@ class Store:
             self.publish()
         return True
 
+    def _rows_in(self, sql: str, values: Sequence) -> Iterator[sqlite3.Row]:
+        """The rows of `sql` for every value, its `{}` filled with one placeholder a value, 500
+        values a statement (SQLite bounds a statement's variables)."""
+        values = list(values)
+        for i in range(0, len(values), 500):
+            chunk = values[i : i + 500]
+            yield from self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
+
     # --- reads ----------------------------------------------------------------------
     def get(self, pid: str) -> Paper | None:
         row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
         return paper_from_row(row) if row else None
 
     def get_many(self, rowids: list[int]) -> dict[int, Paper]:
-        out: dict[int, Paper] = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i : i + 500]
-            q = f"SELECT * FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-            for r in self.conn.execute(q, chunk):
-                out[r["rowid"]] = paper_from_row(r)
-        return out
+        return {
+            r["rowid"]: paper_from_row(r) for r in self._rows_in("SELECT * FROM papers WHERE rowid IN ({})", rowids)
+        }
 
     def rowid(self, pid: str) -> int | None:
         r = self.conn.execute("SELECT rowid FROM papers WHERE id = ?", (pid,)).fetchone()
@@ -601,20 +594,18 @@ class Store:
         if not ids or self.schema_version() < 6:
             return {}
         out: dict[str, dict[str, dict]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            q = (
-                "SELECT s.* FROM summaries s JOIN papers p ON p.id = s.paper AND p.text_hash = s.text_hash "
-                f"WHERE s.paper IN ({','.join('?' * len(chunk))})"
-            )
-            for r in self.conn.execute(q, chunk):
-                out.setdefault(r["paper"], {})[r["lang"]] = {
-                    **json.loads(r["body"]),
-                    "model": r["model"],
-                    "text_hash": r["text_hash"],
-                    "tokens": r["tokens"],
-                    "created": r["created"],
-                }
+        q = (
+            "SELECT s.* FROM summaries s JOIN papers p ON p.id = s.paper AND p.text_hash = s.text_hash "
+            "WHERE s.paper IN ({})"
+        )
+        for r in self._rows_in(q, ids):
+            out.setdefault(r["paper"], {})[r["lang"]] = {
+                **json.loads(r["body"]),
+                "model": r["model"],
+                "text_hash": r["text_hash"],
+                "tokens": r["tokens"],
+                "created": r["created"],
+            }
         return out
 
     def summarized_since(self, since: str) -> int:
@@ -727,22 +718,14 @@ class Store:
 
     def texts_of(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
         """(title, abstract, authors) of these rows."""
-        texts: dict[int, tuple[str, str, list[str]]] = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i : i + 500]
-            q = f"SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-            for r in self.conn.execute(q, chunk):
-                texts[r[0]] = (r[1], r[2], json.loads(r[3]))
-        return texts
+        q = "SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({})"
+        return {r[0]: (r[1], r[2], json.loads(r[3])) for r in self._rows_in(q, rowids)}
 
     def rowids_and_hashes_of(self, ids: list[str]) -> dict[str, tuple[int, str]]:
         """id -> (rowid, text hash) of the papers with these ids (vectors are attached by them)."""
-        rows: dict[str, tuple[int, str]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            q = f"SELECT id, rowid, text_hash FROM papers WHERE id IN ({','.join('?' * len(chunk))})"
-            rows.update({r[0]: (r[1], r[2]) for r in self.conn.execute(q, chunk)})
-        return rows
+        return {
+            r[0]: (r[1], r[2]) for r in self._rows_in("SELECT id, rowid, text_hash FROM papers WHERE id IN ({})", ids)
+        }
 
     def count_up_to(self, rowid: int) -> int:
         """Papers with a rowid at most this one (what a resumed migration has copied)."""
@@ -853,12 +836,7 @@ class Store:
 
     def ids_stored(self, ids: list[str]) -> set[str]:
         """Which of `ids` are stored."""
-        held: set[str] = set()
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            q = f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(part))})"
-            held |= {r[0] for r in self.conn.execute(q, part)}
-        return held
+        return {r[0] for r in self._rows_in("SELECT id FROM papers WHERE id IN ({})", ids)}
 
     def newest_paper_id(self) -> str | None:
         """The id of the paper with the latest date (the last stored of that day)."""
@@ -956,13 +934,7 @@ class Store:
         """rowid -> the stored value of `column` (title, abstract, authors as JSON, ...) of the papers."""
         if column not in _COLS:
             raise ValueError(f"not a column of papers: {column!r}")
-        out: dict[int, str] = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i : i + 500]
-            q = f"SELECT rowid, {column} FROM papers WHERE rowid IN ({','.join('?' * len(chunk))})"
-            for r, text in self.conn.execute(q, chunk):
-                out[r] = text
-        return out
+        return {r[0]: r[1] for r in self._rows_in(f"SELECT rowid, {column} FROM papers WHERE rowid IN ({{}})", rowids)}
 
     def exact_phrase_rowids(self, match: str) -> list[int]:
         """Rowids of the papers matching an FTS5 expression over the unstemmed index."""
