@@ -126,10 +126,6 @@ def check_url(url: str) -> str:
     return url.strip()
 
 
-def _llm_url(s: str) -> str:
-    return check_url(s)
-
-
 def _variable_name(s: str) -> str:
     name = s.strip()
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -220,7 +216,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "PAPERDEX_LLM_URL",
         "llm_url",
-        _llm_url,
+        check_url,
         "summarize --url",
         "Base URL of an OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:8080/v1 (default: none, no summaries).",
     ),
