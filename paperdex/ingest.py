@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from paperdex.paper import Paper, RecordError, paper_from_dict
+from paperdex.sources import ingest_with_merge
 from paperdex.sources.jsonl import from_snapshot, is_snapshot
 from paperdex.store import IngestSummary, Store, StoreError
 
@@ -218,13 +219,8 @@ def ingest_file(
     """Every file takes the same road as every source: merged into the paper it belongs to,
     so re-ingesting a JSONL dump never drops a venue or upvotes another source attached.
     `progress` receives file bytes as they are read (ingest writes as it reads, in batches)."""
-    from paperdex.sources import ingest_with_merge
-
     errors: list[str] = []
-    summary = ingest_with_merge(store, read_records(path, errors, notes, progress))
-    summary.rejected += len(errors)
-    summary.errors.extend(errors)
-    return summary
+    return ingest_with_merge(store, read_records(path, errors, notes, progress), errors=errors)
 
 
 def check_file(path: str | Path) -> list[str]:

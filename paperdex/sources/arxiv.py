@@ -16,6 +16,7 @@ harvest starts at the day of the service's own ``responseDate`` (UTC), never the
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -25,12 +26,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urlparse
 
 import click
 import feedparser
 
 from paperdex.paper import ARXIV_ID, Paper
+from paperdex.sources import completeness, merge
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
 from paperdex.sources.registry import Source, as_list, register, trust, utc_today
 from paperdex.store import IngestSummary, Store
@@ -109,20 +110,6 @@ def check_set(spec: str) -> str:
         f"arXiv OAI-PMH set {spec!r} does not exist; sets are a group (cs, math, physics, ...), "
         "an archive (physics:hep-th) or a category (cs:cs:CL)"
     )
-
-
-def is_arxiv_host(url: str) -> bool:
-    host = (urlparse(url).hostname or "").lower()
-    return host == "arxiv.org" or host.endswith(".arxiv.org")
-
-
-def arxiv_client(*, min_interval: float = MIN_INTERVAL, urls: Iterable[str] = (), **kw: object) -> HttpClient:
-    """An HttpClient that keeps to arXiv's limits. A shorter interval is only honoured when
-    no URL it will be used for is arXiv's own (a mirror or a test server)."""
-    if min_interval < MIN_INTERVAL and (not list(urls) or any(is_arxiv_host(u) for u in urls)):
-        log.warning("arXiv allows one request every %.0f s; ignoring min_interval = %s", MIN_INTERVAL, min_interval)
-        min_interval = MIN_INTERVAL
-    return HttpClient(min_interval=min_interval, **kw)  # type: ignore[arg-type]
 
 
 def _ws(text: str | None) -> str:
@@ -404,7 +391,6 @@ def harvest(
     start: str | None = None,
     today: date | None = None,
     ingest: Ingest | None = None,
-    max_pages: int | None = None,
 ) -> IngestSummary:
     """Harvest ``set_spec`` records changed from ``from_`` (to ``until``, both inclusive days;
     without ``until``, up to now).
@@ -439,17 +425,10 @@ def harvest(
     if until is not None and until > latest:
         log.info("arXiv: until %s is after today (UTC); harvesting up to now", until)
         until = None
-    if ingest is None:
-        from paperdex.sources.merge import Matcher, ingest_with_merge
-
-        matcher = Matcher(store)  # one match index for the whole harvest, not one per page
-
-        def ingest(st: Store, papers: Iterable[Paper]) -> IngestSummary:
-            return ingest_with_merge(st, papers, matcher=matcher)
-
+    # one match index for the whole harvest, not one per page
+    ingest = ingest or functools.partial(merge.ingest_with_merge, matcher=merge.Matcher(store))
     wanted = [c.strip() for c in categories or [] if c.strip()]
     total = IngestSummary()
-    pages = 0
     restarted = False
     while True:
         if token:
@@ -473,13 +452,10 @@ def harvest(
         s.rejected += len(page.errors)
         s.errors.extend(page.errors)
         total = total + s
-        pages += 1
         token = page.token
         if token:
             state = {"from": from_, "until": until, "token": token, "began": began}
             store.set_state(key, json.dumps({k: v for k, v in state.items() if v is not None}))
-            if max_pages is not None and pages >= max_pages:
-                return total
             continue
         # the next harvest starts on the day the service said this one began (UTC), or at the
         # end of an explicit window
@@ -733,17 +709,12 @@ def read_listing(
     """Today's listing into the store, recorded for the completeness check (the day, the ids
     it announced, the days the feed skips); then every paper a listing of the last days named
     that the store still lacks is fetched by id (sources/completeness.py)."""
-    from paperdex.sources import completeness
-    from paperdex.sources.merge import ingest_with_merge
-
     body, (papers, errors) = http.fetch(_listing_url(listing, base_url), lambda r: (r.content, parse_rss(r.content)))
     day, skip = completeness.schedule(body)
     announced = [p.id for p in papers if p.listed]
     if day or announced:
         completeness.record(store, listing, day or next(p.listed for p in papers if p.listed), announced, skip)
-    s = ingest_with_merge(store, papers)
-    s.rejected += len(errors)
-    s.errors.extend(errors)
+    s = merge.ingest_with_merge(store, papers, errors=errors)
     return s + completeness.backfill(store, listing, lambda ids: fetch_ids(http, ids, base_url=api_url))
 
 
@@ -753,10 +724,14 @@ URL_KEYS = (("oai_url", OAI_URL), ("api_url", API_URL), ("rss_url", RSS_URL))
 
 
 def _client(section: dict[str, Any]) -> HttpClient:
-    """One client for every arXiv API: its 3 s spacing covers them all (a shorter
-    ``min_interval`` only for a mirror)."""
-    urls = [section.get(k) or d for k, d in URL_KEYS]
-    return arxiv_client(min_interval=float(section.get("min_interval", MIN_INTERVAL)), urls=urls)
+    """One client for every arXiv API: its 3 s spacing covers them all. A shorter
+    ``min_interval`` is only honoured when no URL it will be used for is arXiv's own (a mirror
+    or a test server)."""
+    min_interval = float(section.get("min_interval", MIN_INTERVAL))
+    if min_interval < MIN_INTERVAL and any(merge.on_arxiv(section.get(k) or d) for k, d in URL_KEYS):
+        log.warning("arXiv allows one request every %.0f s; ignoring min_interval = %s", MIN_INTERVAL, min_interval)
+        min_interval = MIN_INTERVAL
+    return HttpClient(min_interval=min_interval)
 
 
 def _run(

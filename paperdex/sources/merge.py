@@ -16,7 +16,7 @@ import json
 import logging
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import islice
 from typing import Any
@@ -209,7 +209,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
     if out.is_arxiv:  # an arXiv paper's "arXiv" and "PDF" links are arXiv's (Paper.links)
         for name in ("abs_url", "pdf_url"):
             url = getattr(out, name)
-            if url and not _on_arxiv(url):
+            if url and not on_arxiv(url):
                 _stash(out, prov.get(name) or _owner(base, name), name, url, out)
                 setattr(out, name, None)
                 prov.pop(name, None)
@@ -223,7 +223,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
     return out
 
 
-def _on_arxiv(url: str) -> bool:
+def on_arxiv(url: str) -> bool:
     host = (urlparse(url).hostname or "").lower()
     return host == "arxiv.org" or host.endswith(".arxiv.org")
 
@@ -327,11 +327,17 @@ class Matcher:
 
 
 def ingest_with_merge(
-    store: Store, papers: Iterable[Paper], batch_size: int = 1000, matcher: Matcher | None = None
+    store: Store,
+    papers: Iterable[Paper],
+    batch_size: int = 1000,
+    matcher: Matcher | None = None,
+    errors: Sequence[str] = (),
 ) -> MergeSummary:
     """Merge each record into the paper it belongs to, then upsert. Records replaced by a
     merged record under another id (an OpenReview record that met its arXiv preprint) are
-    deleted only after the merged record is written, so a crash never loses a paper."""
+    deleted only after the merged record is written, so a crash never loses a paper.
+    ``errors`` are the records the source skipped: counted as rejected once ``papers`` is read
+    (a file's reader adds to them as it goes)."""
     matcher = matcher or Matcher(store)  # pass one in to reuse its index across calls
     total = MergeSummary()
     it = iter(papers)
@@ -375,6 +381,8 @@ def ingest_with_merge(
         total.updated += moved
         total.merged += merged
     store.publish()  # readers see the whole ingest at once
+    total.rejected += len(errors)
+    total.errors.extend(errors)
     return total
 
 

@@ -16,7 +16,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from paperdex.paper import Paper
 from paperdex.sources import registry
 from paperdex.sources.http import HttpClient, SourceError
 from paperdex.sources.merge import MergeSummary, ingest_with_merge
@@ -58,17 +57,6 @@ def make_client(source: registry.Source, section: dict[str, Any], data_dir: str 
         return conn
     assert source.client is not None, f"source {source.name} makes no client"
     return source.client({**section, "_data_dir": str(data_dir)} if data_dir is not None else section)
-
-
-def _summary(papers: Iterable[Paper], errors: list[str], store: Store) -> MergeSummary:
-    s = ingest_with_merge(store, papers)
-    s.rejected += len(errors)
-    s.errors.extend(errors)
-    return s
-
-
-def _as_merge(s: IngestSummary) -> MergeSummary:
-    return s if isinstance(s, MergeSummary) else MergeSummary() + s
 
 
 def _section(config: dict[str, Any] | None, source: str) -> dict[str, Any]:
@@ -128,9 +116,9 @@ def ingest_source(
         if own and isinstance(conn, HttpClient):
             conn.close()
     if isinstance(res, IngestSummary):
-        return _as_merge(res)
+        return res
     papers, errors = res
-    return _summary(papers, errors, store)
+    return ingest_with_merge(store, papers, errors=errors)
 
 
 # --- files -------------------------------------------------------------------------------
@@ -145,7 +133,7 @@ def import_file(store: Store, path: str | Path) -> MergeSummary | None:
         res = src.reads(path)
         if res is not None:
             papers, errors = res
-            return _summary(papers, errors, store)
+            return ingest_with_merge(store, papers, errors=errors)
     return None
 
 
