@@ -28,7 +28,9 @@ from jinja2 import Environment, select_autoescape
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
 from paperdex.paper import Paper
+from paperdex.search.engine import Searcher
 from paperdex.store import Store
+from paperdex.text.latex import plain_tex
 
 FORMATS = ("rss", "atom")
 MAX_SUMMARY = 1200  # characters of an abstract in a feed item
@@ -76,8 +78,6 @@ def _title(text: str) -> str:
 
 
 def _plain(text: str) -> str:
-    from paperdex.text.latex import plain_tex
-
     return _x(plain_tex(text or ""))
 
 
@@ -220,8 +220,6 @@ def build(
             d.sections.append(Section(f"Recommended for “{t.name}”", "tag", link, items, len(items)))
     saved = library.saved_searches(store)
     if saved:
-        from paperdex.search.engine import Searcher
-
         s = searcher or Searcher(store)
         for ss in saved:
             nm = library.new_matches(s, ss, per_section)

@@ -8,12 +8,16 @@ all read the feed through here.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperdex.discover import library
+from paperdex.discover.recommend import for_you_order
 from paperdex.messages import message
 from paperdex.paper import Paper
+from paperdex.search.engine import lex_index
 from paperdex.search.query import QueryError, date_range
 from paperdex.sources import completeness
 from paperdex.store import Period, Store
@@ -93,8 +97,6 @@ def _in_category(store: Store, period: Period, category: str) -> Period:
     """The papers of `period` in `category`: `cs.LG` matches that category, `cs` any category
     of the archive, case-insensitive: the `cat:` rule itself (`LexIndex.category_docs`), not a
     copy of it in SQL."""
-    from paperdex.search.engine import lex_index
-
     ix = lex_index(store)
     rowids = tuple(int(r) for r in ix.rowids[ix.category_docs(category)])
     return Period(period.first, period.last, period.upvoted, rowids)
@@ -208,8 +210,6 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
         ranked_by.append("upvotes")
     if any((st or 0) > 0 for _, _, st in rows):
         ranked_by.append("stars")
-    from paperdex.discover.recommend import for_you_order
-
     ordered, scored = for_you_order(store, [r for r, _, _ in rows])  # every paper scored, for the shape
     first = set(signal)
     ranked_by.append("tags" if scored else "listing")
@@ -221,23 +221,18 @@ def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list
     are new to it and score MIN_TAG_SCORE or more under its model."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
     counts: dict[str, int] = {}
-    if scored:
-        from paperdex.discover import library
-
-        for r, (score, tag) in scored.items():
-            if score < MIN_TAG_SCORE:
-                continue
-            pid = store.paper_id(r)
-            if pid and tag not in library.tags_of(store, pid):
-                counts[tag] = counts.get(tag, 0) + 1
+    for r, (score, tag) in scored.items():
+        if score < MIN_TAG_SCORE:
+            continue
+        pid = store.paper_id(r)
+        if pid and tag not in library.tags_of(store, pid):
+            counts[tag] = counts.get(tag, 0) + 1
     return trending, sorted(counts.items(), key=lambda x: (-x[1], x[0]))
 
 
 def period(view: str, day: str) -> tuple[str, str]:
     """First and last day of the `view` period around `day`: the ISO week (Monday to Sunday),
     the calendar month, or the TRENDING_DAYS days ending on `day`."""
-    import datetime as dt
-
     d = dt.date.fromisoformat(day)
     if view == "week":
         first = d - dt.timedelta(days=d.weekday())
@@ -299,8 +294,6 @@ def listing(
         if sort == "top":
             ordered, ranked_by, scored = _top_order(store, where, listing_order)
         else:  # every paper of the period scored by the user's tags (recommend.py)
-            from paperdex.discover.recommend import for_you_order
-
             ordered, scored = for_you_order(store, store.rowids_in(where, order))
             ranked_by = ["tags" if scored else "listing"]
             if ordered and not scored:
