@@ -27,6 +27,8 @@ from typing import Any
 
 from paperdex.messages import message
 from paperdex.paper import Paper
+from paperdex.search.engine import MAX_WINDOW, Filters
+from paperdex.search.query import QueryError, date_range, parse
 from paperdex.store import Store
 
 MAX_TAG = 64  # characters of a tag name
@@ -276,8 +278,6 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
 def check_search(query: str, params: dict[str, str]) -> None:
     """Refuse what a search would refuse, when it is saved: a query that does not parse or a
     date it cannot read would otherwise fail every later run (the list, the digest, the feeds)."""
-    from paperdex.search.query import QueryError, date_range, parse
-
     try:
         parse(query)
         if params.get("from") or params.get("to"):
@@ -381,9 +381,7 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
     )
 
 
-def search_filters(params: dict[str, str]):
-    from paperdex.search.engine import Filters
-
+def search_filters(params: dict[str, str]) -> Filters:
     return Filters(**{f.name: params.get(_STORED_AS.get(f.name, f.name)) for f in fields(Filters)})
 
 
@@ -402,9 +400,6 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
     new_ids = {r[0] for r in rows}
     dated = [r[1] for r in rows if r[1]]
     oldest = min(dated) if dated and len(dated) == len(rows) else None
-    from paperdex.search.engine import MAX_WINDOW
-    from paperdex.search.query import QueryError
-
     count, papers, complete, notices = 0, [], True, []
     page = 1
     while True:
