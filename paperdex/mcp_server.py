@@ -30,16 +30,7 @@ INSTRUCTIONS = (
 
 
 def _brief(p: Paper) -> dict[str, Any]:
-    return {
-        "id": p.id,
-        "title": render.plain_tex(p.title),
-        "authors": p.authors[:10] + (["et al."] if len(p.authors) > 10 or p.authors_truncated else []),
-        "date": p.date,
-        "categories": p.categories,
-        "venue": p.venue,
-        "venue_area": p.venue_area,
-        "links": render.safe_links(p),
-    }
+    return {**render.brief(p), "venue": p.venue, "venue_area": p.venue_area, "links": render.safe_links(p)}
 
 
 def _hit(h: Hit) -> dict[str, Any]:

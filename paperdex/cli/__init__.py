@@ -17,7 +17,6 @@ from pathlib import Path
 import click
 
 from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, tty
-from paperdex.paper import Paper
 from paperdex.search.query import QueryError
 from paperdex.settings import Settings, SettingsError
 from paperdex.store import Store, StoreError
@@ -175,36 +174,29 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
         except StoreError as e:
             raise _fail(e) from None
         click.echo(f"vectors: {n} attached ({model})")
-        _build_index(store)
+        store.publish()  # the indexes now, so readers (and the first search) find them ready
     if total.rejected:
         ctx.exit(1)
 
 
-class _write_errors:
+@contextmanager
+def _write_errors(store: Store) -> Iterator[None]:
     """A failed write (disk full, a database that is not one) is one line, not a traceback.
     Each batch is one transaction, so nothing of the failing batch is stored; batches before
     it are, and the same command continues where it stopped."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, exc, tb) -> bool:
-        if exc is None:
-            return False
-        full = (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)) or (
+    try:
+        yield
+    except (sqlite3.DatabaseError, OSError) as exc:
+        if (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)) or (
             isinstance(exc, OSError) and exc.errno == errno.ENOSPC
-        )
-        if full:
+        ):
             raise UserError(
-                f"the disk is full (writing {self.store.data_dir}); the batch in flight was not written, "
+                f"the disk is full (writing {store.data_dir}); the batch in flight was not written, "
                 "earlier batches were. Free some space and run the same command again."
             ) from None
         if isinstance(exc, sqlite3.DatabaseError):
-            raise UserError(f"cannot write {self.store.path}: {exc}") from None
-        return False
+            raise UserError(f"cannot write {store.path}: {exc}") from None
+        raise
 
 
 @cli.command()
@@ -264,7 +256,7 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
         )
     else:
         click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")
-    _build_index(store)
+    store.publish()  # the indexes now, so readers (and the first search) find them ready
 
 
 @cli.command()
@@ -329,11 +321,6 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int) -> No
     )
 
 
-def _build_index(store: Store) -> None:
-    """Publish the indexes now, so readers (and the first search) find them ready."""
-    store.publish()
-
-
 # --- search / show / stats --------------------------------------------------------------
 
 
@@ -391,27 +378,12 @@ class QueryCommand(click.Command):
 @click.option("--explain", is_flag=True, help="Show the parts of each score.")
 @click.option("--literal", is_flag=True, help="Treat QUERY as plain text, without query syntax.")
 @click.pass_context
-def search(
-    ctx, query, mode, sort, per_page, page, category, date_from, date_to, venue, area, author, as_json, explain, literal
-):
+def search(ctx, query, as_json, explain, **params):
     """Search. QUERY accepts the full query language, e.g. 'ti:"weight decay" cat:cs.LG';
     its words may be given unquoted, and it may start with `-` (`search -video diffusion`)."""
     from paperdex import service
 
-    params = service.SearchParams(
-        q=" ".join(query),
-        mode=mode,
-        sort=sort,
-        page=page,
-        per_page=per_page,
-        literal=literal,
-        category=category,
-        date_from=date_from,
-        date_to=date_to,
-        venue=venue,
-        area=area,
-        author=author,
-    )
+    params = service.SearchParams(q=" ".join(query), **params)  # the options are named as its fields
     with _service(ctx, readonly=True) as pool:
         res = service.search(pool, params, facets=False)
     if as_json:
@@ -426,6 +398,8 @@ def _print_hits(res, explain: bool) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from paperdex.web.render import authors_line
 
     console = Console(highlight=False, soft_wrap=False)
     start = (res.page - 1) * res.per_page
@@ -444,7 +418,7 @@ def _print_hits(res, explain: bool) -> None:
                 title.append(tty(seg), style="bold yellow" if hit else "bold")
             console.print(head)
             console.print(title)
-            console.print(Text("    " + tty(_authors(p)), style="dim"))
+            console.print(Text("    " + tty(authors_line(p, "et al.")), style="dim"))
     else:
         table = Table(show_lines=False, box=None, pad_edge=False)
         table.add_column("#", justify="right", style="dim")
@@ -456,7 +430,7 @@ def _print_hits(res, explain: bool) -> None:
             cell = Text()
             for seg, hit in h.title_marked:
                 cell.append(tty(seg), style="bold yellow" if hit else "bold")
-            cell.append("\n" + tty(_authors(p)), style="dim")
+            cell.append("\n" + tty(authors_line(p, "et al.")), style="dim")
             table.add_row(str(i), tty(p.id), tty(p.date or ""), cell)
         console.print(table)
     more = f" (+{res.listed - res.total} more ranked)" if res.listed > res.total else ""
@@ -464,12 +438,6 @@ def _print_hits(res, explain: bool) -> None:
         f"[dim]{res.total} {'result' if res.total == 1 else 'results'}{more} · page {res.page}/{res.pages}"
         f" · {res.mode} · {res.took_ms:.0f} ms[/dim]"
     )
-
-
-def _authors(p: Paper, cut: int = 10) -> str:
-    names = p.authors[:cut]
-    more = len(p.authors) > cut or p.authors_truncated
-    return ", ".join(names) + (" et al." if more else "")
 
 
 def _explain(h) -> str:
@@ -581,7 +549,7 @@ def demo(ctx, host, port, no_serve) -> None:
             e5 = "multilingual-e5-small"
             n = import_vectors(store, SAMPLE / f"sample.{e5}.f16.npy", SAMPLE / "sample.ids.txt", e5)
             click.echo(f"vectors: {n} attached ({e5})")
-        _build_index(store)
+        store.publish()
     store.close()
     if not no_serve:
         serve = cli.get_command(ctx, "serve")

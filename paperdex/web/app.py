@@ -20,7 +20,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from paperdex import service
@@ -32,7 +31,7 @@ from paperdex.search.engine import Hit, Result
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import i18n, render, schemas
-from paperdex.web.links import filterable, quoted, search_link
+from paperdex.web.discover import lang_of, related_view, render_page, session_of
 
 log = logging.getLogger("paperdex.web")
 HERE = Path(__file__).parent
@@ -104,20 +103,6 @@ def safe_paper(d: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
-def _env() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(HERE / "templates"),
-        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.globals["plain_tex"] = render.plain_tex
-    env.globals["filterable"] = filterable
-    env.globals["search_link"] = search_link
-    env.globals["quoted"] = quoted
-    return env
-
-
 class Guard:
     """The outermost layer, around FastAPI's own error handling, so that every response
     (a 500 included) carries the security headers. It also refuses a Host header that is not
@@ -177,9 +162,6 @@ class App(FastAPI):
 # --- view models ----------------------------------------------------------------------
 
 
-DECISIONS, PRESENTATIONS = render.DECISIONS, render.PRESENTATIONS
-signals = render.signals
-_ordered_categories = render.ordered_categories
 _CAT_IN_QUERY = re.compile(r"(?:^|[\s(])cat:\"?([A-Za-z\-]+(?:\.[A-Za-z\-]+)?)", re.IGNORECASE)
 
 
@@ -237,7 +219,6 @@ def create_app(
     )
     if warm:
         pool.warm()
-    env = _env()
     app = App(
         title="paperdex",
         summary="Search research papers: hybrid keyword + semantic search, paper details, daily feeds.",
@@ -253,16 +234,14 @@ def create_app(
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     # --- plumbing -----------------------------------------------------------------------
-    def lang_of(request: Request) -> str:
-        return i18n.negotiate(
-            request.query_params.get("lang"), request.cookies.get(i18n.COOKIE), request.headers.get("accept-language")
-        )
+    def state_of(request: Request) -> dict[str, str]:
+        """The parameters of this request the pages know, each at most MAX_LINK_VALUE long:
+        junk in a URL is not copied into every link of the page."""
+        return {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
 
-    def url_with(request: Request, path: str | None = None, **changes: Any) -> str:
-        """A link to this page with some parameters changed. Only the parameters the pages
-        know are carried over, each at most MAX_LINK_VALUE long: junk in a URL is not copied
-        into every link of the page."""
-        params = {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
+    def url_with(request: Request, **changes: Any) -> str:
+        """A link to this page with some parameters changed (only those of state_of carried over)."""
+        params = state_of(request)
         for k, v in changes.items():
             k = {"date_from": "from", "date_to": "to"}.get(k, k)
             if v is None or v == "":
@@ -271,46 +250,33 @@ def create_app(
                 params[k] = str(v)
         qs = urlencode({k: v for k, v in params.items() if v != ""})
         # the decoded path quoted again (an id may hold % ? #), never a protocol-relative //host link
-        path = "/" + quote((path or request.scope["path"]).lstrip("/"), safe="/:@!$&'()*+,;=")
+        path = "/" + quote(request.scope["path"].lstrip("/"), safe="/:@!$&'()*+,;=")
         return path + (f"?{qs}" if qs else "")
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         lang = lang_of(request)
         summaries.attach_cards(pool, ctx, lang)  # the optional layer's TL;DRs on the cards
-
-        def tr(key: str, **kw: Any) -> str:
-            return i18n.t(lang, key, **kw)
-
-        other = "en" if lang == "zh" else "zh"
         # the page's state (query, filters, sort, page), carried by links to a paper so that its
         # "Back" link returns here
-        state = {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
+        state = state_of(request)
         if request.url.path == "/daily":
             state["src"] = "daily"
-        state_qs = urlencode(state)
         here = url_with(request)
-        switch = here + ("&" if "?" in here else "?") + f"lang={other}"
-        from paperdex.web.discover import csrf_for, session_of
-
         try:
             sess = session_of(request)
         except Exception:  # an error page must render even when the store cannot be read
             sess = None
-        body = env.get_template(template).render(
-            request=request,
-            lang=lang,
-            t=tr,
-            session=sess,
-            csrf=csrf_for(sess["hash"]) if sess else "",
+        resp = render_page(
+            request,
+            template,
+            status,
+            sess,
             here=here,
-            switch_url=switch,
+            switch_url=here + ("&" if "?" in here else "?") + f"lang={'en' if lang == 'zh' else 'zh'}",
             url_with=lambda **kw: url_with(request, **kw),
-            state_qs=state_qs,
-            msg=lambda text: i18n.message(lang, text),
-            path=request.url.path,
+            state_qs=urlencode(state),
             **ctx,
         )
-        resp = HTMLResponse(render.with_katex(body), status_code=status)
         q_lang = request.query_params.get("lang", "")[:2].lower()
         if q_lang in i18n.LANGS:
             resp.set_cookie(i18n.COOKIE, q_lang, max_age=365 * 86400, samesite="lax")
@@ -342,12 +308,9 @@ def create_app(
         return resp
 
     @app.exception_handler(ServiceError)
-    async def on_service_error(request: Request, exc: ServiceError) -> Response:
-        return error(request, exc.status, exc.message, exc.headers)
-
     @app.exception_handler(LibraryError)  # a library request that cannot be done (web/discover.py)
-    async def on_library_error(request: Request, exc: LibraryError) -> Response:
-        return error(request, exc.status, exc.message)
+    async def on_refused(request: Request, exc: ServiceError | LibraryError) -> Response:
+        return error(request, exc.status, exc.message, getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def on_validation(request: Request, exc: RequestValidationError) -> Response:
@@ -370,6 +333,14 @@ def create_app(
     # --- JSON API -------------------------------------------------------------------------
     # Endpoints build their JSONResponse themselves: FastAPI's generic encoder would cost more
     # than the search on a large result.
+    def paged_json(found: Any, rows: str) -> Response:
+        """One page of a search (rows "hits") or a listing ("papers") as the API and the .json
+        views answer: with its page count, links filtered as the pages do, machine summaries."""
+        d = found.to_dict()
+        d["pages"] = found.pages
+        d[rows] = summaries.attach_json(pool, [safe_paper(x) for x in d[rows]])
+        return SafeJSON(d)
+
     @app.get(
         "/api/search",
         tags=["api"],
@@ -415,13 +386,7 @@ def create_app(
             area=area,
             author=author,
         )
-        res = service.search(pool, params)
-        d = res.to_dict()
-        d["pages"] = res.pages
-        for h in d["hits"]:
-            safe_paper(h)
-        summaries.attach_json(pool, d["hits"])
-        return SafeJSON(d)
+        return paged_json(service.search(pool, params), "hits")
 
     @app.get(
         "/api/papers/{pid:path}/similar",
@@ -473,13 +438,7 @@ def create_app(
         per_page: Annotated[int, Query(ge=1, le=service.MAX_PER_PAGE, description="Papers per page")] = 50,
     ) -> Response:
         """Papers listed on one day, with per-category counts and the previous/next days."""
-        d = service.daily(pool, day, category, page, per_page)
-        out = d.to_dict()
-        out["pages"] = d.pages
-        for p in out["papers"]:
-            safe_paper(p)
-        summaries.attach_json(pool, out["papers"])
-        return SafeJSON(out)
+        return paged_json(service.daily(pool, day, category, page, per_page), "papers")
 
     @app.get(
         "/api/days",
@@ -552,9 +511,9 @@ def create_app(
         size and dates, queries to try) above the newest papers."""
         lang = lang_of(request)
         if len(q.strip()) > PASTED_TEXT_AT and not request.url.path.endswith(".json"):
-            from paperdex.web.discover import related_view  # a pasted abstract or paragraph: related work
-
-            return related_view(request, q.strip(), {"category": category, "from": date_from, "to": date_to})
+            return related_view(  # a pasted abstract or paragraph: related work
+                request, q.strip(), {"category": category, "from": date_from, "to": date_to}
+            )
         params = SearchParams(
             q=q,
             mode=mode,
@@ -569,11 +528,7 @@ def create_app(
             author=author,
         )
         if request.url.path.endswith(".json"):
-            res = service.search(pool, params)
-            d = res.to_dict()
-            d["pages"] = res.pages
-            d["hits"] = summaries.attach_json(pool, [safe_paper(h) for h in d["hits"]])
-            return SafeJSON(d)
+            return paged_json(service.search(pool, params), "hits")
         res: Result | None = None
         err: str | None = None
         try:
@@ -613,7 +568,7 @@ def create_app(
         string, so "Back" returns to the same query, filters, sort and page."""
         lang = lang_of(request)
         paper, hits = service.similar(pool, pid, 8)
-        back = {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
+        back = state_of(request)
         src = back.pop("src", "")
         back_url = ("/daily" if src == "daily" else "/") + (f"?{urlencode(back)}" if back else "")
         back_url += "#p-" + paper.id.replace("/", "-")  # back to the card it was opened from
@@ -649,10 +604,7 @@ def create_app(
         lang = lang_of(request)
         d = service.listing(pool, view, day or None, category, sort, page_, 30)
         if request.url.path.endswith(".json"):
-            out = d.to_dict()
-            out["pages"] = d.pages
-            out["papers"] = summaries.attach_json(pool, [safe_paper(p) for p in out["papers"]])
-            return SafeJSON(out)
+            return paged_json(d, "papers")
         chosen = layout if layout in LAYOUTS else None
         current = chosen or (
             request.cookies.get(LAYOUT_COOKIE) if request.cookies.get(LAYOUT_COOKIE) in LAYOUTS else "cards"

@@ -17,6 +17,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -46,6 +49,7 @@ router = APIRouter()
 
 
 def _env() -> Environment:
+    """The pages' templates, for app.py's pages and these alike."""
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(["html"], default_for_string=True, default=True),
@@ -58,7 +62,7 @@ def _env() -> Environment:
     return env
 
 
-_ENV = _env()
+ENV = _env()
 
 
 # --- plumbing ------------------------------------------------------------------------------------
@@ -68,19 +72,10 @@ def _pool(request: Request):
     return request.app.state.pool
 
 
-def _lang(request: Request) -> str:
+def lang_of(request: Request) -> str:
     return i18n.negotiate(
         request.query_params.get("lang"), request.cookies.get(i18n.COOKIE), request.headers.get("accept-language")
     )
-
-
-def _tr(lang: str):
-    """Interface text from the one table (i18n.TEXT)."""
-
-    def t(key: str, **kw: Any) -> str:
-        return i18n.t(lang, key, **kw)
-
-    return t
 
 
 def csrf_for(token_hash: str) -> str:
@@ -97,16 +92,14 @@ def _presented(request: Request) -> tuple[str | None, str]:
     return (tok, "cookie") if tok else (None, "")
 
 
-def _session(request: Request) -> dict[str, Any] | None:
-    """The token record of this request's bearer token or sign-in cookie, if valid."""
+def session_of(request: Request) -> dict[str, Any] | None:
+    """The token record of this request's bearer token or sign-in cookie, if valid (every
+    page's nav, and "Save this search", need to know)."""
     tok, _ = _presented(request)
     if not tok:
         return None
     with _pool(request).reader() as st:
         return library.check_token(st, tok)
-
-
-session_of = _session  # for app.py's pages: "Save this search" and the nav need to know
 
 
 def _same_origin(request: Request) -> bool:
@@ -155,37 +148,24 @@ def _check_csrf(request: Request, rec: dict[str, Any], form: dict[str, Any] | No
             raise ServiceError(403, "this form is not from this site (CSRF check failed); reload the page and retry")
 
 
-async def _writer_form(request: Request) -> dict[str, Any]:
-    """The form of a write: the token checked before the body is read, the CSRF value after."""
+async def _written(request: Request, read=None) -> dict[str, Any]:
+    """The body of a write (`read`: _json; default _form): the token checked before the body is
+    read, the CSRF value after."""
     rec = _token(request)
-    form = await _form(request)
-    _check_csrf(request, rec, form)
-    return form
+    body = await (read or _form)(request)
+    _check_csrf(request, rec, body)
+    return body
 
 
-async def _writer_json(request: Request) -> dict[str, Any]:
-    """The JSON body of a write: the token checked before the body is read, the CSRF value after."""
-    rec = _token(request)
-    data = await _json(request)
-    _check_csrf(request, rec, data)
-    return data
-
-
-class _Writer:
+@contextmanager
+def _writer(request: Request) -> Iterator[Store]:
     """A writable store for one request."""
-
-    def __init__(self, request: Request) -> None:
-        self.dir = _pool(request).data_dir
-
-    def __enter__(self) -> Store:
-        try:
-            self.store = Store(self.dir)
-        except StoreError as e:
-            raise ServiceError(503, f"this server cannot write its library: {e}") from None
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        self.store.close()
+    try:
+        store = Store(_pool(request).data_dir)
+    except StoreError as e:
+        raise ServiceError(503, f"this server cannot write its library: {e}") from None
+    with store:
+        yield store
 
 
 async def _form(request: Request) -> dict[str, Any]:
@@ -208,12 +188,27 @@ async def _json(request: Request) -> dict[str, Any]:
     return data
 
 
+def render_page(request: Request, template: str, status: int, session: dict | None, **ctx: Any) -> HTMLResponse:
+    """A page with what every template reads: the interface language and its text, the path,
+    the signed-in session and its CSRF value."""
+    lang = lang_of(request)
+    body = ENV.get_template(template).render(
+        request=request,
+        lang=lang,
+        t=partial(i18n.t, lang),
+        msg=partial(i18n.message, lang),
+        path=request.url.path,
+        session=session,
+        csrf=csrf_for(session["hash"]) if session else "",
+        **ctx,
+    )
+    return HTMLResponse(render.with_katex(body), status_code=status)
+
+
 def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    lang = _lang(request)
-    sess = _session(request)
-    other = "en" if lang == "zh" else "zh"
+    lang = lang_of(request)
     qs = dict(request.query_params)
-    qs["lang"] = other
+    qs["lang"] = "en" if lang == "zh" else "zh"
     etal = i18n.t(lang, "et_al")
     tagged: dict[str, list[str]] = {}
     made: dict[str, dict | None] = {}  # machine summaries (summaries.py), in the interface language
@@ -230,22 +225,18 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
         c["summary"] = made.get(p.id)
         return c
 
-    body = _ENV.get_template(template).render(
-        request=request,
-        lang=lang,
-        t=_tr(lang),
+    return render_page(
+        request,
+        template,
+        status,
+        session_of(request),
         cardof=cardof,
         here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
-        msg=lambda text: i18n.message(lang, text),
         switch_url=request.url.path + "?" + urlencode(qs),
         url_with=lambda **kw: request.url.path,
         state_qs="",
-        path=request.url.path,
-        session=sess,
-        csrf=csrf_for(sess["hash"]) if sess else "",
         **ctx,
     )
-    return HTMLResponse(render.with_katex(body), status_code=status)
 
 
 def _back(form: dict[str, Any], default: str) -> str:
@@ -254,16 +245,6 @@ def _back(form: dict[str, Any], default: str) -> str:
     if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt:
         return nxt
     return default
-
-
-def _brief(p: Paper) -> dict[str, Any]:
-    return {
-        "id": p.id,
-        "title": render.plain_tex(p.title),
-        "authors": p.authors[:10] + (["et al."] if len(p.authors) > 10 or p.authors_truncated else []),
-        "date": p.date,
-        "categories": p.categories,
-    }
 
 
 def _base(request: Request) -> str:
@@ -300,7 +281,7 @@ async def login(request: Request) -> Response:
 
 @router.post("/library/logout", include_in_schema=False)
 async def logout(request: Request) -> Response:
-    await _writer_form(request)
+    await _written(request)
     resp = RedirectResponse("/library", status_code=303)
     resp.delete_cookie(COOKIE, path="/")
     return resp
@@ -340,7 +321,7 @@ def api_session(request: Request) -> Response:
     """What the cards' "save to a tag" control needs: whether this browser may write, the CSRF
     value of its sign-in and the tag names. Another site's page cannot read this answer (no
     CORS), so handing the CSRF value to this site's script is safe."""
-    sess = _session(request)
+    sess = session_of(request)
     with _pool(request).reader() as st:
         names = [t.name for t in library.tags(st)]
     out: dict[str, Any] = {"signed_in": sess is not None, "tags": names}
@@ -352,35 +333,35 @@ def api_session(request: Request) -> Response:
 
 @router.post("/library/tags/add", include_in_schema=False)
 async def form_add(request: Request) -> Response:
-    form = await _writer_form(request)
+    form = await _written(request)
     name = (form.get("new_tag") or "").strip() or (form.get("tag") or "")
     pid = form.get("id") or ""
-    with _Writer(request) as st:
+    with _writer(request) as st:
         library.add_to_tag(st, name, [pid])
     return RedirectResponse(_back(form, f"/tag/{quote(library.tag_name(name), safe='')}"), status_code=303)
 
 
 @router.post("/library/tags/remove", include_in_schema=False)
 async def form_remove(request: Request) -> Response:
-    form = await _writer_form(request)
-    with _Writer(request) as st:
+    form = await _written(request)
+    with _writer(request) as st:
         library.remove_from_tag(st, form.get("tag") or "", [form.get("id") or ""])
     return RedirectResponse(_back(form, "/library"), status_code=303)
 
 
 @router.post("/library/tags/delete", include_in_schema=False)
 async def form_delete_tag(request: Request) -> Response:
-    form = await _writer_form(request)
-    with _Writer(request) as st:
+    form = await _written(request)
+    with _writer(request) as st:
         library.delete_tag(st, form.get("tag") or "")
     return RedirectResponse("/library", status_code=303)
 
 
 @router.post("/library/dismiss", include_in_schema=False)
 async def form_dismiss(request: Request) -> Response:
-    form = await _writer_form(request)
+    form = await _written(request)
     pid = form.get("id") or ""
-    with _Writer(request) as st:
+    with _writer(request) as st:
         library.dismiss(st, [pid])
     back = _back(form, "")
     if not back:
@@ -392,8 +373,8 @@ async def form_dismiss(request: Request) -> Response:
 @router.post("/library/undismiss", include_in_schema=False)
 async def form_undismiss(request: Request) -> Response:
     """Undo "Not interested": the paper may be recommended again."""
-    form = await _writer_form(request)
-    with _Writer(request) as st:
+    form = await _written(request)
+    with _writer(request) as st:
         library.undismiss(st, [form.get("id") or ""])
     back = _back(form, "/library")
     sep = "&" if "?" in back else "?"
@@ -402,9 +383,9 @@ async def form_undismiss(request: Request) -> Response:
 
 @router.post("/library/tags/rename", include_in_schema=False)
 async def form_rename_tag(request: Request) -> Response:
-    form = await _writer_form(request)
+    form = await _written(request)
     new = (form.get("new_name") or "").strip()
-    with _Writer(request) as st:
+    with _writer(request) as st:
         library.rename_tag(st, form.get("tag") or "", new)
     return RedirectResponse(f"/tag/{quote(library.tag_name(new), safe='')}", status_code=303)
 
@@ -419,10 +400,10 @@ def _search_url(ss: library.SavedSearch) -> str:
 
 @router.post("/library/saved", include_in_schema=False)
 async def form_save_search(request: Request) -> Response:
-    form = await _writer_form(request)
+    form = await _written(request)
     params = {k: form.get(k) for k in library.SAVED_PARAMS}
-    params["lang"] = params.get("lang") or _lang(request)
-    with _Writer(request) as st:
+    params["lang"] = params.get("lang") or lang_of(request)
+    with _writer(request) as st:
         ss = library.save_search(st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
     back = _back(form, "")
     if not back:
@@ -438,16 +419,16 @@ def saved_page(request: Request, key: str) -> Response:
 
 @router.post("/library/saved/{key}/seen", include_in_schema=False)
 async def form_seen(request: Request, key: str) -> Response:
-    form = await _writer_form(request)
-    with _Writer(request) as st:
+    form = await _written(request)
+    with _writer(request) as st:
         ss = library.mark_seen(st, key)
     return RedirectResponse(_back(form, f"/saved/{ss.id}"), status_code=303)
 
 
 @router.post("/library/saved/{key}/delete", include_in_schema=False)
 async def form_delete_saved(request: Request, key: str) -> Response:
-    await _writer_form(request)
-    with _Writer(request) as st:
+    await _written(request)
+    with _writer(request) as st:
         library.delete_saved(st, key)
     return RedirectResponse("/library", status_code=303)
 
@@ -498,7 +479,9 @@ def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Respon
     """A day's papers (default: the newest day) ordered by the user's tags: each paper's best
     recommendation score over the tags, and that tag."""
     d, ranked = service.for_you(_pool(request), day, k)
-    return _ok({"day": d.day, "papers": [{**_brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]})
+    return JSONResponse(
+        {"day": d.day, "papers": [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]}
+    )
 
 
 # --- feeds ---------------------------------------------------------------------------------------
@@ -563,10 +546,6 @@ def daily_feed(request: Request, fmt: str, category: str | None = None) -> Respo
 # --- JSON API ------------------------------------------------------------------------------------
 
 
-def _ok(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status)
-
-
 @router.post("/api/related", include_in_schema=False)
 async def api_related(request: Request) -> Response:
     """Related work for a pasted text: {"text": "...", "k": 20, "category", "from", "to"}."""
@@ -576,25 +555,25 @@ async def api_related(request: Request) -> Response:
     out = res.to_dict()
     out["hits"] = [
         {
-            **_brief(h.paper),
+            **render.brief(h.paper),
             "why": {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)},
         }
         for h in res.hits
     ]
-    return _ok(out)
+    return JSONResponse(out)
 
 
 @router.get("/api/tags", include_in_schema=False)
 def api_tags(request: Request) -> Response:
     with _pool(request).reader() as st:
-        return _ok({"tags": [t.to_dict() for t in library.tags(st)]})
+        return JSONResponse({"tags": [t.to_dict() for t in library.tags(st)]})
 
 
 @router.get("/api/tags/{name}", include_in_schema=False)
 def api_tag(request: Request, name: str) -> Response:
     with _pool(request).reader() as st:
         tag = library.get_tag(st, name)
-        return _ok({**tag.to_dict(), "papers": library.tag_papers(st, tag.name)})
+        return JSONResponse({**tag.to_dict(), "papers": library.tag_papers(st, tag.name)})
 
 
 @router.get("/api/tags/{name}/recommendations", include_in_schema=False)
@@ -602,8 +581,8 @@ def api_recommendations(request: Request, name: str, k: int = 20, page: int = 1)
     recs = service.recommend(_pool(request), name, k, page)
     out = recs.to_dict()
     for r, d in zip(recs.items, out["recommendations"], strict=True):
-        d["paper"] = _brief(r.paper)
-    return _ok(out)
+        d["paper"] = render.brief(r.paper)
+    return JSONResponse(out)
 
 
 def _ids_of(data: dict[str, Any]) -> list[str]:
@@ -615,36 +594,36 @@ def _ids_of(data: dict[str, Any]) -> list[str]:
 
 @router.post("/api/tags/{name}/papers", include_in_schema=False)
 async def api_tag_add(request: Request, name: str) -> Response:
-    data = await _writer_json(request)
+    data = await _written(request, _json)
     ids = _ids_of(data)
-    with _Writer(request) as st:
+    with _writer(request) as st:
         added = library.add_to_tag(st, name, ids)
         tag = library.get_tag(st, name)
-    return _ok({"added": added, **tag.to_dict()})
+    return JSONResponse({"added": added, **tag.to_dict()})
 
 
 @router.delete("/api/tags/{name}/papers/{pid:path}", include_in_schema=False)
 def api_tag_remove(request: Request, name: str, pid: str) -> Response:
     require_writer(request)
-    with _Writer(request) as st:
+    with _writer(request) as st:
         removed = library.remove_from_tag(st, name, [pid])
-    return _ok({"removed": removed})
+    return JSONResponse({"removed": removed})
 
 
 @router.delete("/api/tags/{name}", include_in_schema=False)
 def api_tag_delete(request: Request, name: str) -> Response:
     require_writer(request)
-    with _Writer(request) as st:
+    with _writer(request) as st:
         if not library.delete_tag(st, name):
             raise ServiceError(404, message("no_tag", name=name[:80]))
-    return _ok({"deleted": True})
+    return JSONResponse({"deleted": True})
 
 
 @router.post("/api/dismissed", include_in_schema=False)
 async def api_dismiss(request: Request) -> Response:
-    data = await _writer_json(request)
-    with _Writer(request) as st:
-        return _ok({"dismissed": library.dismiss(st, _ids_of(data))})
+    data = await _written(request, _json)
+    with _writer(request) as st:
+        return JSONResponse({"dismissed": library.dismiss(st, _ids_of(data))})
 
 
 @router.get("/api/saved", include_in_schema=False)
@@ -653,56 +632,54 @@ def api_saved(request: Request) -> Response:
         {**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error}
         for ss, nm in service.saved_searches(_pool(request))
     ]
-    return _ok({"saved_searches": out})
+    return JSONResponse({"saved_searches": out})
 
 
 @router.post("/api/saved", include_in_schema=False)
 async def api_save(request: Request) -> Response:
-    data = await _writer_json(request)
+    data = await _written(request, _json)
     params = data.get("params") or {k: data.get(k) for k in library.SAVED_PARAMS}
     if not isinstance(params, dict):
         raise ServiceError(400, "params: an object (mode, category, from, to, venue, area, author, lang)")
-    with _Writer(request) as st:
+    with _writer(request) as st:
         ss = library.save_search(st, str(data.get("name") or data.get("q") or ""), str(data.get("q") or ""), params)
-    return _ok(ss.to_dict(), 201)
+    return JSONResponse(ss.to_dict(), status_code=201)
 
 
 @router.get("/api/saved/{key}/new", include_in_schema=False)
 def api_saved_new(request: Request, key: str, limit: int = 20) -> Response:
     nm = service.new_matches(_pool(request), key, limit)
     out = nm.to_dict()
-    out["papers"] = [_brief(p) for p in nm.papers]
-    return _ok(out)
+    out["papers"] = [render.brief(p) for p in nm.papers]
+    return JSONResponse(out)
 
 
 @router.post("/api/saved/{key}/seen", include_in_schema=False)
 def api_saved_seen(request: Request, key: str) -> Response:
     require_writer(request)
-    with _Writer(request) as st:
-        return _ok(library.mark_seen(st, key).to_dict())
+    with _writer(request) as st:
+        return JSONResponse(library.mark_seen(st, key).to_dict())
 
 
 @router.get("/api/library/export", include_in_schema=False)
 def api_export(request: Request, format: str = "json", tag: str | None = None) -> Response:
     with _pool(request).reader() as st:
         if format == "json":
-            return Response(
+            body, kind, ext = (
                 json.dumps(library.export_json(st), ensure_ascii=False, indent=1),
-                media_type="application/json",
-                headers={"Content-Disposition": 'attachment; filename="paperdex-library.json"'},
+                "application/json",
+                "json",
             )
-        if format == "bibtex":
-            text = library.export_bibtex(st, tag)
-            return Response(
-                text,
-                media_type="application/x-bibtex; charset=utf-8",
-                headers={"Content-Disposition": 'attachment; filename="paperdex-library.bib"'},
-            )
-    raise ServiceError(400, "format: json or bibtex")
+        elif format == "bibtex":
+            body, kind, ext = library.export_bibtex(st, tag), "application/x-bibtex; charset=utf-8", "bib"
+        else:
+            raise ServiceError(400, "format: json or bibtex")
+    disposition = f'attachment; filename="paperdex-library.{ext}"'
+    return Response(body, media_type=kind, headers={"Content-Disposition": disposition})
 
 
 @router.post("/api/library/import", include_in_schema=False)
 async def api_import(request: Request) -> Response:
-    data = await _writer_json(request)
-    with _Writer(request) as st:
-        return _ok(library.import_json(st, data))
+    data = await _written(request, _json)
+    with _writer(request) as st:
+        return JSONResponse(library.import_json(st, data))

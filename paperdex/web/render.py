@@ -156,6 +156,18 @@ def authors_line(p: Paper, etal: str, cut: int = 10) -> str:
     return f"{line} {etal}" if more else line
 
 
+def brief(p: Paper) -> dict[str, Any]:
+    """A paper in a list of the JSON API or an MCP tool: its id, plain title, first authors."""
+    names, more = author_names(p)
+    return {
+        "id": p.id,
+        "title": plain_tex(p.title),
+        "authors": names + (["et al."] if more else []),
+        "date": p.date,
+        "categories": p.categories,
+    }
+
+
 def safe_links(p: Paper) -> dict[str, str]:
     return {k: v for k, v in ((k, safe_url(v)) for k, v in p.links().items()) if v}
 

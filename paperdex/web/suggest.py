@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
-from paperdex.search.query import QueryError, parse
 from paperdex.store import Store
 from paperdex.text import fold
 from paperdex.web import i18n
+from paperdex.web.render import parses
 
 MAX_SUGGESTIONS = 8
 MAX_AUTHOR_ROWS = 400  # papers read to find the authors whose names start so
@@ -75,7 +75,7 @@ class Suggestion:
     note: str = ""  # a count or a description
 
     def to_dict(self) -> dict[str, str]:
-        return {"query": self.query, "label": self.label, "kind": self.kind, "note": self.note}
+        return asdict(self)
 
 
 def _split(q: str) -> tuple[str, str, str]:
@@ -180,14 +180,6 @@ def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
     elif not field and not value and not q.strip():
         for token, en, zdesc in SYNTAX[:7]:
             out.append(Suggestion(token, token, "syntax", zdesc if zh else en))
-    good = []
-    for s in out:
-        if s.kind == "syntax" and s.query.endswith(":"):
-            good.append(s)  # a field waiting for its value
-            continue
-        try:
-            parse(s.query)
-        except QueryError:
-            continue
-        good.append(s)
+    # every one a query that parses, or a field waiting for its value
+    good = [s for s in out if (s.kind == "syntax" and s.query.endswith(":")) or parses(s.query)]
     return good[:MAX_SUGGESTIONS]
