@@ -140,7 +140,7 @@ def read_records(
         lines = _Reader(path, errors, progress).lines()
         head: list[bytes] = []  # up to the first line that is not blank
         for line in lines:
-            head.append(line.removeprefix(b"\xef\xbb\xbf") if not head else line)
+            head.append(line.removeprefix(b"\xef\xbb\xbf") if not head else line)  # a UTF-8 byte-order mark
             if line.strip():
                 break
         if not head or not head[-1].strip():
@@ -155,8 +155,6 @@ def read_records(
 
 def _read_lines(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
     for lineno, raw in enumerate(itertools.chain(head, rest), start=1):
-        if lineno == 1:
-            raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
         if not raw.strip():
             continue
         where = f"{path}:{lineno}"

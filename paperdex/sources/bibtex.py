@@ -38,28 +38,10 @@ _DOTLESS_CATEGORIES = frozenset(
 )
 _CATEGORY = re.compile(r"^[a-z][a-z\-]*(\.[A-Za-z][A-Za-z\-]*)?$")
 _KEY_SAFE = re.compile(r"^[A-Za-z0-9:._/\-]+$")
-_MAPPED = {
-    "title",
-    "author",
-    "abstract",
-    "year",
-    "month",
-    "date",
-    "eprint",
-    "archiveprefix",
-    "primaryclass",
-    "keywords",
-    "booktitle",
-    "journal",
-    "area",
-    "url",
-    "doi",
-    "note",
-    "code",
-    "pdf",
-    "comment",
-    "venue",
-}
+_MAPPED = frozenset(  # read into the Paper; every other field is kept under extra["bibtex"]
+    """title author abstract year month date eprint archiveprefix primaryclass keywords booktitle journal
+    area url doi note code pdf comment venue""".split()
+)
 
 
 @dataclass

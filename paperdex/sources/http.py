@@ -136,7 +136,6 @@ class HttpClient:
         self.sleep = sleep
         self._last: float | None = None
         self.spacing: HostSpacing | None = None
-        self.requests = 0  # requests actually sent, for tests and logs
         self.sent: list[float] = []  # clock() at each request, to check the spacing
         self._client = httpx.Client(
             transport=transport,
@@ -181,7 +180,6 @@ class HttpClient:
         attempt = 0
         while True:
             self._wait_turn(url)
-            self.requests += 1
             self.sent.append(self.clock())
             try:
                 resp = self._client.get(url, params=params)

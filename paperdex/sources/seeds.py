@@ -35,7 +35,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\\$])")
 
 @dataclass
 class SeedPage:
-    kind: str  # "venue-search" | "daily-papers" | "unknown"
     papers: list[Paper] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -82,18 +81,17 @@ def parse_seed_text(text: str, name: str = "<seed>") -> SeedPage:
     lines = text.splitlines()
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
-        return SeedPage("unknown", errors=[f"{name}: empty file"])
+        return SeedPage(errors=[f"{name}: empty file"])
     header = lines[first].strip()
     if header == DAILY_PAPERS_HEADER:
         n = sum(1 for ln in lines[first + 1 :] if ln.strip())
         return SeedPage(
-            "daily-papers",
-            errors=[f"{name}: a Daily Papers page carries {n} abstracts but no titles or authors; not imported"],
+            errors=[f"{name}: a Daily Papers page carries {n} abstracts but no titles or authors; not imported"]
         )
     if header != VENUE_SEARCH_HEADER:
-        return SeedPage("unknown", errors=[f"{name}:{first + 1}: not a known seed page (header {header!r})"])
+        return SeedPage(errors=[f"{name}:{first + 1}: not a known seed page (header {header!r})"])
 
-    page = SeedPage("venue-search")
+    page = SeedPage()
     area: str | None = None
     area_line = 0
     authors: tuple[list[str], bool] | None = None
@@ -148,15 +146,10 @@ def _paper(abstract: str, authors: list[str], truncated: bool, area: str | None,
     )
 
 
-def read_seed_page(path: str | Path) -> SeedPage:
-    path = Path(path)
-    return parse_seed_text(path.read_text(encoding="utf-8"), path.name)
-
-
 def _reads(path: Path) -> tuple[list[Paper], list[str]] | None:
     if path.suffix.lower() != ".txt" or not is_seed_page(path):
         return None
-    page = read_seed_page(path)
+    page = parse_seed_text(path.read_text(encoding="utf-8"), path.name)
     return page.papers, page.errors
 
 
