@@ -275,9 +275,7 @@ def render_text(d: Digest) -> str:
         for i, it in enumerate(s.items, 1):
             p = it.paper
             authors = ", ".join(p.authors[:6]) + (" et al." if len(p.authors) > 6 else "")
-            lines.append(f"{i}. {_plain(p.title)}")
-            lines.append(f"   {authors}")
-            lines.append(f"   {paper_url(d.base_url, p)}")
+            lines += [f"{i}. {_plain(p.title)}", f"   {authors}", f"   {paper_url(d.base_url, p)}"]
             if it.tldr:
                 lines.append(f"   {tldr_line(it)}")
             if it.note:
