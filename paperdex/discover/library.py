@@ -189,10 +189,7 @@ def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
         tid = _tag_id(c, name, create=False)
         if tid is None:
             raise LibraryError(message("no_tag", name=name), 404)
-        n = 0
-        for pid in ids:
-            n += c.remove_from_tag(tid, str(pid).strip())
-    return n
+        return sum(c.remove_from_tag(tid, str(pid).strip()) for pid in ids)
 
 
 def delete_tag(store: Store, name: str) -> bool:
