@@ -53,21 +53,8 @@ class BibResult:
 def split_names(value: str) -> tuple[list[str], bool]:
     """BibTeX names ("Last, First and First Last and others") as display names plus
     whether the list was cut with "and others"."""
-    parts, depth, buf = [], 0, ""
-    tokens = re.split(r"(\s+and\s+|[{}])", value)
-    for tok in tokens:
-        if tok == "{":
-            depth += 1
-        elif tok == "}":
-            depth -= 1
-        if depth == 0 and re.fullmatch(r"\s+and\s+", tok or ""):
-            parts.append(buf)
-            buf = ""
-        else:
-            buf += tok or ""
-    parts.append(buf)
     names, truncated = [], False
-    for p in (" ".join(x.split()) for x in parts):
+    for p in (" ".join(x.split()) for x in _split_top(value, r"\s+and\s+")):
         if not p:
             continue
         if p.lower() == "others":
@@ -90,15 +77,15 @@ def _latex_to_text(name: str) -> str:
 
 
 def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` cut at each match of the regex ``sep`` outside braces."""
     out, depth, buf = [], 0, ""
-    for ch in text:
-        depth += ch == "{"
-        depth -= ch == "}"
-        if ch == sep and depth == 0:
+    for tok in re.split(f"({sep}|[{{}}])", text):
+        depth += (tok == "{") - (tok == "}")
+        if depth == 0 and re.fullmatch(sep, tok):
             out.append(buf)
             buf = ""
         else:
-            buf += ch
+            buf += tok
     out.append(buf)
     return out
 

@@ -220,9 +220,10 @@ def sync_sources(
                     try:
                         clients[source] = make_client(src, _section(cfg, source), store.data_dir)
                     except (SourceError, ValueError) as e:
-                        clients[source] = _Failed(e)
-                if isinstance(clients[source], _Failed):
-                    raise SourceError(str(clients[source].error))
+                        # a failed login: every later job of the source reports it, none logs in again
+                        clients[source] = e
+                if isinstance(clients[source], Exception):
+                    raise SourceError(str(clients[source]))
                 s = ingest_source(store, source, today=today, config=cfg, client=clients[source], **opts)
             except (SourceError, ValueError) as e:
                 failures.append(f"{label}: {e}")
@@ -245,17 +246,8 @@ def sync_sources(
     return total, failures
 
 
-class _Failed:
-    """Stands in for a client that could not be made (a failed login): every later job of
-    that source reports the same error instead of trying to log in again."""
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-
 def fmt_summary(s: IngestSummary) -> str:
-    d = s.as_dict()
-    return ", ".join(f"{v} {k}" for k, v in d.items())
+    return ", ".join(f"{v} {k}" for k, v in s.as_dict().items())
 
 
 class SyncLog:
@@ -272,8 +264,8 @@ class SyncLog:
         try:
             f = logging.FileHandler(self.data_dir / LOG_NAME, encoding="utf-8")
         except OSError:
-            f = None
-        if f is not None:
+            pass  # a data directory that cannot be written keeps no log; warnings still print
+        else:
             f.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
             f.setLevel(logging.INFO)
             self.handlers.append(f)
