@@ -346,16 +346,13 @@ def train(
         if dd and warm.w_dense is not None and len(warm.w_dense) == dd:
             x0[dk : dk + dd] = warm.w_dense
         if dk and len(warm.terms):
-            at = np.searchsorted(warm.terms, terms)
-            at = np.clip(at, 0, len(warm.terms) - 1)
+            at = np.clip(np.searchsorted(warm.terms, terms), 0, len(warm.terms) - 1)
             hit = warm.terms[at] == terms
             x0[:dk][hit] = warm.w_terms[at[hit]] / alpha
         x0[-1] = warm.bias
     with threadpool_limits(limits=1, user_api="blas"):
         r = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": MAX_ITER})
-    centroid = None
-    if use_dense:
-        centroid = np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
+    centroid = np.asarray(c.D[pos], dtype=np.float32).mean(axis=0) if use_dense else None
     P = c.rows(pos, terms) if dk else None
     c_terms = np.asarray(P.mean(axis=0)).ravel().astype(np.float32) if dk else np.zeros(0, np.float32)
     pos_df = np.diff(P.tocsc().indptr).astype(np.int32) if dk else np.zeros(0, np.int32)
