@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
+import functools
 import heapq
+import inspect
 import itertools
 import logging
 import os
@@ -33,16 +35,17 @@ import sqlite3
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
 from paperdex.messages import message, param
 from paperdex.paper import Paper
-from paperdex.search.engine import MODES, SORTS, Filters, Hit, OverBudget, Result, Searcher, lex_index
+from paperdex.search.engine import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
 from paperdex.store import Store, StoreError
@@ -68,6 +71,8 @@ MAX_DAYS = 1000  # days the list of days goes back
 # handed out client by client, so one client's queue of requests cannot starve the others.
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
 log = logging.getLogger("paperdex.service")
+P = ParamSpec("P")
+T = TypeVar("T")
 _VERSION = re.compile(r"v\d+$")
 # YYYY, YYYY-MM or YYYY-MM-DD of a day that can exist (the API spec's pattern, so a client
 # generating dates from it, schemathesis included, makes ones the server takes): year 0001 to
@@ -556,23 +561,9 @@ def _warm_model(s: Searcher) -> None:
         emb.embed_query("warm up")
 
 
-@dataclass(kw_only=True)
-class SearchParams(Filters):
-    """One search request as every interface makes it: the query, how to rank and page it,
-    and its filters (the fields of :class:`Filters`, which it is)."""
-
-    q: str = ""
-    mode: str = "hybrid"
-    sort: str = "relevance"
-    page: int = 1
-    per_page: int = 20
-    literal: bool = False  # the query as plain text, without query syntax
-
-    def filters(self) -> Filters:
-        return Filters(**{f.name: getattr(self, f.name) for f in fields(Filters)})
-
-    def has_filters(self) -> bool:
-        return any(getattr(self, f.name) for f in fields(Filters))
+# One search request as every interface makes it: the query, how to rank and page it, and
+# its filters; the engine's own request type, so its fields are written once.
+SearchParams = Request
 
 
 def _clean(v: str | None, limit: int = 200) -> str | None:
@@ -663,17 +654,7 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
     _yield_to_the_loop()
     pool.prepare(p.q, p.mode != "lexical")
     with pool.searcher() as s, within_budget(s.store.conn, pool.budget, f"the search {p.q[:200]!r}") as deadline:
-        return s.search(
-            p.q,
-            mode=p.mode,
-            sort=p.sort,
-            page=p.page,
-            per_page=p.per_page,
-            filters=p.filters(),
-            facets=facets,
-            literal=p.literal,
-            deadline=deadline,
-        )
+        return s.search(p, facets=facets, deadline=deadline)
 
 
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
@@ -737,31 +718,38 @@ def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
             return paper, []
 
 
-def daily(pool: Pool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
-    """The papers of one day (default: the latest day in the store)."""
-    day, category = _listing_args(day, category, page, per_page)
-    return _read_feed(pool, feed.daily, day, category, page, per_page)
+def _on_reader(fn: Callable[Concatenate[Store, P], T]) -> Callable[Concatenate[Pool, P], T]:
+    """A feed function `fn(store, ...)` as the service's `fn(pool, ...)`, with the same
+    parameters: its day, category, page and per_page pass the checks every listing's do (the
+    day and category tidied as the feed takes them), and it runs on a reader connection
+    within the time budget; a bad request becomes ServiceError(400), one that runs out of
+    time ServiceError(503)."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def call(pool: Pool, /, *args: P.args, **kw: P.kwargs) -> T:
+        given = sig.bind(None, *args, **kw)
+        given.apply_defaults()
+        a = given.arguments
+        if not 1 <= a["page"] <= MAX_PAGE:
+            raise ServiceError(400, message("page_range", limit=MAX_PAGE))
+        if not 1 <= a["per_page"] <= MAX_PER_PAGE:
+            raise ServiceError(400, message("per_page_range", limit=MAX_PER_PAGE))
+        day = a["day"]
+        if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            raise ServiceError(400, message("day_shape", value=day[:40]))
+        a["day"], a["category"] = check_date(day, "day"), _clean(a["category"], MAX_CATEGORY)
+        with pool.reader() as st, within_budget(st.conn, pool.budget):
+            try:
+                return fn(st, *given.args[1:], **given.kwargs)
+            except feed.FeedError as e:
+                raise ServiceError(400, str(e)) from None
+
+    return call
 
 
-def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
-    """The checks every listing's parameters pass; the day and category as the feed takes them."""
-    if not 1 <= page <= MAX_PAGE:
-        raise ServiceError(400, message("page_range", limit=MAX_PAGE))
-    if not 1 <= per_page <= MAX_PER_PAGE:
-        raise ServiceError(400, message("per_page_range", limit=MAX_PER_PAGE))
-    if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-        raise ServiceError(400, message("day_shape", value=day[:40]))
-    return check_date(day, "day"), _clean(category, MAX_CATEGORY)
-
-
-def _read_feed(pool: Pool, fn, *args):
-    """A feed function on a reader connection, within the time budget: a bad request becomes
-    ServiceError(400), one that runs out of time ServiceError(503)."""
-    with pool.reader() as st, within_budget(st.conn, pool.budget):
-        try:
-            return fn(st, *args)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
+daily = _on_reader(feed.daily)  # the papers of one day (default: the latest day in the store)
+listing = _on_reader(feed.listing)  # a day, week or month of papers, or the trending week
 
 
 def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
@@ -769,20 +757,6 @@ def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
         raise ServiceError(400, message("limit_range", limit=MAX_DAYS))
     with pool.reader() as st:
         return feed.days(st, limit)
-
-
-def listing(
-    pool: Pool,
-    view: str = "day",
-    day: str | None = None,
-    category: str | None = None,
-    sort: str = "newest",
-    page: int = 1,
-    per_page: int = 30,
-) -> feed.Listing:
-    """A day, week or month of papers, or the trending week (see :func:`feed.listing`)."""
-    day, category = _listing_args(day, category, page, per_page)
-    return _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
 
 
 def overview(pool: Pool) -> dict:

@@ -27,7 +27,7 @@ import math
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -172,6 +172,36 @@ class Filters:
         if self.author:
             out.append(Q.make_leaf("au", self.author, True, 0))
         return out
+
+
+@dataclass(kw_only=True)
+class Request(Filters):
+    """One search request as every interface makes it (``service.SearchParams`` is this
+    type): the query, how to rank and page it, and its filters (the fields of
+    :class:`Filters`, which it is)."""
+
+    q: str = ""
+    mode: str = "hybrid"
+    sort: str = "relevance"
+    page: int = 1
+    per_page: int = 20
+    literal: bool = False  # the query as plain text, without query syntax
+
+    def filters(self) -> Filters:
+        return Filters(**{f.name: getattr(self, f.name) for f in fields(Filters)})
+
+    def has_filters(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(Filters))
+
+
+def request(q: str | Request, filters: Filters | None = None, **given: Any) -> Request:
+    """A request as given, or made of a query, its filters and any other fields of
+    :class:`Request` by name (how `plan` and `Searcher.search` are called)."""
+    if isinstance(q, Request):
+        return q
+    if filters is not None:
+        given.update((f.name, getattr(filters, f.name)) for f in fields(Filters))
+    return Request(q=q, **given)
 
 
 @dataclass
@@ -687,37 +717,29 @@ class Plan:
         return any(has_cjk(t.raw) for t in self.soft)
 
 
-def plan(
-    q: str,
-    *,
-    mode: str = "hybrid",
-    sort: str = "relevance",
-    page: int = 1,
-    per_page: int = 20,
-    filters: Filters | None = None,
-    literal: bool = False,
-) -> Plan:
-    """Check the request and read the query (docs/search.md: paging, pasted ids, constraints
-    versus free words, concepts)."""
-    if mode not in MODES:
-        raise Q.QueryError(message("unknown_mode", value=mode, choices=", ".join(MODES)))
-    if sort not in SORTS:
-        raise Q.QueryError(message("unknown_sort", value=sort, choices=", ".join(SORTS)))
-    page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
+def plan(q: str | Request, **given: Any) -> Plan:
+    """Check the request (`request`: a Request, or a query and the fields by name) and read
+    the query (docs/search.md: paging, pasted ids, constraints versus free words, concepts)."""
+    r = request(q, **given)
+    if r.mode not in MODES:
+        raise Q.QueryError(message("unknown_mode", value=r.mode, choices=", ".join(MODES)))
+    if r.sort not in SORTS:
+        raise Q.QueryError(message("unknown_sort", value=r.sort, choices=", ".join(SORTS)))
+    page, per_page = max(1, int(r.page)), max(1, min(int(r.per_page), 200))
     offset = (page - 1) * per_page
     if offset + per_page > MAX_WINDOW:
         raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
-    p = Plan(q, mode, sort, page, per_page, offset)
-    p.ref = None if literal else Q.paper_ref(q)
+    p = Plan(r.q, r.mode, r.sort, page, per_page, offset)
+    p.ref = None if r.literal else Q.paper_ref(r.q)
     if p.ref is not None:
         return p
-    tree = Q.parse_literal(q) if literal else Q.parse(q)
+    tree = Q.parse_literal(r.q) if r.literal else Q.parse(r.q)
     for child in tree.children:
         if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
             p.soft.append(child)
         else:
             p.hard.append(child)
-    p.hard.extend((filters or Filters()).nodes())
+    p.hard.extend(r.nodes())
     for t in p.soft:
         cs, untranslated = concepts_of(t)
         p.concepts.extend(cs)
@@ -785,23 +807,20 @@ class Searcher:
     # --- the composed search --------------------------------------------------------------
     def search(
         self,
-        q: str,
+        q: str | Request,
         *,
-        mode: str = "hybrid",
-        sort: str = "relevance",
-        page: int = 1,
-        per_page: int = 20,
-        filters: Filters | None = None,
         facets: bool = True,
-        literal: bool = False,
         query_vector: np.ndarray | None = None,
         highlight: bool = True,
         deadline: float | None = None,
+        **given: Any,
     ) -> Result:
+        """A Request, or a query and the fields of one by name (`mode`, `sort`, `page`,
+        `per_page`, `literal`, `filters`: a Filters), searched."""
         t0 = time.perf_counter()
-        p = plan(q, mode=mode, sort=sort, page=page, per_page=per_page, filters=filters, literal=literal)
+        p = plan(q, **given)
         if p.ref is not None:
-            return self._lookup(q, p.ref, sort, p.page, p.per_page, t0)
+            return self._lookup(p.q, p.ref, p.sort, p.page, p.per_page, t0)
         ix = self.lex
         notices = p.notices
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
@@ -823,7 +842,7 @@ class Searcher:
             notices.append(message("no_close_matches"))
         mode_eff = dense.mode if dense is not None else "lexical"
         want = p.offset + p.per_page
-        if sort == "newest" or not (words.scored or dense is not None):
+        if p.sort == "newest" or not (words.scored or dense is not None):
             order, info, ranked = _newest(ix, M, want), {}, total
         else:
             w_dense = self.fusion[query_class(p)]
@@ -837,7 +856,7 @@ class Searcher:
         hits = self._hits(ix, page_docs, info, words.rank_concepts if highlight else [])
         fac = self._facets(ix, M) if facets else {}
         took = (time.perf_counter() - t0) * 1000
-        return Result(q, mode_eff, sort, hits, total, p.page, p.per_page, took, fac, notices, ranked)
+        return Result(p.q, mode_eff, p.sort, hits, total, p.page, p.per_page, took, fac, notices, ranked)
 
     def _dense_side(
         self, ix, p: Plan, C: np.ndarray | None, query_vector, notices: list[str], words_found: bool = False
