@@ -288,11 +288,6 @@ class Client:
 # --- which papers, and the run -------------------------------------------------------------------
 
 
-def today_start() -> str:
-    """The UTC day's first second, from which the daily budget counts."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT00:00:00Z")
-
-
 def due(store: Store, papers: Iterable[Paper], model: str, langs: Sequence[str] = LANGS) -> list[Paper]:
     """The papers without a current summary by `model` in every wanted language (none yet,
     another model's, or one made from an abstract since edited)."""
@@ -349,7 +344,8 @@ def run(
     rep = Report(total=len(papers))
     todo = papers if force else due(store, papers, cfg.model, langs)
     rep.cached = len(papers) - len(todo)
-    room = max(0, cfg.papers_per_day - store.summarized_since(today_start()))
+    today = datetime.now(UTC).strftime("%Y-%m-%dT00:00:00Z")  # the daily budget counts from the UTC day's first second
+    room = max(0, cfg.papers_per_day - store.summarized_since(today))
     rep.over_budget = max(0, len(todo) - room)
     todo = todo[:room]
     if not todo:
