@@ -333,6 +333,11 @@ def create_app(
     # --- JSON API -------------------------------------------------------------------------
     # Endpoints build their JSONResponse themselves: FastAPI's generic encoder would cost more
     # than the search on a large result.
+    def api(path: str, summary: str, model: type, description: str, errors: dict = ERROR_RESPONSES):
+        """An endpoint of the documented API: its answer's model and the errors it can answer with."""
+        responses = {200: {"model": model, "description": description}, **errors}
+        return app.get(path, tags=["api"], summary=summary, response_class=SafeJSON, responses=responses)
+
     def paged_json(found: Any, rows: str) -> Response:
         """One page of a search (rows "hits") or a listing ("papers") as the API and the .json
         views answer: with its page count, links filtered as the pages do, machine summaries."""
@@ -341,13 +346,7 @@ def create_app(
         d[rows] = summaries.attach_json(pool, [safe_paper(x) for x in d[rows]])
         return SafeJSON(d)
 
-    @app.get(
-        "/api/search",
-        tags=["api"],
-        summary="Search papers",
-        response_class=SafeJSON,
-        responses={200: {"model": schemas.SearchOut, "description": "One page of hits"}, **ERROR_RESPONSES},
-    )
+    @api("/api/search", "Search papers", schemas.SearchOut, "One page of hits")
     def api_search(
         q: Annotated[
             str,
@@ -388,13 +387,7 @@ def create_app(
         )
         return paged_json(service.search(pool, params), "hits")
 
-    @app.get(
-        "/api/papers/{pid:path}/similar",
-        tags=["api"],
-        summary="Similar papers",
-        response_class=SafeJSON,
-        responses={200: {"model": schemas.SimilarOut, "description": "Nearest neighbours"}, **PAPER_ERRORS},
-    )
+    @api("/api/papers/{pid:path}/similar", "Similar papers", schemas.SimilarOut, "Nearest neighbours", PAPER_ERRORS)
     def api_similar(
         pid: str,
         k: Annotated[int, Query(ge=1, le=service.MAX_SIMILAR, description="How many neighbours")] = 10,
@@ -405,26 +398,14 @@ def create_app(
             {"id": paper.id, "similar": [safe_paper({**h.paper.to_dict(), "score": round(h.score, 6)}) for h in hits]}
         )
 
-    @app.get(
-        "/api/papers/{pid:path}",
-        tags=["api"],
-        summary="One paper",
-        response_class=SafeJSON,
-        responses={200: {"model": schemas.PaperDetail, "description": "The paper"}, **PAPER_ERRORS},
-    )
+    @api("/api/papers/{pid:path}", "One paper", schemas.PaperDetail, "The paper", PAPER_ERRORS)
     def api_paper(pid: str) -> Response:
         """One paper with every field, its links and a BibTeX entry. Ids may contain `/`
         (hep-th/9901002) and may carry an `arXiv:` prefix or a version suffix."""
         p = service.get_paper(pool, pid)
         return SafeJSON(summaries.attach_json(pool, [safe_paper({**p.to_dict(), "bibtex": render.bibtex(p)})])[0])
 
-    @app.get(
-        "/api/daily",
-        tags=["api"],
-        summary="Daily papers",
-        response_class=SafeJSON,
-        responses={200: {"model": schemas.DailyOut, "description": "One day's papers"}, **ERROR_RESPONSES},
-    )
+    @api("/api/daily", "Daily papers", schemas.DailyOut, "One day's papers")
     def api_daily(
         day: Annotated[
             str | None,
@@ -440,13 +421,7 @@ def create_app(
         """Papers listed on one day, with per-category counts and the previous/next days."""
         return paged_json(service.daily(pool, day, category, page, per_page), "papers")
 
-    @app.get(
-        "/api/days",
-        tags=["api"],
-        summary="Days with papers",
-        response_class=SafeJSON,
-        responses={200: {"model": schemas.DaysOut, "description": "Days, newest first"}, **ERROR_RESPONSES},
-    )
+    @api("/api/days", "Days with papers", schemas.DaysOut, "Days, newest first")
     def api_days(limit: Annotated[int, Query(ge=1, le=service.MAX_DAYS, description="How many days")] = 60) -> Response:
         """Days that have papers, newest first, with counts."""
         return SafeJSON({"days": [{"day": d, "count": n} for d, n in service.days(pool, limit)]})
@@ -476,17 +451,6 @@ def create_app(
         with pool.reader() as st:
             for c in cards:
                 c["in_tags"] = library.tags_of(st, c["id"])
-
-    def params_for_saving(params: SearchParams) -> dict[str, Any]:
-        return {
-            "mode": params.mode if params.mode != "hybrid" else None,
-            "category": params.category,
-            "from": params.date_from,
-            "to": params.date_to,
-            "venue": params.venue,
-            "area": params.area,
-            "author": params.author,
-        }
 
     # --- HTML views -------------------------------------------------------------------------
     # One view per feature, as datasette does: the page and its .json twin are the same handler,
@@ -546,6 +510,15 @@ def create_app(
         home = None
         if not params.q and not params.has_filters() and params.page == 1:
             home = service.overview(pool)
+        saving = {  # what "Save this search" keeps, under the form's names
+            "mode": params.mode if params.mode != "hybrid" else None,
+            "category": params.category,
+            "from": params.date_from,
+            "to": params.date_to,
+            "venue": params.venue,
+            "area": params.area,
+            "author": params.author,
+        }
         return page(
             request,
             "search.html",
@@ -559,7 +532,7 @@ def create_app(
             window=_page_window(res.page, res.pages) if res else [],
             start=(res.page - 1) * res.per_page if res else 0,
             hints=render.fewer_hints(params.q) if res is not None and not res.hits and params.q else [],
-            save_params={k: v for k, v in params_for_saving(params).items() if v},
+            save_params={k: v for k, v in saving.items() if v},
         )
 
     @app.get("/paper/{pid:path}", response_class=HTMLResponse, include_in_schema=False)

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -38,6 +38,7 @@ from paperdex.search.engine import Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store, StoreError
 from paperdex.web import i18n, render
+from paperdex.web.limits import cross_site
 from paperdex.web.links import filterable, quoted, search_link  # the cards' links, as on the search pages
 
 HERE = Path(__file__).parent
@@ -102,19 +103,6 @@ def session_of(request: Request) -> dict[str, Any] | None:
         return library.check_token(st, tok)
 
 
-def _same_origin(request: Request) -> bool:
-    """False when the browser says the request comes from another site: Sec-Fetch-Site, else
-    an Origin naming another host. (Under this site's no-referrer policy a browser sends
-    `Origin: null` for its own forms, so "null" proves nothing either way.)"""
-    site = request.headers.get("sec-fetch-site")
-    if site is not None:
-        return site in ("same-origin", "none")
-    origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return True
-    return urlsplit(origin).netloc.lower() == (request.headers.get("host") or "").lower()
-
-
 def require_writer(request: Request, form: dict[str, Any] | None = None) -> dict[str, Any]:
     """The token allowing this write, or ServiceError 401 (none, or not valid) / 403 (a
     cookie-signed form without its CSRF value, or from another origin)."""
@@ -126,16 +114,14 @@ def require_writer(request: Request, form: dict[str, Any] | None = None) -> dict
 def _token(request: Request) -> dict[str, Any]:
     """The valid token this request presents, or ServiceError 401: checked before the body
     of a write is read, so a request without one costs nothing but its headers."""
-    tok, _ = _presented(request)
-    if not tok:
+    if not _presented(request)[0]:
         raise ServiceError(
             401,
             "writing needs a token: make one with `paperdex token create`, then sign in on /library "
             "or send Authorization: Bearer TOKEN",
             {"WWW-Authenticate": "Bearer"},
         )
-    with _pool(request).reader() as st:
-        rec = library.check_token(st, tok)
+    rec = session_of(request)
     if rec is None:
         raise ServiceError(401, "this token is not valid (revoked or mistyped)", {"WWW-Authenticate": "Bearer"})
     return rec
@@ -144,7 +130,9 @@ def _token(request: Request) -> dict[str, Any]:
 def _check_csrf(request: Request, rec: dict[str, Any], form: dict[str, Any] | None) -> None:
     if _presented(request)[1] == "cookie":
         sent = (form or {}).get("csrf") or request.headers.get("x-csrf-token") or ""
-        if not hmac.compare_digest(str(sent), csrf_for(rec["hash"])) or not _same_origin(request):
+        # cross_site: what the Limits layer refused already (a write is never a navigation), checked
+        # again with the token it guards
+        if not hmac.compare_digest(str(sent), csrf_for(rec["hash"])) or cross_site(request.scope):
             raise ServiceError(403, "this form is not from this site (CSRF check failed); reload the page and retry")
 
 

@@ -57,7 +57,7 @@ def _free_port() -> int:
 
 SLOW_SERVE = """
 import sys, time
-from paperdex.web import service
+from paperdex import service
 real = service.get_paper
 def get_paper(pool, pid):
     if pid == "slow":  # a request that will not finish by itself

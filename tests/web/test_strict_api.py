@@ -10,9 +10,9 @@ import time
 from fastapi.testclient import TestClient
 from webstore import HOSTILE_ID
 
+from paperdex import service
 from paperdex.paper import Paper
 from paperdex.store import Store
-from paperdex.web import service
 from paperdex.web.app import create_app
 
 SECURITY = ("content-security-policy", "x-content-type-options", "referrer-policy")
