@@ -51,15 +51,9 @@ class Day:
         return max(1, -(-self.total // self.per_page))
 
     def to_dict(self) -> dict[str, Any]:
+        plain = "day category total day_total page per_page prev_day next_day".split()
         return {
-            "day": self.day,
-            "category": self.category,
-            "total": self.total,
-            "day_total": self.day_total,
-            "page": self.page,
-            "per_page": self.per_page,
-            "prev_day": self.prev_day,
-            "next_day": self.next_day,
+            **{k: getattr(self, k) for k in plain},
             "categories": [{"value": c, "count": n} for c, n in self.categories],
             "papers": [p.to_dict() for p in self.papers],
         }
@@ -178,19 +172,9 @@ class Listing:
         return max(1, -(-self.total // self.per_page))
 
     def to_dict(self) -> dict[str, Any]:
+        plain = "view start end category sort total period_total page per_page prev next notices".split()
         return {
-            "view": self.view,
-            "start": self.start,
-            "end": self.end,
-            "category": self.category,
-            "sort": self.sort,
-            "total": self.total,
-            "period_total": self.period_total,
-            "page": self.page,
-            "per_page": self.per_page,
-            "prev": self.prev,
-            "next": self.next,
-            "notices": self.notices,
+            **{k: getattr(self, k) for k in plain},
             "categories": [{"value": c, "count": n} for c, n in self.categories],
             "ranked_by": self.ranked_by,
             "trending": [p.id for p in self.trending],
