@@ -1,5 +1,5 @@
-"""arXiv: incremental OAI-PMH harvesting, the Atom API for id look-ups and queries, and the
-RSS daily listing for what was announced today.
+"""arXiv: incremental OAI-PMH harvesting, the Atom API for id look-ups, and the RSS daily
+listing for what was announced today.
 
 arXiv's terms set one limit across all its APIs together: one request every 3 s on one
 connection. Every call here goes through one :class:`HttpClient` with that interval, and
@@ -606,20 +606,6 @@ def fetch_ids(
     return papers, errors
 
 
-def search(
-    http: HttpClient, query: str, *, start: int = 0, max_results: int = 50, base_url: str = API_URL
-) -> tuple[list[Paper], list[str]]:
-    """An ad-hoc arXiv API query (``search_query`` syntax: ``ti:diffusion AND cat:cs.CV``)."""
-    params = {
-        "search_query": query,
-        "start": start,
-        "max_results": max_results,
-        "sortBy": "submittedDate",
-        "sortOrder": "descending",
-    }
-    return http.fetch(base_url, lambda r: parse_atom(r.content), params)
-
-
 # --- RSS daily listing -----------------------------------------------------------------------
 
 
@@ -737,13 +723,11 @@ def _client(section: dict[str, Any]) -> HttpClient:
 def _run(
     store: Store, http: HttpClient, opts: dict[str, Any], section: dict[str, Any], today: date | None
 ) -> tuple[list[Paper], list[str]] | IngestSummary:
-    """ids -> API look-up; query -> API search; listing -> today's RSS; else an OAI harvest."""
+    """ids -> API look-up; listing -> today's RSS; else an OAI harvest."""
     urls = {k: opts.get(k) or section.get(k) or d for k, d in URL_KEYS}
     if ids := opts.get("ids") or opts.get("arxiv_ids"):
         ids = ids.replace(",", " ").split() if isinstance(ids, str) else list(ids)
         return fetch_ids(http, ids, base_url=urls["api_url"])
-    if opts.get("query"):
-        return search(http, opts["query"], max_results=int(opts.get("max_results", 50)), base_url=urls["api_url"])
     if opts.get("listing"):
         return read_listing(store, http, opts["listing"], base_url=urls["rss_url"], api_url=urls["api_url"])
     cats = opts.get("categories")

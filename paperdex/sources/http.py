@@ -95,15 +95,12 @@ class HostSpacing:
         fd = os.open(self._file(host), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # held while waiting: the next process queues behind
-            raw = os.read(fd, 64).decode("ascii", "replace").strip()
             try:
-                last = float(raw)
-            except ValueError:
+                last = float(os.read(fd, 64).decode("ascii", "replace").strip())
+            except ValueError:  # a new file: no request recorded yet
                 last = None
-            if last is not None:
-                gap = self.clock() - last
-                if gap < interval:
-                    sleep(min(interval, interval - gap))
+            if last is not None and (gap := self.clock() - last) < interval:
+                sleep(min(interval, interval - gap))
             os.lseek(fd, 0, os.SEEK_SET)
             os.ftruncate(fd, 0)
             os.write(fd, f"{self.clock():.3f}\n".encode())

@@ -39,7 +39,7 @@ SITE_URL = "https://openreview.net"
 # prose) and looked up through area_key(), so spelling, case, punctuation and parenthetical
 # examples do not matter. Areas not listed get a title-cased label.
 _AREAS: dict[str, str] = {
-    # NeurIPS
+    # NeurIPS (2025 writes the same areas as prose with examples: area_key() finds them here)
     "machine_vision": "Applications · Computer Vision",
     "natural_language_processing": "Applications · Language, Speech and Dialog",
     "speech_and_audio": "Applications · Language, Speech and Dialog",
@@ -77,12 +77,6 @@ _AREAS: dict[str, str] = {
     "crowdsourcing": "Applications · Crowdsourcing",
     "compressed_sensing_and_sparse_coding": "Optimization · Sparse Coding and Compressed Sensing",
     "other": "General Machine Learning",
-    # NeurIPS 2025 (prose, with parenthetical examples)
-    "evaluation (e.g., methodology, meta studies, replicability and validity, human-in-the-loop)": (
-        "General Machine Learning · Evaluation"
-    ),
-    "social and economic aspects of machine learning": "Social Aspects",
-    "neuroscience and cognitive science": "Applications · Neuroscience, Cognitive Science",
     # ICLR (2024-2026); "applications to computer vision, audio, language, and other
     # modalities" is not one area: see MODALITIES
     "applications to neuroscience & cognitive science": "Applications · Neuroscience, Cognitive Science",
@@ -554,8 +548,7 @@ def fetch_venue(
             relogin()
             notes = get()
     except openreview.OpenReviewException as e:
-        adapter = getattr(client, "paperdex_adapter", None)
-        status = getattr(adapter, "last_status", None)
+        status = getattr(getattr(client, "paperdex_adapter", None), "last_status", None)
         arg = e.args[0] if e.args else None
         name = arg.get("name") if isinstance(arg, dict) else None
         if status == 403 or name in ("ChallengeRequiredError", "ForbiddenError"):

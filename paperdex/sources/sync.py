@@ -92,7 +92,7 @@ def ingest_source(
     """Fetch one job of a network source into the store, merging with what is there.
 
     The options are the source's own (its ``ingest`` options by name, e.g. arxiv: set,
-    from_, until, categories, ids, listing, query; openreview: venue, submissions; hf: date,
+    from_, until, categories, ids, listing; openreview: venue, submissions; hf: date,
     week, month); ``base_url`` overrides the section's ``url``. Service addresses (and
     OpenReview credentials) come from ``config`` (sources.toml; read from the store's data
     directory when not given). ``http``/``client`` let a caller share one connection across
