@@ -250,13 +250,10 @@ def listing(
     category = (category or "").strip() or None
     if category and len(category) > 64:
         raise FeedError("category is too long")
-    latest = latest_day(store)
     if view == "trending":
-        day, sort = latest, "upvotes"
-    elif day:
-        day = _check_day(day)
+        day, sort = latest_day(store), "upvotes"
     else:
-        day = latest
+        day = _check_day(day) if day else latest_day(store)
     if day is None:
         notice = message("no_dates") if store.count() else message("store_empty")
         return Listing(view, None, None, [], 0, 0, [], None, None, category, sort, page, per_page, 0, [notice])
@@ -288,15 +285,12 @@ def listing(
         scores = {got[r].id: scored[r] for r in ordered if r in got and r in scored}
     else:
         papers = store.papers_in(where, order, per_page, (page - 1) * per_page)
-    prev, nxt = store.date_before(start), store.date_after(end)
-    if view == "trending":
-        prev = nxt = None
+    prev, nxt = (None, None) if view == "trending" else (store.date_before(start), store.date_after(end))
     trending, for_tags = _shape(store, where, scored) if view == "day" else ([], [])
     if view == "day" and (state := completeness.day_notice(store, start)):
         notices.append(state)  # "complete", or how many papers the day's listing named are missing
     if not period_total:
-        empty = message("no_upvotes_week" if view == "trending" else "no_papers_period")
-        notices.append(empty)
+        notices.append(message("no_upvotes_week" if view == "trending" else "no_papers_period"))
     elif sort == "upvotes" and not with_upvotes:
         notices.append(message("no_hf_upvotes"))
     return Listing(
