@@ -99,8 +99,7 @@ def _summary(it: Item) -> str:
     if len(s) > MAX_SUMMARY:
         s = s[:MAX_SUMMARY].rsplit(" ", 1)[0] + " …"
     authors = ", ".join(it.paper.authors[:8]) + (" et al." if len(it.paper.authors) > 8 else "")
-    parts = [authors, tldr_line(it), s] + ([it.note] if it.note else [])
-    return "\n\n".join(x for x in parts if x)
+    return "\n\n".join(x for x in (authors, tldr_line(it), s, it.note) if x)
 
 
 def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[Item], base_url: str) -> bytes:
@@ -276,10 +275,7 @@ def render_text(d: Digest) -> str:
             p = it.paper
             authors = ", ".join(p.authors[:6]) + (" et al." if len(p.authors) > 6 else "")
             lines += [f"{i}. {_plain(p.title)}", f"   {authors}", f"   {paper_url(d.base_url, p)}"]
-            if it.tldr:
-                lines.append(f"   {tldr_line(it)}")
-            if it.note:
-                lines.append(f"   {it.note}")
+            lines += [f"   {x}" for x in (tldr_line(it), it.note) if x]
             lines.append("")
     if d.empty:
         lines.append("Nothing new today.")
