@@ -96,12 +96,10 @@ class Corpus:
         self.ix = ix
         self.n = ix.n
         self.rowids = ix.rowids
-        V = len(ix.vocab)
         data = np.asarray(ix.bm_score, dtype=np.float32)
-        self.X = sparse.csc_matrix((data, np.asarray(ix.bm.doc), np.asarray(ix.bm.ptr)), shape=(self.n, V))
+        self.X = sparse.csc_matrix((data, np.asarray(ix.bm.doc), np.asarray(ix.bm.ptr)), shape=(self.n, len(ix.vocab)))
         sq = np.bincount(np.asarray(ix.bm.doc), weights=data.astype(np.float64) ** 2, minlength=self.n)
         self.inv_norm = (1.0 / np.sqrt(np.where(sq > 0, sq, 1.0))).astype(np.float32)
-        self.vindex = vindex
         self._csr = None
         self._lock = threading.Lock()
         self.D = None  # vectors.Rows: the papers' unit vectors, as a float32 matrix would answer
@@ -663,10 +661,7 @@ def recommend(
     cand = np.flatnonzero(ok)
     want = page * k
     sc = s[cand]
-    if len(cand) > want:
-        top = np.argpartition(-sc, want - 1)[:want]
-    else:
-        top = np.arange(len(cand))
+    top = np.argpartition(-sc, want - 1)[:want] if len(cand) > want else np.arange(len(cand))
     top = top[np.lexsort((cand[top], -sc[top]))][(page - 1) * k : want]
     docs = cand[top]
     rowids = [int(c.rowids[d]) for d in docs]
@@ -677,9 +672,7 @@ def recommend(
         if p is None:
             continue
         items.append(Recommendation(p, float(s[d]), explain_one(src, c, model, int(d), p) if explain else None))
-    notices: list[str] = []
-    if len(model.positives) < 3:
-        notices.append(message("more_papers_better"))
+    notices = [message("more_papers_better")] if len(model.positives) < 3 else []
     took = (time.perf_counter() - t0) * 1000
     n_pos, n_neg = len(model.positives), model.negatives
     return Recommendations(tag, items, n_pos, n_neg, len(cand), took, trained, notices, model.choice)
@@ -822,10 +815,8 @@ def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
     N = max(ix.n, 1)
     for s, f in tf.items():
         t = ix.term(s)
-        if t is None:
-            continue
-        df = int(ix.df[t])
-        if df == 0:
+        df = 0 if t is None else int(ix.df[t])
+        if df == 0:  # a word no paper has
             continue
         idf = float(np.log(1 + (N - df + 0.5) / (df + 0.5)))
         scored.append(((1 + np.log(f)) * idf, s))
