@@ -491,11 +491,7 @@ def _in_categories(p: Paper, wanted: list[str]) -> bool:
     if not wanted:
         return True
     cats = {*p.categories, *(ALIASES[c] for c in p.categories if c in ALIASES)}
-    for c in cats:
-        for w in wanted:
-            if c == w or ("." not in w and c.split(".")[0] == w):
-                return True
-    return False
+    return any(c == w or ("." not in w and c.split(".")[0] == w) for c in cats for w in wanted)
 
 
 # --- Atom API --------------------------------------------------------------------------------

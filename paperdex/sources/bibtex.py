@@ -14,14 +14,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.paper import ARXIV_ID, Paper
-from paperdex.sources.registry import Source, register, trust
+from paperdex.sources.registry import Parsed, Source, register, trust
 from paperdex.text.latex import decode_accents
 
 SOURCE = "bibtex"
@@ -42,12 +41,6 @@ _MAPPED = frozenset(  # read into the Paper; every other field is kept under ext
     """title author abstract year month date eprint archiveprefix primaryclass keywords booktitle journal
     area url doi note code pdf comment venue""".split()
 )
-
-
-@dataclass
-class BibResult:
-    papers: list[Paper] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
 
 
 def split_names(value: str) -> tuple[list[str], bool]:
@@ -213,7 +206,7 @@ def entry_to_paper(entry: Entry) -> Paper:
     )
 
 
-def parse_bibtex(text: str, name: str = "<bibtex>") -> BibResult:
+def parse_bibtex(text: str, name: str = "<bibtex>") -> Parsed:
     quiet = logging.getLogger("bibtexparser")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)  # its failures are reported below, with our line numbers
@@ -221,7 +214,7 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> BibResult:
         lib = bibtexparser.parse_string(text)
     finally:
         quiet.setLevel(level)
-    out = BibResult()
+    out = Parsed()
     for block in lib.failed_blocks:
         what = "duplicate key" if isinstance(block, DuplicateBlockKeyBlock) else "does not parse"
         raw = (block.raw or "").strip()  # a parsed block always has its text and line (None types)
@@ -236,7 +229,7 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> BibResult:
     return out
 
 
-def read_bibtex(path: str | Path) -> BibResult:
+def read_bibtex(path: str | Path) -> Parsed:
     path = Path(path)
     return parse_bibtex(path.read_text(encoding="utf-8"), path.name)
 
@@ -416,11 +409,8 @@ def to_bibtex(papers: Iterable[Paper]) -> str:
     return "\n\n".join(entries) + "\n" if entries else ""
 
 
-def _reads(path: Path) -> tuple[list[Paper], list[str]] | None:
-    if path.suffix.lower() != ".bib":
-        return None
-    res = read_bibtex(path)
-    return res.papers, res.errors
+def _reads(path: Path) -> Parsed | None:
+    return read_bibtex(path) if path.suffix.lower() == ".bib" else None
 
 
 register(

@@ -103,10 +103,7 @@ def record(store: Any, listing: str, day: str, ids: Iterable[str], skip: list[st
 
 def states(store: Any, listing: str | None = None) -> list[DayState]:
     """Every recorded listing day, newest first (read-only)."""
-    if listing is None:
-        names = [k[len(KEY) :] for k in store.state_keys_starting(KEY)]
-    else:
-        names = [listing]
+    names = [listing] if listing is not None else [k[len(KEY) :] for k in store.state_keys_starting(KEY)]
     out = []
     for name in sorted(names):
         data = _load(store, name)

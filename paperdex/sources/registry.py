@@ -13,16 +13,26 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from paperdex.paper import Paper
+
 Ranks = dict[str, int]  # field group (GROUPS) -> trust; higher wins
 GROUPS = ("title", "abstract", "authors", "venue", "dates", "links", "code", "categories")
 Job = tuple[str, dict[str, Any]]  # (label printed by sync, options for Source.run)
+
+
+@dataclass
+class Parsed:
+    """What a file source read: its papers and, for each part it skipped, why (FILE:LINE: ...)."""
+
+    papers: list[Paper] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -50,7 +60,7 @@ class Source:
     client: Callable[[dict[str, Any]], Any] | None = None
     uses_http: bool = True
     done: Callable[[Any, dict[str, Any]], None] | None = None
-    reads: Callable[[Path], Any] | None = None  # a file source: path -> (papers, errors) or None
+    reads: Callable[[Path], Parsed | None] | None = None  # a file source: None for a file not its own
     check: Callable[[dict[str, Any]], None] | None = None  # refuse bad options before connecting
     example: str = ""  # its part of the example sources.toml
 

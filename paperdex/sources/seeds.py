@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from paperdex.paper import Paper
-from paperdex.sources.registry import Source, register, trust
+from paperdex.sources.registry import Parsed, Source, register, trust
 
 SOURCE = "seed"
 VENUE_SEARCH_HEADER = "论文检索"
@@ -31,12 +30,6 @@ TRUNCATION_MARKS = ("等", "et al.", "et al", "and others", "…", "...")
 
 _AREA = re.compile(r"^[^,·]{2,60} · [^·]{2,100}$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\\$])")
-
-
-@dataclass
-class SeedPage:
-    papers: list[Paper] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
 
 
 def is_seed_page(path: Path) -> bool:
@@ -77,21 +70,21 @@ def title_from_abstract(abstract: str, limit: int = 160) -> str:
     return first
 
 
-def parse_seed_text(text: str, name: str = "<seed>") -> SeedPage:
+def parse_seed_text(text: str, name: str = "<seed>") -> Parsed:
     lines = text.splitlines()
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
-        return SeedPage(errors=[f"{name}: empty file"])
+        return Parsed(errors=[f"{name}: empty file"])
     header = lines[first].strip()
     if header == DAILY_PAPERS_HEADER:
         n = sum(1 for ln in lines[first + 1 :] if ln.strip())
-        return SeedPage(
+        return Parsed(
             errors=[f"{name}: a Daily Papers page carries {n} abstracts but no titles or authors; not imported"]
         )
     if header != VENUE_SEARCH_HEADER:
-        return SeedPage(errors=[f"{name}:{first + 1}: not a known seed page (header {header!r})"])
+        return Parsed(errors=[f"{name}:{first + 1}: not a known seed page (header {header!r})"])
 
-    page = SeedPage()
+    page = Parsed()
     area: str | None = None
     area_line = 0
     authors: tuple[list[str], bool] | None = None
@@ -146,11 +139,10 @@ def _paper(abstract: str, authors: list[str], truncated: bool, area: str | None,
     )
 
 
-def _reads(path: Path) -> tuple[list[Paper], list[str]] | None:
+def _reads(path: Path) -> Parsed | None:
     if path.suffix.lower() != ".txt" or not is_seed_page(path):
         return None
-    page = parse_seed_text(path.read_text(encoding="utf-8"), path.name)
-    return page.papers, page.errors
+    return parse_seed_text(path.read_text(encoding="utf-8"), path.name)
 
 
 # Untitled, hand-collected records: trusted for the venue area they name and little else.

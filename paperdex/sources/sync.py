@@ -132,8 +132,7 @@ def import_file(store: Store, path: str | Path) -> MergeSummary | None:
         assert src.reads is not None
         res = src.reads(path)
         if res is not None:
-            papers, errors = res
-            return ingest_with_merge(store, papers, errors=errors)
+            return ingest_with_merge(store, res.papers, errors=res.errors)
     return None
 
 
