@@ -765,13 +765,7 @@ def overview(pool: Pool) -> dict:
     with pool.reader() as store:
         st = store.stats()
         newest = store.newest_paper_id()
-    return {
-        "papers": st["papers"],
-        "with_vectors": st["with_vectors"],
-        "first_date": st["first_date"],
-        "last_date": st["last_date"],
-        "example_id": newest,
-    }
+    return {k: st[k] for k in ("papers", "with_vectors", "first_date", "last_date")} | {"example_id": newest}
 
 
 # --- the library's features that search: recommendations, saved searches, "for you" ----------

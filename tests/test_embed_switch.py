@@ -67,7 +67,7 @@ def test_switching_to_a_third_model_mid_switch_starts_afresh(empty_store):
     _fill(empty_store, 6)
     embed.embed_store(empty_store, NEW, limit=3)
     assert embed.pending_count(empty_store, NEW) == 3
-    embed._start_switch(empty_store, third)
+    empty_store.start_vector_switch(third)
     assert embed.pending_count(empty_store, third) == 6
     assert embed.pending_count(empty_store, NEW) == 6  # the abandoned switch's vectors are gone
     assert empty_store.model == OLD and empty_store.vector_count() == 6
@@ -79,4 +79,4 @@ def test_a_reset_mid_switch_leaves_no_switch_behind(empty_store):
     empty_store.reset_vectors()
     assert embed.embed_store(empty_store) == 4  # the model it was switching to, straight into place
     assert empty_store.model == NEW and empty_store.get_state("model_next") is None
-    assert not embed._has_next(empty_store)
+    assert not empty_store.has_vector_switch()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import itertools
 import json
 import logging
 import threading
@@ -105,13 +106,6 @@ def _ascii_lower(s: str | None) -> str:
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 
 
-def _date_int(d: str | None) -> int:
-    if not d:
-        return 0
-    digits = d[:10].replace("-", "")
-    return int(digits.ljust(8, "0")) if digits.isdigit() else 0
-
-
 def _encode_doc(p: Paper) -> str:
     s = json.dumps(asdict(p), ensure_ascii=False, sort_keys=True)
     if len(s.encode()) <= 60_000:
@@ -134,7 +128,7 @@ def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
         "id": p.id,
         "doi": doi[:500],
         "doc": _encode_doc(p),
-        "date": _date_int(p.date),
+        "date": lexical.date_int(p.date),
         "venue_lc": _ascii_lower(p.venue)[:2000],
         "area_lc": _ascii_lower(p.venue_area)[:2000],
         "content_hash": p.content_hash(),
@@ -394,13 +388,8 @@ class MilvusBackend:
                 raise ValueError("vectors need the name of the model that made them")
             self._claim_model(model)
         total = IngestSummary()
-        batch: list[Paper] = []
-        for p in papers:
-            batch.append(p)
-            if len(batch) >= batch_size:
-                total = total + self._upsert_batch(batch, vectors)
-                batch = []
-        if batch:
+        rest_of = iter(papers)
+        while batch := list(itertools.islice(rest_of, batch_size)):
             total = total + self._upsert_batch(batch, vectors)
         # vectors for papers already stored and unchanged
         rest = {pid: v for pid, v in vectors.items() if pid not in self._written}

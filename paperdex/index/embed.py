@@ -205,7 +205,6 @@ class OnnxEncoder:
             opts.intra_op_num_threads = threads
         self._sess = ort.InferenceSession(str(onnx), opts, providers=_providers(device))
         self._inputs = {i.name for i in self._sess.get_inputs()}
-        self._float16 = any("float16" in o.type for o in self._sess.get_outputs())
 
     def _run(self, encodings) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
@@ -608,31 +607,14 @@ def _switching_to(store, name: str) -> bool:
     return bool(store.model and store.model != name and store.vector_count())
 
 
-def _has_next(store) -> bool:
-    return store.has_vector_switch()
-
-
 def pending_count(store, model: str | None = None) -> int:
     """Papers `embed` (with `model`, default the store's) would work on: without a vector, or
     with one made from older text; in a switch of models, those without a new vector yet."""
     if model and _switching_to(store, model):
-        if store.get_state("model_next") != model or not _has_next(store):
+        if store.get_state("model_next") != model or not store.has_vector_switch():
             return store.count()
         return store.missing_vector_count(switch=True)
     return store.missing_vector_count()
-
-
-def _start_switch(store, name: str) -> None:
-    """Begin (or go on with) re-embedding every paper with `name` into a table of its own;
-    a switch to yet another model starts that table afresh. Writers only (`embed`)."""
-    store.start_vector_switch(name)
-
-
-def _finish_switch(store, name: str) -> bool:
-    """Put the new vectors in place of the old in one transaction, once every paper has a
-    current one (a paper edited meanwhile sends the caller back for it): a reader sees the
-    old model's vectors or the new one's, never a mix. False if some paper still lacks one."""
-    return store.finish_vector_switch(name)
 
 
 def embed_store(
@@ -658,7 +640,7 @@ def embed_store(
     emb = get_embedder(name, threads, device=device, allow_download=True)
     switch = _switching_to(store, name)
     if switch:
-        _start_switch(store, name)
+        store.start_vector_switch(name)
     elif store.get_state("model_next"):  # a switch left behind (by --reset, or by going back): nothing to swap in
         store.drop_vector_switch()
     done = 0
@@ -666,7 +648,9 @@ def embed_store(
         n = batch_size if limit is None else min(batch_size, limit - done)
         if switch:
             rows = store.missing_vectors(n, switch=True)
-            if not rows and _finish_switch(store, name):
+            # the new vectors replace the old in one transaction once every paper has a current
+            # one (a paper edited meanwhile sends this back for it): a reader never sees a mix
+            if not rows and store.finish_vector_switch(name):
                 break
         else:
             rows = store.missing_vectors(n)
@@ -684,6 +668,6 @@ def embed_store(
         if progress:
             progress(len(rows))
     if switch and store.get_state("model_next") == name:  # stopped by `limit` just as the last one came in
-        _finish_switch(store, name)
+        store.finish_vector_switch(name)
     store.publish()
     return done

@@ -230,10 +230,7 @@ class LexIndex:
 
     def docs_of_rowids(self, rowids: np.ndarray) -> np.ndarray:
         """Positions of the given rowids (those present in this snapshot)."""
-        rowids = np.asarray(rowids, dtype=np.int64)
-        pos = np.searchsorted(self.rowids, rowids)
-        pos = np.clip(pos, 0, max(self.n - 1, 0))
-        ok = (self.rowids[pos] == rowids) if self.n else np.zeros(len(rowids), dtype=bool)
+        pos, ok = find_sorted(self.rowids, rowids)
         return pos[ok].astype(np.int32)
 
     def category_counts(self, mask: np.ndarray) -> list[tuple[str, int]]:
@@ -255,7 +252,8 @@ BLOCK = 50_000
 _CHUNK = 1 << 22  # word pairs read back at a time (a test lowers it)
 
 
-def _date_int(d: str | None) -> int:
+def date_int(d: str | None) -> int:
+    """A date's YYYYMMDD as a number (a year or month alone padded with zeros), 0 for none."""
     if not d:
         return 0
     digits = d[:10].replace("-", "")
@@ -263,6 +261,14 @@ def _date_int(d: str | None) -> int:
         return int(digits.ljust(8, "0")) if digits.isdigit() else 0
     except ValueError:
         return 0
+
+
+def find_sorted(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of `values` (row ids) is in the sorted `keys`: (a position in `keys`,
+    whether the key there is the value); position 0 and False when `keys` is empty."""
+    values = np.asarray(values, dtype=np.int64)
+    pos = np.clip(np.searchsorted(keys, values), 0, max(len(keys) - 1, 0))
+    return pos, keys[pos] == values if len(keys) else np.zeros(len(values), dtype=bool)
 
 
 def _runs(sorted_keys: np.ndarray) -> np.ndarray:
@@ -339,7 +345,7 @@ class StoreSource:
 
     def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
         for rows in self.store.rows_for_index():
-            yield [(r, h, cats, _date_int(d)) for r, h, cats, d in rows]
+            yield [(r, h, cats, date_int(d)) for r, h, cats, d in rows]
 
     def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
         return self.store.texts_of(rowids)
@@ -664,9 +670,8 @@ def build(store: Store | Source, previous: LexIndex | None = None, *, block: int
         reuse = np.zeros(n, dtype=bool)
         prev_pos = np.zeros(n, dtype=np.int64)
         if previous is not None and previous.n and "hashes" in previous.arrays:
-            pos = np.clip(np.searchsorted(previous.rowids, rows.rowids), 0, previous.n - 1)
-            reuse = (previous.rowids[pos] == rows.rowids) & (np.asarray(previous.arrays["hashes"])[pos] == rows.hashes)
-            prev_pos = pos
+            prev_pos, found = find_sorted(previous.rowids, rows.rowids)
+            reuse = found & (np.asarray(previous.arrays["hashes"])[prev_pos] == rows.hashes)
         carry = _Carry(previous, reuse, prev_pos) if previous is not None and reuse.any() else None
         lengths = {f: np.zeros(n, dtype=np.int32) for f in FIELDS}
         if carry is not None:
@@ -835,8 +840,7 @@ def index_lag(store) -> Lag | None:
     if ix is None or not ix.n:
         return Lag(None if ix is None else ix.generation, current, len(rows), 0)
     old_ids = np.asarray(ix.rowids)
-    pos = np.clip(np.searchsorted(old_ids, rowids), 0, len(old_ids) - 1)
-    same = old_ids[pos] == rowids
+    pos, same = find_sorted(old_ids, rowids)
     if "hashes" in ix.arrays:
         same &= np.asarray(ix.arrays["hashes"])[pos] == hashes
     removed = int((~np.isin(old_ids, rowids)).sum())

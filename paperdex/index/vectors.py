@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from paperdex.index.lexical import find_sorted
 from paperdex.index.snapshots import shared, stamp
 
 if TYPE_CHECKING:
@@ -179,12 +180,8 @@ class VectorIndex:
 
     def cosines_of(self, scores: np.ndarray, rowids: np.ndarray) -> np.ndarray:
         """These papers' cosines from a `scan`'s every-row scores (NaN without a vector)."""
-        rowids = np.asarray(rowids, dtype=np.int64)
-        out = np.full(len(rowids), np.nan, dtype=np.float32)
-        if len(self.keys) == 0 or len(rowids) == 0:
-            return out
-        pos = np.clip(np.searchsorted(self.keys, rowids), 0, len(self.keys) - 1)
-        ok = self.keys[pos] == rowids
+        pos, ok = find_sorted(self.keys, rowids)
+        out = np.full(len(pos), np.nan, dtype=np.float32)
         out[ok] = scores[pos[ok]]
         return out
 
@@ -244,11 +241,8 @@ class Rows:
     would answer ``rows[docs]`` and ``rows @ w``, without making one."""
 
     def __init__(self, index: VectorIndex, rowids: np.ndarray) -> None:
-        rowids = np.asarray(rowids, dtype=np.int64)
-        pos = np.clip(np.searchsorted(index.keys, rowids), 0, max(len(index.keys) - 1, 0))
         self.index = index
-        self.ok = index.keys[pos] == rowids if len(index.keys) else np.zeros(len(rowids), dtype=bool)
-        self.pos = pos
+        self.pos, self.ok = find_sorted(index.keys, rowids)
         self.same = len(rowids) == len(index.keys) and bool(self.ok.all())  # every row, in order
         self.shape = (len(rowids), index.vecs.shape[1])
 
@@ -302,10 +296,8 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
 
 def _present(keys: np.ndarray, rowids: np.ndarray) -> np.ndarray:
     """Positions in `keys` of those `rowids` that have a vector."""
-    if len(keys) == 0:
-        return np.zeros(0, dtype=np.int64)
-    pos = np.clip(np.searchsorted(keys, rowids), 0, len(keys) - 1)
-    return pos[keys[pos] == rowids]
+    pos, ok = find_sorted(keys, rowids)
+    return pos[ok]
 
 
 # --- writing (writers only) ---------------------------------------------------------------

@@ -261,14 +261,10 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "query": self.query,
-            "mode": self.mode,
-            "sort": self.sort,
-            "total": self.total,
+            **{k: getattr(self, k) for k in ("query", "mode", "sort", "total")},
             "ranked": self.ranked if self.ranked is not None else self.total,
             "listed": self.listed,
-            "page": self.page,
-            "per_page": self.per_page,
+            **{k: getattr(self, k) for k in ("page", "per_page")},
             "took_ms": round(self.took_ms, 2),
             "notices": self.notices,
             "facets": {k: [{"value": v, "count": n} for v, n in vs] for k, vs in self.facets.items()},
@@ -483,26 +479,25 @@ class _Eval:
         """acc += the concept's BM25F: its best alternative (a multi-word one scores the
         sum of its words), each weighed by the concept's weight for it."""
         if len(c.alts) == 1:
-            for s in dict.fromkeys(c.alts[0]):
-                t = self.ix.term(s)
-                if t is not None:
-                    d, sc = self.ix.term_scores(t)
-                    self._charge(len(d))
-                    acc[d] += sc
+            self._alt_score(c.alts[0], acc)
             return
         best = np.zeros(self.ix.n, dtype=np.float32)
         for i, alt in enumerate(c.alts):
             a = np.zeros(self.ix.n, dtype=np.float32)
-            for s in dict.fromkeys(alt):
-                t = self.ix.term(s)
-                if t is not None:
-                    d, sc = self.ix.term_scores(t)
-                    self._charge(len(d))
-                    a[d] += sc
+            self._alt_score(alt, a)
             if c.weight(i) != 1.0:
                 a *= c.weight(i)  # a less frequent translation
             np.maximum(best, a, out=best)
         acc += best
+
+    def _alt_score(self, alt: tuple[str, ...], acc: np.ndarray) -> None:
+        """acc += the BM25F of each distinct word of one alternative."""
+        for s in dict.fromkeys(alt):
+            t = self.ix.term(s)
+            if t is not None:
+                d, sc = self.ix.term_scores(t)
+                self._charge(len(d))
+                acc[d] += sc
 
     def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
         if len(word) < 2:
@@ -879,8 +874,7 @@ class Searcher:
             close_docs = close_docs[C[close_docs]]
         rowids = np.array([r for r, _ in ranked], dtype=np.int64)
         cos = np.array([c for _, c in ranked], dtype=np.float32)
-        pos = np.clip(np.searchsorted(ix.rowids, rowids), 0, max(ix.n - 1, 0))
-        ok = ix.rowids[pos] == rowids if ix.n else np.zeros(len(rowids), dtype=bool)
+        pos, ok = lexical.find_sorted(ix.rowids, rowids)
         # best first, equal cosines by rowid, as the vector search gave them: rowid order is doc order
         return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok], every)
 
