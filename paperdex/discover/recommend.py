@@ -67,7 +67,7 @@ MIN_POS_DF = 1  # words weighed: those in at least this many of the tag's papers
 MIN_POS_DF_TAG = 5  # ...when the tag holds at least this many
 MIN_POSITIVES = 1
 MODEL_CACHE = 32
-# Choosing the model per tag (:func:`choose`): candidates, compared on the tag's own papers
+# Choosing the model per tag (:func:`fit`): candidates, compared on the tag's own papers
 CANDIDATES = ("svm", "tf-idf centroid")  # the first is the default, kept on ties and small tags
 MIN_VALIDATE = 8  # a tag needs this many papers (in the store) to be validated
 FOLDS = 4  # the tag's papers are split in this many parts, each held out once...
