@@ -31,73 +31,70 @@ _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 
 
-class _Reader:
-    """Lines of bytes from a plain or gzip file, with the compressed bytes consumed so far
-    (for a progress bar) and the problems met on the way (corrupt or truncated gzip data)."""
+def _raw_chunks(path: Path, progress: Progress | None) -> Iterator[bytes]:
+    """The file's bytes, chunk by chunk, each counted for a progress bar."""
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            if progress:
+                progress(len(chunk))
+            yield chunk
 
-    def __init__(self, path: Path, problems: list[str], progress: Progress | None) -> None:
-        self.path, self.problems, self.progress = path, problems, progress
 
-    def _raw_chunks(self) -> Iterator[bytes]:
-        with open(self.path, "rb") as f:
-            while chunk := f.read(_CHUNK):
-                if self.progress:
-                    self.progress(len(chunk))
-                yield chunk
-
-    def _gunzip(self) -> Iterator[bytes]:
-        """Decompressed data member by member; a corrupt member is skipped to the next gzip
-        header, so the members after it are still read."""
-        d = zlib.decompressobj(wbits=31)
-        in_member = False  # fed a member that has not ended yet
-        skipping = False
-        pending = b""
-        for chunk in self._raw_chunks():
-            pending += chunk
-            while pending:
-                if skipping:
-                    at = pending.find(_GZIP_MAGIC, 1)
-                    if at < 0:
-                        pending = pending[-2:]  # a header may straddle two chunks
-                        break
-                    pending, skipping, d = pending[at:], False, zlib.decompressobj(wbits=31)
-                if not in_member and not pending.lstrip(b"\x00"):
-                    pending = b""  # zero padding after the last member
+def _gunzip(path: Path, problems: list[str], progress: Progress | None) -> Iterator[bytes]:
+    """Decompressed data member by member; a corrupt member is skipped to the next gzip
+    header, so the members after it are still read (and the loss goes to ``problems``)."""
+    d = zlib.decompressobj(wbits=31)
+    in_member = False  # fed a member that has not ended yet
+    skipping = False
+    pending = b""
+    for chunk in _raw_chunks(path, progress):
+        pending += chunk
+        while pending:
+            if skipping:
+                at = pending.find(_GZIP_MAGIC, 1)
+                if at < 0:
+                    pending = pending[-2:]  # a header may straddle two chunks
                     break
-                data, pending = pending, b""
-                try:
-                    out = d.decompress(data)
-                except zlib.error as e:
-                    self.problems.append(
-                        f"{self.path}: corrupt gzip data ({e}); skipped to the next gzip member, "
-                        "the records in between are lost"
-                    )
-                    yield b"\n"  # never glue the head of a lost line to the next member's data
-                    skipping, in_member, pending = True, False, data
-                    continue
-                in_member = not d.eof
-                if out:
-                    yield out
-                if d.eof:
-                    pending, d = d.unused_data, zlib.decompressobj(wbits=31)
-        if in_member:
-            self.problems.append(f"{self.path}: the gzip data ends early (a truncated file?)")
-
-    def lines(self) -> Iterator[bytes]:
-        with open(self.path, "rb") as f:
-            gz = f.read(2) == b"\x1f\x8b"
-        chunks = self._gunzip() if gz else self._raw_chunks()
-        buf = b""
-        for chunk in chunks:
-            buf += chunk
-            if b"\n" not in chunk:
-                if len(buf) > MAX_LINE * 2:  # an endless line: keep its head to report it
-                    buf = buf[: MAX_LINE + 1]
+                pending, skipping, d = pending[at:], False, zlib.decompressobj(wbits=31)
+            if not in_member and not pending.lstrip(b"\x00"):
+                pending = b""  # zero padding after the last member
+                break
+            data, pending = pending, b""
+            try:
+                out = d.decompress(data)
+            except zlib.error as e:
+                problems.append(
+                    f"{path}: corrupt gzip data ({e}); skipped to the next gzip member, the records in between are lost"
+                )
+                yield b"\n"  # never glue the head of a lost line to the next member's data
+                skipping, in_member, pending = True, False, data
                 continue
-            *complete, buf = buf.split(b"\n")
-            yield from complete
-        if buf:
-            yield buf
+            in_member = not d.eof
+            if out:
+                yield out
+            if d.eof:
+                pending, d = d.unused_data, zlib.decompressobj(wbits=31)
+    if in_member:
+        problems.append(f"{path}: the gzip data ends early (a truncated file?)")
+
+
+def _lines(path: Path, problems: list[str], progress: Progress | None) -> Iterator[bytes]:
+    """Lines of bytes from a plain or gzip file; corrupt or truncated gzip data is reported
+    to ``problems``."""
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    chunks = _gunzip(path, problems, progress) if gz else _raw_chunks(path, progress)
+    buf = b""
+    for chunk in chunks:
+        buf += chunk
+        if b"\n" not in chunk:
+            if len(buf) > MAX_LINE * 2:  # an endless line: keep its head to report it
+                buf = buf[: MAX_LINE + 1]
+            continue
+        *complete, buf = buf.split(b"\n")
+        yield from complete
+    if buf:
+        yield buf
 
 
 def _check_paper(rec, where: str, errors: list[str], notes: list[str] | None) -> Paper | None:
@@ -137,7 +134,7 @@ def read_records(
         errors.append(f"{path}: is a directory, not a file of records")
         return
     try:
-        lines = _Reader(path, errors, progress).lines()
+        lines = _lines(path, errors, progress)
         head: list[bytes] = []  # up to the first line that is not blank
         for line in lines:
             head.append(line.removeprefix(b"\xef\xbb\xbf") if not head else line)  # a UTF-8 byte-order mark

@@ -145,15 +145,13 @@ def entry_to_paper(entry: Entry) -> Paper:
     else:
         journal = f.get("journal", "") or f.get("booktitle", "")
         corr = _CORR_VOLUME.match(f.get("volume", "")) if journal.strip().lower() == "corr" else None
-        for m in (
+        found = (
             _ARXIV_URL.search(f.get("url", "")),
             _ARXIV_DOI.search(f.get("doi", "")),
             _ARXIV_IN_JOURNAL.match(journal),
             corr,
-        ):
-            if m and ARXIV_ID.match(m.group(1)):
-                arxiv_id = m.group(1)
-                break
+        )
+        arxiv_id = next((m.group(1) for m in found if m and ARXIV_ID.match(m.group(1))), None)
     if arxiv_id:
         arxiv_id = re.sub(r"v\d+$", "", arxiv_id)
     key = entry.key
@@ -163,24 +161,18 @@ def entry_to_paper(entry: Entry) -> Paper:
     primary = f.get("primaryclass", "").strip()
     if primary and _CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
         categories = [primary, *[c for c in categories if c != primary]]
-    bib_extra: dict[str, object] = {"key": key, "type": entry.entry_type}
-    if primary and primary not in categories:
-        bib_extra["primaryclass"] = primary  # an archive ("cs"), kept but not a category
     published, precision = _date(f)
-    if precision:
-        bib_extra["date_precision"] = precision
+    optional = {  # kept when not empty
+        "primaryclass": primary if primary not in categories else "",  # an archive ("cs"), not a category
+        "date_precision": precision,
+        "doi": f.get("doi"),
+        "arxiv_id": arxiv_id if pid != arxiv_id else None,
+        "keywords": [c for c in cats if c not in categories],
+    }
+    bib_extra: dict[str, object] = {"key": key, "type": entry.entry_type, **{k: v for k, v in optional.items() if v}}
     if "year" in f:
         bib_extra["year"] = f["year"]
-    if f.get("doi"):
-        bib_extra["doi"] = f["doi"]
-    if arxiv_id and pid != arxiv_id:
-        bib_extra["arxiv_id"] = arxiv_id
-    other_kw = [c for c in cats if c not in categories]
-    if other_kw:
-        bib_extra["keywords"] = other_kw
-    for k, v in f.items():
-        if k not in _MAPPED:
-            bib_extra[k] = v
+    bib_extra.update((k, v) for k, v in f.items() if k not in _MAPPED)
     url = f.get("url") or None
     # paperdex's own `venue` field: the venue string as stored ("NeurIPS 2024 oral", "Submitted
     # to ICLR 2025") where booktitle says only where it was published (see publication())

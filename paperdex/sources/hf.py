@@ -199,8 +199,7 @@ def _run(
     week, month = opts.get("week"), opts.get("month")
     if not (day or week or month):
         day = (today or utc_today()).isoformat()
-    base = opts.get("base_url") or section.get("url") or API_URL
-    return fetch_daily_papers(http, day, week, month, base_url=base)
+    return fetch_daily_papers(http, day, week, month, base_url=section.get("url") or API_URL)  # ingest's base_url too
 
 
 def _read_days(store: Any) -> set[str] | None:

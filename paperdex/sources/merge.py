@@ -199,12 +199,9 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
         if s not in out.sources:
             out.sources.append(s)
     for k, v in incoming.extra.items():
-        if k == "merge":
-            continue
-        if isinstance(v, dict) and isinstance(out.extra.get(k), dict):
-            out.extra[k] = {**out.extra[k], **v}
-        else:
-            out.extra[k] = v
+        if k != "merge":
+            both = isinstance(v, dict) and isinstance(out.extra.get(k), dict)
+            out.extra[k] = {**out.extra[k], **v} if both else v
     out.id = base.id if base.is_arxiv or not incoming.is_arxiv else incoming.id
     if out.is_arxiv:  # an arXiv paper's "arXiv" and "PDF" links are arXiv's (Paper.links)
         for name in ("abs_url", "pdf_url"):
