@@ -86,14 +86,8 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             date_to=date_to,
         )
         res = service.search(pool, params, facets=False)
-        return {
-            "query": res.query,
-            "total": res.total,
-            "page": res.page,
-            "pages": res.pages,
-            "notices": res.notices,
-            "hits": [_hit(h) for h in res.hits],
-        }
+        head = {k: getattr(res, k) for k in ("query", "total", "page", "pages", "notices")}
+        return {**head, "hits": [_hit(h) for h in res.hits]}
 
     @tool
     def get_paper(id: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from paperdex import service
@@ -67,6 +68,47 @@ DAY_SPEC = {"pattern": service.DAY}
 # Titles and one-sentence summaries, the longest queries people type, stay well under it.
 PASTED_TEXT_AT = 500
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+class SearchQuery(BaseModel):
+    """The parameters of /api/search, checked as its spec says (the service checks them again)."""
+
+    q: str = Field(
+        "", max_length=service.MAX_QUERY, description="Query in the paperdex query language; empty lists newest"
+    )
+    mode: Literal["hybrid", "lexical", "dense"] = Field("hybrid", description="Ranking")
+    sort: Literal["relevance", "newest"] = Field("relevance", description="Order of the hits")
+    page: int = Field(1, ge=1, le=service.MAX_PAGE, description="1-based page number")
+    per_page: int = Field(20, ge=1, le=service.MAX_PER_PAGE, description="Hits per page")
+    category: str | None = Field(
+        None, max_length=service.MAX_CATEGORY, description="A category (cs.LG) or archive (cs)"
+    )
+    date_from: str | None = Field(
+        None, alias="from", json_schema_extra=DATE_SPEC, description="Earliest date, YYYY[-MM[-DD]]"
+    )
+    date_to: str | None = Field(
+        None, alias="to", json_schema_extra=DATE_SPEC, description="Latest date, YYYY[-MM[-DD]]"
+    )
+    venue: str | None = Field(None, max_length=service.MAX_FILTER, description="Substring of the venue")
+    area: str | None = Field(None, max_length=service.MAX_FILTER, description="Substring of the venue area")
+    author: str | None = Field(None, max_length=service.MAX_FILTER, description="An author name")
+
+
+class PageQuery(BaseModel):
+    """The parameters of the search page and /search.json, as sent: the service checks them,
+    and the page says what is wrong with them."""
+
+    q: str = ""
+    mode: str = "hybrid"
+    sort: str = "relevance"
+    page: int = 1
+    per_page: int = 20
+    category: str | None = None
+    date_from: str | None = Field(None, alias="from")
+    date_to: str | None = Field(None, alias="to")
+    venue: str | None = None
+    area: str | None = None
+    author: str | None = None
 
 
 def guard_hosts(settings: Settings) -> list[str]:
@@ -347,45 +389,9 @@ def create_app(
         return SafeJSON(d)
 
     @api("/api/search", "Search papers", schemas.SearchOut, "One page of hits")
-    def api_search(
-        q: Annotated[
-            str,
-            Query(max_length=service.MAX_QUERY, description="Query in the paperdex query language; empty lists newest"),
-        ] = "",
-        mode: Annotated[Literal["hybrid", "lexical", "dense"], Query(description="Ranking")] = "hybrid",
-        sort: Annotated[Literal["relevance", "newest"], Query(description="Order of the hits")] = "relevance",
-        page: Annotated[int, Query(ge=1, le=service.MAX_PAGE, description="1-based page number")] = 1,
-        per_page: Annotated[int, Query(ge=1, le=service.MAX_PER_PAGE, description="Hits per page")] = 20,
-        category: Annotated[
-            str | None, Query(max_length=service.MAX_CATEGORY, description="A category (cs.LG) or archive (cs)")
-        ] = None,
-        date_from: Annotated[
-            str | None, Query(alias="from", json_schema_extra=DATE_SPEC, description="Earliest date, YYYY[-MM[-DD]]")
-        ] = None,
-        date_to: Annotated[
-            str | None, Query(alias="to", json_schema_extra=DATE_SPEC, description="Latest date, YYYY[-MM[-DD]]")
-        ] = None,
-        venue: Annotated[str | None, Query(max_length=service.MAX_FILTER, description="Substring of the venue")] = None,
-        area: Annotated[
-            str | None, Query(max_length=service.MAX_FILTER, description="Substring of the venue area")
-        ] = None,
-        author: Annotated[str | None, Query(max_length=service.MAX_FILTER, description="An author name")] = None,
-    ) -> Response:
+    def api_search(query: Annotated[SearchQuery, Query()]) -> Response:
         """Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side)."""
-        params = SearchParams(
-            q=q,
-            mode=mode,
-            sort=sort,
-            page=page,
-            per_page=per_page,
-            category=category,
-            date_from=date_from,
-            date_to=date_to,
-            venue=venue,
-            area=area,
-            author=author,
-        )
-        return paged_json(service.search(pool, params), "hits")
+        return paged_json(service.search(pool, SearchParams(**query.model_dump())), "hits")
 
     @api("/api/papers/{pid:path}/similar", "Similar papers", schemas.SimilarOut, "Nearest neighbours", PAPER_ERRORS)
     def api_similar(
@@ -457,40 +463,15 @@ def create_app(
     # so what the page shows and what the JSON says cannot drift apart.
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     @app.get("/search.json", include_in_schema=False)
-    def search_page(
-        request: Request,
-        q: str = "",
-        mode: str = "hybrid",
-        sort: str = "relevance",
-        page_: Annotated[int, Query(alias="page")] = 1,
-        per_page: int = 20,
-        category: str | None = None,
-        date_from: Annotated[str | None, Query(alias="from")] = None,
-        date_to: Annotated[str | None, Query(alias="to")] = None,
-        venue: str | None = None,
-        area: str | None = None,
-        author: str | None = None,
-    ) -> Response:
+    def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Response:
         """Search results; with no query and no filter, the home page (what this is, the store's
         size and dates, queries to try) above the newest papers."""
         lang = lang_of(request)
-        if len(q.strip()) > PASTED_TEXT_AT and not request.url.path.endswith(".json"):
+        params = SearchParams(**query.model_dump())
+        if len(params.q.strip()) > PASTED_TEXT_AT and not request.url.path.endswith(".json"):
             return related_view(  # a pasted abstract or paragraph: related work
-                request, q.strip(), {"category": category, "from": date_from, "to": date_to}
+                request, params.q.strip(), {"category": params.category, "from": params.date_from, "to": params.date_to}
             )
-        params = SearchParams(
-            q=q,
-            mode=mode,
-            sort=sort,
-            page=page_,
-            per_page=per_page,
-            category=category,
-            date_from=date_from,
-            date_to=date_to,
-            venue=venue,
-            area=area,
-            author=author,
-        )
         if request.url.path.endswith(".json"):
             return paged_json(service.search(pool, params), "hits")
         res: Result | None = None

@@ -42,10 +42,6 @@ TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "auth", 
 TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}")  # library.TOKEN_PREFIX + token_urlsafe
 
 
-def body_limit(path: str) -> int:
-    return BODY_LIMITS.get(path, MAX_BODY)
-
-
 def _header(scope, name: bytes) -> str | None:
     for k, v in scope.get("headers", ()):
         if k == name:
@@ -107,7 +103,7 @@ class Limits:
             )
         if not path.startswith(EXEMPT) and cross_site(scope):
             return await _refuse(scope, send, 403, "this server does not answer requests made by other sites", api)
-        limit = body_limit(path)
+        limit = BODY_LIMITS.get(path, MAX_BODY)
         declared = _header(scope, b"content-length")
         if declared is not None:
             try:

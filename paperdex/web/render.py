@@ -36,17 +36,14 @@ from paperdex.text.latex import (
     safe_url,
 )
 
-_TAGS = {
-    MATH_ON: ('<span class="math">', "math"),
-    MATH_OFF: ("</span>", "math"),
-    BOLD_ON: ("<strong>", "b"),
-    BOLD_OFF: ("</strong>", "b"),
-    EM_ON: ("<em>", "em"),
-    EM_OFF: ("</em>", "em"),
-    LINK_ON: ("", "link"),
-    LINK_OFF: ("</a>", "link"),
+# the markers that open a run (its kind, its tag) and those that close one; a link's tag has its URL
+_OPEN = {
+    MATH_ON: ("math", '<span class="math">'),
+    BOLD_ON: ("b", "<strong>"),
+    EM_ON: ("em", "<em>"),
+    LINK_ON: ("link", ""),
 }
-_OPENERS = {MATH_ON: "math", BOLD_ON: "b", EM_ON: "em", LINK_ON: "link"}
+_CLOSE = {MATH_OFF: "math", BOLD_OFF: "b", EM_OFF: "em", LINK_OFF: "link"}
 _CLOSE_TAG = {"math": "</span>", "b": "</strong>", "em": "</em>", "link": "</a>"}
 
 _MARKER_SPLIT = re.compile("([\ue000-\ue0ff])")
@@ -71,13 +68,12 @@ def segments_html(segments: list[tuple[str, bool]], maths: tuple[str, ...] = (),
         if hit:
             out.append(f"<mark>{html.escape(MARKERS.sub('', piece))}</mark>")
             continue
-        tag = _TAGS.get(piece)
-        if tag is None:
+        kind, opening = _OPEN.get(piece) or (_CLOSE.get(piece), None)
+        if kind is None:
             if len(piece) > 1 or not ("\ue000" <= piece <= "\ue0ff"):
                 out.append(html.escape(piece))
             continue
-        kind = tag[1]
-        if piece in _OPENERS:
+        if opening is not None:
             ref = None
             if i < len(pieces) and not pieces[i][1] and len(pieces[i][0]) == 1 and ord(pieces[i][0]) >= REF_BASE:
                 ref = ord(pieces[i][0]) - REF_BASE
@@ -87,14 +83,14 @@ def segments_html(segments: list[tuple[str, bool]], maths: tuple[str, ...] = (),
             if kind == "math":
                 tex = maths[ref] if ref is not None and ref < len(maths) else None
                 tex = tex if tex and needs_typesetting(tex) else None
-                out.append(f'<span class="math" data-tex="{html.escape(tex)}">' if tex else tag[0])
+                out.append(f'<span class="math" data-tex="{html.escape(tex)}">' if tex else opening)
             elif kind == "link":
                 url = safe_url(urls[ref]) if ref is not None and ref < len(urls) else None
                 if url is None:
                     continue  # the start of the URL was cut off: its text stays plain
                 out.append(f'<a class="extlink" href="{html.escape(url)}" rel="noopener nofollow">')
             else:
-                out.append(tag[0])
+                out.append(opening)
             stack.append(kind)
         elif kind in stack:
             while stack:  # close inner runs too, keeping tags nested
