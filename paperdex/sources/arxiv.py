@@ -290,9 +290,7 @@ def parse_oai_page(body: bytes | str) -> OaiPage:
             page.papers.append(oai_record(rec))
         except ValueError as e:
             page.errors.append(f"OAI record {n} ({ident or 'no identifier'}): {e}; skipped")
-    tok = lr.find("oai:resumptionToken", NS)
-    if tok is not None:
-        page.token = _ws(tok.text) or None
+    page.token = _ws(lr.findtext("oai:resumptionToken", "", NS)) or None
     return page
 
 

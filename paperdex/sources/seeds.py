@@ -89,15 +89,13 @@ def parse_seed_text(text: str, name: str = "<seed>") -> Parsed:
     area_line = 0
     authors: tuple[list[str], bool] | None = None
     authors_line = 0
-    for i in range(first + 1, len(lines)):
-        ln = lines[i].strip()
-        lineno = i + 1
+    for lineno, ln in enumerate((line.strip() for line in lines[first + 1 :]), first + 2):
         if not ln:
             continue
-        if _AREA.match(ln) and authors is not None:
-            page.errors.append(f"{name}:{authors_line}: author line with no abstract after it; skipped")
-            authors = None
         if _AREA.match(ln):
+            if authors is not None:
+                page.errors.append(f"{name}:{authors_line}: author line with no abstract after it; skipped")
+                authors = None
             if area is not None:
                 page.errors.append(f"{name}:{area_line}: area line {area!r} with no paper under it; skipped")
             area, area_line = ln, lineno
@@ -108,9 +106,7 @@ def parse_seed_text(text: str, name: str = "<seed>") -> Parsed:
             continue
         if authors is None:
             if page.papers and not area:
-                # a second paragraph of the previous abstract
-                prev = page.papers[-1]
-                prev.abstract += "\n\n" + ln
+                page.papers[-1].abstract += "\n\n" + ln  # a second paragraph of the previous abstract
                 continue
             page.errors.append(f"{name}:{lineno}: text with no author line before it; skipped")
             area = None

@@ -61,12 +61,8 @@ def make_client(source: registry.Source, section: dict[str, Any], data_dir: str 
 
 def _section(config: dict[str, Any] | None, source: str) -> dict[str, Any]:
     """The sources.toml section of a source ([huggingface] or [hf] for hf)."""
-    if not config:
-        return {}
-    for name in registry.get(source).sections:
-        if isinstance(config.get(name), dict):
-            return config[name]
-    return {}
+    config = config or {}
+    return next((config[n] for n in registry.get(source).sections if isinstance(config.get(n), dict)), {})
 
 
 def _stored_config(store: Store) -> dict[str, Any]:
