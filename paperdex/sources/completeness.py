@@ -17,7 +17,8 @@ from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from paperdex.sources.merge import MergeSummary, ingest_with_merge
+from paperdex.sources.merge import ingest_with_merge
+from paperdex.store import IngestSummary
 
 KEY = "feed:listing:"  # + listing name: {day: {"ids": [...], "skip": [...], "read": ..., "missing": [...]}}
 KEEP_DAYS = 30  # days of each listing remembered
@@ -140,7 +141,7 @@ def unread_days(store: Any) -> list[str]:
 def backfill(store: Any, listing: str, fetch_ids: Callable[[list[str]], tuple[list[Any], list[str]]]) -> Any:
     """Fetch by id (``fetch_ids``: arXiv's API) the papers recent listings named that the store
     lacks; they get the listing's day. Returns the merge summary (what was added)."""
-    total = MergeSummary()
+    total = IngestSummary()
     data = _load(store, listing)
     changed = False
     for st in states(store, listing):

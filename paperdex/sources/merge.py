@@ -228,11 +228,6 @@ def on_arxiv(url: str) -> bool:
 # --- finding the record to merge into ------------------------------------------------------
 
 
-# One summary type for every write (issue 20: a subclass with its own `+` lost `merged` when
-# a file ingest added it to a plain IngestSummary); the name stays for the sources' callers.
-MergeSummary = IngestSummary
-
-
 class Matcher:
     """Lookup of match keys over the store, built on first need (one scan of the papers
     table) and kept current as records are merged. Abstract keys are only built when a
@@ -329,20 +324,20 @@ def ingest_with_merge(
     batch_size: int = 1000,
     matcher: Matcher | None = None,
     errors: Sequence[str] = (),
-) -> MergeSummary:
+) -> IngestSummary:
     """Merge each record into the paper it belongs to, then upsert. Records replaced by a
     merged record under another id (an OpenReview record that met its arXiv preprint) are
     deleted only after the merged record is written, so a crash never loses a paper.
     ``errors`` are the records the source skipped: counted as rejected once ``papers`` is read
     (a file's reader adds to them as it goes)."""
     matcher = matcher or Matcher(store)  # pass one in to reuse its index across calls
-    total = MergeSummary()
+    total = IngestSummary()
     it = iter(papers)
     while chunk := list(islice(it, batch_size)):
         pending: dict[str, Paper] = {}
         retired: set[str] = set()
         merged = 0
-        in_chunk = MergeSummary()  # records folded into one written earlier in this chunk
+        in_chunk = IngestSummary()  # records folded into one written earlier in this chunk
         for p in chunk:
             earlier = pending.get(p.id)
             base: Paper | None = earlier or store.get(p.id)
@@ -383,4 +378,4 @@ def ingest_with_merge(
     return total
 
 
-__all__ = ["MergeSummary", "Matcher", "ingest_with_merge", "linked_arxiv_id", "merge_papers"]
+__all__ = ["Matcher", "ingest_with_merge", "linked_arxiv_id", "merge_papers"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from paperdex.sources import registry
 from paperdex.sources.http import HttpClient, SourceError
-from paperdex.sources.merge import MergeSummary, ingest_with_merge
+from paperdex.sources.merge import ingest_with_merge
 from paperdex.sources.registry import utc_today  # tests set the day through sync.utc_today
 from paperdex.store import IngestSummary, Store
 
@@ -84,7 +84,7 @@ def ingest_source(
     today: date | None = None,
     config: dict[str, Any] | None = None,
     **options: Any,
-) -> MergeSummary:
+) -> IngestSummary:
     """Fetch one job of a network source into the store, merging with what is there.
 
     The options are the source's own (its ``ingest`` options by name, e.g. arxiv: set,
@@ -120,7 +120,7 @@ def ingest_source(
 # --- files -------------------------------------------------------------------------------
 
 
-def import_file(store: Store, path: str | Path) -> MergeSummary | None:
+def import_file(store: Store, path: str | Path) -> IngestSummary | None:
     """Import a file a file source reads (``.bib``, a seed result page); None for other
     formats, so the caller can try its own readers (JSON Lines)."""
     path = Path(path)
@@ -191,7 +191,7 @@ def sync_sources(
     today: date | None = None,
     echo: Callable[[str], None] = print,
     quiet: bool = False,
-) -> tuple[MergeSummary, list[str]]:
+) -> tuple[IngestSummary, list[str]]:
     """Run every configured source incrementally; one failing source does not stop the
     others. Returns the total and the failures. ``quiet`` reports only sources that changed
     something or failed (for cron mail).
@@ -203,7 +203,7 @@ def sync_sources(
     cfg = load_config(store.data_dir) if cfg is None else cfg
     today = today or utc_today()
     only = set(only)
-    total, failures = MergeSummary(), []
+    total, failures = IngestSummary(), []
     clients: dict[str, Any] = {}
     try:
         for source, label, opts in plan(cfg, store, today):
