@@ -1157,9 +1157,6 @@ class Store:
         rows = self._library_rows("SELECT id, name, hash FROM tokens WHERE hash = ?", [token_hash])
         return rows[0] if rows else None
 
-    def has_tokens(self) -> bool:
-        return bool(self._library_rows("SELECT 1 FROM tokens LIMIT 1"))
-
     def delete_token(self, *, id: int | None = None, name: str | None = None) -> int:
         """Revoke the token with this id, or every token with this name; returns how many."""
         if id is not None:
