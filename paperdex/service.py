@@ -366,11 +366,7 @@ class SearcherPool:
         searcher meanwhile made every other client's search wait for it."""
         client = CLIENT.get()
         if not self._model_gate.acquire(client, self.wait):
-            raise ServiceError(
-                503,
-                message("busy_related"),
-                {"Retry-After": str(RETRY_AFTER)},
-            )
+            raise ServiceError(503, message("busy_related"), {"Retry-After": str(RETRY_AFTER)})
         try:
             started = time.monotonic()
             return _embedding_thread().submit(emb.embed_query, text).result(), started
@@ -566,6 +562,12 @@ def _warm_model(s: Searcher) -> None:
 SearchParams = Request
 
 
+def _within(value: int, limit: int, key: str, low: int = 1) -> None:
+    """A number of the request within low..limit, else ServiceError(400) with the message `key`."""
+    if not low <= value <= limit:
+        raise ServiceError(400, message(key, limit=limit))
+
+
 def _clean(v: str | None, limit: int = 200) -> str | None:
     if v is None:
         return None
@@ -588,10 +590,8 @@ def normalise(p: SearchParams) -> SearchParams:
         raise ServiceError(400, message("unknown_mode", value=p.mode, choices=", ".join(MODES)))
     if p.sort not in SORTS:
         raise ServiceError(400, message("unknown_sort", value=p.sort, choices=", ".join(SORTS)))
-    if not 1 <= p.page <= MAX_PAGE:
-        raise ServiceError(400, message("page_range", limit=MAX_PAGE))
-    if not 1 <= p.per_page <= MAX_PER_PAGE:
-        raise ServiceError(400, message("per_page_range", limit=MAX_PER_PAGE))
+    _within(p.page, MAX_PAGE, "page_range")
+    _within(p.per_page, MAX_PER_PAGE, "per_page_range")
     return replace(
         p,
         q=q,
@@ -605,10 +605,7 @@ def normalise(p: SearchParams) -> SearchParams:
 
 
 def over_budget(budget: float) -> ServiceError:
-    return ServiceError(
-        503,
-        message("over_budget", budget=budget),
-    )
+    return ServiceError(503, message("over_budget", budget=budget))
 
 
 SEARCH_NICE = 5  # a search thread's niceness: the event loop (static files, cheap pages) goes first
@@ -706,8 +703,7 @@ def get_paper(pool: Pool, pid: str) -> Paper:
 
 def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
     """A paper and its nearest neighbours."""
-    if not 1 <= k <= MAX_SIMILAR:
-        raise ServiceError(400, message("k_range", limit=MAX_SIMILAR))
+    _within(k, MAX_SIMILAR, "k_range")
     paper = get_paper(pool, pid)
     with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
         try:
@@ -731,10 +727,8 @@ def _on_reader(fn: Callable[Concatenate[Store, P], T]) -> Callable[Concatenate[P
         given = sig.bind(None, *args, **kw)
         given.apply_defaults()
         a = given.arguments
-        if not 1 <= a["page"] <= MAX_PAGE:
-            raise ServiceError(400, message("page_range", limit=MAX_PAGE))
-        if not 1 <= a["per_page"] <= MAX_PER_PAGE:
-            raise ServiceError(400, message("per_page_range", limit=MAX_PER_PAGE))
+        _within(a["page"], MAX_PAGE, "page_range")
+        _within(a["per_page"], MAX_PER_PAGE, "per_page_range")
         day = a["day"]
         if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
             raise ServiceError(400, message("day_shape", value=day[:40]))
@@ -753,8 +747,7 @@ listing = _on_reader(feed.listing)  # a day, week or month of papers, or the tre
 
 
 def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
-    if not 1 <= limit <= MAX_DAYS:
-        raise ServiceError(400, message("limit_range", limit=MAX_DAYS))
+    _within(limit, MAX_DAYS, "limit_range")
     with pool.reader() as st:
         return feed.days(st, limit)
 
@@ -774,10 +767,8 @@ def overview(pool: Pool) -> dict:
 def recommend(pool: Pool, tag: str, k: int = 20, page: int = 1, within: list[int] | None = None) -> R.Recommendations:
     """A tag's recommendations (`within`: only among these rowids), ranked over the snapshots
     searches read (the backend's, with `--backend`), within the time budget."""
-    if not 1 <= k <= MAX_K:
-        raise ServiceError(400, message("k_range", limit=MAX_K))
-    if not 1 <= page <= MAX_RECOMMEND_PAGE:
-        raise ServiceError(400, message("page_range", limit=MAX_RECOMMEND_PAGE))
+    _within(k, MAX_K, "k_range")
+    _within(page, MAX_RECOMMEND_PAGE, "page_range")
     with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
         return R.recommend(s.store, tag, k, page=page, within=within, source=s.corpus)
 
@@ -802,8 +793,7 @@ def saved_searches(pool: Pool) -> list[tuple[library.SavedSearch, library.NewMat
 
 def new_matches(pool: Pool, key: str, limit: int = 20) -> library.NewMatches:
     """The papers new since the last visit that a saved search (by name or id) matches."""
-    if not 0 <= limit <= MAX_K:
-        raise ServiceError(400, message("limit_from_zero", limit=MAX_K))
+    _within(limit, MAX_K, "limit_from_zero", low=0)
     ss = _saved(pool, key)
     with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
         return library.new_matches(s, ss, limit, deadline=deadline)
@@ -838,8 +828,7 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
 def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
     """A day's papers (default: the newest) that the user's tags score, best first: each
     with its best score over the tags and that tag."""
-    if not 1 <= k <= MAX_K:
-        raise ServiceError(400, message("k_range", limit=MAX_K))
+    _within(k, MAX_K, "k_range")
     with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
         try:
             d = feed.daily(s.store, day or None, None, 1, 200)

@@ -336,13 +336,16 @@ class MilvusBackend:
                 return out
             last = got[-1]["pk"]
 
-    def _docs(self, pks: list[int]) -> dict[int, Paper]:
-        out: dict[int, Paper] = {}
+    def _by_ids(self, ids: list[str], fields: list[str]) -> list[dict]:
+        return self._query(filter=f"id in [{', '.join(_lit(x) for x in ids)}]", output_fields=fields)
+
+    def _by_pks(self, pks: list[int], fields: list[str], where: str = "") -> Iterator[dict]:
+        """The rows of these primary keys (matching `where` too), 1,000 keys a query."""
         for i in range(0, len(pks), 1000):
-            chunk = pks[i : i + 1000]
-            for r in self._query(filter=f"pk in {chunk}", output_fields=["pk", "doc"]):
-                out[int(r["pk"])] = _decode_doc(r["doc"])
-        return out
+            yield from self._query(f"pk in {pks[i : i + 1000]}{where}", fields)
+
+    def _docs(self, pks: list[int]) -> dict[int, Paper]:
+        return {int(r["pk"]): _decode_doc(r["doc"]) for r in self._by_pks(pks, ["pk", "doc"])}
 
     def count(self) -> int:
         return self._count(None)
@@ -411,14 +414,8 @@ class MilvusBackend:
                 s.updated += not same
             latest[p.id] = p
         ids = list(latest)
-        old: dict[str, dict] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for r in self._query(
-                filter=f"id in [{', '.join(_lit(x) for x in chunk)}]",
-                output_fields=["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"],
-            ):
-                old[r["id"]] = r
+        fields = ["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"]
+        old = {r["id"]: r for i in range(0, len(ids), 500) for r in self._by_ids(ids[i : i + 500], fields)}
         rows = []
         new_ids = [pid for pid in ids if pid not in old]
         pks = dict(zip(new_ids, self._next_pks(len(new_ids)), strict=True)) if new_ids else {}
@@ -456,10 +453,8 @@ class MilvusBackend:
     def _attach_vectors(self, vectors: dict[str, np.ndarray]) -> None:
         ids = list(vectors)
         for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            got = self._query(filter=f"id in [{', '.join(_lit(x) for x in chunk)}]", output_fields=["pk", "doc"])
             rows = []
-            for r in got:
+            for r in self._by_ids(ids[i : i + 500], ["pk", "doc"]):
                 p = _decode_doc(r["doc"])
                 rows.append(_row(int(r["pk"]), p, vectors[p.id], self.dim))
             if rows:
@@ -647,12 +642,10 @@ class MilvusVectors:
 
     def _vectors(self, pks: list[int]) -> dict[int, np.ndarray]:
         out: dict[int, np.ndarray] = {}
-        for i in range(0, len(pks), 1000):
-            chunk = pks[i : i + 1000]
-            for r in self.b._query(f"pk in {chunk} and has_vec == true", ["pk", "dense"]):
-                v = _vec_of(r["dense"])
-                if v is not None:
-                    out[int(r["pk"])] = v
+        for r in self.b._by_pks(pks, ["pk", "dense"], " and has_vec == true"):
+            v = _vec_of(r["dense"])
+            if v is not None:
+                out[int(r["pk"])] = v
         return out
 
     def vector(self, rowid: int) -> np.ndarray | None:

@@ -51,13 +51,10 @@ def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
 def evaluate(searcher, queries: list[dict], mode: str = "hybrid") -> dict:
     """Mean metrics over the queries. Queries are sentences, so they are searched as plain
     text (`literal`): a '(' or '-' in prose is not query syntax."""
-    keys = ("recall@1", "recall@10", "recall@100", "mrr@10", "ndcg@10")
-    sums = dict.fromkeys(keys, 0.0)
+    per_query = []
     for q in queries:
         res = searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True)
-        m = metrics([h.paper.id for h in res.hits], set(q["relevant"]))
-        for k in keys:
-            sums[k] += m[k]
-    out: dict = {k: round(v / len(queries), 4) for k, v in sums.items()}
+        per_query.append(metrics([h.paper.id for h in res.hits], set(q["relevant"])))
+    out: dict = {k: round(sum(m[k] for m in per_query) / len(queries), 4) for k in per_query[0]}
     out["queries"] = len(queries)
     return out

@@ -308,10 +308,9 @@ def date_range(start: str | None, end: str | None, pos: int | None = None) -> tu
     start, end = (start or "").strip(), (end or "").strip()
     if not start and not end:
         raise QueryError(message("date_range_open"), pos)
-    if start:
-        _check_date(start, pos)
-    if end:
-        _check_date(end, pos)
+    for part in (start, end):
+        if part:
+            _check_date(part, pos)
     if start and end and (start + "-01-01")[:10] > (end + "-12-31")[:10]:
         raise QueryError(message("date_range_backwards", start=start, end=end), pos)
     return start, end
