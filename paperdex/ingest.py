@@ -194,7 +194,7 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
             return
         where = f"{path}:{text.count(chr(10), 0, pos) + 1}"
         try:
-            rec, end = dec.raw_decode(text, pos)
+            rec, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             errors.append(f"{path}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno}); the rest of the array is lost")
             return
@@ -202,7 +202,6 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
             msg = "nested too deeply" if isinstance(e, RecursionError) else str(e).splitlines()[0][:120]
             errors.append(f"{where}: invalid JSON: {msg}; the rest of the array is lost")
             return
-        pos = end
         p = _check_paper(rec, where, errors, notes)
         if p is not None:
             yield p

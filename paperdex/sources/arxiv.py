@@ -374,9 +374,6 @@ def oai_record(rec: ET.Element) -> Paper:
     )
 
 
-Ingest = Callable[[Store, Iterable[Paper]], IngestSummary]
-
-
 def harvest(
     store: Store,
     http: HttpClient,
@@ -388,7 +385,7 @@ def harvest(
     base_url: str = OAI_URL,
     start: str | None = None,
     today: date | None = None,
-    ingest: Ingest | None = None,
+    ingest: Callable[[Store, Iterable[Paper]], IngestSummary] | None = None,
 ) -> IngestSummary:
     """Harvest ``set_spec`` records changed from ``from_`` (to ``until``, both inclusive days;
     without ``until``, up to now).
@@ -630,8 +627,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
             continue
         aid, version = _strip_version(aid)
         kind = e.get("arxiv_announce_type", "new")
-        abstract = _ws(e.get("summary"))
-        abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", abstract)
+        abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", _ws(e.get("summary")))
         authors, affs = split_authors(e.get("author", ""))
         collab, cut = collaboration(e.get("author", "")), cut_author_list(e.get("author", ""))
         entry_day = day or _local_day(e.get("published"))

@@ -67,12 +67,10 @@ def schedule(body: bytes | str) -> tuple[str | None, list[str]]:
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     channel = text[max(text.find("<channel"), 0) :].split("<item", 1)[0]
     m = re.search(r"<pubDate>([^<]+)</pubDate>", channel)
-    day = None
-    if m:
-        try:
-            day = parsedate_to_datetime(m.group(1).strip()).date().isoformat()
-        except (TypeError, ValueError):
-            day = None
+    try:
+        day = parsedate_to_datetime(m.group(1).strip()).date().isoformat() if m else None
+    except (TypeError, ValueError):
+        day = None
     skip = re.search(r"<skipDays>(.*?)</skipDays>", channel, re.S)
     days = re.findall(r"<day>\s*(\w+)\s*</day>", skip.group(1)) if skip else []
     return day, days

@@ -99,13 +99,12 @@ def _item(item: dict, featured: str | None) -> Paper:
     extra: dict = {"hf": {k: v for k, v in hf.items() if v is not None}}
     if repo and isinstance(stars, int):
         extra["code_stars"] = stars  # what the paper card shows next to code_url
-    published = (paper.get("publishedAt") or "")[:10] or None
     return Paper(
         id=aid,
         title=title,
         authors=authors,
         abstract=" ".join(str(paper.get("summary") or item.get("summary") or "").split()),
-        published=published,
+        published=(paper.get("publishedAt") or "")[:10] or None,
         code_url=repo,
         sources=[SOURCE],
         extra=extra,

@@ -258,7 +258,6 @@ def find_arxiv_id(note: Any) -> str | None:
     return None
 
 
-DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
 _PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
 
 
@@ -269,7 +268,8 @@ def decision_of(venue: str | None, venueid: str | None = None) -> tuple[str | No
     ``/Rejected_Submission``, ``/Withdrawn_Submission`` or ``/Desk_Rejected_Submission``
     otherwise (TMLR: ``TMLR/Under_Review``, ``TMLR/Decision_Pending``, ...). The venue string
     says the same in words ("NeurIPS 2024 poster", "Submitted to ICLR 2025", "Under review for
-    TMLR", "ICLR 2024 Conference Desk Rejected Submission"). Decision is one of DECISIONS:
+    TMLR", "ICLR 2024 Conference Desk Rejected Submission"). Decision is accepted, rejected,
+    desk_rejected, withdrawn, under_review or submitted (the search filter's DECISIONS):
     ``submitted`` is a paper posted to the venue that was not accepted, whose outcome the note
     does not say ("ICLR 2024 Conference Submission"). Presentation is oral, spotlight, poster
     or highlight when an accepted paper's venue string says so."""

@@ -28,13 +28,10 @@ SPACING_DIR = "requests"  # <data-dir>/requests/<host>: the last request to each
 NETWORK_SOURCES = registry.network_names()  # every source registers itself (registry.py)
 
 
-def example_config() -> str:
-    """An example sources.toml: each source's own part."""
-    parts = [s.example for s in registry.network() if s.example]
-    return "# paperdex sync reads this file; every section is optional.\n\n" + "\n".join(parts)
-
-
-EXAMPLE_CONFIG = example_config()
+# An example sources.toml: each source's own part.
+EXAMPLE_CONFIG = "# paperdex sync reads this file; every section is optional.\n\n" + "\n".join(
+    s.example for s in registry.network() if s.example
+)
 
 
 def default_http(source: str, section: dict[str, Any] | None = None) -> HttpClient:
@@ -68,8 +65,7 @@ def _section(config: dict[str, Any] | None, source: str) -> dict[str, Any]:
 def _stored_config(store: Store) -> dict[str, Any]:
     """sources.toml of the store's data directory, if there is one: `paperdex ingest arxiv`
     uses the same service addresses and credentials as `paperdex sync`."""
-    path = Path(store.data_dir) / CONFIG_NAME
-    return load_config(store.data_dir) if path.exists() else {}
+    return load_config(store.data_dir) if (Path(store.data_dir) / CONFIG_NAME).exists() else {}
 
 
 # --- network sources ---------------------------------------------------------------------
