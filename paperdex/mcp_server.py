@@ -16,9 +16,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from paperdex import service
+from paperdex.discover import library, summaries
 from paperdex.paper import Paper
 from paperdex.search.engine import Hit
 from paperdex.service import SearcherPool, SearchParams, ServiceError
+from paperdex.store import Store, StoreError
 from paperdex.web import render
 
 INSTRUCTIONS = (
@@ -44,9 +46,6 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     """An MCP server over one data directory (not started)."""
     pool = pool or SearcherPool(data_dir, size=1)
     server = MCPServer("paperdex", instructions=INSTRUCTIONS)
-
-    from paperdex.discover import library
-    from paperdex.store import Store, StoreError
 
     def tool(fn):
         """A tool of the server; a request the service or the library refuses is one the agent
@@ -100,9 +99,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             comment=p.comment,
             bibtex=render.bibtex(p),
         )
-        from paperdex.discover.summaries import attach_json  # machine summaries, when the optional layer made any
-
-        return attach_json(pool, [d])[0]
+        return summaries.attach_json(pool, [d])[0]  # machine summaries, when the optional layer made any
 
     @tool
     def similar_papers(id: str, k: int = 10) -> dict[str, Any]:

@@ -24,15 +24,16 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from paperdex import service
-from paperdex.discover import summaries
-from paperdex.discover.library import LibraryError
+from paperdex.discover import library, summaries
 from paperdex.messages import message
 from paperdex.paper import Paper, finite
-from paperdex.search.engine import Hit, Result
+from paperdex.search.engine import Hit, Result, lex_index, plan
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
-from paperdex.web import i18n, render, schemas
+from paperdex.web import discover, i18n, render, schemas, summary_api
 from paperdex.web.discover import lang_of, related_view, render_page, session_of
+from paperdex.web.limits import Limits
+from paperdex.web.suggest import suggest
 
 log = logging.getLogger("paperdex.web")
 HERE = Path(__file__).parent
@@ -195,9 +196,7 @@ class App(FastAPI):
 
     guard_hosts: list[str] = list(LOOPBACK_HOSTS)
 
-    def build_middleware_stack(self):
-        from paperdex.web.limits import Limits  # cross-site requests, tokens in URLs, body sizes
-
+    def build_middleware_stack(self):  # Limits: cross-site requests, tokens in URLs, body sizes
         return Guard(Limits(super().build_middleware_stack()), self.guard_hosts)
 
 
@@ -350,8 +349,8 @@ def create_app(
         return resp
 
     @app.exception_handler(ServiceError)
-    @app.exception_handler(LibraryError)  # a library request that cannot be done (web/discover.py)
-    async def on_refused(request: Request, exc: ServiceError | LibraryError) -> Response:
+    @app.exception_handler(library.LibraryError)  # a library request that cannot be done (web/discover.py)
+    async def on_refused(request: Request, exc: ServiceError | library.LibraryError) -> Response:
         return error(request, exc.status, exc.message, getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
@@ -435,8 +434,6 @@ def create_app(
     def _plan_and_index(params: SearchParams):
         """The query's plan (for "why this matched") and the lexical snapshot (for which words
         are everyday words); either None when it cannot be had."""
-        from paperdex.search.engine import lex_index, plan
-
         try:
             pl = plan(params.q, mode=params.mode)
         except Exception:  # the search itself said what is wrong with the query
@@ -452,8 +449,6 @@ def create_app(
         """Each card's tags (the library's), so a saved paper says so after a reload."""
         if not cards:
             return
-        from paperdex.discover import library
-
         with pool.reader() as st:
             for c in cards:
                 c["in_tags"] = library.tags_of(st, c["id"])
@@ -592,8 +587,6 @@ def create_app(
     ) -> Response:
         """Completions of the query typed so far (web/suggest.py): authors, categories, venues
         and the query syntax, from this store."""
-        from paperdex.web.suggest import suggest
-
         with pool.reader() as st:
             found = suggest(st, q, lang if lang in i18n.LANGS else lang_of(request))
         return SafeJSON({"q": q, "suggestions": [s.to_dict() for s in found]})
@@ -629,10 +622,6 @@ def create_app(
     def favicon() -> Response:
         return Response((HERE / "static" / "favicon.svg").read_bytes(), media_type="image/svg+xml")
 
-    from paperdex.web.discover import router as discover  # library, recommendations, feeds: web/discover.py
-
-    app.include_router(discover)
-    from paperdex.web.summary_api import router as summary_api  # on-demand machine summaries (optional layer)
-
-    app.include_router(summary_api)
+    app.include_router(discover.router)  # library, recommendations, feeds: web/discover.py
+    app.include_router(summary_api.router)  # on-demand machine summaries (optional layer)
     return app

@@ -19,6 +19,7 @@ import hmac
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from paperdex import service
-from paperdex.discover import digest, feed, library
+from paperdex.discover import digest, feed, library, summaries
 from paperdex.discover import recommend as R
 from paperdex.messages import message
 from paperdex.paper import Paper
@@ -200,7 +201,6 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
     etal = i18n.t(lang, "et_al")
     tagged: dict[str, list[str]] = {}
     made: dict[str, dict | None] = {}  # machine summaries (summaries.py), in the interface language
-    from paperdex.discover.summaries import pick as summary_in
 
     def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
         """The one card every page draws (render.card), with the tags that hold the paper."""
@@ -208,7 +208,7 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
         if p.id not in tagged:
             with _pool(request).reader() as st:
                 tagged[p.id] = library.tags_of(st, p.id)
-                made[p.id] = summary_in(st.summaries([p.id]).get(p.id, {}), lang)
+                made[p.id] = summaries.pick(st.summaries([p.id]).get(p.id, {}), lang)
         c["in_tags"], c["note"] = tagged[p.id], note
         c["summary"] = made.get(p.id)
         return c
@@ -479,9 +479,7 @@ def _feed(request: Request, fmt: str, title: str, page_url: str, items: list[dig
     if fmt not in digest.FORMATS:
         raise ServiceError(404, "a feed is .rss or .atom")
     with _pool(request).reader() as st:  # machine TL;DRs, when the optional layer made any
-        from paperdex.discover.summaries import attach_items
-
-        attach_items(st, items)
+        summaries.attach_items(st, items)
     body = digest.render_feed(fmt, title, str(request.url), page_url, items, _base(request))
     return Response(body, media_type=digest.media_type(fmt) + "; charset=utf-8")
 
@@ -493,8 +491,6 @@ def tag_feed(request: Request, name: str, fmt: str) -> Response:
         last = feed.latest_day(st)
         within = None
         if last:
-            from datetime import date, timedelta
-
             first = (date.fromisoformat(last[:10]) - timedelta(days=FEED_DAYS - 1)).isoformat()
             within = st.rowids_since(first)
     recs = service.recommend(_pool(request), tag.name, FEED_ITEMS, within=within or None)
@@ -653,15 +649,12 @@ def api_saved_seen(request: Request, key: str) -> Response:
 def api_export(request: Request, format: str = "json", tag: str | None = None) -> Response:
     with _pool(request).reader() as st:
         if format == "json":
-            body, kind, ext = (
-                json.dumps(library.export_json(st), ensure_ascii=False, indent=1),
-                "application/json",
-                "json",
-            )
+            body = json.dumps(library.export_json(st), ensure_ascii=False, indent=1)
         elif format == "bibtex":
-            body, kind, ext = library.export_bibtex(st, tag), "application/x-bibtex; charset=utf-8", "bib"
+            body = library.export_bibtex(st, tag)
         else:
             raise ServiceError(400, "format: json or bibtex")
+    kind, ext = ("application/json", "json") if format == "json" else ("application/x-bibtex; charset=utf-8", "bib")
     disposition = f'attachment; filename="paperdex-library.{ext}"'
     return Response(body, media_type=kind, headers={"Content-Disposition": disposition})
 

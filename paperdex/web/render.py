@@ -18,7 +18,9 @@ from typing import Any
 from markupsafe import Markup
 
 from paperdex.paper import Paper
+from paperdex.search import query as Q
 from paperdex.search.engine import mark, snippet, stems_of
+from paperdex.text import STOPWORDS, has_cjk, stem, tokens
 from paperdex.text.latex import (
     BOLD_OFF,
     BOLD_ON,
@@ -240,8 +242,6 @@ def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
     """The stems worth highlighting: stopwords out, and the store's everyday words (df share
     over COMMON_SHARE in the lexical snapshot `ix`) out unless nothing else is left, when
     the rarest stays. Without an index only the stopwords go."""
-    from paperdex.text import STOPWORDS
-
     keep = frozenset(s for s in stems if s and s not in STOPWORDS and len(s) > 1)
     if ix is None or not keep or not getattr(ix, "n", 0):
         return keep
@@ -258,8 +258,6 @@ def why_words(hit: Any, plan: Any) -> dict[str, Any]:
     many of the query's concepts the title holds (and the abstract), whether the meaning was
     close (the embedding side ranked it), and for a Chinese query the English it was read as.
     The raw ranks and scores ride along for the details toggle."""
-    from paperdex.text import has_cjk, stem, tokens
-
     p = hit.paper
     concepts = plan.rank_concepts(plan.concepts) if plan is not None else []
     title = {stem(w) for w in tokens(clean_tex(p.title))}
@@ -346,8 +344,6 @@ _COLUMN_FIELD = {"title": "ti", "authors": "au", "abstract": "abs"}
 
 def unparse(node: Any, top: bool = True) -> str:
     """A query-language text for a parsed node: parse(unparse(tree)) means what tree means."""
-    from paperdex.search import query as Q
-
     if isinstance(node, Q.Text):
         field = _COLUMN_FIELD.get(node.column or "", "")
         body = node.raw.strip() or " ".join(node.words)
@@ -373,8 +369,6 @@ def unparse(node: Any, top: bool = True) -> str:
 
 
 def parses(q: str) -> bool:
-    from paperdex.search import query as Q
-
     try:
         Q.parse(q)
     except Q.QueryError:
@@ -386,8 +380,6 @@ def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
     """For a query with no hits, the same query with one of its parts left out: (the part,
     the query without it), filters first (a `cat:` or `date:` too narrow is the usual cause),
     each one a query that parses."""
-    from paperdex.search import query as Q
-
     try:
         tree = Q.parse(q)
     except Q.QueryError:

@@ -28,9 +28,8 @@ def summarize_now(request: Request, pid: str, force: bool = False, lang: str = "
     langs = tuple(dict.fromkeys(x.strip() for x in lang.split(",") if x.strip()))
     if not langs or set(langs) - set(S.LANGS):
         raise ServiceError(400, f"lang takes {', '.join(S.LANGS)}, comma-separated")
-    settings = getattr(request.app.state, "settings", None)
     try:
-        cfg = S.LLMConfig.from_settings(settings) if settings is not None else None
+        cfg = S.LLMConfig.from_settings(request.app.state.settings)  # set by create_app
     except ValueError as e:
         raise ServiceError(503, f"the language model's settings: {e}") from None
     if cfg is None:
