@@ -202,7 +202,7 @@ class MilvusBackend:
             f["name"] for f in c.describe_collection(self.col)["fields"]
         }
         if c.has_collection(self.col):
-            dim = self._meta("dim")
+            dim = self.get_state("dim")
             if dim:
                 self.dim = int(dim)
             c.load_collection(self.col)
@@ -227,17 +227,14 @@ class MilvusBackend:
         # A server deployment may recreate this index as HNSW (docs/scale-out.md).
         ip.add_index("dense", index_type="FLAT", metric_type="IP")
         c.create_collection(self.col, schema=s, index_params=ip, consistency_level="Strong")
-        self._set_meta("dim", str(self.dim))
+        self.set_state("dim", str(self.dim))
 
-    def _meta(self, key: str) -> str | None:
+    def get_state(self, key: str) -> str | None:
         got = self.client.query(self.meta_col, filter=f"key == {_lit(key)}", output_fields=["value"])
         return got[0]["value"] if got else None
 
-    def _set_meta(self, key: str, value: str) -> None:
+    def set_state(self, key: str, value: str) -> None:
         self.client.upsert(self.meta_col, [{"key": key, "value": value, "v": [0.0, 0.0]}])
-
-    get_state = _meta
-    set_state = _set_meta
 
     def _writable(self) -> None:
         if self.legacy:
@@ -254,7 +251,7 @@ class MilvusBackend:
 
     @property
     def model(self) -> str | None:
-        return self._meta("model")
+        return self.get_state("model")
 
     def _vector_state(self) -> tuple[str | None, int]:
         """(model, papers with a vector), read at most once a second (this process's writes
@@ -367,11 +364,11 @@ class MilvusBackend:
         if current and current != model and self._exists("has_vec == true"):
             raise StoreError(f"this collection holds vectors from {current}; refusing to mix in {model}")
         if current != model:
-            self._set_meta("model", model)
+            self.set_state("model", model)
 
     def _next_pks(self, n: int) -> list[int]:
-        start = int(self._meta("next_pk") or 1)
-        self._set_meta("next_pk", str(start + n))
+        start = int(self.get_state("next_pk") or 1)
+        self.set_state("next_pk", str(start + n))
         return list(range(start, start + n))
 
     def upsert(
@@ -484,8 +481,8 @@ class MilvusBackend:
             self.client.upsert(self.col, rows)
         self._bump()
         top = max(pk for pk, _, _ in items) + 1
-        if top > int(self._meta("next_pk") or 1):
-            self._set_meta("next_pk", str(top))
+        if top > int(self.get_state("next_pk") or 1):
+            self.set_state("next_pk", str(top))
 
     def delete(self, pid: str) -> bool:
         self._vstate = None
@@ -503,15 +500,15 @@ class MilvusBackend:
     # --- the lexical snapshot: built from the collection, published beside it -------------------
     def generation(self) -> int:
         """Bumped by every write (what a published snapshot is keyed to)."""
-        return int(self._meta("generation") or 0)
+        return int(self.get_state("generation") or 0)
 
     def _bump(self) -> None:
-        self._set_meta("generation", str(self.generation() + 1))
+        self.set_state("generation", str(self.generation() + 1))
 
     def store_id(self) -> str:
         """Made by the first publish: a snapshot of another collection (a recreated one) is
         never adopted."""
-        return self._meta("store_id") or ""
+        return self.get_state("store_id") or ""
 
     def publish(self) -> None:
         """Publish the lexical snapshot of what the collection holds now (the papers whose text
@@ -520,7 +517,7 @@ class MilvusBackend:
         if not self.store_id():
             import uuid
 
-            self._set_meta("store_id", uuid.uuid4().hex)
+            self.set_state("store_id", uuid.uuid4().hex)
         self.snapshot_dir.mkdir(parents=True, exist_ok=True)
         source = MilvusSource(self)
         lexical.publish(source, lexical.build(source, lexical.load(source)))

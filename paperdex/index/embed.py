@@ -646,17 +646,12 @@ def embed_store(
     done = 0
     while limit is None or done < limit:
         n = batch_size if limit is None else min(batch_size, limit - done)
-        if switch:
-            rows = store.missing_vectors(n, switch=True)
-            # the new vectors replace the old in one transaction once every paper has a current
-            # one (a paper edited meanwhile sends this back for it): a reader never sees a mix
-            if not rows and store.finish_vector_switch(name):
-                break
-        else:
-            rows = store.missing_vectors(n)
-            if not rows:
-                break
+        rows = store.missing_vectors(n, switch=switch)
         if not rows:
+            # a switch's new vectors replace the old in one transaction once every paper has a
+            # current one (a paper edited meanwhile sends this back for it): never a mix
+            if not switch or store.finish_vector_switch(name):
+                break
             continue
         vecs = emb.embed_docs([doc_text(r[2], r[3]) for r in rows])
         items = [(r[0], r[1], v) for r, v in zip(rows, vecs, strict=True)]

@@ -650,17 +650,13 @@ def _positives(node: Q.Node, out: list[Q.Text]) -> None:
             _positives(c, out)
 
 
-@dataclass
-class Plan:
-    """What a query asks for, before any index is read; every backend starts from it, so
-    the parts of the contract that do not depend on an index live in one place."""
+@dataclass(kw_only=True)
+class Plan(Request):
+    """What a query asks for, before any index is read: the request, checked, and what its
+    query says; every backend starts from it, so the parts of the contract that do not
+    depend on an index live in one place."""
 
-    q: str
-    mode: str
-    sort: str
-    page: int
-    per_page: int
-    offset: int
+    offset: int = 0
     ref: tuple[str, str] | None = None  # a pasted id, arXiv URL or DOI
     soft: list[Q.Text] = field(default_factory=list)  # free words
     hard: list[Q.Node] = field(default_factory=list)  # constraints, the filters included
@@ -724,7 +720,7 @@ def plan(q: str | Request, **given: Any) -> Plan:
     offset = (page - 1) * per_page
     if offset + per_page > MAX_WINDOW:
         raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
-    p = Plan(r.q, r.mode, r.sort, page, per_page, offset)
+    p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=offset)
     p.ref = None if r.literal else Q.paper_ref(r.q)
     if p.ref is not None:
         return p
