@@ -225,13 +225,10 @@ def abstract_text(raw: str | None) -> str:
         return _ws(raw)
     paragraphs: list[list[str]] = [[]]
     for line in raw.split("\n"):
-        if not line.strip():
-            if paragraphs[-1]:
-                paragraphs.append([])
-            continue
-        if line[:1].isspace() and paragraphs[-1]:
+        if (not line.strip() or line[:1].isspace()) and paragraphs[-1]:
             paragraphs.append([])
-        paragraphs[-1].append(line)
+        if line.strip():
+            paragraphs[-1].append(line)
     return "\n\n".join(_ws(" ".join(p)) for p in paragraphs if p)
 
 
@@ -612,9 +609,8 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
     title = _ws(feed.feed.get("title"))
     if title.startswith("Feed error"):
         raise SourceError(f"arXiv RSS: {_ws(feed.feed.get('description') or feed.feed.get('subtitle')) or title}")
-    day = None
-    if feed.feed.get("published_parsed"):  # RSS: the channel's pubDate, in arXiv's time zone
-        day = _local_day(feed.feed.get("published"))
+    # RSS: the channel's pubDate, in arXiv's time zone
+    day = _local_day(feed.feed.get("published")) if feed.feed.get("published_parsed") else None
     papers, errors = [], []
     for n, e in enumerate(feed.entries, 1):
         aid = None

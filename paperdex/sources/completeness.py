@@ -35,14 +35,10 @@ class DayState:
     read: str | None  # when the listing was read (UTC)
     tries: int = 0
 
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
     def line(self) -> str:
         if not self.listed:
             return f"{self.listing} {self.day}: no announcement (the listing was empty)"
-        if self.complete:
+        if not self.missing:
             return f"{self.listing} {self.day}: complete ({self.held} of {self.listed})"
         shown = ", ".join(self.missing[:5]) + (" …" if len(self.missing) > 5 else "")
         when = "next retry at the next sync" if self.retries_left else f"given up after {self.tries} tries"
@@ -121,8 +117,7 @@ def unread_days(store: Any) -> list[str]:
     """Announcement days no sync read, per listing: weekdays between its first and last recorded
     day that the feed does not skip and that have no record ("cs.CL 2026-06-03: not read")."""
     out = []
-    names = [k[len(KEY) :] for k in store.state_keys_starting(KEY)]
-    for name in sorted(names):
+    for name in sorted(k[len(KEY) :] for k in store.state_keys_starting(KEY)):
         data = _load(store, name)
         if not data:
             continue
@@ -143,7 +138,7 @@ def backfill(store: Any, listing: str, fetch_ids: Callable[[list[str]], tuple[li
     data = _load(store, listing)
     changed = False
     for st in states(store, listing):
-        if st.complete or not st.retries_left:
+        if not st.missing or not st.retries_left:
             continue
         papers, errors = fetch_ids(st.missing)
         asked = set(st.missing)  # an answer may carry more than was asked; only these get the day

@@ -36,12 +36,10 @@ def is_seed_page(path: Path) -> bool:
     """True for a text file whose first non-blank line is one of the known page headers."""
     try:
         with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    return line.strip() in (VENUE_SEARCH_HEADER, DAILY_PAPERS_HEADER)
+            first = next((line.strip() for line in fh if line.strip()), "")
     except (OSError, UnicodeDecodeError):
         return False
-    return False
+    return first in (VENUE_SEARCH_HEADER, DAILY_PAPERS_HEADER)
 
 
 def split_authors(line: str) -> tuple[list[str], bool] | None:
