@@ -100,16 +100,13 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
         raise click.UsageError("--vectors needs --ids and --model")
     if (ids or model) and not vectors:
         raise click.UsageError("--ids and --model go with --vectors")
-    if model:
-        try:
+    try:
+        if model:
             check_model_name(model)
-        except EmbedError as e:
-            raise _fail(e) from None
-    if vectors:
-        try:
+        if vectors:
             load_vectors_file(vectors)  # refuse a wrong file before ingesting anything
-        except StoreError as e:
-            raise _fail(e) from None
+    except (EmbedError, StoreError) as e:
+        raise _fail(e) from None
     store = _store(ctx, create=True)
     total = IngestSummary()
     notes: list[str] = []
@@ -124,10 +121,9 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     if source:
         if len(paths) > 1:
             raise click.UsageError(f"`ingest {paths[0]}` takes options, not more paths")
-        opts = given
         try:
             with _write_errors(store):
-                total = ingest_source(store, paths[0], **opts)
+                total = ingest_source(store, paths[0], **given)
         except (SourceError, ValueError) as e:
             raise _fail(e) from None
     else:

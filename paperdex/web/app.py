@@ -323,13 +323,6 @@ def create_app(
             resp.set_cookie(i18n.COOKIE, q_lang, max_age=365 * 86400, samesite="lax")
         return resp
 
-    def is_api(request: Request) -> bool:
-        return request.url.path.startswith("/api/") or request.url.path in (
-            "/openapi.json",
-            "/search.json",
-            "/daily.json",
-        )
-
     def error(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         headers = dict(headers or {})
         if status == 405:  # HEAD is answered wherever GET is
@@ -338,7 +331,7 @@ def create_app(
                 allow.append("HEAD")
             headers.pop("allow", None)
             headers["Allow"] = ", ".join(allow)
-        if is_api(request):
+        if request.url.path.startswith("/api/") or request.url.path in ("/openapi.json", "/search.json", "/daily.json"):
             return SafeJSON({"error": {"status": status, "message": message}}, status_code=status, headers=headers)
         try:
             resp = page(request, "error.html", status=status, status_code=status, message=message)

@@ -121,12 +121,6 @@ def needs_typesetting(tex: str) -> bool:
     return bool(_TYPESET.search(tex))
 
 
-def matched_stems(*segment_lists: list[tuple[str, bool]]) -> frozenset[str]:
-    """The query's stems, recovered from what the searcher highlighted."""
-    words = sorted({t for segs in segment_lists for t, hit in segs if hit})
-    return stems_of(tuple(words))
-
-
 def tex_html(text: str, stems: frozenset[str] = frozenset(), links: bool = True) -> Markup:
     """Whole text (a title, a full abstract) as safe HTML, query words highlighted. `links`:
     False inside an element that is itself a link (a card title)."""
@@ -196,13 +190,6 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
-def compact_count(n: int | None) -> str | None:
-    """1234 -> 1.2k, as GitHub and Hugging Face print counts."""
-    if n is None:
-        return None
-    return f"{n / 1000:.1f}k".replace(".0k", "k") if n >= 1000 else str(n)
-
-
 def signals(p: Paper) -> dict[str, Any]:
     """What the sources know about a paper beyond its text: Hugging Face upvotes, comments and
     page, GitHub repo and stars, project page, OpenReview decision and presentation."""
@@ -212,6 +199,8 @@ def signals(p: Paper) -> dict[str, Any]:
     stars = _int(p.extra.get("code_stars"))
     if stars is None:
         stars = _int(hf.get("github_stars"))
+    # 1234 -> 1.2k, as GitHub and Hugging Face print counts
+    stars_shown = f"{stars / 1000:.1f}k".replace(".0k", "k") if stars and stars >= 1000 else str(stars)
     decision = orv.get("decision") if orv.get("decision") in DECISIONS else None
     presentation = orv.get("presentation") if orv.get("presentation") in PRESENTATIONS else None
     return {
@@ -220,7 +209,7 @@ def signals(p: Paper) -> dict[str, Any]:
         "hf_url": safe_url(hf.get("url")),
         "project": safe_url(hf.get("project_page")),
         "code": code,
-        "stars": compact_count(stars) if code and stars else None,
+        "stars": stars_shown if code and stars else None,
         "stars_n": stars,
         "organization": hf.get("organization") if isinstance(hf.get("organization"), str) else None,
         "decision": decision,
@@ -304,8 +293,8 @@ def card(
     al." (等); `wanted`: categories the search asked for, listed first; `plan` (the query's
     search.Plan) and `explain` give the card its "why this matched"; `ix` (the lexical
     snapshot) keeps the store's everyday words out of the highlight."""
-    if hit is not None:
-        stems = matched_stems(hit.title_marked, hit.snippet)
+    if hit is not None:  # the query's stems, recovered from what the searcher highlighted
+        stems = stems_of(tuple(sorted({t for segs in (hit.title_marked, hit.snippet) for t, on in segs if on})))
     stems = distinguishing(stems, ix)
     names, more = author_names(p)
     links = safe_links(p)
