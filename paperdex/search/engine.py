@@ -520,8 +520,7 @@ class _Eval:
         if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
             return self.prefix_mask(t.words[0].rstrip("*"), col)
         cs, untranslated = concepts_of(t)
-        for w in untranslated:
-            self.notices.append(message("untranslated_no_words", word=w))
+        self.notices.extend(message("untranslated_no_words", word=w) for w in untranslated)
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)
         m: np.ndarray | None = None
@@ -593,14 +592,12 @@ def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
     concepts, and each concept with a multi-word alternative ("large language model"; a
     one-word alternative such as "llm" satisfies it). A unit is satisfied by any of its
     alternatives standing together in the text."""
-    units: list[list[tuple[str, ...]]] = []
-    for a, b in zip(concepts, concepts[1:], strict=False):
-        if len(a.alts) == 1 == len(b.alts) and len(a.alts[0]) == 1 == len(b.alts[0]):
-            units.append([(a.alts[0][0], b.alts[0][0])])
-    for c in concepts:
-        if any(len(alt) > 1 for alt in c.alts):
-            units.append(c.alts)
-    return units
+    units: list[list[tuple[str, ...]]] = [
+        [(a.alts[0][0], b.alts[0][0])]
+        for a, b in zip(concepts, concepts[1:], strict=False)
+        if len(a.alts) == 1 == len(b.alts) and len(a.alts[0]) == 1 == len(b.alts[0])
+    ]
+    return units + [c.alts for c in concepts if any(len(alt) > 1 for alt in c.alts)]
 
 
 def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept], L: np.ndarray) -> None:
@@ -734,8 +731,7 @@ def plan(q: str | Request, **given: Any) -> Plan:
     for t in p.soft:
         cs, untranslated = concepts_of(t)
         p.concepts.extend(cs)
-        for w in untranslated:
-            p.notices.append(message("untranslated_dense_only", word=w))
+        p.notices.extend(message("untranslated_dense_only", word=w) for w in untranslated)
     kept = [c for c in p.concepts if not is_filler(c)]
     if kept and len(kept) < len(p.concepts):
         p.filler = [c for c in p.concepts if is_filler(c)]
