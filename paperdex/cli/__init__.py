@@ -17,6 +17,9 @@ from pathlib import Path
 import click
 
 from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, tty
+from paperdex.cli.discover import COMMANDS  # tag, saved, token, related, digest, summarize
+from paperdex.cli.serve import mcp, serve
+from paperdex.cli.sources import export, sync
 from paperdex.search.query import QueryError
 from paperdex.settings import Settings, SettingsError
 from paperdex.store import Store, StoreError
@@ -548,9 +551,6 @@ def demo(ctx, host, port, no_serve) -> None:
         store.publish()
     store.close()
     if not no_serve:
-        serve = cli.get_command(ctx, "serve")
-        if serve is None:
-            raise _fail(RuntimeError("the web UI is not installed"))
         from paperdex.text import zh
 
         click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
@@ -606,19 +606,8 @@ def _until_it_answers(url: str, every: float = 5.0) -> None:
     threading.Thread(target=run, name="demo-progress", daemon=True).start()
 
 
-def _register() -> None:
-    from paperdex.cli.serve import mcp, serve
-    from paperdex.cli.sources import export, sync
-
-    for command in (sync, export, serve, mcp):
-        cli.add_command(command)
-    from paperdex.cli.discover import COMMANDS  # tag, saved, token, related, digest
-
-    for command in COMMANDS:
-        cli.add_command(command)
-
-
-_register()
+for command in (sync, export, serve, mcp, *COMMANDS):  # the commands of the other modules of paperdex/cli
+    cli.add_command(command)
 
 
 def main() -> None:
