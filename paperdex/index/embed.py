@@ -50,16 +50,9 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _verify(path: Path, expected: str) -> None:
-    got = _sha256(path)
+    with open(path, "rb") as f:
+        got = hashlib.file_digest(f, "sha256").hexdigest()
     if got != expected:
         raise EmbedError(f"checksum mismatch for {path}: expected {expected[:12]}…, got {got[:12]}…")
 

@@ -187,9 +187,6 @@ class Request(Filters):
     per_page: int = 20
     literal: bool = False  # the query as plain text, without query syntax
 
-    def filters(self) -> Filters:
-        return Filters(**{f.name: getattr(self, f.name) for f in fields(Filters)})
-
     def has_filters(self) -> bool:
         return any(getattr(self, f.name) for f in fields(Filters))
 
