@@ -26,8 +26,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from paperdex import service
 from paperdex.discover import library, summaries
 from paperdex.messages import message
-from paperdex.paper import Paper, finite
-from paperdex.search.engine import Hit, Result, lex_index, plan
+from paperdex.paper import finite
+from paperdex.search.engine import Result, lex_index, plan
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
@@ -213,11 +213,6 @@ def matched_categories(q: str, category: str | None) -> list[str]:
     if category:
         out.append(category.lower())
     return out
-
-
-def card(p: Paper, lang: str, hit: Hit | None = None, stems: frozenset[str] = frozenset(), wanted=None, **kw):
-    """Everything a card shows (render.card), in the interface language `lang`."""
-    return render.card(p, i18n.t(lang, "et_al"), hit, stems, wanted, **kw)
 
 
 def _page_window(page: int, pages: int, width: int = 2) -> list[int | None]:
@@ -454,7 +449,7 @@ def create_app(
     def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Response:
         """Search results; with no query and no filter, the home page (what this is, the store's
         size and dates, queries to try) above the newest papers."""
-        lang = lang_of(request)
+        etal = i18n.t(lang_of(request), "et_al")  # the cards' "et al." (等)
         params = SearchParams(**query.model_dump())
         if len(params.q.strip()) > PASTED_TEXT_AT and not request.url.path.endswith(".json"):
             return related_view(  # a pasted abstract or paragraph: related work
@@ -474,7 +469,7 @@ def create_app(
         if res:
             explain = bool(params.q.strip()) and res.mode != "lookup"  # not for the newest papers or an id
             plan_, ix = _plan_and_index(params) if res.hits else (None, None)
-            cards = [card(h.paper, lang, h, wanted=wanted, plan=plan_, ix=ix, explain=explain) for h in res.hits]
+            cards = [render.card(h.paper, etal, h, wanted=wanted, plan=plan_, ix=ix, explain=explain) for h in res.hits]
             mark_saved(cards)
         home = None
         if not params.q and not params.has_filters() and params.page == 1:
@@ -508,14 +503,14 @@ def create_app(
     def paper_page(request: Request, pid: str, q: str = "", category: str | None = None) -> Response:
         """One paper; the search or daily state it was opened from rides along in the query
         string, so "Back" returns to the same query, filters, sort and page."""
-        lang = lang_of(request)
+        etal = i18n.t(lang_of(request), "et_al")
         paper, hits = service.similar(pool, pid, 8)
         back = state_of(request)
         src = back.pop("src", "")
         back_url = ("/daily" if src == "daily" else "/") + (f"?{urlencode(back)}" if back else "")
         back_url += "#p-" + paper.id.replace("/", "-")  # back to the card it was opened from
-        c = card(paper, lang, wanted=matched_categories(q, category))
-        similar = [card(h.paper, lang) for h in hits]
+        c = render.card(paper, etal, wanted=matched_categories(q, category))
+        similar = [render.card(h.paper, etal) for h in hits]
         mark_saved([c, *similar])
         return page(
             request,
@@ -543,7 +538,7 @@ def create_app(
         """A day, week or month of papers, or the trending week: by default a digest (the
         community's signal, then the user's tags; feed.listing "top"), else by date, upvotes,
         stars or the tags alone; as cards or one line per paper (`layout`, remembered)."""
-        lang = lang_of(request)
+        etal = i18n.t(lang_of(request), "et_al")
         d = service.listing(pool, view, day or None, category, sort, page_, 30)
         if request.url.path.endswith(".json"):
             return paged_json(d, "papers")
@@ -551,7 +546,7 @@ def create_app(
         current = chosen or (
             request.cookies.get(LAYOUT_COOKIE) if request.cookies.get(LAYOUT_COOKIE) in LAYOUTS else "cards"
         )
-        cards = [card(p, lang, wanted=[d.category] if d.category else []) for p in d.papers]
+        cards = [render.card(p, etal, wanted=[d.category] if d.category else []) for p in d.papers]
         mark_saved(cards)
         for c in cards:
             if c["id"] in d.scores:
@@ -563,7 +558,7 @@ def create_app(
             cards=cards,
             window=_page_window(d.page, d.pages),
             layout=current,
-            trending=[card(p, lang) for p in d.trending],
+            trending=[render.card(p, etal) for p in d.trending],
         )
         if chosen:
             resp.set_cookie(LAYOUT_COOKIE, chosen, max_age=365 * 86400, samesite="lax")
