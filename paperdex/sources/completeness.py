@@ -136,10 +136,8 @@ def backfill(store: Any, listing: str, fetch_ids: Callable[[list[str]], tuple[li
     lacks; they get the listing's day. Returns the merge summary (what was added)."""
     total = IngestSummary()
     data = _load(store, listing)
-    changed = False
-    for st in states(store, listing):
-        if not st.missing or not st.retries_left:
-            continue
+    retried = [st for st in states(store, listing) if st.missing and st.retries_left]
+    for st in retried:
         papers, errors = fetch_ids(st.missing)
         asked = set(st.missing)  # an answer may carry more than was asked; only these get the day
         got = [replace(p, listed=p.listed or st.day) for p in papers if p.id in asked]
@@ -147,8 +145,7 @@ def backfill(store: Any, listing: str, fetch_ids: Callable[[list[str]], tuple[li
         s.errors.extend(f"back-fill {listing} {st.day}: {e}" for e in errors)
         total = total + s
         data[st.day]["tries"] = int(data[st.day].get("tries", 0)) + 1
-        changed = True
-    if changed:
+    if retried:
         store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
     return total
 

@@ -195,13 +195,10 @@ class HttpClient:
                         reason, wait = f"unreadable response ({e})", None
                         if attempt >= self.max_retries:
                             raise SourceError(f"GET {resp.request.url}: {e} ({attempt + 1} attempts)") from e
+                elif resp.status_code not in RETRY_STATUS:
+                    raise SourceError(f"GET {resp.request.url} failed: HTTP {resp.status_code} {_snippet(resp.text)}")
                 else:
-                    if resp.status_code not in RETRY_STATUS:
-                        raise SourceError(
-                            f"GET {resp.request.url} failed: HTTP {resp.status_code} {_snippet(resp.text)}"
-                        )
-                    reason = f"HTTP {resp.status_code}"
-                    wait = parse_retry_after(resp.headers.get("Retry-After"))
+                    reason, wait = f"HTTP {resp.status_code}", parse_retry_after(resp.headers.get("Retry-After"))
             if attempt >= self.max_retries:
                 raise SourceError(f"GET {url} failed after {attempt + 1} attempts: {reason}")
             if wait is None:
