@@ -319,11 +319,8 @@ class SearcherPool:
         except queue.Empty:
             pass
         with self._lock:
-            if self._made[kind] < self._limit[kind]:
-                self._made[kind] += 1
-                made = True
-            else:
-                made = False
+            made = self._made[kind] < self._limit[kind]
+            self._made[kind] += made
         if made:
             try:
                 return make()

@@ -432,13 +432,10 @@ class MilvusBackend:
                 continue
             if vec is None and prev["has_vec"] and prev["text_hash"] == p.text_hash():
                 vec = _vec_of(prev["dense"])
-            if same or older:
-                s.unchanged += 1
-                cur = self.get(pid) if older else p
-                rows.append(_row(prev["pk"], cur or p, vec, self.dim))
-            else:
-                s.updated += 1
-                rows.append(_row(prev["pk"], p, vec, self.dim))
+            s.unchanged += same or older
+            s.updated += not (same or older)
+            cur = self.get(pid) if older else None  # an older copy keeps the stored record
+            rows.append(_row(prev["pk"], cur or p, vec, self.dim))
             written.add(pid)
         if rows:
             self.client.upsert(self.col, rows)
