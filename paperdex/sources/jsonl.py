@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paperdex.sources.registry import Source, register
+from paperdex.sources.registry import Source, register, trust
 
 
 def is_snapshot(rec: Any) -> bool:
@@ -101,17 +101,6 @@ SOURCE = "file"
 register(
     Source(
         name=SOURCE,
-        ranks={
-            SOURCE: {
-                "title": 45,
-                "abstract": 45,
-                "authors": 45,
-                "venue": 10,
-                "dates": 45,
-                "links": 45,
-                "code": 40,
-                "categories": 45,
-            }
-        },
+        ranks={SOURCE: trust(title=45, abstract=45, authors=45, venue=10, dates=45, links=45, code=40, categories=45)},
     )
 )
