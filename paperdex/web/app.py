@@ -32,7 +32,7 @@ from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
 from paperdex.web.discover import lang_of, related_view, render_page, session_of
-from paperdex.web.limits import Limits
+from paperdex.web.limits import admit
 from paperdex.web.suggest import suggest
 
 log = logging.getLogger("paperdex.web")
@@ -112,11 +112,6 @@ class PageQuery(BaseModel):
     author: str | None = None
 
 
-def guard_hosts(settings: Settings) -> list[str]:
-    """The Host names a server with these settings answers: loopback plus the configured ones."""
-    return [*LOOPBACK_HOSTS, *settings.allowed_hosts]
-
-
 def _host_name(value: str) -> str:
     """The name of a Host header without its port: `[::1]:8000` -> `::1`."""
     value = value.strip().lower()
@@ -149,8 +144,9 @@ def safe_paper(d: dict[str, Any]) -> dict[str, Any]:
 class Guard:
     """The outermost layer, around FastAPI's own error handling, so that every response
     (a 500 included) carries the security headers. It also refuses a Host header that is not
-    an allowed name (a DNS-rebinding page could otherwise read the API), and answers HEAD as
-    GET without the body. Plain ASGI: no per-request task overhead."""
+    an allowed name (a DNS-rebinding page could otherwise read the API), answers HEAD as GET
+    without the body, and lets in what limits.admit admits. Plain ASGI: no per-request task
+    overhead."""
 
     HEADERS = [
         (b"content-security-policy", CSP.encode()),
@@ -188,7 +184,7 @@ class Guard:
                 return
         if head:
             scope = {**scope, "method": "GET"}
-        await self.app(scope, receive, guarded_send)
+        await admit(self.app, scope, receive, guarded_send)  # cross-site requests, tokens in URLs, body sizes
 
 
 class App(FastAPI):
@@ -196,8 +192,8 @@ class App(FastAPI):
 
     guard_hosts: list[str] = list(LOOPBACK_HOSTS)
 
-    def build_middleware_stack(self):  # Limits: cross-site requests, tokens in URLs, body sizes
-        return Guard(Limits(super().build_middleware_stack()), self.guard_hosts)
+    def build_middleware_stack(self):
+        return Guard(super().build_middleware_stack(), self.guard_hosts)
 
 
 # --- view models ----------------------------------------------------------------------
@@ -262,7 +258,8 @@ def create_app(
         docs_url=None,  # Swagger UI loads from a CDN; /api/docs is a local page instead
         redoc_url=None,
     )
-    app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else guard_hosts(st)
+    # the Host names it answers: as told, else loopback plus the configured ones
+    app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else [*LOOPBACK_HOSTS, *st.allowed_hosts]
     app.state.pool = pool
     app.state.settings = st  # what on-demand writes (web/summary_api.py) are configured with
     # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script

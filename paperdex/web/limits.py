@@ -83,47 +83,41 @@ class TooLarge(HTTPException):
         super().__init__(413, f"the request body is larger than {limit:,} bytes")
 
 
-class Limits:
-    """The ASGI layer described in the module docstring; inside the Guard (so its answers carry
-    the security headers), outside FastAPI."""
+async def admit(app, scope, receive, send) -> None:
+    """Run the ASGI `app` on an HTTP request that passes the checks described in the module
+    docstring, else answer it here; called by app.Guard (so its answers carry the security
+    headers), outside FastAPI."""
+    client = scope.get("client")
+    CLIENT.set(client[0] if client else "local")
+    path = scope.get("path", "")
+    api = path.startswith("/api/") or path.endswith(".json")
+    if token_in_query(scope.get("query_string", b"")):
+        return await _refuse(
+            scope, send, 400, "a token is never accepted in the URL: send it as Authorization: Bearer TOKEN", api
+        )
+    if not path.startswith(EXEMPT) and cross_site(scope):
+        return await _refuse(scope, send, 403, "this server does not answer requests made by other sites", api)
+    limit = BODY_LIMITS.get(path, MAX_BODY)
+    declared = _header(scope, b"content-length")
+    if declared is not None:
+        try:
+            too_large = int(declared) > limit
+        except ValueError:
+            return await _refuse(scope, send, 400, "Content-Length is not a number", api)
+        if too_large:
+            return await _refuse(scope, send, 413, TooLarge(limit).detail, api)
+    seen = 0
 
-    def __init__(self, app) -> None:
-        self.app = app
+    async def bounded_receive():
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:  # FastAPI's handler turns it into the 413 page or JSON
+                raise TooLarge(limit)
+        return message
 
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        client = scope.get("client")
-        CLIENT.set(client[0] if client else "local")
-        path = scope.get("path", "")
-        api = path.startswith("/api/") or path.endswith(".json")
-        if token_in_query(scope.get("query_string", b"")):
-            return await _refuse(
-                scope, send, 400, "a token is never accepted in the URL: send it as Authorization: Bearer TOKEN", api
-            )
-        if not path.startswith(EXEMPT) and cross_site(scope):
-            return await _refuse(scope, send, 403, "this server does not answer requests made by other sites", api)
-        limit = BODY_LIMITS.get(path, MAX_BODY)
-        declared = _header(scope, b"content-length")
-        if declared is not None:
-            try:
-                too_large = int(declared) > limit
-            except ValueError:
-                return await _refuse(scope, send, 400, "Content-Length is not a number", api)
-            if too_large:
-                return await _refuse(scope, send, 413, TooLarge(limit).detail, api)
-        seen = 0
-
-        async def bounded_receive():
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > limit:  # FastAPI's handler turns it into the 413 page or JSON
-                    raise TooLarge(limit)
-            return message
-
-        await self.app(scope, bounded_receive, send)
+    await app(scope, bounded_receive, send)
 
 
 async def _refuse(scope, send, status: int, message: str, api: bool) -> None:
