@@ -468,9 +468,7 @@ def create_app(
             plan_, ix = _plan_and_index(params) if res.hits else (None, None)
             cards = [render.card(h.paper, etal, h, wanted=wanted, plan=plan_, ix=ix, explain=explain) for h in res.hits]
             mark_saved(cards)
-        home = None
-        if not params.q and not params.has_filters() and params.page == 1:
-            home = service.overview(pool)
+        home = service.overview(pool) if not params.q and not params.has_filters() and params.page == 1 else None
         saving = {  # what "Save this search" keeps, under the form's names
             "mode": params.mode if params.mode != "hybrid" else None,
             "category": params.category,

@@ -199,18 +199,17 @@ def _page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTM
     qs = dict(request.query_params)
     qs["lang"] = "en" if lang == "zh" else "zh"
     etal = i18n.t(lang, "et_al")
-    tagged: dict[str, list[str]] = {}
-    made: dict[str, dict | None] = {}  # machine summaries (summaries.py), in the interface language
+    # per paper: the tags holding it, its machine summary (summaries.py) in the interface language
+    known: dict[str, tuple[list[str], dict | None]] = {}
 
     def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
         """The one card every page draws (render.card), with the tags that hold the paper."""
-        c = render.card(p, etal)
-        if p.id not in tagged:
+        if p.id not in known:
             with _pool(request).reader() as st:
-                tagged[p.id] = library.tags_of(st, p.id)
-                made[p.id] = summaries.pick(st.summaries([p.id]).get(p.id, {}), lang)
-        c["in_tags"], c["note"] = tagged[p.id], note
-        c["summary"] = made.get(p.id)
+                known[p.id] = library.tags_of(st, p.id), summaries.pick(st.summaries([p.id]).get(p.id, {}), lang)
+        c = render.card(p, etal)
+        c["in_tags"], c["summary"] = known[p.id]
+        c["note"] = note
         return c
 
     return render_page(
@@ -314,8 +313,7 @@ def api_session(request: Request) -> Response:
         names = [t.name for t in library.tags(st)]
     out: dict[str, Any] = {"signed_in": sess is not None, "tags": names}
     if sess is not None:
-        out["name"] = sess["name"]
-        out["csrf"] = csrf_for(sess["hash"])
+        out.update(name=sess["name"], csrf=csrf_for(sess["hash"]))
     return JSONResponse(out, headers={"Cache-Control": "no-store"})
 
 

@@ -260,7 +260,6 @@ class _Worker:
     name: str
     proc: multiprocessing.process.BaseProcess
     ready: object
-    started: float
 
 
 def serve_workers(st: ServeOptions) -> int:
@@ -275,10 +274,8 @@ def serve_workers(st: ServeOptions) -> int:
     sock.set_inheritable(True)
     ctx = multiprocessing.get_context("spawn")
     stop = threading.Event()
-    got: list[int] = []
 
     def on_signal(sig, _frame) -> None:
-        got.append(sig)
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
@@ -288,7 +285,7 @@ def serve_workers(st: ServeOptions) -> int:
         name = f"worker {i}"
         p = ctx.Process(target=_worker_main, args=(st, sock, name, ready), name=f"paperdex-{i}", daemon=False)
         p.start()
-        return _Worker(name, p, ready, time.monotonic())
+        return _Worker(name, p, ready)
 
     workers = [start(i + 1) for i in range(st.workers)]
     deaths: list[float] = []
