@@ -316,21 +316,18 @@ class MilvusBackend:
     def _exists(self, expr: str) -> bool:
         return bool(self._query(filter=expr, output_fields=["pk"], limit=1))
 
-    def _rows(self, expr: str | None, fields: list[str]) -> list[dict]:
-        """Every row matching expr (in pk order, paged by pk)."""
-        if expr == FALSE:
-            return []
-        out: list[dict] = []
+    def _rows(self, expr: str | None, fields: list[str], page: int = MAX_TOPK) -> Iterator[list[dict]]:
+        """Every row matching expr, `page` rows at a time in pk order (paged by pk)."""
         last = -1
-        while True:
+        while expr != FALSE:
             f = f"pk > {last}" if expr is None else f"({expr}) and pk > {last}"
-            got = self._query(filter=f, output_fields=list({"pk", *fields}), limit=MAX_TOPK)
+            got = self._query(filter=f, output_fields=list({"pk", *fields}), limit=page)
             if not got:
-                return out
+                return
             got.sort(key=lambda r: r["pk"])
-            out.extend(got)
-            if len(got) < MAX_TOPK:
-                return out
+            yield got
+            if len(got) < page:
+                return
             last = got[-1]["pk"]
 
     def _by_ids(self, ids: list[str], fields: list[str]) -> list[dict]:
@@ -562,14 +559,8 @@ class MilvusSource:
     def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
         """The categories come from the records (Milvus Lite 2.5.1 returned an ARRAY column of
         them superlinearly slowly: 10,000 rows in 55 s; the records in well under a second)."""
-        last = -1
-        while True:
-            got = self.b._query(f"pk > {last}", ["pk", "text_hash", "date", "doc"], limit=INDEX_PAGE)
-            if not got:
-                return
-            got.sort(key=lambda r: r["pk"])
+        for got in self.b._rows(None, ["text_hash", "date", "doc"], INDEX_PAGE):
             yield [(int(r["pk"]), r["text_hash"], list(_decode_doc(r["doc"]).categories), int(r["date"])) for r in got]
-            last = got[-1]["pk"]
 
     def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
         return {pk: (p.title, p.abstract, list(p.authors)) for pk, p in self.b._docs(rowids).items()}
@@ -703,14 +694,15 @@ class MilvusCorpus:
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
         if kind == "decision":  # not a field: the records that could hold it, read and checked
-            rows = self.b._rows(f'doc like {_like(json.dumps(value, ensure_ascii=False))} or doc like "z:%"', ["doc"])
+            pages = self.b._rows(f'doc like {_like(json.dumps(value, ensure_ascii=False))} or doc like "z:%"', ["doc"])
             return [
                 int(r["pk"])
-                for r in rows
+                for got in pages
+                for r in got
                 if ((_decode_doc(r["doc"]).extra or {}).get("openreview") or {}).get("decision") == value
             ]
         field = {"venue": "venue_lc", "area": "area_lc"}[kind]
-        return [int(r["pk"]) for r in self.b._rows(f"{field} like {_like(_ascii_lower(value))}", [])]
+        return [int(r["pk"]) for got in self.b._rows(f"{field} like {_like(_ascii_lower(value))}", []) for r in got]
 
 
 def _field(p: Paper, column: str) -> str:
