@@ -105,11 +105,9 @@ def check_date(value: str | None, name: str) -> str | None:
         raise ServiceError(400, message("param_date_shape", name=param(name), value=value[:40]))
     parts = [int(x) for x in value.split("-")] + [1, 1]
     try:
-        dt.date(parts[0], parts[1], parts[2])
+        dt.date(parts[0], parts[1], parts[2])  # year 0000 too: date.MINYEAR is 1
     except ValueError:
         raise ServiceError(400, message("param_date_not_real", name=param(name), value=value)) from None
-    if parts[0] < 1:
-        raise ServiceError(400, message("param_date_not_real", name=param(name), value=value))
     return value
 
 

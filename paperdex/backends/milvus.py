@@ -614,16 +614,12 @@ class MilvusVectors:
     def cosines_of(self, q: np.ndarray, rowids: np.ndarray) -> np.ndarray:
         """By a search restricted to these keys: Milvus scores them where the vectors are,
         instead of sending the vectors here (a hybrid query's 1,000 candidates: 0.25 s)."""
-        out = np.full(len(rowids), np.nan, dtype=np.float32)
         pks = [int(r) for r in rowids]
         got: dict[int, float] = {}
         for i in range(0, len(pks), PK_BLOCK):
             block = pks[i : i + PK_BLOCK]
             got.update(self._search(q, len(block), f"pk in {block}"))
-        for i, r in enumerate(pks):
-            if r in got:
-                out[i] = got[r]
-        return out
+        return np.array([got.get(r, np.nan) for r in pks], dtype=np.float32)
 
     def _vectors(self, pks: list[int]) -> dict[int, np.ndarray]:
         out: dict[int, np.ndarray] = {}
