@@ -581,27 +581,24 @@ def _ticking(label: str, every: float = 5.0) -> Iterator[None]:
         done.set()
 
 
-def _until_it_answers(url: str, every: float = 5.0) -> None:
-    """Say every `every` seconds that the server is still starting, until it answers (a
-    daemon thread: it never holds the process)."""
+def _until_it_answers(url: str) -> None:
+    """Say every 5 s that the server is still starting, until it answers (a daemon thread: it
+    never holds the process)."""
     import threading
     import time
 
     import httpx
 
     def run() -> None:
-        t0 = time.monotonic()
-        said = t0
-        while time.monotonic() - t0 < 600:
-            time.sleep(0.5)
-            try:
-                if httpx.get(url, timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() - said >= every:
-                said = time.monotonic()
-                click.echo(f"    ... the workers are still loading ({time.monotonic() - t0:.0f} s)", err=True)
+        with _ticking("the workers are still loading"):
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 600:
+                time.sleep(0.5)
+                try:
+                    if httpx.get(url, timeout=1).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
 
     threading.Thread(target=run, name="demo-progress", daemon=True).start()
 

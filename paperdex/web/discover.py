@@ -317,63 +317,64 @@ def api_session(request: Request) -> Response:
     return JSONResponse(out, headers={"Cache-Control": "no-store"})
 
 
-@router.post("/library/tags/add", include_in_schema=False)
-async def form_add(request: Request) -> Response:
-    form = await _written(request)
+def _form_write(path: str):
+    """A form that writes (POST `path`): the token and the CSRF value checked (_written), a
+    writable store for the handler, which returns where the browser goes next (a 303)."""
+
+    def register(write):
+        @router.post(path, include_in_schema=False)
+        async def handle(request: Request) -> Response:
+            form = await _written(request)
+            with _writer(request) as st:
+                to = write(st, form, request)
+            return RedirectResponse(to, status_code=303)
+
+        return write
+
+    return register
+
+
+@_form_write("/library/tags/add")
+def form_add(st: Store, form: dict[str, str], request: Request) -> str:
     name = (form.get("new_tag") or "").strip() or (form.get("tag") or "")
+    library.add_to_tag(st, name, [form.get("id") or ""])
+    return _back(form, f"/tag/{quote(library.tag_name(name), safe='')}")
+
+
+@_form_write("/library/tags/remove")
+def form_remove(st: Store, form: dict[str, str], request: Request) -> str:
+    library.remove_from_tag(st, form.get("tag") or "", [form.get("id") or ""])
+    return _back(form, "/library")
+
+
+@_form_write("/library/tags/delete")
+def form_delete_tag(st: Store, form: dict[str, str], request: Request) -> str:
+    library.delete_tag(st, form.get("tag") or "")
+    return "/library"
+
+
+@_form_write("/library/dismiss")
+def form_dismiss(st: Store, form: dict[str, str], request: Request) -> str:
     pid = form.get("id") or ""
-    with _writer(request) as st:
-        library.add_to_tag(st, name, [pid])
-    return RedirectResponse(_back(form, f"/tag/{quote(library.tag_name(name), safe='')}"), status_code=303)
-
-
-@router.post("/library/tags/remove", include_in_schema=False)
-async def form_remove(request: Request) -> Response:
-    form = await _written(request)
-    with _writer(request) as st:
-        library.remove_from_tag(st, form.get("tag") or "", [form.get("id") or ""])
-    return RedirectResponse(_back(form, "/library"), status_code=303)
-
-
-@router.post("/library/tags/delete", include_in_schema=False)
-async def form_delete_tag(request: Request) -> Response:
-    form = await _written(request)
-    with _writer(request) as st:
-        library.delete_tag(st, form.get("tag") or "")
-    return RedirectResponse("/library", status_code=303)
-
-
-@router.post("/library/dismiss", include_in_schema=False)
-async def form_dismiss(request: Request) -> Response:
-    form = await _written(request)
-    pid = form.get("id") or ""
-    with _writer(request) as st:
-        library.dismiss(st, [pid])
+    library.dismiss(st, [pid])
     back = _back(form, "")
-    if not back:
-        return RedirectResponse("/library", status_code=303)
     # the page it came from offers to undo it
-    return RedirectResponse(f"{back}{'&' if '?' in back else '?'}dismissed={quote(pid, safe='')}", status_code=303)
+    return f"{back}{'&' if '?' in back else '?'}dismissed={quote(pid, safe='')}" if back else "/library"
 
 
-@router.post("/library/undismiss", include_in_schema=False)
-async def form_undismiss(request: Request) -> Response:
+@_form_write("/library/undismiss")
+def form_undismiss(st: Store, form: dict[str, str], request: Request) -> str:
     """Undo "Not interested": the paper may be recommended again."""
-    form = await _written(request)
-    with _writer(request) as st:
-        library.undismiss(st, [form.get("id") or ""])
+    library.undismiss(st, [form.get("id") or ""])
     back = _back(form, "/library")
-    sep = "&" if "?" in back else "?"
-    return RedirectResponse(f"{back}{sep}undone=1", status_code=303)
+    return f"{back}{'&' if '?' in back else '?'}undone=1"
 
 
-@router.post("/library/tags/rename", include_in_schema=False)
-async def form_rename_tag(request: Request) -> Response:
-    form = await _written(request)
+@_form_write("/library/tags/rename")
+def form_rename_tag(st: Store, form: dict[str, str], request: Request) -> str:
     new = (form.get("new_name") or "").strip()
-    with _writer(request) as st:
-        library.rename_tag(st, form.get("tag") or "", new)
-    return RedirectResponse(f"/tag/{quote(library.tag_name(new), safe='')}", status_code=303)
+    library.rename_tag(st, form.get("tag") or "", new)
+    return f"/tag/{quote(library.tag_name(new), safe='')}"
 
 
 # --- saved searches ------------------------------------------------------------------------------
@@ -384,17 +385,13 @@ def _search_url(ss: library.SavedSearch) -> str:
     return "/?" + urlencode(qs)
 
 
-@router.post("/library/saved", include_in_schema=False)
-async def form_save_search(request: Request) -> Response:
-    form = await _written(request)
+@_form_write("/library/saved")
+def form_save_search(st: Store, form: dict[str, str], request: Request) -> str:
     params = {k: form.get(k) for k in library.SAVED_PARAMS}
     params["lang"] = params.get("lang") or lang_of(request)
-    with _writer(request) as st:
-        ss = library.save_search(st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
+    ss = library.save_search(st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
     back = _back(form, "")
-    if not back:
-        return RedirectResponse(f"/saved/{ss.id}", status_code=303)
-    return RedirectResponse(f"{back}{'&' if '?' in back else '?'}saved_search={ss.id}", status_code=303)
+    return f"{back}{'&' if '?' in back else '?'}saved_search={ss.id}" if back else f"/saved/{ss.id}"
 
 
 @router.get("/saved/{key}", response_class=HTMLResponse, include_in_schema=False)
@@ -403,20 +400,15 @@ def saved_page(request: Request, key: str) -> Response:
     return _page(request, "discover_saved.html", ss=nm.saved, nm=nm, search_url=_search_url(nm.saved))
 
 
-@router.post("/library/saved/{key}/seen", include_in_schema=False)
-async def form_seen(request: Request, key: str) -> Response:
-    form = await _written(request)
-    with _writer(request) as st:
-        ss = library.mark_seen(st, key)
-    return RedirectResponse(_back(form, f"/saved/{ss.id}"), status_code=303)
+@_form_write("/library/saved/{key}/seen")
+def form_seen(st: Store, form: dict[str, str], request: Request) -> str:
+    return _back(form, f"/saved/{library.mark_seen(st, request.path_params['key']).id}")
 
 
-@router.post("/library/saved/{key}/delete", include_in_schema=False)
-async def form_delete_saved(request: Request, key: str) -> Response:
-    await _written(request)
-    with _writer(request) as st:
-        library.delete_saved(st, key)
-    return RedirectResponse("/library", status_code=303)
+@_form_write("/library/saved/{key}/delete")
+def form_delete_saved(st: Store, form: dict[str, str], request: Request) -> str:
+    library.delete_saved(st, request.path_params["key"])
+    return "/library"
 
 
 # --- related work --------------------------------------------------------------------------------
