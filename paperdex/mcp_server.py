@@ -144,8 +144,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     def saved_searches() -> dict[str, Any]:
         """The user's saved searches, each with how many papers it matches that are new since
         the last visit."""
-        out = [{**ss.to_dict(), "new": nm and nm.count} for ss, nm in service.saved_searches(pool)]
-        return {"saved_searches": out}
+        return {"saved_searches": [{**ss.to_dict(), "new": nm and nm.count} for ss, nm in service.saved_searches(pool)]}
 
     @tool
     def saved_search_new(name: str, limit: int = 10) -> dict[str, Any]:

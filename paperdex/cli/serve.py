@@ -86,11 +86,6 @@ def serve(
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host.lower())  # the address it was asked to listen on is a name it answers to
     settings = settings.replace(allowed_hosts=tuple(dict.fromkeys(hosts)), time_budget=time_budget)
-    try:  # fail here, readably, rather than in every worker
-        with Store(settings.data_dir, readonly=True):
-            pass
-    except StoreError as e:
-        raise click.ClickException(str(e)) from None
     n = workers or serving.default_workers()
     st = serving.ServeOptions(
         settings=settings,
@@ -104,6 +99,8 @@ def serve(
         body_timeout=body_timeout,
     )
     try:
+        with Store(settings.data_dir, readonly=True):  # fail here, readably, rather than in every worker
+            pass
         status = serving.serve(st)
     except StoreError as e:
         raise click.ClickException(str(e)) from None

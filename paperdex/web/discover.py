@@ -623,9 +623,7 @@ async def api_save(request: Request) -> Response:
 @router.get("/api/saved/{key}/new", include_in_schema=False)
 def api_saved_new(request: Request, key: str, limit: int = 20) -> Response:
     nm = service.new_matches(_pool(request), key, limit)
-    out = nm.to_dict()
-    out["papers"] = [render.brief(p) for p in nm.papers]
-    return JSONResponse(out)
+    return JSONResponse({**nm.to_dict(), "papers": [render.brief(p) for p in nm.papers]})
 
 
 @router.post("/api/saved/{key}/seen", include_in_schema=False)

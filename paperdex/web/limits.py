@@ -43,10 +43,7 @@ TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}")  # library.TOKEN_PREFIX + t
 
 
 def _header(scope, name: bytes) -> str | None:
-    for k, v in scope.get("headers", ()):
-        if k == name:
-            return v.decode("latin-1")
-    return None
+    return next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == name), None)
 
 
 def cross_site(scope) -> bool:
@@ -70,12 +67,8 @@ def cross_site(scope) -> bool:
 
 
 def token_in_query(query: bytes) -> bool:
-    if not query:
-        return False
-    for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
-        if k.lower() in TOKEN_PARAMS or TOKEN_VALUE.search(v):
-            return True
-    return False
+    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+    return any(k.lower() in TOKEN_PARAMS or TOKEN_VALUE.search(v) for k, v in pairs)
 
 
 class TooLarge(HTTPException):

@@ -201,8 +201,6 @@ def signals(p: Paper) -> dict[str, Any]:
         stars = _int(hf.get("github_stars"))
     # 1234 -> 1.2k, as GitHub and Hugging Face print counts
     stars_shown = f"{stars / 1000:.1f}k".replace(".0k", "k") if stars and stars >= 1000 else str(stars)
-    decision = orv.get("decision") if orv.get("decision") in DECISIONS else None
-    presentation = orv.get("presentation") if orv.get("presentation") in PRESENTATIONS else None
     return {
         "upvotes": _int(hf.get("upvotes")),
         "comments": _int(hf.get("comments")),
@@ -212,8 +210,8 @@ def signals(p: Paper) -> dict[str, Any]:
         "stars": stars_shown if code and stars else None,
         "stars_n": stars,
         "organization": hf.get("organization") if isinstance(hf.get("organization"), str) else None,
-        "decision": decision,
-        "presentation": presentation,
+        "decision": orv.get("decision") if orv.get("decision") in DECISIONS else None,
+        "presentation": orv.get("presentation") if orv.get("presentation") in PRESENTATIONS else None,
     }
 
 

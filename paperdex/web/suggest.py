@@ -143,8 +143,7 @@ def categories(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[
 
 def venues(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[tuple[str, int]]:
     """Venues of this store with a word starting with `prefix`, most papers first."""
-    p = prefix.strip()
-    return [(v, n) for v, n in store.paper_counts_by_venue(p, limit) if v]
+    return [(v, n) for v, n in store.paper_counts_by_venue(prefix.strip(), limit) if v]
 
 
 def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
