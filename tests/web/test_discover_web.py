@@ -268,3 +268,32 @@ def test_save_control_on_cards_and_its_session(site, store):
     page = c.get(f"/save/{ids[1]}?next=/daily%3Fday%3D{day}").text
     assert f'name="next" value="/daily?day={day}"' in page
     assert 'value="//evil.test/"' not in c.get(f"/save/{ids[1]}?next=//evil.test/").text
+
+
+def test_library_forms_delete_a_tag_mark_seen_and_delete_a_saved_search(site, store):
+    """The forms a signed-in browser posts from the library page: each needs the CSRF value,
+    does what its button says and sends the browser where the page expects."""
+    c, tok, ids = site
+    c.post("/library/login", data={"token": tok})
+    csrf = re.search(r'name="csrf" value="([0-9a-f]{64})"', c.get(f"/save/{ids[0]}").text).group(1)
+    auth = {"Authorization": f"Bearer {tok}"}
+    c.post("/api/tags/robots/papers", json={"ids": ids[:2]}, headers=auth)
+    key = c.post("/api/saved", json={"name": "robots", "q": "robot"}, headers=auth).json()["id"]
+
+    with store.conn:  # last visited before any paper was stored
+        store.set_saved_search_seen(key, 0, "2000-01-01T00:00:00Z")
+    assert c.get(f"/api/saved/{key}/new").json()["new"] > 0
+    assert c.post(f"/library/saved/{key}/seen", data={}, follow_redirects=False).status_code == 403
+    r = c.post(f"/library/saved/{key}/seen", data={"csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == f"/saved/{key}"
+    seen = c.get(f"/api/saved/{key}/new").json()
+    assert seen["seen_at"] > "2000" and seen["new"] == 0  # the visit is recorded: nothing is newer than it
+
+    r = c.post(f"/library/saved/{key}/delete", data={"csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/library"
+    assert c.get(f"/saved/{key}").status_code == 404
+
+    assert c.post("/library/tags/delete", data={"tag": "robots"}, follow_redirects=False).status_code == 403
+    r = c.post("/library/tags/delete", data={"tag": "robots", "csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/library"
+    assert c.get("/api/tags").json()["tags"] == [] and c.get("/api/tags/robots").status_code == 404
