@@ -677,16 +677,11 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
         return R.related(s, text, k, filters=filters, deadline=dl, query_vector=qv)
 
 
-def _check_id(pid: str) -> str:
+def get_paper(pool: Pool, pid: str) -> Paper:
+    """One paper by id (arXiv ids may carry an `arXiv:` prefix or a version suffix)."""
     pid = (pid or "").strip().removeprefix("arXiv:").removeprefix("arxiv:")
     if not pid or len(pid) > 200 or "\x00" in pid:
         raise ServiceError(404, message("no_paper_this_id"))
-    return pid
-
-
-def get_paper(pool: Pool, pid: str) -> Paper:
-    """One paper by id (arXiv ids may carry an `arXiv:` prefix or a version suffix)."""
-    pid = _check_id(pid)
     with pool.reader() as st:
         p = st.get(pid)
         if p is None and _VERSION.search(pid):

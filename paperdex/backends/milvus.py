@@ -313,9 +313,6 @@ class MilvusBackend:
         got = self._query(filter=expr or "", output_fields=["count(*)"])
         return int(got[0]["count(*)"])
 
-    def _exists(self, expr: str) -> bool:
-        return bool(self._query(filter=expr, output_fields=["pk"], limit=1))
-
     def _rows(self, expr: str | None, fields: list[str], page: int = MAX_TOPK) -> Iterator[list[dict]]:
         """Every row matching expr, `page` rows at a time in pk order (paged by pk)."""
         last = -1
@@ -358,7 +355,7 @@ class MilvusBackend:
     # --- writes ------------------------------------------------------------------------------
     def _claim_model(self, model: str) -> None:
         current = self.model
-        if current and current != model and self._exists("has_vec == true"):
+        if current and current != model and self._query(filter="has_vec == true", output_fields=["pk"], limit=1):
             raise StoreError(f"this collection holds vectors from {current}; refusing to mix in {model}")
         if current != model:
             self.set_state("model", model)

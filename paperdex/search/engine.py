@@ -142,11 +142,6 @@ def required(n: int, with_all: int | None = None) -> int:
     return math.ceil(n / 2)
 
 
-def counts_all(n: int) -> bool:
-    """Whether `required` for n concepts needs to know how many papers hold all of them."""
-    return required(n) != required(n, RELAX_BELOW)
-
-
 @dataclass
 class Filters:
     """Structured filters from a form or API; they become query clauses, so they behave
@@ -1008,7 +1003,8 @@ def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Word
         for _, m in present:
             cov += m
         n_all = len(present)
-        with_all = int(np.count_nonzero(cov >= n_all)) if counts_all(n_all) else None
+        # how many papers hold them all, counted only where `required` depends on it
+        with_all = int(np.count_nonzero(cov >= n_all)) if required(n_all) != required(n_all, RELAX_BELOW) else None
         L, A = cov >= required(n_all, with_all), cov > 0
     elif p.concepts or p.cjk_words:
         L = A = np.zeros(n, dtype=bool)  # no free word is in any paper
@@ -1173,10 +1169,6 @@ def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:
     return frozenset(_word_stem(w) for w in words)
 
 
-def _hit(word: str, stems: frozenset[str]) -> bool:
-    return (_STEM_OF.get(word) or _word_stem(word)) in stems
-
-
 @lru_cache(maxsize=1024)
 def _finder(stems: frozenset[str]) -> re.Pattern:
     """Words that may have one of these stems. Porter rewrites only a word's ending, so all
@@ -1191,7 +1183,7 @@ def _finder(stems: frozenset[str]) -> re.Pattern:
 def _matches(text: str, stems: frozenset[str]) -> Iterator[re.Match]:
     """The words of text whose stem is one of `stems`, in order."""
     words = _finder(stems).finditer(text) if text.isascii() else _WORDS.finditer(text)
-    return (m for m in words if m.group() and _hit(m.group(), stems))
+    return (m for m in words if m.group() and _word_stem(m.group()) in stems)
 
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
