@@ -139,18 +139,6 @@ def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
     }
 
 
-# --- a paper as the Python checker sees it ---------------------------------------------------
-
-
-def _and(exprs: Iterable[str | None]) -> str | None:
-    es = [e for e in exprs if e is not None]
-    if not es:
-        return None
-    if FALSE in es:
-        return FALSE
-    return es[0] if len(es) == 1 else " and ".join(f"({e})" for e in es)
-
-
 # --- the backend --------------------------------------------------------------------------
 
 
@@ -581,7 +569,7 @@ class MilvusVectors:
             data=[np.asarray(q, dtype=np.float32)],
             anns_field="dense",
             limit=max(1, min(k, MAX_TOPK)),
-            filter=_and(["has_vec == true", expr]) or "",
+            filter="has_vec == true" if expr is None else f"(has_vec == true) and ({expr})",
             search_params={"metric_type": "IP"},
         )[0]
         hits = [(int(h["id"]), float(h["distance"])) for h in got]

@@ -433,9 +433,6 @@ class _Carry:
         tf = np.asarray(self.prev.arrays[f"{f}_tf"])[idx]
         return new[keep].astype(np.int32), term.astype(np.int32), tf.astype(np.int32)
 
-    def pair_bound(self) -> int:
-        return len(self.prev.pairs.doc)
-
     def pairs(self, remap: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The previous word pairs of carried documents as (document, first, second) in the
         new snapshot's numbering, about _CHUNK of them at a time."""
@@ -543,7 +540,7 @@ def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int
     and read back in chunks. The keys hold every first term a at once up to V^2 * N <= 2^63
     (3M stems for 1M papers); beyond that, one sort per range of first terms keeps them in
     int64, the blocks being read once per range."""
-    bound = sum(len(b.pairs[0]) for b in blocks) + (carry.pair_bound() if carry else 0)
+    bound = sum(len(b.pairs[0]) for b in blocks) + (len(carry.prev.pairs.doc) if carry else 0)
     width = max(1, _KEY_MAX // max(V * N, 1))  # first terms per sort
     # written up to the bound, read back as views: pages past the end are never touched
     nexts = np.empty(bound, dtype=np.int32)
@@ -779,11 +776,6 @@ def load(store: Store | Source) -> LexIndex | None:
         return LexIndex(arrays, {**meta, "published": True})
     except (OSError, ValueError, KeyError):
         return None
-
-
-def load_or_build(store: Store | Source) -> LexIndex:
-    """Readers: the published snapshot, else one built in memory (never saved)."""
-    return load(store) or build(store)
 
 
 # --- the lag of the published snapshot behind the store (paperdex stats, serve) ----------

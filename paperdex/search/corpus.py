@@ -110,7 +110,7 @@ def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
     # none published (yet, or in a folder this reader does not share): the one built in memory
     # is kept only while the store has not changed
     key = (published, sid) if published is not None else (None, sid, source.generation())
-    ix = shared(source.data_dir, "lexical", key, lambda: lexical.load_or_build(source))
+    ix = shared(source.data_dir, "lexical", key, lambda: lexical.load(source) or lexical.build(source))
     if ix.store_id != sid:  # a recreated store: never adopt the old index
         ix = shared(source.data_dir, "lexical", (None, sid), lambda: lexical.build(source))
     return ix
