@@ -19,8 +19,10 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -169,6 +171,7 @@ _UPVOTES = "CAST(json_extract(p.extra, '$.hf.upvotes') AS INTEGER)"
 _STARS = "CAST(coalesce(json_extract(p.extra, '$.code_stars'), json_extract(p.extra, '$.hf.github_stars')) AS INTEGER)"
 # The orders the feed lists a period in: a day's listing order, newest first, by Hugging
 # Face upvotes, by GitHub stars (the last two then newest first).
+_BY_SIGNAL = f"{_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST"  # most upvoted, then most starred
 PERIOD_ORDERS = {
     "listing": "p.rowid",
     "newest": "p.date DESC, p.rowid",
@@ -256,14 +259,7 @@ class IngestSummary:
     merged: int = 0  # incoming records that joined an existing paper (sources.merge)
 
     def __add__(self, other: IngestSummary) -> IngestSummary:
-        return IngestSummary(
-            self.added + other.added,
-            self.updated + other.updated,
-            self.unchanged + other.unchanged,
-            self.rejected + other.rejected,
-            self.errors + other.errors,
-            self.merged + other.merged,
-        )
+        return IngestSummary(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     def as_dict(self) -> dict[str, int]:
         return {k: getattr(self, k) for k in ("added", "updated", "unchanged", "rejected", "merged")}
@@ -278,54 +274,32 @@ def _fts_values(p: Paper) -> tuple[str, str, str, str]:
     )
 
 
+# The columns of papers holding JSON: lists and the `extra` object.
+_JSON_COLS = ("authors", "categories", "sources", "extra")
+
+
 def _row(p: Paper) -> dict:
-    return {
-        "id": p.id,
-        "title": p.title,
-        "authors": json.dumps(p.authors, ensure_ascii=False),
-        "abstract": p.abstract,
-        "categories": json.dumps(p.categories),
-        "venue": p.venue,
-        "venue_area": p.venue_area,
-        "published": p.published,
-        "listed": p.listed,
-        "updated": p.updated,
-        "date": p.date,
-        "abs_url": p.abs_url,
-        "pdf_url": p.pdf_url,
-        "code_url": p.code_url,
-        "comment": p.comment,
-        "authors_truncated": int(p.authors_truncated),
-        "sources": json.dumps(p.sources),
-        "extra": json.dumps(p.extra, ensure_ascii=False, sort_keys=True),
-        "content_hash": p.content_hash(),
-        "text_hash": p.text_hash(),
-    }
+    row = {f.name: getattr(p, f.name) for f in fields(Paper)}
+    row.update(
+        authors=json.dumps(p.authors, ensure_ascii=False),
+        categories=json.dumps(p.categories),
+        sources=json.dumps(p.sources),
+        extra=json.dumps(p.extra, ensure_ascii=False, sort_keys=True),
+        authors_truncated=int(p.authors_truncated),
+        date=p.date,
+        content_hash=p.content_hash(),
+        text_hash=p.text_hash(),
+    )
+    return row
 
 
 _COLS = list(_row(Paper(id="x", title="x")).keys())
 
 
 def paper_from_row(row: sqlite3.Row) -> Paper:
-    return Paper(
-        id=row["id"],
-        title=row["title"],
-        authors=json.loads(row["authors"]),
-        abstract=row["abstract"],
-        categories=json.loads(row["categories"]),
-        venue=row["venue"],
-        venue_area=row["venue_area"],
-        published=row["published"],
-        listed=row["listed"],
-        updated=row["updated"],
-        abs_url=row["abs_url"],
-        pdf_url=row["pdf_url"],
-        code_url=row["code_url"],
-        comment=row["comment"],
-        authors_truncated=bool(row["authors_truncated"]),
-        sources=json.loads(row["sources"]),
-        extra=json.loads(row["extra"]),
-    )
+    d = {f.name: row[f.name] for f in fields(Paper)}
+    d.update({k: json.loads(d[k]) for k in _JSON_COLS}, authors_truncated=bool(d["authors_truncated"]))
+    return Paper(**d)
 
 
 def _is_older(new: Paper, old_updated: str | None) -> bool:
@@ -448,14 +422,8 @@ class Store:
         batch: a crash loses at most the batch in flight, never half of one. Then publish
         the indexes (a caller writing in several steps passes publish=False and calls
         publish() once at its end)."""
-        total = IngestSummary()
-        batch: list[Paper] = []
-        for p in papers:
-            batch.append(p)
-            if len(batch) >= batch_size:
-                total = total + self._upsert_batch(batch)
-                batch = []
-        if batch:
+        total, it = IngestSummary(), iter(papers)
+        while batch := list(islice(it, batch_size)):
             total = total + self._upsert_batch(batch)
         if publish:
             self.publish()
@@ -547,6 +515,11 @@ class Store:
             yield from self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
     # --- reads ----------------------------------------------------------------------
+    def _value(self, sql: str, params: Sequence = ()) -> Any:
+        """The first column of the first row of `sql`, None without a row."""
+        row = self.conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+
     def get(self, pid: str) -> Paper | None:
         row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
         return paper_from_row(row) if row else None
@@ -557,8 +530,7 @@ class Store:
         }
 
     def rowid(self, pid: str) -> int | None:
-        r = self.conn.execute("SELECT rowid FROM papers WHERE id = ?", (pid,)).fetchone()
-        return r[0] if r else None
+        return self._value("SELECT rowid FROM papers WHERE id = ?", (pid,))
 
     def iter_papers(self) -> Iterator[Paper]:
         for r in self.conn.execute("SELECT * FROM papers ORDER BY rowid"):
@@ -569,8 +541,7 @@ class Store:
 
     # --- state (harvest checkpoints, settings) ----------------------------------------
     def get_state(self, key: str) -> str | None:
-        r = self.conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
-        return r[0] if r else None
+        return self._value("SELECT value FROM state WHERE key = ?", (key,))
 
     def set_state(self, key: str, value: str) -> None:
         with self.conn:
@@ -735,12 +706,11 @@ class Store:
         """The next `n` papers after `rowid`, in rowid order, each with its current vector's
         stored bytes (None without one): every paper between two rowids, so a copy may replace
         that range whole."""
-        rows = self.conn.execute(
+        sql = (
             "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v "
-            "ON v.paper = p.rowid AND v.text_hash = p.text_hash WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?",
-            (rowid, n),
-        ).fetchall()
-        return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
+            "ON v.paper = p.rowid AND v.text_hash = p.text_hash WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?"
+        )
+        return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in self.conn.execute(sql, (rowid, n))]
 
     # --- identity and change counter (what derived indexes are keyed to) --------------
     def store_id(self) -> str:
@@ -827,12 +797,10 @@ class Store:
 
     def ids_and_dates_after_rowid(self, rowid: int) -> list[tuple[str, str | None]]:
         """(id, date) of the papers stored after `rowid`."""
-        rows = self.conn.execute("SELECT id, date FROM papers WHERE rowid > ?", (rowid,)).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT id, date FROM papers WHERE rowid > ?", (rowid,))]
 
     def paper_id(self, rowid: int) -> str | None:
-        r = self.conn.execute("SELECT id FROM papers WHERE rowid = ?", [rowid]).fetchone()
-        return r[0] if r else None
+        return self._value("SELECT id FROM papers WHERE rowid = ?", [rowid])
 
     def ids_stored(self, ids: list[str]) -> set[str]:
         """Which of `ids` are stored."""
@@ -840,8 +808,7 @@ class Store:
 
     def newest_paper_id(self) -> str | None:
         """The id of the paper with the latest date (the last stored of that day)."""
-        row = self.conn.execute("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1").fetchone()
-        return row[0] if row else None
+        return self._value("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1")
 
     def rowids_on(self, day: str) -> list[int]:
         """Rowids of the papers dated `day`, in listing order."""
@@ -900,12 +867,10 @@ class Store:
     def author_lists_matching(self, match: str, limit: int) -> list[str]:
         """The authors (JSON lists) of up to `limit` papers matching an FTS5 expression over
         the exact-phrase index (e.g. ``{authors} : ("ada" AND "lov"*)``)."""
-        rows = self.conn.execute(
-            "SELECT p.authors FROM fts_exact JOIN papers p ON p.rowid = fts_exact.rowid "
-            "WHERE fts_exact MATCH ? LIMIT ?",
-            [match, limit],
-        ).fetchall()
-        return [r[0] for r in rows]
+        sql = (
+            "SELECT p.authors FROM fts_exact JOIN papers p ON p.rowid = fts_exact.rowid WHERE fts_exact MATCH ? LIMIT ?"
+        )
+        return [r[0] for r in self.conn.execute(sql, [match, limit])]
 
     def paper_counts_by_category(self) -> list[tuple[str, int]]:
         """Every category with its number of papers, most first."""
@@ -926,9 +891,7 @@ class Store:
     # --- what the search engine reads besides its snapshots (corpus.StoreCorpus) ---------
     def paper_id_by_doi(self, doi: str) -> str | None:
         """The id of a paper whose DOI (extra.doi, any case) is `doi` (lower case)."""
-        q = "SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1"
-        row = self.conn.execute(q, (doi,)).fetchone()
-        return row[0] if row else None
+        return self._value("SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1", (doi,))
 
     def column_texts(self, rowids: list[int], column: str) -> dict[int, str]:
         """rowid -> the stored value of `column` (title, abstract, authors as JSON, ...) of the papers."""
@@ -956,12 +919,9 @@ class Store:
     # --- the feed: days and periods -------------------------------------------------------
     def dates_with_counts(self, limit: int | None = None) -> list[tuple[str, int]]:
         """Dates that have papers, newest first, with how many papers each has."""
-        sql = "SELECT date, count(*) FROM papers WHERE date IS NOT NULL GROUP BY date ORDER BY date DESC"
-        params: list = []
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [(r[0], r[1]) for r in self.conn.execute(sql, params)]
+        sql = "SELECT date, count(*) FROM papers WHERE date IS NOT NULL GROUP BY date ORDER BY date DESC LIMIT ?"
+        limit = -1 if limit is None else int(limit)  # SQLite reads a negative LIMIT as none
+        return [(r[0], r[1]) for r in self.conn.execute(sql, [limit])]
 
     def latest_date(self) -> str | None:
         return self.conn.execute("SELECT max(date) FROM papers").fetchone()[0]
@@ -986,21 +946,15 @@ class Store:
         where, params = period.where()
         sql = (
             "SELECT pc.category, count(*) n FROM paper_categories pc JOIN papers p ON p.rowid = pc.paper "
-            f"WHERE {where} GROUP BY pc.category ORDER BY n DESC, pc.category"
+            f"WHERE {where} GROUP BY pc.category ORDER BY n DESC, pc.category LIMIT ?"
         )
-        if limit is not None:
-            sql += " LIMIT ?"
-            params = [*params, limit]
-        return [(r[0], r[1]) for r in self.conn.execute(sql, params)]
+        return [(r[0], r[1]) for r in self.conn.execute(sql, [*params, -1 if limit is None else limit])]
 
     def papers_in(self, period: Period, order: str, limit: int, offset: int = 0) -> list[Paper]:
         """One page of the period's papers in `order` (a key of PERIOD_ORDERS)."""
         where, params = period.where()
-        rows = self.conn.execute(
-            f"SELECT * FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]} LIMIT ? OFFSET ?",
-            [*params, limit, offset],
-        ).fetchall()
-        return [paper_from_row(r) for r in rows]
+        sql = f"SELECT * FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]} LIMIT ? OFFSET ?"
+        return [paper_from_row(r) for r in self.conn.execute(sql, [*params, limit, offset])]
 
     def rowids_in(self, period: Period, order: str) -> list[int]:
         """The period's rowids in `order` (a key of PERIOD_ORDERS)."""
@@ -1012,22 +966,18 @@ class Store:
         """(rowid, Hugging Face upvotes, GitHub stars) of the period's papers, most upvoted
         first, then most starred, then in `order` (a key of PERIOD_ORDERS)."""
         where, params = period.where()
-        rows = self.conn.execute(
-            f"SELECT p.rowid, {_UPVOTES}, {_STARS} FROM papers p WHERE {where} "
-            f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, {PERIOD_ORDERS[order]}",
-            params,
-        ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+        order_by = f"{_BY_SIGNAL}, {PERIOD_ORDERS[order]}"
+        sql = f"SELECT p.rowid, {_UPVOTES}, {_STARS} FROM papers p WHERE {where} ORDER BY {order_by}"
+        return [(r[0], r[1], r[2]) for r in self.conn.execute(sql, params)]
 
     def most_signalled_in(self, period: Period, limit: int) -> list[Paper]:
         """The period's papers with upvotes or stars, most upvoted first, then most starred."""
         where, params = period.where()
-        rows = self.conn.execute(
+        sql = (
             f"SELECT * FROM papers p WHERE {where} AND (coalesce({_UPVOTES}, 0) > 0 OR coalesce({_STARS}, 0) > 0) "
-            f"ORDER BY {_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST, p.rowid LIMIT ?",
-            [*params, limit],
-        ).fetchall()
-        return [paper_from_row(r) for r in rows]
+            f"ORDER BY {_BY_SIGNAL}, p.rowid LIMIT ?"
+        )
+        return [paper_from_row(r) for r in self.conn.execute(sql, [*params, limit])]
 
     def state_keys_starting(self, prefix: str) -> list[str]:
         """Keys of the state table that start with `prefix` (a LIKE pattern's prefix)."""
@@ -1072,8 +1022,7 @@ class Store:
         return [r[0] for r in self._library_rows("SELECT DISTINCT paper FROM tag_papers")]
 
     def tag_id(self, name: str) -> int | None:
-        r = self.conn.execute("SELECT id FROM tags WHERE name = ?", (name,)).fetchone()
-        return r[0] if r is not None else None
+        return self._value("SELECT id FROM tags WHERE name = ?", (name,))
 
     def tag_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM tags").fetchone()[0]
