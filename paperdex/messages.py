@@ -538,68 +538,50 @@ MESSAGES: dict[str, dict[str, str]] = {
     "in_query": {"en": "query", "zh": "查询参数"},
     "in_path": {"en": "path", "zh": "路径"},
     "pagination": {"en": "Pages", "zh": "分页"},
-    # --- text from outside paperdex, as plain English: its code is its English text ----------
-    # Starlette (the 404 its router answers: HTTPException.detail)
-    "Not Found": {"en": "Not Found", "zh": "未找到"},
-    # the API page: summaries and parameter descriptions (OpenAPI text is English)
-    "Search papers": {"en": "Search papers", "zh": "检索论文"},
-    "Similar papers": {"en": "Similar papers", "zh": "相似论文"},
-    "One paper": {"en": "One paper", "zh": "单篇论文"},
-    "Daily papers": {"en": "Daily papers", "zh": "每日论文"},
-    "Days with papers": {"en": "Days with papers", "zh": "有论文的日期"},
-    "Query in the paperdex query language; empty lists newest": {
-        "en": "Query in the paperdex query language; empty lists newest",
-        "zh": "paperdex 查询语法的查询；为空时列出最新论文",
-    },
-    "Ranking": {"en": "Ranking", "zh": "排序方式（混合/关键词/语义）"},
-    "Order of the hits": {"en": "Order of the hits", "zh": "结果顺序"},
-    "1-based page number": {"en": "1-based page number", "zh": "页码（从 1 开始）"},
-    "Hits per page": {"en": "Hits per page", "zh": "每页结果数"},
-    "Papers per page": {"en": "Papers per page", "zh": "每页论文数"},
-    "A category (cs.LG) or archive (cs)": {
-        "en": "A category (cs.LG) or archive (cs)",
-        "zh": "分类（cs.LG）或大类（cs）",
-    },
-    "Earliest date, YYYY[-MM[-DD]]": {"en": "Earliest date, YYYY[-MM[-DD]]", "zh": "最早日期，YYYY[-MM[-DD]]"},
-    "Latest date, YYYY[-MM[-DD]]": {"en": "Latest date, YYYY[-MM[-DD]]", "zh": "最晚日期，YYYY[-MM[-DD]]"},
-    "Substring of the venue": {"en": "Substring of the venue", "zh": "会议/期刊名称的一部分"},
-    "Substring of the venue area": {"en": "Substring of the venue area", "zh": "会议领域名称的一部分"},
-    "An author name": {"en": "An author name", "zh": "作者姓名"},
-    "How many neighbours": {"en": "How many neighbours", "zh": "返回多少篇相似论文"},
-    "How many days": {"en": "How many days", "zh": "返回多少天"},
-    "Only papers in this category or archive": {
-        "en": "Only papers in this category or archive",
-        "zh": "只看该分类或大类的论文",
-    },
-    "Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side).": {
-        "en": "Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side).",
-        "zh": "每条结果带 `title_html` 与 `snippet_html`（已转义，查询词包在 `<mark>` 中）"
-        "以及 `why`（两侧各自的排名）。",
-    },
-    "Nearest neighbours of a paper by embedding (title words when it has no vector).": {
-        "en": "Nearest neighbours of a paper by embedding (title words when it has no vector).",
-        "zh": "按向量找出一篇论文的最近邻（没有向量时按标题词）。",
-    },
-    "One paper with every field, its links and a BibTeX entry. Ids may contain `/`\n(hep-th/9901002) and may "
-    "carry an `arXiv:` prefix or a version suffix.": {
-        "en": "One paper with every field, its links and a BibTeX entry. Ids may contain `/`\n(hep-th/9901002) and "
-        "may carry an `arXiv:` prefix or a version suffix.",
-        "zh": "单篇论文的全部字段、链接与 BibTeX 条目。编号可以含 `/`（`hep-th/9901002`），"
-        "可以带 `arXiv:` 前缀或版本后缀。",
-    },
-    "Papers listed on one day, with per-category counts and the previous/next days.": {
-        "en": "Papers listed on one day, with per-category counts and the previous/next days.",
-        "zh": "某一天发布的论文，附各分类的数量以及前一天/后一天。",
-    },
-    "Days that have papers, newest first, with counts.": {
-        "en": "Days that have papers, newest first, with counts.",
-        "zh": "有论文的日期（最新在前）及其论文数。",
-    },
-    "YYYY-MM-DD; default: the latest day in the store": {
-        "en": "YYYY-MM-DD; default: the latest day in the store",
-        "zh": "YYYY-MM-DD；默认为库中最新的一天",
-    },
 }
+
+# Text from outside paperdex, as plain English (its code is its English text), with its Chinese.
+_OUTSIDE = {
+    # Starlette (the 404 its router answers: HTTPException.detail)
+    "Not Found": "未找到",
+    # the API page: summaries and parameter descriptions (OpenAPI text is English)
+    "Search papers": "检索论文",
+    "Similar papers": "相似论文",
+    "One paper": "单篇论文",
+    "Daily papers": "每日论文",
+    "Days with papers": "有论文的日期",
+    "Query in the paperdex query language; empty lists newest": "paperdex 查询语法的查询；为空时列出最新论文",
+    "Ranking": "排序方式（混合/关键词/语义）",
+    "Order of the hits": "结果顺序",
+    "1-based page number": "页码（从 1 开始）",
+    "Hits per page": "每页结果数",
+    "Papers per page": "每页论文数",
+    "A category (cs.LG) or archive (cs)": "分类（cs.LG）或大类（cs）",
+    "Earliest date, YYYY[-MM[-DD]]": "最早日期，YYYY[-MM[-DD]]",
+    "Latest date, YYYY[-MM[-DD]]": "最晚日期，YYYY[-MM[-DD]]",
+    "Substring of the venue": "会议/期刊名称的一部分",
+    "Substring of the venue area": "会议领域名称的一部分",
+    "An author name": "作者姓名",
+    "How many neighbours": "返回多少篇相似论文",
+    "How many days": "返回多少天",
+    "Only papers in this category or archive": "只看该分类或大类的论文",
+    "Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side).": (
+        "每条结果带 `title_html` 与 `snippet_html`（已转义，查询词包在 `<mark>` 中）以及 `why`（两侧各自的排名）。"
+    ),
+    "Nearest neighbours of a paper by embedding (title words when it has no vector).": (
+        "按向量找出一篇论文的最近邻（没有向量时按标题词）。"
+    ),
+    "One paper with every field, its links and a BibTeX entry. Ids may contain `/`\n(hep-th/9901002) and may "
+    "carry an `arXiv:` prefix or a version suffix.": (
+        "单篇论文的全部字段、链接与 BibTeX 条目。编号可以含 `/`（`hep-th/9901002`），可以带 `arXiv:` 前缀或版本后缀。"
+    ),
+    "Papers listed on one day, with per-category counts and the previous/next days.": (
+        "某一天发布的论文，附各分类的数量以及前一天/后一天。"
+    ),
+    "Days that have papers, newest first, with counts.": "有论文的日期（最新在前）及其论文数。",
+    "YYYY-MM-DD; default: the latest day in the store": "YYYY-MM-DD；默认为库中最新的一天",
+}
+MESSAGES.update({en: {"en": en, "zh": zh} for en, zh in _OUTSIDE.items()})
 
 _FORMATTER = string.Formatter()
 
