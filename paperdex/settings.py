@@ -77,14 +77,19 @@ def _url(s: str) -> str:
     return url
 
 
-def _threads(s: str) -> int | None:
+def _whole(s: str, least: int, want: str) -> int:
+    """A whole number >= `least`; else ValueError(`want`)."""
     try:
         n = int(s.strip())
     except ValueError:
-        raise ValueError("expected a whole number of threads (0: the engine's own choice)") from None
-    if n < 0:
-        raise ValueError("expected a whole number of threads (0: the engine's own choice)")
-    return n or None
+        raise ValueError(want) from None
+    if n < least:
+        raise ValueError(want)
+    return n
+
+
+def _threads(s: str) -> int | None:
+    return _whole(s, 0, "expected a whole number of threads (0: the engine's own choice)") or None
 
 
 def _seconds(positive: bool) -> Callable[[str], float]:
@@ -104,10 +109,6 @@ def _seconds(positive: bool) -> Callable[[str], float]:
 
 def _hosts(s: str) -> tuple[str, ...]:
     return tuple(h.strip().lower() for h in s.split(",") if h.strip())
-
-
-def _text(s: str) -> str:
-    return s.strip()
 
 
 DEFAULT_LLM_KEY_ENV = "PAPERDEX_LLM_KEY"
@@ -134,13 +135,7 @@ def _variable_name(s: str) -> str:
 
 
 def _count(s: str) -> int:
-    try:
-        n = int(s.strip())
-    except ValueError:
-        raise ValueError("expected a whole number > 0") from None
-    if n < 1:
-        raise ValueError("expected a whole number > 0")
-    return n
+    return _whole(s, 1, "expected a whole number > 0")
 
 
 @dataclass(frozen=True)
@@ -170,7 +165,7 @@ VARIABLES: tuple[Variable, ...] = (
         "",
         "Base URL of the OpenAI-compatible embeddings endpoint of `openai:` models (default OpenAI's).",
     ),
-    Variable("PAPERDEX_EMBED_KEY", "embed_key", _text, "", "The key that endpoint wants (never printed)."),
+    Variable("PAPERDEX_EMBED_KEY", "embed_key", str.strip, "", "The key that endpoint wants (never printed)."),
     Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch, "", "0: no Chinese-to-English query dictionary (default 1)."),
     Variable(
         "PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch, "", "0: no Chinese-query adapter for multilingual-e5 (default 1)."
@@ -206,12 +201,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "PAPERDEX_BACKEND",
         "backend",
-        _text,
+        str.strip,
         "",
         "Backend URI `open_backend()` opens when given none (default: the embedded store).",
     ),
-    Variable("PAPERDEX_SMTP_USER", "smtp_user", _text, "", "SMTP login for `digest --smtp`."),
-    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", _text, "", "SMTP password for `digest --smtp`."),
+    Variable("PAPERDEX_SMTP_USER", "smtp_user", str.strip, "", "SMTP login for `digest --smtp`."),
+    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", str.strip, "", "SMTP password for `digest --smtp`."),
     # --- the optional language model of `paperdex summarize` (summaries.py) ---
     Variable(
         "PAPERDEX_LLM_URL",
@@ -220,7 +215,7 @@ VARIABLES: tuple[Variable, ...] = (
         "summarize --url",
         "Base URL of an OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:8080/v1 (default: none, no summaries).",
     ),
-    Variable("PAPERDEX_LLM_MODEL", "llm_model", _text, "summarize --model", "The model name the endpoint serves."),
+    Variable("PAPERDEX_LLM_MODEL", "llm_model", str.strip, "summarize --model", "The model name the endpoint serves."),
     Variable(
         "PAPERDEX_LLM_KEY_ENV",
         "llm_key_env",
