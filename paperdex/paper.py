@@ -14,7 +14,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from paperdex.text.latex import index_text as _latex_index_text
+# Plain words for the tokenizer: `$\beta$-VAE` -> `beta -VAE`, `\textbf{X}` -> `X`. The one LaTeX
+# reader is paperdex.text.latex (pylatexenc); the index's callers import it by this name.
+from paperdex.text.latex import index_text as index_text
 
 ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
@@ -74,8 +76,7 @@ class Paper:
 
     def content_hash(self) -> str:
         """Changes whenever anything a user could see changes; drives upsert accounting."""
-        d = asdict(self)
-        blob = json.dumps(d, sort_keys=True, ensure_ascii=False)
+        blob = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
         return hashlib.sha1(blob.encode()).hexdigest()
 
     def text_hash(self) -> str:
@@ -296,15 +297,6 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
         extra=extra,
         **dates,
     )
-
-
-# --- normalisation for the index only -------------------------------------------------
-
-
-def index_text(text: str) -> str:
-    """Plain words for the tokenizer: `$\\beta$-VAE` -> `beta -VAE`, `\\textbf{X}` -> `X`. The
-    one LaTeX reader is :mod:`paperdex.text.latex` (pylatexenc); this name stays for the index."""
-    return _latex_index_text(text)
 
 
 def finite(v: Any) -> Any:
