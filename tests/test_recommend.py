@@ -213,3 +213,26 @@ def test_every_kind_scores_as_a_z_score(sample_store):
     for kind in R.MODEL_KINDS:
         s = R.scores(c, R.as_kind(m, kind))
         assert abs(float(s.mean())) < 1e-3 and abs(float(s.std()) - 1.0) < 1e-3, kind
+
+
+def test_pages_of_recommendations_are_slices_of_one_order_even_among_ties(store):
+    """Six copies of a tagged paper (same text, same vector) score exactly alike. Reading the
+    recommendations two at a time lists what one page of twelve lists, in the same order:
+    no copy twice, none skipped, whichever page boundary falls among the ties."""
+    from dataclasses import replace
+
+    topic = _topic(store, "cs.RO")
+    L.add_to_tag(store, "ties", topic[:8])
+    src = store.get(topic[0])
+    copies = [replace(src, id=f"tie-{i}", sources=["file"]) for i in range(6)]
+    store.upsert(copies)
+    rowids, vecs = store.load_vectors()
+    vec = vecs[list(rowids).index(store.rowid(src.id))].astype(np.float32)
+    store.add_vectors(store.model, [(store.rowid(p.id), p.text_hash(), vec) for p in copies])
+    store.publish()
+    whole = [r.paper.id for r in R.recommend(store, "ties", k=12, explain=False).items]
+    paged = [
+        r.paper.id for page in range(1, 7) for r in R.recommend(store, "ties", k=2, page=page, explain=False).items
+    ]
+    assert sum(pid.startswith("tie-") for pid in whole) == 6  # the copies are among the best
+    assert paged == whole

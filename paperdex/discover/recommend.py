@@ -49,7 +49,7 @@ from paperdex.messages import message
 from paperdex.paper import Paper, index_text
 from paperdex.search.corpus import Corpus as SearchCorpus
 from paperdex.search.corpus import StoreCorpus
-from paperdex.search.engine import Hit, OverBudget, Searcher, mark, rrf, snippet, stems_of
+from paperdex.search.engine import Hit, OverBudget, Searcher, mark, rrf, snippet, stems_of, top_k
 from paperdex.search.query import QueryError
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stemmer, tokens
@@ -660,10 +660,7 @@ def recommend(
     ok[_docs_of(c, src, library.dismissed(store))] = False
     cand = np.flatnonzero(ok)
     want = page * k
-    sc = s[cand]
-    top = np.argpartition(-sc, want - 1)[:want] if len(cand) > want else np.arange(len(cand))
-    top = top[np.lexsort((cand[top], -sc[top]))][(page - 1) * k : want]
-    docs = cand[top]
+    docs = top_k(s, cand, want)[(page - 1) * k :]
     rowids = [int(c.rowids[d]) for d in docs]
     papers = src.papers(rowids)
     items = []

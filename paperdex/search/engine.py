@@ -1068,8 +1068,9 @@ def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.n
     return (1 - w_dense) * lx + w_dense * dn
 
 
-def _lex_top(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
-    """The best k of `cand` by score, ties to the lower doc, in that order."""
+def top_k(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
+    """The best k of `cand` by score (`acc[cand]`), ties to the lower doc, in that order: the
+    same k whatever k is asked, so pages cut from it never overlap or skip a tie."""
     s = acc[cand]
     if len(cand) > k:
         keep = np.argpartition(-s, k - 1)[:k]
@@ -1088,7 +1089,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     acc = words.acc
     A = words.A & (acc > 0)
     lex_cand = np.flatnonzero(A)
-    pool_lex = _lex_top(acc, lex_cand, max(LEX_POOL, want))
+    pool_lex = top_k(acc, lex_cand, max(LEX_POOL, want))
     if dense is None:
         pool, fused = pool_lex, acc[pool_lex]
         cos = np.full(len(pool), np.nan, dtype=np.float32)
@@ -1114,7 +1115,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
         if len(order) < want and n_tail:
             in_pool = np.zeros(len(A), dtype=bool)
             in_pool[pool] = True
-            rest.append(_lex_top(acc, np.flatnonzero(A & ~in_pool), want - len(order)))
+            rest.append(top_k(acc, np.flatnonzero(A & ~in_pool), want - len(order)))
     unscored = M & ~A
     if dense is not None:
         unscored[pool] = False
