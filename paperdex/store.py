@@ -161,17 +161,18 @@ def _int8_from_f16(blob: bytes) -> bytes:
 VECTORS_NEXT = "vectors_next"  # a switch's new vectors, filled while the old ones keep serving
 
 
-def _missing_sql(table: str) -> str:
-    """The papers without a current vector in `table` (none, or one made from other text)."""
+def _missing_sql(switch: bool) -> str:
+    """The papers without a current vector (none, or one made from other text), of a switch's if `switch`."""
+    table = VECTORS_NEXT if switch else "vectors"
     return f"FROM papers p LEFT JOIN {table} v ON v.paper = p.rowid WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
 
 
 # A paper's community signals, kept in its `extra` JSON by the sources that bring them.
 _UPVOTES = "CAST(json_extract(p.extra, '$.hf.upvotes') AS INTEGER)"
 _STARS = "CAST(coalesce(json_extract(p.extra, '$.code_stars'), json_extract(p.extra, '$.hf.github_stars')) AS INTEGER)"
+_BY_SIGNAL = f"{_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST"  # most upvoted, then most starred
 # The orders the feed lists a period in: a day's listing order, newest first, by Hugging
 # Face upvotes, by GitHub stars (the last two then newest first).
-_BY_SIGNAL = f"{_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST"  # most upvoted, then most starred
 PERIOD_ORDERS = {
     "listing": "p.rowid",
     "newest": "p.date DESC, p.rowid",
@@ -444,7 +445,7 @@ class Store:
             c.execute("BEGIN IMMEDIATE")
             ids = list(latest)
             old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", ids)}
-            inserts, fts_rows = [], []
+            inserts, written = [], []  # written: (rowid, paper) of every row updated or added
             for pid, p in latest.items():
                 row = _row(p)
                 prev = old.get(pid)
@@ -460,14 +461,10 @@ class Store:
                 sets = ", ".join(f"{k} = :{k}" for k in _COLS)
                 c.execute(f"UPDATE papers SET {sets} WHERE rowid = {rowid}", row)
                 c.execute("DELETE FROM paper_categories WHERE paper = ?", (rowid,))
-                c.executemany(
-                    "INSERT OR IGNORE INTO paper_categories VALUES (?, ?)",
-                    [(rowid, cat) for cat in p.categories],
-                )
                 if prev["text_hash"] != row["text_hash"]:
                     if c.execute("DELETE FROM vectors WHERE paper = ?", (rowid,)).rowcount:
                         self._bump_epoch()
-                fts_rows.append((rowid, *_fts_values(p)))
+                written.append((rowid, p))
                 s.updated += 1
             if inserts:
                 names = ", ".join(_COLS)
@@ -475,15 +472,12 @@ class Store:
                 c.executemany(f"INSERT INTO papers ({names}) VALUES ({params})", inserts)
                 q = "SELECT id, rowid FROM papers WHERE id IN ({})"
                 new = {r[0]: r[1] for r in self._rows_in(q, [r["id"] for r in inserts])}
-                cats = []
-                for row in inserts:
-                    p = latest[row["id"]]
-                    rowid = new[p.id]
-                    fts_rows.append((rowid, *_fts_values(p)))
-                    cats.extend((rowid, cat) for cat in p.categories)
-                c.executemany("INSERT OR IGNORE INTO paper_categories VALUES (?, ?)", cats)
+                written += [(new[r["id"]], latest[r["id"]]) for r in inserts]
+            cats = [(rowid, cat) for rowid, p in written for cat in p.categories]
+            c.executemany("INSERT OR IGNORE INTO paper_categories VALUES (?, ?)", cats)
+            fts_rows = [(rowid, *_fts_values(p)) for rowid, p in written]
             c.executemany(f"INSERT INTO fts_exact(rowid, {_FTS_COLS}) VALUES (?, ?, ?, ?, ?)", fts_rows)
-            if fts_rows:
+            if written:
                 self._bump_generation()
         return s
 
@@ -625,9 +619,8 @@ class Store:
         """(rowid, text_hash, title, abstract) of papers without a vector or whose vector was
         made from other text (a stale one, e.g. written by an embed racing an edit), oldest
         first; with `switch`, those lacking one in the table of a switch of models."""
-        table = VECTORS_NEXT if switch else "vectors"
         return self.conn.execute(
-            f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(table)} ORDER BY p.rowid LIMIT ?",
+            f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(switch)} ORDER BY p.rowid LIMIT ?",
             (limit,),
         ).fetchall()
 
@@ -1122,8 +1115,7 @@ class Store:
 
     def missing_vector_count(self, *, switch: bool = False) -> int:
         """Papers without a current vector (in the switch's table if `switch`)."""
-        table = VECTORS_NEXT if switch else "vectors"
-        return self.conn.execute(f"SELECT count(*) {_missing_sql(table)}").fetchone()[0]
+        return self.conn.execute(f"SELECT count(*) {_missing_sql(switch)}").fetchone()[0]
 
     def start_vector_switch(self, model: str) -> None:
         """Begin (or go on with) a switch to `model`; a switch to yet another model starts its
