@@ -15,6 +15,7 @@ CLI) never sees half a batch: WAL gives every reader the last committed snapshot
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -600,10 +601,8 @@ class Store:
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             self._claim_model(model)
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(r, h, quantize(v).tobytes()) for r, h, v in items],
-            )
+            rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
+            self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
             self._bump_epoch()
 
     def reset_vectors(self) -> None:
@@ -996,19 +995,15 @@ class Store:
 
     def tag_paper_ids(self, name: str) -> list[str]:
         """Ids of the papers in the tag named `name`, most recently added first."""
-        rows = self._library_rows(
+        q = (
             "SELECT tp.paper FROM tag_papers tp JOIN tags t ON t.id = tp.tag WHERE t.name = ? "
-            "ORDER BY tp.added DESC, tp.paper",
-            [name],
+            "ORDER BY tp.added DESC, tp.paper"
         )
-        return [r[0] for r in rows]
+        return [r[0] for r in self._library_rows(q, [name])]
 
     def tag_names_of(self, pid: str) -> list[str]:
-        rows = self._library_rows(
-            "SELECT t.name FROM tags t JOIN tag_papers tp ON tp.tag = t.id WHERE tp.paper = ? ORDER BY t.name",
-            [pid],
-        )
-        return [r[0] for r in rows]
+        q = "SELECT t.name FROM tags t JOIN tag_papers tp ON tp.tag = t.id WHERE tp.paper = ? ORDER BY t.name"
+        return [r[0] for r in self._library_rows(q, [pid])]
 
     def tagged_paper_ids(self) -> list[str]:
         """Ids of the papers in any tag."""
@@ -1132,10 +1127,8 @@ class Store:
     def add_switch_vectors(self, items: list[tuple[int, str, np.ndarray]]) -> None:
         """items: (paper rowid, text_hash the vector was computed from, vector), into the switch's table."""
         with self.conn:
-            self.conn.executemany(
-                f"INSERT OR REPLACE INTO {VECTORS_NEXT} VALUES (?, ?, ?)",
-                [(r, h, quantize(v).tobytes()) for r, h, v in items],
-            )
+            rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
+            self.conn.executemany(f"INSERT OR REPLACE INTO {VECTORS_NEXT} VALUES (?, ?, ?)", rows)
 
     def finish_vector_switch(self, model: str) -> bool:
         """Put the switch's vectors in place of the old in one transaction, once every paper
@@ -1171,16 +1164,5 @@ class Store:
 
 def _split_sql(script: str) -> list[str]:
     """sqlite3.executescript would commit our transaction; split on ';' at line ends instead."""
-    out, buf = [], []
-    for line in script.splitlines():
-        code = line.split("--", 1)[0]
-        buf.append(code)
-        if code.rstrip().endswith(";"):
-            stmt = "\n".join(buf).strip()
-            if stmt.strip(";").strip():
-                out.append(stmt)
-            buf = []
-    tail = "\n".join(buf).strip()
-    if tail:
-        out.append(tail)
-    return out
+    code = "\n".join(line.split("--", 1)[0] for line in script.splitlines())
+    return [f"{stmt.strip()};" for stmt in re.split(r";[ \t]*$", code, flags=re.M) if stmt.strip()]
