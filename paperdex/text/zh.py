@@ -140,23 +140,22 @@ def _back_off(word: str, d: dict[str, list[str]], counts: dict[str, int]) -> lis
     n = len(word)
     best: list[tuple[int, int, float, list[str]] | None] = [None] * (n + 1)
     best[0] = (0, 0, 0.0, [])
+
+    def offer(j: int, cand: tuple[int, int, float, list[str]]) -> None:
+        there = best[j]
+        if there is None or cand[:3] > there[:3]:
+            best[j] = cand
+
     for i in range(n):
         here = best[i]
         if here is None:
             continue
         cov, pieces, score, parts = here
-        # skip one character
-        cand = (cov, pieces, score, parts)
-        after = best[i + 1]
-        if after is None or cand[:3] > after[:3]:
-            best[i + 1] = cand
+        offer(i + 1, here)  # skip one character
         for j in range(i + 2, n + 1):
             piece = word[i:j]
             if piece in d and piece != word:
-                cand = (cov + j - i, pieces - 1, score + math.log(counts.get(piece, 1) + 1), [*parts, piece])
-                there = best[j]
-                if there is None or cand[:3] > there[:3]:
-                    best[j] = cand
+                offer(j, (cov + j - i, pieces - 1, score + math.log(counts.get(piece, 1) + 1), [*parts, piece]))
     last = best[n]
     return last[3] if last else []
 
