@@ -251,7 +251,8 @@ _BY_FIELD = {v.field: v for v in VARIABLES}
 @dataclass(frozen=True)
 class Settings:
     """Everything paperdex may be told from outside, resolved: flag, else environment, else
-    the built-in default. Frozen, so it can be shared by threads and pickled to workers."""
+    the built-in default. Frozen, so it can be shared by threads and pickled to workers. A field
+    without a docstring here is described by its entry in VARIABLES."""
 
     data_dir: Path = field(default_factory=platform_data_dir)
     """Where the store, indexes and sources.toml live."""
@@ -268,15 +269,12 @@ class Settings:
     embed_threads: int | None = None
     """CPU threads of the embedding engine; None: the engine's own choice."""
     time_budget: float = DEFAULT_TIME_BUDGET
-    """Seconds one web search may run before it stops with a 503."""
     pool_wait: float = DEFAULT_POOL_WAIT
     """Seconds a web request waits for a free searcher before a 503 with Retry-After."""
     allowed_hosts: tuple[str, ...] = ()
-    """Host names the web server answers besides the loopback names ('*': any)."""
     backend: str | None = None
     """A backend URI (embedded:// or milvus://); None: the embedded store in data_dir."""
     smtp_user: str | None = None
-    """SMTP login for `digest --smtp`."""
     smtp_password: str | None = field(default=None, repr=False)
     """SMTP password for `digest --smtp` (never shown in a repr or log)."""
     llm_url: str | None = None
@@ -284,15 +282,11 @@ class Settings:
     llm_model: str | None = None
     """The model the endpoint serves (stored beside every summary it writes)."""
     llm_key_env: str = DEFAULT_LLM_KEY_ENV
-    """The environment variable the endpoint's key is read from."""
     llm_key: str | None = field(default=None, repr=False)
     """The key itself, read from llm_key_env (never shown in a repr or log)."""
     llm_per_day: int = DEFAULT_LLM_PER_DAY
-    """Papers summarised per UTC day at most."""
     llm_max_tokens: int = DEFAULT_LLM_MAX_TOKENS
-    """Tokens one answer may use."""
     llm_concurrency: int = 2
-    """Requests to the endpoint at once."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
