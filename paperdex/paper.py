@@ -252,20 +252,18 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
         abstract = rec.get("summary")
     abstract = _text(abstract, "abstract", MAX_ABSTRACT, notes) or ""
     dates = {key: _date(rec.get(key), key) for key in ("published", "listed", "updated")}
-    truncated = rec.get("authors_truncated", False)
-    if truncated is None:
-        truncated = False
+    truncated = rec.get("authors_truncated")
+    truncated = False if truncated is None else truncated
     if not isinstance(truncated, bool):
         raise RecordError(f"'authors_truncated' must be true or false, got {_kind(truncated)}")
     raw_authors = rec.get("authors")
     if isinstance(raw_authors, list) and len(raw_authors) > MAX_AUTHORS:
         truncated = True
-    given_extra = rec.get("extra")
-    if given_extra is None:
-        given_extra = {}
-    if not isinstance(given_extra, dict):
-        raise RecordError(f"'extra' must be a JSON object, got {_kind(given_extra)}")
-    extra = dict(given_extra)
+    extra = rec.get("extra")
+    extra = {} if extra is None else extra
+    if not isinstance(extra, dict):
+        raise RecordError(f"'extra' must be a JSON object, got {_kind(extra)}")
+    extra = dict(extra)
     for k, v in rec.items():
         if k not in _KNOWN and k not in ("date", "links", "summary"):
             extra[k] = v  # e.g. code_stars: never dropped

@@ -520,9 +520,8 @@ class Store:
         return paper_from_row(row) if row else None
 
     def get_many(self, rowids: list[int]) -> dict[int, Paper]:
-        return {
-            r["rowid"]: paper_from_row(r) for r in self._rows_in("SELECT * FROM papers WHERE rowid IN ({})", rowids)
-        }
+        q = "SELECT * FROM papers WHERE rowid IN ({})"
+        return {r["rowid"]: paper_from_row(r) for r in self._rows_in(q, rowids)}
 
     def rowid(self, pid: str) -> int | None:
         return self._value("SELECT rowid FROM papers WHERE id = ?", (pid,))
@@ -686,9 +685,8 @@ class Store:
 
     def rowids_and_hashes_of(self, ids: list[str]) -> dict[str, tuple[int, str]]:
         """id -> (rowid, text hash) of the papers with these ids (vectors are attached by them)."""
-        return {
-            r[0]: (r[1], r[2]) for r in self._rows_in("SELECT id, rowid, text_hash FROM papers WHERE id IN ({})", ids)
-        }
+        q = "SELECT id, rowid, text_hash FROM papers WHERE id IN ({})"
+        return {r[0]: (r[1], r[2]) for r in self._rows_in(q, ids)}
 
     def count_up_to(self, rowid: int) -> int:
         """Papers with a rowid at most this one (what a resumed migration has copied)."""
@@ -737,8 +735,7 @@ class Store:
         )
 
     def stats(self) -> dict:
-        c = self.conn
-        first, last = c.execute("SELECT min(date), max(date) FROM papers").fetchone()
+        first, last = self.conn.execute("SELECT min(date), max(date) FROM papers").fetchone()
         db_bytes = sum(f.stat().st_size for f in self.data_dir.glob("paperdex.db*"))
         return {
             "papers": self.count(),
