@@ -1053,10 +1053,8 @@ class Store:
 
     def saved_search_row(self, *, id: int | None = None, name: str | None = None) -> sqlite3.Row | None:
         """A saved search by id, or by name (any case)."""
-        if id is not None:
-            rows = self._library_rows("SELECT * FROM saved_searches WHERE id = ?", [id])
-        else:
-            rows = self._library_rows("SELECT * FROM saved_searches WHERE name = ? COLLATE NOCASE", [name])
+        where, key = ("id = ?", id) if id is not None else ("name = ? COLLATE NOCASE", name)
+        rows = self._library_rows(f"SELECT * FROM saved_searches WHERE {where}", [key])
         return rows[0] if rows else None
 
     def saved_search_count(self) -> int:
@@ -1093,9 +1091,8 @@ class Store:
 
     def delete_token(self, *, id: int | None = None, name: str | None = None) -> int:
         """Revoke the token with this id, or every token with this name; returns how many."""
-        if id is not None:
-            return self.conn.execute("DELETE FROM tokens WHERE id = ?", (id,)).rowcount
-        return self.conn.execute("DELETE FROM tokens WHERE name = ?", (name,)).rowcount
+        column, key = ("id", id) if id is not None else ("name", name)
+        return self.conn.execute(f"DELETE FROM tokens WHERE {column} = ?", (key,)).rowcount
 
     # --- a switch of embedding models (embed.py) ---------------------------------------
     # The new model's vectors fill a table of their own (VECTORS_NEXT) while the old ones

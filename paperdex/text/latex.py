@@ -254,9 +254,8 @@ def _math(body: str) -> str:
             break
     s = _BB.sub(lambda m: BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), s)
     s = _CAL.sub(lambda m: m.group(1) or m.group(2), s)
-    s = _BOLD_CMD.sub(r"\1", s)
-    s = _EM_CMD.sub(r"\1", s)
-    s = _PLAIN_CMD.sub(r"\1", s)
+    for cmd in (_BOLD_CMD, _EM_CMD, _PLAIN_CMD):  # bold, italic and text commands: their content
+        s = cmd.sub(r"\1", s)
     s = _SCRIPT.sub(_script, s)
     s = _CMD.sub(lambda c: SYMBOLS.get(c.group(1), c.group(1)), s)
     s = s.replace("{", "").replace("}", "").replace("~", " ")
