@@ -334,16 +334,15 @@ def related(ctx, text, limit, as_json) -> None:
 def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_section) -> None:
     """The daily digest (recommendations per tag, new papers per saved search) by e-mail or
     to a file; without --to or --smtp, the text is printed."""
-    import os
-
     from paperdex.discover import digest as D
     from paperdex.service import make_searcher
 
     if to_file and to_file.suffix.lower() not in D.FILE_KINDS:
         raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
+    settings = _settings(ctx.find_root())
     with _store(ctx.find_root(), readonly=True) as st:
         try:
-            searcher = make_searcher(st, _settings(ctx.find_root()).backend)  # saved searches: the backend's
+            searcher = make_searcher(st, settings.backend)  # saved searches: the backend's
             d = D.build(st, day, base_url, per_section, searcher=searcher)
         except library.LibraryError as e:
             raise UserError(e.message) from None
@@ -361,8 +360,8 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
                 host,
                 int(port),
                 starttls=starttls,
-                user=os.environ.get("PAPERDEX_SMTP_USER"),
-                password=os.environ.get("PAPERDEX_SMTP_PASSWORD"),
+                user=settings.smtp_user or None,
+                password=settings.smtp_password or None,
             )
         except (OSError, Exception) as e:  # smtplib errors and connection failures alike
             raise _fail(RuntimeError(f"cannot send through {smtp}: {e}")) from None
