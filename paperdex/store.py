@@ -266,6 +266,18 @@ class IngestSummary:
     def as_dict(self) -> dict[str, int]:
         return {k: getattr(self, k) for k in ("added", "updated", "unchanged", "rejected", "merged")}
 
+    def last_of_each(self, batch: list[Paper]) -> dict[str, Paper]:
+        """The batch's papers by id, the last record of an id winning, the ones before it
+        counted here as unchanged or updated (the rule of every backend's write)."""
+        latest: dict[str, Paper] = {}
+        for p in batch:
+            if (prev := latest.get(p.id)) is not None:
+                same = prev.content_hash() == p.content_hash()
+                self.unchanged += same
+                self.updated += not same
+            latest[p.id] = p
+        return latest
+
 
 def _fts_values(p: Paper) -> tuple[str, str, str, str]:
     return (
@@ -433,14 +445,7 @@ class Store:
 
     def _upsert_batch(self, batch: list[Paper]) -> IngestSummary:
         s = IngestSummary()
-        latest: dict[str, Paper] = {}
-        for p in batch:  # within one batch the last record of an id wins
-            prev_in_batch = latest.get(p.id)
-            if prev_in_batch is not None:
-                same = prev_in_batch.content_hash() == p.content_hash()
-                s.unchanged += same
-                s.updated += not same
-            latest[p.id] = p
+        latest = s.last_of_each(batch)
         c = self.conn
         with c:
             c.execute("BEGIN IMMEDIATE")

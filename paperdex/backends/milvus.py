@@ -384,14 +384,7 @@ class MilvusBackend:
 
     def _upsert_batch(self, batch: list[Paper], vectors: dict[str, np.ndarray]) -> IngestSummary:
         s = IngestSummary()
-        latest: dict[str, Paper] = {}
-        for p in batch:
-            prev = latest.get(p.id)
-            if prev is not None:
-                same = prev.content_hash() == p.content_hash()
-                s.unchanged += same
-                s.updated += not same
-            latest[p.id] = p
+        latest = s.last_of_each(batch)
         ids = list(latest)
         fields = ["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"]
         old = {r["id"]: r for i in range(0, len(ids), 500) for r in self._by_ids(ids[i : i + 500], fields)}
