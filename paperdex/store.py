@@ -251,6 +251,12 @@ class StoreError(RuntimeError):
     """A data directory problem a user can act on (wrong model, newer schema, ...)."""
 
 
+# a paper with its current vector's stored bytes (NULL without one), for a copy elsewhere
+_WITH_VECTOR = (
+    "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
+)
+
+
 @dataclass
 class IngestSummary:
     added: int = 0
@@ -701,11 +707,22 @@ class Store:
         """The next `n` papers after `rowid`, in rowid order, each with its current vector's
         stored bytes (None without one): every paper between two rowids, so a copy may replace
         that range whole."""
-        sql = (
-            "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v "
-            "ON v.paper = p.rowid AND v.text_hash = p.text_hash WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?"
+        rows = self.conn.execute(f"{_WITH_VECTOR} WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?", (rowid, n))
+        return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
+
+    def papers_with_vectors(self, rowids: list[int]) -> list[tuple[int, Paper, bytes | None]]:
+        """These papers, as `papers_after` gives them (a copy writes changed papers again)."""
+        rows = self._rows_in(f"{_WITH_VECTOR} WHERE p.rowid IN ({{}})", rowids)
+        return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
+
+    def copy_states(self) -> dict[int, tuple[str, bool]]:
+        """rowid -> (content hash, whether it has a vector made from its current text): what a
+        copy in another backend must hold to be current (backends/migrate.py)."""
+        q = (
+            "SELECT p.rowid, p.content_hash, v.paper IS NOT NULL FROM papers p "
+            "LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
         )
-        return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in self.conn.execute(sql, (rowid, n))]
+        return {r[0]: (r[1], bool(r[2])) for r in self.conn.execute(q)}
 
     # --- identity and change counter (what derived indexes are keyed to) --------------
     def store_id(self) -> str:

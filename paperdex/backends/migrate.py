@@ -6,9 +6,13 @@ and a finished one copies only papers added since. Each paper keeps its rowid as
 key, so ties break the same way on both backends. A vector is copied only when it was made
 from the paper's current text.
 
-Papers changed or deleted in the store after they were copied are not revisited by a resumed
-copy: ``restart=True`` copies everything again (writes are idempotent by primary key), into a
-collection made again when an older paperdex made it.
+A run that resumes from a checkpoint also brings what it copied before up to date: a paper
+whose record changed since (an edit, a merge from another source, a vector added by `embed`)
+is written again, and one the store deleted is deleted (``refreshed``, ``removed``). So the
+embedded store stays the system of record and one command, run after each sync
+(`paperdex migrate --to URI`), publishes everything to the copy. ``restart=True`` copies
+everything again (writes are idempotent by primary key), into a collection made again when an
+older paperdex made it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ class MigrateSummary:
     with_vectors: int = 0
     skipped: int = 0  # already in the target at the start (resumed)
     last_rowid: int = 0
+    refreshed: int = 0  # copied before, changed in the store since: written again
+    removed: int = 0  # copied before, deleted from the store since
 
 
 def checkpoint_key(store: Store) -> str:
@@ -49,15 +55,14 @@ def migrate_store(
     out = MigrateSummary(last_rowid=last)
     out.skipped = store.count_up_to(last)
     model = store.model
+    if last:
+        out.refreshed, out.removed = _refresh(store, target, last, model, batch_size)
     while limit is None or out.copied < limit:
         n = batch_size if limit is None else min(batch_size, limit - out.copied)
         rows = store.papers_after(last, n)  # every paper between two rowids: the target may replace that range whole
         if not rows:
             break
-        with_vec = [(r, v) for r, _, v in rows if v is not None]
-        vecs = unit(store.vectors_from_blobs([v for _, v in with_vec])) if with_vec else []
-        vec_of = dict(zip((r for r, _ in with_vec), vecs, strict=True))
-        items = [(r, p, vec_of.get(r)) for r, p, _ in rows]
+        items = _items(store, rows)
         target.write_rows(items, model=model, contiguous=True)
         last = rows[-1][0]
         target.set_state(key, str(last))
@@ -71,3 +76,23 @@ def migrate_store(
     elif hasattr(target, "flush"):
         target.flush()
     return out
+
+
+def _items(store: Store, rows: list) -> list:
+    """(rowid, paper, unit float vector or None) from the store's (rowid, paper, vector bytes)."""
+    with_vec = [(r, v) for r, _, v in rows if v is not None]
+    vecs = unit(store.vectors_from_blobs([v for _, v in with_vec])) if with_vec else []
+    vec_of = dict(zip((r for r, _ in with_vec), vecs, strict=True))
+    return [(r, p, vec_of.get(r)) for r, p, _ in rows]
+
+
+def _refresh(store: Store, target, upto: int, model: str | None, batch_size: int) -> tuple[int, int]:
+    """Bring the papers copied before (rowid <= `upto`) up to the store: the ones whose record or
+    vector differs are written again, the ones the store no longer holds are deleted."""
+    mine, theirs = store.copy_states(), target.copy_states()
+    changed = [r for r, state in mine.items() if r <= upto and theirs.get(r) != state]
+    gone = [pk for pk in theirs if pk <= upto and pk not in mine]
+    for i in range(0, len(changed), batch_size):
+        target.write_rows(_items(store, store.papers_with_vectors(changed[i : i + batch_size])), model=model)
+    target.delete_rows(gone)
+    return len(changed), len(gone)

@@ -466,6 +466,25 @@ class MilvusBackend:
         self.publish()
         return True
 
+    def copy_states(self) -> dict[int, tuple[str, bool]]:
+        """pk -> (content hash, whether it has a vector): what `migrate --to` compares with the
+        store's (Store.copy_states) to find papers changed or deleted since they were copied."""
+        return {
+            int(r["pk"]): (r["content_hash"], bool(r["has_vec"]))
+            for got in self._rows(None, ["content_hash", "has_vec"])
+            for r in got
+        }
+
+    def delete_rows(self, pks: list[int]) -> None:
+        """Delete the papers under these primary keys (a copy losing what its store deleted)."""
+        if not pks:
+            return
+        self._writable()
+        self._vstate = None
+        for i in range(0, len(pks), 1000):
+            self.client.delete(self.col, filter=f"pk in {pks[i : i + 1000]}")
+        self._bump()
+
     def flush(self) -> None:
         self.client.flush(self.col)
 

@@ -316,7 +316,8 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int) -> No
         dest.close()
     click.echo(
         f"copied {s.copied} papers ({s.with_vectors} with vectors) to {where}; "
-        f"{s.skipped} were there from an earlier run; checkpoint at rowid {s.last_rowid}"
+        f"{s.skipped} were there from an earlier run, {s.refreshed} of them written again (changed since) "
+        f"and {s.removed} deleted (gone from the store); checkpoint at rowid {s.last_rowid}"
     )
 
 

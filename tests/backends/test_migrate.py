@@ -93,3 +93,33 @@ def test_a_collection_of_an_older_version_is_searched_and_remade_by_restart(buil
     assert r.exit_code == 0, r.output
     with MilvusBackend(db) as mv:
         assert mv.count() == n and not mv.legacy
+
+
+def test_a_later_migrate_publishes_edits_deletions_and_new_vectors(built_store_dir, tmp_path):
+    """The cron job's one command after a sync: papers changed in the store since they were
+    copied (a new abstract, a vector added by `embed`) are written again, papers the store
+    deleted are deleted, and what did not change is left alone."""
+    from dataclasses import replace
+
+    d = tmp_path / "store"
+    shutil.copytree(built_store_dir, d)
+    db = tmp_path / "m.db"
+    uri = f"milvus://{db}"
+    assert CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", uri]).exit_code == 0
+    with Store(d) as s:
+        n = s.count()
+        edited = replace(s.get("2505.13738"), abstract="A rewritten abstract about zebrafish swimming.")
+        s.upsert([edited])  # its text changed: its old vector no longer counts
+        gone = next(p.id for p in s.iter_papers() if p.id != edited.id)
+        assert s.delete(gone)
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", uri])
+    assert r.exit_code == 0, r.output
+    assert "copied 0 papers" in r.output and "1 of them written again" in r.output and "1 deleted" in r.output
+    with Store(d) as s, MilvusBackend(db) as mv:
+        assert mv.count() == n - 1 and mv.get(gone) is None
+        assert mv.get("2505.13738") == s.get("2505.13738")
+        assert mv.vector_count() == s.vector_count()  # the edited paper lost its vector on both sides
+        assert mv.search("zebrafish swimming", mode="lexical").hits[0].paper.id == "2505.13738"
+    # nothing changed since: nothing is written again
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", uri])
+    assert r.exit_code == 0 and "0 of them written again" in r.output and "0 deleted" in r.output
