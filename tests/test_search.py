@@ -464,3 +464,28 @@ def test_feedback_reranks_a_question_and_changes_nothing_it_matches(searcher, mo
     without = searcher.search(q, per_page=20)
     assert (with_fb.total, with_fb.facets) == (without.total, without.facets)
     assert [h.paper.id for h in with_fb.hits] != [h.paper.id for h in without.hits]  # it does re-rank
+
+
+def test_a_sentence_pasted_from_a_paper_is_ranked_by_its_words(searcher, ro_store):
+    """A long sentence that stands nearly word for word in one abstract was pasted from that
+    paper: hybrid ranks it as its words do (the paper first, the dense side not ranking
+    against them); a question of as many words, which no abstract holds, keeps the dense side."""
+    import re
+
+    pasted = 0
+    for p in ro_store.iter_papers():
+        sentence = next((x for x in re.split(r"(?<=\.)\s+", p.abstract) if 18 <= len(x.split()) <= 40), None)
+        if sentence is None or "$" in sentence:
+            continue
+        hybrid = searcher.search(sentence, per_page=10, facets=False, literal=True)
+        lexical = searcher.search(sentence, mode="lexical", per_page=10, facets=False, literal=True)
+        assert hybrid.hits[0].paper.id == p.id
+        assert [h.paper.id for h in hybrid.hits] == [h.paper.id for h in lexical.hits]
+        pasted += 1
+        if pasted == 8:
+            break
+    assert pasted == 8
+    q = "how do robots learn to grasp unseen objects from a few demonstrations in cluttered scenes with cameras"
+    hybrid = searcher.search(q, per_page=10, facets=False, literal=True)
+    lexical = searcher.search(q, mode="lexical", per_page=10, facets=False, literal=True)
+    assert [h.paper.id for h in hybrid.hits] != [h.paper.id for h in lexical.hits]

@@ -578,6 +578,12 @@ class _Eval:
 
 PHRASE_BOOST = 1.0  # the most a paper's score grows when the query's words stand together in it
 PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
+# A query of QUOTED_UNITS or more phrase units, QUOTED_SHARE of them standing together in one
+# paper and in no other, was pasted from it: the words found it, and the dense side does not
+# rank against them (`Words.quoted`). Development sets: 383 of the 400 known-item sentences,
+# 4 of SciFact's 809 training claims (docs/relevance.md).
+QUOTED_UNITS = 6
+QUOTED_SHARE = 0.8
 
 
 def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
@@ -593,18 +599,20 @@ def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
     return units + [c.alts for c in concepts if any(len(alt) > 1 for alt in c.alts)]
 
 
-def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept], L: np.ndarray) -> None:
+def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept], L: np.ndarray) -> bool:
     """Multi-word queries prefer papers where the words stand together: `weight decay` the
     phrase over a paper on spatial decay that mentions a weight. A candidate's score is
-    multiplied by 1 + PHRASE_BOOST x (share of `phrase_units` it satisfies)."""
+    multiplied by 1 + PHRASE_BOOST x (share of `phrase_units` it satisfies). Returns whether
+    the query is quoted: QUOTED_UNITS or more units, nearly all of them standing together in
+    one paper only, as a sentence pasted from it does and a question or a claim does not."""
     units = phrase_units(concepts)
     if not units:
-        return
+        return False
     cand = np.flatnonzero(L & (acc > 0))
     if len(cand) > PHRASE_DEPTH:
         cand = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
     if len(cand) == 0:
-        return
+        return False
     got = np.zeros(len(cand), dtype=np.float32)
     for unit in units:
         ok = np.zeros(len(cand), dtype=bool)
@@ -617,6 +625,10 @@ def _phrase_bonus(ix: lexical.LexIndex, acc: np.ndarray, concepts: list[Concept]
             ok |= adjacent(ix, cand, alt)
         got += ok
     acc[cand] *= 1 + PHRASE_BOOST * got / len(units)
+    if len(units) < QUOTED_UNITS:
+        return False
+    held = np.count_nonzero(got >= QUOTED_SHARE * len(units))
+    return held == 1  # one paper, and only one, holds the sentence nearly word for word
 
 
 def adjacent(ix: lexical.LexIndex, docs: np.ndarray, alt: tuple[str, ...]) -> np.ndarray:
@@ -825,8 +837,8 @@ class Searcher:
         if p.sort == "newest" or not (words.scored or dense is not None):
             order, info, ranked = _newest(ix, M, want), {}, total
         else:
-            w_dense = self.fusion[query_class(p)]
-            feedback = dense is not None and dense.mode == "hybrid" and query_class(p) in FEEDBACK
+            w_dense = 0.0 if words.quoted else self.fusion[query_class(p)]
+            feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and query_class(p) in FEEDBACK
             order, info, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
             if feedback and len(order):
                 dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
@@ -964,6 +976,7 @@ class Words:
     acc: np.ndarray  # BM25F (+ the phrase bonus) of every paper, float32
     rank_concepts: list[Concept]
     scored: bool  # whether any concept ranks (free words, or the constraints' words)
+    quoted: bool = False  # a sentence pasted from one paper (`_phrase_bonus`)
 
 
 @dataclass
@@ -1020,11 +1033,11 @@ def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Word
     acc = np.zeros(n, dtype=np.float32)
     for c in rank_concepts:
         ev.concept_score(c, acc)
-    _phrase_bonus(ev.ix, acc, [c for c, _ in present], A)
+    quoted = _phrase_bonus(ev.ix, acc, [c for c, _ in present], A)
     if len(present) > 1 and query_class(p)[1] == "keywords":
         acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
     notices.extend(ev.notices)
-    return Words(L, A, acc, rank_concepts, bool(rank_concepts))
+    return Words(L, A, acc, rank_concepts, bool(rank_concepts), quoted)
 
 
 def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarray:
