@@ -27,7 +27,7 @@ from typing import Any
 
 from paperdex.messages import message
 from paperdex.paper import Paper
-from paperdex.search.engine import MAX_WINDOW, Filters
+from paperdex.search.engine import MAX_WINDOW, URL_NAMES, Filters
 from paperdex.search.query import QueryError, date_range, parse
 from paperdex.store import Store
 
@@ -41,7 +41,6 @@ FORMAT_VERSION = 1
 TOKEN_PREFIX = "pdx_"
 SAVED_PARAMS = ("mode", "category", "from", "to", "venue", "area", "author", "lang")
 MODES = ("hybrid", "lexical", "dense")
-_STORED_AS = {"date_from": "from", "date_to": "to"}  # the search's filter names a saved search keeps shorter
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _VERSION = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+$")
 
@@ -260,7 +259,7 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
     filters, and the language of the page it was saved from."""
     out: dict[str, str] = {}
     for k, v in (params or {}).items():
-        k = _STORED_AS.get(k, k)
+        k = URL_NAMES.get(k, k)
         if k not in SAVED_PARAMS or v is None or str(v).strip() == "":
             continue
         v = str(v).strip()
@@ -379,7 +378,7 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
 
 
 def search_filters(params: dict[str, str]) -> Filters:
-    return Filters(**{f.name: params.get(_STORED_AS.get(f.name, f.name)) for f in fields(Filters)})
+    return Filters(**{f.name: params.get(URL_NAMES.get(f.name, f.name)) for f in fields(Filters)})
 
 
 PAGE = 200

@@ -168,6 +168,14 @@ class Filters:
             out.append(Q.make_leaf("au", self.author, True, 0))
         return out
 
+    def url_params(self) -> dict[str, str | None]:
+        """The filters under the names URLs, forms and saved searches give them (URL_NAMES)."""
+        return {URL_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(Filters)}
+
+
+# the filters' names in URLs, forms and saved searches, where they differ from the fields'
+URL_NAMES = {"date_from": "from", "date_to": "to"}
+
 
 @dataclass(kw_only=True)
 class Request(Filters):

@@ -27,7 +27,7 @@ from paperdex import service
 from paperdex.discover import library, summaries
 from paperdex.messages import message
 from paperdex.paper import finite
-from paperdex.search.engine import Result, lex_index, plan
+from paperdex.search.engine import URL_NAMES, Result, lex_index, plan
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
@@ -276,7 +276,7 @@ def create_app(
         """A link to this page with some parameters changed (only those of state_of carried over)."""
         params = state_of(request)
         for k, v in changes.items():
-            k = {"date_from": "from", "date_to": "to"}.get(k, k)
+            k = URL_NAMES.get(k, k)
             if v is None or v == "":
                 params.pop(k, None)
             else:
@@ -469,15 +469,8 @@ def create_app(
             cards = [render.card(h.paper, etal, h, wanted=wanted, plan=plan_, ix=ix, explain=explain) for h in res.hits]
             mark_saved(cards)
         home = service.overview(pool) if not params.q and not params.has_filters() and params.page == 1 else None
-        saving = {  # what "Save this search" keeps, under the form's names
-            "mode": params.mode if params.mode != "hybrid" else None,
-            "category": params.category,
-            "from": params.date_from,
-            "to": params.date_to,
-            "venue": params.venue,
-            "area": params.area,
-            "author": params.author,
-        }
+        # what "Save this search" keeps, under the form's names
+        saving = {"mode": params.mode if params.mode != "hybrid" else None, **params.url_params()}
         return page(
             request,
             "search.html",
