@@ -238,10 +238,11 @@ def load_vectors_file(vectors: str | Path) -> np.ndarray:
     return arr
 
 
-def import_vectors(store: Store, vectors: str | Path, ids: str | Path, model: str) -> int:
-    """Attach precomputed vectors (row k belongs to line k of the ids file) to the papers
-    already in the store. Returns how many were attached; ids not in the store are skipped."""
-    arr = load_vectors_file(vectors)
+def import_vectors(store: Store, vectors: str | Path | np.ndarray, ids: str | Path, model: str) -> int:
+    """Attach precomputed vectors (a .npy file or an array; row k belongs to line k of the ids
+    file) to the papers already in the store. Returns how many were attached; ids not in the
+    store are skipped."""
+    arr = vectors if isinstance(vectors, np.ndarray) else load_vectors_file(vectors)
     try:
         id_list = [line.strip() for line in Path(ids).read_text(encoding="utf-8-sig").splitlines() if line.strip()]
     except (OSError, UnicodeDecodeError) as e:

@@ -624,6 +624,11 @@ class Store:
     def vector_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
 
+    def vector_dim(self) -> int | None:
+        """Dimensions of the stored vectors (None: none stored)."""
+        row = self.conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()
+        return None if row is None else self.vectors_from_blobs([row[0]]).shape[1]
+
     def missing_vectors(self, limit: int, *, switch: bool = False) -> list[tuple[int, str, str, str]]:
         """(rowid, text_hash, title, abstract) of papers without a vector or whose vector was
         made from other text (a stale one, e.g. written by an embed racing an edit), oldest

@@ -26,6 +26,24 @@ def test_e5_is_bilingual():
     assert abs(float(np.linalg.norm(q)) - 1) < 1e-3
 
 
+def test_the_default_pair_scores_both_models_and_chinese_by_e5_alone():
+    """The default model's cosine is 0.85 x e5's + 0.15 x MiniLM's for English, so a paper
+    either model ranks first gets both opinions; a Chinese query is e5's alone (MiniLM reads
+    no Chinese), and still finds the English paper it describes."""
+    pair = embed.get_embedder()
+    assert pair.name == embed.DEFAULT_MODEL == embed.Pair.name and pair.dim == 768
+    texts = ["Diffusion models for image generation.", "Robot grasping with tactile sensors."]
+    docs = pair.embed_docs(texts)
+    assert docs.shape == (2, 768) and np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-3)
+    e5, minilm = embed.get_embedder("multilingual-e5-small"), embed.get_embedder("all-MiniLM-L6-v2")
+    q = "denoising diffusion for images"
+    want = 0.85 * (e5.embed_docs(texts) @ e5.embed_query(q)) + 0.15 * (minilm.embed_docs(texts) @ minilm.embed_query(q))
+    assert np.allclose(docs @ pair.embed_query(q), want, atol=1e-3)
+    zh = pair.embed_query("用于图像生成的扩散模型")
+    assert not zh[384:].any() and np.allclose(docs @ zh, np.sqrt(0.85) * (e5.embed_docs(texts) @ zh[:384]), atol=1e-3)
+    assert np.argmax(docs @ zh) == 0
+
+
 def test_checksum_mismatch_is_refused(tmp_path):
     f = tmp_path / "w.bin"
     f.write_bytes(b"not the weights")

@@ -44,7 +44,12 @@ def sample_dir(tmp_path_factory) -> Path:
 
 def test_defaults_without_environment():
     s = Settings.from_env({})
-    assert (s.model, s.zh_dict, s.zh_adapter, s.embed_threads) == ("multilingual-e5-small", True, True, None)
+    assert (s.model, s.zh_dict, s.zh_adapter, s.embed_threads) == (
+        "multilingual-e5-small+all-MiniLM-L6-v2",
+        True,
+        True,
+        None,
+    )
     assert (s.time_budget, s.pool_wait, s.allowed_hosts, s.backend) == (2.0, 10.0, (), None)
     assert s.data_dir.name == "paperdex"
 
@@ -98,7 +103,11 @@ def test_data_dir_flag_overrides_paperdex_home(sample_dir, tmp_path):
     [
         ("PAPERDEX_ZH_DICT", "maybe", "expected 1 or 0"),
         ("PAPERDEX_ZH_ADAPTER", "2", "expected 1 or 0"),
-        ("PAPERDEX_MODEL", "bert-huge", "unknown model; known: multilingual-e5-small, all-MiniLM-L6-v2"),
+        (
+            "PAPERDEX_MODEL",
+            "bert-huge",
+            "unknown model; known: multilingual-e5-small, all-MiniLM-L6-v2, multilingual-e5-small+",
+        ),
         ("PAPERDEX_EMBED_THREADS", "four", "whole number of threads"),
         ("PAPERDEX_EMBED_THREADS", "-1", "whole number of threads"),
         ("PAPERDEX_TIME_BUDGET", "0", "seconds > 0"),
@@ -154,7 +163,7 @@ def test_embed_model_flag_overrides_paperdex_model(sample_dir, tmp_path, monkeyp
 
     monkeypatch.setattr(embed, "get_embedder", fake)
     for flag, env, want in [
-        ((), {}, "multilingual-e5-small"),
+        ((), {}, "multilingual-e5-small+all-MiniLM-L6-v2"),
         ((), {"PAPERDEX_MODEL": "all-MiniLM-L6-v2"}, "all-MiniLM-L6-v2"),
         (("--model", "multilingual-e5-small"), {"PAPERDEX_MODEL": "all-MiniLM-L6-v2"}, "multilingual-e5-small"),
     ]:

@@ -83,7 +83,7 @@ MAX_TOPK = 16_384  # Milvus's largest query/search window
 MAX_PHRASE_CHECK = 16_384  # papers an exact phrase is checked on at most
 PK_BLOCK = 4096  # primary keys one filtered vector search names
 INDEX_PAGE = 4096  # records read at a time to build the lexical snapshot
-DEFAULT_DIM = 384  # both of paperdex's models
+DEFAULT_DIM = 384  # a collection's when not told (`migrate --to` tells it the store's)
 LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (module docstring)
 FALSE = "pk < 0"
 
@@ -123,6 +123,8 @@ def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
     doi = str((p.extra or {}).get("doi") or "").lower()
     has = vec is not None
     v = np.zeros(dim, dtype=np.float32) if vec is None else np.asarray(vec, dtype=np.float32)
+    if v.shape != (dim,):
+        raise StoreError(f"{p.id}: a vector of {v.size} dimensions for a collection of {dim}; copy to a new collection")
     return {
         "pk": int(pk),
         "id": p.id,

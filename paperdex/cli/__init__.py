@@ -298,7 +298,7 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int) -> No
         kind, where, _ = parse_uri(target)
         if kind != "milvus":
             raise ValueError(f"--to takes a milvus:// URI, not {target!r}")
-        dest = open_backend(target)
+        dest = open_backend(target, **({"dim": dim} if (dim := store.vector_dim()) else {}))
     except ImportError as e:
         raise UserError(
             f"the Milvus backend needs pymilvus and milvus-lite: pip install 'paperdex[milvus]' ({e})"
@@ -537,7 +537,9 @@ SAMPLE = Path(__file__).parents[1] / "data"
 @click.pass_context
 def demo(ctx, host, port, no_serve) -> None:
     """Load the bundled sample (3,077 arXiv papers with their vectors), then serve the web UI."""
-    from paperdex.ingest import import_vectors, ingest_file
+    from paperdex.index.embed import Pair
+    from paperdex.index.vectors import unit
+    from paperdex.ingest import import_vectors, ingest_file, load_vectors_file
 
     store = _store(ctx, create=True)
     sample = SAMPLE / "sample.jsonl.gz"
@@ -545,10 +547,11 @@ def demo(ctx, host, port, no_serve) -> None:
     with _ticking("loading the sample"):  # a line every 5 s: never a long silence, in a log too
         s = ingest_file(store, sample)
         click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
-        if store.model in (None, "multilingual-e5-small") and store.vector_count() < store.count():
-            e5 = "multilingual-e5-small"
-            n = import_vectors(store, SAMPLE / f"sample.{e5}.f16.npy", SAMPLE / "sample.ids.txt", e5)
-            click.echo(f"vectors: {n} attached ({e5})")
+        if store.model in (None, Pair.name) and store.vector_count() < store.count():
+            e5, minilm = (load_vectors_file(SAMPLE / f"sample.{m}.f16.npy") for m in Pair.name.split("+"))
+            vecs = Pair.join(unit(e5), unit(minilm))
+            n = import_vectors(store, vecs, SAMPLE / "sample.ids.txt", Pair.name)
+            click.echo(f"vectors: {n} attached ({Pair.name})")
         store.publish()
     store.close()
     if not no_serve:

@@ -123,3 +123,36 @@ def test_a_later_migrate_publishes_edits_deletions_and_new_vectors(built_store_d
     # nothing changed since: nothing is written again
     r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", uri])
     assert r.exit_code == 0 and "0 of them written again" in r.output and "0 deleted" in r.output
+
+
+def test_the_default_pairs_768_dimensions_reach_milvus_and_rank_alike(tmp_path):
+    """A store embedded with the default model (two models side by side, 768 dimensions)
+    copies into a new collection of its size, and its dense and hybrid answers are the
+    embedded store's; a collection of another size refuses the vectors and says why."""
+    import json
+
+    from paperdex.index.embed import DEFAULT_MODEL, embed_store
+    from paperdex.ingest import ingest_file
+    from tests.conftest import PAPERS
+
+    d = tmp_path / "store"
+    lines = PAPERS.read_text().splitlines()[:40]
+    (tmp_path / "some.jsonl").write_text("\n".join(lines) + "\n")
+    with Store(d) as s:
+        ingest_file(s, tmp_path / "some.jsonl")
+        assert embed_store(s) == 40 and s.model == DEFAULT_MODEL and s.vector_dim() == 768
+    db = tmp_path / "m.db"
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{db}"])
+    assert r.exit_code == 0, r.output
+    with MilvusBackend(db) as mv:
+        assert mv.dim == 768 and mv.vector_count() == 40 and mv.model == DEFAULT_MODEL
+    for mode in ("dense", "hybrid"):
+        args = ["search", "--json", "--mode", mode, "-n", "10", "how do robots learn to grasp objects"]
+        here = CliRunner().invoke(cli, ["--data-dir", str(d), *args])
+        there = CliRunner().invoke(cli, ["--data-dir", str(d), "--backend", f"milvus://{db}", *args])
+        assert here.exit_code == 0 == there.exit_code, here.output + there.output
+        assert [h["id"] for h in json.loads(here.output)] == [h["id"] for h in json.loads(there.output)], mode
+    small = tmp_path / "small.db"
+    MilvusBackend(small, dim=384).close()  # a collection made for 384-dimension vectors
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{small}"])
+    assert r.exit_code == 1 and "768 dimensions for a collection of 384" in r.output
