@@ -2,6 +2,7 @@
 
     python bench/search.py [--queries 200] [--peers bm25s,milvus,milvus3] [--growth]
                            [--milvus3-python /work/venvs/milvus3/bin/python] [--milvus-budget 60]
+                           [--store DIR] [--previous CHECKOUT --previous-store DIR]
 
 Same 63,104 papers, same queries, same all-MiniLM-L6-v2 query vectors for every engine:
 
@@ -154,7 +155,7 @@ def main() -> None:
     ap.add_argument("--milvus-budget", type=float, default=60.0, help="seconds of queries per Milvus cell at most")
     ap.add_argument("--previous", help="a checkout of an earlier paperdex: its engine timed in this run too")
     ap.add_argument("--previous-store", help="the store the earlier engine reads (default: the same one)")
-    ap.add_argument("--store", default=str(OUT / "full"), help=argparse.SUPPRESS)
+    ap.add_argument("--store", default=str(OUT / "full"), help="paperdex's store (another model's: no peers)")
     ap.add_argument("--only-paperdex", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--label", default="paperdex", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -204,6 +205,9 @@ def main() -> None:
     # recall@10 of paperdex's dense side (int8 SIMD scan) against exact float search
     vi = searcher.index
     mat = np.load(VECTORS).astype(np.float32)
+    if vi.vecs.shape[1] != mat.shape[1]:  # a store of another model's vectors: its timing only
+        print(f"(the store's vectors have {vi.vecs.shape[1]} dimensions, the peers' {mat.shape[1]}: no peers)")
+        return
     id_row = {pid: i for i, pid in enumerate(IDS.read_text().split())}
     rowid_of = {r[0]: r[1] for r in store.conn.execute("SELECT id, rowid FROM papers")}
     row_rowid = np.array([rowid_of[pid] for pid in IDS.read_text().split()])
