@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from paperdex.cli import SAMPLE
+from paperdex.cli import SAMPLE, sample_vectors
+from paperdex.index.embed import DEFAULT_MODEL
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.search.engine import Searcher
 from paperdex.search.evaluate import evaluate, load_queries
@@ -21,9 +22,7 @@ def sample_searcher(tmp_path_factory):
     d = tmp_path_factory.mktemp("sample")
     store = Store(d)
     ingest_file(store, SAMPLE / "sample.jsonl.gz")
-    import_vectors(
-        store, SAMPLE / "sample.multilingual-e5-small.f16.npy", SAMPLE / "sample.ids.txt", "multilingual-e5-small"
-    )
+    import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", DEFAULT_MODEL)
     return Searcher(store)
 
 

@@ -201,7 +201,7 @@ def _write_errors(store: Store) -> Iterator[None]:
 @cli.command()
 @click.option(
     "--model",
-    help="Embedding model (default: the store's, else $PAPERDEX_MODEL or multilingual-e5-small): "
+    help="Embedding model (default: the store's, else $PAPERDEX_MODEL or multilingual-e5-small+all-MiniLM-L6-v2): "
     "a built-in one, hf:ORG/NAME from the Hugging Face hub, or openai:NAME at $PAPERDEX_EMBED_URL.",
 )
 @click.option("--batch-size", default=32, show_default=True, help="Papers per committed batch (a GPU wants 256+).")
@@ -538,8 +538,7 @@ SAMPLE = Path(__file__).parents[1] / "data"
 def demo(ctx, host, port, no_serve) -> None:
     """Load the bundled sample (3,077 arXiv papers with their vectors), then serve the web UI."""
     from paperdex.index.embed import Pair
-    from paperdex.index.vectors import unit
-    from paperdex.ingest import import_vectors, ingest_file, load_vectors_file
+    from paperdex.ingest import import_vectors, ingest_file
 
     store = _store(ctx, create=True)
     sample = SAMPLE / "sample.jsonl.gz"
@@ -548,9 +547,7 @@ def demo(ctx, host, port, no_serve) -> None:
         s = ingest_file(store, sample)
         click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
         if store.model in (None, Pair.name) and store.vector_count() < store.count():
-            e5, minilm = (load_vectors_file(SAMPLE / f"sample.{m}.f16.npy") for m in Pair.name.split("+"))
-            vecs = Pair.join(unit(e5), unit(minilm))
-            n = import_vectors(store, vecs, SAMPLE / "sample.ids.txt", Pair.name)
+            n = import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", Pair.name)
             click.echo(f"vectors: {n} attached ({Pair.name})")
         store.publish()
     store.close()
@@ -563,6 +560,17 @@ def demo(ctx, host, port, no_serve) -> None:
         click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
         _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
         ctx.invoke(serve, host=host, port=port, pool=None, no_warm=False, log_level="info")
+
+
+def sample_vectors():
+    """The bundled sample's vectors of the default model (rows in sample.ids.txt's order),
+    joined from its two halves' files (embed.Pair)."""
+    from paperdex.index.embed import Pair
+    from paperdex.index.vectors import unit
+    from paperdex.ingest import load_vectors_file
+
+    e5, minilm = (load_vectors_file(SAMPLE / f"sample.{m}.f16.npy") for m in Pair.name.split("+"))
+    return Pair.join(unit(e5), unit(minilm))
 
 
 @contextmanager

