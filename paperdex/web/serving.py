@@ -13,7 +13,8 @@ GIL), so the server runs one worker process per core (``--workers``, default: th
 cores). The workers accept connections from the one listening socket the supervisor bound;
 the kernel hands each connection to one of them. The lexical snapshot is ``mmap``-ed
 read-only files, so the workers share it through the page cache instead of holding a copy
-each; each worker reads the int8 vectors from SQLite into its own memory (384 MB at 1M).
+each; each worker reads the int8 vectors from SQLite into its own memory (768 MB at 1M with
+the default pair of models, 384 MB with one 384-dimension model).
 Each worker loads everything a search needs (snapshots, vectors, query model, Chinese
 segmenter) *before* it accepts a connection, and logs how long that took; it then watches
 the published pointers and loads what changed in the background.
