@@ -48,8 +48,9 @@ def migrate_store(
     progress: Callable[[int], None] | None = None,
 ) -> MigrateSummary:
     """Copy `store` into `target` (a backend with get_state/set_state/write_rows)."""
-    if restart and getattr(target, "legacy", False):
-        target.recreate()  # a collection made by an older paperdex: made again (milvus.py)
+    dim = store.vector_dim()
+    if restart and (getattr(target, "legacy", False) or (dim and getattr(target, "dim", dim) != dim)):
+        target.recreate(dim)  # made by an older paperdex, or for vectors of another size: made again
     key = checkpoint_key(store)
     last = 0 if restart else int(target.get_state(key) or 0)
     out = MigrateSummary(last_rowid=last)

@@ -124,7 +124,10 @@ def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
     has = vec is not None
     v = np.zeros(dim, dtype=np.float32) if vec is None else np.asarray(vec, dtype=np.float32)
     if v.shape != (dim,):
-        raise StoreError(f"{p.id}: a vector of {v.size} dimensions for a collection of {dim}; copy to a new collection")
+        raise StoreError(
+            f"{p.id}: a vector of {v.size} dimensions for a collection of {dim}; "
+            "copy to a new collection, or again with --restart"
+        )
     return {
         "pk": int(pk),
         "id": p.id,
@@ -233,9 +236,10 @@ class MilvusBackend:
                 "is, not written; `paperdex migrate --to URI --restart` makes it again"
             )
 
-    def recreate(self) -> None:
-        """Make the collection again, empty, with this version's fields (its settings, model
-        and checkpoints in the meta collection stay)."""
+    def recreate(self, dim: int | None = None) -> None:
+        """Make the collection again, empty, with this version's fields and `dim` (default: its
+        own) dimensions (its settings, model and checkpoints in the meta collection stay)."""
+        self.dim = dim or self.dim
         self.client.drop_collection(self.col)
         self._ensure()
 

@@ -287,18 +287,21 @@ def migrate(ctx, target, restart, batch_size) -> None:
     store.publish()
     click.echo("search indexes: published")
     if target:
-        _migrate_to(store, target, restart, batch_size)
+        _migrate_to(store, target, restart, batch_size, _settings(ctx).model)
 
 
-def _migrate_to(store: Store, target: str, restart: bool, batch_size: int) -> None:
+def _migrate_to(store: Store, target: str, restart: bool, batch_size: int, model: str) -> None:
     from paperdex.backends import open_backend, parse_uri
     from paperdex.backends.migrate import checkpoint_key, migrate_store
+    from paperdex.index.embed import model_dim
 
+    # a new collection is made for the store's vectors, or, before any, for those `embed` will make
+    dim = store.vector_dim() or model_dim(store.get_state("model_next") or store.model or model)
     try:
         kind, where, _ = parse_uri(target)
         if kind != "milvus":
             raise ValueError(f"--to takes a milvus:// URI, not {target!r}")
-        dest = open_backend(target, **({"dim": dim} if (dim := store.vector_dim()) else {}))
+        dest = open_backend(target, **({"dim": dim} if dim else {}))
     except ImportError as e:
         raise UserError(
             f"the Milvus backend needs pymilvus and milvus-lite: pip install 'paperdex[milvus]' ({e})"

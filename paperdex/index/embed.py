@@ -341,6 +341,11 @@ MODELS: dict[str, type] = {E5Small.name: E5Small, MiniLM.name: MiniLM, Pair.name
 PREFIXES = ("hf:", "openai:")  # models named by the user: a Hugging Face repo, an embeddings endpoint
 
 
+def model_dim(name: str | None) -> int | None:
+    """Dimensions of a built-in model's vectors; None for another model (known once loaded)."""
+    return MODELS[name].dim if name in MODELS else None
+
+
 def check_model_name(name: str) -> str:
     """`name` if paperdex can name such a model (a built-in one, hf:ORG/NAME or openai:NAME,
     with well-formed options), else EmbedError. Loads nothing."""

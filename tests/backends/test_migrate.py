@@ -156,3 +156,34 @@ def test_the_default_pairs_768_dimensions_reach_milvus_and_rank_alike(tmp_path):
     MilvusBackend(small, dim=384).close()  # a collection made for 384-dimension vectors
     r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{small}"])
     assert r.exit_code == 1 and "768 dimensions for a collection of 384" in r.output
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{small}", "--restart"])
+    assert r.exit_code == 0, r.output
+    with MilvusBackend(small) as mv:
+        assert mv.dim == 768 and mv.vector_count() == 40
+
+
+def test_a_collection_made_before_the_first_embed_takes_the_default_models_vectors(tmp_path):
+    """`migrate --to` before any vector is made: the collection is made for the vectors
+    `embed` will make (the default pair's 768 dimensions), so the cron's `sync && embed &&
+    migrate` keeps working after the first embed."""
+    from paperdex.index.embed import DEFAULT_MODEL
+    from paperdex.ingest import import_vectors, ingest_file
+    from tests.conftest import DATA, PAPERS
+
+    d, db = tmp_path / "store", tmp_path / "m.db"
+    with Store(d) as s:
+        ingest_file(s, PAPERS)
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{db}"])
+    assert r.exit_code == 0 and "0 with vectors" in r.output, r.output
+    with MilvusBackend(db) as mv:
+        assert mv.dim == 768
+    import numpy as np
+
+    m = np.load(DATA / "papers.minilm.f16.npy").astype(np.float32)
+    vecs = np.hstack([m, m])  # the pair's size; the values do not matter here
+    with Store(d) as s:
+        import_vectors(s, vecs, DATA / "papers.ids.txt", DEFAULT_MODEL)
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{db}"])
+    assert r.exit_code == 0, r.output
+    with Store(d) as s, MilvusBackend(db) as mv:
+        assert mv.vector_count() == s.vector_count() > 0
