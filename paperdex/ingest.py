@@ -138,7 +138,7 @@ def read_records(
         head: list[bytes] = []  # up to the first line that is not blank
         for line in lines:
             head.append(line.removeprefix(b"\xef\xbb\xbf") if not head else line)  # a UTF-8 byte-order mark
-            if line.strip():
+            if head[-1].strip():
                 break
         if not head or not head[-1].strip():
             return

@@ -206,7 +206,8 @@ VARIABLES: tuple[Variable, ...] = (
         "Backend URI `open_backend()` opens when given none (default: the embedded store).",
     ),
     Variable("PAPERDEX_SMTP_USER", "smtp_user", str.strip, "", "SMTP login for `digest --smtp`."),
-    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", str.strip, "", "SMTP password for `digest --smtp`."),
+    # as set: a password may begin or end with a space
+    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", str, "", "SMTP password for `digest --smtp`."),
     # --- the optional language model of `paperdex summarize` (summaries.py) ---
     Variable(
         "PAPERDEX_LLM_URL",

@@ -101,6 +101,13 @@ def test_bom_blank_lines_and_crlf(empty_store, tmp_path):
     assert s.errors[0].startswith(f"{f}:5: invalid JSON")  # blank lines still count
 
 
+def test_a_byte_order_mark_on_a_line_of_its_own_loses_nothing(empty_store, tmp_path):
+    f = tmp_path / "bom-alone.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf\n" + line(1) + line(2))
+    s = ingest_file(empty_store, f)
+    assert (s.added, s.rejected) == (2, 0)
+
+
 def test_corrupt_gzip_member_costs_only_that_member(empty_store, tmp_path):
     members = [gzip.compress(b"".join(line(i) for i in range(k * 100, k * 100 + 100))) for k in range(3)]
     broken = bytearray(members[1])

@@ -221,3 +221,8 @@ def test_no_other_module_reads_the_environment():
         if re.search(r"os\.environ\.get|os\.environ\[|os\.getenv|envvar=", p.read_text(encoding="utf-8"))
     }
     assert readers - PENDING <= {"settings.py"}
+
+
+def test_an_smtp_password_keeps_its_spaces():
+    s = Settings.from_env({"PAPERDEX_SMTP_PASSWORD": " secret ", "PAPERDEX_SMTP_USER": " me "})
+    assert (s.smtp_password, s.smtp_user) == (" secret ", "me")
