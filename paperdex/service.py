@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
-import functools
 import heapq
-import inspect
 import itertools
 import logging
 import os
@@ -35,11 +33,11 @@ import sqlite3
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
@@ -704,36 +702,43 @@ def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
             return paper, []
 
 
-def _on_reader(fn: Callable[Concatenate[Store, P], T]) -> Callable[Concatenate[Pool, P], T]:
-    """A feed function `fn(store, ...)` as the service's `fn(pool, ...)`, with the same
-    parameters: its day, category, page and per_page pass the checks every listing's do (the
-    day and category tidied as the feed takes them), and it runs on a reader connection
-    within the time budget; a bad request becomes ServiceError(400), one that runs out of
-    time ServiceError(503)."""
-    sig = inspect.signature(fn)
-
-    @functools.wraps(fn)
-    def call(pool: Pool, /, *args: P.args, **kw: P.kwargs) -> T:
-        given = sig.bind(None, *args, **kw)
-        given.apply_defaults()
-        a = given.arguments
-        _within(a["page"], MAX_PAGE, "page_range")
-        _within(a["per_page"], MAX_PER_PAGE, "per_page_range")
-        day = a["day"]
-        if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-            raise ServiceError(400, message("day_shape", value=day[:40]))
-        a["day"], a["category"] = check_date(day, "day"), _clean(a["category"], MAX_CATEGORY)
-        with pool.reader() as st, within_budget(st.conn, pool.budget):
-            try:
-                return fn(st, *given.args[1:], **given.kwargs)
-            except feed.FeedError as e:
-                raise ServiceError(400, str(e)) from None
-
-    return call
+def daily(pool: Pool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
+    """The papers of one day (default: the latest day in the store)."""
+    day, category = _listing_args(day, category, page, per_page)
+    return _read_feed(pool, feed.daily, day, category, page, per_page)
 
 
-daily = _on_reader(feed.daily)  # the papers of one day (default: the latest day in the store)
-listing = _on_reader(feed.listing)  # a day, week or month of papers, or the trending week
+def listing(
+    pool: Pool,
+    view: str = "day",
+    day: str | None = None,
+    category: str | None = None,
+    sort: str = "newest",
+    page: int = 1,
+    per_page: int = 30,
+) -> feed.Listing:
+    """A day, week or month of papers, or the trending week (see :func:`feed.listing`)."""
+    day, category = _listing_args(day, category, page, per_page)
+    return _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+
+
+def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
+    """The checks every listing's parameters pass; the day and category as the feed takes them."""
+    _within(page, MAX_PAGE, "page_range")
+    _within(per_page, MAX_PER_PAGE, "per_page_range")
+    if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        raise ServiceError(400, message("day_shape", value=day[:40]))
+    return check_date(day, "day"), _clean(category, MAX_CATEGORY)
+
+
+def _read_feed(pool: Pool, fn, *args):
+    """A feed function on a reader connection, within the time budget: a bad request becomes
+    ServiceError(400), one that runs out of time ServiceError(503)."""
+    with pool.reader() as st, within_budget(st.conn, pool.budget):
+        try:
+            return fn(st, *args)
+        except feed.FeedError as e:
+            raise ServiceError(400, str(e)) from None
 
 
 def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
