@@ -456,7 +456,7 @@ def test_feedback_reranks_a_question_and_changes_nothing_it_matches(searcher, mo
     from paperdex.search import engine
 
     q = "how do diffusion models generate images from text prompts"
-    assert engine.query_class(engine.plan(q)) in engine.FEEDBACK
+    assert engine.plan(q).query_class in engine.FEEDBACK
     with_fb = searcher.search(q, per_page=20)
     pages = [h.paper.id for pg in (1, 2) for h in searcher.search(q, page=pg, per_page=10, facets=False).hits]
     assert pages == [h.paper.id for h in with_fb.hits]
@@ -489,3 +489,12 @@ def test_a_sentence_pasted_from_a_paper_is_ranked_by_its_words(searcher, ro_stor
     hybrid = searcher.search(q, per_page=10, facets=False, literal=True)
     lexical = searcher.search(q, mode="lexical", per_page=10, facets=False, literal=True)
     assert [h.paper.id for h in hybrid.hits] != [h.paper.id for h in lexical.hits]
+
+
+def test_fields_given_by_name_replace_a_requests_own(searcher):
+    from paperdex.search.engine import Filters, Request
+
+    req = Request(q="diffusion", mode="hybrid", per_page=20)
+    got = searcher.search(req, mode="lexical", per_page=3, filters=Filters(category="cs.CV"))
+    assert got.mode == "lexical" and len(got.hits) == 3
+    assert all("cs.CV" in h.paper.categories for h in got.hits)

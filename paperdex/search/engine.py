@@ -27,7 +27,7 @@ import math
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -42,7 +42,7 @@ from paperdex.search.corpus import lex_index as lex_index  # callers outside the
 from paperdex.store import Store
 from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, fold, has_cjk, runs, split_cjk, stem, tokens, zh
 
-# Fusion by query class (`query_class`): the dense side's weight in the convex combination
+# Fusion by query class (`Plan.query_class`): the dense side's weight in the convex combination
 # of normalised scores (`fuse`), chosen on every development set together (bench/relevance.py,
 # docs/relevance.md): keywords want little (English topics nDCG@10 0.985 at 0.2, 0.967 at 0.5),
 # questions and claims much (English questions 0.66 at 0.1, 0.74 at 0.5; claims 0.705 / 0.731),
@@ -202,10 +202,10 @@ class Request(Filters):
 def request(q: str | Request, filters: Filters | None = None, **given: Any) -> Request:
     """A request as given, or made of a query, its filters and any other fields of
     :class:`Request` by name (how `plan` and `Searcher.search` are called)."""
-    if isinstance(q, Request):
-        return q
     if filters is not None:
         given.update((f.name, getattr(filters, f.name)) for f in fields(Filters))
+    if isinstance(q, Request):  # the fields given by name replace the request's own
+        return replace(q, **given) if given else q
     return Request(q=q, **given)
 
 
@@ -687,6 +687,22 @@ class Plan(Request):
     notices: list[str] = field(default_factory=list)
     filler: list[Concept] = field(default_factory=list)  # question words set aside (`is_filler`)
 
+    @cached_property
+    def query_class(self) -> tuple[str, str]:
+        """(language, form): "keywords" for up to three concepts as typed; "sentence" for a
+        longer text, or a question (its question words set aside, `filler`), a claim, an
+        abstract."""
+        form = "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
+        lang = self.lang
+        if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(self.q)):
+            lang = "mixed"  # a model or method name among Chinese words: both sides read English
+        return lang, form
+
+    @property
+    def statement(self) -> bool:
+        """A sentence without a question's frame: a claim, a description (PHRASE_BOOST)."""
+        return self.query_class[1] == "sentence" and not self.filler
+
     def rank_concepts(self, present: list[Concept]) -> list[Concept]:
         """What ranks: the free concepts some paper contains, and the constraints' words."""
         out = list(present)
@@ -857,8 +873,8 @@ class Searcher:
         if p.sort == "newest" or not (words.scored or dense is not None):
             order, info, ranked = _newest(ix, M, want), {}, total
         else:
-            w_dense = 0.0 if words.quoted else self.fusion[query_class(p)]
-            feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and query_class(p) in FEEDBACK
+            w_dense = 0.0 if words.quoted else self.fusion[p.query_class]
+            feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
             order, info, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
             if feedback and len(order):
                 dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
@@ -1053,10 +1069,9 @@ def _words(ev: _Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Word
     acc = np.zeros(n, dtype=np.float32)
     for c in rank_concepts:
         ev.concept_score(c, acc)
-    form = query_class(p)[1]
-    boost = PHRASE_BOOST_STATEMENT if form == "sentence" and not p.filler else PHRASE_BOOST
+    boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST
     quoted = _phrase_bonus(ev.ix, acc, [c for c, _ in present], A, boost)
-    if len(present) > 1 and form == "keywords":
+    if len(present) > 1 and p.query_class[1] == "keywords":
         acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
     notices.extend(ev.notices)
     return Words(L, A, acc, rank_concepts, bool(rank_concepts), quoted)
@@ -1069,16 +1084,6 @@ def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarra
     M = np.zeros(n, dtype=bool) if dense.mode == "dense" else words.L.copy()
     M[dense.close] = True
     return M
-
-
-def query_class(p: Plan) -> tuple[str, str]:
-    """(language, form): "keywords" for up to three concepts as typed; "sentence" for a longer
-    text, or a question (its question words set aside, `Plan.filler`), a claim, an abstract."""
-    form = "sentence" if len(p.concepts) > 3 or p.filler else "keywords"
-    lang = p.lang
-    if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(p.q)):
-        lang = "mixed"  # a model or method name among Chinese words: both sides read English
-    return lang, form
 
 
 def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
