@@ -251,10 +251,10 @@ class StoreError(RuntimeError):
     """A data directory problem a user can act on (wrong model, newer schema, ...)."""
 
 
+# a paper's current vector: one made from its present text (an older one waits for `embed`)
+_CURRENT_VECTOR = "LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
 # a paper with its current vector's stored bytes (NULL without one), for a copy elsewhere
-_WITH_VECTOR = (
-    "SELECT p.*, v.vec AS vec FROM papers p LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
-)
+_WITH_VECTOR = f"SELECT p.*, v.vec AS vec FROM papers p {_CURRENT_VECTOR}"
 
 
 @dataclass
@@ -723,10 +723,7 @@ class Store:
     def copy_states(self) -> dict[int, tuple[str, bool]]:
         """rowid -> (content hash, whether it has a vector made from its current text): what a
         copy in another backend must hold to be current (backends/migrate.py)."""
-        q = (
-            "SELECT p.rowid, p.content_hash, v.paper IS NOT NULL FROM papers p "
-            "LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
-        )
+        q = f"SELECT p.rowid, p.content_hash, v.paper IS NOT NULL FROM papers p {_CURRENT_VECTOR}"
         return {r[0]: (r[1], bool(r[2])) for r in self.conn.execute(q)}
 
     # --- identity and change counter (what derived indexes are keyed to) --------------

@@ -55,7 +55,7 @@ from paperdex.paper import Paper, index_text
 from paperdex.search import query as Q
 from paperdex.search.corpus import lex_index
 from paperdex.search.engine import Filters, Result, Searcher
-from paperdex.store import IngestSummary, StoreError
+from paperdex.store import IngestSummary, StoreError, _is_older
 from paperdex.text import has_cjk, tokens
 
 log = logging.getLogger(__name__)
@@ -321,8 +321,12 @@ class MilvusBackend:
                 return
             last = got[-1]["pk"]
 
-    def _by_ids(self, ids: list[str], fields: list[str]) -> list[dict]:
-        return self._query(filter=f"id in [{', '.join(_lit(x) for x in ids)}]", output_fields=fields)
+    def _by_ids(self, ids: list[str], fields: list[str]) -> Iterator[dict]:
+        """The rows of these paper ids, 500 ids a query."""
+        for i in range(0, len(ids), 500):
+            yield from self._query(
+                filter=f"id in [{', '.join(_lit(x) for x in ids[i : i + 500])}]", output_fields=fields
+            )
 
     def _by_pks(self, pks: list[int], fields: list[str], where: str = "") -> Iterator[dict]:
         """The rows of these primary keys (matching `where` too), 1,000 keys a query."""
@@ -393,7 +397,7 @@ class MilvusBackend:
         latest = s.last_of_each(batch)
         ids = list(latest)
         fields = ["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"]
-        old = {r["id"]: r for i in range(0, len(ids), 500) for r in self._by_ids(ids[i : i + 500], fields)}
+        old = {r["id"]: r for r in self._by_ids(ids, fields)}
         rows = []
         new_ids = [pid for pid in ids if pid not in old]
         pks = dict(zip(new_ids, self._next_pks(len(new_ids)), strict=True)) if new_ids else {}
@@ -407,7 +411,7 @@ class MilvusBackend:
                 written.add(pid)
                 continue
             same = prev["content_hash"] == p.content_hash()
-            older = bool(p.updated and prev["updated"] and p.updated < prev["updated"])
+            older = _is_older(p, prev["updated"])
             if (same or older) and vec is None:
                 s.unchanged += 1
                 continue
@@ -426,15 +430,14 @@ class MilvusBackend:
         return s
 
     def _attach_vectors(self, vectors: dict[str, np.ndarray]) -> None:
-        ids = list(vectors)
-        for i in range(0, len(ids), 500):
-            rows = []
-            for r in self._by_ids(ids[i : i + 500], ["pk", "doc"]):
-                p = _decode_doc(r["doc"])
-                rows.append(_row(int(r["pk"]), p, vectors[p.id], self.dim))
-            if rows:
-                self.client.upsert(self.col, rows)
-                self._bump()
+        rows = []
+        for r in self._by_ids(list(vectors), ["pk", "doc"]):
+            p = _decode_doc(r["doc"])
+            rows.append(_row(int(r["pk"]), p, vectors[p.id], self.dim))
+        for i in range(0, len(rows), 500):
+            self.client.upsert(self.col, rows[i : i + 500])
+        if rows:
+            self._bump()
 
     def write_rows(
         self, items: list[tuple[int, Paper, np.ndarray | None]], model: str | None = None, contiguous: bool = False
