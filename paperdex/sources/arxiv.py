@@ -686,8 +686,9 @@ def read_listing(
     announced = [p.id for p in papers if p.listed]
     if day or announced:
         completeness.record(store, listing, day or next(p.listed for p in papers if p.listed), announced, skip)
-    s = merge.ingest_with_merge(store, papers, errors=errors)
-    return s + completeness.backfill(store, listing, lambda ids: fetch_ids(http, ids, base_url=api_url))
+    matcher = merge.Matcher(store)  # one match index for the listing and its back-fill
+    s = merge.ingest_with_merge(store, papers, matcher=matcher, errors=errors)
+    return s + completeness.backfill(store, listing, lambda ids: fetch_ids(http, ids, base_url=api_url), matcher)
 
 
 # --- the source, as paperdex ingest / sync / the merge see it --------------------------------

@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from paperdex.sources.merge import ingest_with_merge
+from paperdex.sources.merge import Matcher, ingest_with_merge
 from paperdex.store import IngestSummary
 
 KEY = "feed:listing:"  # + listing name: {day: {"ids": [...], "skip": [...], "read": ..., "missing": [...]}}
@@ -131,22 +131,29 @@ def unread_days(store: Any) -> list[str]:
     return out
 
 
-def backfill(store: Any, listing: str, fetch_ids: Callable[[list[str]], tuple[list[Any], list[str]]]) -> Any:
+def backfill(
+    store: Any,
+    listing: str,
+    fetch_ids: Callable[[list[str]], tuple[list[Any], list[str]]],
+    matcher: Matcher | None = None,
+) -> Any:
     """Fetch by id (``fetch_ids``: arXiv's API) the papers recent listings named that the store
-    lacks; they get the listing's day. Returns the merge summary (what was added)."""
-    total = IngestSummary()
+    lacks; they get the listing's day. Every day's papers are merged in one ingest (one match
+    index, one publish; `matcher`: the caller's, to share it). Returns the merge summary."""
     data = _load(store, listing)
     retried = [st for st in states(store, listing) if st.missing and st.retries_left]
+    if not retried:
+        return IngestSummary()
+    got, errors = [], []
     for st in retried:
-        papers, errors = fetch_ids(st.missing)
+        papers, errs = fetch_ids(st.missing)
         asked = set(st.missing)  # an answer may carry more than was asked; only these get the day
-        got = [replace(p, listed=p.listed or st.day) for p in papers if p.id in asked]
-        s = ingest_with_merge(store, got)
-        s.errors.extend(f"back-fill {listing} {st.day}: {e}" for e in errors)
-        total = total + s
+        got += [replace(p, listed=p.listed or st.day) for p in papers if p.id in asked]
+        errors += [f"back-fill {listing} {st.day}: {e}" for e in errs]
         data[st.day]["tries"] = int(data[st.day].get("tries", 0)) + 1
-    if retried:
-        store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
+    total = ingest_with_merge(store, got, matcher=matcher)
+    total.errors.extend(errors)
+    store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
     return total
 
 
