@@ -131,7 +131,7 @@ VIEWS = ("day", "week", "month", "trending")
 # foryou: by the user's tags (recommend.py)
 LISTING_SORTS = ("top", "newest", "upvotes", "stars", "foryou")
 TOP_TRENDING = 3  # papers the day's shape names as trending
-MIN_TAG_SCORE = 1.0  # a paper is "for a tag" at this z-score of its model, as in the digest (digest.MIN_SCORE)
+MIN_TAG_SCORE = 1.0  # a paper is "for a tag" at this z-score of its model (the digest's too)
 TRENDING_DAYS = 7
 # What arXiv calls a category (cs.LG, hep-th, math.AP); MSC (68T10) and ACM (I.2.6) classes
 # that some records list among their categories are not offered as chips.

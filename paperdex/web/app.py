@@ -32,7 +32,7 @@ from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
 from paperdex.web.discover import lang_of, related_view, render_page, session_of
-from paperdex.web.limits import admit
+from paperdex.web.limits import admit, header
 from paperdex.web.suggest import suggest
 
 log = logging.getLogger("paperdex.web")
@@ -175,7 +175,7 @@ class Guard:
             await send(message)
 
         if not self.any_host:
-            host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+            host = header(scope, b"host") or ""
             if _host_name(host) not in self.allowed:
                 body = json.dumps({"error": {"status": 400, "message": "this Host is not allowed (see --allow-host)"}})
                 headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]

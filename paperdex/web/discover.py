@@ -637,12 +637,15 @@ def api_saved_seen(request: Request, key: str) -> Response:
 def api_export(request: Request, format: str = "json", tag: str | None = None) -> Response:
     with _pool(request).reader() as st:
         if format == "json":
-            body = json.dumps(library.export_json(st), ensure_ascii=False, indent=1)
+            body, kind, ext = (
+                json.dumps(library.export_json(st), ensure_ascii=False, indent=1),
+                "application/json",
+                "json",
+            )
         elif format == "bibtex":
-            body = library.export_bibtex(st, tag)
+            body, kind, ext = library.export_bibtex(st, tag), "application/x-bibtex; charset=utf-8", "bib"
         else:
             raise ServiceError(400, "format: json or bibtex")
-    kind, ext = ("application/json", "json") if format == "json" else ("application/x-bibtex; charset=utf-8", "bib")
     disposition = f'attachment; filename="paperdex-library.{ext}"'
     return Response(body, media_type=kind, headers={"Content-Disposition": disposition})
 

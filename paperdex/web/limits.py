@@ -42,7 +42,7 @@ TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "auth", 
 TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}")  # library.TOKEN_PREFIX + token_urlsafe
 
 
-def _header(scope, name: bytes) -> str | None:
+def header(scope, name: bytes) -> str | None:
     return next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == name), None)
 
 
@@ -50,20 +50,20 @@ def cross_site(scope) -> bool:
     """True when a browser says this request comes from another site and it is not a plain
     navigation to a page (following a link, typing the URL). ``same-site`` (another port or
     subdomain of this host) counts as another site: it is another origin."""
-    site = _header(scope, b"sec-fetch-site")
+    site = header(scope, b"sec-fetch-site")
     method = scope.get("method", "GET")
     if site is not None:
         if site in ("same-origin", "none"):
             return False
-        navigation = _header(scope, b"sec-fetch-mode") == "navigate" and _header(scope, b"sec-fetch-dest") in (
+        navigation = header(scope, b"sec-fetch-mode") == "navigate" and header(scope, b"sec-fetch-dest") in (
             "document",
             None,
         )
         return not (navigation and method in ("GET", "HEAD"))
-    origin = _header(scope, b"origin")
+    origin = header(scope, b"origin")
     if not origin or origin == "null":  # no-referrer pages send "null" for their own forms
         return False
-    return urlsplit(origin).netloc.lower() != (_header(scope, b"host") or "").lower()
+    return urlsplit(origin).netloc.lower() != (header(scope, b"host") or "").lower()
 
 
 def token_in_query(query: bytes) -> bool:
@@ -91,7 +91,7 @@ async def admit(app, scope, receive, send) -> None:
     if not path.startswith(EXEMPT) and cross_site(scope):
         return await _refuse(scope, send, 403, "this server does not answer requests made by other sites", api)
     limit = BODY_LIMITS.get(path, MAX_BODY)
-    declared = _header(scope, b"content-length")
+    declared = header(scope, b"content-length")
     if declared is not None:
         try:
             too_large = int(declared) > limit

@@ -177,8 +177,8 @@ def bibtex(p: Paper) -> str:
 # related): the templates draw it with one macro (macros.html, paper_card), so a line added to
 # a card appears everywhere.
 
-DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
 PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
+DECISIONS = Q.DECISIONS  # the decisions a card names, as the `decision:` filter takes them
 # A query word is highlighted only when it says what this search is about: not a stopword, and
 # not one of the store's everyday words (in more than this share of its papers; docs/web.md has
 # the shares on the 63k corpus: "model" 82%, "image" 30%, "reasoning" 22%, "transformer" 14%,
