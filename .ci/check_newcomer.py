@@ -34,10 +34,24 @@ def get(url: str, timeout: float = 60) -> tuple[int, str]:
         return e.code, e.read().decode("utf-8", "replace")
 
 
-def wait_for(url: str, seconds: float) -> float:
-    """Seconds until `url` answered 200; raises SystemExit after `seconds`."""
+def running(pid: int | None) -> bool:
+    """Whether process `pid` (the server's) is still alive; None: not watched."""
+    if pid is None:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(url: str, seconds: float, pid: int | None) -> float:
+    """Seconds until `url` answered 200; SystemExit after `seconds`, or as soon as the
+    server's process `pid` has exited (a failed start is not waited out)."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < seconds:
+        if not running(pid):
+            sys.exit(f"FAIL: the server's process exited before {url} answered")
         try:
             if get(url, timeout=5)[0] == 200:
                 return time.monotonic() - t0
@@ -105,8 +119,9 @@ def main() -> int:
     ap.add_argument("--paperdex", required=True, help="the installed paperdex command")
     ap.add_argument("--data-dir", required=True)
     ap.add_argument("--wait", type=float, default=600)
+    ap.add_argument("--pid", type=int, help="the server's process: stop waiting when it exits")
     args = ap.parse_args()
-    waited = wait_for(args.url + "/", args.wait)
+    waited = wait_for(args.url + "/", args.wait, args.pid)
     print(f"ok   / answered after {waited:.0f} s of waiting", flush=True)
     c = Checks()
     pid = web_checks(c, args.url)
