@@ -187,10 +187,12 @@ def sync_sources(
     today: date | None = None,
     echo: Callable[[str], None] = print,
     quiet: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[IngestSummary, list[str]]:
     """Run every configured source incrementally; one failing source does not stop the
     others. Returns the total and the failures. ``quiet`` reports only sources that changed
-    something or failed (for cron mail).
+    something or failed (for cron mail). ``progress(i, n, label)`` is told as job i of n starts
+    (`paperdex sync` prints a line while a long one runs).
 
     Each source's jobs share one client made once per run: every arXiv job (OAI sets, RSS
     listings) goes through one connection, so arXiv's one-request-per-3-s limit, which covers
@@ -202,9 +204,10 @@ def sync_sources(
     total, failures = IngestSummary(), []
     clients: dict[str, Any] = {}
     try:
-        for source, label, opts in plan(cfg, store, today):
-            if only and source not in only:
-                continue
+        jobs = [job for job in plan(cfg, store, today) if not only or job[0] in only]
+        for i, (source, label, opts) in enumerate(jobs):
+            if progress:
+                progress(i, len(jobs), label)
             src = registry.get(source)
             try:
                 if source not in clients:
