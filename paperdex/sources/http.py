@@ -1,11 +1,11 @@
 """One HTTP client for every network source.
 
-Polite (a minimum interval between requests to one host: arXiv asks for one request every
-3 s; with a data directory the spacing is kept in a small file per host there, so two
-processes syncing one store keep it together), patient (429, 5xx, timeouts and bodies that
-cannot be read, such as a truncated page, are retried with exponential back-off, honouring
-``Retry-After``) and testable (transport, clock and sleep are injectable, so tests run against
-recorded responses and never really wait).
+Polite (a minimum interval between requests to one service: arXiv asks for one request every
+3 s across OAI-PMH, its export API and RSS, three hosts; with a data directory the spacing is
+kept in a small file per service there, so two processes syncing one store keep it together),
+patient (429, 5xx, timeouts and bodies that cannot be read, such as a truncated page, are
+retried with exponential back-off, honouring ``Retry-After``) and testable (transport, clock
+and sleep are injectable, so tests run against recorded responses and never really wait).
 """
 
 from __future__ import annotations
@@ -66,13 +66,28 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 T = TypeVar("T")
 
 
+# Domains whose hosts are one service to whoever runs it: a request to any of them waits for the
+# last request to all of them. arXiv's terms count oaipmh., export. and rss.arxiv.org together
+# (one request every 3 s "across all APIs"), so spacing them per host let a sync send its RSS
+# request 0.016 s after its last OAI page.
+ONE_SERVICE = ("arxiv.org",)
+
+
+def service_of(host: str) -> str:
+    """The name a host's requests are spaced under: its domain in :data:`ONE_SERVICE`
+    (``export.arxiv.org`` -> ``arxiv.org``), else the host itself."""
+    host = host.lower().rstrip(".")
+    return next((d for d in ONE_SERVICE if host == d or host.endswith("." + d)), host)
+
+
 class UnreadableResponse(SourceError):
     """A 2xx body that does not parse (cut off mid-transfer, an error page in place of XML or
     JSON): :meth:`HttpClient.fetch` asks for it again, like a 503."""
 
 
 class HostSpacing:
-    """The time of the last request to each host, in a file per host under ``folder``, read
+    """The time of the last request to each service (:func:`service_of`: arXiv's hosts are
+    one), in a file per service under ``folder``, read
     and written under an exclusive lock: every process that uses the folder (two ``paperdex
     ingest arxiv`` run back to back, a cron ``sync`` next to a manual one) waits its turn, so
     the interval a service asks for holds across processes, not only inside one.
@@ -86,11 +101,11 @@ class HostSpacing:
         self.clock = clock
 
     def _file(self, host: str) -> Path:
-        return self.folder / (re.sub(r"[^A-Za-z0-9.\-]", "_", host.lower()) or "_")
+        return self.folder / (re.sub(r"[^A-Za-z0-9.\-]", "_", service_of(host)) or "_")
 
     def wait(self, host: str, interval: float, sleep: Callable[[float], None]) -> None:
         """Sleep until ``interval`` seconds after the last request any process made to
-        ``host`` through this folder, then record now as the last request."""
+        ``host``'s service through this folder, then record now as the last request."""
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(self._file(host), os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -109,8 +124,8 @@ class HostSpacing:
 
 
 class HttpClient:
-    """A rate-limited, retrying GET client. One per source: its interval is per host, and
-    shared with other processes when ``spacing`` is given (see :meth:`share_spacing`)."""
+    """A rate-limited, retrying GET client. One per source: its interval is per service
+    (:func:`service_of`), and shared with other processes when ``spacing`` is given (see :meth:`share_spacing`)."""
 
     def __init__(
         self,

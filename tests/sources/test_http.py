@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
+from paperdex.sources import arxiv
 from paperdex.sources.http import HttpClient, SourceError, parse_retry_after
 
-from .conftest import Router
+from .conftest import Router, param, real, xml
 
 
 def ok(req: httpx.Request) -> httpx.Response:
@@ -99,4 +102,26 @@ def test_the_spacing_holds_across_clients_sharing_a_data_directory(tmp_path, clo
     second.get("https://huggingface.co/api/daily_papers")  # another host: no wait
     assert clock.sleeps == [2.5]
     assert [round(t - first.sent[0], 3) for t in first.sent + second.sent] == [0.0, 3.0, 3.0]
-    assert (tmp_path / "export.arxiv.org").exists()
+    assert (tmp_path / "arxiv.org").exists()  # arXiv's hosts are one service (see the next test)
+
+
+def test_arxivs_hosts_are_one_service_to_the_spacing(tmp_path, clock, store):
+    """OAI-PMH (oaipmh.arxiv.org), the listing (rss.arxiv.org) and the export API
+    (export.arxiv.org) count together in arXiv's one-request-every-3-s: a sync's RSS request
+    right after its last OAI page, and its API call right after RSS, wait their 3 s (a real
+    sync sent them 0.016 s and 0.065 s apart while the spacing was kept per host). Real-format
+    answers of each service."""
+    rec = json.loads(real("arxiv_api", "id_1605.08386_s0_m100_199195aa31ad.json").read_text())
+    router = Router()
+    router.add(lambda q: q.url.host == "oaipmh.arxiv.org", xml(real("arxiv_oai", "listrecords_arXivRaw_math.xml")))
+    router.add(lambda q: q.url.host == "rss.arxiv.org", xml(real("arxiv_rss", "rss_cs.CV_2023-10-26.xml")))
+    router.add(lambda q: param(q, "id_list") == "1605.08386", httpx.Response(200, text=rec["body"]))
+    ok = httpx.MockTransport(router)
+    http = HttpClient(min_interval=3.0, transport=ok, clock=clock, sleep=clock.sleep).share_spacing(tmp_path / "req")
+    arxiv.harvest(store, http, "math", "2008-01-01")
+    arxiv.read_listing(store, http, "cs.CV")
+    arxiv.fetch_ids(http, ["1605.08386"])
+    hosts = [q.url.host for q in router.requests]
+    assert hosts[0] == "oaipmh.arxiv.org" and "rss.arxiv.org" in hosts and hosts[-1] == "export.arxiv.org"
+    gaps = [round(b - a, 3) for a, b in zip(http.sent, http.sent[1:], strict=False)]
+    assert gaps and min(gaps) >= 3.0, gaps
