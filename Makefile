@@ -30,8 +30,8 @@ $(VENV)/.installed: pyproject.toml
 	$(call ticking,test -d $(VENV) || python3 -m venv $(VENV))
 	@echo "==> installing paperdex and what it needs to run into $(VENV) (pip lists each package):"
 	$(call ticking,$(PIP) -e .)
-	@echo "==> checking that paperdex imports (Python compiles its modules the first time)"
-	$(call ticking,$(BIN)/python -c "import paperdex.cli; import paperdex.ingest; import paperdex.search.engine; import paperdex.web.app" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
+	@echo "==> checking that paperdex imports and its default model loads (Python compiles its modules the first time)"
+	$(call ticking,$(BIN)/python -c "import paperdex.cli; import paperdex.ingest; import paperdex.search.engine; import paperdex.web.app; from paperdex.index.embed import get_embedder; get_embedder()" || { echo "==> the install failed: run $(PIP) -e . to see why"; exit 1; })
 	@echo "==> installed"
 	@touch $@
 
