@@ -40,7 +40,8 @@ from paperdex.text.latex import decode_accents, decode_name
 log = logging.getLogger("paperdex.sources")
 
 SOURCE = "arxiv"
-RSS_SOURCE = "arxiv-rss"  # ranked below OAI/API (see its ranks below): a listing never overwrites them
+# "arxiv-rss": ranked below OAI/API (see its ranks below), a listing never overwrites them
+RSS_SOURCE = completeness.LISTING_SOURCE
 OAI_URL = "https://oaipmh.arxiv.org/oai"
 API_URL = "https://export.arxiv.org/api/query"
 RSS_URL = "https://rss.arxiv.org/rss/"
@@ -680,7 +681,9 @@ def read_listing(
 ) -> IngestSummary:
     """Today's listing into the store, recorded for the completeness check (the day, the ids
     it announced, the days the feed skips); then every paper a listing of the last days named
-    that the store still lacks is fetched by id (sources/completeness.py)."""
+    that the store still lacks, or holds only as a listing gave it (one the OAI harvest has not
+    returned yet: no submission date, no comment), is fetched by id, 100 ids a request
+    (sources/completeness.py)."""
     body, (papers, errors) = http.fetch(_listing_url(listing, base_url), lambda r: (r.content, parse_rss(r.content)))
     day, skip = completeness.schedule(body)
     announced = [p.id for p in papers if p.listed]

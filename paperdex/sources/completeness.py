@@ -1,10 +1,12 @@
 """Is every paper of each announced day here? The arXiv listing says which papers were announced
 on a day in a category; the store says which it holds. Each listing read by ``sync`` is
 recorded (its day, the ids it announced, the days the feed says it skips); papers a listing
-named that the store lacks are fetched by id from the API in the same run and, if that fails,
-again on every later sync for a week. ``paperdex sync --check`` and the daily page show the
-state. The schedule is the service's own data: the feed's ``<skipDays>`` (Saturday and Sunday)
-and the days its listing was empty (holidays), never a calendar guessed here.
+named that the store lacks, or holds only as the listing gave them (a paper the OAI harvest has
+not returned yet: no submission date, no comment, so no venue), are fetched by id from the API
+in the same run and, if that fails, again on every later sync for a week. ``paperdex sync
+--check`` and the daily page show the state. The schedule is the service's own data: the feed's
+``<skipDays>`` (Saturday and Sunday) and the days its listing was empty (holidays), never a
+calendar guessed here.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from paperdex.sources.merge import Matcher, ingest_with_merge
 from paperdex.store import IngestSummary
 
+LISTING_SOURCE = "arxiv-rss"  # the listing's records (arxiv.RSS_SOURCE)
 KEY = "feed:listing:"  # + listing name: {day: {"ids": [...], "skip": [...], "read": ..., "missing": [...]}}
 KEEP_DAYS = 30  # days of each listing remembered
 RETRY_DAYS = 7  # a paper missing from a listing is asked for until the listing read is this much newer
@@ -31,9 +34,11 @@ class DayState:
     day: str
     listed: int  # papers the listing announced (new and cross-lists)
     held: int  # of those, in the store
-    missing: list[str]
+    missing: list[str]  # not in the store, or there only as the listing gave them (`partial`)
     read: str | None  # when the listing was read (UTC)
     tries: int = 0
+    newest: str | None = None  # the newest day of this listing that was read
+    partial: list[str] = field(default_factory=list)  # held, but known only from the listing
 
     def line(self) -> str:
         if not self.listed:
@@ -41,10 +46,10 @@ class DayState:
         if not self.missing:
             return f"{self.listing} {self.day}: complete ({self.held} of {self.listed})"
         shown = ", ".join(self.missing[:5]) + (" …" if len(self.missing) > 5 else "")
+        if self.partial:
+            shown += f"; {len(self.partial)} known only from the listing, without arXiv's metadata"
         when = "next retry at the next sync" if self.retries_left else f"given up after {self.tries} tries"
         return f"{self.listing} {self.day}: {len(self.missing)} papers missing ({shown}); {when}"
-
-    newest: str | None = None  # the newest day of this listing that was read
 
     @property
     def retries_left(self) -> bool:
@@ -96,6 +101,17 @@ def record(store: Any, listing: str, day: str, ids: Iterable[str], skip: list[st
     store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
 
 
+def held(store: Any, ids: list[str]) -> tuple[set[str], set[str]]:
+    """(the ``ids`` the store holds, those of them it holds only as a listing gave them). A
+    listing's record has no submission date and no comment (hence no venue): a paper is only
+    complete once another source (OAI, the API, a file) supplied it. One query per 500 ids
+    reading only the ``sources`` column (the daily page asks this for every listing day)."""
+    rows = store._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)
+    found = {r[0]: r[1] for r in rows}
+    only = json.dumps([LISTING_SOURCE])  # the column's JSON, as the store writes it
+    return set(found), {i for i, sources in found.items() if sources == only}
+
+
 def states(store: Any, listing: str | None = None) -> list[DayState]:
     """Every recorded listing day, newest first (read-only)."""
     names = [listing] if listing is not None else [k[len(KEY) :] for k in store.state_keys_starting(KEY)]
@@ -105,11 +121,12 @@ def states(store: Any, listing: str | None = None) -> list[DayState]:
         newest = max(data) if data else None
         for day, entry in data.items():
             ids = [i for i in entry.get("ids", []) if isinstance(i, str)]
-            held = store.ids_stored(ids)
-            missing = [i for i in ids if i not in held]
-            out.append(
-                DayState(name, day, len(ids), len(held), missing, entry.get("read"), int(entry.get("tries", 0)), newest)
-            )
+            stored, partial = held(store, ids)
+            missing = [i for i in ids if i not in stored or i in partial]
+            tries = int(entry.get("tries", 0))
+            state = DayState(name, day, len(ids), len(stored), missing, entry.get("read"), tries, newest)
+            state.partial = [i for i in ids if i in partial]
+            out.append(state)
     return sorted(out, key=lambda s: (s.day, s.listing), reverse=True)
 
 
@@ -138,21 +155,23 @@ def backfill(
     matcher: Matcher | None = None,
 ) -> Any:
     """Fetch by id (``fetch_ids``: arXiv's API) the papers recent listings named that the store
-    lacks; they get the listing's day. Every day's papers are merged in one ingest (one match
+    lacks or holds only from the listing; they get the listing's day. One look-up for every
+    day's ids (the API takes them 100 a request, not a request a day), and one ingest (one match
     index, one publish; `matcher`: the caller's, to share it). Returns the merge summary."""
     data = _load(store, listing)
     retried = [st for st in states(store, listing) if st.missing and st.retries_left]
     if not retried:
         return IngestSummary()
-    got, errors = [], []
-    for st in retried:
-        papers, errs = fetch_ids(st.missing)
-        asked = set(st.missing)  # an answer may carry more than was asked; only these get the day
-        got += [replace(p, listed=p.listed or st.day) for p in papers if p.id in asked]
-        errors += [f"back-fill {listing} {st.day}: {e}" for e in errs]
+    day_of: dict[str, str] = {}
+    for st in reversed(retried):  # oldest first: a paper two listings named gets the first day
+        for pid in st.missing:
+            day_of.setdefault(pid, st.day)
         data[st.day]["tries"] = int(data[st.day].get("tries", 0)) + 1
+    papers, errs = fetch_ids(list(day_of))
+    # an answer may carry more than was asked; only these get the day
+    got = [replace(p, listed=p.listed or day_of[p.id]) for p in papers if p.id in day_of]
     total = ingest_with_merge(store, got, matcher=matcher)
-    total.errors.extend(errors)
+    total.errors.extend(f"back-fill {listing}: {e}" for e in errs)
     store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
     return total
 

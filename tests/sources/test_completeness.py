@@ -6,6 +6,7 @@ answer (api_id_list.atom), through the real client and merge."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date
 
@@ -19,7 +20,7 @@ from paperdex.sources import arxiv, completeness, merge
 from paperdex.sources.sync import ingest_source
 from paperdex.store import Store
 
-from .conftest import Router, fixture, param, xml
+from .conftest import Router, fixture, param, real, xml
 
 MONDAY = fixture("arxiv", "rss_cs.CV_2026-06-01.xml").read_text()
 # the next day's listing, empty (a day without announcements): the same channel, no item
@@ -90,3 +91,39 @@ def test_the_schedule_is_the_feeds_own_and_a_day_no_sync_read_is_reported(tmp_pa
 def test_check_of_a_directory_without_a_store_is_one_line(tmp_path):
     r = _check(tmp_path)
     assert r.exit_code == 1 and "no paperdex data in" in r.output and "Traceback" not in r.output
+
+
+def test_a_paper_known_only_from_the_listing_is_fetched_by_id_and_is_not_complete_before(tmp_path, make_http):
+    """A paper the OAI harvest has not returned yet is stored from the listing alone: no
+    submission date, no comment (so no venue). It is looked up by id (the API's id_list) in the
+    same run; while the API does not know it yet (the real answer for an id it lacks: an empty
+    feed), `sync --check` reports it, not "complete", and the next sync asks again."""
+    d = tmp_path / "data"
+    none_yet = json.loads(real("arxiv_api", "id_0000.0000_s0_m100_8b51d9633a68.json").read_text())["body"]
+    first = Router().add(lambda q: q.url.path == "/rss/cs.CV", httpx.Response(200, text=MONDAY))
+    first.add(lambda q: param(q, "id_list") == "2605.31457", httpx.Response(200, text=none_yet))
+    with Store(d) as s:
+        arxiv.read_listing(s, make_http(first), "cs.CV")
+        p = s.get("2605.31457")
+        assert (p.sources, p.published, p.comment) == (["arxiv-rss"], None, None)  # the listing's record
+    assert [param(q, "id_list") for q in first.requests] == [None, "2605.31457"]  # asked for by id
+    r = _check(d)
+    assert r.exit_code == 1, r.output
+    assert r.output.splitlines()[0] == (
+        "cs.CV 2026-06-01: 1 papers missing (2605.31457; 1 known only from the listing, without "
+        "arXiv's metadata); next retry at the next sync"
+    )
+
+    with Store(d) as s:
+        ingest_source(s, "arxiv", listing="cs.CV", http=make_http(_router(TUESDAY)), today=date(2026, 6, 2))
+        p = s.get("2605.31457")
+        assert (p.published, p.listed, p.comment, p.venue) == (
+            "2026-05-29",
+            "2026-06-01",
+            "Accepted at ICML 2026",
+            "ICML 2026",
+        )
+        assert p.sources == ["arxiv-rss", "arxiv"]
+    r = _check(d)
+    assert r.exit_code == 0, r.output
+    assert "cs.CV 2026-06-01: complete (1 of 1)" in r.output

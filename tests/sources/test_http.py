@@ -116,6 +116,8 @@ def test_arxivs_hosts_are_one_service_to_the_spacing(tmp_path, clock, store):
     router.add(lambda q: q.url.host == "oaipmh.arxiv.org", xml(real("arxiv_oai", "listrecords_arXivRaw_math.xml")))
     router.add(lambda q: q.url.host == "rss.arxiv.org", xml(real("arxiv_rss", "rss_cs.CV_2023-10-26.xml")))
     router.add(lambda q: param(q, "id_list") == "1605.08386", httpx.Response(200, text=rec["body"]))
+    unknown = json.loads(real("arxiv_api", "id_0000.0000_s0_m100_8b51d9633a68.json").read_text())["body"]
+    router.add(lambda q: q.url.host == "export.arxiv.org", httpx.Response(200, text=unknown))
     ok = httpx.MockTransport(router)
     http = HttpClient(min_interval=3.0, transport=ok, clock=clock, sleep=clock.sleep).share_spacing(tmp_path / "req")
     arxiv.harvest(store, http, "math", "2008-01-01")

@@ -34,6 +34,7 @@ P1 = arxiv.parse_oai_page(RAW[0].read_bytes()).token
 P2 = arxiv.parse_oai_page(RAW[1].read_bytes()).token
 CANNOT = real("arxiv_oai", "err_bad_set.xml").read_text()
 NOTE = json.loads(real("openreview", "note_neurips2024_shape.json").read_text())["note"]
+UNKNOWN_ID = json.loads(real("arxiv_api", "id_0000.0000_s0_m100_8b51d9633a68.json").read_text())["body"]
 HF_ITEMS = json.loads(real("hf", "daily_papers_item_2602.23229.json").read_text())["response"]
 
 
@@ -117,6 +118,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, body, "text/xml; charset=utf-8")
         if url.path.startswith("/rss/"):
             return self._send(200, real("arxiv_rss", "rss_realmeta_serialized.xml").read_bytes(), "application/rss+xml")
+        if url.path == "/api/query":  # the listing's papers looked up by id: the API does not know them yet
+            return self._send(200, UNKNOWN_ID.encode(), "application/atom+xml; charset=utf-8")
         if url.path == "/hf":
             if q.get("date") in srv.hf_down:
                 return self._send(503, b"Service Unavailable", "text/plain")
@@ -196,10 +199,11 @@ def test_uninterrupted_sync_logs_in_after_a_403_and_spaces_arxiv_requests(servic
         "set OPENREVIEW_USERNAME and OPENREVIEW_PASSWORD to your OpenReview account (or username and password "
         "under [openreview] in sources.toml)."
     ]
-    # one arXiv client for the whole run (OAI math, OAI cs x3 pages, RSS), 3 s apart throughout
+    # one arXiv client for the whole run (OAI math, OAI cs x3 pages, RSS, the API for the papers
+    # known only from the listing), 3 s apart throughout
     assert made.count("arxiv") == 1
     gaps = [b - a for a, b in zip(service.arxiv_times, service.arxiv_times[1:], strict=False)]
-    assert len(service.arxiv_times) == 5 and min(gaps) >= 3.0
+    assert len(service.arxiv_times) == 6 and min(gaps) >= 3.0
 
     monkeypatch.setenv("OPENREVIEW_USERNAME", "reader@example.org")
     monkeypatch.setenv("OPENREVIEW_PASSWORD", "secret")
