@@ -26,6 +26,7 @@ import click
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
 from paperdex.sources.registry import Source, register, trust, utc_today
+from paperdex.text.latex import safe_url
 
 SOURCE = "hf"
 API_URL = "https://huggingface.co/api/daily_papers"
@@ -81,20 +82,20 @@ def _item(item: dict, featured: str | None) -> Paper:
     if not isinstance(upvotes, int):
         raise ValueError(f"'upvotes' is {upvotes!r}, expected an integer")
     org = paper.get("organization") or item.get("organization")
-    repo = paper.get("githubRepo") or None
+    repo = safe_url(paper.get("githubRepo"))  # links: http(s) only, as every output shows them
     stars = paper.get("githubStars")
     hf = {
         "upvotes": upvotes,
         "featured": day,
         "comments": item.get("numComments"),
         "url": f"https://huggingface.co/papers/{aid}",
-        "project_page": paper.get("projectPage") or None,
+        "project_page": safe_url(paper.get("projectPage")),
         "github_repo": repo,
         "github_stars": stars,
         "ai_summary": paper.get("ai_summary") or None,
         "ai_keywords": paper.get("ai_keywords") or None,
         "organization": (org.get("fullname") or org.get("name")) if isinstance(org, dict) else None,
-        "thumbnail": item.get("thumbnail") or None,
+        "thumbnail": safe_url(item.get("thumbnail")),
     }
     extra: dict = {"hf": {k: v for k, v in hf.items() if v is not None}}
     if repo and isinstance(stars, int):

@@ -33,6 +33,7 @@ from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
 from paperdex.web.discover import lang_of, related_view, render_page, session_of
 from paperdex.web.limits import admit, header
+from paperdex.web.links import safe_paper
 from paperdex.web.suggest import suggest
 
 log = logging.getLogger("paperdex.web")
@@ -129,16 +130,6 @@ class SafeJSON(JSONResponse):
             return super().render(content)
         except ValueError:
             return json.dumps(finite(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-
-
-def safe_paper(d: dict[str, Any]) -> dict[str, Any]:
-    """A paper's JSON with its links filtered exactly as the HTML pages filter them: only
-    http(s) URLs, in `links` and in the raw url fields alike."""
-    d["links"] = {k: v for k, v in (d.get("links") or {}).items() if render.safe_url(v)}
-    for k in ("abs_url", "pdf_url", "code_url"):
-        if d.get(k) and not render.safe_url(d[k]):
-            d[k] = None
-    return d
 
 
 class Guard:
