@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlencode
 
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -32,7 +32,7 @@ from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
 from paperdex.web.discover import lang_of, related_view, render_page, session_of
-from paperdex.web.limits import admit, header
+from paperdex.web.limits import admit, check_path, header, host_name
 from paperdex.web.links import safe_paper
 from paperdex.web.suggest import suggest
 
@@ -113,14 +113,6 @@ class PageQuery(BaseModel):
     author: str | None = None
 
 
-def _host_name(value: str) -> str:
-    """The name of a Host header without its port: `[::1]:8000` -> `::1`."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
 class SafeJSON(JSONResponse):
     """Valid JSON whatever is stored: a NaN that reached the store before records were
     validated becomes null instead of a 500 for every answer that includes it."""
@@ -135,9 +127,9 @@ class SafeJSON(JSONResponse):
 class Guard:
     """The outermost layer, around FastAPI's own error handling, so that every response
     (a 500 included) carries the security headers. It also refuses a Host header that is not
-    an allowed name (a DNS-rebinding page could otherwise read the API), answers HEAD as GET
-    without the body, and lets in what limits.admit admits. Plain ASGI: no per-request task
-    overhead."""
+    an allowed name, or not a name and a port at all (limits.host_name; a DNS-rebinding page
+    could otherwise read the API), answers HEAD as GET without the body, and lets in what
+    limits.admit admits. Plain ASGI: no per-request task overhead."""
 
     HEADERS = [
         (b"content-security-policy", CSP.encode()),
@@ -149,7 +141,7 @@ class Guard:
     def __init__(self, app, allowed_hosts: list[str]) -> None:
         self.app = app
         self.any_host = "*" in allowed_hosts
-        self.allowed = {_host_name(h) for h in allowed_hosts}
+        self.allowed = {host_name(h) or h.strip().lower() for h in allowed_hosts}
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -166,8 +158,8 @@ class Guard:
             await send(message)
 
         if not self.any_host:
-            host = header(scope, b"host") or ""
-            if _host_name(host) not in self.allowed:
+            name = host_name(header(scope, b"host") or "")
+            if name is None or name not in self.allowed:
                 body = json.dumps({"error": {"status": 400, "message": "this Host is not allowed (see --allow-host)"}})
                 headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
                 await guarded_send({"type": "http.response.start", "status": 400, "headers": headers})
@@ -248,6 +240,7 @@ def create_app(
         version="0.1.0",
         docs_url=None,  # Swagger UI loads from a CDN; /api/docs is a local page instead
         redoc_url=None,
+        dependencies=[Depends(check_path)],  # every route's path parameters, checked once
     )
     # the Host names it answers: as told, else loopback plus the configured ones
     app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else [*LOOPBACK_HOSTS, *st.allowed_hosts]

@@ -39,7 +39,7 @@ from paperdex.search.engine import Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store, StoreError
 from paperdex.web import i18n, render
-from paperdex.web.limits import cross_site
+from paperdex.web.limits import cross_site, parse_json
 from paperdex.web.links import filterable, quoted, search_link  # the cards' links, as on the search pages
 
 HERE = Path(__file__).parent
@@ -164,14 +164,15 @@ async def _form(request: Request) -> dict[str, Any]:
 
 async def _json(request: Request) -> dict[str, Any]:
     """A JSON object body, sent as application/json: a no-cors `text/plain` POST from another
-    site's page (which needs no CORS preflight) is refused before its body is read."""
+    site's page (which needs no CORS preflight) is refused before its body is read, and a body
+    nested too deep before it is parsed (limits.parse_json)."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "application/json" and not (ctype.startswith("application/") and ctype.endswith("+json")):
         raise ServiceError(415, "the body must be JSON, sent with Content-Type: application/json")
     try:
-        data = await request.json()
-    except (ValueError, UnicodeDecodeError):
-        raise ServiceError(400, "the body must be a JSON object") from None
+        data = parse_json(await request.body())  # its depth checked before it is parsed
+    except ValueError as e:
+        raise ServiceError(400, f"the body must be a JSON object: {e}") from None
     if not isinstance(data, dict):
         raise ServiceError(400, "the body must be a JSON object")
     return data

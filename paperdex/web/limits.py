@@ -18,6 +18,16 @@ the body is read:
   limit is a 413 at once, and a body sent without one (chunked) is counted as it arrives and
   cut off at the limit, so no request makes a worker hold more than the limit in memory. The
   endpoints that write check the token before they read the body (web/discover.py).
+* **The Host header is a name and a port** (:func:`host_name`), or the request is refused:
+  ``localhost:80@evil.example`` is not ``localhost``.
+
+And what an endpoint may be handed, checked once for every route before it runs:
+
+* **Path parameters are bounded** (:func:`check_path`): none longer than any name or id a
+  store holds, and a number that names a row (a saved search's id) within SQLite's integers,
+  so that no lookup can overflow (a 404: no such row can exist).
+* **JSON bodies are bounded in depth before they are parsed** (:func:`parse_json`): Python's
+  parser recurses once per level and raises RecursionError on a few thousand ``[``.
 
 It also records the request's client address (:data:`CLIENT`) for the searcher pool, which
 serves waiting requests client by client (``service.FairGate``).
@@ -28,10 +38,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+from itertools import accumulate
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 
+from paperdex.paper import MAX_ID
 from paperdex.service import CLIENT
 
 MAX_BODY = 1 << 20  # bytes of a request body: a pasted text (20,000 characters), a form, a list of ids
@@ -40,6 +54,24 @@ BODY_LIMITS = {"/api/library/import": 32 << 20}
 EXEMPT = ("/static/", "/favicon.ico")  # what a page on another site may embed: it costs nothing
 TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "auth", "authorization", "bearer"})
 TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}")  # library.TOKEN_PREFIX + token_urlsafe
+
+
+# The longest path parameter an endpoint is handed: well over the longest paper id (MAX_ID, plus
+# an `arXiv:` prefix and a version), tag and saved-search name (64) or category (64).
+MAX_PATH_PARAM = 2 * MAX_ID + 100
+# Path parameters that name a row by its number when they are all digits, and what the row is:
+# SQLite's integers are 64-bit, so a larger number names nothing (and would overflow the lookup).
+ROW_PARAMS = {"key": "saved search"}
+MAX_ROW_ID = 2**63 - 1
+# A request body's JSON: nesting beyond this is refused before parsing. The deepest body an
+# endpoint takes is a library import (web/discover.py): an object of lists of objects, depth 4.
+MAX_JSON_DEPTH = 32
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*+"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+# A Host header (RFC 9110 7.2): a reg-name or an IPv4 address, or an IPv6 address in brackets,
+# and an optional port. Nothing else: no user info, path, second port or spaces.
+_HOST = re.compile(r"(?:\[(?P<ip6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_](?:[a-z0-9_.\-]*)))(?::(?P<port>[0-9]{1,5}))?")
 
 
 def header(scope, name: bytes) -> str | None:
@@ -69,6 +101,57 @@ def cross_site(scope) -> bool:
 def token_in_query(query: bytes) -> bool:
     pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
     return any(k.lower() in TOKEN_PARAMS or TOKEN_VALUE.search(v) for k, v in pairs)
+
+
+def host_name(value: str) -> str | None:
+    """The name of a Host header without its port (`[::1]:8000` -> `::1`), lower-cased; None
+    when the header is anything but a name and a port. The Guard (web/app.py) compares it with
+    the allowed names: reading `localhost:80@evil.example` as `localhost` let any name through."""
+    m = _HOST.fullmatch(value.strip().lower())
+    if m is None or (m["port"] is not None and int(m["port"]) > 65535):
+        return None
+    return m["ip6"] or m["name"]
+
+
+async def check_path(request: Request) -> None:
+    """Every route's path parameters, checked once before the endpoint runs (a dependency of
+    the whole app, web/app.py): at most MAX_PATH_PARAM characters (a 400), and a number naming
+    a row (ROW_PARAMS) within MAX_ROW_ID (else a 404: there is no such row, and SQLite could
+    not even be asked: OverflowError). Digits of other scripts (`²`, `١٢`) name no row either.
+    Async so that it runs on the event loop: a thread for this would cost more than the check."""
+    for name, value in request.path_params.items():
+        if not isinstance(value, str):
+            continue
+        if len(value) > MAX_PATH_PARAM:
+            raise HTTPException(400, f"{name}: at most {MAX_PATH_PARAM} characters")
+        number = value.strip()
+        if name in ROW_PARAMS and number.isdigit() and not (number.isascii() and 0 < int(number) <= MAX_ROW_ID):
+            raise HTTPException(404, f"no {ROW_PARAMS[name]} {number[:80]!r}")
+
+
+def parse_json(body: bytes) -> Any:
+    """A request body's JSON, its depth checked before it is parsed: ValueError (with the
+    message a 400 says) when it is not UTF-8 (RFC 8259: JSON between systems is), is nested
+    deeper than MAX_JSON_DEPTH, is not JSON, or holds NaN or Infinity (not JSON either). Its
+    size was bounded while it was read (admit). In UTF-8 no byte of a multi-byte character is
+    a quote or a bracket, so counting the brackets outside strings is the parser's depth."""
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError("the body is not UTF-8 text") from None
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKET)  # outside strings only
+    if brackets and max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > MAX_JSON_DEPTH:
+        raise ValueError(f"the JSON body is nested too deep: arrays and objects to a depth of {MAX_JSON_DEPTH} at most")
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON value")
+
+    try:
+        return json.loads(text, parse_constant=constant)
+    except RecursionError:  # not within MAX_JSON_DEPTH; a 400 all the same
+        raise ValueError("the JSON body is nested too deep") from None
+    except ValueError as e:
+        raise ValueError(f"the body is not valid JSON: {e}") from None
 
 
 class TooLarge(HTTPException):
