@@ -129,6 +129,17 @@ def _date(fields: dict[str, str]) -> tuple[str | None, str | None]:
     return (f"{year}-{month}-01", "month") if month else (f"{year}-01-01", "year")
 
 
+def _month_of_id(arxiv_id: str) -> str | None:
+    """The first day of the month an arXiv id was given (``2505.13738`` -> ``2025-05-01``,
+    ``hep-th/9901002`` -> ``1999-01-01``): its first version's month."""
+    m = re.match(r"^(\d{2})(\d{2})\.\d{4,5}$", arxiv_id) or re.search(r"/(\d{2})(\d{2})\d{3}$", arxiv_id)
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        return None
+    yy = int(m.group(1))
+    century = 2000 if "." in arxiv_id.split("/")[-1] or yy < 91 else 1900  # old-style ids began in 1991
+    return f"{century + yy}-{m.group(2)}-01"
+
+
 def entry_to_paper(entry: Entry) -> Paper:
     f = {k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()}
     title = _unescape(_unprotect(decode_accents(_strip_braces(f.get("title", "")))))
@@ -162,6 +173,11 @@ def entry_to_paper(entry: Entry) -> Paper:
     if primary and _CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
         categories = [primary, *[c for c in categories if c != primary]]
     published, precision = _date(f)
+    if arxiv_id and precision != "month" and (month := _month_of_id(arxiv_id)):
+        # only a year (DBLP, Google Scholar), or none: the id says the month of version 1. A year
+        # other than the id's is kept: it is the venue's, and the year the user's library cites.
+        if published is None or (precision == "year" and published[:4] == month[:4]):
+            published, precision = month, "month"
     optional = {  # kept when not empty
         "primaryclass": primary if primary not in categories else "",  # an archive ("cs"), not a category
         "date_precision": precision,
@@ -174,6 +190,12 @@ def entry_to_paper(entry: Entry) -> Paper:
         bib_extra["year"] = f["year"]
     bib_extra.update((k, v) for k, v in f.items() if k not in _MAPPED)
     url = f.get("url") or None
+    if arxiv_id and url:
+        # an arXiv paper's abstract link is its arXiv page (Paper.links), not the DOI that DBLP
+        # writes as its url; any other url is kept with the entry's fields
+        if not _ARXIV_URL.search(url):
+            bib_extra["url"] = url
+        url = None
     # paperdex's own `venue` field: the venue string as stored ("NeurIPS 2024 oral", "Submitted
     # to ICLR 2025") where booktitle says only where it was published (see publication())
     venue = f.get("venue") or f.get("booktitle") or f.get("journal") or ""
@@ -188,7 +210,7 @@ def entry_to_paper(entry: Entry) -> Paper:
         venue=_unescape(_unprotect(decode_accents(_strip_braces(venue)))) or None,
         venue_area=_unescape(f.get("area", "")) or None,
         published=published,
-        abs_url=url if url and not (arxiv_id and "arxiv.org" in url) else None,
+        abs_url=url,
         pdf_url=f.get("pdf") or None,
         code_url=f.get("code") or None,
         comment=f.get("comment") or f.get("note") or None,

@@ -255,12 +255,12 @@ def test_bibtex_from_scholar_dblp_and_zotero(store):
     assert res.errors == []
     by = {p.extra["bibtex"]["key"]: p for p in res.papers}
     scholar = by["vaswani2017attention"]
-    assert (scholar.id, scholar.venue, scholar.published) == ("1706.03762", None, "2017-01-01")
+    assert (scholar.id, scholar.venue, scholar.published) == ("1706.03762", None, "2017-06-01")  # the id's month
     assert by["he2016deep"].published == "2016-01-01" and by["he2016deep"].id == "bib:he2016deep"
     dblp = by["DBLP:journals/corr/abs-2501-12948"]
     assert (dblp.id, dblp.venue) == ("2501.12948", None)
     adam = by["DBLP:journals/corr/KingmaB14"]
-    assert (adam.id, adam.venue, adam.published) == ("1412.6980", None, "2014-01-01")
+    assert (adam.id, adam.venue, adam.published) == ("1412.6980", None, "2014-12-01")
     zotero = by["liu_visual_2023"]
     assert (zotero.id, zotero.categories, zotero.published) == ("2304.08485", [], "2023-12-01")
     assert zotero.extra["bibtex"]["primaryclass"] == "cs"
@@ -269,8 +269,27 @@ def test_bibtex_from_scholar_dblp_and_zotero(store):
     assert accents.venue == "Actes de la Conférence Française d'Apprentissage"
     assert accents.authors == ["Jörg Müller", "René François"]
     # a year-only entry exports its year alone, not an invented day
-    text = bibtex.entry(scholar)
-    assert "year         = {2017}" in text and "month" not in text and "date " not in text
+    text = bibtex.entry(by["he2016deep"])
+    assert "year         = {2016}" in text and "month" not in text and "date " not in text
+
+
+def test_an_arxiv_entry_with_only_a_year_is_dated_by_its_id_and_links_to_arxiv():
+    """DBLP and Google Scholar give an arXiv paper only a year; its id says the month it was
+    submitted (2505.13738: May 2025), so it is dated 2025-05-01, not 2025-01-01, and exports
+    that month (known) but no day (not known). DBLP sets ``url`` to the paper's DOI: an arXiv
+    paper's abstract link is its arXiv page all the same (the DOI stays in ``doi``)."""
+    res = bibtex.read_bibtex(fixture("bibtex", "exports.bib"))
+    by = {p.extra["bibtex"]["key"]: p for p in res.papers}
+    may = by["DBLP:journals/corr/abs-2505-13738"]
+    assert (may.id, may.published) == ("2505.13738", "2025-05-01")
+    assert may.links()["abs"] == "https://arxiv.org/abs/2505.13738"
+    assert may.extra["bibtex"]["doi"] == "10.48550/ARXIV.2505.13738"
+    assert by["vaswani2017attention"].published == "2017-06-01"  # Google Scholar: year 2017, id 1706
+    deepseek = by["DBLP:journals/corr/abs-2501-12948"]
+    assert deepseek.links()["abs"] == "https://arxiv.org/abs/2501.12948"
+    text = bibtex.entry(may)
+    assert "year         = {2025}" in text and "month        = may" in text and "date " not in text
+    assert "url          = {https://arxiv.org/abs/2505.13738}" in text
 
 
 def test_bibtex_export_of_openreview_decisions():
