@@ -159,6 +159,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "在 Milvus 后端上，精确短语要逐篇论文检查，而含有这些词的论文有 {n:,} 篇（上限为 {limit:,}）；"
         "请加一个更少见的词或一个筛选条件",
     },
+    # an optional part of paperdex whose package this install lacks: the one line every entry point shows
+    "needs_extra": {
+        "en": "{what} needs {package}, which this install lacks: pip install 'paperdex[{extra}]'",
+        "zh": "{what}需要 {package}，当前安装中没有：pip install 'paperdex[{extra}]'",
+    },
     # --- the service (service.py) -----------------------------------------------------------
     "param_date_shape": {
         "en": "{name} must be a date YYYY, YYYY-MM or YYYY-MM-DD, got {value!r}",

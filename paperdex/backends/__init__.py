@@ -32,10 +32,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
+from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.corpus import Corpus
 from paperdex.search.engine import Filters, Result, Searcher
-from paperdex.store import IngestSummary, Store
+from paperdex.store import IngestSummary, Store, StoreError
 
 
 @runtime_checkable
@@ -153,6 +154,12 @@ def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, 
     kind, target, opts = parse_uri(uri)
     if kind == "embedded":
         return EmbeddedBackend(target)
+    try:
+        from pymilvus import MilvusClient  # noqa: F401 - only whether the milvus extra is installed
+    except ImportError:
+        raise StoreError(
+            message("needs_extra", what="the Milvus backend", package="pymilvus and milvus-lite", extra="milvus")
+        ) from None
     from paperdex.backends.milvus import MilvusBackend
 
     return MilvusBackend(target, collection=opts.get("collection", "papers"), snapshots=opts.get("snapshots"), **kw)

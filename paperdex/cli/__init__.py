@@ -25,7 +25,21 @@ from paperdex.settings import Settings, SettingsError
 from paperdex.store import Store, StoreError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The group of every command: a model that cannot load or a store or backend that cannot
+    open (an optional package this install lacks among the reasons) is one line on stderr,
+    whichever command met it, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        from paperdex.index.embed import EmbedError
+
+        try:
+            return super().invoke(ctx)
+        except (EmbedError, StoreError) as e:
+            raise UserError(str(e)) from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -302,10 +316,6 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int, model
         if kind != "milvus":
             raise ValueError(f"--to takes a milvus:// URI, not {target!r}")
         dest = open_backend(target, **({"dim": dim} if dim else {}))
-    except ImportError as e:
-        raise UserError(
-            f"the Milvus backend needs pymilvus and milvus-lite: pip install 'paperdex[milvus]' ({e})"
-        ) from None
     except (ValueError, StoreError) as e:
         raise _fail(e) from None
     try:
