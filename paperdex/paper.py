@@ -18,6 +18,7 @@ from typing import Any
 # reader is paperdex.text.latex (pylatexenc); the index's callers import it by this name.
 from paperdex.text.latex import index_text as index_text
 
+OPENREVIEW_SITE = "https://openreview.net"
 ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 
 
@@ -59,6 +60,9 @@ class Paper:
         return bool(ARXIV_ID.match(self.id))
 
     def links(self) -> dict[str, str]:
+        """abs, pdf, code, and the OpenReview forum of a paper OpenReview knows: a preprint
+        merged with its venue record keeps arXiv's abstract and PDF links (merge.py), and the
+        forum, where its reviews and decision are, is a link of its own."""
         out: dict[str, str] = {}
         if self.abs_url or self.is_arxiv:
             out["abs"] = self.abs_url or f"https://arxiv.org/abs/{self.id}"
@@ -66,7 +70,23 @@ class Paper:
             out["pdf"] = self.pdf_url or f"https://arxiv.org/pdf/{self.id}"
         if self.code_url:
             out["code"] = self.code_url
+        if forum := self.openreview_forum:
+            out["openreview"] = forum
         return out
+
+    @property
+    def openreview_forum(self) -> str | None:
+        """The OpenReview forum page, from what the OpenReview source kept under
+        ``extra["openreview"]`` (its ``url``, else its ``forum`` id)."""
+        o = self.extra.get("openreview")
+        if not isinstance(o, dict):
+            return None
+        url, forum = o.get("url"), o.get("forum")
+        if isinstance(url, str) and url.startswith(OPENREVIEW_SITE + "/forum?id="):
+            return url
+        if isinstance(forum, str) and re.fullmatch(r"[A-Za-z0-9_\-]+", forum):
+            return f"{OPENREVIEW_SITE}/forum?id={forum}"
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from paperdex.paper import ARXIV_ID, Paper
+from paperdex.paper import ARXIV_ID, OPENREVIEW_SITE, Paper
 from paperdex.sources.http import SourceError
 from paperdex.sources.registry import Source, as_list, register, trust
 
@@ -32,7 +32,7 @@ log = logging.getLogger("paperdex.sources")
 
 SOURCE = "openreview"
 API_URL = "https://api2.openreview.net"
-SITE_URL = "https://openreview.net"
+SITE_URL = OPENREVIEW_SITE  # forum and PDF links (Paper.links reads the forum from extra)
 
 # Primary areas -> the "Group · Area" labels of the venue search pages (ICML's "Group->Area"
 # taxonomy). Keys are written as the venues write them (NeurIPS: snake_case; ICLR: lower-case

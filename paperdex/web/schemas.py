@@ -23,6 +23,7 @@ class Links(_Open):
     abs: str | None = Field(None, description="Abstract page")
     pdf: str | None = Field(None, description="PDF")
     code: str | None = Field(None, description="Code repository")
+    openreview: str | None = Field(None, description="OpenReview forum (reviews, decision)")
 
 
 class PaperOut(_Open):

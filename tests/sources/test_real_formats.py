@@ -498,3 +498,41 @@ def test_one_login_serves_back_to_back_runs(tmp_path):
         papers, _ = openreview.fetch_venue("NeurIPS.cc/2024/Conference", client)
         assert len(papers) == 1 and logins.call_count == 1
     assert json.loads(session.read_text())["token"] == "tok123"
+
+
+def test_a_preprint_merged_with_its_openreview_record_links_its_forum(tmp_path):
+    """The real-shape NeurIPS 2024 note meets its arXiv preprint (2406.02550, matched by title
+    and first author): the merged paper keeps arXiv's abstract and PDF links and gains a link to
+    its OpenReview forum (reviews, decision, discussion) in links, the JSON and the paper page."""
+    import openreview as orlib
+    from fastapi.testclient import TestClient
+
+    from paperdex.paper import Paper
+    from paperdex.store import Store
+    from paperdex.web.app import create_app
+
+    forum = "https://openreview.net/forum?id=aVh9KRZdRk"
+    preprint = Paper(
+        id="2406.02550",
+        title="Learning to grok: Emergence of in-context learning and skill composition in modular arithmetic tasks",
+        authors=["Tianyu He", "Darshil Doshi", "Aritra Das", "Andrey Gromov"],
+        categories=["cs.LG"],
+        published="2024-06-04",
+        sources=["arxiv"],
+    )
+    d = tmp_path / "data"
+    with Store(d) as store:
+        ingest_with_merge(store, [preprint])
+        ingest_with_merge(store, [openreview.note_to_paper(orlib.api.Note.from_json(note()))])
+        p = store.get("2406.02550")
+        assert p.sources == ["arxiv", "openreview"] and store.count() == 1
+    assert p.links() == {
+        "abs": "https://arxiv.org/abs/2406.02550",
+        "pdf": "https://arxiv.org/pdf/2406.02550",
+        "openreview": forum,
+    }
+    assert p.to_dict()["links"]["openreview"] == forum
+    client = TestClient(create_app(d, pool_size=1), base_url="http://localhost")
+    assert client.get("/api/papers/2406.02550").json()["links"]["openreview"] == forum
+    page = client.get("/paper/2406.02550").text
+    assert f'href="{forum.replace("&", "&amp;")}"' in page and "OpenReview" in page
