@@ -47,6 +47,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from multiprocessing.synchronize import Event
 from pathlib import Path
 
 from paperdex.settings import Settings
@@ -118,7 +119,7 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
 def _uvicorn_config(app, st: ServeOptions):
     import uvicorn
 
-    from paperdex.web.limits import RedactTokens
+    from paperdex.web.redact import RedactTokens
 
     config = uvicorn.Config(
         app,
@@ -129,8 +130,10 @@ def _uvicorn_config(app, st: ServeOptions):
         timeout_graceful_shutdown=GRACE,
         http=timed_protocol(st.header_timeout, st.body_timeout),
     )
-    # after Config, which configures uvicorn's loggers: no token of a refused URL in the log
-    logging.getLogger("uvicorn.access").addFilter(RedactTokens())
+    # after Config, which configures uvicorn's loggers: no secret of a URL in the log
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, RedactTokens) for f in access.filters):
+        access.addFilter(RedactTokens())
     return config
 
 
@@ -260,7 +263,7 @@ def _worker_main(st: ServeOptions, sock, name: str, ready) -> None:  # pragma: n
 class _Worker:
     name: str
     proc: multiprocessing.process.BaseProcess
-    ready: object
+    ready: Event
 
 
 def serve_workers(st: ServeOptions) -> int:
@@ -328,10 +331,7 @@ def _stop_all(workers: list[_Worker]) -> None:
     """SIGTERM to every worker; they drain for up to GRACE s; SIGKILL after GRACE+STOP_SLACK."""
     for w in workers:
         if w.proc.is_alive():
-            try:
-                os.kill(w.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+            w.proc.terminate()  # SIGTERM (a process already gone is no error)
     deadline = time.monotonic() + GRACE + STOP_SLACK
     for w in workers:
         w.proc.join(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,92 @@
+"""The one rule for a secret in a URL, and the access-log filter that applies it.
+
+A token belongs in ``Authorization: Bearer``; one sent in a URL is refused (web/limits.py),
+but the URL is still written to the access log, so the log must not hold it in any form a
+reader could turn back into the token. Matching the raw text is not enough: uvicorn logs the
+query string as the client sent it, and ``?key=pdx%5F…``, ``?key=pdx%255F…`` (encoded twice),
+``?TOKEN=…``, ``?to%6Ben=…`` or ``?q=pdx_…+more`` all carry a token that a raw-text pattern
+misses (issue 37: the first one was logged in full). So every part of a URL is *decoded*
+before it is matched: percent-escapes and ``+`` undone until nothing changes, then Unicode
+compatibility forms folded (NFKC: full-width letters), then matched without regard to case.
+
+A part is secret when its decoded name is one of :data:`TOKEN_PARAMS` or its decoded name
+or value holds something shaped like a paperdex token (:data:`TOKEN_VALUE`). A part still
+changing after :data:`ROUNDS` decodings is treated as secret: nothing legitimate is encoded
+that many times, and decoding without a bound would let one URL make the log filter (which
+runs on the event loop) do quadratic work.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from urllib.parse import unquote_plus
+
+# Query parameter names that carry a credential, whatever their value (compared decoded and
+# in lower case). The same names web/limits.py refuses.
+TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "auth", "authorization", "bearer"})
+# library.TOKEN_PREFIX + secrets.token_urlsafe; any case, so a token typed or folded to upper
+# case is still recognised.
+TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}", re.IGNORECASE)
+ROUNDS = 8  # decodings of one part at most; one still changing after them is redacted whole
+REDACTED = "REDACTED"
+_SEPARATORS = re.compile(r"([&;])")  # between query parameters (';' too: some servers split there)
+
+
+def decoded(text: str) -> str | None:
+    """`text` with percent-escapes and '+' undone until it stops changing, in NFKC form;
+    None when it is still changing after ROUNDS decodings."""
+    for _ in range(ROUNDS):
+        plain = unquote_plus(text)
+        if plain == text:
+            return unicodedata.normalize("NFKC", text)
+        text = plain
+    return None
+
+
+def secret(name: str, value: str = "") -> bool:
+    """True when a query parameter (or a path segment, as `name`) carries a secret."""
+    key, val = decoded(name), decoded(value)
+    if key is None or val is None:
+        return True
+    return key.strip().lower() in TOKEN_PARAMS or bool(TOKEN_VALUE.search(key) or TOKEN_VALUE.search(val))
+
+
+def secret_in_query(query: str | bytes) -> bool:
+    """True when any parameter of a raw query string carries a secret (the refusal's test)."""
+    text = query.decode("latin-1") if isinstance(query, bytes) else query
+    return any(secret(*item.partition("=")[::2]) for item in _SEPARATORS.split(text) if item not in ("&", ";"))
+
+
+def redact(target: str) -> str:
+    """A request target (path, '?', query string) with every secret part replaced: a path
+    segment whole, a parameter's value (or the parameter whole when its name is the secret)."""
+    path, q, query = target.partition("?")
+    segments = [REDACTED if secret(s) else s for s in path.split("/")]
+    items = []
+    for item in _SEPARATORS.split(query) if q else ():
+        name, eq, value = item.partition("=")
+        if item in ("&", ";") or not secret(name, value):
+            items.append(item)
+        elif _holds_token(name):  # a token pasted as a parameter's name (or encoded past ROUNDS)
+            items.append(REDACTED)
+        else:  # a credential's name (kept: it says what was sent), or a value holding a token
+            items.append(name + eq + REDACTED)
+    return "/".join(segments) + q + "".join(items)
+
+
+def _holds_token(text: str) -> bool:
+    key = decoded(text)
+    return key is None or bool(TOKEN_VALUE.search(key))
+
+
+class RedactTokens(logging.Filter):
+    """Access-log lines without a secret: uvicorn logs each request's target (args: client,
+    method, target, version, status); every secret part of it is replaced by REDACTED."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], redact(args[2]), *args[3:])
+        return True
