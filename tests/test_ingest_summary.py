@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def paperdex(*args: str) -> subprocess.CompletedProcess:
@@ -36,8 +37,8 @@ def test_a_bibtex_file_ingested_after_jsonl_reports_its_merge(tmp_path):
 
 
 def test_show_cuts_a_collaborations_author_list_and_says_how_many(tmp_path):
-    """A 3,303-author paper (Gemini 2.5's size) is shown with its first 50 names and the count,
-    not a 48 KB line; --json keeps them all."""
+    """A 3,303-author paper (Gemini 2.5's size) is shown with its first ten names, "et al." and
+    the count, as every other view cuts a list, not a 48 KB line; --json keeps them all."""
     authors = [f"Author Number{i}" for i in range(3303)]
     paper = {
         "id": "2507.06261",
@@ -52,5 +53,20 @@ def test_show_cuts_a_collaborations_author_list_and_says_how_many(tmp_path):
     assert paperdex("--data-dir", d, "ingest", str(f)).returncode == 0
     out = paperdex("--data-dir", d, "show", "2507.06261").stdout
     line = out.splitlines()[1]
-    assert "Author Number49," not in line and "Author Number49 … and 3,253 more (3,303 authors" in line
+    assert "Author Number10" not in line and "Author Number9 et al. (3,303 authors; --json lists them all)" in line
     assert len(json.loads(paperdex("--data-dir", d, "show", "2507.06261", "--json").stdout)["authors"]) == 3303
+
+
+def test_show_cuts_authors_where_every_other_view_does(tmp_path):
+    """A real 63-author paper (2503.20314, from the shared corpus): `show` prints the author line
+    of the cards, `search` and the API (ten names, then "et al."), not fifty and "… and N more"."""
+    from paperdex.paper import paper_from_dict
+    from paperdex.web.render import authors_line
+
+    f = Path(__file__).parent / "fixtures" / "arxiv" / "corpus_2503.20314.jsonl"
+    p = paper_from_dict(json.loads(f.read_text()))
+    d = str(tmp_path / "store")
+    assert paperdex("--data-dir", d, "ingest", str(f)).returncode == 0
+    line = paperdex("--data-dir", d, "show", "2503.20314").stdout.splitlines()[1]
+    assert line == authors_line(p, "et al.") + " (63 authors; --json lists them all)"
+    assert line.startswith("WanTeam, :, Ang Wang, Baole Ai,") and "Haiming Zhao et al. (63" in line

@@ -475,11 +475,14 @@ def show(ctx, paper_id, as_json) -> None:
     if as_json:
         click.echo(json_text(p.to_dict()))
         return
+    from paperdex.web.render import author_names, authors_line
+
     click.secho(tty(p.title), bold=True)
-    shown = 50  # a collaboration's thousands of names would bury the paper; --json has them all
-    extra = len(p.authors) - shown
-    more = f" … and {extra:,} more ({len(p.authors):,} authors; --json lists them all)" if extra > 0 else ""
-    click.echo(tty(", ".join(p.authors[:shown]) + more))
+    # the author line of the cards, `search` and the API (one rule: render.author_names); a
+    # collaboration's thousands of names would bury the paper, and --json has them all
+    shown, _ = author_names(p)
+    more = f" ({len(p.authors):,} authors; --json lists them all)" if len(p.authors) > len(shown) else ""
+    click.echo(tty(authors_line(p, "et al.") + more))
     meta = [p.id, p.date or "", " ".join(p.categories)]
     if p.venue:
         meta.append(p.venue + (f" · {p.venue_area}" if p.venue_area else ""))
