@@ -18,17 +18,14 @@ BODY = "Q7xk" * 11  # a token's random part: letters and digits, so it reads the
 TOKEN = "pdx_" + BODY
 
 
-def _twice(s: str) -> str:
-    return quote(quote(s, safe=""), safe="")
-
-
-# (what a client may send, where the token is) — each a query a careless client or a probe sends
+# Queries a careless client or a probe sends with a token in them. The raw-text rule before
+# redacted the plain ones (token=, TOKEN=, Authorization=, q=find+pdx_...) and logged the rest.
 VARIANTS = [
     f"key=pdx%5F{BODY}",  # the issue's: the underscore percent-encoded
     f"key=pdx%5f{BODY}",  # lower-case hex
     f"key=pdx%255F{BODY}",  # encoded twice
-    f"key={_twice(TOKEN)}",
     "key=" + "".join(f"%{ord(c):02X}" for c in TOKEN),  # every character encoded
+    "key=" + "".join(f"%25{ord(c):02X}" for c in TOKEN),  # every character encoded, twice
     f"token={TOKEN}",
     f"TOKEN={TOKEN}",
     f"to%6Ben={BODY}",  # the parameter's name encoded, a value without the prefix
