@@ -78,7 +78,8 @@ def serve(
     before it accepts a connection. On SIGTERM or Ctrl-C it stops taking connections, lets
     requests in flight finish for up to GRACE seconds, and exits. When a write killed before
     it published left papers out of the word index, it says so and publishes them in the
-    background (or tells the one command that does, when it cannot write)."""
+    background (or tells the one command that does, when it cannot write). On a Milvus Lite
+    file it runs one worker process (one process can open the file)."""
     from paperdex.store import Store, StoreError
 
     settings = _settings(ctx)
@@ -86,7 +87,12 @@ def serve(
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host.lower())  # the address it was asked to listen on is a name it answers to
     settings = settings.replace(allowed_hosts=tuple(dict.fromkeys(hosts)), time_budget=time_budget)
-    n = workers or serving.default_workers()
+    try:
+        n, why = serving.workers_for(workers, settings.backend)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    if why:
+        click.echo(f"paperdex: {why}", err=True)
     st = serving.ServeOptions(
         settings=settings,
         host=host,

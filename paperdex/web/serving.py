@@ -35,6 +35,11 @@ On SIGTERM (or Ctrl-C) the supervisor passes the signal to every worker; a worke
 accepting, lets requests in flight finish for up to GRACE seconds and exits; the supervisor
 kills what is left a little later and exits itself. With ``--workers 1`` the server runs in
 the one process (no supervisor).
+
+A Milvus Lite file (``milvus:///path/papers.db``) is opened by one process only (the second
+worker fails with "the file has been opened by another program"), so a server on one runs one
+worker process and says so; ``--workers N`` > 1 on one is refused with one line
+(:func:`workers_for`).
 """
 
 from __future__ import annotations
@@ -96,6 +101,36 @@ def default_workers() -> int:
 
 def _say(msg: str) -> None:
     print(f"paperdex: {msg}", file=sys.stderr, flush=True)
+
+
+def lite_file(backend: str | None) -> str | None:
+    """The local file a Milvus Lite backend URI names (milvus:///path/x.db, x.db), else None
+    (the embedded store, or a Milvus server that any number of processes share)."""
+    if not backend:
+        return None
+    from paperdex.backends import parse_uri
+
+    try:
+        kind, target, _ = parse_uri(backend)
+    except ValueError:
+        return None  # the backend says why when it is opened
+    return target if kind == "milvus" and "://" not in target else None
+
+
+def workers_for(asked: int | None, backend: str | None) -> tuple[int, str | None]:
+    """How many worker processes to run, and a line to say about it (or None). Milvus Lite
+    opens its file in one process: a second worker cannot start, and the supervisor used to
+    stop the whole server with a ConnectionConfigException. So one worker on a Lite file, said
+    in one line; ValueError (one line) when more were asked for explicitly."""
+    lite = lite_file(backend)
+    if lite is None:
+        return asked or default_workers(), None
+    if asked is not None and asked > 1:
+        raise ValueError(
+            f"--workers {asked}: the Milvus Lite file {lite} can be opened by one process only; "
+            "serve it with --workers 1, or serve a Milvus server (milvus://http://HOST:19530) for more"
+        )
+    return 1, f"one worker process: the Milvus Lite file {lite} can be opened by one process only"
 
 
 def build_app(st: ServeOptions, *, worker: str = "") -> object:
