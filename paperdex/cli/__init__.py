@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import json
 import sqlite3
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ import click
 
 from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, tty
 from paperdex.cli.discover import COMMANDS  # tag, saved, token, related, digest, summarize
+from paperdex.cli.progress import Progress
 from paperdex.cli.serve import mcp, serve
 from paperdex.cli.sources import export, sync
 from paperdex.search.query import QueryError
@@ -92,7 +92,7 @@ def _source_options(command: click.Command) -> click.Command:
 @click.option("--ids", type=click.Path(exists=True, dir_okay=False), help="Ids aligned to --vectors rows.")
 @click.option("--model", help="The model that made --vectors (e.g. all-MiniLM-L6-v2).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad record; files are checked before any write.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar (off a terminal: no progress lines).")
 @click.pass_context
 def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> None:
     """Add or update papers from files or a source.
@@ -139,7 +139,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
         if len(paths) > 1:
             raise click.UsageError(f"`ingest {paths[0]}` takes options, not more paths")
         try:
-            with _write_errors(store):
+            with _write_errors(store), Progress(f"ingest {source}", unit=None, quiet=quiet):
                 total = ingest_source(store, paths[0], **given)
         except (SourceError, ValueError) as e:
             raise _fail(e) from None
@@ -156,7 +156,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
         size = sum(p.stat().st_size for p in files if p.is_file())
         with (
             _write_errors(store),
-            click.progressbar(length=size, label="ingesting", file=sys.stderr, hidden=quiet, show_eta=False) as bar,
+            Progress("ingesting", size, unit="bytes", quiet=quiet) as bar,
         ):
             for p in files:
                 if p.is_dir():
@@ -248,7 +248,7 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
     if limit is not None:
         todo = min(todo, limit)
     try:
-        with click.progressbar(length=todo, label="embedding", file=sys.stderr, hidden=quiet) as bar:
+        with Progress("embedding", todo, quiet=quiet) as bar:
             n = embed_store(
                 store,
                 name,
@@ -321,7 +321,7 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int, model
     try:
         last = 0 if restart else int(dest.get_state(checkpoint_key(store)) or 0)
         todo = store.count_after_rowid(last)
-        with click.progressbar(length=todo, label=f"copying to {where}", file=sys.stderr) as bar:
+        with Progress(f"copying to {where}", todo) as bar:
             s = migrate_store(store, dest, batch_size=batch_size, restart=restart, progress=bar.update)
     except StoreError as e:
         raise _fail(e) from None

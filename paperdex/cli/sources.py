@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from paperdex.cli.common import _store
+from paperdex.cli.progress import Progress
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources import bibtex, completeness
 from paperdex.sources.sync import CONFIG_NAME, NETWORK_SOURCES, SyncLog, fmt_summary, load_config, sync_sources
@@ -42,8 +43,9 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
         raise click.ClickException(str(e)) from None
 
     try:
-        with SyncLog(store.data_dir, quiet):
-            total, failures = sync_sources(store, cfg, only=only, echo=click.echo, quiet=quiet)
+        with SyncLog(store.data_dir, quiet), Progress("sync", unit="jobs", quiet=quiet, rate=False, bar=False) as p:
+            total, failures = sync_sources(store, cfg, only=only, echo=click.echo, quiet=quiet, progress=p.step)
+            p.finish()
     except ValueError as e:  # the config names something impossible
         raise click.ClickException(f"{store.data_dir / CONFIG_NAME}: {e}") from None
     finally:

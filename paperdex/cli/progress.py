@@ -1,0 +1,209 @@
+"""Progress of long work (`embed`, `ingest`, `migrate --to`, `sync`), one rule for every command.
+
+On a terminal a command keeps click's bar. Anywhere else (a cron log, `nohup.out`, a pipe) the
+bar prints only its label, so an hour of `paperdex embed` under cron showed the one word
+"embedding"; there a :class:`Progress` prints a plain line every :data:`INTERVAL` seconds
+instead, with what is done, the rate and the time left:
+
+    embedding: 1,200 of 5,183 papers, 2.1 papers/s, about 31 min left
+
+and, on a terminal or not, a last line with the total and the time it took (or where it
+stopped), so a log says how long the run was. ``quiet`` prints nothing at all.
+
+A line is due when the work reports some of it done (``update``), and when it has not for an
+interval (a heartbeat thread): a step that takes minutes (one OAI-PMH harvest in a `sync`)
+still shows it is alive and for how long it has run.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from types import TracebackType
+from typing import Any, TextIO
+
+import click
+
+# Seconds between two lines off a terminal. A module constant rather than a setting: a log
+# line every 30 s is enough to see a run is alive and when it will end; tests set it smaller.
+INTERVAL = 30.0
+
+
+class Progress:
+    """What is done of one command's long work, shown as a bar on a terminal and as lines
+    elsewhere (see the module's docstring).
+
+    ``total`` is how much there is to do (None: not known, e.g. a network harvest); ``unit``
+    names what is counted ("papers"), or "bytes", shown as kB/MB/GB, or is None when nothing
+    is (a harvest: the lines say only that it is working, and for how long). ``rate`` puts the rate
+    and the time left in each line; work whose steps differ too much for a rate to predict
+    anything (sync's jobs: a day of HF against a month of arXiv) shows the time each step has
+    run instead. ``bar=False`` keeps the lines on a terminal too (sync prints a line per job,
+    which a redrawn bar would break)."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        *,
+        unit: str | None = "papers",
+        quiet: bool = False,
+        rate: bool = True,
+        bar: bool = True,
+        file: TextIO | None = None,
+        interval: float | None = None,
+    ) -> None:
+        self.label, self.total, self.unit = label, total, unit
+        self.quiet, self.rate = quiet, rate
+        self.file = file if file is not None else sys.stderr
+        self.interval = INTERVAL if interval is None else interval
+        self.clock = time.monotonic
+        self.done = 0
+        self.doing: str | None = None
+        self._bar: Any = None
+        if not quiet and bar and total is not None and _isatty(self.file):
+            self._bar = click.progressbar(length=total, label=label, file=self.file)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- what the work reports ----------------------------------------------------------
+    def update(self, n: int) -> None:
+        """``n`` more done: the callback embed_store, ingest_file and migrate_store take."""
+        self.done += n
+        if self._bar is not None:
+            self._bar.update(n)
+        else:
+            self._maybe_line()
+
+    def step(self, done: int, total: int | None, doing: str) -> None:
+        """``done`` of ``total`` steps finished and ``doing`` under way (sync's jobs)."""
+        self.done, self.total = done, total
+        if doing != self.doing:
+            self.doing, self._doing_since = doing, self.clock()
+        self._maybe_line()
+
+    # --- a run --------------------------------------------------------------------------
+    def __enter__(self) -> Progress:
+        self.start = self.last = self._doing_since = self.clock()
+        if self._bar is not None:
+            self._bar.__enter__()
+        elif not self.quiet and self.interval > 0:
+            self._thread = threading.Thread(target=self._heartbeat, name=f"progress {self.label}", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.__exit__(kind, exc, tb)
+        if not self.quiet:
+            self._echo(self.summary(stopped=kind is not None))
+
+    def finish(self) -> None:
+        """Every step is done (for step-counted work, whose last step reports only its start)."""
+        if self.total is not None:
+            self.done = self.total
+        self.doing = None
+
+    # --- the lines ----------------------------------------------------------------------
+    def line(self) -> str:
+        """The line printed every interval: what is done, then the rate and the time left (or
+        the time the step under way has run)."""
+        now = self.clock()
+        elapsed = now - self.start
+        if self.unit is None:  # nothing counted: that it is alive, and for how long
+            parts = ["working", f"{duration(elapsed)} so far"]
+        else:
+            parts = [self._count(self.done, self.total)]
+        if self.unit is not None and self.rate:
+            per_s = self.done / elapsed if elapsed > 0 else 0.0
+            parts.append(self._rate(per_s))
+            if self.total is not None:
+                left = (self.total - self.done) / per_s if per_s > 0 else None
+                parts.append(f"about {duration(left)} left" if left is not None else "time left not known yet")
+        elif self.unit is not None:
+            parts[0] += " done"
+            parts.append(f"{duration(elapsed)} so far")
+        text = f"{self.label}: {', '.join(parts)}"
+        if self.doing:
+            text += f"; now {self.doing} (for {duration(now - self._doing_since)})"
+        return text
+
+    def summary(self, stopped: bool = False) -> str:
+        """The last line: how much, in how long, at what rate; or where it stopped."""
+        elapsed = self.clock() - self.start
+        if self.unit is None:
+            return f"{self.label}: {'stopped after' if stopped else 'done in'} {duration(elapsed)}"
+        if stopped:
+            return f"{self.label}: stopped after {self._count(self.done, self.total)}, {duration(elapsed)}"
+        text = f"{self.label}: {self._count(self.done)} in {duration(elapsed)}"
+        if self.rate and elapsed > 0 and self.done:
+            text += f" ({self._rate(self.done / elapsed)})"
+        return text
+
+    def _count(self, done: int, total: int | None = None) -> str:
+        """What is done, as a person counts it: "1,200 of 5,183 papers", "12.0 MB of 120.0 MB"."""
+        if self.unit == "bytes":
+            return size(done) + (f" of {size(total)}" if total is not None else "")
+        return f"{done:,}" + (f" of {total:,}" if total is not None else "") + f" {self.unit}"
+
+    def _rate(self, per_s: float) -> str:
+        if self.unit == "bytes":
+            return f"{size(per_s)}/s"
+        return f"{per_s:.1f} {self.unit}/s" if per_s < 10 else f"{per_s:,.0f} {self.unit}/s"
+
+    def _maybe_line(self) -> None:
+        if self.quiet or self._bar is not None:
+            return
+        with self._lock:
+            if self.clock() - self.last >= self.interval:
+                self._echo(self.line())
+
+    def _echo(self, text: str) -> None:
+        click.echo(text, file=self.file)
+        self.last = self.clock()
+
+    def _heartbeat(self) -> None:
+        """A line whenever none was printed for an interval: the work is alive, even while a
+        step reports nothing."""
+        while not self._stop.wait(max(0.0, self.last + self.interval - self.clock())):
+            with self._lock:
+                if self.clock() - self.last >= self.interval and not self._stop.is_set():
+                    self._echo(self.line())
+
+
+def _isatty(f: TextIO) -> bool:
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def duration(seconds: float | None) -> str:
+    """As precise as a reader of a log needs: "45 s", "3 min 20 s", "31 min", "2 h 5 min"."""
+    if seconds is None:
+        return "?"
+    s = max(0.0, seconds)
+    if s < 10:
+        return f"{s:.1f} s"
+    if s < 60:
+        return f"{s:.0f} s"
+    m = int(s // 60)
+    if m < 10:
+        return f"{m} min {int(s % 60)} s"
+    if m < 60:
+        return f"{m} min"
+    return f"{m // 60} h {m % 60} min"
+
+
+def size(n: float) -> str:
+    """Bytes as a person reads them: 830 B, 12.4 kB, 1.2 GB (powers of 1000, as `ls -h --si`)."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
