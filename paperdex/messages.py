@@ -188,6 +188,27 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "这次检索超出了 {budget:g} 秒的时间预算，已停止；请缩小范围（减少 OR、前缀通配或非常常见的词）",
     },
     "not_ready": {"en": "not ready: {kind}: {error}", "zh": "尚未就绪：{kind}: {error}"},
+    # /healthz while the published indexes are behind the database (service.health)
+    "index_behind": {
+        "en": "searches do not see every committed paper yet: {what} behind the database; {action}",
+        "zh": "检索尚未覆盖所有已提交的论文：{what}落后于数据库；{action}",
+    },
+    "index_behind_what_lexical": {"en": "the word index is", "zh": "词索引"},
+    "index_behind_what_vectors": {"en": "the published vectors are", "zh": "已发布的向量"},
+    "index_behind_what_both": {"en": "the word index and the vectors are", "zh": "词索引和向量"},
+    "index_behind_waiting": {
+        "en": "a writer is running and publishes them when it finishes",
+        "zh": "有写入进程正在运行，完成后会发布",
+    },
+    "index_behind_publishing": {
+        "en": "this server is publishing them (the writer that committed them is gone)",
+        "zh": "本服务器正在发布（提交它们的写入进程已不在）",
+    },
+    "index_behind_loading": {"en": "this server is loading them", "zh": "本服务器正在加载"},
+    "index_behind_cannot": {
+        "en": "this server cannot publish them ({error}); run `{fix}`",
+        "zh": "本服务器无法发布（{error}）；请运行 `{fix}`",
+    },
     "filter_too_long": {"en": "a filter value is longer than {limit} characters", "zh": "筛选值超过 {limit} 个字符"},
     "filter_nul": {"en": "a filter value contains a NUL character", "zh": "筛选值含有 NUL 字符"},
     "query_longer_than": {"en": "the query is longer than {limit} characters", "zh": "查询超过 {limit} 个字符"},

@@ -41,6 +41,7 @@ from typing import ParamSpec, TypeVar
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
+from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
 from paperdex.paper import Paper
 from paperdex.search.engine import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
@@ -59,6 +60,9 @@ POOL_WAIT = DEFAULT_POOL_WAIT  # seconds a request waits for a searcher ($PAPERD
 RETRY_AFTER = 2
 TIME_BUDGET = DEFAULT_TIME_BUDGET  # seconds one search may run ($PAPERDEX_TIME_BUDGET: settings)
 READERS = 4  # store connections for cheap look-ups, per process
+# seconds the published indexes may lag the committed rows, with no writer alive, before the
+# server publishes them itself (SearcherPool._catch_up); the watcher looks once a second
+CATCH_UP_AFTER = 2.0
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
 MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
 MAX_RELATED = 100  # related papers one request lists (k)
@@ -305,6 +309,8 @@ class SearcherPool:
         self._model_gate = FairGate(1)
         self._watch: threading.Thread | None = None
         self._closing = threading.Event()
+        # why this server could not publish a dead writer's papers (None: it could, or had no need)
+        self.publish_error: str | None = None
         # Fail fast (and readably) when there is no data directory.
         with Store(self.data_dir, readonly=True):
             pass
@@ -436,8 +442,11 @@ class SearcherPool:
         def run() -> None:
             store = Store(self.data_dir, readonly=True)
             seen = (_stamp(self.data_dir / LEX), _stamp(self.data_dir / VEC))
+            behind_since: float | None = None
             try:
                 while not self._closing.wait(interval):
+                    if self.backend is None:  # a backend's copy is its writer's (backends/migrate.py)
+                        behind_since = self._catch_up(store, behind_since)
                     now = (_stamp(self.data_dir / LEX), _stamp(self.data_dir / VEC))
                     if now == seen:
                         continue
@@ -454,6 +463,54 @@ class SearcherPool:
 
         self._watch = threading.Thread(target=run, name="paperdex-snapshots", daemon=True)
         self._watch.start()
+
+    def _catch_up(self, store: Store, since: float | None) -> float | None:
+        """One tick of closing a dead writer's lag (issue 37): when the published snapshots
+        have been behind the committed rows for CATCH_UP_AFTER s, publish them if no writer
+        is alive to (`_publish_abandoned`). Before, a writer killed with -9 left its papers
+        unfindable by their words until the next writer or a restart, while /healthz said ok.
+        Returns since when the lag has been seen (None: there is none)."""
+        try:
+            behind = store.unpublished()
+        except (sqlite3.Error, StoreError) as e:
+            log.warning("could not check whether the indexes are published: %s", e)
+            return since
+        if not behind:
+            self.publish_error = None
+            return None
+        now = time.monotonic()
+        if since is None:
+            return now
+        if now - since >= CATCH_UP_AFTER and self._publish_abandoned(store):
+            return None
+        return since
+
+    def _publish_abandoned(self, store: Store) -> bool:
+        """Publish a dead writer's committed papers (Store.publish_if_abandoned: from this
+        read-only connection, under the publish lock, so of a server's workers one does it and
+        the others skip the tick); False while a writer is alive or publishing, or when this
+        server cannot write the directory (then /healthz and the log name the command)."""
+        from paperdex.index.lexical import index_lag
+        from paperdex.index.snapshots import REPAIR_COMMAND, writer_alive
+
+        try:
+            if writer_alive(self.data_dir):
+                return False
+            lag = index_lag(store)
+            what = lag.message() if lag is not None else "the published vectors are behind the database"
+            t = time.perf_counter()
+            if not store.publish_if_abandoned():
+                return False
+        except (OSError, sqlite3.Error, StoreError) as e:
+            if self.publish_error is None:
+                log.warning(
+                    "the indexes lag the database and this server cannot publish them (%s); run `%s`", e, REPAIR_COMMAND
+                )
+            self.publish_error = str(e)[:200] or type(e).__name__
+            return False
+        log.warning("%s; no writer is running, so this server published them (%.1f s)", what, time.perf_counter() - t)
+        self.publish_error = None
+        return True
 
     def close(self) -> None:
         self._closing.set()
@@ -620,13 +677,25 @@ def _yield_to_the_loop() -> None:
 
 def health(pool: Pool) -> dict:
     """For a load balancer: the store answers and the backend searches read answers (its
-    lexical snapshot and vector count), or a 503 saying which does not."""
+    lexical snapshot and vector count), or a 503 saying which does not. `ok` is false, with
+    `degraded` saying why and what is done about it, while the snapshots this process
+    searches are behind the database's committed rows (a writer running or killed): it still
+    answers (200), but not everything committed is found, and saying ok then hid a crashed
+    writer's papers (issue 37)."""
     try:
         with pool.reader(wait=1.0) as st:
-            papers = st.count()
+            with st.read_snapshot():
+                papers, generation, epoch = st.count(), st.generation(), st.vectors_epoch()
             corpus = make_searcher(st, pool.backend).corpus
-            indexed = corpus.lexical().n
+            lex = corpus.lexical()
             vectors = corpus.vectors()
+            degraded = None
+            if pool.backend is None:  # a backend's copy is not this store's snapshots
+                behind = ["lexical"] * (lex.generation != generation)
+                if isinstance(vectors, VectorIndex) and vectors.epoch != epoch:
+                    behind.append("vectors")
+                if behind:
+                    degraded = _degraded(pool, st, behind, generation, lex.generation)
     except ServiceError:
         raise
     except Exception as e:  # a backend down, a snapshot unreadable: say so, as a 503
@@ -634,7 +703,40 @@ def health(pool: Pool) -> dict:
             503, message("not_ready", kind=type(e).__name__, error=str(e)[:200]), {"Retry-After": "5"}
         ) from None
     kind = "embedded" if pool.backend is None else pool.backend.split("://", 1)[0]
-    return {"ok": True, "backend": kind, "papers": papers, "indexed": indexed, "vectors": len(vectors or [])}
+    out = {"ok": degraded is None, "backend": kind, "papers": papers, "indexed": lex.n, "vectors": len(vectors or [])}
+    if degraded is not None:
+        out["degraded"] = degraded
+    return out
+
+
+def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed: int) -> dict:
+    """What /healthz says while the searched snapshots lag: which, by how much, what is being
+    done (a live writer will publish; this server publishes a dead one's; it cannot) and the
+    one command that closes it."""
+    from paperdex.index.snapshots import REPAIR_COMMAND, writer_alive
+
+    error = getattr(pool, "publish_error", None)
+    if not st.unpublished():
+        action = message("index_behind_loading")
+    elif error:
+        action = message("index_behind_cannot", error=error, fix=REPAIR_COMMAND)
+    elif writer_alive(st.data_dir):
+        action = message("index_behind_waiting")
+    else:
+        action = message("index_behind_publishing")
+    if len(behind) == 2:
+        what = message("index_behind_what_both")
+    elif behind == ["lexical"]:
+        what = message("index_behind_what_lexical")
+    else:
+        what = message("index_behind_what_vectors")
+    return {
+        "message": message("index_behind", what=what, action=action),
+        "behind": behind,
+        "generation": generation,
+        "indexed_generation": indexed,
+        "fix": REPAIR_COMMAND,
+    }
 
 
 def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:

@@ -15,6 +15,7 @@ CLI) never sees half a batch: WAL gives every reader the last committed snapshot
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from paperdex.index.snapshots import hold_writer, try_publish_lock, writer_alive
 from paperdex.index.vectors import quantize
 from paperdex.paper import Paper, index_text
 from paperdex.text import zh
@@ -337,6 +339,7 @@ class Store:
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / "paperdex.db"
         self.readonly = readonly
+        self._writer: int | None = None
         if readonly:
             if not self.path.is_file():
                 raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
@@ -345,10 +348,17 @@ class Store:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise StoreError(f"cannot use {self.data_dir} as a data directory: {e.strerror or e}") from None
+            # held until close (or the process dies): a server finding unpublished papers
+            # leaves them to a live writer and publishes only a dead one's (publish_if_abandoned)
+            self._writer = hold_writer(self.data_dir)
         try:
             self.conn = self._connect()
         except sqlite3.DatabaseError as e:
+            self._let_go_of_writer()
             raise StoreError(f"cannot open {self.path}: {e}") from None
+        except BaseException:
+            self._let_go_of_writer()
+            raise
 
     def _connect(self) -> sqlite3.Connection:
         """A reader opens the file with SQLite's `mode=ro`: it never writes (no journal-mode
@@ -672,7 +682,9 @@ class Store:
     def publish(self) -> None:
         """Bring the published lexical and vector snapshots up to this store, so readers see
         what was written. Writers call it when they finish a command; it costs little when
-        nothing changed (only changed papers are tokenised again)."""
+        nothing changed (only changed papers are tokenised again). It reads the database and
+        writes only the derived files, so a read-only store publishes too: a server does, for
+        a writer that died before it could (publish_if_abandoned)."""
         from paperdex.index import lexical, vectors
         from paperdex.index.snapshots import publish_lock
 
@@ -680,11 +692,46 @@ class Store:
             current = lexical.load(self)
             if current is None or current.generation != self.generation():
                 lexical.publish(self, lexical.build(self, current))
-            ptr = vectors.published(self)
-            if self.model and (
-                ptr is None or ptr.get("epoch") != self.vectors_epoch() or ptr.get("model") != self.model
-            ):
+            if self._vectors_unpublished():
                 vectors.publish(self)
+
+    def _vectors_unpublished(self) -> bool:
+        from paperdex.index import vectors
+
+        ptr = vectors.published(self)
+        return bool(self.model) and (
+            ptr is None or ptr.get("epoch") != self.vectors_epoch() or ptr.get("model") != self.model
+        )
+
+    def unpublished(self) -> list[str]:
+        """Which published snapshots ("lexical", "vectors") are behind the committed rows: the
+        pointers against the change counters, two small reads (a server asks every second)."""
+        from paperdex.index import lexical
+
+        with self.read_snapshot():
+            behind = []
+            published = lexical.published_generation(self.data_dir)
+            if published != self.generation() and (published is not None or self.count()):
+                behind.append("lexical")
+            if self._vectors_unpublished():
+                behind.append("vectors")
+        return behind
+
+    def publish_if_abandoned(self) -> bool:
+        """Publish what committed writes left unpublished when no writer is left to do it:
+        the writer that committed them was killed before its publish (kill -9, OOM, power) and
+        no process has the store open for writing (writer.lock) nor is publishing. False, and
+        nothing done, while one is: a live writer publishes at its end, and publishing its
+        half-done work meanwhile would only slow it down. Runs on a read-only store (the
+        server's): the database is only read; the snapshots written are exactly what the
+        writer would have published, under the same publish lock, so a writer starting
+        meanwhile waits for it and then publishes its own newer state. Raises OSError when the
+        data directory cannot be written (then `REPAIR_COMMAND`, run by someone who can)."""
+        with try_publish_lock(self.data_dir) as got:
+            if not got or writer_alive(self.data_dir):
+                return False
+            self.publish()
+            return True
 
     # --- what the index stage and a migration read ------------------------------------------
     def rows_for_index(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], str | None]]]:
@@ -1172,6 +1219,12 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        self._let_go_of_writer()
+
+    def _let_go_of_writer(self) -> None:
+        if self._writer is not None:
+            os.close(self._writer)
+            self._writer = None
 
     def __enter__(self) -> Store:
         return self

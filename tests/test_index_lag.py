@@ -1,6 +1,7 @@
 """After kill -9 of an ingest (issue 26): the papers it committed are in the database but not in
 the published word index. `paperdex stats` reports the lag without writing anything; the next
-writer, or `serve` (in the background), closes it.
+writer, or `serve` (in the background), closes it; a server already running closes it within
+seconds once no writer is alive (issue 37), and /healthz says the index lags until then.
 
 The kill is deterministic: a sitecustomize.py in the ingest's process sends itself SIGKILL when
 the ingest, its batches committed, starts publishing."""
@@ -107,3 +108,115 @@ def test_serve_closes_it_in_the_background(killed, tmp_path):
             time.sleep(0.5)
     finally:
         server.terminate()
+
+
+# A writer stopped between two of its batches (the first committed, the rest not read yet),
+# so the test can kill it -9 there itself: mid-ingest, deterministically.
+PAUSE = """
+import os, time
+if os.environ.get("PAPERDEX_TEST_PAUSE_AFTER_BATCH"):
+    import paperdex.store
+
+    real = paperdex.store.Store._upsert_batch
+
+    def _upsert_batch(self, batch):
+        s = real(self, batch)  # committed
+        open(os.environ["PAPERDEX_TEST_PAUSE_AFTER_BATCH"], "w").close()
+        while True:  # the test kills this process with SIGKILL here
+            time.sleep(1)
+
+    paperdex.store.Store._upsert_batch = _upsert_batch
+"""
+WORD = "glimmerwort"  # in every synthetic paper's title, in no real one
+
+
+def _name(i: int) -> str:
+    """A word of letters only, one per synthetic paper (the tokeniser keeps it whole)."""
+    out = ""
+    for _ in range(4):
+        i, r = divmod(i, 26)
+        out += chr(97 + r)
+    return "zq" + out
+
+
+def _synthetic(n: int) -> str:
+    rows = [
+        {
+            "id": f"2699.{i:05d}",
+            "title": f"The {WORD} {_name(i)} study",
+            "abstract": f"We measure {_name(i)} in {WORD} meadows over three seasons.",
+            "authors": ["Ada Tester"],
+            "categories": ["q-bio.PE"],
+            "published": "2026-12-01",
+        }
+        for i in range(n)
+    ]
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def _found(base: str, q: str) -> int:
+    r = httpx.get(f"{base}/api/search", params={"q": q, "mode": "lexical", "per_page": 1}, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()["total"]
+
+
+def test_a_live_server_makes_a_killed_writers_papers_searchable(tmp_path):
+    """Issue 37: an ingest killed with -9 mid-ingest (its first batch of 1,000 committed)
+    under a running two-worker server: the server finds the committed papers by their words
+    within 10 s, without a restart and without another writer, and /healthz never says ok
+    while its word index lags the database."""
+    d = tmp_path / "store"
+    assert _cli(d, "ingest", str(PAPERS)).returncode == 0
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(PAUSE)
+    new = tmp_path / "new.jsonl"
+    new.write_text(_synthetic(1500))  # batches of 1,000 (sources.merge): one commits, then the pause
+    with LiveServer(d, workers=2, log=tmp_path / "serve.log") as server:
+        server.wait_ready()
+        h = httpx.get(f"{server.base}/healthz", timeout=30).json()
+        assert h["ok"] and h["papers"] == h["indexed"] == 314, h
+        paused = tmp_path / "paused"
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "paperdex", "--data-dir", str(d), "ingest", str(new)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={
+                **os.environ,
+                "PYTHONWARNINGS": "ignore",
+                "PYTHONPATH": str(hook),
+                "PAPERDEX_TEST_PAUSE_AFTER_BATCH": str(paused),
+            },
+        )
+        try:
+            end = time.monotonic() + 120
+            while not paused.exists():
+                assert writer.poll() is None and time.monotonic() < end, "the writer did not pause"
+                time.sleep(0.05)
+            # the writer is alive: its papers are its own to publish, and /healthz says the index lags
+            for _ in range(4):
+                h = httpx.get(f"{server.base}/healthz", timeout=30).json()
+                assert not h["ok"] and h["papers"] == 1314 and h["degraded"]["fix"] == "paperdex migrate", h
+                time.sleep(0.5)
+        finally:
+            writer.kill()  # SIGKILL: kill -9
+            writer.wait()
+        assert writer.returncode == -9
+        killed, caught_up, streak = time.monotonic(), None, 0
+        while streak < 6:  # six answers in a row (both workers) find all 1,000 by their words
+            assert time.monotonic() - killed < 10, (
+                f"not found within 10 s of the kill: {_found(server.base, WORD)} of 1000; "
+                f"healthz {httpx.get(f'{server.base}/healthz', timeout=30).json()}\n{server.output()[-3000:]}"
+            )
+            h = httpx.get(f"{server.base}/healthz", timeout=30).json()
+            assert not h["ok"] or h["papers"] == h["indexed"] == 1314, h  # never ok while it lags
+            ok = _found(server.base, WORD) == 1000 and _found(server.base, _name(999)) == 1
+            streak = streak + 1 if ok else 0
+            if ok and caught_up is None:
+                caught_up = time.monotonic() - killed
+            time.sleep(0.1)
+        h = httpx.get(f"{server.base}/healthz", timeout=30).json()
+        assert h["ok"] and h["papers"] == h["indexed"] == 1314 and "degraded" not in h, h
+        assert "1,000 papers in the database are not in the word index" in server.output()
+        assert _lag(d) is None
+        print(f"found {caught_up:.1f} s after the kill")

@@ -11,6 +11,12 @@ removed the temporary folder the other was still filling (``FileNotFoundError`` 
 had committed), and a slower writer could swap in an older generation after a newer one.
 Readers never take the lock: they read the pointer, which is replaced atomically.
 
+**A writer says it is alive.** Every process with the store open for writing holds a shared
+lock on ``writer.lock`` (``hold_writer``) until it closes it; kill -9 drops it with the
+process. A server that finds the published index behind the database can then tell a live
+writer's lag (it publishes when it finishes: leave it alone) from a dead writer's (nobody
+will: the server publishes it, ``writer_alive``), without guessing from time alone.
+
 **Shared by a process.** A published snapshot is mapped once per process (`shared`), keyed
 by its pointer file's stamp, and replaced when a writer publishes again.
 
@@ -32,6 +38,7 @@ from typing import Any
 
 log = logging.getLogger("paperdex.index.snapshots")
 LOCK = "publish.lock"
+WRITER_LOCK = "writer.lock"
 REPAIR_COMMAND = "paperdex migrate"  # the one command that publishes what is missing
 _depth = threading.local()  # per thread: data dirs whose lock this thread holds, and how often
 
@@ -68,6 +75,74 @@ def publish_lock(data_dir: Path) -> Iterator[None]:
         finally:
             held.pop(key, None)
             fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def try_publish_lock(data_dir: Path) -> Iterator[bool]:
+    """The publish lock if it is free now (True), else False at once: a server catching up in
+    the background skips a tick rather than queue behind a writer that is publishing (which
+    makes the catch-up moot) or behind its other worker doing the same catch-up. Re-entrant
+    like `publish_lock`, so the publish inside the block takes it again without blocking."""
+    key = str(Path(data_dir).resolve())
+    held = getattr(_depth, "dirs", None)
+    if held is None:
+        held = _depth.dirs = {}
+    if held.get(key):
+        with publish_lock(data_dir):
+            yield True
+        return
+    fd = os.open(Path(data_dir) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # OSError: cannot publish here
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            got = True
+        except BlockingIOError:
+            got = False
+        if not got:
+            yield False
+            return
+        held[key] = 1
+        try:
+            yield True
+        finally:
+            held.pop(key, None)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def hold_writer(data_dir: Path) -> int | None:
+    """Say, for as long as the returned descriptor stays open, that this process has the store
+    open for writing (a shared lock: any number of writers at once). None where the lock file
+    cannot be made (a read-only directory: no one writes there)."""
+    try:
+        fd = os.open(Path(data_dir) / WRITER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # waits only out a `writer_alive` probe, which lets go at once
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def writer_alive(data_dir: Path) -> bool:
+    """Whether some process has the store open for writing now (`hold_writer`). A probe: the
+    exclusive lock is let go at once, so a writer starting meanwhile waits for no one."""
+    try:
+        fd = os.open(Path(data_dir) / WRITER_LOCK, os.O_RDONLY)
+    except OSError:  # never written since writers say so: none is alive
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
     finally:
         os.close(fd)
 
