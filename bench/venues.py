@@ -1,9 +1,16 @@
 """Venue from the arXiv comment (paperdex.sources.venues) on the shared corpus: how many
 comments name a venue, and the precision of a hand-checked sample.
 
+    python bench/venues.py                       # = recheck dev: today's rules on the judged sample
+    python bench/venues.py recheck dev           # corpus counts; judged lines whose venue changed
     python bench/venues.py sample dev 2121       # bench/venues_dev.tsv: 200 parsed comments
     python bench/venues.py sample heldout 2122   # bench/venues_heldout.tsv: 200 others
     python bench/venues.py score heldout         # precision once the verdict column is filled
+
+`score` reads the verdicts as written (of the venues the rules gave when the sample was drawn);
+`recheck` parses the judged comments again with today's rules: a line whose venue is unchanged
+keeps its verdict, a changed one is listed to be judged again. `sample` never overwrites a file
+that holds verdicts.
 
 The verdict column is filled by a person reading each comment: "ok" when the stored venue
 (name, year, main conference or workshop/findings/demo track, presentation) is what the comment
@@ -44,11 +51,36 @@ def scan() -> tuple[int, int, list[tuple[str, str, str]]]:
     return n, with_comment, rows
 
 
+def recheck(sample_file: Path) -> None:
+    """Today's rules on a judged sample: corpus counts, then every line whose venue changed."""
+    with sample_file.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    wanted = {r["id"] for r in rows}
+    t = time.perf_counter()
+    n, with_comment, found = scan()
+    took = time.perf_counter() - t
+    print(f"{n:,} papers, {with_comment:,} with a comment, {len(found):,} with a venue ({took:.1f} s)")
+    now = {pid: label for pid, label, _ in found if pid in wanted}
+    same = [r for r in rows if now.get(r["id"], "") == r["venue"]]
+    verdicts = collections.Counter(r["verdict"] or "unjudged" for r in same)
+    changed = len(rows) - len(same)
+    print(f"{sample_file.name}: {len(rows)} lines, {len(same)} unchanged ({dict(verdicts)}), {changed} changed")
+    for r in rows:
+        if now.get(r["id"], "") != r["venue"]:
+            print(f"  {r['id']} {r['venue']!r} ({r['verdict']}) -> {now.get(r['id'])!r} <- {r['comment'][:160]}")
+
+
 def main() -> None:
-    what = sys.argv[1] if len(sys.argv) > 1 else "sample"
+    what = sys.argv[1] if len(sys.argv) > 1 else "recheck"
     name = sys.argv[2] if len(sys.argv) > 2 else "dev"
     sample_file = HERE / f"venues_{name}.tsv"
-    if what == "sample":
+    if what == "recheck":
+        recheck(sample_file)
+    elif what == "sample":
+        if sample_file.exists() and any(
+            line.split("\t")[2:3] not in ([""], ["verdict"]) for line in sample_file.read_text().splitlines()
+        ):
+            sys.exit(f"{sample_file} holds verdicts; move it away to draw a new sample")
         t = time.perf_counter()
         n, with_comment, rows = scan()
         took = time.perf_counter() - t

@@ -83,9 +83,9 @@ def table() -> tuple[_Entry, ...]:
                 rf"(?<![A-Za-z0-9@])(?P<v>{_spelling(s)})(?P<w>W)?(?![A-Za-z])"
                 # "CVPR Findings 2026", "ICLR Workshop 2025", "(CVPR) Workshops 2026", "EMNLP Main 2025"
                 r"(?P<t>\)?\s+(?i:findings|workshops?|main))?"
-                # the year after the name: "ICML 2025", "CVPR'26", "AAAI-26", "CVPR2026",
-                # "(CVPR) 2026", "NeurIPS (2025)"; two digits only glued or after ' or -
-                r"(?:\)?[\s,\-]*\(?(?P<y>(?:19|20)\d\d)(?!\d)|(?P<y2>['’\-]?\s?(?:1\d|2\d))(?![\d\w]|\.\d))?"
+                # the year after the name: "ICML 2025", "CVPR'26", "KDD '25", "AAAI-26", "CVPR2026",
+                # "(CVPR) 2026", "NeurIPS (2025)", "KDD'2025"; two digits only glued or after ' or -
+                r"(?:\)?[\s,\-'’]*\(?(?P<y>(?:19|20)\d\d)(?!\d)|(?P<y2>(?:\s?['’]|-)?\s?(?:1\d|2\d))(?![\d\w]|\.\d))?"
                 r"(?P<w2>W(?![A-Za-z]))?"  # "CVPR2025W": its workshops
             ),
             None
@@ -125,7 +125,9 @@ def _candidates(text: str) -> set[str]:
 
 # a claim that the paper was accepted there
 _POSITIVE = re.compile(
-    r"\b(?:accept\w*|to appear|appear(?:s|ing)? (?:in|at)|publish\w*|present\w* at|camera[\s-]*ready|"
+    r"\b(?:accept\w*|to appear|appear(?:s|ing)? (?:in|at)|forthcoming|publish\w*|present\w* at|camera[\s-]*ready|"
+    # "Findings of the Association for Computational Linguistics: ACL 2025": the proceedings' name
+    r"findings of|"
     r"proceedings|main (?:conference|track|paper)|oral|spotlight|highlight|poster)\b",
     re.I,
 )
@@ -136,7 +138,9 @@ _NEGATIVE = re.compile(
     r"previous version|prior version|short version|conference version|workshop version|based on|builds? (?:up)?on|"
     r"portions? of|parts? of (?:this|the)|superseded|companion|see also|reproduc\w*|replicat\w*|"
     r"won|winner|winning|place|ranked|solution|technical report|tech report|challenge report|"
-    r"not accepted|invited to|nominat\w*|thesis|dissertation)\b",
+    r"not accepted|invited to|nominat\w*|thesis|dissertation|"
+    # "12 pages. NeurIPS 2024 format": the venue's layout, not an acceptance
+    r"format(?:ted)?|templates?)\b",
     re.I,
 )
 _TRACKS = (
@@ -149,6 +153,14 @@ _TRACKS = (
     (re.compile(r"\bdemo(?:nstration)?s?\b", re.I), "Demo"),
     (re.compile(r"\bindustry track\b", re.I), "Industry"),
     (re.compile(r"\bapplied data science\b|\bADS track\b|\(ADS\b", re.I), "Applied Data Science"),
+    # NeurIPS's Competition Track: reviewed proposals and reports of the competitions it hosts,
+    # in its proceedings; neither a workshop nor the main track
+    (re.compile(r"\bcompetitions?\s+track\b", re.I), "Competition Track"),
+    # AAAI's Fall/Spring/Summer Symposium Series: meetings of their own, not the conference
+    *(
+        (re.compile(rf"\b{season}\s+symposi(?:um|a)\b", re.I), f"{season.title()} Symposium")
+        for season in ("fall", "spring", "summer")
+    ),
     (
         re.compile(
             r"\bworkshops?\b|\btokshop\b|\bchallenge\b|\bcompetition\b|\btutorial\b|\bdoctoral\b|"
@@ -246,9 +258,13 @@ def parse(text: str | None, source: str = "comment", latest_year: int | None = N
                 )
             )
     names = {(v.name, v.year) for v in found}
+    dated = {name for name, year in names if year is not None}
+    # "Transactions on Machine Learning Research (TMLR), 2026": one journal named twice, once
+    # with its year; the dated mention says it all
+    names = {(name, year) for name, year in names if year is not None or name not in dated}
     if len(names) != 1:
         return None  # none, or two venues: which one is this paper's is not said
-    return found[0]
+    return next(v for v in found if (v.name, v.year) in names)
 
 
 def parse_paper(comment: str | None, journal_ref: str | None, latest_year: int | None = None) -> Venue | None:

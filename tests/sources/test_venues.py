@@ -73,6 +73,52 @@ def test_venues_read_from_real_comments(comment, label):
     assert (v.label if v else None) == label
 
 
+@pytest.mark.parametrize(
+    ("comment", "label"),
+    [
+        # a paper formatted like a venue's papers was not accepted there
+        ("12 pages. NeurIPS 2024 format", None),
+        ("9 pages, 6 figures, NeurIPS 2024 format", None),
+        # a track of its own: not a workshop, not the main conference
+        (
+            "5 pages, 1 figure, 1 table. NeurIPS 2025 Competition Track (MMU-RAGent). System developed October 2025",
+            "NeurIPS 2025 Competition Track",
+        ),
+        ("NeurIPS 2025 Competition Track", "NeurIPS 2025 Competition Track"),
+        ("AAAI 2025 Fall Symposium", "AAAI 2025 Fall Symposium"),
+        (
+            "Accepted at the AAAI 2025 Fall Symposium Series. November 6-8, 2025, Arlington, VA, USA",
+            "AAAI 2025 Fall Symposium",
+        ),
+        ("Accepted to AAAI 2026 Spring Symposium Series", "AAAI 2026 Spring Symposium"),
+        # spellings that were missed
+        ("Findings of the Association for Computational Linguistics: ACL 2025", "ACL 2025 Findings"),
+        ("In Findings of the Association for Computational Linguistics: NAACL 2025", "NAACL 2025 Findings"),
+        ("Transactions on Machine Learning Research (TMLR), 2026", "TMLR 2026"),
+        ("Accepted at Transactions on Machine Learning Research (TMLR), 2026", "TMLR 2026"),
+        ("KDD '25", "KDD 2025"),
+        (
+            "Accepted in Proceedings of the 32nd ACM SIGKDD Conference on Knowledge Discovery and Data Mining V.1 "
+            "(KDD '26)",
+            "KDD 2026",
+        ),
+        (
+            "Accepted at KDD workshop on Evaluation and Trustworthiness of Agentic and Generative AI Models "
+            "(Agentic & GenAI Evaluation Workshop KDD '25)",
+            "KDD 2025 Workshop",
+        ),
+        ("IJCAI'26", "IJCAI 2026"),
+        ("Forthcoming at IJCAI'26", "IJCAI 2026"),
+        ("ECML 2025", "ECML PKDD 2025"),
+        ("Accepted at ECML 2025", "ECML PKDD 2025"),
+    ],
+)
+def test_venues_found_wrong_or_missed_on_the_real_formats(comment, label):
+    """Real comments of the shared corpus (issue #32) that were read wrong or not at all."""
+    v = venues.parse(comment, latest_year=2026)
+    assert (v.label if v else None) == label
+
+
 def _arxiv(comment: str | None, **kw) -> Paper:
     return Paper(
         id="2410.00001",
