@@ -151,3 +151,19 @@ def test_export_import_json_and_bibtex(store, tmp_path):
     assert len(L.tag_papers(fresh, "imported")) == 2
     other.close()
     fresh.close()
+
+
+@pytest.mark.parametrize("key", ["9223372036854775808", "9" * 5000, "²"])
+def test_a_number_no_row_can_carry_is_not_found_from_the_cli_too(store, key):
+    """The web refuses such ids before they reach the library; the CLI and MCP reach it
+    directly: past 64 bits the SQLite look-up overflowed (OverflowError: a traceback)."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    for args in (["saved", "new", key], ["token", "revoke", key]):
+        r = CliRunner().invoke(cli, ["--data-dir", str(store.data_dir), *args])
+        assert r.exit_code == 1 and r.exception is None or isinstance(r.exception, SystemExit), r.output
+        assert "no saved search" in r.output or "no token" in r.output
+    with pytest.raises(L.LibraryError):
+        L.get_saved(store, key)

@@ -316,10 +316,23 @@ def saved_searches(store: Store) -> list[SavedSearch]:
     return [_saved(r) for r in store.saved_search_rows()]
 
 
+MAX_ROW_ID = 2**63 - 1  # SQLite's integers are 64-bit
+
+
+def row_number(key: str) -> int | None:
+    """The row id a saved search's or token's key names when it is written in digits (None: it
+    is a name). Digits that no SQLite row can carry (past 64 bits: the look-up would overflow;
+    another script's digits, ``²``) give 0, which names no row: the caller's "not found"."""
+    if not key.isdigit():
+        return None
+    return int(key) if key.isascii() and len(key) <= 19 and int(key) <= MAX_ROW_ID else 0
+
+
 def get_saved(store: Store, key: str | int) -> SavedSearch:
     """A saved search by id or name."""
     k = str(key).strip()
-    row = store.saved_search_row(id=int(k)) if k.isdigit() else store.saved_search_row(name=k)
+    n = row_number(k)
+    row = store.saved_search_row(id=n) if n is not None else store.saved_search_row(name=k)
     if row is None:
         raise LibraryError(f"no saved search {k[:80]!r}", 404)
     return _saved(row)
@@ -447,7 +460,8 @@ def tokens(store: Store) -> list[dict[str, Any]]:
 def revoke_token(store: Store, key: str | int) -> int:
     k = str(key).strip()
     with _write(store) as c:
-        return c.delete_token(id=int(k)) if k.isdigit() else c.delete_token(name=k)
+        n = row_number(k)
+        return c.delete_token(id=n) if n is not None else c.delete_token(name=k)
 
 
 def check_token(store: Store, token: str | None) -> dict[str, Any] | None:

@@ -45,6 +45,7 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from paperdex.discover.library import row_number
 from paperdex.paper import MAX_ID
 from paperdex.service import CLIENT
 
@@ -59,10 +60,9 @@ TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}")  # library.TOKEN_PREFIX + t
 # The longest path parameter an endpoint is handed: well over the longest paper id (MAX_ID, plus
 # an `arXiv:` prefix and a version), tag and saved-search name (64) or category (64).
 MAX_PATH_PARAM = 2 * MAX_ID + 100
-# Path parameters that name a row by its number when they are all digits, and what the row is:
-# SQLite's integers are 64-bit, so a larger number names nothing (and would overflow the lookup).
+# Path parameters that name a row by its number when they are all digits (library.row_number),
+# and what the row is.
 ROW_PARAMS = {"key": "saved search"}
-MAX_ROW_ID = 2**63 - 1
 # A request body's JSON: nesting beyond this is refused before parsing. The deepest body an
 # endpoint takes is a library import (web/discover.py): an object of lists of objects, depth 4.
 MAX_JSON_DEPTH = 32
@@ -116,7 +116,7 @@ def host_name(value: str) -> str | None:
 async def check_path(request: Request) -> None:
     """Every route's path parameters, checked once before the endpoint runs (a dependency of
     the whole app, web/app.py): at most MAX_PATH_PARAM characters (a 400), and a number naming
-    a row (ROW_PARAMS) within MAX_ROW_ID (else a 404: there is no such row, and SQLite could
+    a row (ROW_PARAMS) that a row can carry (else a 404: there is no such row, and SQLite could
     not even be asked: OverflowError). Digits of other scripts (`²`, `١٢`) name no row either.
     Async so that it runs on the event loop: a thread for this would cost more than the check."""
     for name, value in request.path_params.items():
@@ -125,7 +125,7 @@ async def check_path(request: Request) -> None:
         if len(value) > MAX_PATH_PARAM:
             raise HTTPException(400, f"{name}: at most {MAX_PATH_PARAM} characters")
         number = value.strip()
-        if name in ROW_PARAMS and number.isdigit() and not (number.isascii() and 0 < int(number) <= MAX_ROW_ID):
+        if name in ROW_PARAMS and row_number(number) == 0:
             raise HTTPException(404, f"no {ROW_PARAMS[name]} {number[:80]!r}")
 
 
