@@ -82,17 +82,17 @@ def sklearn_svm(c: R.Corpus, features: str, Cval: float):
         y = np.r_[np.ones(len(tag)), -np.ones(len(neg))]
         parts = []
         if features in ("tfidf", "both"):
-            terms = np.arange(c.X.shape[1])
-            parts.append(c.rows(idx, terms))
+            A = c.rows(idx, np.arange(c.n_terms))
+            parts.append(sparse.csr_matrix((A.val, A.idx, A.ptr), shape=(len(idx), A.ncols)))
         if features in ("dense", "both"):
             parts.append(sparse.csr_matrix(c.D[idx]))
         Z = sparse.hstack(parts).tocsr()
         clf = LinearSVC(class_weight="balanced", C=Cval, max_iter=10000, tol=1e-6).fit(Z, y)
         w = clf.coef_.ravel()
         s = np.full(c.n, clf.intercept_[0], dtype=np.float32)
-        V = c.X.shape[1] if features in ("tfidf", "both") else 0
+        V = c.n_terms if features in ("tfidf", "both") else 0
         if V:
-            s += (c.X @ w[:V].astype(np.float32)) * c.inv_norm
+            s += c.score_terms(np.arange(V), w[:V].astype(np.float32))
         if features in ("dense", "both"):
             s += c.D @ w[V:].astype(np.float32)
         return s
@@ -164,7 +164,7 @@ def centroid_dense(c: R.Corpus):
 def centroid_tfidf(c: R.Corpus):
     def fit_score(tag, seed):
         terms = R._terms_of(c, tag)
-        w = np.asarray(c.rows(tag, terms).mean(axis=0)).ravel()
+        w = R.column_sums(c.rows(tag, terms)) / len(tag)
         return c.score_terms(terms, w)
 
     return fit_score
@@ -173,7 +173,7 @@ def centroid_tfidf(c: R.Corpus):
 def centroid_both(c: R.Corpus):
     def fit_score(tag, seed):
         terms = R._terms_of(c, tag)
-        w = np.asarray(c.rows(tag, terms).mean(axis=0)).ravel()
+        w = R.column_sums(c.rows(tag, terms)) / len(tag)
         return R._z(c.D @ c.D[tag].mean(axis=0)) + R._z(c.score_terms(terms, w))
 
     return fit_score
@@ -240,7 +240,7 @@ def main() -> None:
     t = time.perf_counter()
     c = R.corpus(store)
     print(
-        f"# {c.n} papers, {c.X.shape[1]} terms, dense {None if c.D is None else c.D.shape}; "
+        f"# {c.n} papers, {c.n_terms} terms, dense {None if c.D is None else c.D.shape}; "
         f"features in {time.perf_counter() - t:.1f} s",
         file=sys.stderr,
     )

@@ -40,7 +40,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,7 +57,11 @@ from paperdex.text import STOPWORDS, stemmer, tokens
 C = 0.3  # SVM regularisation (bench/recommend.py)
 TFIDF_SCALE = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
 NEGATIVES = 3000  # random papers taken as negatives
-MAX_ITER = 150  # L-BFGS iterations
+# L-BFGS (nlopt): stopped as SciPy's L-BFGS-B defaults stopped (factr 1e7: a relative decrease of
+# the objective below 1e7 x machine epsilon); SciPy's memory of 10 pairs; evaluations at most
+FTOL_REL = 1e7 * float(np.finfo(float).eps)
+LBFGS_MEMORY = 10
+MAX_EVAL = 200
 CENTROID_WEIGHT = 0.0  # weight of the centroid's z-score beside the SVM's (measured: 0 is best)
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
 # Levers measured against the centroid (bench/recommend.py --grid); none won overall, so off:
@@ -82,25 +86,99 @@ EXPLAIN_TERMS = 6
 EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown as reasons
 
 
+# --- sparse matrices as arrays -----------------------------------------------------------------
+
+
+class Sparse(NamedTuple):
+    """A sparse matrix by rows (CSR): row i holds the columns idx[ptr[i]:ptr[i+1]] with the values
+    val[ptr[i]:ptr[i+1]]. The lexical index's postings are one by terms (term -> papers); a few
+    numpy passes over such arrays are all the recommender needs of a sparse-matrix library."""
+
+    ptr: np.ndarray
+    idx: np.ndarray
+    val: np.ndarray
+    ncols: int
+
+
+def spans(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the entries of `rows` are (their positions, row after row), and how many each has."""
+    lo = ptr[rows]
+    n = ptr[np.asarray(rows) + 1] - lo
+    at = np.repeat(lo - (np.cumsum(n) - n), n)
+    at += np.arange(len(at))
+    return at, n
+
+
+def segment_sums(x: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """x summed over each segment x[ptr[i]:ptr[i+1]] (0 for an empty one); ptr[-1] == len(x)."""
+    out = np.zeros(len(ptr) - 1, dtype=x.dtype)
+    full = np.flatnonzero(ptr[:-1] < ptr[1:])
+    if len(full):
+        out[full] = np.add.reduceat(x, ptr[full])
+    return out
+
+
+def matvec(A: Sparse, w: np.ndarray) -> np.ndarray:
+    """A @ w: each row's values times the weights of their columns, summed per row."""
+    return segment_sums(A.val * np.take(w, A.idx), A.ptr)
+
+
+def stable_order(ids: np.ndarray) -> np.ndarray:
+    """np.argsort(ids, kind="stable") for ids in [0, 2**32), as radix sorts of their two 16-bit
+    halves: numpy radix-sorts 16-bit keys in linear time but merge-sorts wider ones, 2-3x slower
+    on the 7M postings of a 63k-paper index (the forward index is made from them)."""
+    order = np.argsort((ids & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (ids[order] >> 16).astype(np.uint16)
+    if high.any():
+        order = order[np.argsort(high, kind="stable")]
+    return order
+
+
+def transpose(A: Sparse) -> Sparse:
+    """A by columns, as the rows of its transpose (row order kept within a column)."""
+    order = stable_order(A.idx)
+    ptr = np.zeros(A.ncols + 1, dtype=np.int64)
+    np.cumsum(np.bincount(A.idx, minlength=A.ncols), out=ptr[1:])
+    rows = np.repeat(np.arange(len(A.ptr) - 1, dtype=A.idx.dtype), np.diff(A.ptr))
+    return Sparse(ptr, rows[order], A.val[order], len(A.ptr) - 1)
+
+
+def select(A: Sparse, rows: np.ndarray, cols: np.ndarray) -> Sparse:
+    """The rows `rows` of A (in that order) over the columns `cols` (sorted, unique), numbered
+    0 .. len(cols) - 1 as `cols` lists them."""
+    at, n = spans(A.ptr, rows)
+    idx = A.idx[at]
+    j = np.searchsorted(cols, idx)
+    keep = cols[np.minimum(j, len(cols) - 1)] == idx if len(cols) else np.zeros(len(idx), dtype=bool)
+    per_row = np.bincount(np.repeat(np.arange(len(n)), n)[keep], minlength=len(n))
+    ptr = np.zeros(len(n) + 1, dtype=np.int64)
+    np.cumsum(per_row, out=ptr[1:])
+    return Sparse(ptr, j[keep], A.val[at[keep]], len(cols))
+
+
+def column_sums(A: Sparse) -> np.ndarray:
+    return np.bincount(A.idx, weights=A.val, minlength=A.ncols)
+
+
 # --- features of one snapshot -------------------------------------------------------------------
 
 
 class Corpus:
     """The features of one pair of snapshots (lexical, dense), aligned by the lexical index's
-    documents: tf-idf as a CSC matrix over the snapshot's own postings (no copy), its row
-    norms, and the dense vectors (zero rows for papers without one)."""
+    documents: tf-idf as the snapshot's own BM25 postings (by term, no copy) and the same matrix
+    by paper (made on first use), its row norms, and the dense vectors (zero rows for papers
+    without one)."""
 
     def __init__(self, ix, vindex) -> None:
-        from scipy import sparse
-
         self.ix = ix
         self.n = ix.n
         self.rowids = ix.rowids
-        data = np.asarray(ix.bm_score, dtype=np.float32)
-        self.X = sparse.csc_matrix((data, np.asarray(ix.bm.doc), np.asarray(ix.bm.ptr)), shape=(self.n, len(ix.vocab)))
-        sq = np.bincount(np.asarray(ix.bm.doc), weights=data.astype(np.float64) ** 2, minlength=self.n)
+        self.n_terms = len(ix.vocab)
+        val = np.asarray(ix.bm_score, dtype=np.float32)
+        self.by_term = Sparse(np.asarray(ix.bm.ptr), np.asarray(ix.bm.doc), val, self.n)
+        sq = np.bincount(self.by_term.idx, weights=val.astype(np.float64) ** 2, minlength=self.n)
         self.inv_norm = (1.0 / np.sqrt(np.where(sq > 0, sq, 1.0))).astype(np.float32)
-        self._csr = None
+        self._by_paper: Sparse | None = None
         self._lock = threading.Lock()
         self.D = None  # vectors.Rows: the papers' unit vectors, as a float32 matrix would answer
         self.has_vec = np.zeros(self.n, dtype=bool)
@@ -113,25 +191,32 @@ class Corpus:
         return self.ix.docs_of_rowids(np.asarray(rowids, dtype=np.int64))
 
     @property
-    def csr(self):
-        """The same matrix by rows (a forward index), made on first use: training reads the
-        rows of a few thousand papers."""
-        if self._csr is None:
+    def by_paper(self) -> Sparse:
+        """The tf-idf matrix by paper (a forward index, each paper's terms in term order), made
+        on first use: training reads the rows of a few thousand papers, and scoring every paper
+        is one pass over it (in numpy, faster than gathering the postings of a model's terms)."""
+        if self._by_paper is None:
             with self._lock:
-                if self._csr is None:
-                    self._csr = self.X.tocsr()
-        return self._csr
+                if self._by_paper is None:
+                    self._by_paper = transpose(self.by_term)
+        return self._by_paper
 
-    def rows(self, docs: np.ndarray, terms: np.ndarray):
-        """tf-idf rows of `docs` over the columns `terms`, unit length (CSR)."""
-        from scipy import sparse
+    def rows(self, docs: np.ndarray, terms: np.ndarray) -> Sparse:
+        """tf-idf rows of `docs` over the columns `terms` (sorted), unit length."""
+        docs = np.asarray(docs, dtype=np.int64)
+        A = select(self.by_paper, docs, terms)
+        return A._replace(val=A.val * np.repeat(self.inv_norm[docs], np.diff(A.ptr)))
 
-        sub = self.csr[np.asarray(docs)][:, terms]
-        return sparse.diags(self.inv_norm[docs]) @ sub
+    def terms_in(self, docs: np.ndarray) -> np.ndarray:
+        """The term ids of `docs`' entries, paper after paper (repeated across papers)."""
+        A = self.by_paper
+        return A.idx[spans(A.ptr, np.asarray(docs, dtype=np.int64))[0]]
 
     def score_terms(self, terms: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Every paper's tf-idf vector dotted with w (weights of `terms`)."""
-        return (self.X[:, terms] @ w.astype(np.float32)) * self.inv_norm
+        full = np.zeros(self.n_terms, dtype=np.float32)
+        full[terms] = w
+        return matvec(self.by_paper, full) * self.inv_norm
 
 
 _CORPUS_LOCK = threading.Lock()
@@ -275,7 +360,6 @@ def train(
     """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
     DISMISSED_WEIGHT) and a random sample; squared hinge, L2, balanced, L-BFGS in the primal.
     `unlabelled` (docs) are never sampled as negatives: a fold's held-out papers."""
-    from scipy.optimize import minimize
     from threadpoolctl import threadpool_limits
 
     pos = np.unique(np.asarray(pos, dtype=np.int64))
@@ -300,39 +384,43 @@ def train(
         cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
     else:
         cw = np.r_[np.ones(len(pos)), w_neg]
-    use_dense = dense and c.D is not None
+    D = c.D if dense else None
     terms = np.zeros(0, dtype=np.int64)
     if tfidf:
         terms = _terms_of(c, pos)
         if min_pos_df > 1 and len(pos) >= MIN_POS_DF_TAG:
             # a word of one saved paper only lets the fit single that paper out, and then pulls in
             # any paper sharing the rare word: only words several saved papers share are weighed
-            df = np.bincount(c.csr[pos].indices, minlength=c.X.shape[1])[terms]
+            df = np.bincount(c.terms_in(pos), minlength=c.n_terms)[terms]
             terms = terms[df >= min_pos_df]
     alpha = TFIDF_SCALE if tfidf_scale is None else tfidf_scale
-    Zs = c.rows(idx, terms) * alpha if len(terms) else None
-    Zd = np.asarray(c.D[idx], dtype=np.float64) if use_dense else None
     dk = len(terms)
+    P = c.rows(pos, terms) if dk else None  # the positives' tf-idf (their mean: the centroid)
+    Zs = ZsT = None
+    if dk:
+        Zs = c.rows(idx, terms)
+        Zs = Zs._replace(val=Zs.val * alpha)
+        ZsT = transpose(Zs)
+    Zd = np.asarray(D[idx], dtype=np.float64) if D is not None else None
     dd = Zd.shape[1] if Zd is not None else 0
     w0 = np.zeros(dk + dd)  # the weights the fit is pulled toward: `prior` x the positives' mean
     if prior:
-        npos = len(pos)
-        if Zs is not None:
-            w0[:dk] = prior * np.asarray(Zs[:npos].mean(axis=0)).ravel()
+        if P is not None:
+            w0[:dk] = prior * alpha * column_sums(P) / len(pos)
         if Zd is not None:
-            w0[dk : dk + dd] = prior * Zd[:npos].mean(axis=0)
+            w0[dk : dk + dd] = prior * Zd[: len(pos)].mean(axis=0)
 
     def f(wb: np.ndarray) -> tuple[float, np.ndarray]:
         ws, wd, b = wb[:dk], wb[dk : dk + dd], wb[-1]
         s = np.full(m, b)
         if Zs is not None:
-            s += Zs @ ws
+            s += matvec(Zs, ws)
         if Zd is not None:
             s += Zd @ wd
         h = np.maximum(0.0, 1.0 - y * s)
         g = -2.0 * C_ * cw * h * y
         grad = np.empty_like(wb)
-        grad[:dk] = ws - w0[:dk] + (Zs.T @ g if Zs is not None else 0.0)
+        grad[:dk] = ws - w0[:dk] + (matvec(ZsT, g) if ZsT is not None else 0.0)
         grad[dk : dk + dd] = wd - w0[dk:] + (Zd.T @ g if Zd is not None else 0.0)
         grad[-1] = g.sum()
         dw = wb[:-1] - w0
@@ -349,16 +437,15 @@ def train(
             x0[:dk][hit] = warm.w_terms[at[hit]] / alpha
         x0[-1] = warm.bias
     with threadpool_limits(limits=1, user_api="blas"):
-        r = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": MAX_ITER})
-    centroid = np.asarray(c.D[pos], dtype=np.float32).mean(axis=0) if use_dense else None
-    P = c.rows(pos, terms) if dk else None
-    c_terms = np.asarray(P.mean(axis=0)).ravel().astype(np.float32) if dk else np.zeros(0, np.float32)
-    pos_df = np.diff(P.tocsc().indptr).astype(np.int32) if dk else np.zeros(0, np.int32)
+        x = lbfgs(f, x0)
+    centroid = np.asarray(D[pos], dtype=np.float32).mean(axis=0) if D is not None else None
+    c_terms = (column_sums(P) / len(pos)).astype(np.float32) if P is not None else np.zeros(0, np.float32)
+    pos_df = np.bincount(P.idx, minlength=dk).astype(np.int32) if P is not None else np.zeros(0, np.int32)
     return Model(
         terms=terms,
-        w_terms=(r.x[:dk] * alpha).astype(np.float32),  # weights of the unscaled tf-idf
-        w_dense=r.x[dk : dk + dd].astype(np.float32) if dd else None,
-        bias=float(r.x[-1]),
+        w_terms=(x[:dk] * alpha).astype(np.float32),  # weights of the unscaled tf-idf
+        w_dense=x[dk : dk + dd].astype(np.float32) if dd else None,
+        bias=float(x[-1]),
         centroid=centroid,
         c_terms=c_terms,
         pos_df=pos_df,
@@ -367,11 +454,38 @@ def train(
     )
 
 
+def lbfgs(f, x0: np.ndarray) -> np.ndarray:
+    """The minimum of f (which returns the value and the gradient) from x0, by nlopt's L-BFGS,
+    stopped as SciPy's L-BFGS-B stopped the same fits (a relative decrease of at most FTOL_REL,
+    in 60-110 evaluations) or after MAX_EVAL. The best point evaluated is returned: nlopt raises
+    RoundoffLimited, without its point, when rounding stalls the line search near the minimum."""
+    import nlopt
+
+    best: list[Any] = [np.inf, x0]
+
+    def objective(x: np.ndarray, grad: np.ndarray) -> float:
+        v, g = f(x)
+        if grad.size:
+            grad[:] = g
+        if v < best[0]:
+            best[:] = [v, x.copy()]
+        return v
+
+    opt = nlopt.opt(nlopt.LD_LBFGS, len(x0))
+    opt.set_min_objective(objective)
+    opt.set_ftol_rel(FTOL_REL)
+    opt.set_maxeval(MAX_EVAL)
+    opt.set_vector_storage(LBFGS_MEMORY)
+    try:
+        opt.optimize(x0)
+    except nlopt.RoundoffLimited:
+        pass
+    return best[1]
+
+
 def _terms_of(c: Corpus, docs: np.ndarray) -> np.ndarray:
     """The terms any of `docs` contains (the columns a model of them can weigh)."""
-    if not len(docs):
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(c.csr[np.asarray(docs)].indices).astype(np.int64)
+    return np.unique(c.terms_in(docs)).astype(np.int64)
 
 
 def _z(a: np.ndarray) -> np.ndarray:
@@ -440,8 +554,8 @@ def validate(
     dismissed, not the SVM's negatives), as a recommendation list ranks them.
 
     Returns per candidate: "top20", the share of held-out papers in the first 20 of their fold
-    (what P@20 on the page counts; the choice), "mrr" and "recall@100". Scoring is one sparse
-    and one dense matrix product for all folds and candidates."""
+    (what P@20 on the page counts; the choice), "mrr" and "recall@100". Scoring is one pass over
+    the tf-idf matrix per fold and candidate and one dense matrix product for all of them."""
     from threadpoolctl import threadpool_limits
 
     pos = np.unique(np.asarray(pos, dtype=np.int64))
@@ -472,7 +586,7 @@ def validate(
             Wt.append(wt)
             Wd.append(wd)
     with threadpool_limits(limits=1, user_api="blas"):
-        S = np.asarray(c.X[:, terms] @ np.stack(Wt, axis=1)) * c.inv_norm[:, None]
+        S = np.stack([c.score_terms(terms, wt) for wt in Wt], axis=1)
         if dim:
             S += c.D @ np.stack(Wd, axis=1)
     seen = np.zeros(c.n, dtype=bool)
@@ -690,8 +804,8 @@ def explain_one(src: SearchCorpus, c: Corpus, model: Model, doc: int, p: Paper) 
                 neighbours.append((q.id, q.title, float(sims[i])))
     terms: list[str] = []
     if len(model.terms):
-        row = c.csr[[doc]]
-        tids, vals = row.indices, row.data
+        A = c.by_paper
+        tids, vals = A.idx[A.ptr[doc] : A.ptr[doc + 1]], A.val[A.ptr[doc] : A.ptr[doc + 1]]
         at = np.clip(np.searchsorted(model.terms, tids), 0, len(model.terms) - 1)
         hit = model.terms[at] == tids
         w = model.w_terms if model.kind == "svm" else model.c_terms
