@@ -16,6 +16,7 @@ Each variable, its flag and its default are listed in :data:`VARIABLES` (and in 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
 import re
@@ -111,6 +112,25 @@ def _hosts(s: str) -> tuple[str, ...]:
     return tuple(h.strip().lower() for h in s.split(",") if h.strip())
 
 
+def proxy_addresses(s: str) -> tuple[str, ...]:
+    """The proxies whose X-Forwarded-For / X-Forwarded-Proto `serve` believes: IP addresses
+    and networks (10.0.0.0/8), comma-separated, or '*' for every peer. Each is checked here:
+    uvicorn would take a misspelt address as a literal name that never matches, and the
+    operator would see every user behind the proxy as the proxy, without a word."""
+    out: list[str] = []
+    for item in (x.strip() for x in s.split(",")):
+        if not item:
+            continue
+        if item != "*":
+            try:
+                item = str(ipaddress.ip_network(item, strict=False) if "/" in item else ipaddress.ip_address(item))
+            except ValueError:
+                want = "an IP address or network (e.g. 10.0.0.5, 10.0.0.0/8, '*')"
+                raise ValueError(f"{item[:60]!r} is not {want}") from None
+        out.append(item)
+    return ("*",) if "*" in out else tuple(dict.fromkeys(out))
+
+
 DEFAULT_LLM_KEY_ENV = "PAPERDEX_LLM_KEY"
 DEFAULT_LLM_PER_DAY = 200
 DEFAULT_LLM_MAX_TOKENS = 1200
@@ -199,6 +219,14 @@ VARIABLES: tuple[Variable, ...] = (
         "Host names the web server answers besides loopback, comma-separated ('*': any).",
     ),
     Variable(
+        "PAPERDEX_FORWARDED_ALLOW_IPS",
+        "forwarded_allow_ips",
+        proxy_addresses,
+        "serve --forwarded-allow-ips",
+        "Proxies whose X-Forwarded-For the web server believes: addresses or networks, comma-separated "
+        "('*': any peer; default: none).",
+    ),
+    Variable(
         "PAPERDEX_BACKEND",
         "backend",
         str.strip,
@@ -273,6 +301,9 @@ class Settings:
     pool_wait: float = DEFAULT_POOL_WAIT
     """Seconds a web request waits for a free searcher before a 503 with Retry-After."""
     allowed_hosts: tuple[str, ...] = ()
+    forwarded_allow_ips: tuple[str, ...] = ()
+    """Peers whose X-Forwarded-For names the client (a reverse proxy, a load balancer); ():
+    none, so a client connecting directly cannot choose the address it is queued under."""
     backend: str | None = None
     """A backend URI (embedded:// or milvus://); None: the embedded store in data_dir."""
     smtp_user: str | None = None
@@ -311,6 +342,8 @@ class Settings:
             values["data_dir"] = Path(values["data_dir"]).expanduser()
         if "allowed_hosts" in values:
             values["allowed_hosts"] = tuple(values["allowed_hosts"])
+        if "forwarded_allow_ips" in values:
+            values["forwarded_allow_ips"] = tuple(values["forwarded_allow_ips"])
         return cls(**values)
 
     def replace(self, **changes: Any) -> Settings:

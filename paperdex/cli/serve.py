@@ -55,6 +55,19 @@ from paperdex.web import serving
     "the --host address, and $PAPERDEX_ALLOWED_HOSTS (comma-separated).",
 )
 @click.option(
+    "--forwarded-allow-ips",
+    "proxies",
+    help="Believe X-Forwarded-For (the client's address) and X-Forwarded-Proto from these proxies only: IP "
+    "addresses or networks, comma-separated ('*': any peer). Default: $PAPERDEX_FORWARDED_ALLOW_IPS, else none.",
+)
+@click.option(
+    "--client-queue",
+    type=click.IntRange(0, 1000),
+    default=serving.CLIENT_QUEUE,
+    show_default=True,
+    help="Requests of one client (one address) that may wait for a searcher in a worker; more get 503 at once.",
+)
+@click.option(
     "--log-level", default="info", show_default=True, type=click.Choice(["critical", "error", "warning", "info"])
 )
 @click.pass_context
@@ -70,6 +83,8 @@ def serve(
     time_budget: float | None = None,
     header_timeout: float = serving.HEADER_TIMEOUT,
     body_timeout: float = serving.BODY_TIMEOUT,
+    proxies: str | None = None,
+    client_queue: int = serving.CLIENT_QUEUE,
 ) -> None:
     """Serve the web UI and JSON API (open http://HOST:PORT/; API docs at /api/docs).
 
@@ -78,11 +93,21 @@ def serve(
     before it accepts a connection. On SIGTERM or Ctrl-C it stops taking connections, lets
     requests in flight finish for up to GRACE seconds, and exits. When a write killed before
     it published left papers out of the word index, it says so and publishes them in the
-    background (or tells the one command that does, when it cannot write). On a Milvus Lite
-    file it runs one worker process (one process can open the file)."""
+    background (or tells the one command that does, when it cannot write).
+
+    Behind a reverse proxy or a load balancer, name it with --forwarded-allow-ips so that
+    requests are queued per user rather than all under the proxy's address (docs/web.md,
+    "Behind a proxy"). On a Milvus Lite file it runs one worker process (one process can open
+    the file)."""
+    from paperdex.settings import proxy_addresses
     from paperdex.store import Store, StoreError
 
     settings = _settings(ctx)
+    if proxies is not None:
+        try:
+            settings = settings.replace(forwarded_allow_ips=proxy_addresses(proxies))
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--forwarded-allow-ips") from None
     hosts = [*settings.allowed_hosts, *(h.lower() for h in allow_hosts)]
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host.lower())  # the address it was asked to listen on is a name it answers to
@@ -103,6 +128,7 @@ def serve(
         log_level=log_level,
         header_timeout=header_timeout,
         body_timeout=body_timeout,
+        client_queue=client_queue,
     )
     try:
         with Store(settings.data_dir, readonly=True):  # fail here, readably, rather than in every worker

@@ -36,6 +36,17 @@ accepting, lets requests in flight finish for up to GRACE seconds and exits; the
 kills what is left a little later and exits itself. With ``--workers 1`` the server runs in
 the one process (no supervisor).
 
+Who is asking. A worker queues the requests waiting for its searcher client by client
+(``service.FairGate``), the client being the address the connection comes from, or, when
+that address is a proxy the operator named (``--forwarded-allow-ips``,
+``PAPERDEX_FORWARDED_ALLOW_IPS``), the address the proxy puts in ``X-Forwarded-For``. No peer
+is believed by default: uvicorn's own default believes 127.0.0.1, which let any local client
+pick the identity it is queued under with one header. One client may have
+``--client-queue`` requests (:data:`CLIENT_QUEUE`) waiting in a worker; they are served in
+turn with other clients' requests, and one more is a 503 at once. A lab behind one NAT
+address, or behind a proxy nobody named, is one client, so the bound is sized for a lab,
+not for one browser: bench/proxy_load.py measures it (docs/web.md, "Behind a proxy").
+
 A Milvus Lite file (``milvus:///path/papers.db``) is opened by one process only (the second
 worker fails with "the file has been opened by another program"), so a server on one runs one
 worker process and says so; ``--workers N`` > 1 on one is refused with one line
@@ -64,6 +75,13 @@ STOP_SLACK = 3  # after GRACE, seconds before a worker that has not exited is ki
 SWITCH_INTERVAL = 0.001  # a worker's GIL hand-over (default 5 ms): the event loop answers sooner
 MAX_RESTARTS = 5  # worker deaths within RESTART_WINDOW before the supervisor gives up
 RESTART_WINDOW = 60.0
+# Requests of one client (one address) that may wait for a worker's searcher; one more is a 503
+# at once. Waiting requests hold a thread of the worker's pool (40, anyio's default) while they
+# wait, so the bound leaves most of the pool to other clients: at 16, two busy labs on one
+# worker hold 34 threads. Measured with bench/proxy_load.py (docs/web.md, "Behind a proxy"): 16
+# clients behind one address, on 2 workers, got 0 refusals, where the old bound of 4 refused
+# 96.5% of their requests.
+CLIENT_QUEUE = 16
 # Per worker process, native libraries use one thread: the workers are the parallelism, and
 # spinning thread pools of N workers would fight over N cores. These are the native libraries'
 # own variables (read by them, in the worker); paperdex's engine gets Settings.embed_threads=1.
@@ -86,6 +104,7 @@ class ServeOptions:
     log_level: str = "info"
     header_timeout: float = HEADER_TIMEOUT
     body_timeout: float = BODY_TIMEOUT
+    client_queue: int = CLIENT_QUEUE  # requests of one client waiting for a searcher, per worker
 
     @property
     def data_dir(self) -> Path:
@@ -148,6 +167,8 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
         detail = ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
         _say(f"{worker or 'server'} [{os.getpid()}] warm in {time.perf_counter() - t:.2f} s ({detail})")
     pool.watch()
+    # service.SearcherPool takes no bound for its gate: set it on the gate it made (ServeOptions)
+    pool._gate.max_waiting = st.client_queue
     return app
 
 
@@ -156,6 +177,7 @@ def _uvicorn_config(app, st: ServeOptions):
 
     from paperdex.web.redact import RedactTokens
 
+    proxies = list(st.settings.forwarded_allow_ips)
     config = uvicorn.Config(
         app,
         host=st.host,
@@ -164,6 +186,10 @@ def _uvicorn_config(app, st: ServeOptions):
         access_log=st.log_level == "info",
         timeout_graceful_shutdown=GRACE,
         http=timed_protocol(st.header_timeout, st.body_timeout),
+        # X-Forwarded-For/-Proto believed from the named proxies only (never uvicorn's default
+        # of 127.0.0.1, nor its $FORWARDED_ALLOW_IPS): see the module docstring
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips="*" if proxies == ["*"] else proxies,
     )
     # after Config, which configures uvicorn's loggers: no secret of a URL in the log
     access = logging.getLogger("uvicorn.access")
