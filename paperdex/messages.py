@@ -178,9 +178,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the server is busy with other searches; try again in a moment",
         "zh": "服务器正忙于其他检索，请稍后再试",
     },
-    "busy_related": {
-        "en": "the server is busy with other related-work requests; try again in a moment",
-        "zh": "服务器正忙于其他查找相关工作的请求，请稍后再试",
+    # related work for a pasted text (service.related): the text cannot be narrowed like a query
+    "related_over_budget": {
+        "en": "finding work related to this text needed more than its time budget of {budget:g} s and was "
+        "stopped; the server is busy: try again in a moment",
+        "zh": "查找与这段文字相关的工作超出了 {budget:g} 秒的时间预算，已停止；服务器正忙，请稍后再试",
+    },
+    "related_words_only": {
+        "en": "found by the text's words alone: the model was busy and did not read it in time (a retry in "
+        "a moment adds the papers close in meaning)",
+        "zh": "仅按文字中的词查找：模型正忙，未能及时读取这段文字（稍后重试会加入含义相近的论文）",
     },
     "over_budget": {
         "en": "this search needed more than its time budget of {budget:g} s and was stopped; "

@@ -33,11 +33,13 @@ import sqlite3
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import ParamSpec, TypeVar
+
+import numpy as np
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
@@ -65,6 +67,13 @@ READERS = 4  # store connections for cheap look-ups, per process
 CATCH_UP_AFTER = 2.0
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
 MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
+# Seconds a related-work request waits for its text's vector (its turn at the model, then the
+# model) before it answers from the text's words alone: the embedding's own budget, apart from
+# the search's (TIME_BUDGET, counted from when it holds a searcher). One 512-character prefix
+# takes the default model 0.6-3 s on a busy 2-core machine, longer than the whole 2 s budget
+# the two once shared (issue 37: 20 of 22 related-work requests refused under four clients).
+RELATED_EMBED_WAIT = 8.0
+PASTED_CACHE = 256  # pasted texts' vectors kept per process (3 KB each), latest used first
 MAX_RELATED = 100  # related papers one request lists (k)
 MAX_K = 200  # recommendations, papers "for you" or new papers of a saved search one request lists
 MAX_RECOMMEND_PAGE = 50  # pages of a tag's recommendations
@@ -188,11 +197,16 @@ def _interrupted(e: BaseException) -> bool:
 
 
 @contextmanager
-def within_budget(conn: sqlite3.Connection, budget: float, what: str = "a request") -> Iterator[float]:
+def within_budget(
+    conn: sqlite3.Connection,
+    budget: float,
+    what: str = "a request",
+    over: Callable[[float], ServiceError] | None = None,
+) -> Iterator[float]:
     """:func:`time_budget` for a request: yields the deadline; running out of time (the
     engine's OverBudget, or a statement the watchdog interrupted) is the 503 of a search over
-    its budget (logged with `what`), a query the user must fix (QueryError) a 400, a library
-    error its own status."""
+    its budget (logged with `what`; `over` makes its error, default `over_budget`), a query
+    the user must fix (QueryError) a 400, a library error its own status."""
     try:
         with time_budget(conn, budget) as deadline:
             yield deadline
@@ -204,7 +218,7 @@ def within_budget(conn: sqlite3.Connection, budget: float, what: str = "a reques
         if not _interrupted(e):
             raise
         log.warning("%s over its time budget (%g s)", what, budget)
-        raise over_budget(budget) from None
+        raise (over or over_budget)(budget) from None
 
 
 class FairGate:
@@ -306,9 +320,9 @@ class SearcherPool:
         self._limit = {"searcher": self.size, "reader": max(1, readers)}
         self._lock = threading.Lock()
         self._gate = FairGate(self.size)
-        self._model_gate = FairGate(1)
         self._watch: threading.Thread | None = None
         self._closing = threading.Event()
+        self.pasted = PastedVectors()  # the vectors of pasted texts (related work), made and kept
         # why this server could not publish a dead writer's papers (None: it could, or had no need)
         self.publish_error: str | None = None
         # Fail fast (and readably) when there is no data directory.
@@ -356,21 +370,14 @@ class SearcherPool:
             self._free.put(s)
             self._gate.release(client)
 
-    def embed_pasted(self, emb, text: str):
-        """The vector of a pasted text and when the model started on it (time.monotonic()),
-        made by this process's one embedding thread, which
-        runs at a lower CPU priority than searches (EMBED_NICE), for one client's request at
-        a time in turn (a FairGate of one). The pasted text is the one long thing a request
-        embeds (~0.6 s at 512 characters with e5-small on a busy 2-core machine); holding a
-        searcher meanwhile made every other client's search wait for it."""
-        client = CLIENT.get()
-        if not self._model_gate.acquire(client, self.wait):
-            raise ServiceError(503, message("busy_related"), {"Retry-After": str(RETRY_AFTER)})
-        try:
-            started = time.monotonic()
-            return _embedding_thread().submit(emb.embed_query, text).result(), started
-        finally:
-            self._model_gate.release(client)
+    def embed_pasted(self, emb, model: str, text: str) -> np.ndarray | None:
+        """The vector of a pasted text (its bounded prefix), from this process's cache of them
+        or made by its one embedding thread, in turn with other clients' texts
+        (:class:`PastedVectors`); None when it is not there within RELATED_EMBED_WAIT s (the
+        caller answers from the words alone). No searcher is held meanwhile: one pasted text
+        is the one long thing a request embeds, and holding a searcher for it made every
+        other client's search wait."""
+        return self.pasted.vector(CLIENT.get(), emb, model, text, RELATED_EMBED_WAIT)
 
     def _new_searcher(self) -> Searcher:
         """A searcher with what every query needs already loaded (once per process: the
@@ -551,33 +558,146 @@ class Local:
     def reader(self, wait: float | None = None) -> Iterator[Store]:
         yield self.store
 
-    def embed_pasted(self, emb, text: str):
-        started = time.monotonic()
-        return emb.embed_query(text), started
+    def embed_pasted(self, emb, model: str, text: str) -> np.ndarray | None:
+        """A command embeds its text itself: no other client waits for the model, and its
+        time is not the search's budget."""
+        return emb.embed_query(text)
 
 
 Pool = SearcherPool | Local
 
 
 EMBED_NICE = 10  # the pasted-text embedding thread's niceness (searches: SEARCH_NICE)
-_EMBEDDER: list = []
-_EMBEDDER_LOCK = threading.Lock()
 
 
-def _embedding_thread():
-    """The process's one thread for embedding pasted texts, at EMBED_NICE (made once)."""
-    with _EMBEDDER_LOCK:
-        if not _EMBEDDER:
-            from concurrent.futures import ThreadPoolExecutor
+class _Pasted:
+    """One text to embed: who waits for it, and what came of it."""
 
-            def lower() -> None:
-                try:
-                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), EMBED_NICE)
-                except (AttributeError, OSError):
-                    pass
+    __slots__ = ("done", "emb", "key", "vector", "waiting")
 
-            _EMBEDDER.append(ThreadPoolExecutor(1, thread_name_prefix="paperdex-embed", initializer=lower))
-        return _EMBEDDER[0]
+    def __init__(self, key: tuple[str, str], emb) -> None:
+        self.key, self.emb = key, emb
+        self.waiting = 0
+        self.done = False
+        self.vector: np.ndarray | None = None
+
+
+class PastedVectors:
+    """The vectors of pasted texts, per process: each text's bounded prefix embedded once
+    (recommend.pasted_prefix) and kept (PASTED_CACHE texts, least recently used out), by one
+    thread at EMBED_NICE, below searches.
+
+    Texts wait in one lane per client, and the thread takes the next text from the client it
+    served longest ago: one client pasting many texts waits behind its own, not in front of
+    everyone else's. Requests for a text already queued or being embedded wait for that one
+    (a page and its retry, four clients pasting the same abstract). A client may have
+    MAX_WAITING texts queued; one more is not queued. A text whose every request stopped
+    waiting is dropped before the model starts on it, so an overloaded server does not work
+    through a backlog nobody reads. Before, the model's queue shared the search's 2 s budget:
+    under four clients it ran out before the text was embedded, and related work was refused."""
+
+    IDLE = 60.0  # seconds the thread waits for a text before it ends
+
+    def __init__(self, size: int = PASTED_CACHE, max_waiting: int = MAX_WAITING) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._jobs: dict[tuple[str, str], _Pasted] = {}
+        self._lanes: OrderedDict[str, deque[_Pasted]] = OrderedDict()
+        self._served: dict[str, int] = {}
+        self._clock = itertools.count(1)
+        self._thread: threading.Thread | None = None
+        self.size, self.max_waiting = size, max_waiting
+
+    def vector(self, client: str, emb, model: str, text: str, wait: float) -> np.ndarray | None:
+        """The vector of `text` by `emb` (the model named `model`); None if not made within
+        `wait` s."""
+        key = (model, text)
+        with self._cv:
+            got = self._cache.get(key)
+            if got is not None:
+                self._cache.move_to_end(key)
+                return got
+            job = self._jobs.get(key)
+            if job is None:
+                lane = self._lanes.setdefault(client, deque())
+                if len(lane) >= self.max_waiting:
+                    return None
+                job = self._jobs[key] = _Pasted(key, emb)
+                lane.append(job)
+                self._start()
+                self._cv.notify_all()
+            job.waiting += 1
+            end = time.monotonic() + wait
+            while not job.done and (left := end - time.monotonic()) > 0:
+                self._cv.wait(left)
+            job.waiting -= 1
+            return job.vector
+
+    def _keep(self, key: tuple[str, str], vector: np.ndarray | None) -> np.ndarray | None:
+        if vector is not None:
+            with self._cv:
+                self._cache[key] = vector
+                self._cache.move_to_end(key)
+                while len(self._cache) > self.size:
+                    self._cache.popitem(last=False)
+        return vector
+
+    def _start(self) -> None:
+        if self._thread is None:  # under the lock
+            self._thread = threading.Thread(target=self._run, name="paperdex-embed", daemon=True)
+            self._thread.start()
+
+    def _next(self) -> _Pasted | None:
+        """The next text to embed (under the lock, waiting for one): the first still awaited
+        of the client served longest ago; None after IDLE s without one (the thread ends, and
+        the next text starts another: a server's pools, a test's many, keep no idle thread)."""
+        idle_until = time.monotonic() + self.IDLE
+        while True:
+            for client in list(self._lanes):
+                lane = self._lanes[client]
+                while lane and lane[0].waiting == 0:  # nobody waits for it any more
+                    gone = lane.popleft()
+                    gone.done = True
+                    self._jobs.pop(gone.key, None)
+                if not lane:
+                    del self._lanes[client]
+            if self._lanes:
+                client = min(self._lanes, key=lambda c: self._served.get(c, 0))
+                lane = self._lanes[client]
+                job = lane.popleft()
+                if not lane:
+                    del self._lanes[client]
+                self._served[client] = next(self._clock)
+                if len(self._served) > 4 * self.size:  # forget clients long gone
+                    for c in [c for c in self._served if c not in self._lanes][: len(self._served) // 2]:
+                        del self._served[c]
+                return job
+            left = idle_until - time.monotonic()
+            if left <= 0:
+                self._thread = None
+                return None
+            self._cv.wait(left)
+
+    def _run(self) -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), EMBED_NICE)
+        except (AttributeError, OSError):
+            pass
+        while True:
+            with self._cv:
+                job = self._next()
+            if job is None:
+                return
+            vector = None
+            try:
+                vector = job.emb.embed_query(job.key[1])
+            except Exception:  # a model that fails: the request answers from the words, and says so
+                log.warning("embedding a pasted text failed", exc_info=True)
+            self._keep(job.key, vector)
+            with self._cv:
+                job.vector, job.done = vector, True
+                self._jobs.pop(job.key, None)
+                self._cv.notify_all()
 
 
 def _warm_vectors(s: Searcher) -> None:
@@ -752,9 +872,13 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
     """Related work for a pasted text, the one path of the page, the API and the MCP tool: at
     most MAX_RELATED_TEXT characters accepted, the model reads a bounded prefix of them
-    (recommend.EMBED_CHARS, as it reads documents), in turn with other clients' requests
-    and within the time budget like a search. The text is embedded without holding a
-    searcher (SearcherPool.embed_pasted): the searches of other clients go on meanwhile."""
+    (recommend.pasted_prefix, as it reads documents). The prefix is embedded once per process
+    and text, in turn with other clients' texts, without holding a searcher, within its own
+    wait (SearcherPool.embed_pasted, RELATED_EMBED_WAIT); then the search runs within the time
+    budget like a search, counted from when it holds a searcher. What cannot be had in time
+    degrades instead of failing: no vector in time, and the answer is found by the text's
+    words alone and says so; a search over its budget is a 503 whose message fits a pasted
+    text (a search's says to narrow the query, which a pasted text has no way to do)."""
     text = str(text or "")
     if len(text) > MAX_RELATED_TEXT:
         raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
@@ -766,15 +890,20 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
     pool.prepare(text[: R.MAX_TEXT], True)
     with pool.searcher() as s:  # a moment: the model the vectors were made with
         vindex = s.index
-        emb = s.embedder(vindex.model) if vindex is not None and len(vindex) else None
-    qv, deadline = None, time.monotonic() + pool.budget
-    if emb is not None:  # the budget counts from when the model starts on it, as a search's from its searcher
-        qv, started = pool.embed_pasted(emb, R.pasted_prefix(text))
-        deadline = started + pool.budget
-        if time.monotonic() > deadline:
-            raise over_budget(pool.budget)
-    with pool.searcher() as s, within_budget(s.store.conn, max(0.05, deadline - time.monotonic())) as dl:
-        return R.related(s, text, k, filters=filters, deadline=dl, query_vector=qv)
+        model = vindex.model if vindex is not None and len(vindex) else None
+        emb = s.embedder(model) if model else None
+    qv = None if emb is None or model is None else pool.embed_pasted(emb, model, R.pasted_prefix(text))
+    words_only = emb is not None and qv is None
+
+    def over(budget: float) -> ServiceError:
+        return ServiceError(503, message("related_over_budget", budget=budget), {"Retry-After": str(RETRY_AFTER)})
+
+    what = f"related work for {len(text)} characters"
+    with pool.searcher() as s, within_budget(s.store.conn, pool.budget, what, over) as dl:
+        out = R.related(s, text, k, filters=filters, deadline=dl, query_vector=qv, dense=not words_only)
+    if words_only:
+        out.notices.append(message("related_words_only"))
+    return out
 
 
 def get_paper(pool: Pool, pid: str) -> Paper:

@@ -943,13 +943,15 @@ def related(
     filters=None,
     deadline: float | None = None,
     query_vector: np.ndarray | None = None,
+    dense: bool = True,
 ) -> Related:
     """Papers related to a pasted abstract or paragraph: the dense side embeds its opening
     EMBED_CHARS characters, as documents are embedded; the lexical side ranks by BM25 over the text's
     KEY_TERMS key terms, any of which may match (`t1 OR t2 OR ...`: requiring half of them, the
     search's rule for long free text, leaves almost nothing to rank, bench/recommend.py
     --related); reciprocal-rank fusion of the two, as hybrid search fuses. `query_vector`: the
-    text's vector when the caller embedded it already (service.related does, off the searcher).
+    text's vector when the caller embedded it already (service.related does, off the searcher);
+    `dense=False`: the words alone (service.related, when the model could not embed it in time).
     Everything is read from the searcher's corpus: the store, or the backend's (`--backend`)."""
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
@@ -967,7 +969,9 @@ def related(
         lex_hits = res.hits
     dense_hits: list[Hit] = []
     vindex = s.index
-    if vindex is not None and len(vindex) and text:
+    if not dense:
+        pass  # the caller says why (service.related: the model was busy)
+    elif vindex is not None and len(vindex) and text:
         allowed = None if filters is None else s.allowed_rowids(filters, deadline)
         qv = query_vector if query_vector is not None else s.embed_query(pasted_prefix(text), vindex.model)
         if deadline is not None and time.monotonic() > deadline:
