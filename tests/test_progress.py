@@ -165,5 +165,13 @@ def test_work_that_stops_says_where():
 
 
 def test_durations_and_sizes_read_as_a_person_writes_them():
-    assert [duration(s) for s in (3.24, 45, 200, 1860, 7500)] == ["3.2 s", "45 s", "3 min 20 s", "31 min", "2 h 5 min"]
-    assert [size(n) for n in (830, 12_400, 1_200_000_000)] == ["830 B", "12.4 kB", "1.2 GB"]
+    assert [duration(s) for s in (3.24, 9.97, 45, 59.6, 200, 1860, 7500)] == [
+        "3.2 s",
+        "10 s",
+        "45 s",
+        "1 min 0 s",
+        "3 min 20 s",
+        "31 min",
+        "2 h 5 min",
+    ]
+    assert [size(n) for n in (830, 12_400, 999_960, 1_200_000_000)] == ["830 B", "12.4 kB", "1.0 MB", "1.2 GB"]

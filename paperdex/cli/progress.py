@@ -187,14 +187,14 @@ def duration(seconds: float | None) -> str:
     """As precise as a reader of a log needs: "45 s", "3 min 20 s", "31 min", "2 h 5 min"."""
     if seconds is None:
         return "?"
-    s = max(0.0, seconds)
-    if s < 10:
-        return f"{s:.1f} s"
+    if seconds < 9.95:
+        return f"{max(0.0, seconds):.1f} s"
+    s = round(seconds)  # 59.6 s is "1 min 0 s", not "60 s"
     if s < 60:
-        return f"{s:.0f} s"
-    m = int(s // 60)
+        return f"{s} s"
+    m = s // 60
     if m < 10:
-        return f"{m} min {int(s % 60)} s"
+        return f"{m} min {s % 60} s"
     if m < 60:
         return f"{m} min"
     return f"{m // 60} h {m % 60} min"
@@ -203,7 +203,7 @@ def duration(seconds: float | None) -> str:
 def size(n: float) -> str:
     """Bytes as a person reads them: 830 B, 12.4 kB, 1.2 GB (powers of 1000, as `ls -h --si`)."""
     for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000:
+        if n < (999.5 if unit == "B" else 999.95):  # what would print as 1000 is the next unit
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
     return f"{n:.1f} TB"
