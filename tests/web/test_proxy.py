@@ -118,7 +118,7 @@ def test_one_address_is_queued_not_refused_below_the_bound(web_dir, tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(SLOW_SEARCHES)
-    env = {"PAPERDEX_POOL_WAIT": "120"}  # the bound is under test here, not the wait
+    env = {"PAPERDEX_POOL_WAIT": "120", "PAPERDEX_TIME_BUDGET": "60"}  # the bound is under test, not the clock
     with LiveServer(web_dir, workers=1, env=env, python_path=site) as srv:
         srv.wait_ready()
         statuses = [r.status_code for r in _together(srv.base, CLIENT_QUEUE + 1)]
