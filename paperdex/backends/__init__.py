@@ -16,7 +16,7 @@ A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``)
 
     embedded:///path/to/data-dir     or a plain directory path
     milvus:///path/to/papers.db      a Milvus Lite file (relative: milvus://papers.db)
-    milvus://http://host:19530       a Milvus server; also plain http://host:19530
+    milvus://http://host:19530       a Milvus server; also milvus://host:19530, plain http://host:19530
     ...?collection=NAME              the collection (default "papers")
     ...&snapshots=DIR                where the collection's lexical snapshot is published (a
                                      folder every reader mounts; default beside a Lite file)
@@ -24,6 +24,7 @@ A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``)
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -119,18 +120,16 @@ class EmbeddedBackend:
         self.store.close()
 
 
+_HOST_PORT = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\]):\d{1,5}")
+
+
 def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
     """(kind, target, options): kind "embedded" or "milvus"; target a directory, a Milvus
     Lite file or a server URL."""
     base, _, query = uri.partition("?")
     opts = {k: v[-1] for k, v in parse_qs(query).items()}
     if base.startswith("milvus://"):
-        rest = base[len("milvus://") :]
-        if rest.startswith(("http://", "https://", "tcp://", "grpc://")):
-            return "milvus", rest, opts
-        if not rest:
-            raise ValueError("milvus:// needs a Milvus Lite file path or a server URL after it")
-        return "milvus", str(Path(rest).expanduser()), opts
+        return "milvus", _milvus_target(base[len("milvus://") :]), opts
     if base.startswith(("http://", "https://")):
         return "milvus", base, opts
     if base.startswith("embedded://"):
@@ -138,6 +137,18 @@ def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
     if base.endswith(".db"):
         return "milvus", str(Path(base).expanduser()), opts
     return "embedded", str(Path(base).expanduser()), opts
+
+
+def _milvus_target(rest: str) -> str:
+    """What follows milvus://: a server URL, host:port (a server, not a Lite file named
+    "host:19530" in the working directory), else a Milvus Lite file."""
+    if rest.startswith(("http://", "https://", "tcp://", "grpc://")):
+        return rest
+    if not rest:
+        raise ValueError("milvus:// needs a Milvus Lite file path or a server URL after it")
+    if _HOST_PORT.fullmatch(rest):
+        return "http://" + rest
+    return str(Path(rest).expanduser())
 
 
 def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, **kw: Any) -> Backend:

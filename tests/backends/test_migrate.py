@@ -22,6 +22,15 @@ def test_uris():
         {"collection": "arxiv"},
     )
     assert parse_uri("http://db:19530")[0] == "milvus"
+    # host:port is a server (it used to name a Lite file "127.0.0.1:19530" in the working directory)
+    assert parse_uri("milvus://127.0.0.1:19530?collection=a") == (
+        "milvus",
+        "http://127.0.0.1:19530",
+        {"collection": "a"},
+    )
+    assert parse_uri("milvus://milvus.internal:19530")[1] == "http://milvus.internal:19530"
+    assert parse_uri("milvus://[::1]:19530")[1] == "http://[::1]:19530"
+    assert parse_uri("milvus://papers.db") == ("milvus", "papers.db", {})
     assert parse_uri("/data/papers") == ("embedded", "/data/papers", {})
 
 
