@@ -193,11 +193,14 @@ def test_a_live_server_makes_a_killed_writers_papers_searchable(tmp_path):
             while not paused.exists():
                 assert writer.poll() is None and time.monotonic() < end, "the writer did not pause"
                 time.sleep(0.05)
-            # the writer is alive: its papers are its own to publish, and /healthz says the index lags
-            for _ in range(4):
+            # the writer is alive: its papers are its own to publish (the server leaves them to
+            # it, past its 2 s grace), and /healthz says the index lags and who will close it
+            for _ in range(10):
                 h = httpx.get(f"{server.base}/healthz", timeout=30).json()
                 assert not h["ok"] and h["papers"] == 1314 and h["degraded"]["fix"] == "paperdex migrate", h
+                assert "a writer is running" in h["degraded"]["message"], h
                 time.sleep(0.5)
+            assert _found(server.base, WORD) == 0
         finally:
             writer.kill()  # SIGKILL: kill -9
             writer.wait()
@@ -220,3 +223,28 @@ def test_a_live_server_makes_a_killed_writers_papers_searchable(tmp_path):
         assert "1,000 papers in the database are not in the word index" in server.output()
         assert _lag(d) is None
         print(f"found {caught_up:.1f} s after the kill")
+
+
+def test_a_server_that_cannot_publish_says_so_and_names_the_command(killed):
+    """A dead writer's lag that this server cannot publish (here the publish lock cannot be
+    opened: a directory stands in its place): /healthz is not ok and names the command."""
+    from paperdex import service
+    from paperdex.index.snapshots import LOCK
+
+    d, _ = killed
+    (d / LOCK).unlink(missing_ok=True)
+    (d / LOCK).mkdir()
+    pool = service.SearcherPool(d, size=1)
+    pool.watch(interval=0.1)
+    try:
+        end = time.monotonic() + 60
+        while True:
+            h = service.health(pool)
+            if "cannot publish" in h.get("degraded", {}).get("message", ""):
+                break
+            assert not h["ok"] and time.monotonic() < end, h
+            time.sleep(0.1)
+    finally:
+        pool.close()
+    assert not h["ok"] and h["papers"] == 65 and h["indexed"] == 40, h
+    assert "run `paperdex migrate`" in h["degraded"]["message"] and h["degraded"]["behind"] == ["lexical"]
