@@ -13,7 +13,8 @@ the body is read:
   exempt: they cost nothing.
 * **A token in the URL is refused** (400): URLs end up in access logs, browser history and
   Referer headers; the token belongs in ``Authorization: Bearer``. (The access log also
-  redacts it: :class:`RedactTokens`.)
+  redacts it: redact.RedactTokens. One rule says what a secret is, in any encoding:
+  redact.secret_in_query.)
 * **Bodies are bounded while they are read**: a declared ``Content-Length`` over the path's
   limit is a 413 at once, and a body sent without one (chunked) is counted as it arrives and
   cut off at the limit, so no request makes a worker hold more than the limit in memory. The
@@ -36,11 +37,10 @@ serves waiting requests client by client (``service.FairGate``).
 from __future__ import annotations
 
 import json
-import logging
 import re
 from itertools import accumulate
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -48,13 +48,12 @@ from starlette.requests import Request
 from paperdex.discover.library import row_number
 from paperdex.paper import MAX_ID
 from paperdex.service import CLIENT
+from paperdex.web.redact import secret_in_query
 
 MAX_BODY = 1 << 20  # bytes of a request body: a pasted text (20,000 characters), a form, a list of ids
 # Paths with a larger body: a library export being imported back (tags, saved searches, ids).
 BODY_LIMITS = {"/api/library/import": 32 << 20}
 EXEMPT = ("/static/", "/favicon.ico")  # what a page on another site may embed: it costs nothing
-TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "auth", "authorization", "bearer"})
-TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}")  # library.TOKEN_PREFIX + token_urlsafe
 
 
 # The longest path parameter an endpoint is handed: well over the longest paper id (MAX_ID, plus
@@ -96,11 +95,6 @@ def cross_site(scope) -> bool:
     if not origin or origin == "null":  # no-referrer pages send "null" for their own forms
         return False
     return urlsplit(origin).netloc.lower() != (header(scope, b"host") or "").lower()
-
-
-def token_in_query(query: bytes) -> bool:
-    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-    return any(k.lower() in TOKEN_PARAMS or TOKEN_VALUE.search(v) for k, v in pairs)
 
 
 def host_name(value: str) -> str | None:
@@ -167,7 +161,7 @@ async def admit(app, scope, receive, send) -> None:
     CLIENT.set(client[0] if client else "local")
     path = scope.get("path", "")
     api = path.startswith("/api/") or path.endswith(".json")
-    if token_in_query(scope.get("query_string", b"")):
+    if secret_in_query(scope.get("query_string", b"")):
         return await _refuse(
             scope, send, 400, "a token is never accepted in the URL: send it as Authorization: Bearer TOKEN", api
         )
@@ -207,25 +201,3 @@ async def _refuse(scope, send, status: int, message: str, api: bool) -> None:
     headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-class RedactTokens(logging.Filter):
-    """Access-log lines without a token: uvicorn logs each request's path with its query
-    string (args: client, method, path, version, status); a token there is replaced."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
-            record.args = (*args[:2], redact(args[2]), *args[3:])
-        return True
-
-
-def redact(path: str) -> str:
-    base, _, query = path.partition("?")
-    parts = []
-    for item in query.split("&"):
-        k, eq, v = item.partition("=")
-        if k.lower() in TOKEN_PARAMS:
-            v = "REDACTED"
-        parts.append(k + eq + TOKEN_VALUE.sub("REDACTED", v))
-    return base + "?" + "&".join(parts)
