@@ -65,6 +65,7 @@ READERS = 4  # store connections for cheap look-ups, per process
 # seconds the published indexes may lag the committed rows, with no writer alive, before the
 # server publishes them itself (SearcherPool._catch_up); the watcher looks once a second
 CATCH_UP_AFTER = 2.0
+PUBLISH_RETRY = 60.0  # seconds between tries when this server could not publish (a read-only directory)
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
 MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
 # Seconds a related-work request waits for its text's vector (its turn at the model, then the
@@ -325,6 +326,7 @@ class SearcherPool:
         self.pasted = PastedVectors()  # the vectors of pasted texts (related work), made and kept
         # why this server could not publish a dead writer's papers (None: it could, or had no need)
         self.publish_error: str | None = None
+        self._retry_at = 0.0  # when to try publishing again after it failed
         # Fail fast (and readably) when there is no data directory.
         with Store(self.data_dir, readonly=True):
             pass
@@ -496,24 +498,26 @@ class SearcherPool:
         """Publish a dead writer's committed papers (Store.publish_if_abandoned: from this
         read-only connection, under the publish lock, so of a server's workers one does it and
         the others skip the tick); False while a writer is alive or publishing, or when this
-        server cannot write the directory (then /healthz and the log name the command)."""
-        from paperdex.index.lexical import index_lag
-        from paperdex.index.snapshots import REPAIR_COMMAND, writer_alive
+        server cannot write the directory (then /healthz and the log name the command, and it
+        tries again only every PUBLISH_RETRY s)."""
+        from paperdex.index.snapshots import REPAIR_COMMAND
 
+        if self.publish_error is not None and time.monotonic() < self._retry_at:
+            return False
+        t = time.perf_counter()
         try:
-            if writer_alive(self.data_dir):
-                return False
-            lag = index_lag(store)
-            what = lag.message() if lag is not None else "the published vectors are behind the database"
-            t = time.perf_counter()
-            if not store.publish_if_abandoned():
-                return False
+            what = store.publish_if_abandoned()
         except (OSError, sqlite3.Error, StoreError) as e:
             if self.publish_error is None:
                 log.warning(
-                    "the indexes lag the database and this server cannot publish them (%s); run `%s`", e, REPAIR_COMMAND
+                    "the indexes lag the database and this server cannot publish them (%s); run `%s`",
+                    e,
+                    REPAIR_COMMAND,
                 )
             self.publish_error = str(e)[:200] or type(e).__name__
+            self._retry_at = time.monotonic() + PUBLISH_RETRY
+            return False
+        if what is None:
             return False
         log.warning("%s; no writer is running, so this server published them (%.1f s)", what, time.perf_counter() - t)
         self.publish_error = None

@@ -717,7 +717,7 @@ class Store:
                 behind.append("vectors")
         return behind
 
-    def publish_if_abandoned(self) -> bool:
+    def publish_if_abandoned(self) -> str | None:
         """Publish what committed writes left unpublished when no writer is left to do it:
         the writer that committed them was killed before its publish (kill -9, OOM, power) and
         no process has the store open for writing (writer.lock) nor is publishing. False, and
@@ -725,13 +725,20 @@ class Store:
         half-done work meanwhile would only slow it down. Runs on a read-only store (the
         server's): the database is only read; the snapshots written are exactly what the
         writer would have published, under the same publish lock, so a writer starting
-        meanwhile waits for it and then publishes its own newer state. Raises OSError when the
-        data directory cannot be written (then `REPAIR_COMMAND`, run by someone who can)."""
+        meanwhile waits for it and then publishes its own newer state. Returns what it
+        published, said for a log (None: nothing). Raises OSError when the data directory
+        cannot be written (then `REPAIR_COMMAND`, run by someone who can)."""
+        from paperdex.index.lexical import index_lag
+
         with try_publish_lock(self.data_dir) as got:
             if not got or writer_alive(self.data_dir):
-                return False
+                return None
+            behind = self.unpublished()
+            if not behind:
+                return None
+            lag = index_lag(self) if "lexical" in behind else None  # ~1 s at 1M: only under the lock
             self.publish()
-            return True
+        return lag.message() if lag is not None else "the published vectors were behind the database"
 
     # --- what the index stage and a migration read ------------------------------------------
     def rows_for_index(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], str | None]]]:
