@@ -149,7 +149,9 @@ def test_related_work_embeds_a_bounded_prefix(client, monkeypatch):
         return real(self, text)
 
     monkeypatch.setattr(MiniLM, "embed_query", spy)
-    r = client.post("/api/related", json={"text": TEXT, "k": 5})
+    # an opening no other test pasted: the app is shared, and it embeds each text's prefix once
+    text = "Bounded prefix. " + TEXT
+    r = client.post("/api/related", json={"text": text, "k": 5})
     assert r.status_code == 200 and r.json()["hits"]
     assert seen and max(seen) <= R.EMBED_CHARS
 
