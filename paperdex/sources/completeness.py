@@ -106,9 +106,7 @@ def held(store: Any, ids: list[str]) -> tuple[set[str], set[str]]:
     listing's record has no submission date and no comment (hence no venue): a paper is only
     complete once another source (OAI, the API, a file) supplied it. One query per 500 ids
     reading only the ``sources`` column (the daily page asks this for every listing day)."""
-    # the store's chunked IN query (500 ids a statement), over one column
-    rows = store._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)
-    found = {r[0]: json.loads(r[1]) for r in rows}
+    found = store.sources_of(ids)
     return set(found), {i for i, sources in found.items() if sources == [LISTING_SOURCE]}
 
 
