@@ -236,3 +236,30 @@ def test_pages_of_recommendations_are_slices_of_one_order_even_among_ties(store)
     ]
     assert sum(pid.startswith("tie-") for pid in whole) == 6  # the copies are among the best
     assert paged == whole
+
+
+def test_sparse_helpers_match_dense_products():
+    """The recommender's sparse matrices are numpy arrays (the lexical index's postings): each
+    helper against the same product on the dense matrix, with empty rows and columns, and in
+    blocks smaller than the matrix."""
+    rng = np.random.default_rng(5)
+    M = rng.random((40, 30)) * (rng.random((40, 30)) < 0.15)
+    M[[3, 17, 39]] = 0.0  # empty rows, the last one too
+    M[:, [0, 29]] = 0.0
+    r, cidx = np.nonzero(M)
+    A = R.Sparse(np.r_[0, np.cumsum(np.bincount(r, minlength=40))], cidx.astype(np.int32), M[r, cidx], 30)
+    w, g = rng.random(30), rng.random(40)
+    for block in (1, 7, 1 << 20):
+        assert np.allclose(R.matvec(A, w, block), M @ w)
+    AT = R.transpose(A)
+    assert np.allclose(R.matvec(AT, g), M.T @ g)
+    assert np.allclose(R.column_sums(A), M.sum(axis=0))
+    rows, cols = np.array([5, 3, 5, 39, 0]), np.array([29, 2, 11, 7, 20])
+    S = R.select(A, rows, cols)
+    dense = np.zeros((len(rows), len(cols)))
+    for i in range(len(rows)):
+        dense[i, S.idx[S.ptr[i] : S.ptr[i + 1]]] = S.val[S.ptr[i] : S.ptr[i + 1]]
+    assert np.allclose(dense, M[rows][:, cols])
+    ids = rng.integers(0, 2**32, 5000, dtype=np.int64)
+    ids[:100] = 7  # ties keep their order
+    assert np.array_equal(R.stable_order(ids), np.argsort(ids, kind="stable"))

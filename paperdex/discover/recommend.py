@@ -58,9 +58,10 @@ C = 0.3  # SVM regularisation (bench/recommend.py)
 TFIDF_SCALE = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
 NEGATIVES = 3000  # random papers taken as negatives
 # L-BFGS (nlopt): stopped as SciPy's L-BFGS-B defaults stopped (factr 1e7: a relative decrease of
-# the objective below 1e7 x machine epsilon); SciPy's memory of 10 pairs; evaluations at most
+# the objective below 1e7 x machine epsilon); correction pairs kept (SciPy's 10: the same minimum
+# in 96-122 evaluations, 30: in 66-80, a fifth less time); evaluations at most
 FTOL_REL = 1e7 * float(np.finfo(float).eps)
-LBFGS_MEMORY = 10
+LBFGS_MEMORY = 30
 MAX_EVAL = 200
 CENTROID_WEIGHT = 0.0  # weight of the centroid's z-score beside the SVM's (measured: 0 is best)
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
@@ -118,9 +119,20 @@ def segment_sums(x: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     return out
 
 
-def matvec(A: Sparse, w: np.ndarray) -> np.ndarray:
-    """A @ w: each row's values times the weights of their columns, summed per row."""
-    return segment_sums(A.val * np.take(w, A.idx), A.ptr)
+def matvec(A: Sparse, w: np.ndarray, block: int = 1 << 20) -> np.ndarray:
+    """A @ w: each row's values times the weights of their columns, summed per row. Rows are
+    taken in runs of about `block` entries, whose temporaries stay in the CPU's cache: 2-3x
+    faster than whole-length ones over the 7M entries of a 63k-paper corpus."""
+    n = len(A.ptr) - 1
+    if A.ptr[-1] <= block:
+        return segment_sums(A.val * np.take(w, A.idx), A.ptr)
+    out = np.zeros(n, dtype=np.result_type(A.val, w))
+    cuts = np.searchsorted(A.ptr, np.arange(0, A.ptr[-1], block), side="right") - 1
+    cuts = np.unique(np.r_[0, cuts, n]).tolist()
+    for a, b in zip(cuts[:-1], cuts[1:], strict=False):
+        lo, hi = A.ptr[a], A.ptr[b]
+        out[a:b] = segment_sums(A.val[lo:hi] * np.take(w, A.idx[lo:hi]), A.ptr[a : b + 1] - lo)
+    return out
 
 
 def stable_order(ids: np.ndarray) -> np.ndarray:
@@ -144,12 +156,13 @@ def transpose(A: Sparse) -> Sparse:
 
 
 def select(A: Sparse, rows: np.ndarray, cols: np.ndarray) -> Sparse:
-    """The rows `rows` of A (in that order) over the columns `cols` (sorted, unique), numbered
+    """The rows `rows` of A (in that order) over the columns `cols` (unique), numbered
     0 .. len(cols) - 1 as `cols` lists them."""
     at, n = spans(A.ptr, rows)
-    idx = A.idx[at]
-    j = np.searchsorted(cols, idx)
-    keep = cols[np.minimum(j, len(cols) - 1)] == idx if len(cols) else np.zeros(len(idx), dtype=bool)
+    col = np.full(A.ncols, -1, dtype=np.int64)  # a column's number in `cols`, -1 if not there
+    col[cols] = np.arange(len(cols))
+    j = col[A.idx[at]]
+    keep = j >= 0
     per_row = np.bincount(np.repeat(np.arange(len(n)), n)[keep], minlength=len(n))
     ptr = np.zeros(len(n) + 1, dtype=np.int64)
     np.cumsum(per_row, out=ptr[1:])
@@ -202,7 +215,7 @@ class Corpus:
         return self._by_paper
 
     def rows(self, docs: np.ndarray, terms: np.ndarray) -> Sparse:
-        """tf-idf rows of `docs` over the columns `terms` (sorted), unit length."""
+        """tf-idf rows of `docs` over the columns `terms`, unit length."""
         docs = np.asarray(docs, dtype=np.int64)
         A = select(self.by_paper, docs, terms)
         return A._replace(val=A.val * np.repeat(self.inv_norm[docs], np.diff(A.ptr)))
@@ -399,7 +412,7 @@ def train(
     Zs = ZsT = None
     if dk:
         Zs = c.rows(idx, terms)
-        Zs = Zs._replace(val=Zs.val * alpha)
+        Zs = Zs._replace(val=Zs.val.astype(np.float64) * alpha)  # float64 like the weights
         ZsT = transpose(Zs)
     Zd = np.asarray(D[idx], dtype=np.float64) if D is not None else None
     dd = Zd.shape[1] if Zd is not None else 0
@@ -456,9 +469,10 @@ def train(
 
 def lbfgs(f, x0: np.ndarray) -> np.ndarray:
     """The minimum of f (which returns the value and the gradient) from x0, by nlopt's L-BFGS,
-    stopped as SciPy's L-BFGS-B stopped the same fits (a relative decrease of at most FTOL_REL,
-    in 60-110 evaluations) or after MAX_EVAL. The best point evaluated is returned: nlopt raises
-    RoundoffLimited, without its point, when rounding stalls the line search near the minimum."""
+    stopped as SciPy's L-BFGS-B stopped the same fits (a relative decrease of at most FTOL_REL;
+    SciPy took 60-110 evaluations) or after MAX_EVAL. The best point evaluated is returned, also when
+    nlopt gives up (RoundoffLimited near the minimum, or a failed line search), as SciPy returned
+    its last point: nlopt raises then, without its point."""
     import nlopt
 
     best: list[Any] = [np.inf, x0]
@@ -478,7 +492,7 @@ def lbfgs(f, x0: np.ndarray) -> np.ndarray:
     opt.set_vector_storage(LBFGS_MEMORY)
     try:
         opt.optimize(x0)
-    except nlopt.RoundoffLimited:
+    except (nlopt.RoundoffLimited, nlopt.runtime_error):
         pass
     return best[1]
 
