@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 
 import numpy as np
 
@@ -44,10 +44,20 @@ if TYPE_CHECKING:
     from paperdex.store import Store
 
 FORMAT = 4
+
+
+class BM25F(TypedDict):
+    """The scoring's parameters: saturation, and per field the length normalisation and weight."""
+
+    k1: float
+    b: dict[str, float]
+    w: dict[str, float]
+
+
 # BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are
 # weighted and summed before the saturation k1. A word in the title says more about what
 # a paper is than the same word deep in its abstract.
-PARAMS = {
+PARAMS: BM25F = {
     "k1": 1.2,
     "b": {"title": 0.5, "abstract": 0.75, "authors": 0.3},
     "w": {"title": 3.0, "abstract": 1.0, "authors": 2.0},
@@ -85,8 +95,10 @@ class Vocab:
 
     def __init__(self, text: np.ndarray, ptr: np.ndarray) -> None:
         self.text, self.ptr = text, ptr
-        self._buf = memoryview(np.ascontiguousarray(text, dtype=np.uint8))
-        self._at = memoryview(np.ascontiguousarray(ptr, dtype=np.int64))
+        # `.data`: the array's own buffer as a memoryview, what memoryview(array) gives (numpy's
+        # stubs declare ndarray a buffer only for Python 3.12 and later, not the 3.11 we check)
+        self._buf = np.ascontiguousarray(text, dtype=np.uint8).data
+        self._at = np.ascontiguousarray(ptr, dtype=np.int64).data
         self._size = len(self._at) - 1
         self._top: list[bytes] | None = None
 
@@ -314,6 +326,7 @@ class _Rows:
     categories: list[str]  # names, in order of first sight
 
 
+@runtime_checkable
 class Source(Protocol):
     """What a snapshot is built from and published beside: the embedded store, or a Milvus
     collection (paperdex.backends.milvus). Rows come in rowid order, one consistent state."""
@@ -352,9 +365,10 @@ class StoreSource:
 
 
 def _source(store: Store | Source) -> Source:
-    """A Source as given, or the store's (duck-typed: this module never imports the store,
-    which imports it to publish)."""
-    return store if hasattr(store, "index_rows") else StoreSource(store)  # type: ignore[arg-type]
+    """A Source as given, or the store's. Told apart by the protocol's members (a runtime
+    check, which the type checker follows too): this module never imports the store, which
+    imports it to publish."""
+    return store if isinstance(store, Source) else StoreSource(store)
 
 
 def _read_rows(source: Source) -> _Rows:
@@ -477,13 +491,14 @@ def _tokenise(
     todo = np.flatnonzero(fresh[lo:hi]) + lo
     texts = source.index_texts([int(r) for r in rows.rowids[todo]])
     span = hi - lo
-    postings, pairs, counts = {}, [], {}
-    for fi, f in enumerate(FIELDS):
+    postings: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    counts: dict[str, np.ndarray] = {}
+    for f in FIELDS:
         flat = array("i")
         lens = lengths[f]
         for i in todo.tolist():
-            raw = texts[int(rows.rowids[i])][fi]
-            ids = terms.ids(" ".join(raw) if f == "authors" else index_text(raw))
+            ids = terms.ids(_field_text(texts[int(rows.rowids[i])], f))
             lens[i] = len(ids)
             flat.extend(ids)
         term = np.array(flat, dtype=np.int32)
@@ -495,12 +510,26 @@ def _tokenise(
         parts = [((uk % span + lo).astype(np.int32), (uk // span).astype(np.int32), tf.astype(np.int32))]
         if carry is not None:
             parts.append(carry.postings(f, lo, hi))
-        postings[f] = tuple(np.concatenate(cols) for cols in zip(*parts, strict=True))
+        postings[f] = _concat3(parts)
         counts[f] = np.bincount(postings[f][1])
     keys = np.sort(np.concatenate([t.astype(np.int64) * span + (d - lo) for d, t, _ in postings.values()]))
     df = np.bincount(keys[_runs(keys)] // span)
-    pair_cols = tuple(np.concatenate(cols) for cols in zip(*pairs, strict=True))
-    return _Block(lo, hi, postings, pair_cols, counts, df)
+    return _Block(lo, hi, postings, _concat3(pairs), counts, df)
+
+
+def _field_text(text: tuple[str, str, list[str]], field: str) -> str:
+    """One field of a (title, abstract, authors) row as the tokeniser reads it: the names
+    joined by spaces (a name is not TeX), the title and abstract made plain by index_text."""
+    title, abstract, authors = text
+    if field == "authors":
+        return " ".join(authors)
+    return index_text(title if field == "title" else abstract)
+
+
+def _concat3(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three columns (doc, term, tf; or doc, first, second) of several parts, each joined."""
+    a, b, c = zip(*parts, strict=True)
+    return np.concatenate(a), np.concatenate(b), np.concatenate(c)
 
 
 def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, np.ndarray]) -> None:
@@ -605,7 +634,8 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
         return by_term
 
     out: dict[str, np.ndarray] = {}
-    cursor, avg = {}, {}
+    cursor: dict[str, np.ndarray] = {}
+    avg: dict[str, float] = {}
     for f in FIELDS:
         ptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(per_term([b.counts[f] for b in blocks]), out=ptr[1:])
