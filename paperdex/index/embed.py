@@ -315,9 +315,11 @@ class Pair:
     dim = 2 * DIM
     E5_SHARE = 0.85
 
-    def __init__(self, threads: int | None = None, zh_adapter: bool | None = None, **kw: object) -> None:
+    def __init__(
+        self, threads: int | None = None, zh_adapter: bool | None = None, device: str = "cpu", **_: object
+    ) -> None:
         self.e5 = E5Small(threads=threads, zh_adapter=zh_adapter)
-        self.minilm = MiniLM(threads=1, **kw)
+        self.minilm = MiniLM(threads=1, device=device)
 
     @classmethod
     def join(cls, e5: np.ndarray, minilm: np.ndarray | None) -> np.ndarray:
@@ -337,7 +339,11 @@ class Pair:
         return self.join(e5, None if _HAS_CJK.search(text) else self.minilm.embed_query(text))[0]
 
 
-MODELS: dict[str, type] = {E5Small.name: E5Small, MiniLM.name: MiniLM, Pair.name: Pair}
+MODELS: dict[str, type[E5Small] | type[MiniLM] | type[Pair]] = {
+    E5Small.name: E5Small,
+    MiniLM.name: MiniLM,
+    Pair.name: Pair,
+}
 PREFIXES = ("hf:", "openai:")  # models named by the user: a Hugging Face repo, an embeddings endpoint
 
 
@@ -456,7 +462,7 @@ class HubModel:
     def __init__(
         self, spec: str, threads: int | None = None, device: str = "cpu", allow_download: bool = False, **_: object
     ) -> None:
-        _, repo, opts = parse_spec(spec)
+        _kind, repo, opts = parse_spec(spec)
         self.name = spec
         folder = _hub_folder(repo, opts.get("onnx"), device, allow_download)
         pool_cfg = _json(folder / "1_Pooling" / "config.json")
@@ -480,6 +486,7 @@ class HubModel:
         candidates = [opts["onnx"]] if "onnx" in opts else list(_ONNX_CUDA if device == "cuda" else _ONNX_CPU)
         onnx = next((folder / c for c in candidates if (folder / c).is_file()), None)
         batch = int(opts["batch"]) if "batch" in opts else None
+        self._enc: OnnxEncoder | _SentenceTransformer  # either engine: texts in, one vector each out
         if onnx is not None:
             if not (folder / "tokenizer.json").is_file():
                 raise EmbedError(f"{spec}: {folder} has an ONNX model but no tokenizer.json")
@@ -549,7 +556,7 @@ class Endpoint:
     def __init__(
         self, spec: str, url: str | None = None, key: str | None = None, batch: int | None = None, **_: object
     ) -> None:
-        _, self.model, opts = parse_spec(spec)
+        _kind, self.model, opts = parse_spec(spec)
         self.name = spec
         self.url = (url or ENDPOINT_URL).rstrip("/") + "/embeddings"
         self._key = key if key is not None else ENDPOINT_KEY
