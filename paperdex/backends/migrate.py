@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from paperdex.index.vectors import unit
 from paperdex.store import Store
 
@@ -82,8 +84,10 @@ def migrate_store(
 def _items(store: Store, rows: list) -> list:
     """(rowid, paper, unit float vector or None) from the store's (rowid, paper, vector bytes)."""
     with_vec = [(r, v) for r, _, v in rows if v is not None]
-    vecs = unit(store.vectors_from_blobs([v for _, v in with_vec])) if with_vec else []
-    vec_of = dict(zip((r for r, _ in with_vec), vecs, strict=True))
+    vec_of: dict[int, np.ndarray] = {}
+    if with_vec:  # no vectors, no blobs to read
+        vecs = unit(store.vectors_from_blobs([v for _, v in with_vec]))
+        vec_of = dict(zip((r for r, _ in with_vec), vecs, strict=True))
     return [(r, p, vec_of.get(r)) for r, p, _ in rows]
 
 

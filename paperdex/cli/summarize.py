@@ -80,8 +80,8 @@ def summarize(ctx, ids, day, langs, force, url, model, per_day, concurrency, qui
     if as_json:
         click.echo(json_text({**{k: v for k, v in vars(rep).items()}, "model": cfg.model}))
     else:
-        for e in rep.errors[:20]:
-            click.echo(f"skipped {tty(e)}", err=True)
+        for skipped in rep.errors[:20]:
+            click.echo(f"skipped {tty(skipped)}", err=True)
         click.echo(rep.line(), err=True)
     if rep.stopped:
         raise UserError(f"stopped: {rep.stopped}")

@@ -35,7 +35,11 @@ if TYPE_CHECKING:
 class Vectors(Protocol):
     """The dense side: every paper's vector under one model (paperdex.index.vectors.VectorIndex)."""
 
-    model: str
+    @property
+    def model(self) -> str | None:
+        """The model the vectors came from; the engine only reads it (None: an index built
+        without a model's name, which the engine ranks with no model's floors)."""
+        ...
 
     def __len__(self) -> int: ...
 
