@@ -24,6 +24,8 @@ from typing import Protocol
 
 import numpy as np
 
+from paperdex.text import has_cjk
+
 DEFAULT_MODEL = (
     "multilingual-e5-small+all-MiniLM-L6-v2"  # the built-in default; PAPERDEX_MODEL is read by paperdex.settings
 )
@@ -35,7 +37,6 @@ _MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab01
 _MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _MODELS_DIR = Path(__file__).parents[1] / "models"
 _DATA_DIR = Path(__file__).parents[1] / "data"
-_HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # Whether E5Small applies the Chinese-query adapter when not told: built-in on; an entry point
 # sets it from Settings.zh_adapter (Settings.install), nothing reads the environment here.
 ZH_ADAPTER = True
@@ -150,7 +151,7 @@ class E5Small:
 
     def embed_query(self, text: str) -> np.ndarray:
         q = np.asarray(self._m.query(text), dtype=np.float32)
-        if self.adapter is not None and _HAS_CJK.search(text):
+        if self.adapter is not None and has_cjk(text):
             q = self.adapter @ q
             q /= np.linalg.norm(q)
         return q
@@ -336,7 +337,7 @@ class Pair:
 
     def embed_query(self, text: str) -> np.ndarray:
         e5 = self.e5.embed_query(text)
-        return self.join(e5, None if _HAS_CJK.search(text) else self.minilm.embed_query(text))[0]
+        return self.join(e5, None if has_cjk(text) else self.minilm.embed_query(text))[0]
 
 
 MODELS: dict[str, type[E5Small] | type[MiniLM] | type[Pair]] = {

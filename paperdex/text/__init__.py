@@ -24,7 +24,17 @@ QUERY_FILLER = frozenset(
     "propose proposed proposes use used uses help helps make makes".split()
 )
 _TOKEN = re.compile(r"[^\W_]+")
-CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# The CJK scripts by Unicode block: the one home of these ranges, each user naming the one it
+# means. `CJK`, any of them, is "text in Chinese, Japanese or Korean": where a query's words
+# part (query.words), what the index and the highlighter treat as unspaced text, and which
+# query texts the English-only MiniLM leaves to e5 (index/embed.py). `IDEOGRAPHS` alone is
+# what the Chinese dictionary was trained on and its segmenter reads (text/zh.py).
+KANA = "\u3040-\u30ff"  # Hiragana, Katakana
+IDEOGRAPHS_EXT_A = "\u3400-\u4dbf"  # CJK Unified Ideographs Extension A
+IDEOGRAPHS = "\u4e00-\u9fff"  # CJK Unified Ideographs
+HANGUL = "\uac00-\ud7af"  # Hangul Syllables
+COMPAT_IDEOGRAPHS = "\uf900-\ufaff"  # CJK Compatibility Ideographs (NFKC folds them into IDEOGRAPHS)
+CJK = KANA + IDEOGRAPHS_EXT_A + IDEOGRAPHS + HANGUL + COMPAT_IDEOGRAPHS
 _CJK_RUN = re.compile(f"[{CJK}]+")
 
 

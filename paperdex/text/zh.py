@@ -20,15 +20,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from paperdex.text import IDEOGRAPHS
+
 DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
 # Whether the dictionary is used when a caller does not say: built-in on; an entry point sets it
 # from Settings.zh_dict (Settings.install, PAPERDEX_ZH_DICT), nothing reads the environment here.
 ENABLED = True
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+# Runs of the characters the dictionary knows (bench/train_zh_dict.py reads the same block):
+# kana, hangul and rarer ideographs are not handed to jieba, which has no words for them.
+_IDEOGRAPH_RUN = re.compile(f"[{IDEOGRAPHS}]+")
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK_RUN.search(text) is not None
+    """Whether `text` has characters this module reads (CJK Unified Ideographs), so that
+    `concepts` can find anything in it; paperdex.text.has_cjk is the wider test of any CJK."""
+    return _IDEOGRAPH_RUN.search(text) is not None
 
 
 @lru_cache(maxsize=4)
@@ -165,7 +171,7 @@ def segment(text: str) -> list[str]:
     their known parts, words without any translation left out)."""
     d, counts = _load(DICT)
     out: list[str] = []
-    for run in _CJK_RUN.findall(text):
+    for run in _IDEOGRAPH_RUN.findall(text):
         for word in _tokenizer(DICT).cut(run):
             if word in d:
                 out.append(word)
