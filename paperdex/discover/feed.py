@@ -18,11 +18,10 @@ from paperdex.discover.recommend import for_you_order
 from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.engine import lex_index
-from paperdex.search.query import QueryError, date_range
+from paperdex.search.query import DATE_SHAPE, QueryError, date_range
 from paperdex.sources import completeness
 from paperdex.store import Period, Store
 
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_CATEGORIES = 16
 
 
@@ -78,7 +77,8 @@ def neighbours(store: Store, day: str) -> tuple[str | None, str | None]:
 def _check_day(day: str) -> str:
     """A real calendar day, by the query language's one date rule."""
     day = day.strip()
-    if not _DAY.match(day):
+    shape = DATE_SHAPE.match(day)
+    if shape is None or shape.group(2) is None:  # a year or a month is no day
         raise FeedError(message("day_written", value=day[:40]))
     try:
         date_range(day, day)

@@ -34,11 +34,15 @@ TEXT_COLUMNS = {"ti": "title", "au": "authors", "abs": "abstract"}
 MAX_QUERY_CHARS = 20_000
 MAX_TERMS = 64  # words, phrases and filters in one query
 MAX_DEPTH = 32  # nested parentheses
-__all__ = ["STOPWORDS", "QueryError", "parse", "parse_literal", "date_range"]
+__all__ = ["DATE_SHAPE", "STOPWORDS", "QueryError", "parse", "parse_literal", "date_range"]
 # CJK runs and other word runs are separate words ("Muon优化器" -> "muon", "优化器")
 _WORD = re.compile(f"[{_CJK}]+|[^\\W{_CJK}]+", re.UNICODE)
 _CJK_WORD = re.compile(f"^[{_CJK}]+$")
-_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+# The shape of a date, YYYY, YYYY-MM or YYYY-MM-DD (group 2 is the day's part: a whole day
+# is a match with group(2)): one rule for the query's `date:`, the API's and forms' date
+# parameters (service.check_date) and the daily feed's day (feed.daily). Whether the date is
+# real (2025-02-30 is not) is checked after, each caller saying so in its own words.
+DATE_SHAPE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 class QueryError(ValueError):
@@ -292,7 +296,7 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
 
 
 def _check_date(part: str, pos: int | None) -> str:
-    if not _DATE.match(part):
+    if not DATE_SHAPE.match(part):
         raise QueryError(message("date_shape", value=part), pos)
     y, m, d = (int(x) for x in (part + "-01-01")[:10].split("-"))
     try:
