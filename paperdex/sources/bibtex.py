@@ -21,7 +21,7 @@ from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.registry import Parsed, Source, register, trust
-from paperdex.text.latex import decode_accents
+from paperdex.text.latex import decode_accents, decode_name
 
 SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -58,15 +58,10 @@ def split_names(value: str) -> tuple[list[str], bool]:
             p = f"{bits[1]} {bits[0]}".strip()
         elif len(bits) == 3:  # von Last, Jr, First
             p = f"{bits[2]} {bits[0]} {bits[1]}".strip()
-        names.append(_latex_to_text(p) if "\\" in p or "{" in p else p)
+        # `Lo{\"\i}c` -> `Loïc`: names are matched and shown as text, so they are decoded as
+        # arXiv's are, by the one TeX name reader (its fixes for doubled backslashes, % and &)
+        names.append(decode_name(p) if "\\" in p or "{" in p else p)
     return names, truncated
-
-
-def _latex_to_text(name: str) -> str:
-    """`Lo{\\"\\i}c` -> `Loïc`: names are matched and shown as text."""
-    from pylatexenc.latex2text import LatexNodes2Text
-
-    return " ".join(LatexNodes2Text().latex_to_text(name).split())
 
 
 def _split_top(text: str, sep: str) -> list[str]:
