@@ -9,14 +9,13 @@ all read the feed through here.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from paperdex.discover import library
 from paperdex.discover.recommend import for_you_order
 from paperdex.messages import message
-from paperdex.paper import Paper
+from paperdex.paper import CATEGORY, Paper
 from paperdex.search.engine import lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError, date_range
 from paperdex.sources import completeness
@@ -133,9 +132,6 @@ LISTING_SORTS = ("top", "newest", "upvotes", "stars", "foryou")
 TOP_TRENDING = 3  # papers the day's shape names as trending
 MIN_TAG_SCORE = 1.0  # a paper is "for a tag" at this z-score of its model (the digest's too)
 TRENDING_DAYS = 7
-# What arXiv calls a category (cs.LG, hep-th, math.AP); MSC (68T10) and ACM (I.2.6) classes
-# that some records list among their categories are not offered as chips.
-_ARXIV_CATEGORY = re.compile(r"^[a-z\-]+(\.[A-Za-z\-]+)?$")
 
 
 @dataclass
@@ -261,7 +257,7 @@ def listing(
     base = Period(start, end, upvoted=view == "trending")
     period_total = store.count_in(base)
     with_upvotes = store.count_in(Period(start, end, upvoted=True))
-    cats = [(c, n) for c, n in store.category_counts_in(base) if _ARXIV_CATEGORY.match(c)][:MAX_CATEGORIES]
+    cats = [(c, n) for c, n in store.category_counts_in(base) if CATEGORY.match(c)][:MAX_CATEGORIES]
     where = _in_category(store, base, category) if category else base
     total = store.count_in(where)
     # a day keeps its listing order; "for you" falls back to the date order

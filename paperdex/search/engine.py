@@ -35,7 +35,7 @@ import numpy as np
 
 from paperdex.index import lexical
 from paperdex.messages import message
-from paperdex.paper import Paper, index_text
+from paperdex.paper import CATEGORY, Paper, index_text
 from paperdex.search import query as Q
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
 from paperdex.search.corpus import lex_index as lex_index  # callers outside the engine read it from here
@@ -957,7 +957,7 @@ class Searcher:
 
     def _facets(self, ix: lexical.LexIndex, M: np.ndarray, limit: int = 12) -> dict:
         """Counts by category and year over the matched set, exactly."""
-        cats = [(c, n) for c, n in ix.category_counts(M) if _REAL_CATEGORY.match(c)]
+        cats = [(c, n) for c, n in ix.category_counts(M) if CATEGORY.match(c)]
         cats.sort(key=lambda x: (-x[1], x[0]))
         years = ix.dates[M] // 10000
         ys, ns = np.unique(years[years > 0], return_counts=True)
@@ -986,9 +986,6 @@ class Searcher:
         assert p is not None
         res = self.search(p.title, mode="lexical", per_page=k + 1, facets=False, literal=True)
         return [h for h in res.hits if h.paper.id != pid][:k]
-
-
-_REAL_CATEGORY = re.compile(r"^[a-z\-]+(\.[A-Za-z\-]+)?$")
 
 
 def _newest(ix: lexical.LexIndex, M: np.ndarray, want: int) -> np.ndarray:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import date as _date
 
 from paperdex.messages import Message, message
+from paperdex.paper import CATEGORY_TYPED
 from paperdex.text import CJK as _CJK
 from paperdex.text import STOPWORDS, fold
 
@@ -279,7 +280,7 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
         ws = words(value)
         return Text(ws, TEXT_COLUMNS.get(fld or ""), phrase, prefix, value)
     if fld == "cat":
-        if not re.fullmatch(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?\*?", value.strip()):
+        if not re.fullmatch(rf"{CATEGORY_TYPED}\*?", value.strip()):
             raise QueryError(message("cat_expects", value=value), pos)
         return Filter("cat", value.strip().rstrip("*"))
     if fld == "id":

@@ -19,7 +19,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
-from paperdex.paper import ARXIV_ID, Paper
+from paperdex.paper import ARXIV_ID, CATEGORY, Paper
 from paperdex.sources.registry import Parsed, Source, register, trust
 from paperdex.text.latex import decode_accents, decode_name
 
@@ -35,7 +35,6 @@ _CORR_VOLUME = re.compile(r"^\s*abs/(\S+)\s*$")
 _DOTLESS_CATEGORIES = frozenset(
     "astro-ph cond-mat gr-qc hep-ex hep-lat hep-ph hep-th math-ph nlin nucl-ex nucl-th physics quant-ph".split()
 )
-_CATEGORY = re.compile(r"^[a-z][a-z\-]*(\.[A-Za-z][A-Za-z\-]*)?$")
 _KEY_SAFE = re.compile(r"^[A-Za-z0-9:._/\-]+$")
 _MAPPED = frozenset(  # read into the Paper; every other field is kept under extra["bibtex"]
     """title author abstract year month date eprint archiveprefix primaryclass keywords booktitle journal
@@ -163,9 +162,9 @@ def entry_to_paper(entry: Entry) -> Paper:
     key = entry.key
     pid = arxiv_id or (key if ":" in key else f"bib:{key}")
     cats = [c.strip() for c in re.split(r"[,;]", f.get("keywords", "")) if c.strip()]
-    categories = [c for c in cats if _CATEGORY.match(c) and "." in c]
+    categories = [c for c in cats if CATEGORY.match(c) and "." in c]
     primary = f.get("primaryclass", "").strip()
-    if primary and _CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
+    if primary and CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
         categories = [primary, *[c for c in categories if c != primary]]
     published, precision = _date(f)
     if arxiv_id and precision != "month" and (month := _month_of_id(arxiv_id)):

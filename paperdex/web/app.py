@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from paperdex import service
 from paperdex.discover import library, summaries
 from paperdex.messages import message
-from paperdex.paper import finite
+from paperdex.paper import CATEGORY_TYPED, finite
 from paperdex.search.engine import URL_NAMES, Result, lex_index, plan
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
@@ -182,7 +182,7 @@ class App(FastAPI):
 # --- view models ----------------------------------------------------------------------
 
 
-_CAT_IN_QUERY = re.compile(r"(?:^|[\s(])cat:\"?([A-Za-z\-]+(?:\.[A-Za-z\-]+)?)", re.IGNORECASE)
+_CAT_IN_QUERY = re.compile(rf"(?:^|[\s(])cat:\"?({CATEGORY_TYPED})", re.IGNORECASE)
 
 
 def matched_categories(q: str, category: str | None) -> list[str]:
