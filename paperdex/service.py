@@ -47,7 +47,7 @@ from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
 from paperdex.paper import Paper
 from paperdex.search.engine import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
-from paperdex.search.query import QueryError
+from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
 from paperdex.store import Store, StoreError
 from paperdex.text import zh
@@ -94,7 +94,6 @@ _MONTH_DAY = r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[
 _MONTH = r"(?:0[1-9]|1[0-2])"
 DATE_PREFIX = rf"^{_YEAR}(?:-{_MONTH_DAY}|-{_MONTH})?$"
 DAY = rf"^{_YEAR}-{_MONTH_DAY}$"
-_DATE_PREFIX = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")  # the shape; check_date then says what is not real
 
 
 class ServiceError(Exception):
@@ -113,7 +112,7 @@ def check_date(value: str | None, name: str) -> str | None:
     400 with a message, not a filter that silently matches nothing."""
     if value is None or value == "":
         return None
-    if not _DATE_PREFIX.match(value):
+    if not DATE_SHAPE.match(value):  # the shape (query.DATE_SHAPE); what is not real is said below
         raise ServiceError(400, message("param_date_shape", name=param(name), value=value[:40]))
     parts = [int(x) for x in value.split("-")] + [1, 1]
     try:
