@@ -22,13 +22,14 @@ OPENREVIEW_SITE = "https://openreview.net"
 ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
 # The category grammar, in one place. An arXiv category as a record carries it: an archive in
 # lower case (cs, hep-th, q-bio), optionally a subject class after a dot (cs.LG, astro-ph.GA,
-# cond-mat.mes-hall). What BibTeX import takes for a category, and what search facets and the
-# daily chips offer: the MSC (68T10) and ACM (I.2.6) classes some records list among their
-# categories are not of this shape.
+# cond-mat.mes-hall). What BibTeX import takes for a category, and what search facets, the
+# daily chips and the search box's completions offer: the MSC (68T10) and ACM (I.2.6) classes
+# some records list among their categories are not of this shape.
 CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
-# The same as typed after `cat:` (a pattern, to be embedded): any case, since the filter matches
-# case-insensitively (LexIndex.category_docs); a value of this shape that names no category
-# matches no paper rather than being an error, so it is wider (a part may begin with "-").
+# The same as typed after `cat:` (a pattern, to be embedded; also what a card links as a filter,
+# web/links.py, and an arXiv listing's parts, sources/arxiv.py): any case, since the filter
+# matches case-insensitively (LexIndex.category_docs); a value of this shape that names no
+# category matches no paper rather than being an error, so it is wider (a part may begin with "-").
 CATEGORY_TYPED = r"[A-Za-z\-]+(?:\.[A-Za-z\-]+)?"
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import click
 import feedparser
 
-from paperdex.paper import ARXIV_ID, Paper
+from paperdex.paper import ARXIV_ID, CATEGORY_TYPED, Paper
 from paperdex.sources import completeness, merge
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
 from paperdex.sources.registry import Source, as_list, register, trust, utc_today
@@ -666,7 +666,7 @@ def _local_day(value: str | None) -> str | None:
 
 
 def _listing_url(listing: str, base_url: str) -> str:
-    if not re.fullmatch(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?(\+[A-Za-z\-]+(\.[A-Za-z\-]+)?)*", listing):
+    if not re.fullmatch(rf"{CATEGORY_TYPED}(?:\+{CATEGORY_TYPED})*", listing):  # categories joined by +
         raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
     return base_url.rstrip("/") + "/" + listing
 

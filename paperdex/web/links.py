@@ -8,11 +8,12 @@ import re
 from typing import Any
 from urllib.parse import urlencode
 
+from paperdex.paper import CATEGORY_TYPED
 from paperdex.text.latex import safe_url
 
 # What the query language's cat: accepts (cs, cs.LG); a stored category outside it (an ACM
 # class list, junk from a source) is shown as text, not as a filter link that would be a 400.
-_FILTERABLE = re.compile(r"[A-Za-z\-]+(\.[A-Za-z\-]+)?")
+_FILTERABLE = re.compile(CATEGORY_TYPED)
 # The keys of a source's extra fields whose values are links: Hugging Face's url, project_page,
 # github_repo and thumbnail, OpenReview's url, and their likes in a JSONL file's own fields.
 _URL_KEY = re.compile(

@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
+from paperdex.paper import CATEGORY
 from paperdex.store import Store
 from paperdex.text import fold
 from paperdex.web import i18n
@@ -132,7 +133,7 @@ def categories(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[
     out = []
     for cat, n in rows:
         en, zh = CATEGORY_NAMES.get(cat, ("", ""))
-        if not re.fullmatch(r"[a-z\-]+(\.[A-Za-z\-]+)?", cat):
+        if not CATEGORY.fullmatch(cat):  # an arXiv category, as the facets offer
             continue
         if not p or cat.lower().startswith(p) or (len(p) >= 2 and (p in en.lower() or prefix.strip() in zh)):
             out.append((cat, n, en, zh))
