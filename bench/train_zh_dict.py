@@ -41,14 +41,16 @@ import numpy as np
 import Stemmer
 from scipy import sparse
 
+from paperdex.text import IDEOGRAPHS  # the characters paperdex.text.zh segments: one range for both
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 OUT = Path(__file__).resolve().parents[1] / "paperdex" / "data" / "zh-en-dict.tsv"
 FIELDS = ("tldr", "motivation", "method", "result", "conclusion")
-CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
-CJK = re.compile(r"^[\u4e00-\u9fff]+$")
+CJK_RUN = re.compile(f"[{IDEOGRAPHS}]+")
+CJK = re.compile(f"^[{IDEOGRAPHS}]+$")
 CLAUSE = re.compile(r"[()\[\]{},;:!?\"/]|\.(?!\d)")  # n-grams stay inside one
 TOKEN = re.compile(r"[a-z][a-z0-9]*|[0-9]+[a-z][a-z0-9]*")
-PAREN = re.compile(r"([\u4e00-\u9fff]+)\s*[（(]\s*([A-Za-z][A-Za-z0-9\- ]{0,40}?)\s*[)）]")
+PAREN = re.compile(rf"([{IDEOGRAPHS}]+)\s*[（(]\s*([A-Za-z][A-Za-z0-9\- ]{{0,40}}?)\s*[)）]")
 MIN_DF_ZH = 8  # a Chinese word seen in fewer summaries is not learned
 MIN_DF_PHRASE = 8  # ... a phrase of two or three words
 MIN_DF_EN = 8

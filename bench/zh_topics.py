@@ -26,11 +26,11 @@ import numpy as np
 import Stemmer
 from train_zh_dict import STOPWORDS, index_text  # the dictionary's own normaliser
 
-from paperdex.text import zh
+from paperdex.text import IDEOGRAPHS, zh
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 TOKEN = re.compile(r"[a-z0-9]+")
-CJK = re.compile(r"[\u4e00-\u9fff]+")
+CJK = re.compile(f"[{IDEOGRAPHS}]+")
 K1, B = 1.2, 0.75
 HELD_OUT_STYLE = [
     "联邦学习",
