@@ -19,7 +19,6 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -31,6 +30,7 @@ from paperdex.search.engine import URL_NAMES, Result, lex_index, plan
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
+from paperdex.web.assets import StaticAssets
 from paperdex.web.discover import lang_of, related_view, render_page, session_of
 from paperdex.web.limits import admit, check_path, header, host_name
 from paperdex.web.links import safe_paper
@@ -248,7 +248,7 @@ def create_app(
     app.state.settings = st  # what on-demand writes (web/summary_api.py) are configured with
     # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
-    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.mount("/static", StaticAssets(directory=HERE / "static"), name="static")  # cached: web/assets.py
 
     # --- plumbing -----------------------------------------------------------------------
     def state_of(request: Request) -> dict[str, str]:
@@ -348,10 +348,11 @@ def create_app(
         responses = {200: {"model": model, "description": description}, **errors}
         return app.get(path, tags=["api"], summary=summary, response_class=SafeJSON, responses=responses)
 
-    def paged_json(found: Any, rows: str) -> Response:
+    def paged_json(found: Any, rows: str, **more: Any) -> Response:
         """One page of a search (rows "hits") or a listing ("papers") as the API and the .json
-        views answer: with its page count, links filtered as the pages do, machine summaries."""
-        d = found.to_dict()
+        views answer: with its page count, links filtered as the pages do, machine summaries
+        (and `more` fields: a day's completeness)."""
+        d = {**found.to_dict(), **more}
         d["pages"] = found.pages
         d[rows] = summaries.attach_json(pool, [safe_paper(x) for x in d[rows]])
         return SafeJSON(d)
@@ -511,13 +512,16 @@ def create_app(
         community's signal, then the user's tags; feed.listing "top"), else by date, upvotes,
         stars or the tags alone; as cards or one line per paper (`layout`, remembered)."""
         etal = i18n.t(lang_of(request), "et_al")
-        d = service.listing(pool, view, day or None, category, sort, page_, 30)
-        if request.url.path.endswith(".json"):
-            return paged_json(d, "papers")
+        json_view = request.url.path.endswith(".json")
         chosen = layout if layout in LAYOUTS else None
         current = chosen or (
             request.cookies.get(LAYOUT_COOKIE) if request.cookies.get(LAYOUT_COOKIE) in LAYOUTS else "cards"
         )
+        per_page = discover.COMPACT_PER_PAGE if current == "compact" and not json_view else 30
+        d = discover.daily_listing(pool, view, day or None, category, sort, page_, per_page)
+        done, feed_line = discover.day_completeness(pool, d)
+        if json_view:
+            return paged_json(d, "papers", completeness=done)
         cards = [render.card(p, etal, wanted=[d.category] if d.category else []) for p in d.papers]
         mark_saved(cards)
         for c in cards:
@@ -531,6 +535,8 @@ def create_app(
             window=_page_window(d.page, d.pages),
             layout=current,
             trending=[render.card(p, etal) for p in d.trending],
+            completeness=done,
+            notices=[n for n in d.notices if n != feed_line],  # the completeness line replaces the feed's
         )
         if chosen:
             resp.set_cookie(LAYOUT_COOKIE, chosen, max_age=365 * 86400, samesite="lax")

@@ -37,8 +37,9 @@ from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.engine import Filters
 from paperdex.service import ServiceError
+from paperdex.sources import completeness
 from paperdex.store import Store, StoreError
-from paperdex.web import i18n, render
+from paperdex.web import assets, i18n, render
 from paperdex.web.limits import cross_site, parse_json
 from paperdex.web.links import filterable, quoted, search_link  # the cards' links, as on the search pages
 
@@ -58,13 +59,68 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals["plain_tex"] = render.plain_tex
+    env.globals["plain_tex"] = render.plain  # \(…\) math read like $…$
     env.filters["q"] = lambda s: quote(str(s), safe="")
-    env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link)
+    env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url)
     return env
 
 
 ENV = _env()
+
+
+# --- the daily page's listing ----------------------------------------------------------------------
+# A compact line is ~38 px against a ~260 px card: a page of 30 lines is half a screen. The feed
+# lists at most 200 a page, so a 530-paper day is 3 pages, not 18; each line carries its card
+# (opened in place without script), ~2 KB of HTML, so 200 lines stay near a results page's weight.
+COMPACT_PER_PAGE = 200
+
+
+def daily_listing(pool: Any, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int):
+    """service.listing, with two rules of the page's:
+
+    * per_page up to the feed's own cap (the compact view's COMPACT_PER_PAGE), past the API's
+      MAX_PER_PAGE: the page is one request of one reader, like the API's;
+    * "Top" ranks by a community signal only when there is one: Hugging Face upvotes. A
+      day without any used to be led by GitHub stars instead (a divertor paper's ★ 8 third, issue
+      34): stars are counted on the code repository, whatever its age and topic, and a day-old
+      paper's few stars say more about who linked a repository than about the paper. Such a day
+      is ranked as "For you" (the user's tags) when there are tags, else kept in the listing's
+      order, and says so (ranked_by starts with "no_upvotes"); the Stars sort stays one click
+      away."""
+    day, category = service._listing_args(day, category, page, 1)
+    d = service._read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+    if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
+        return d
+    instead = "foryou" if "tags" in d.ranked_by else "newest"
+    alt = service._read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
+    alt.sort = "top"
+    alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
+    return alt
+
+
+def day_completeness(pool: Any, d: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Whether the store holds every paper the arXiv listings read for this day named, from the
+    records `sync --check` reads (sources/completeness.py): "complete", or "missing" with the
+    ids and whether a later sync still asks for them; and the feed's English notice saying the
+    same, which the page replaces with a translated line of its own. (None, None) for a week,
+    a month, trending, or a day no sync read a listing for: the page says nothing it does not
+    know."""
+    if d.view != "day" or not d.start:
+        return None, None
+    with pool.reader() as st:
+        found = [s for s in completeness.states(st) if s.day == d.start and s.listed]
+        said = completeness.day_notice(st, d.start) if found else None
+    if not found:
+        return None, None
+    missing = [i for s in found for i in s.missing]
+    return {
+        "state": "missing" if missing else "complete",
+        "listed": sum(s.listed for s in found),
+        "held": sum(s.held for s in found),
+        "missing": missing,
+        "listings": [s.listing for s in found],
+        "next_retry": any(s.retries_left for s in found if s.missing),
+    }, said
 
 
 # --- plumbing ------------------------------------------------------------------------------------
