@@ -37,6 +37,7 @@ from paperdex.text.latex import (
     plain_tex,
     safe_url,
 )
+from paperdex.web import assets
 
 # the markers that open a run (its kind, its tag) and those that close one; a link's tag has its URL
 _OPEN = {
@@ -121,17 +122,43 @@ def needs_typesetting(tex: str) -> bool:
     return bool(_TYPESET.search(tex))
 
 
+# LaTeX's own inline and display math delimiters, \(…\) and \[…\], which arXiv abstracts use
+# beside $…$ (2505.15624's title showed "\(fracη_Eη_W ∝ …\)": the delimiters were not known, so
+# their content was read as text and its commands lost their backslashes). Bounded as $…$ is.
+_DELIMITED = re.compile(r"(?<!\\)\\\((.{1,300}?)\\\)|(?<!\\)\\\[(.{1,300}?)\\\]", re.S)
+
+
+def dollar_math(text: str) -> str:
+    """Text with \\(…\\) written $…$ and \\[…\\] written $$…$$, so the one math reader
+    (text.latex.parse_tex) makes them readable text plus TeX for KaTeX like any $…$. A span
+    holding a $ is left alone (it would end the math early). The content is never markup:
+    escaping happens after (segments_html)."""
+    if "\\(" not in text and "\\[" not in text:
+        return text
+
+    def dollars(m: re.Match) -> str:
+        body, fence = (m.group(1), "$") if m.group(1) is not None else (m.group(2), "$$")
+        return m.group(0) if "$" in body or not body.strip() else f"{fence}{body.strip()}{fence}"
+
+    return _DELIMITED.sub(dollars, text)
+
+
+def plain(text: str) -> str:
+    """Paper text without markup (a <title>, a list of titles): plain_tex after dollar_math."""
+    return plain_tex(dollar_math(text))
+
+
 def tex_html(text: str, stems: frozenset[str] = frozenset(), links: bool = True) -> Markup:
     """Whole text (a title, a full abstract) as safe HTML, query words highlighted. `links`:
     False inside an element that is itself a link (a card title)."""
-    clean, maths, urls = parse_tex(text)
+    clean, maths, urls = parse_tex(dollar_math(text))
     return segments_html(mark(clean, stems), maths, urls if links else ())
 
 
 def snippet_html(text: str, stems: frozenset[str], width: int = 320) -> Markup:
     """The best window of an abstract as safe HTML. No links: the snippet sits in a <summary>
     whose click opens the abstract."""
-    clean, maths, _ = parse_tex(text)
+    clean, maths, _ = parse_tex(dollar_math(text))
     return segments_html(snippet(clean, stems, width), maths)
 
 
@@ -153,7 +180,7 @@ def brief(p: Paper) -> dict[str, Any]:
     names, more = author_names(p)
     return {
         "id": p.id,
-        "title": plain_tex(p.title),
+        "title": plain(p.title),
         "authors": names + (["et al."] if more else []),
         "date": p.date,
         "categories": p.categories,
@@ -162,6 +189,24 @@ def brief(p: Paper) -> dict[str, Any]:
 
 def safe_links(p: Paper) -> dict[str, str]:
     return {k: v for k, v in ((k, safe_url(v)) for k, v in p.links().items()) if v}
+
+
+# What a record's `sources` are called on the paper page; "file" (a JSONL import) and "seed"
+# (the bundled sample) name how the record reached this store, not where it is from, and say
+# nothing to a reader.
+SOURCE_NAMES = {
+    "arxiv": "arXiv", "arxiv-rss": "arXiv", "openreview": "OpenReview", "hf": "Hugging Face",
+    "comment": "arXiv", "bibtex": "BibTeX",
+}  # fmt: skip
+
+
+def sources_shown(p: Paper) -> list[str]:
+    """The sources worth a line on the paper page: only when the record was merged from two
+    or more of them (an arXiv preprint with its OpenReview record, its Hugging Face page), which
+    says where its venue, decision or upvotes come from. One source, or only "file", is noise
+    ("Sources: file" on every paper of a JSONL store)."""
+    names = list(dict.fromkeys(SOURCE_NAMES[s] for s in p.sources if s in SOURCE_NAMES))
+    return names if len(names) > 1 else []
 
 
 def bibtex(p: Paper) -> str:
@@ -302,7 +347,7 @@ def card(
     return {
         "id": p.id,
         "title_html": tex_html(p.title, stems, links=False),
-        "title_text": plain_tex(p.title),
+        "title_text": plain(p.title),
         "venue": p.venue,
         "area": p.venue_area,
         "categories": ordered_categories(p.categories, wanted or []),
@@ -319,6 +364,7 @@ def card(
         "why": why_words(hit, plan) if hit is not None and explain else None,
         "note": None,  # a line a page adds under the title (the tag a recommendation is for)
         "in_tags": [],  # the user's tags holding the paper, when the page knows them
+        "sources": sources_shown(p),
     }
 
 
@@ -390,9 +436,10 @@ def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
 
 # MathML output: no stylesheet, no fonts. `blocking="render"`: the first frame waits for the
 # typesetting (app.js), so a line that math makes longer does not move the page after it shows.
-KATEX_HEAD = '<script src="/static/katex/katex.min.js" defer blocking="render"></script>'
-APP_JS = '<script src="/static/app.js" defer>'
-APP_JS_BLOCKING = '<script src="/static/app.js" defer blocking="render">'
+# The URLs carry the files' versions (web/assets.py: kept a year by the browser).
+KATEX_HEAD = f'<script src="{assets.url("katex/katex.min.js")}" defer blocking="render"></script>'
+APP_JS = f'<script src="{assets.url("app.js")}" defer>'
+APP_JS_BLOCKING = f'<script src="{assets.url("app.js")}" defer blocking="render">'
 
 
 def with_katex(page: str) -> str:
