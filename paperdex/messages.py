@@ -509,8 +509,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "sort_top": {"en": "Top", "zh": "精选"},
     "day_glance": {"en": "The day at a glance", "zh": "当天概览"},
     "shape_no_signal": {
-        "en": "No upvotes or stars for this day's papers yet.",
-        "zh": "当天的论文还没有点赞或星标。",
+        "en": "No Hugging Face upvotes for this day's papers yet.",
+        "zh": "当天的论文还没有 Hugging Face 点赞。",
     },
     "shape_tags": {"en": "New for your tags", "zh": "与你的标签相关的新论文"},
     "new_for_tag": {"en": "{n} for {tag}", "zh": "{tag}：{n} 篇"},
@@ -553,6 +553,44 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "In listing order: no upvotes, stars or tags to rank by yet",
         "zh": "按发布顺序：还没有点赞、星标或标签可供排序",
     },
+    # "Top" on a day without Hugging Face upvotes (web/discover.py daily_listing): stars do not lead it
+    "ranked_by_no_upvotes_listing": {
+        "en": "No Hugging Face upvotes for these papers yet, so in arXiv's listing order "
+        "(GitHub stars rank the repositories, not the papers: see Stars)",
+        "zh": "这些论文还没有 Hugging Face 点赞，因此按 arXiv 发布顺序排列"
+        "（GitHub 星标衡量的是代码仓库而非论文，见“星标最多”）",
+    },
+    "ranked_by_no_upvotes_tags": {
+        "en": "No Hugging Face upvotes for these papers yet, so ranked by your tags "
+        "(GitHub stars rank the repositories, not the papers: see Stars)",
+        "zh": "这些论文还没有 Hugging Face 点赞，因此按你的标签排序"
+        "（GitHub 星标衡量的是代码仓库而非论文，见“星标最多”）",
+    },
+    # the day's completeness (web/discover.py day_completeness, from sources/completeness.py)
+    "day_complete": {
+        "en": "Complete: all {n} papers of arXiv's {listings} listing are here",
+        "zh": "已完整：arXiv 的 {listings} 列表中的 {n} 篇论文均已收录",
+    },
+    "day_missing": {
+        "en": "{n} papers missing from arXiv's {listings} listing; the next sync asks for them again",
+        "zh": "arXiv 的 {listings} 列表中有 {n} 篇论文尚未收录；下次同步会再次获取",
+    },
+    "day_missing_one": {
+        "en": "1 paper missing from arXiv's {listings} listing; the next sync asks for it again",
+        "zh": "arXiv 的 {listings} 列表中有 1 篇论文尚未收录；下次同步会再次获取",
+    },
+    "day_missing_given_up": {
+        "en": "{n} papers of arXiv's {listings} listing missing; no longer asked for (over a week old)",
+        "zh": "arXiv 的 {listings} 列表中有 {n} 篇论文缺失；已超过一周，不再获取",
+    },
+    # the trending view with nothing to show: what it ranks by, and why it is empty
+    "trending_none": {
+        "en": "Trending lists the last 7 days' papers by Hugging Face upvotes: none of the papers of "
+        "{span} has any yet (this store has no Hugging Face data for them).",
+        "zh": "热门按 Hugging Face 点赞列出最近 7 天的论文：{span} 的论文还没有任何点赞"
+        "（本库没有它们的 Hugging Face 数据）。",
+    },
+    "see_newest": {"en": "This week's papers, newest first", "zh": "本周论文（最新在前）"},
     # API page
     "api_title": {"en": "JSON API", "zh": "JSON API"},
     "api_intro": {

@@ -75,9 +75,14 @@
     input.name = "tag";
     input.required = true;
     input.maxLength = 64;
+    input.id = "save-tag-" + listId;
     input.setAttribute("list", listId);
-    input.setAttribute("aria-label", link.getAttribute("data-label-tag") || "Tag");
     input.setAttribute("data-testid", "save-tag");
+    // a label the reader sees (a placeholder or aria-label alone vanishes once typing starts)
+    var label = document.createElement("label");
+    label.className = "save-pop-label";
+    label.htmlFor = input.id;
+    label.textContent = link.getAttribute("data-label-tag") || "Tag";
     input.value = lastTag() || (s.tags.length === 1 ? s.tags[0] : "");
     var list = document.createElement("datalist");
     list.id = listId;
@@ -90,6 +95,7 @@
     var err = document.createElement("span");
     err.className = "save-error";
     err.setAttribute("role", "alert");
+    form.appendChild(label);
     form.appendChild(input);
     form.appendChild(list);
     form.appendChild(btn);
