@@ -151,3 +151,22 @@ def test_rows_answer_as_a_float32_matrix_would(store):
     assert np.abs(rows @ W - want @ W).max() < 3e-4 and (rows @ W).shape == (len(order), 3)
     every = idx.rows(keys)
     assert every.same and np.abs(every @ w - F @ w).max() < 3e-4
+
+
+@pytest.mark.parametrize("share", [0.05, 0.2, 0.6])
+def test_scanning_within_a_filter_gives_what_the_whole_scan_gives(store, share):
+    """`scan_within` (a filtered query that needs no close matches over the whole store) and
+    `nearest` answer as `scan`'s parts do: the same nearest within the filter, the same
+    cosines for the filter's rows, the same nearest over all."""
+    idx = VectorIndex.from_store(store)
+    rng = np.random.default_rng(5)
+    allowed = np.sort(rng.choice(idx.keys, max(1, int(share * len(idx.keys))), replace=False))
+    keys, _ = store.load_vectors()
+    for rowid in keys[:2]:
+        q = idx.vector(int(rowid))
+        nearest, ranked, every = idx.scan(q, 10, 20, allowed)
+        ranked_in, every_in = idx.scan_within(q, 20, allowed)
+        assert ranked_in == ranked
+        pos = np.searchsorted(idx.keys, allowed)
+        assert np.array_equal(every_in[pos], every[pos])
+        assert idx.nearest(q, 10) == nearest

@@ -178,6 +178,49 @@ class VectorIndex:
         inside = np.where(mask, scores, -np.inf)
         return self._exact(q, scores, k_all, None), self._exact(q, inside, min(k_in, int(mask.sum())), mask), scores
 
+    def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """`scan`'s first part alone: the top k over all rows, by the same scores and the same
+        float rescoring, so the same list (for a filtered query whose `scan_within` is done)."""
+        if len(self.keys) == 0 or q is None:
+            return []
+        q = np.asarray(q, dtype=np.float32)
+        q8 = quantize(q)
+        scores = _dots8(q8[None, :], self.vecs)[0]
+        scores *= self.inv
+        scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
+        return self._exact(q, scores, k, None)
+
+    def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], np.ndarray]:
+        """`scan`'s second and third parts alone: the top k_in among `allowed` (rowids) and the
+        int8 cosines of the allowed rows (NaN elsewhere), without the top over all rows. A
+        filtered query needs that top only for its close matches, and the engine knows when
+        none can be within the filter (`Searcher._dense_side`); a narrow filter then scores
+        only its own rows (a category of 2,000 papers among 63k: 0.04 ms of dot products
+        instead of 1.2). Each allowed row's score is the same float32 as `scan` gives it
+        (int8 dot products are exact integers; the same scalings, element by element), and
+        the same candidates are scored again with the float query, so both return the same
+        top k_in."""
+        n = len(self.keys)
+        q = np.asarray(q, dtype=np.float32)
+        pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
+        if n == 0 or len(pos) == 0:
+            return [], np.full(n, -np.inf, dtype=np.float32)
+        if len(pos) > SCAN_ALL_ABOVE * n:  # a loose filter: gathering its rows costs more than it saves
+            _, ranked, scores = self.scan(q, 0, k_in, allowed)
+            return ranked, scores
+        q8 = quantize(q)
+        scores = _dots8(q8[None, :], self._rows(pos))[0]
+        scores *= self.inv[pos]
+        scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
+        # the rescoring takes its candidates from an array laid out as `scan`'s: the float
+        # products of a row come out of BLAS a last bit apart with its place in the matrix
+        # (-0.04746519 or -0.04746521), so the candidates go in the same order as there
+        inside = np.full(n, -np.inf, dtype=np.float32)
+        inside[pos] = scores
+        mask = np.zeros(n, dtype=bool)
+        mask[pos] = True
+        return self._exact(q, inside, min(k_in, len(pos)), mask), inside
+
     def cosines_of(self, scores: np.ndarray, rowids: np.ndarray) -> np.ndarray:
         """These papers' cosines from a `scan`'s every-row scores (NaN without a vector)."""
         pos, ok = find_sorted(self.keys, rowids)

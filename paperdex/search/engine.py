@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from paperdex.index import lexical
+from paperdex.index.vectors import SCAN_ALL_ABOVE
 from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper, index_text
 from paperdex.search import query as Q
@@ -887,10 +888,18 @@ class Searcher:
         return Result(p.q, mode_eff, p.sort, hits, total, p.page, p.per_page, took, fac, notices, ranked)
 
     def _dense_side(
-        self, ix, p: Plan, C: np.ndarray | None, query_vector, notices: list[str], words_found: bool = False
+        self,
+        ix,
+        p: Plan,
+        C: np.ndarray | None,
+        query_vector,
+        notices: list[str],
+        words_found: bool = False,
+        need_close: bool = True,
     ) -> Dense | None:
         """The dense side of one query, or None when it takes no part (lexical mode, no text
-        to embed, no vectors)."""
+        to embed, no vectors). `need_close` False (feedback: the matched set is decided before
+        it) leaves the close matches out where that saves the scan over the whole store."""
         if p.mode == "lexical" or not p.dense_text:
             return None
         vindex = self.index
@@ -898,7 +907,23 @@ class Searcher:
             notices.append(NOTICE_NO_VECTORS)
             return None
         qv = query_vector if query_vector is not None else self.embed_query(p.dense_text, vindex.model)
-        nearest, ranked, every = vindex.scan(qv, DENSE_DEPTH, DENSE_POOL, None if C is None else ix.rowids[C])
+        allowed = None if C is None else ix.rowids[C]
+        within = getattr(vindex, "scan_within", None)  # the embedded index's (vectors.VectorIndex)
+        if allowed is not None and words_found and within is not None and len(allowed) <= SCAN_ALL_ABOVE * len(vindex):
+            # The nearest over the whole store decide only which papers of C are close matches
+            # (with words found, `understood` is not asked). A close match's cosine is at least
+            # the model's floor, and it is among the int8 candidates of the whole store's
+            # nearest, so among those of C's nearest too: when the best of C is under the floor
+            # (or the close matches are not wanted, feedback), no paper of C is one, and C's own
+            # rows are all the scan needs (for a narrow filter: a loose one scans every row anyway).
+            ranked, every = within(qv, DENSE_POOL, allowed)
+            floor = MIN_COSINE.get(vindex.model or "", {}).get(p.dense_lang, (-1.0, -1.0, 2.0))[1]
+            # (a millionth under the floor still scans: a row's float product may differ in
+            # its last bit between the two rescorings)
+            close_possible = need_close and ranked and ranked[0][1] >= floor - 1e-6
+            nearest = vindex.nearest(qv, DENSE_DEPTH) if close_possible else []
+        else:
+            nearest, ranked, every = vindex.scan(qv, DENSE_DEPTH, DENSE_POOL, allowed)
         if not understood(nearest, vindex.model, p.dense_lang) and not words_found:
             nearest = ranked = []  # nonsense to both sides: nothing to rank (close matches: none anyway)
         close = close_matches(nearest, vindex.model, p.dense_lang)
@@ -926,7 +951,7 @@ class Searcher:
             return dense
         qv = np.asarray(dense.qv, dtype=np.float32) + FEEDBACK_BETA * centroid / norm
         qv /= max(float(np.linalg.norm(qv)), 1e-9)
-        return self._dense_side(ix, p, C, qv, [], words_found) or dense
+        return self._dense_side(ix, p, C, qv, [], words_found, need_close=False) or dense
 
     def _hits(self, ix, page_docs: np.ndarray, info: dict, rank_concepts: list[Concept]) -> list[Hit]:
         rowids = [int(ix.rowids[d]) for d in page_docs]
