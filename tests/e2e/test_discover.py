@@ -62,7 +62,9 @@ def test_save_five_papers_see_recommendations_feed_and_digest(page, discover_sit
     assert recs.count() == 20
     first = recs.first
     assert first.get_attribute("data-id") not in ids
-    assert first.locator("details.why dd").first.inner_text().strip()  # "like" one of the saved papers
+    why = first.locator("details.why")
+    why.locator("summary").click()  # the reasons open on a click
+    assert why.locator("dd").first.inner_text().strip()  # "like" one of the saved papers
     page.screenshot(path=str(shots / "tag-recommendations-1280.png"), full_page=False)
 
     # "not interested" takes a recommendation away

@@ -113,7 +113,10 @@ def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, 
     recs = page.get_by_test_id("recommendations").locator("article")
     assert recs.count() == 20
     assert not {recs.nth(i).get_attribute("data-id") for i in range(20)} & set(saved)
-    assert recs.first.locator("details.why dd").first.inner_text().strip()
+    why = recs.first.locator("details.why")
+    assert why.get_attribute("open") is None  # closed until asked
+    why.locator("summary").click()
+    assert why.locator("dd").first.inner_text().strip()
 
     # subscribe: the feed validates and every entry links to a paper page that opens
     href = page.get_by_test_id("tag-feed").get_attribute("href")
