@@ -70,9 +70,12 @@ axe:
 	echo "==> installing axe-core for the browser tests (npm ci)"; \
 	npm ci --prefix tests/e2e/axe --no-audit --no-fund --loglevel=error
 
-# make test lints first: a lint or type error fails it before the (long) test run
+# make test lints first: a lint or type error fails it before the (long) test run. The suite runs
+# in TEST_WORKERS processes (pytest-xdist; auto: one per core): much of it waits on servers, the
+# browser and subprocesses, which another process fills (docs/testing.md has the times)
+TEST_WORKERS ?= auto
 test: lint chromium axe
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # ruff (style, and the size and complexity limits of docs/lint.md), then mypy on the modules
 # listed in pyproject's [tool.mypy]
