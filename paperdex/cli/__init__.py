@@ -220,11 +220,7 @@ def _write_errors(store: Store) -> Iterator[None]:
 )
 @click.option("--batch-size", default=32, show_default=True, help="Papers per committed batch (a GPU wants 256+).")
 @click.option("--limit", type=int, help="Embed at most this many papers.")
-@click.option(
-    "--threads",
-    type=click.IntRange(0),
-    help="CPU cores to embed on (default: $PAPERDEX_EMBED_THREADS, else all; built-in models run a batch per core).",
-)
+@click.option("--threads", type=click.IntRange(0), help="CPU threads for the model (default: $PAPERDEX_EMBED_THREADS).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True)
 @click.option(
     "--reset",
@@ -236,14 +232,14 @@ def _write_errors(store: Store) -> Iterator[None]:
 def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
     """Compute missing vectors and replace stale ones (text edited since its vector was made),
     resumably: stop it any time; it continues where it was."""
-    from paperdex.index.embed import EmbedError, bulk_embedder, embed_store, pending_count
+    from paperdex.index.embed import EmbedError, embed_store, get_embedder, pending_count
 
     settings = _settings(ctx).replace(model=model, embed_threads=threads)
     store = _store(ctx)
     # the store's model (or the one it is switching to) wins over the setting
     name = model or store.get_state("model_next") or store.model or settings.model
     try:  # load the model before --reset drops anything: a model that cannot load costs nothing
-        bulk_embedder(name, settings.embed_threads or None, device)  # the instance embed_store runs
+        get_embedder(name, settings.embed_threads or None, device=device, allow_download=True)
     except EmbedError as e:
         raise _fail(e) from None
     if reset:

