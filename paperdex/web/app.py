@@ -307,7 +307,9 @@ def create_app(
                 allow.append("HEAD")
             headers.pop("allow", None)
             headers["Allow"] = ", ".join(allow)
-        if request.url.path.startswith("/api/") or request.url.path in ("/openapi.json", "/search.json", "/daily.json"):
+        # /api itself too: a client folds /api/tags/.. into /api, and an API client reads JSON
+        path = request.url.path
+        if path.startswith("/api/") or path in ("/api", "/openapi.json", "/search.json", "/daily.json"):
             return SafeJSON({"error": {"status": status, "message": message}}, status_code=status, headers=headers)
         try:
             resp = page(request, "error.html", status=status, status_code=status, message=message)

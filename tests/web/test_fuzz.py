@@ -183,3 +183,11 @@ def test_json_bodies_never_500(writable, body, path):
     c, tok = writable
     headers = {"content-type": "application/json", "Authorization": f"Bearer {tok}"}
     _answered(c.post(path, content=body, headers=headers), path)
+
+
+def test_a_dot_dot_parameter_folded_into_api_answers_in_the_api_shape(writable):
+    """`/api/tags/..` reaches the server as `/api` (clients fold dot segments, as browsers do):
+    an API client gets the API's JSON error, not the HTML page (hypothesis found it)."""
+    c, _ = writable
+    for path in ("/api/tags/..", "/api/papers/..", "/api"):
+        _answered(c.get(path), "/api/")
