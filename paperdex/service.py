@@ -308,6 +308,7 @@ class SearcherPool:
         budget: float | None = None,
         readers: int = READERS,
         backend: str | None = None,
+        client_queue: int = MAX_WAITING,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.backend = backend  # a URI searches read (`--backend`); None: the store itself
@@ -319,7 +320,7 @@ class SearcherPool:
         self._made = {"searcher": 0, "reader": 0}
         self._limit = {"searcher": self.size, "reader": max(1, readers)}
         self._lock = threading.Lock()
-        self._gate = FairGate(self.size)
+        self._gate = FairGate(self.size, client_queue)  # client_queue: one client's waiting requests
         self._watch: threading.Thread | None = None
         self._closing = threading.Event()
         self.pasted = PastedVectors()  # the vectors of pasted texts (related work), made and kept

@@ -27,7 +27,7 @@ from paperdex.discover import library, summaries
 from paperdex.messages import message
 from paperdex.paper import CATEGORY_TYPED, finite
 from paperdex.search.engine import URL_NAMES, Result, lex_index, plan
-from paperdex.service import SearcherPool, SearchParams, ServiceError
+from paperdex.service import MAX_WAITING, SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.web import discover, i18n, render, schemas, summary_api
 from paperdex.web.assets import StaticAssets
@@ -219,6 +219,7 @@ def create_app(
     *,
     time_budget: float | None = None,
     settings: Settings | None = None,
+    client_queue: int = MAX_WAITING,
 ) -> FastAPI:
     """The paperdex web app over one data directory. `allowed_hosts`: the Host names it
     answers ("*" for any); it, `pool_wait` and `time_budget` default to `settings`' (loopback
@@ -231,6 +232,7 @@ def create_app(
         wait=st.pool_wait if pool_wait is None else pool_wait,
         budget=st.time_budget if time_budget is None else time_budget,
         backend=st.backend,
+        client_queue=client_queue,
     )
     if warm:
         pool.warm()

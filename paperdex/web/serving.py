@@ -160,15 +160,13 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
 
     st.settings.install()
     t = time.perf_counter()
-    app = create_app(st.data_dir, pool_size=st.pool, warm=False, settings=st.settings)
+    app = create_app(st.data_dir, pool_size=st.pool, warm=False, settings=st.settings, client_queue=st.client_queue)
     pool = app.state.pool
     if st.warm:
         parts = pool.warm()
         detail = ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
         _say(f"{worker or 'server'} [{os.getpid()}] warm in {time.perf_counter() - t:.2f} s ({detail})")
     pool.watch()
-    # service.SearcherPool takes no bound for its gate: set it on the gate it made (ServeOptions)
-    pool._gate.max_waiting = st.client_queue
     return app
 
 
