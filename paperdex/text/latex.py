@@ -275,6 +275,23 @@ def _ref(i: int) -> str:
     return chr(REF_BASE + i) if i < MAX_REFS else ""
 
 
+_DELIMITED = re.compile(r"(?<!\\)\\\((.{1,300}?)\\\)|(?<!\\)\\\[(.{1,300}?)\\\]", re.S)
+
+
+def _dollar_math(text: str) -> str:
+    """Text with \\(…\\) written $…$ and \\[…\\] written $$…$$, so the one math reader below
+    reads them like any $…$ (2505.15624's title wrote its formula in \\(…\\)). A span holding a
+    $ is left alone (it would end the math early)."""
+    if "\\(" not in text and "\\[" not in text:
+        return text
+
+    def dollars(m: re.Match) -> str:
+        body, fence = (m.group(1), "$") if m.group(1) is not None else (m.group(2), "$$")
+        return m.group(0) if "$" in body or not body.strip() else f"{fence}{body.strip()}{fence}"
+
+    return _DELIMITED.sub(dollars, text)
+
+
 @lru_cache(maxsize=8192)
 def parse_tex(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """Paper text with LaTeX and Markdown made legible, plus the TeX of each math span and each
@@ -282,7 +299,7 @@ def parse_tex(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     :func:`segments_html` turns into tags after escaping."""
     if not text:
         return "", (), ()
-    s = MARKERS.sub("", text).replace("\\b{eta}", "β")  # a common arXiv mangling of \beta
+    s = _dollar_math(MARKERS.sub("", text)).replace("\\b{eta}", "β")  # a common arXiv mangling of \beta
     s = _URL_CMD.sub(lambda m: m.group(1) or m.group(2), s)
     urls: list[str] = []
 

@@ -59,7 +59,7 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals["plain_tex"] = render.plain  # \(…\) math read like $…$
+    env.globals["plain_tex"] = render.plain_tex
     env.filters["q"] = lambda s: quote(str(s), safe="")
     env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url)
     return env

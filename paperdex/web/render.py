@@ -125,40 +125,19 @@ def needs_typesetting(tex: str) -> bool:
 # LaTeX's own inline and display math delimiters, \(…\) and \[…\], which arXiv abstracts use
 # beside $…$ (2505.15624's title showed "\(fracη_Eη_W ∝ …\)": the delimiters were not known, so
 # their content was read as text and its commands lost their backslashes). Bounded as $…$ is.
-_DELIMITED = re.compile(r"(?<!\\)\\\((.{1,300}?)\\\)|(?<!\\)\\\[(.{1,300}?)\\\]", re.S)
-
-
-def dollar_math(text: str) -> str:
-    """Text with \\(…\\) written $…$ and \\[…\\] written $$…$$, so the one math reader
-    (text.latex.parse_tex) makes them readable text plus TeX for KaTeX like any $…$. A span
-    holding a $ is left alone (it would end the math early). The content is never markup:
-    escaping happens after (segments_html)."""
-    if "\\(" not in text and "\\[" not in text:
-        return text
-
-    def dollars(m: re.Match) -> str:
-        body, fence = (m.group(1), "$") if m.group(1) is not None else (m.group(2), "$$")
-        return m.group(0) if "$" in body or not body.strip() else f"{fence}{body.strip()}{fence}"
-
-    return _DELIMITED.sub(dollars, text)
-
-
-def plain(text: str) -> str:
-    """Paper text without markup (a <title>, a list of titles): plain_tex after dollar_math."""
-    return plain_tex(dollar_math(text))
 
 
 def tex_html(text: str, stems: frozenset[str] = frozenset(), links: bool = True) -> Markup:
     """Whole text (a title, a full abstract) as safe HTML, query words highlighted. `links`:
     False inside an element that is itself a link (a card title)."""
-    clean, maths, urls = parse_tex(dollar_math(text))
+    clean, maths, urls = parse_tex(text)
     return segments_html(mark(clean, stems), maths, urls if links else ())
 
 
 def snippet_html(text: str, stems: frozenset[str], width: int = 320) -> Markup:
     """The best window of an abstract as safe HTML. No links: the snippet sits in a <summary>
     whose click opens the abstract."""
-    clean, maths, _ = parse_tex(dollar_math(text))
+    clean, maths, _ = parse_tex(text)
     return segments_html(snippet(clean, stems, width), maths)
 
 
@@ -180,7 +159,7 @@ def brief(p: Paper) -> dict[str, Any]:
     names, more = author_names(p)
     return {
         "id": p.id,
-        "title": plain(p.title),
+        "title": plain_tex(p.title),
         "authors": names + (["et al."] if more else []),
         "date": p.date,
         "categories": p.categories,
@@ -347,7 +326,7 @@ def card(
     return {
         "id": p.id,
         "title_html": tex_html(p.title, stems, links=False),
-        "title_text": plain(p.title),
+        "title_text": plain_tex(p.title),
         "venue": p.venue,
         "area": p.venue_area,
         "categories": ordered_categories(p.categories, wanted or []),
