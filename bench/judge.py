@@ -12,6 +12,7 @@ only as complete as its pool: every system that is scored should first be pooled
     python bench/judge.py grade N ID=G [ID=G ...]              # record grades for query N
     python bench/judge.py score --run FILE [--run FILE ...]    # graded nDCG@10 per class
     python bench/judge.py table [--system NAME ...]            # pooled systems, per class
+    python bench/judge.py --set dev-en show                    # any command, on another set
 
 A run file is JSONL of {"query": ..., "ids": [...]} in rank order. The pool and the runs live in
 bench/out/ (regenerable); the queries and grades live in bench/questions/ (committed).
@@ -332,8 +333,17 @@ def cmd_table(args) -> None:
     print("unjudged in top 10: " + ", ".join(f"{s} {unj[s]}" for s in names))
 
 
+def use_set(name: str) -> None:
+    """Point every command at bench/questions/NAME/ (queries, grades) and bench/out/NAME/ (pool,
+    runs): two question sets can be written and graded at once without sharing a file."""
+    global QUERIES, QRELS, POOL, RUNS
+    QUERIES, QRELS = QDIR / name / "queries.jsonl", QDIR / name / "qrels.jsonl"
+    POOL, RUNS = OUT / name / "pool.jsonl", OUT / name / "runs"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", help="a question set under bench/questions/ (default: the first 42 questions)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pool", help="pool the reference systems, or add --run under --system")
     p.add_argument("--system")
@@ -359,6 +369,8 @@ def main() -> None:
     p.add_argument("--system", action="append", help="a pooled run's name; repeat for several")
     p.set_defaults(func=cmd_table)
     args = ap.parse_args()
+    if args.set:
+        use_set(args.set)
     args.func(args)
 
 
