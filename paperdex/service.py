@@ -13,17 +13,14 @@ of their own, so they never queue behind searches. Every searcher and store has 
 connection, never used by two threads at once; WAL lets them read while an ingest writes.
 
 Every search runs within a time budget (``TIME_BUDGET``; $PAPERDEX_TIME_BUDGET through the settings): the engine
-checks the deadline between its steps, and a watchdog timer interrupts SQLite
-(``Connection.interrupt()``, safe from another thread and lock-free) if a statement is still
-running at the deadline. A search over its budget is a 503 with a message; nothing waits on
-anything the search holds, so it cannot deadlock.
+checks the deadline between its steps, and the store stops a statement still running at the
+deadline (``Store.time_limit``). A search over its budget is a 503 with a message.
 """
 
 from __future__ import annotations
 
 import contextvars
 import datetime as dt
-import heapq
 import itertools
 import logging
 import os
@@ -43,13 +40,14 @@ import numpy as np
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
+from paperdex.index.embed import EmbedOptions
 from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
 from paperdex.paper import Paper
 from paperdex.search.engine import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
-from paperdex.store import Store, StoreError
+from paperdex.store import OverTime, Store, StoreError
 from paperdex.text import zh
 
 MAX_QUERY = 1000
@@ -122,101 +120,32 @@ def check_date(value: str | None, name: str) -> str | None:
     return value
 
 
-def make_searcher(store: Store, backend: str | None = None) -> Searcher:
+def make_searcher(store: Store, backend: str | None = None, embed_options: EmbedOptions | None = None) -> Searcher:
     """The web ranks exactly as the CLI does: same Searcher, same defaults; with a backend
-    URI (`--backend`), searches read that backend's copy of the store."""
+    URI (`--backend`), searches read that backend's copy of the store; `embed_options`: the
+    settings' (Settings.embedding)."""
     from paperdex.backends import search_corpus
 
-    return Searcher(store, corpus=search_corpus(backend))
-
-
-class Watchdog:
-    """One thread per process that interrupts SQLite statements past their deadline.
-
-    A search arms it (a heap entry: deadline, connection) and disarms it when done; at a
-    deadline the thread calls ``Connection.interrupt()`` on an entry still armed. Interrupting
-    is thread-safe and lock-free in SQLite, and the watchdog holds only its own condition
-    while it does so, which a search takes only to arm and disarm: no interrupt reaches a
-    statement after its search ended, and nothing can deadlock. (A ``threading.Timer`` per
-    search did the same, but starting a thread per request cost ~5% of a loaded worker.)"""
-
-    def __init__(self) -> None:
-        self._cv = threading.Condition(threading.Lock())
-        self._heap: list[list] = []  # [deadline, seq, conn, armed]
-        self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
-
-    def arm(self, conn: sqlite3.Connection, deadline: float) -> list:
-        entry = [deadline, next(self._seq), conn, True]
-        with self._cv:
-            heapq.heappush(self._heap, entry)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="paperdex-watchdog", daemon=True)
-                self._thread.start()
-            elif self._heap[0] is entry:
-                self._cv.notify()
-        return entry
-
-    def disarm(self, entry: list) -> None:
-        with self._cv:
-            entry[3] = False
-            entry[2] = None
-
-    def _run(self) -> None:
-        with self._cv:
-            while True:
-                now = time.monotonic()
-                while self._heap and (not self._heap[0][3] or self._heap[0][0] <= now):
-                    entry = heapq.heappop(self._heap)
-                    if entry[3]:
-                        entry[3] = False
-                        entry[2].interrupt()
-                self._cv.wait(self._heap[0][0] - now if self._heap else None)
-
-
-WATCHDOG = Watchdog()
-
-
-@contextmanager
-def time_budget(conn: sqlite3.Connection, seconds: float) -> Iterator[float]:
-    """Run a call within `seconds`: yields the deadline (``time.monotonic()``) for the engine
-    to check between its steps; a SQLite statement of `conn` still running at the deadline is
-    interrupted by the watchdog (``sqlite3.OperationalError: interrupted`` in this thread)."""
-    deadline = time.monotonic() + seconds
-    entry = WATCHDOG.arm(conn, deadline)
-    try:
-        yield deadline
-    finally:
-        WATCHDOG.disarm(entry)
-        if conn.in_transaction:  # an interrupted read must not pin an old snapshot
-            conn.rollback()
-
-
-def _interrupted(e: BaseException) -> bool:
-    return isinstance(e, OverBudget) or (isinstance(e, sqlite3.OperationalError) and "interrupt" in str(e))
+    return Searcher(store, corpus=search_corpus(backend), embed_options=embed_options)
 
 
 @contextmanager
 def within_budget(
-    conn: sqlite3.Connection,
-    budget: float,
-    what: str = "a request",
-    over: Callable[[float], ServiceError] | None = None,
+    store: Store, budget: float, what: str = "a request", over: Callable[[float], ServiceError] | None = None
 ) -> Iterator[float]:
-    """:func:`time_budget` for a request: yields the deadline; running out of time (the
-    engine's OverBudget, or a statement the watchdog interrupted) is the 503 of a search over
-    its budget (logged with `what`; `over` makes its error, default `over_budget`), a query
-    the user must fix (QueryError) a 400, a library error its own status."""
+    """Run a request's statements within `budget` s (Store.time_limit): yields the deadline
+    for the engine to check between its steps. Running out of time (the engine's OverBudget,
+    or a statement the store stopped) is the 503 of a search over its budget (logged with
+    `what`; `over` makes its error, default `over_budget`), a query the user must fix
+    (QueryError) a 400, a library error its own status."""
     try:
-        with time_budget(conn, budget) as deadline:
+        with store.time_limit(budget) as deadline:
             yield deadline
     except QueryError as e:
         raise ServiceError(400, str(e)) from None
     except library.LibraryError as e:
         raise ServiceError(e.status, e.message) from None
-    except (OverBudget, sqlite3.OperationalError) as e:
-        if not _interrupted(e):
-            raise
+    except (OverBudget, OverTime):
         log.warning("%s over its time budget (%g s)", what, budget)
         raise (over or over_budget)(budget) from None
 
@@ -309,9 +238,11 @@ class SearcherPool:
         readers: int = READERS,
         backend: str | None = None,
         client_queue: int = MAX_WAITING,
+        embed_options: EmbedOptions | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.backend = backend  # a URI searches read (`--backend`); None: the store itself
+        self.embed_options = embed_options  # how queries are embedded (Settings.embedding)
         self.size = max(1, size or min(4, os.cpu_count() or 2))
         self.wait = POOL_WAIT if wait is None else wait
         self.budget = TIME_BUDGET if budget is None else budget
@@ -385,7 +316,7 @@ class SearcherPool:
         """A searcher with what every query needs already loaded (once per process: the
         snapshots, the model and the segmenter are shared), so that one-time loading is never
         charged to the first queries' time budget."""
-        s = make_searcher(Store(self.data_dir, readonly=True), self.backend)
+        s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options)
         _load(lambda: s.lex, lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh)
         return s
 
@@ -416,7 +347,7 @@ class SearcherPool:
                 log.warning("warm-up of %s failed: %s", name, e)
             took[name] = took.get(name, 0.0) + time.perf_counter() - t
 
-        first = make_searcher(Store(self.data_dir, readonly=True), self.backend)
+        first = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options)
         try:
             step("lexical", lambda: first.lex)
             step("vectors", lambda: _warm_vectors(first))
@@ -538,11 +469,17 @@ class Local:
     """A command's pool (the CLI): one searcher over a store it opened, so a command runs
     each feature through the same service function, checks and time budget as the server."""
 
-    def __init__(self, store: Store, backend: str | None = None, budget: float | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        backend: str | None = None,
+        budget: float | None = None,
+        embed_options: EmbedOptions | None = None,
+    ) -> None:
         self.store, self.backend = store, backend
         self.data_dir = store.data_dir
         self.budget = TIME_BUDGET if budget is None else budget
-        self._searcher = make_searcher(store, backend)
+        self._searcher = make_searcher(store, backend, embed_options)
         self._loaded: set[str] = set()
 
     @contextmanager
@@ -869,7 +806,7 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
     p = normalise(params)
     _yield_to_the_loop()
     pool.prepare(p.q, p.mode != "lexical")
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget, f"the search {p.q[:200]!r}") as deadline:
+    with pool.searcher() as s, within_budget(s.store, pool.budget, f"the search {p.q[:200]!r}") as deadline:
         return s.search(p, facets=facets, deadline=deadline)
 
 
@@ -903,7 +840,7 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
         return ServiceError(503, message("related_over_budget", budget=budget), {"Retry-After": str(RETRY_AFTER)})
 
     what = f"related work for {len(text)} characters"
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget, what, over) as dl:
+    with pool.searcher() as s, within_budget(s.store, pool.budget, what, over) as dl:
         out = R.related(s, text, k, filters=filters, deadline=dl, query_vector=qv, dense=not words_only)
     if words_only:
         out.notices.append(message("related_words_only"))
@@ -928,7 +865,7 @@ def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
     """A paper and its nearest neighbours."""
     _within(k, MAX_SIMILAR, "k_range")
     paper = get_paper(pool, pid)
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
+    with pool.searcher() as s, within_budget(s.store, pool.budget):
         try:
             return paper, s.similar(paper.id, k)
         except KeyError:
@@ -969,7 +906,7 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
 def _read_feed(pool: Pool, fn, *args):
     """A feed function on a reader connection, within the time budget: a bad request becomes
     ServiceError(400), one that runs out of time ServiceError(503)."""
-    with pool.reader() as st, within_budget(st.conn, pool.budget):
+    with pool.reader() as st, within_budget(st, pool.budget):
         try:
             return fn(st, *args)
         except feed.FeedError as e:
@@ -999,7 +936,7 @@ def recommend(pool: Pool, tag: str, k: int = 20, page: int = 1, within: list[int
     searches read (the backend's, with `--backend`), within the time budget."""
     _within(k, MAX_K, "k_range")
     _within(page, MAX_RECOMMEND_PAGE, "page_range")
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
+    with pool.searcher() as s, within_budget(s.store, pool.budget):
         return R.recommend(s.store, tag, k, page=page, within=within, source=s.corpus)
 
 
@@ -1010,13 +947,12 @@ def saved_searches(pool: Pool) -> list[tuple[library.SavedSearch, library.NewMat
     with pool.reader() as st:
         saved = library.saved_searches(st)
     _prepare(pool, saved)
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+    with pool.searcher() as s, within_budget(s.store, pool.budget) as deadline:
         for ss in saved:
             try:
-                out.append((ss, library.new_matches(s, ss, 0, deadline=deadline)))
-            except (OverBudget, sqlite3.OperationalError) as e:
-                if not _interrupted(e):
-                    raise
+                with s.store.time_limit(deadline - time.monotonic()):
+                    out.append((ss, library.new_matches(s, ss, 0, deadline=deadline)))
+            except (OverBudget, OverTime):
                 out.append((ss, None))
     return out
 
@@ -1025,7 +961,7 @@ def new_matches(pool: Pool, key: str, limit: int = 20) -> library.NewMatches:
     """The papers new since the last visit that a saved search (by name or id) matches."""
     _within(limit, MAX_K, "limit_from_zero", low=0)
     ss = _saved(pool, key)
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+    with pool.searcher() as s, within_budget(s.store, pool.budget) as deadline:
         return library.new_matches(s, ss, limit, deadline=deadline)
 
 
@@ -1048,7 +984,7 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
     """A saved search's newest matches (its feed); one stored before searches were checked,
     which no longer runs, is a 422."""
     ss = _saved(pool, key)
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget) as deadline:
+    with pool.searcher() as s, within_budget(s.store, pool.budget) as deadline:
         try:
             return ss, library.run_saved(s, ss, per_page=per_page, deadline=deadline)
         except QueryError as e:
@@ -1059,7 +995,7 @@ def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[P
     """A day's papers (default: the newest) that the user's tags score, best first: each
     with its best score over the tags and that tag."""
     _within(k, MAX_K, "k_range")
-    with pool.searcher() as s, within_budget(s.store.conn, pool.budget):
+    with pool.searcher() as s, within_budget(s.store, pool.budget):
         try:
             d = feed.daily(s.store, day or None, None, 1, 200)
         except feed.FeedError as e:

@@ -19,6 +19,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, fields
@@ -253,6 +254,14 @@ class StoreError(RuntimeError):
     """A data directory problem a user can act on (wrong model, newer schema, ...)."""
 
 
+class OverTime(Exception):
+    """A statement still running at the deadline of `Store.time_limit`: SQLite stopped it."""
+
+
+# SQLite calls the time limit's handler every this many virtual machine steps (datasette's figure)
+_STEPS = 1000
+
+
 # a paper's current vector: one made from its present text (an older one waits for `embed`)
 _CURRENT_VECTOR = "LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
 # a paper with its current vector's stored bytes (NULL without one), for a copy elsewhere
@@ -340,6 +349,7 @@ class Store:
         self.path = self.data_dir / "paperdex.db"
         self.readonly = readonly
         self._writer: int | None = None
+        self._deadline: float | None = None  # of the time limit the statements run within
         if readonly:
             if not self.path.is_file():
                 raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
@@ -811,6 +821,32 @@ class Store:
             yield
         finally:
             self.conn.execute("COMMIT")
+
+    @contextmanager
+    def time_limit(self, seconds: float) -> Iterator[float]:
+        """Run this store's statements within `seconds` (datasette's ``sqlite_timelimit``): a
+        progress handler stops a statement still running at the deadline, which is then
+        OverTime. Yields the deadline (``time.monotonic()``) for the caller's own checks
+        between statements. A read left open is rolled back: it must not pin an old snapshot."""
+        outer = self._deadline
+        deadline = time.monotonic() + seconds
+        self._deadline = deadline if outer is None else min(outer, deadline)
+        self.conn.set_progress_handler(self._past_deadline, _STEPS)
+        try:
+            yield deadline
+        except sqlite3.OperationalError as e:
+            if "interrupt" not in str(e):
+                raise
+            raise OverTime(str(e)) from None
+        finally:
+            self._deadline = outer
+            if outer is None:
+                self.conn.set_progress_handler(None, _STEPS)
+                if self.conn.in_transaction:
+                    self.conn.rollback()
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
 
     def _bump_epoch(self) -> None:
         self.conn.execute(

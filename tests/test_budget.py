@@ -1,9 +1,9 @@
-"""The per-search time budget: a watchdog interrupts SQLite, the engine checks its deadline,
-the service answers 503 with a message, and the connection is clean for the next search."""
+"""The per-search time budget: the store stops a statement past its deadline, the engine checks
+its deadline, the service answers 503 with a message, and the connection is clean for the next
+search."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 
@@ -11,34 +11,37 @@ import pytest
 
 from paperdex import service
 from paperdex.search.engine import OverBudget
-from paperdex.service import SearcherPool, SearchParams, ServiceError, time_budget
+from paperdex.service import SearcherPool, SearchParams, ServiceError
+from paperdex.store import OverTime, Store
 
 RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 
 
-def test_the_watchdog_interrupts_a_runaway_statement_and_nothing_after():
-    conn = sqlite3.connect(":memory:", check_same_thread=False)
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path) as st:
+        yield st
+
+
+def test_the_time_limit_stops_a_runaway_statement_and_nothing_after(store):
     t = time.monotonic()
-    with pytest.raises(sqlite3.OperationalError, match="interrupt"):
-        with time_budget(conn, 0.2):
-            conn.execute(RUNAWAY).fetchone()
+    with pytest.raises(OverTime, match="interrupt"):
+        with store.time_limit(0.2):
+            store.conn.execute(RUNAWAY).fetchone()
     assert time.monotonic() - t < 2
-    # a search that ends before its deadline leaves no interrupt behind for the next one
-    with time_budget(conn, 0.05):
+    # a search that ends before its deadline leaves no limit behind for the next one
+    with store.time_limit(0.05):
         pass
     time.sleep(0.15)
-    assert conn.execute("SELECT count(*) FROM (SELECT 1 UNION ALL SELECT 2)").fetchone()[0] == 2
+    assert store.conn.execute("SELECT count(*) FROM (SELECT 1 UNION ALL SELECT 2)").fetchone()[0] == 2
 
 
-def test_an_interrupted_read_transaction_is_not_left_open():
-    conn = sqlite3.connect(":memory:", check_same_thread=False)
-    conn.execute("CREATE TABLE t(x)")
-    conn.commit()
-    with pytest.raises(sqlite3.OperationalError):
-        with time_budget(conn, 0.1):
-            conn.execute("BEGIN")
-            conn.execute(RUNAWAY).fetchone()
-    assert not conn.in_transaction
+def test_an_interrupted_read_transaction_is_not_left_open(store):
+    with pytest.raises(OverTime):
+        with store.time_limit(0.1):
+            store.conn.execute("BEGIN")
+            store.conn.execute(RUNAWAY).fetchone()
+    assert not store.conn.in_transaction
 
 
 def test_the_engine_stops_at_its_deadline(searcher):
@@ -58,7 +61,7 @@ def test_a_search_over_budget_is_a_503_with_a_message_and_the_pool_recovers(buil
 
 
 def test_a_phrase_query_in_sqlite_is_interrupted(built_store_dir, monkeypatch):
-    """The phrase part runs in SQLite (fts_exact): make it a runaway, and the watchdog stops it."""
+    """The phrase part runs in SQLite (fts_exact): make it a runaway, and the store stops it."""
     pool = SearcherPool(built_store_dir, size=1, budget=0.3)
     with pool.searcher() as s:
         real = s.store.conn
@@ -108,25 +111,25 @@ def test_lookups_do_not_wait_for_a_searcher(built_store_dir):
     pool.close()
 
 
-def test_the_watchdog_interrupts_only_what_is_past_its_deadline():
+def test_the_time_limit_stops_only_what_is_past_its_deadline(store):
     """Many searches at once, each on its own connection: the runaways are stopped at their
-    deadlines, the quick ones (armed with a longer budget) never see an interrupt."""
+    deadlines, the quick ones (with a longer budget) are never stopped."""
     results: dict[str, list] = {"runaway": [], "quick": []}
 
     def runaway() -> None:
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        t = time.monotonic()
-        try:
-            with time_budget(conn, 0.3):
-                conn.execute(RUNAWAY).fetchone()
-        except sqlite3.OperationalError as e:
-            results["runaway"].append((str(e), time.monotonic() - t))
+        with Store(store.data_dir, readonly=True) as st:
+            t = time.monotonic()
+            try:
+                with st.time_limit(0.3):
+                    st.conn.execute(RUNAWAY).fetchone()
+            except OverTime as e:
+                results["runaway"].append((str(e), time.monotonic() - t))
 
     def quick() -> None:
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        for _ in range(200):
-            with time_budget(conn, 5):
-                results["quick"].append(conn.execute("SELECT 1").fetchone()[0])
+        with Store(store.data_dir, readonly=True) as st:
+            for _ in range(200):
+                with st.time_limit(5):
+                    results["quick"].append(st.conn.execute("SELECT 1").fetchone()[0])
 
     threads = [threading.Thread(target=runaway) for _ in range(3)] + [threading.Thread(target=quick) for _ in range(3)]
     for t in threads:
