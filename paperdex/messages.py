@@ -277,6 +277,51 @@ MESSAGES: dict[str, dict[str, str]] = {
     "tag_exists": {"en": "a tag named {name!r} exists already", "zh": "已有名为 {name!r} 的标签"},
     "tag_name_too_long": {"en": "a tag name is at most {limit} characters", "zh": "标签名最多 {limit} 个字符"},
     "ids_not_in_store": {"en": "not in this store: {ids}", "zh": "本库没有：{ids}"},
+    "library_read_only": {
+        "en": "the library cannot be changed through a read-only store",
+        "zh": "只读的库不能修改文库",
+    },
+    "tag_needs_name": {"en": "a tag needs a name", "zh": "标签需要一个名字"},
+    "tag_name_chars": {
+        "en": "a tag name cannot contain control characters, / or \\",
+        "zh": "标签名不能含控制字符、/ 或 \\",
+    },
+    "too_many_tags": {"en": "the library holds at most {limit} tags", "zh": "文库最多 {limit} 个标签"},
+    "tag_too_full": {"en": "a tag holds at most {limit} papers", "zh": "一个标签最多 {limit} 篇论文"},
+    "search_value_bad": {"en": "{param}: not a value a search accepts", "zh": "{param}：搜索不接受这个值"},
+    "saved_mode": {"en": "mode: one of {choices}", "zh": "mode：应为以下之一：{choices}"},
+    "saved_not_parsed": {"en": "cannot save this search: {error}", "zh": "无法保存这个搜索：{error}"},
+    "saved_query_too_long": {
+        "en": "a saved query is at most {limit} characters of text",
+        "zh": "保存的查询最多 {limit} 个字符的文本",
+    },
+    "saved_needs_query": {"en": "a saved search needs a query or a filter", "zh": "已保存的搜索需要查询词或筛选条件"},
+    "saved_exists": {
+        "en": "a saved search named {name!r} exists (#{id}: {query!r}); remove it first, or replace it with --replace",
+        "zh": "已有名为 {name!r} 的已保存搜索（#{id}：{query!r}）；请先删除它，或用 --replace 替换",
+    },
+    "too_many_saved": {"en": "at most {limit} saved searches", "zh": "最多 {limit} 个已保存的搜索"},
+    "no_saved_search": {"en": "no saved search {key!r}", "zh": "没有已保存的搜索 {key!r}"},
+    "saved_search_broken": {
+        "en": "this saved search no longer runs: {error}; edit it (saved add --replace) or remove it",
+        "zh": "这个已保存的搜索已无法运行：{error}；请修改它（saved add --replace）或删除它",
+    },
+    "not_library_export": {
+        "en": "not a paperdex library export (expected format {format!r})",
+        "zh": "不是 paperdex 的文库导出文件（应为格式 {format!r}）",
+    },
+    "export_newer": {
+        "en": "this library export is from a newer paperdex",
+        "zh": "这个文库导出文件来自更新版本的 paperdex",
+    },
+    "export_tags_shape": {
+        "en": "tags: each is an object with name and papers",
+        "zh": "tags：每一项应是含 name 与 papers 的对象",
+    },
+    "export_saved_shape": {
+        "en": "saved_searches: each is an object with name, query and params",
+        "zh": "saved_searches：每一项应是含 name、query 与 params 的对象",
+    },
     "internal_error": {
         "en": "internal error; the server log has the details",
         "zh": "服务器内部错误；详情见服务器日志",

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from paperdex.index.publish import publish
 from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.engine import MAX_WINDOW, URL_NAMES, Filters
@@ -64,10 +65,14 @@ def now() -> str:
 @contextmanager
 def _write(store: Store) -> Iterator[Store]:
     """One write transaction on a writable store."""
-    if store.readonly:
-        raise LibraryError("the library cannot be changed through a read-only store", 403)
+    _writable(store)
     with store.write_transaction():
         yield store
+
+
+def _writable(store: Store) -> None:
+    if store.readonly:
+        raise LibraryError(message("library_read_only"), 403)
 
 
 def tag_name(name: str) -> str:
@@ -75,11 +80,11 @@ def tag_name(name: str) -> str:
     no control characters and no `/` (it is a path segment of the tag's page and feed)."""
     name = " ".join(str(name or "").split())
     if not name:
-        raise LibraryError("a tag needs a name")
+        raise LibraryError(message("tag_needs_name"))
     if len(name) > MAX_TAG:
         raise LibraryError(message("tag_name_too_long", limit=MAX_TAG))
     if _CONTROL.search(name) or "/" in name or "\\" in name:
-        raise LibraryError("a tag name cannot contain control characters, / or \\")
+        raise LibraryError(message("tag_name_chars"))
     return name
 
 
@@ -141,19 +146,20 @@ def tags_of(store: Store, pid: str) -> list[str]:
     return store.tag_names_of(pid)
 
 
-def _tag_id(c: Store, name: str, create: bool) -> int | None:
+def _tag_id(c: Store, name: str) -> int:
+    """The tag's id, the tag made if new."""
     tid = c.tag_id(name)
-    if tid is not None or not create:
+    if tid is not None:
         return tid
     if c.tag_count() >= MAX_TAGS:
-        raise LibraryError(f"the library holds at most {MAX_TAGS} tags")
+        raise LibraryError(message("too_many_tags", limit=MAX_TAGS))
     return c.insert_tag(name, now())
 
 
 def create_tag(store: Store, name: str) -> Tag:
     name = tag_name(name)
     with _write(store) as c:
-        _tag_id(c, name, create=True)
+        _tag_id(c, name)
     return get_tag(store, name)
 
 
@@ -171,10 +177,10 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
         found += [m for m in missing if len(m) <= 200 and not _CONTROL.search(m)]
     stamp = now()
     with _write(store) as c:
-        tid = _tag_id(c, name, create=True)
+        tid = _tag_id(c, name)
         have_ids = c.paper_ids_in_tag(tid)
         if len(have_ids) + len(found) > MAX_TAG_PAPERS:
-            raise LibraryError(f"a tag holds at most {MAX_TAG_PAPERS} papers")
+            raise LibraryError(message("tag_too_full", limit=MAX_TAG_PAPERS))
         fresh = [pid for pid in found if pid not in have_ids]
         c.add_to_tag(tid, fresh, stamp)
         # saving a paper takes back a "not interested"
@@ -185,7 +191,7 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
 def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
     name = tag_name(name)
     with _write(store) as c:
-        tid = _tag_id(c, name, create=False)
+        tid = c.tag_id(name)
         if tid is None:
             raise LibraryError(message("no_tag", name=name), 404)
         return sum(c.remove_from_tag(tid, str(pid).strip()) for pid in ids)
@@ -264,10 +270,10 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
             continue
         v = str(v).strip()
         if len(v) > 200 or _CONTROL.search(v):
-            raise LibraryError(f"{k}: not a value a search accepts")
+            raise LibraryError(message("search_value_bad", param=k))
         out[k] = v
     if out.get("mode", "hybrid") not in MODES:
-        raise LibraryError(f"mode: one of {', '.join(MODES)}")
+        raise LibraryError(message("saved_mode", choices=", ".join(MODES)))
     return out
 
 
@@ -279,7 +285,7 @@ def check_search(query: str, params: dict[str, str]) -> None:
         if params.get("from") or params.get("to"):
             date_range(params.get("from"), params.get("to"))
     except QueryError as e:
-        raise LibraryError(f"cannot save this search: {e}") from None
+        raise LibraryError(message("saved_not_parsed", error=e.message)) from None
 
 
 def save_search(
@@ -292,22 +298,18 @@ def save_search(
     name = tag_name(name)
     query = str(query or "").strip()
     if len(query) > MAX_QUERY or _CONTROL.search(query.replace("\n", " ")):
-        raise LibraryError(f"a saved query is at most {MAX_QUERY} characters of text")
+        raise LibraryError(message("saved_query_too_long", limit=MAX_QUERY))
     p = clean_params(params)
     if not query and not any(k in p for k in ("category", "from", "to", "venue", "area", "author")):
-        raise LibraryError("a saved search needs a query or a filter")
+        raise LibraryError(message("saved_needs_query"))
     check_search(query, p)
     with _write(store) as c:
         if not replace:
             old = c.saved_search_row(name=name)
             if old is not None:
-                raise LibraryError(
-                    f"a saved search named {name!r} exists (#{old['id']}: {old['query'][:80]!r}); "
-                    "remove it first, or replace it with --replace",
-                    409,
-                )
+                raise LibraryError(message("saved_exists", name=name, id=old["id"], query=old["query"][:80]), 409)
         if c.saved_search_count() >= MAX_SAVED:
-            raise LibraryError(f"at most {MAX_SAVED} saved searches")
+            raise LibraryError(message("too_many_saved", limit=MAX_SAVED))
         c.put_saved_search(name, query, json.dumps(p, sort_keys=True), now(), c.max_rowid(), now())
     return get_saved(store, name)
 
@@ -334,7 +336,7 @@ def get_saved(store: Store, key: str | int) -> SavedSearch:
     n = row_number(k)
     row = store.saved_search_row(id=n) if n is not None else store.saved_search_row(name=k)
     if row is None:
-        raise LibraryError(f"no saved search {k[:80]!r}", 404)
+        raise LibraryError(message("no_saved_search", key=k[:80]), 404)
     return _saved(row)
 
 
@@ -409,14 +411,14 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
     new_ids = {r[0] for r in rows}
     dated = [r[1] for r in rows if r[1]]
     oldest = min(dated) if dated and len(dated) == len(rows) else None
-    count, papers, complete, notices = 0, [], True, []
+    count, complete, notices = 0, True, []
+    papers: list[Paper] = []
     page = 1
     while True:
         try:
             res = run_saved(searcher, saved, page=page, per_page=PAGE, deadline=deadline)
         except QueryError as e:  # stored before saving checked it, or by an older version
-            msg = f"this saved search no longer runs: {e}; edit it (saved add --replace) or remove it"
-            return NewMatches(saved, 0, [], notices=[msg], error=str(e))
+            return NewMatches(saved, 0, [], notices=[message("saved_search_broken", error=e.message)], error=str(e))
         if page == 1:
             notices = list(res.notices)
         for h in res.hits:
@@ -496,17 +498,17 @@ def export_json(store: Store) -> dict[str, Any]:
     }
 
 
-def import_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
+def import_json(store: Store, data: dict[str, Any]) -> dict[str, Any]:
     """Merge an exported library into this one: tags gain papers (ids this store lacks are
     kept for when they are ingested), dismissals and saved searches are added."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise LibraryError(f"not a paperdex library export (expected format {FORMAT!r})")
+        raise LibraryError(message("not_library_export", format=FORMAT))
     if int(data.get("version") or 0) > FORMAT_VERSION:
-        raise LibraryError("this library export is from a newer paperdex")
+        raise LibraryError(message("export_newer"))
     out = {"tags": 0, "papers": 0, "dismissed": 0, "saved_searches": 0}
     for t in data.get("tags") or []:
         if not isinstance(t, dict):
-            raise LibraryError("tags: each is an object with name and papers")
+            raise LibraryError(message("export_tags_shape"))
         ids = [str(p) for p in t.get("papers") or []]
         create_tag(store, t.get("name", ""))
         out["tags"] += 1
@@ -517,7 +519,7 @@ def import_json(store: Store, data: dict[str, Any]) -> dict[str, int]:
     refused = []
     for s in data.get("saved_searches") or []:
         if not isinstance(s, dict):
-            raise LibraryError("saved_searches: each is an object with name, query and params")
+            raise LibraryError(message("export_saved_shape"))
         try:
             save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {})
         except LibraryError as e:  # one that no longer parses (saved by an older version): said, not fatal
@@ -545,8 +547,8 @@ def import_bibtex(store: Store, text: str, name: str) -> dict[str, int]:
     name = tag_name(name)
     new = [p for p in res.papers if store.rowid(p.id) is None]
     if new:
-        if store.readonly:
-            raise LibraryError("the library cannot be changed through a read-only store", 403)
+        _writable(store)
         store.upsert(new)
+        publish(store)
     added = add_to_tag(store, name, [p.id for p in res.papers]) if res.papers else 0
     return {"entries": len(res.papers), "ingested": len(new), "added": added, "errors": len(res.errors)}
