@@ -358,15 +358,6 @@ CREDENTIALS_HINT = (
 )
 
 
-def credentials(config: dict[str, Any] | None = None) -> tuple[str | None, str | None]:
-    """(username, password): the environment first (openreview-py's own variables), then the
-    ``[openreview]`` section of sources.toml."""
-    config = config or {}
-    user = os.environ.get("OPENREVIEW_USERNAME") or config.get("username")
-    password = os.environ.get("OPENREVIEW_PASSWORD") or config.get("password")
-    return user or None, password or None
-
-
 SESSION_FILE = "openreview-session.json"  # in the data directory: one login serves every run
 SESSION_SECONDS = 50 * 60  # OpenReview's tokens last an hour unless asked otherwise
 
@@ -439,15 +430,13 @@ def make_client(
         _deferred = True
 
         def login_user(self, *args: Any, **kwargs: Any) -> Any:
-            if self._deferred:  # the constructor logs in before our adapter is mounted
+            # the constructor would log in before our adapter is mounted, with the credentials
+            # openreview-py reads from the environment itself: paperdex logs in below, with its own
+            if self._deferred:
                 return None
             return super().login_user(*args, **kwargs)
 
-    env = {k: os.environ.pop(k) for k in ("OPENREVIEW_USERNAME", "OPENREVIEW_PASSWORD") if k in os.environ}
-    try:
-        client = Client(baseurl=base_url.rstrip("/"))
-    finally:
-        os.environ.update(env)
+    client = Client(baseurl=base_url.rstrip("/"))
     retry = LoggedRetry(
         total=retries,
         connect=2,
@@ -519,16 +508,13 @@ def _network_error(e: Exception, what: str) -> Exception:
     return e
 
 
-def fetch_venue(
-    venue_id: str, client: Any = None, *, submissions: bool = False, base_url: str = API_URL
-) -> tuple[list[Paper], list[str]]:
+def fetch_venue(venue_id: str, client: Any, *, submissions: bool = False) -> tuple[list[Paper], list[str]]:
     """Papers of one venue. Accepted papers carry the venue id in ``content.venueid``; with
     ``submissions`` every note posted to ``<venue>/-/Submission`` is read instead."""
     import openreview
 
     if not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", venue_id) or "/" not in venue_id and venue_id != "TMLR":
         raise ValueError(f"not an OpenReview venue id: {venue_id!r} (e.g. NeurIPS.cc/2025/Conference)")
-    client = client or make_client(base_url, *credentials())
 
     def get() -> list:
         with _no_progress_bar():
@@ -578,12 +564,14 @@ def fetch_venue(
 
 
 def _client(section: dict[str, Any]) -> Any:
-    """One logged-in client per sync run (credentials: environment, then sources.toml), with
-    the data directory's saved session when ``sync``/``ingest`` pass it (``_data_dir``)."""
+    """One logged-in client per sync run (credentials: OPENREVIEW_USERNAME/PASSWORD as the
+    command passed them, else sources.toml's), with the data directory's saved session when
+    ``sync``/``ingest`` pass it (``_data_dir``)."""
     data_dir = section.get("_data_dir")
     return make_client(
         section.get("url") or API_URL,
-        *credentials(section),
+        section.get("username") or None,
+        section.get("password") or None,
         session_file=Path(data_dir) / SESSION_FILE if data_dir else None,
     )
 
@@ -611,6 +599,7 @@ register(
         order=20,
         sections=("openreview",),
         config_keys=frozenset({"venues", "submissions", "url", "username", "password"}),
+        env={"username": "OPENREVIEW_USERNAME", "password": "OPENREVIEW_PASSWORD"},
         options=(
             click.Option(["--venue"], help="openreview: venue id, e.g. NeurIPS.cc/2025/Conference."),
             click.Option(

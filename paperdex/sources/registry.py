@@ -45,7 +45,9 @@ class Source:
     ``uses_http`` says it is a :class:`~paperdex.sources.http.HttpClient` (the tests' hook
     ``sync.http_factory`` makes those). ``plan(section, store, today)`` lists the jobs
     ``sync`` runs; ``done(store, opts)`` records a finished job (where to continue next time).
-    ``check(opts)`` refuses impossible options before any connection is made.
+    ``check(opts)`` refuses impossible options before any connection is made. ``env`` names the
+    environment variables (OpenReview's credentials) that the command passes in over a
+    section's keys: read once, by the command, never by a source.
     ``reads(path)`` marks a file source: ``paperdex ingest FILE`` hands it the files it accepts.
     """
 
@@ -54,6 +56,7 @@ class Source:
     order: int = 100  # sync runs sources in this order (arXiv first: the records others link to)
     sections: tuple[str, ...] = ()  # sources.toml section names; the first is the documented one
     config_keys: frozenset[str] = frozenset()
+    env: dict[str, str] = field(default_factory=dict)  # section key -> the variable that overrides it
     options: tuple[click.Option, ...] = ()  # `paperdex ingest NAME` options; their names are run's opts
     plan: Callable[[dict[str, Any], Any, date], list[Job]] | None = None
     run: Callable[..., Any] | None = None

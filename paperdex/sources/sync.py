@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -56,10 +56,15 @@ def make_client(source: registry.Source, section: dict[str, Any], data_dir: str 
     return source.client({**section, "_data_dir": str(data_dir)} if data_dir is not None else section)
 
 
-def _section(config: dict[str, Any] | None, source: str) -> dict[str, Any]:
-    """The sources.toml section of a source ([huggingface] or [hf] for hf)."""
-    config = config or {}
-    return next((config[n] for n in registry.get(source).sections if isinstance(config.get(n), dict)), {})
+def source_section(
+    config: dict[str, Any] | None, source: str, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The sources.toml section of a source ([huggingface] or [hf] for hf), under the values of
+    the environment variables it names (``Source.env``) that are set in ``environ``."""
+    src, config = registry.get(source), config or {}
+    section: dict[str, Any] = next((config[n] for n in src.sections if isinstance(config.get(n), dict)), {})
+    given = {key: environ[var] for key, var in src.env.items() if environ and environ.get(var)}
+    return {**section, **given} if given else section
 
 
 def _stored_config(store: Store) -> dict[str, Any]:
@@ -79,6 +84,7 @@ def ingest_source(
     client: Any = None,
     today: date | None = None,
     config: dict[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
     **options: Any,
 ) -> IngestSummary:
     """Fetch one job of a network source into the store, merging with what is there.
@@ -87,12 +93,13 @@ def ingest_source(
     from_, until, categories, ids, listing; openreview: venue, submissions; hf: date,
     week, month); ``base_url`` overrides the section's ``url``. Service addresses (and
     OpenReview credentials) come from ``config`` (sources.toml; read from the store's data
-    directory when not given). ``http``/``client`` let a caller share one connection across
-    jobs (``sync`` does); without one, a connection is made for this job and closed after.
+    directory when not given), under the variables of ``environ`` a source names (``Source.env``).
+    ``http``/``client`` let a caller share one connection across jobs (``sync`` does); without
+    one, a connection is made for this job and closed after.
     """
     src = registry.get(name)
     opts = {k: v for k, v in options.items() if v not in (None, (), [])}
-    section = _section(_stored_config(store) if config is None else config, name)
+    section = source_section(_stored_config(store) if config is None else config, name, environ)
     if opts.get("base_url"):
         section = {**section, "url": opts["base_url"]}
     if src.check:
@@ -175,7 +182,7 @@ def plan(cfg: dict[str, Any], store: Store, today: date) -> list[tuple[str, str,
     for src in registry.network():
         if src.plan is None or not any(name in cfg for name in src.sections):
             continue
-        jobs += [(src.name, label, opts) for label, opts in src.plan(_section(cfg, src.name), store, today)]
+        jobs += [(src.name, label, opts) for label, opts in src.plan(source_section(cfg, src.name), store, today)]
     return jobs
 
 
@@ -188,11 +195,12 @@ def sync_sources(
     echo: Callable[[str], None] = print,
     quiet: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[IngestSummary, list[str]]:
     """Run every configured source incrementally; one failing source does not stop the
     others. Returns the total and the failures. ``quiet`` reports only sources that changed
     something or failed (for cron mail). ``progress(i, n, label)`` is told as job i of n starts
-    (`paperdex sync` prints a line while a long one runs).
+    (`paperdex sync` prints a line while a long one runs). ``environ``: as for :func:`ingest_source`.
 
     Each source's jobs share one client made once per run: every arXiv job (OAI sets, RSS
     listings) goes through one connection, so arXiv's one-request-per-3-s limit, which covers
@@ -212,13 +220,15 @@ def sync_sources(
             try:
                 if source not in clients:
                     try:
-                        clients[source] = make_client(src, _section(cfg, source), store.data_dir)
+                        clients[source] = make_client(src, source_section(cfg, source, environ), store.data_dir)
                     except (SourceError, ValueError) as e:
                         # a failed login: every later job of the source reports it, none logs in again
                         clients[source] = e
                 if isinstance(clients[source], Exception):
                     raise SourceError(str(clients[source]))
-                s = ingest_source(store, source, today=today, config=cfg, client=clients[source], **opts)
+                s = ingest_source(
+                    store, source, today=today, config=cfg, client=clients[source], environ=environ, **opts
+                )
             except (SourceError, ValueError) as e:
                 failures.append(f"{label}: {e}")
                 echo(f"{label}: FAILED: {e}")

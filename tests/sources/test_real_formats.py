@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import socket
 import threading
@@ -13,7 +14,7 @@ import httpx
 import pytest
 import responses
 
-from paperdex.sources import arxiv, hf, openreview
+from paperdex.sources import arxiv, hf, openreview, registry, sync
 from paperdex.sources.http import SourceError
 from paperdex.sources.merge import ingest_with_merge
 
@@ -416,11 +417,25 @@ def test_credentials_from_the_environment_log_in(monkeypatch):
     with responses.RequestsMock() as rs:
         rs.add("POST", f"{API}/login", json=login)
         rs.add_callback("GET", f"{API}/notes", callback=_notes)
-        client = openreview.make_client(API, *openreview.credentials({"username": "ignored", "password": "x"}))
+        config = {"openreview": {"username": "ignored", "password": "x"}}  # the environment wins
+        section = sync.source_section(config, "openreview", os.environ)
+        client = sync.make_client(registry.get("openreview"), section)
         papers, errors = openreview.fetch_venue("NeurIPS.cc/2024/Conference", client)
         assert json.loads(rs.calls[0].request.body)["id"] == "reader@example.org"  # the environment wins
         assert rs.calls[1].request.headers["Authorization"] == "Bearer tok123"
     assert [p.id for p in papers] == ["openreview:aVh9KRZdRk"] and errors == []
+
+
+def test_a_source_never_reads_the_environment_itself(monkeypatch, store):
+    """OPENREVIEW_USERNAME/PASSWORD reach the client only as the command passes them
+    (``environ``): a library call without them is anonymous (no login request is made)."""
+    monkeypatch.setenv("OPENREVIEW_USERNAME", "reader@example.org")
+    monkeypatch.setenv("OPENREVIEW_PASSWORD", "secret")
+    challenge = {"name": "ChallengeRequiredError", "message": "Challenge required", "status": 403}
+    with responses.RequestsMock() as rs:
+        rs.add("GET", f"{API}/notes", json=challenge, status=403)
+        with pytest.raises(SourceError, match="refuses anonymous requests"):
+            sync.ingest_source(store, "openreview", venue="NeurIPS.cc/2024/Conference", config={})
 
 
 def test_retries_are_logged_not_printed(caplog, capsys):

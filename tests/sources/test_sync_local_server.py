@@ -208,7 +208,7 @@ def test_uninterrupted_sync_logs_in_after_a_403_and_spaces_arxiv_requests(servic
     monkeypatch.setenv("OPENREVIEW_USERNAME", "reader@example.org")
     monkeypatch.setenv("OPENREVIEW_PASSWORD", "secret")
     with Store(d) as s:
-        _, failures = sources_sync.sync_sources(s, echo=lines.append, only=["openreview"])
+        _, failures = sources_sync.sync_sources(s, echo=lines.append, only=["openreview"], environ=os.environ)
         assert failures == []
         assert s.get("openreview:aVh9KRZdRk").extra["openreview"]["decision"] == "accepted"
         assert s.get("0806.4129").published == "2008-06-25"
