@@ -3,6 +3,7 @@ sources' library functions in paperdex/sources/sync.py."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -44,7 +45,9 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
 
     try:
         with SyncLog(store.data_dir, quiet), Progress("sync", unit="jobs", quiet=quiet, rate=False, bar=False) as p:
-            total, failures = sync_sources(store, cfg, only=only, echo=click.echo, quiet=quiet, progress=p.step)
+            total, failures = sync_sources(
+                store, cfg, only=only, echo=click.echo, quiet=quiet, progress=p.step, environ=os.environ
+            )
             p.finish()
     except ValueError as e:  # the config names something impossible
         raise click.ClickException(f"{store.data_dir / CONFIG_NAME}: {e}") from None
