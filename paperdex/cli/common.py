@@ -89,6 +89,6 @@ def _service(ctx: click.Context, readonly: bool = False) -> Iterator:
     settings = _settings(ctx)
     with _store(ctx, readonly=readonly) as store:
         try:
-            yield Local(store, settings.backend, max(settings.time_budget, CLI_TIME_BUDGET))
+            yield Local(store, settings.backend, max(settings.time_budget, CLI_TIME_BUDGET), settings.embedding)
         except ServiceError as e:
             raise UserError(e.message) from None

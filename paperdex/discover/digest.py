@@ -337,11 +337,11 @@ def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
     return path
 
 
-def likely_first(store: Store, day: str | None = None, per_section: int = 50) -> list[Paper]:
+def likely_first(store: Store, day: str | None = None, per_section: int = 50, searcher=None) -> list[Paper]:
     """The papers a user is likely to read first, in that order: the digest's picks (each
     tag's recommendations among the day's papers, each saved search's new matches), then the
     day's listing (default: the newest day)."""
-    d = build(store, day, per_section=per_section)
+    d = build(store, day, per_section=per_section, searcher=searcher)
     out = [it.paper for s in d.sections if s.kind != "day" for it in s.items]
     page = 1
     while d.day:

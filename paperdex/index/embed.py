@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import EllipsisType
@@ -37,9 +38,18 @@ _MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab01
 _MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _MODELS_DIR = Path(__file__).parents[1] / "models"
 _DATA_DIR = Path(__file__).parents[1] / "data"
-# Whether E5Small applies the Chinese-query adapter when not told: built-in on; an entry point
-# sets it from Settings.zh_adapter (Settings.install), nothing reads the environment here.
-ZH_ADAPTER = True
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class EmbedOptions:
+    """How models are run beyond their names, as the settings say (Settings.embedding): the
+    Chinese-query adapter of multilingual-e5, and where ``openai:`` models are served with the
+    key they want. Handed to get_embedder by whoever builds an embedder, never read from globals."""
+
+    zh_adapter: bool = True
+    url: str = OPENAI_URL
+    key: str | None = field(default=None, repr=False)
 
 
 class EmbedError(RuntimeError):
@@ -117,12 +127,12 @@ class E5Small:
     def __init__(
         self,
         threads: int | None = None,
-        zh_adapter: bool | None = None,
+        zh_adapter: bool = True,
         max_chars: int | None | EllipsisType = ...,
         max_tokens: int | None | EllipsisType = ...,
         device: str = "cpu",
     ) -> None:
-        self.zh_adapter = ZH_ADAPTER if zh_adapter is None else zh_adapter
+        self.zh_adapter = zh_adapter
         if max_chars is not ...:
             self.max_chars = max_chars
         if max_tokens is not ...:
@@ -316,9 +326,7 @@ class Pair:
     dim = 2 * DIM
     E5_SHARE = 0.85
 
-    def __init__(
-        self, threads: int | None = None, zh_adapter: bool | None = None, device: str = "cpu", **_: object
-    ) -> None:
+    def __init__(self, threads: int | None = None, zh_adapter: bool = True, device: str = "cpu", **_: object) -> None:
         self.e5 = E5Small(threads=threads, zh_adapter=zh_adapter)
         self.minilm = MiniLM(threads=1, device=device)
 
@@ -539,28 +547,20 @@ class _SentenceTransformer:
         return np.asarray(v, dtype=np.float32)
 
 
-# Where openai: models are served and the key they need: set by an entry point from Settings
-# (Settings.install: PAPERDEX_EMBED_URL, PAPERDEX_EMBED_KEY); nothing reads the environment here.
-ENDPOINT_URL = "https://api.openai.com/v1"
-ENDPOINT_KEY: str | None = None
-
-
 class Endpoint:
     """``openai:NAME``: an OpenAI-compatible embeddings endpoint (OpenAI, or a lab's TEI, vLLM or
-    Ollama server) at ENDPOINT_URL, POST {url}/embeddings. The key goes in the Authorization
+    Ollama server) at `url` (EmbedOptions.url), POST {url}/embeddings. The key goes in the Authorization
     header and nowhere else: no error message, log line or repr carries it. ``query=`` /
     ``doc=`` prefixes as for hf: models (a server running e5 wants "query: " / "passage: ")."""
 
     timeout = 60.0
     retries = 3
 
-    def __init__(
-        self, spec: str, url: str | None = None, key: str | None = None, batch: int | None = None, **_: object
-    ) -> None:
+    def __init__(self, spec: str, url: str = OPENAI_URL, key: str | None = None, batch: int | None = None) -> None:
         _kind, self.model, opts = parse_spec(spec)
         self.name = spec
-        self.url = (url or ENDPOINT_URL).rstrip("/") + "/embeddings"
-        self._key = key if key is not None else ENDPOINT_KEY
+        self.url = url.rstrip("/") + "/embeddings"
+        self._key = key
         self.query_prefix, self.doc_prefix = opts.get("query", ""), opts.get("doc", "")
         self.batch_size = batch or int(opts.get("batch", 64))
         self.dim = 0  # known after the first answer
@@ -622,18 +622,18 @@ class Endpoint:
 def get_embedder(
     name: str = DEFAULT_MODEL,
     threads: int | None = None,
-    zh_adapter: bool | None = None,
     device: str = "cpu",
     allow_download: bool = False,
+    options: EmbedOptions | None = None,
 ) -> Embedder:
     """One loaded model per process and configuration: loading and checksumming cost ~0.3 s.
-    `threads`: None lets the engine choose (callers pass Settings.embed_threads); `zh_adapter`:
-    None is the process default ZH_ADAPTER (Settings.zh_adapter once an entry point installed it).
+    `threads`: None lets the engine choose (callers pass Settings.embed_threads); `options`:
+    the settings' (Settings.embedding), else the built-in ones.
     `allow_download`: an hf: model missing from the cache may be fetched (`embed` only)."""
-    zh = ZH_ADAPTER if zh_adapter is None else zh_adapter
-    if name.startswith("openai:"):  # not cached: ENDPOINT_URL and ENDPOINT_KEY may change
-        return Endpoint(name)
-    return _embedder(name, threads, zh, device, allow_download)
+    options = options or EmbedOptions()
+    if name.startswith("openai:"):  # a client, nothing loaded: not cached
+        return Endpoint(name, options.url, options.key)
+    return _embedder(name, threads, options.zh_adapter, device, allow_download)
 
 
 @lru_cache(maxsize=4)
@@ -673,6 +673,7 @@ def embed_store(
     progress=None,
     threads: int | None = None,
     device: str = "cpu",
+    options: EmbedOptions | None = None,
 ) -> int:
     """Fill in missing vectors and replace stale ones (a vector whose text_hash is not its
     paper's: the text was edited, possibly while this ran), one committed batch at a time:
@@ -685,7 +686,7 @@ def embed_store(
     there. An interrupted switch goes on with a plain `embed` (the store remembers it)."""
     name = model or store.get_state("model_next") or store.model or DEFAULT_MODEL
     check_model_name(name)
-    emb = get_embedder(name, threads, device=device, allow_download=True)
+    emb = get_embedder(name, threads, device=device, allow_download=True, options=options)
     switch = _switching_to(store, name)
     if switch:
         store.start_vector_switch(name)

