@@ -175,7 +175,7 @@ class MilvusBackend:
         self.meta_col = f"{collection}_meta"
         self.dim = dim
         self._written: set[str] = set()
-        self._vstate = None
+        self._vstate: tuple[float, str | None, int] | None = None  # (when read, model, vectors)
         self.snapshot_dir = Path(snapshots) if snapshots else _default_snapshots(self.uri, self.lite)
         self.snapshot_dir = self.snapshot_dir.expanduser().absolute() / collection
         self._ensure()
@@ -262,7 +262,7 @@ class MilvusBackend:
         """(model, papers with a vector), read at most once a second (this process's writes
         read them again at once)."""
         now = time.monotonic()
-        got = getattr(self, "_vstate", None)
+        got = self._vstate
         if got is None or now - got[0] > 1.0:
             model = self.model
             got = self._vstate = (now, model, self.vector_count() if model else 0)
