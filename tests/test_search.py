@@ -256,6 +256,16 @@ def test_highlight_marks_stemmed_matches_and_escapes():
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
+def test_the_result_carries_its_plan_and_the_words_worth_highlighting(searcher):
+    res = searcher.search("diffusion models for image editing", per_page=5)
+    assert res.plan is not None and res.plan.q == "diffusion models for image editing"
+    assert [c.label for c in res.plan.concepts] == ["diffusion", "models", "image", "editing"]
+    # stopwords and the store's everyday words out ("model" is in most papers), the rest kept
+    assert stem("edit") in res.highlight and not res.highlight & stems("for", "models")
+    marked = {stem(t.lower()) for h in res.hits for t, on in [*h.title_marked, *h.snippet] if on}
+    assert marked and marked <= res.highlight
+
+
 def test_snippet_windows_long_abstracts():
     text = "filler " * 200 + "the quokka result " + "tail " * 200
     segs = snippet(text, stems("quokka"), width=100)
