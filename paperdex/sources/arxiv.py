@@ -33,7 +33,7 @@ import feedparser
 from paperdex.paper import ARXIV_ID, CATEGORY_TYPED, Paper
 from paperdex.sources import completeness, merge
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
-from paperdex.sources.registry import Source, as_list, register, trust, utc_today
+from paperdex.sources.registry import Source, as_list, register, trust, utc_today, words
 from paperdex.store import IngestSummary, Store
 from paperdex.text.latex import decode_accents, decode_name
 
@@ -372,55 +372,39 @@ def oai_record(rec: ET.Element) -> Paper:
     )
 
 
+@dataclass
+class Harvest:
+    """What one OAI-PMH harvest asks for: a set, the days of records changed (both inclusive;
+    without ``until``, up to now; without ``from_``, from where the last harvest of this set
+    stopped, or ``start`` for the very first) and the categories kept (``cs.CL``, or an archive:
+    ``cs``; none: all)."""
+
+    set_spec: str = "cs"
+    from_: str | None = None
+    until: str | None = None
+    categories: Iterable[str] | None = None
+    start: str | None = None
+    base_url: str = OAI_URL
+
+
 def harvest(
     store: Store,
     http: HttpClient,
-    set_spec: str = "cs",
-    from_: str | None = None,
-    until: str | None = None,
-    categories: Iterable[str] | None = None,
+    job: Harvest,
     *,
-    base_url: str = OAI_URL,
-    start: str | None = None,
     today: date | None = None,
     ingest: Callable[[Store, Iterable[Paper]], IngestSummary] | None = None,
 ) -> IngestSummary:
-    """Harvest ``set_spec`` records changed from ``from_`` (to ``until``, both inclusive days;
-    without ``until``, up to now).
-
-    With no ``from_``, continues where the last harvest of this set stopped: an unfinished
-    window resumes at its saved resumption token, a finished one starts at the day of the
-    service's ``responseDate`` when it began (overlap is harmless: unchanged records stay
-    unchanged). ``categories`` keeps only records listed in any of them (``cs.CL``) or in an
-    archive (``cs``). ``today`` is the UTC day, for tests."""
-    set_spec = check_set(set_spec)
-    for name, value in (("from", from_), ("until", until), ("start", start)):
-        if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value)):
-            raise ValueError(f"arXiv {name} {value!r}: expected a day YYYY-MM-DD")
+    """Harvest ``job``, page by page. An unfinished window resumes at its saved resumption
+    token; a finished one makes the next start at the day of the service's ``responseDate``
+    when it began (overlap is harmless: unchanged records stay unchanged). ``today`` is the UTC
+    day, for tests."""
+    set_spec = check_set(job.set_spec)
     key = f"arxiv:oai:{set_spec}"
-    saved = json.loads(store.get_state(key) or "{}")
-    token: str | None = None
-    began: str | None = None
-    if from_ is None and saved.get("token"):
-        from_, until, token, began = saved["from"], saved.get("until"), saved["token"], saved.get("began")
-        log.info("arXiv %s: resuming harvest from %s at its saved resumption token", set_spec, from_)
-    elif from_ is None:
-        from_ = saved.get("next_from") or saved.get("harvested_until") or start
-        if from_ is None:
-            raise ValueError(
-                f"first harvest of arXiv set {set_spec!r}: give a first day (--from YYYY-MM-DD, or start = "
-                "in sources.toml); without one OAI-PMH would send the whole archive"
-            )
-    if from_ < EARLIEST:
-        log.info("arXiv: OAI-PMH datestamps start at %s; harvesting from there", EARLIEST)
-        from_ = EARLIEST
-    latest = ((today or utc_today()) + timedelta(days=1)).isoformat()
-    if until is not None and until > latest:
-        log.info("arXiv: until %s is after today (UTC); harvesting up to now", until)
-        until = None
+    from_, until, token, began = _window(job, set_spec, json.loads(store.get_state(key) or "{}"), today)
     # one match index for the whole harvest, not one per page
     ingest = ingest or functools.partial(merge.ingest_with_merge, matcher=merge.Matcher(store))
-    wanted = [c.strip() for c in categories or [] if c.strip()]
+    wanted = [c.strip() for c in job.categories or [] if c.strip()]
     total = IngestSummary()
     restarted = False
     while True:
@@ -430,7 +414,7 @@ def harvest(
             params = {"verb": "ListRecords", "metadataPrefix": "arXivRaw", "set": set_spec, "from": from_}
             if until:
                 params["until"] = until
-        page = http.fetch(base_url, lambda r: parse_oai_page(r.content), params)
+        page = http.fetch(job.base_url, lambda r: parse_oai_page(r.content), params)
         if page.error_code == "badResumptionToken" and token and not restarted:
             log.warning("arXiv %s: resumption token expired; restarting the window from %s", set_spec, from_)
             token, restarted, began = None, True, None
@@ -440,8 +424,7 @@ def harvest(
         began = began or page.response_date
         if page.deleted:
             log.info("arXiv %s: %d deleted record(s) reported; kept in the store", set_spec, len(page.deleted))
-        keep = [p for p in page.papers if _in_categories(p, wanted)]
-        s = ingest(store, keep)
+        s = ingest(store, [p for p in page.papers if _in_categories(p, wanted)])
         s.rejected += len(page.errors)
         s.errors.extend(page.errors)
         total = total + s
@@ -454,6 +437,34 @@ def harvest(
         # end of an explicit window
         store.set_state(key, json.dumps({"next_from": until or began or from_}))
         return total
+
+
+def _window(
+    job: Harvest, set_spec: str, saved: dict[str, Any], today: date | None
+) -> tuple[str, str | None, str | None, str | None]:
+    """(from, until, resumption token, began) of a harvest: the job's days, else the saved state's."""
+    for name, value in (("from", job.from_), ("until", job.until), ("start", job.start)):
+        if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value)):
+            raise ValueError(f"arXiv {name} {value!r}: expected a day YYYY-MM-DD")
+    from_, until, token, began = job.from_, job.until, None, None
+    if from_ is None and saved.get("token"):
+        from_, until, token, began = saved["from"], saved.get("until"), saved["token"], saved.get("began")
+        log.info("arXiv %s: resuming harvest from %s at its saved resumption token", set_spec, from_)
+    elif from_ is None:
+        from_ = saved.get("next_from") or saved.get("harvested_until") or job.start
+        if from_ is None:
+            raise ValueError(
+                f"first harvest of arXiv set {set_spec!r}: give a first day (--from YYYY-MM-DD, or start = "
+                "in sources.toml); without one OAI-PMH would send the whole archive"
+            )
+    if from_ < EARLIEST:
+        log.info("arXiv: OAI-PMH datestamps start at %s; harvesting from there", EARLIEST)
+        from_ = EARLIEST
+    latest = ((today or utc_today()) + timedelta(days=1)).isoformat()
+    if until is not None and until > latest:
+        log.info("arXiv: until %s is after today (UTC); harvesting up to now", until)
+        until = None
+    return from_, until, token, began
 
 
 def _oai_error(page: OaiPage, set_spec: str) -> str:
@@ -716,24 +727,18 @@ def _run(
     """ids -> API look-up; listing -> today's RSS; else an OAI harvest."""
     urls = {k: opts.get(k) or section.get(k) or d for k, d in URL_KEYS}
     if ids := opts.get("ids") or opts.get("arxiv_ids"):
-        ids = ids.replace(",", " ").split() if isinstance(ids, str) else list(ids)
-        return fetch_ids(http, ids, base_url=urls["api_url"])
+        return fetch_ids(http, words(ids), base_url=urls["api_url"])
     if opts.get("listing"):
         return read_listing(store, http, opts["listing"], base_url=urls["rss_url"], api_url=urls["api_url"])
-    cats = opts.get("categories")
-    if isinstance(cats, str):
-        cats = cats.replace(",", " ").split()
-    return harvest(
-        store,
-        http,
+    job = Harvest(
         opts.get("set", opts.get("set_spec", "cs")),
         opts.get("from_", opts.get("from")),
         opts.get("until"),
-        cats,
-        base_url=urls["oai_url"],
-        start=opts.get("start"),
-        today=today,
+        words(opts.get("categories") or ()),
+        opts.get("start"),
+        urls["oai_url"],
     )
+    return harvest(store, http, job, today=today)
 
 
 def _plan(section: dict[str, Any], store: Store, today: date) -> list[tuple[str, dict[str, Any]]]:

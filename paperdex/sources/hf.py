@@ -25,7 +25,7 @@ import click
 
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
-from paperdex.sources.registry import Source, register, trust, utc_today
+from paperdex.sources.registry import Source, register, trust, utc_today, words
 from paperdex.text.latex import safe_url
 
 SOURCE = "hf"
@@ -187,10 +187,9 @@ def _run(
 ) -> tuple[list[Paper], list[str]]:
     """One day (default today, UTC), ISO week or month; or given papers (``--paper``)."""
     if papers := opts.get("papers"):
-        ids = papers.replace(",", " ").split() if isinstance(papers, str) else list(papers)
         out: list[Paper] = []
         errors: list[str] = []
-        for aid in ids:
+        for aid in words(papers):
             got, errs = fetch_paper(http, aid, base_url=section.get("paper_url") or PAPER_URL)
             out += got
             errors += errs

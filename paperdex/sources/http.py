@@ -138,7 +138,6 @@ class HttpClient:
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
-        user_agent: str = USER_AGENT,
     ) -> None:
         self.min_interval = min_interval
         self.max_retries = max_retries
@@ -154,7 +153,7 @@ class HttpClient:
             timeout=timeout,
             follow_redirects=True,
             limits=httpx.Limits(max_connections=1),  # arXiv: one connection at a time
-            headers={"User-Agent": user_agent},
+            headers={"User-Agent": USER_AGENT},
         )
 
     def share_spacing(self, folder: str | Path) -> HttpClient:

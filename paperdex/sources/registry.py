@@ -164,6 +164,11 @@ def as_list(v: Any, what: str) -> list[str]:
     return v
 
 
+def words(v: str | Iterable[str]) -> list[str]:
+    """An option given as one string ("2501.00001, 2501.00002") or as several values."""
+    return v.replace(",", " ").split() if isinstance(v, str) else list(v)
+
+
 def cli_options() -> Iterable[click.Option]:
     for s in network():
         yield from s.options

@@ -24,7 +24,7 @@ def snapshot(store: Store) -> dict[str, dict]:
 
 def test_harvest_follows_resumption_tokens_and_remembers_where_it_stopped(store, make_http, clock):
     router = oai_router()
-    s = arxiv.harvest(store, make_http(router), "cs", "2025-04-01", "2026-06-30")
+    s = arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     assert {p.id for p in store.iter_papers()} == ALL_IDS
     assert (s.added, s.rejected) == (6, 1)
     assert "2606.99999" in s.errors[0] and "empty title" in s.errors[0]
@@ -45,10 +45,10 @@ def test_harvest_follows_resumption_tokens_and_remembers_where_it_stopped(store,
 
 
 def test_next_harvest_starts_where_the_last_one_ended(store, make_http):
-    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     store.set_state("arxiv:oai:cs", json.dumps({"next_from": "2026-07-01"}))
     router = oai_router()
-    s = arxiv.harvest(store, make_http(router), "cs", today=date(2026, 7, 1))
+    s = arxiv.harvest(store, make_http(router), arxiv.Harvest("cs"), today=date(2026, 7, 1))
     assert param(router.requests[0], "from") == "2026-07-01"
     assert param(router.requests[0], "until") is None  # never the local date: up to the service's now
     # the next harvest starts on the day the service's responseDate named (UTC)
@@ -57,24 +57,24 @@ def test_next_harvest_starts_where_the_last_one_ended(store, make_http):
 
 
 def test_rerun_of_the_same_window_changes_nothing(store, make_http):
-    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
-    s = arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
+    s = arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     assert (s.added, s.updated, s.unchanged) == (0, 0, 6)
 
 
 def test_truncated_page_stops_the_harvest_and_a_rerun_resumes_at_that_page(tmp_path, make_http):
     clean = Store(tmp_path / "clean")
-    arxiv.harvest(clean, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(clean, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
 
     store = Store(tmp_path / "interrupted")
     broken = oai_router(page2=fixture("arxiv", "oai_cs_page2_truncated.xml"))
     with pytest.raises(SourceError, match="truncated"):
-        arxiv.harvest(store, make_http(broken), "cs", "2025-04-01", "2026-06-30")
+        arxiv.harvest(store, make_http(broken), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     assert store.count() == 3
     assert json.loads(store.get_state("arxiv:oai:cs"))["token"] == CS_TOKEN
 
     router = oai_router()
-    arxiv.harvest(store, make_http(router), "cs")  # no window given: resume the saved one
+    arxiv.harvest(store, make_http(router), arxiv.Harvest("cs"))  # no window given: resume the saved one
     assert [param(r, "resumptionToken") for r in router.requests] == [CS_TOKEN]
     assert snapshot(store) == snapshot(clean)
     assert store.get_state("arxiv:oai:cs") == clean.get_state("arxiv:oai:cs")
@@ -84,14 +84,14 @@ def test_a_page_truncated_once_is_asked_again_and_the_harvest_completes(tmp_path
     """A transfer cut off mid-page is retried like a 503, so the harvest finishes in the same
     run instead of waiting for the next sync."""
     clean = Store(tmp_path / "clean")
-    arxiv.harvest(clean, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(clean, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     store = Store(tmp_path / "flaky")
     router = Router().add(
         lambda q: param(q, "resumptionToken") == CS_TOKEN,
         [xml(fixture("arxiv", "oai_cs_page2_truncated.xml")), xml(fixture("arxiv", "oai_cs_page2.xml"))],
     )
     router.add(lambda q: True, oai_router())
-    arxiv.harvest(store, make_http(router), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     assert [param(r, "resumptionToken") for r in router.requests] == [None, CS_TOKEN, CS_TOKEN]
     assert snapshot(store) == snapshot(clean)
     assert json.loads(store.get_state("arxiv:oai:cs")) == {"next_from": "2026-06-30"}
@@ -99,7 +99,7 @@ def test_a_page_truncated_once_is_asked_again_and_the_harvest_completes(tmp_path
 
 def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_http):
     clean = Store(tmp_path / "clean")
-    arxiv.harvest(clean, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(clean, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
 
     store = Store(tmp_path / "killed")
     calls = []
@@ -113,12 +113,14 @@ def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_ht
         return ingest_with_merge(st, papers)
 
     with pytest.raises(KeyboardInterrupt):
-        arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30", ingest=dies_on_page_two)
+        arxiv.harvest(
+            store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"), ingest=dies_on_page_two
+        )
     assert store.count() == 4
     store.close()
 
     store = Store(tmp_path / "killed")  # a new process
-    s = arxiv.harvest(store, make_http(oai_router()), "cs")
+    s = arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs"))
     assert (s.added, s.unchanged) == (2, 1)  # the page is stored again, without duplicates
     assert snapshot(store) == snapshot(clean)
 
@@ -133,7 +135,7 @@ def test_expired_resumption_token_restarts_the_window(store, make_http):
             lambda q: xml(real("arxiv_oai", "err_badResumptionToken.xml")),
         ),
     )
-    arxiv.harvest(store, make_http(router), "cs")
+    arxiv.harvest(store, make_http(router), arxiv.Harvest("cs"))
     assert {p.id for p in store.iter_papers()} == ALL_IDS
     assert param(router.requests[1], "from") == "2025-04-01"
 
@@ -141,7 +143,7 @@ def test_expired_resumption_token_restarts_the_window(store, make_http):
 def test_oai_errors_other_than_no_records_are_reported(store, make_http):
     router = Router().add(lambda q: True, xml(real("arxiv_oai", "err_until_too_late.xml")))
     with pytest.raises(SourceError, match="badArgument.*until date too late.*UTC"):
-        arxiv.harvest(store, make_http(router), "cs", "2025-01-01", "2025-01-02")
+        arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2025-01-01", "2025-01-02"))
 
 
 def test_503_during_a_harvest_is_retried_after_retry_after(store, make_http, clock):
@@ -154,7 +156,7 @@ def test_503_during_a_harvest_is_retried_after_retry_after(store, make_http, clo
             _in_turn([httpx.Response(503, headers={"Retry-After": "20"}), page1]),
         ),
     )
-    arxiv.harvest(store, make_http(router), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     assert store.count() == 6
     assert clock.sleeps == [20.0, 3.0]
 
@@ -165,14 +167,14 @@ def _in_turn(responses):
 
 
 def test_category_filter_keeps_only_wanted_records(store, make_http):
-    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30", categories=["cs.CL"])
+    arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30", categories=["cs.CL"]))
     assert {p.id for p in store.iter_papers()} == {"2504.20938", "2509.25757", "2606.27731"}
 
 
 def test_not_oai_at_all_is_a_clear_error(store, make_http):
     router = Router().add(lambda q: True, httpx.Response(200, text="<html><body>maintenance</body></html>"))
     with pytest.raises(SourceError, match="not an OAI-PMH response"):
-        arxiv.harvest(store, make_http(router), "cs", "2025-01-01", "2025-01-02")
+        arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2025-01-01", "2025-01-02"))
 
 
 # --- Atom API -----------------------------------------------------------------------------
@@ -193,7 +195,7 @@ def test_id_lookup_through_the_api(make_http, clock):
 
 
 def test_a_new_version_updates_the_stored_record(store, make_http):
-    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     router = Router().add(lambda q: True, xml(fixture("arxiv", "api_id_list.atom")))
     papers, _ = arxiv.fetch_ids(make_http(router), ["2606.14795", "2605.31457"])
     s = ingest_with_merge(store, papers)
@@ -224,7 +226,7 @@ def test_truncated_atom_feed_is_refused(make_http):
 def test_todays_listing_sets_the_listed_day(store, make_http):
     from paperdex.sources.sync import ingest_source
 
-    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     router = Router().add(lambda q: q.url.path == "/rss/cs.CL", xml(fixture("arxiv", "rss_cs.CL.xml")))
     s = ingest_source(store, "arxiv", http=make_http(router), listing="cs.CL")
     assert (s.added, s.updated) == (0, 2)
@@ -243,5 +245,5 @@ def test_todays_listing_sets_the_listed_day(store, make_http):
 def test_first_harvest_needs_a_first_day(store, make_http):
     router = oai_router()
     with pytest.raises(ValueError, match="give a first day"):
-        arxiv.harvest(store, make_http(router), "cs")
+        arxiv.harvest(store, make_http(router), arxiv.Harvest("cs"))
     assert router.requests == []

@@ -70,6 +70,6 @@ def test_a_category_harvest_keeps_papers_listed_under_the_alias(store, make_http
     assert len(na) == 1
     for wanted in (["cs.NA"], ["cs"]):
         router = Router().add(lambda q: param(q, "verb") == "ListRecords", xml(page))
-        arxiv.harvest(store, make_http(router), "cs", "2008-01-01", "2008-12-31", categories=wanted)
+        arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2008-01-01", "2008-12-31", categories=wanted))
         assert store.get(na[0]) is not None
         store.delete(na[0])

@@ -120,7 +120,7 @@ def test_arxivs_hosts_are_one_service_to_the_spacing(tmp_path, clock, store):
     router.add(lambda q: q.url.host == "export.arxiv.org", httpx.Response(200, text=unknown))
     ok = httpx.MockTransport(router)
     http = HttpClient(min_interval=3.0, transport=ok, clock=clock, sleep=clock.sleep).share_spacing(tmp_path / "req")
-    arxiv.harvest(store, http, "math", "2008-01-01")
+    arxiv.harvest(store, http, arxiv.Harvest("math", "2008-01-01"))
     arxiv.read_listing(store, http, "cs.CV")
     arxiv.fetch_ids(http, ["1605.08386"])
     hosts = [q.url.host for q in router.requests]

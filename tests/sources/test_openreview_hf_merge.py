@@ -132,7 +132,7 @@ def test_daily_papers_period_is_validated():
 
 
 def _all_sources(store, make_http):
-    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     ingest_source(store, "openreview", venue=VENUE, client=openreview.make_client())
     ingest_source(store, "hf", http=make_http(hf_router()), date="2026-06-02")
 
@@ -152,7 +152,7 @@ def test_venue_paper_and_preprint_become_one_record(store, make_http, openreview
 
 
 def test_unlinked_venue_paper_merges_by_title_and_first_author(store, make_http, openreview_api):
-    arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     s = ingest_source(store, "openreview", venue=VENUE, client=openreview.make_client())
     assert s.merged == 2
     assert store.get("openreview:Ps9LmN0bZc") is None  # no second record of the paper
@@ -171,7 +171,7 @@ def test_unlinked_venue_paper_merges_by_title_and_first_author(store, make_http,
 def test_preprint_arriving_after_the_venue_record_takes_it_over(store, make_http, openreview_api):
     ingest_source(store, "openreview", venue=VENUE, client=openreview.make_client())
     assert store.get("openreview:Ps9LmN0bZc") is not None
-    s = arxiv.harvest(store, make_http(oai_router()), "cs", "2025-04-01", "2026-06-30")
+    s = arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     assert store.get("openreview:Ps9LmN0bZc") is None
     p = store.get("2606.14795")
     assert p.sources == ["openreview", "arxiv"]

@@ -105,14 +105,14 @@ def test_sets_are_the_services_and_misspellings_show_the_right_one():
 def test_a_set_the_service_refuses_names_the_spelling(store, make_http):
     router = Router().add(lambda q: True, xml(real("arxiv_oai", "err_bad_set.xml")))
     with pytest.raises(SourceError, match="Set does not exist.*cs:cs:CL"):
-        arxiv.harvest(store, make_http(router), "cs", "2025-01-01")
+        arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2025-01-01"))
 
 
 def test_window_is_clamped_to_what_the_service_accepts(store, make_http):
     from datetime import date
 
     router = Router().add(lambda q: True, xml(real("arxiv_oai", "err_noRecordsMatch.xml")))
-    arxiv.harvest(store, make_http(router), "cs", "2001-01-01", "2026-12-31", today=date(2026, 11, 29))
+    arxiv.harvest(store, make_http(router), arxiv.Harvest("cs", "2001-01-01", "2026-12-31"), today=date(2026, 11, 29))
     assert param(router.requests[0], "from") == arxiv.EARLIEST
     assert param(router.requests[0], "until") is None  # east of UTC the local date is "too late"
     assert param(router.requests[0], "metadataPrefix") == "arXivRaw"
