@@ -272,6 +272,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "recommendations get better with more papers in the tag",
         "zh": "标签中的论文越多，推荐越准",
     },
+    "tag_has_no_papers": {
+        "en": "save papers to this tag to get recommendations",
+        "zh": "把论文保存到这个标签，即可获得推荐",
+    },
     "paste_paragraph": {"en": "paste a paragraph or an abstract", "zh": "请粘贴一段文字或摘要"},
     "no_tag": {"en": "no tag named {name!r}", "zh": "没有名为 {name!r} 的标签"},
     "tag_exists": {"en": "a tag named {name!r} exists already", "zh": "已有名为 {name!r} 的标签"},
@@ -326,7 +330,58 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "internal error; the server log has the details",
         "zh": "服务器内部错误；详情见服务器日志",
     },
-    # --- the interface: the labels of the web pages (web/templates, web/app.py, web/discover.py) --
+    # --- the web's writes (web/views/auth.py, library.py) and on-demand summaries (summary.py) ---
+    "write_needs_token": {
+        "en": "writing needs a token: make one with `paperdex token create`, then sign in on /library "
+        "or send Authorization: Bearer TOKEN",
+        "zh": "写入需要令牌：先用 `paperdex token create` 创建，再在 /library 登录，或发送 Authorization: Bearer TOKEN",
+    },
+    "token_not_valid": {"en": "this token is not valid (revoked or mistyped)", "zh": "令牌无效（已吊销或输错）"},
+    "csrf_failed": {
+        "en": "this form is not from this site (CSRF check failed); reload the page and retry",
+        "zh": "此表单不是来自本站（CSRF 校验失败）；请刷新页面后重试",
+    },
+    "cannot_write_library": {
+        "en": "this server cannot write its library: {reason}",
+        "zh": "本服务器无法写入文献库：{reason}",
+    },
+    "cannot_write": {"en": "this server cannot write: {reason}", "zh": "本服务器无法写入：{reason}"},
+    "body_not_json": {
+        "en": "the body must be JSON, sent with Content-Type: application/json",
+        "zh": "请求体必须是 JSON，并以 Content-Type: application/json 发送",
+    },
+    "body_not_object": {"en": "the body must be a JSON object", "zh": "请求体必须是一个 JSON 对象"},
+    "body_not_object_because": {
+        "en": "the body must be a JSON object: {reason}",
+        "zh": "请求体必须是一个 JSON 对象：{reason}",
+    },
+    "no_paper_in_store": {"en": "no paper {id!r} in this store", "zh": "本库没有论文 {id!r}"},
+    "feed_format": {"en": "a feed is .rss or .atom", "zh": "订阅源的格式是 .rss 或 .atom"},
+    "ids_list": {
+        "en": "ids: a list of paper ids ({example})",
+        "zh": "ids: 论文编号的列表（{example}）",
+    },
+    "saved_params": {
+        "en": "params: an object (mode, category, from, to, venue, area, author, lang)",
+        "zh": "params: 应为一个对象（mode、category、from、to、venue、area、author、lang）",
+    },
+    "export_format": {"en": "format: json or bibtex", "zh": "format: json 或 bibtex"},
+    "summary_langs": {"en": "lang takes {langs}, comma-separated", "zh": "lang 可取 {langs}，以逗号分隔"},
+    "llm_settings": {"en": "the language model's settings: {reason}", "zh": "语言模型的设置有误：{reason}"},
+    "no_llm": {
+        "en": "this server has no language model configured (PAPERDEX_LLM_URL, PAPERDEX_LLM_MODEL)",
+        "zh": "本服务器没有配置语言模型（PAPERDEX_LLM_URL、PAPERDEX_LLM_MODEL）",
+    },
+    "llm_unusable": {"en": "the language model could not be used: {reason}", "zh": "无法使用语言模型：{reason}"},
+    "summary_budget": {
+        "en": "today's summary budget is spent (PAPERDEX_LLM_PER_DAY)",
+        "zh": "今天的摘要额度已用完（PAPERDEX_LLM_PER_DAY）",
+    },
+    "llm_not_summary": {
+        "en": "the language model's answer was not a summary: {reason}",
+        "zh": "语言模型的回答不是摘要：{reason}",
+    },
+    # --- the interface: the labels of the web pages (web/templates, web/views) --
     "search": {"en": "Search", "zh": "检索"},
     "search_placeholder": {
         "en": 'Search papers — e.g. weight decay, ti:"diffusion" cat:cs.CV',
@@ -451,7 +506,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "sort_upvotes": {"en": "Upvotes", "zh": "点赞最多"},
     "sort_stars": {"en": "Stars", "zh": "星标最多"},
     "sort_foryou": {"en": "For you", "zh": "为你推荐"},
-    # saving to a tag (web/discover.py)
+    # saving to a tag (web/views/library.py)
     "save_to_tag": {"en": "Save to a tag", "zh": "存入标签"},
     "saved_to": {"en": "Saved to", "zh": "已存入"},
     "tag_name": {"en": "Tag", "zh": "标签"},
@@ -465,7 +520,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "trending_count": {"en": "{n} papers with upvotes · {span}", "zh": "{span} 有点赞的论文 {n} 篇"},
     "trending_count_one": {"en": "1 paper with upvotes · {span}", "zh": "{span} 有点赞的论文 1 篇"},
     "empty_period": {"en": "No papers in this period.", "zh": "这段时间没有论文。"},
-    # one table for every page: the library, tags, saved searches and feeds (web/discover.py)
+    # one table for every page: the library, tags, saved searches and feeds (web/views)
     "library": {"en": "Library", "zh": "文库"},
     "tags": {"en": "Tags", "zh": "标签"},
     "no_tags": {
@@ -598,7 +653,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "In listing order: no upvotes, stars or tags to rank by yet",
         "zh": "按发布顺序：还没有点赞、星标或标签可供排序",
     },
-    # "Top" on a day without Hugging Face upvotes (web/discover.py daily_listing): stars do not lead it
+    # "Top" on a day without Hugging Face upvotes (web/views/daily.py daily_listing): stars do not lead it
     "ranked_by_no_upvotes_listing": {
         "en": "No Hugging Face upvotes for these papers yet, so in arXiv's listing order "
         "(GitHub stars rank the repositories, not the papers: see Stars)",
@@ -611,7 +666,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "这些论文还没有 Hugging Face 点赞，因此按你的标签排序"
         "（GitHub 星标衡量的是代码仓库而非论文，见“星标最多”）",
     },
-    # the day's completeness (web/discover.py day_completeness, from sources/completeness.py)
+    # the day's completeness (web/views/daily.py day_completeness, from sources/completeness.py)
     "day_complete": {
         "en": "Complete: all {n} papers of arXiv's {listings} listing are here",
         "zh": "已完整：arXiv 的 {listings} 列表中的 {n} 篇论文均已收录",

@@ -18,7 +18,7 @@ the body is read:
 * **Bodies are bounded while they are read**: a declared ``Content-Length`` over the path's
   limit is a 413 at once, and a body sent without one (chunked) is counted as it arrives and
   cut off at the limit, so no request makes a worker hold more than the limit in memory. The
-  endpoints that write check the token before they read the body (web/discover.py).
+  endpoints that write check the token before they read the body (web/views/auth.py).
 * **The Host header is a name and a port** (:func:`host_name`), or the request is refused:
   ``localhost:80@evil.example`` is not ``localhost``.
 
@@ -63,7 +63,7 @@ MAX_PATH_PARAM = 2 * MAX_ID + 100
 # and what the row is.
 ROW_PARAMS = {"key": "saved search"}
 # A request body's JSON: nesting beyond this is refused before parsing. The deepest body an
-# endpoint takes is a library import (web/discover.py): an object of lists of objects, depth 4.
+# endpoint takes is a library import (web/views/library_api.py): an object of lists of objects, depth 4.
 MAX_JSON_DEPTH = 32
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*+"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")

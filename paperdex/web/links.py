@@ -1,5 +1,5 @@
-"""The links a card or a paper page makes to other searches, for web/app.py and web/discover.py alike
-(both render the same card macros), and the one rule for links to other sites in what the JSON
+"""The links a card or a paper page makes to other searches, for every view alike
+(they all render the same card macros), and the one rule for links to other sites in what the JSON
 answers carry: only http(s) URLs leave (:func:`safe_url`, the rule the pages use too)."""
 
 from __future__ import annotations

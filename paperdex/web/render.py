@@ -75,35 +75,36 @@ def segments_html(segments: list[tuple[str, bool]], maths: tuple[str, ...] = (),
         if kind is None:
             if len(piece) > 1 or not ("\ue000" <= piece <= "\ue0ff"):
                 out.append(html.escape(piece))
-            continue
-        if opening is not None:
-            ref = None
-            if i < len(pieces) and not pieces[i][1] and len(pieces[i][0]) == 1 and ord(pieces[i][0]) >= REF_BASE:
-                ref = ord(pieces[i][0]) - REF_BASE
-                i += 1
-            if kind in stack:
-                continue
-            if kind == "math":
-                tex = maths[ref] if ref is not None and ref < len(maths) else None
-                tex = tex if tex and needs_typesetting(tex) else None
-                out.append(f'<span class="math" data-tex="{html.escape(tex)}">' if tex else opening)
-            elif kind == "link":
-                url = safe_url(urls[ref]) if ref is not None and ref < len(urls) else None
-                if url is None:
-                    continue  # the start of the URL was cut off: its text stays plain
-                out.append(f'<a class="extlink" href="{html.escape(url)}" rel="noopener nofollow">')
-            else:
-                out.append(opening)
-            stack.append(kind)
-        elif kind in stack:
-            while stack:  # close inner runs too, keeping tags nested
+        elif opening is None:
+            while kind in stack:  # close inner runs too, keeping tags nested
                 k = stack.pop()
                 out.append(_CLOSE_TAG[k])
                 if k == kind:
                     break
+        else:
+            ref = None
+            if i < len(pieces) and not pieces[i][1] and len(pieces[i][0]) == 1 and ord(pieces[i][0]) >= REF_BASE:
+                ref = ord(pieces[i][0]) - REF_BASE
+                i += 1
+            tag = None if kind in stack else _open_tag(kind, opening, ref, maths, urls)
+            if tag is not None:
+                out.append(tag)
+                stack.append(kind)
     while stack:
         out.append(_CLOSE_TAG[stack.pop()])
     return Markup("".join(out))
+
+
+def _open_tag(kind: str, opening: str, ref: int | None, maths: tuple[str, ...], urls: tuple[str, ...]) -> str | None:
+    """The tag opening a run; its TeX or URL is the `ref`-th of the text's. None for a link
+    whose URL was cut off (a snippet's window): its text stays plain."""
+    if kind == "math":
+        tex = maths[ref] if ref is not None and ref < len(maths) else None
+        return f'<span class="math" data-tex="{html.escape(tex)}">' if tex and needs_typesetting(tex) else opening
+    if kind == "link":
+        url = safe_url(urls[ref]) if ref is not None and ref < len(urls) else None
+        return None if url is None else f'<a class="extlink" href="{html.escape(url)}" rel="noopener nofollow">'
+    return opening
 
 
 # TeX whose text form cannot say it: a fraction, a root, an accent, a stacked or grouped
@@ -120,11 +121,6 @@ _TYPESET = re.compile(
 def needs_typesetting(tex: str) -> bool:
     """Whether KaTeX adds anything to this math over its text form (see _TYPESET)."""
     return bool(_TYPESET.search(tex))
-
-
-# LaTeX's own inline and display math delimiters, \(…\) and \[…\], which arXiv abstracts use
-# beside $…$ (2505.15624's title showed "\(fracη_Eη_W ∝ …\)": the delimiters were not known, so
-# their content was read as text and its commands lost their backslashes). Bounded as $…$ is.
 
 
 def tex_html(text: str, stems: frozenset[str] = frozenset(), links: bool = True) -> Markup:
@@ -217,8 +213,8 @@ def _int(v: Any) -> int | None:
 def signals(p: Paper) -> dict[str, Any]:
     """What the sources know about a paper beyond its text: Hugging Face upvotes, comments and
     page, GitHub repo and stars, project page, OpenReview decision and presentation."""
-    hf = p.extra.get("hf") if isinstance(p.extra.get("hf"), dict) else {}
-    orv = p.extra.get("openreview") if isinstance(p.extra.get("openreview"), dict) else {}
+    hf: dict[str, Any] = p.extra["hf"] if isinstance(p.extra.get("hf"), dict) else {}
+    orv: dict[str, Any] = p.extra["openreview"] if isinstance(p.extra.get("openreview"), dict) else {}
     code = safe_url(p.code_url) or safe_url(hf.get("github_repo"))
     stars = _int(p.extra.get("code_stars"))
     if stars is None:
@@ -363,13 +359,7 @@ def unparse(node: Any, top: bool = True) -> str:
             body = '"' + body.replace('"', " ").strip() + '"'
         return f"{field}:{body}" if field else body
     if isinstance(node, Q.Filter):
-        if node.kind == "date":
-            start, end = node.value
-            return f"date:{start}" if start == end else f"date:{start}..{end}"
-        value = str(node.value)
-        if node.kind in ("venue", "area"):
-            return f'{node.kind}:"{value.replace(chr(34), " ").strip()}"'
-        return f"{node.kind}:{value}"
+        return _unparse_filter(node)
     if isinstance(node, Q.Not):
         inner = unparse(node.child, top=False)
         return f"-{inner}" if not isinstance(node.child, Q.Bool) else f"-({unparse(node.child)})"
@@ -378,6 +368,16 @@ def unparse(node: Any, top: bool = True) -> str:
         text = sep.join(unparse(c, top=False) for c in node.children)
         return text if top or node.op == "AND" and len(node.children) < 2 else f"({text})"
     return ""
+
+
+def _unparse_filter(node: Q.Filter) -> str:
+    if isinstance(node.value, tuple):  # a date range
+        start, end = node.value
+        return f"date:{start}" if start == end else f"date:{start}..{end}"
+    value = str(node.value)
+    if node.kind in ("venue", "area"):
+        return f'{node.kind}:"{value.replace(chr(34), " ").strip()}"'
+    return f"{node.kind}:{value}"
 
 
 def parses(q: str) -> bool:

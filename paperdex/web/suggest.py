@@ -153,33 +153,49 @@ def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
         return []
     head, field, value = _split(q)
     out: list[Suggestion] = []
-    zh = lang == "zh"
     if field in ("au", "author"):
-        for name, n in authors(store, value):
-            out.append(Suggestion(head + _quoted("au", name), name, "author", i18n.t(lang, "papers_n", n=n)))
+        out = _authors(store, head, value, lang)
     elif field == "cat":
-        for cat, n, en, zname in categories(store, value):
-            note = (zname if zh else en) or i18n.t(lang, "papers_n", n=n)
-            out.append(Suggestion(head + f"cat:{cat}", cat, "category", note))
+        out = _categories(store, head, value, lang)
     elif field == "venue":
-        for v, n in venues(store, value):
-            out.append(Suggestion(head + _quoted("venue", v), v, "venue", i18n.t(lang, "papers_n", n=n)))
+        out = _venues(store, head, value, lang)
     elif not field and value:
         low = value.lower()
-        for token, en, zdesc in SYNTAX:
-            if token.startswith(low) and token != low and token[0].isalpha():
-                out.append(Suggestion(head + token, token, "syntax", zdesc if zh else en))
-        for cat, n, en, zname in categories(store, value, 3):
-            note = (zname if zh else en) or i18n.t(lang, "papers_n", n=n)
-            out.append(Suggestion(head + f"cat:{cat}", f"cat:{cat}", "category", note))
+        out = [s for s in _syntax(head, lang) if s.label.startswith(low) and s.label != low and s.label[0].isalpha()]
+        out += _categories(store, head, value, lang, 3, fielded=True)
         if len(value) >= 3 and value.isascii():
-            for name, n in authors(store, value, 3):
-                out.append(Suggestion(head + _quoted("au", name), name, "author", i18n.t(lang, "papers_n", n=n)))
-            for v, n in venues(store, value, 2):
-                out.append(Suggestion(head + _quoted("venue", v), v, "venue", i18n.t(lang, "papers_n", n=n)))
-    elif not field and not value and not q.strip():
-        for token, en, zdesc in SYNTAX[:7]:
-            out.append(Suggestion(token, token, "syntax", zdesc if zh else en))
+            out += _authors(store, head, value, lang, 3) + _venues(store, head, value, lang, 2)
+    elif not field and not q.strip():
+        out = _syntax("", lang)[:7]
     # every one a query that parses, or a field waiting for its value
     good = [s for s in out if (s.kind == "syntax" and s.query.endswith(":")) or parses(s.query)]
     return good[:MAX_SUGGESTIONS]
+
+
+def _syntax(head: str, lang: str) -> list[Suggestion]:
+    return [Suggestion(head + token, token, "syntax", zh if lang == "zh" else en) for token, en, zh in SYNTAX]
+
+
+def _authors(store: Store, head: str, value: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
+    return [
+        Suggestion(head + _quoted("au", name), name, "author", i18n.t(lang, "papers_n", n=n))
+        for name, n in authors(store, value, limit)
+    ]
+
+
+def _venues(store: Store, head: str, value: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
+    return [
+        Suggestion(head + _quoted("venue", v), v, "venue", i18n.t(lang, "papers_n", n=n))
+        for v, n in venues(store, value, limit)
+    ]
+
+
+def _categories(
+    store: Store, head: str, value: str, lang: str, limit: int = MAX_SUGGESTIONS, fielded: bool = False
+) -> list[Suggestion]:
+    """Categories as suggestions, labelled with their code (`fielded`: with cat: before it)."""
+    out = []
+    for cat, n, en, zh in categories(store, value, limit):
+        note = (zh if lang == "zh" else en) or i18n.t(lang, "papers_n", n=n)
+        out.append(Suggestion(head + f"cat:{cat}", f"cat:{cat}" if fielded else cat, "category", note))
+    return out

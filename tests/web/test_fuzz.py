@@ -86,10 +86,10 @@ def _routes() -> list[tuple[str, str]]:
     """(method, path template) of every route of the app with a path parameter."""
     from fastapi.routing import APIRoute
 
-    from paperdex.web import discover, summary_api
+    from paperdex.web.views import feeds, library, library_api, summary
 
     out = []
-    for r in (*discover.router.routes, *summary_api.router.routes):
+    for r in (*library.router.routes, *library_api.router.routes, *feeds.router.routes, *summary.router.routes):
         if isinstance(r, APIRoute) and _PARAM.search(r.path):
             out += [(m, r.path) for m in sorted(r.methods)]
     return out

@@ -1,8 +1,8 @@
 """On-demand summaries through the web API: `POST /api/papers/{id}/summary` asks the configured
 language model (summaries.py) for one paper's summaries now. It writes, so it takes a token
-like every write (web/discover.py's rules: a bearer token, or the sign-in cookie with its CSRF
-header); it answers 503 when the server has no model configured and 502 when the model cannot
-be used, with the reason and never the key."""
+like every write (views/auth.py: a bearer token, or the sign-in cookie with its CSRF header);
+it answers 503 when the server has no model configured and 502 when the model cannot be used,
+with the reason and never the key."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from fastapi.responses import JSONResponse
 
 from paperdex import service
 from paperdex.discover import summaries as S
+from paperdex.messages import message
 from paperdex.service import ServiceError
-from paperdex.store import Store, StoreError
-from paperdex.web.discover import require_writer
+from paperdex.web.views.auth import require_writer, writer
+from paperdex.web.views.base import pool_of
 
 router = APIRouter()
 
@@ -27,27 +28,23 @@ def summarize_now(request: Request, pid: str, force: bool = False, lang: str = "
     require_writer(request)
     langs = tuple(dict.fromkeys(x.strip() for x in lang.split(",") if x.strip()))
     if not langs or set(langs) - set(S.LANGS):
-        raise ServiceError(400, f"lang takes {', '.join(S.LANGS)}, comma-separated")
+        raise ServiceError(400, message("summary_langs", langs=", ".join(S.LANGS)))
     try:
         cfg = S.LLMConfig.from_settings(request.app.state.settings)  # set by create_app
     except ValueError as e:
-        raise ServiceError(503, f"the language model's settings: {e}") from None
+        raise ServiceError(503, message("llm_settings", reason=str(e))) from None
     if cfg is None:
-        raise ServiceError(503, "this server has no language model configured (PAPERDEX_LLM_URL, PAPERDEX_LLM_MODEL)")
-    paper = service.get_paper(request.app.state.pool, pid)  # 404 for an unknown id
-    try:
-        st = Store(request.app.state.pool.data_dir)
-    except StoreError as e:
-        raise ServiceError(503, f"this server cannot write: {e}") from None
-    with st:
+        raise ServiceError(503, message("no_llm"))
+    paper = service.get_paper(pool_of(request), pid)  # 404 for an unknown id
+    with writer(request, library=False) as st:
         p = st.get(paper.id) or paper
         rep = S.run(st, [p], cfg, langs=langs, force=force)
         if rep.stopped:
-            raise ServiceError(502, f"the language model could not be used: {rep.stopped}")
+            raise ServiceError(502, message("llm_unusable", reason=rep.stopped))
         if rep.over_budget:
-            raise ServiceError(429, "today's summary budget is spent (PAPERDEX_LLM_PER_DAY)")
+            raise ServiceError(429, message("summary_budget"))
         if rep.failed:
-            raise ServiceError(502, f"the language model's answer was not a summary: {rep.errors[0]}")
+            raise ServiceError(502, message("llm_not_summary", reason=rep.errors[0]))
         have = st.summaries([p.id]).get(p.id, {})
     out: dict[str, Any] = {"id": p.id, "summaries": S.public(have), "written": rep.done, "tokens": rep.tokens}
     return JSONResponse(out)

@@ -1,0 +1,244 @@
+"""What every view shares: the app's state (set by create_app), the templates, a page's links,
+the signed-in session, and the two ways a page is rendered."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from paperdex.discover import library, summaries
+from paperdex.paper import Paper, finite
+from paperdex.search.engine import URL_NAMES
+from paperdex.service import Pool
+from paperdex.web import assets, i18n, render
+from paperdex.web.links import filterable, quoted, safe_paper, search_link
+
+COOKIE = "paperdex_token"  # the sign-in cookie (views/library.py)
+# Query parameters a page link may carry over from the request; anything else is dropped.
+LINK_PARAMS = (
+    "q", "mode", "sort", "page", "per_page", "category", "from", "to", "venue", "area", "author", "day", "view", "src",
+    "layout",
+)  # fmt: skip
+MAX_LINK_VALUE = 1000
+YEAR = 365 * 86400  # how long a remembered choice (language, layout) is kept
+
+
+def _env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
+        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["plain_tex"] = render.plain_tex
+    env.filters["q"] = lambda s: quote(str(s), safe="")
+    env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url)
+    return env
+
+
+ENV = _env()
+
+
+def pool_of(request: Request) -> Pool:
+    """The app's searchers and readers (create_app puts them on app.state)."""
+    pool: Pool = request.app.state.pool
+    return pool
+
+
+def lang_of(request: Request) -> str:
+    return i18n.negotiate(
+        request.query_params.get("lang"), request.cookies.get(i18n.COOKIE), request.headers.get("accept-language")
+    )
+
+
+def etal_of(request: Request) -> str:
+    """The cards' "et al." (等) in the interface language."""
+    return i18n.t(lang_of(request), "et_al")
+
+
+class SafeJSON(JSONResponse):
+    """Valid JSON whatever is stored: a NaN that reached the store before records were
+    validated becomes null instead of a 500 for every answer that includes it."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except ValueError:
+            return json.dumps(finite(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+def paged_json(request: Request, found: Any, rows: str, **more: Any) -> SafeJSON:
+    """One page of a search (rows "hits") or a listing ("papers") as the API and the .json
+    views answer: with its page count, links filtered as the pages do, machine summaries
+    (and `more` fields: a day's completeness)."""
+    d = {**found.to_dict(), **more}
+    d["pages"] = found.pages
+    d[rows] = summaries.attach_json(pool_of(request), [safe_paper(x) for x in d[rows]])
+    return SafeJSON(d)
+
+
+# --- the signed-in session ------------------------------------------------------------------------
+
+
+def csrf_for(token_hash: str) -> str:
+    """The CSRF value of a signed-in browser: an HMAC of a fixed label under the token's hash
+    (the server can recompute it; a page on another site cannot)."""
+    return hmac.new(token_hash.encode(), b"paperdex-csrf", hashlib.sha256).hexdigest()
+
+
+def presented(request: Request) -> tuple[str | None, str]:
+    """The token this request carries and how: ("…", "bearer"), ("…", "cookie") or (None, "")."""
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip(), "bearer"
+    tok = request.cookies.get(COOKIE)
+    return (tok, "cookie") if tok else (None, "")
+
+
+def session_of(request: Request) -> dict[str, Any] | None:
+    """The token record of this request's bearer token or sign-in cookie, if valid (every
+    page's nav, and "Save this search", need to know)."""
+    tok, _ = presented(request)
+    if not tok:
+        return None
+    with pool_of(request).reader() as st:
+        return library.check_token(st, tok)
+
+
+# --- pages ------------------------------------------------------------------------------------------
+
+
+def render_page(request: Request, template: str, status: int, session: dict | None, **ctx: Any) -> HTMLResponse:
+    """A page with what every template reads: the interface language and its text, the path,
+    the signed-in session and its CSRF value."""
+    lang = lang_of(request)
+    body = ENV.get_template(template).render(
+        request=request,
+        lang=lang,
+        t=partial(i18n.t, lang),
+        msg=partial(i18n.message, lang),
+        path=request.url.path,
+        session=session,
+        csrf=csrf_for(session["hash"]) if session else "",
+        **ctx,
+    )
+    return HTMLResponse(render.with_katex(body), status_code=status)
+
+
+def state_of(request: Request) -> dict[str, str]:
+    """The parameters of this request the pages know, each at most MAX_LINK_VALUE long:
+    junk in a URL is not copied into every link of the page."""
+    return {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
+
+
+def url_with(request: Request, **changes: Any) -> str:
+    """A link to this page with some parameters changed (only those of state_of carried over)."""
+    params = state_of(request)
+    for k, v in changes.items():
+        k = URL_NAMES.get(k, k)
+        if v is None or v == "":
+            params.pop(k, None)
+        else:
+            params[k] = str(v)
+    qs = urlencode({k: v for k, v in params.items() if v != ""})
+    # the decoded path quoted again (an id may hold % ? #), never a protocol-relative //host link
+    path = "/" + quote(request.scope["path"].lstrip("/"), safe="/:@!$&'()*+,;=")
+    return path + (f"?{qs}" if qs else "")
+
+
+def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    """A page of the search views (search, paper, daily, errors): its links carry the search's
+    state (query, filters, sort, page), so a paper's "Back" link returns here; its cards get
+    their machine summaries; `?lang=` is remembered in a cookie."""
+    lang = lang_of(request)
+    summaries.attach_cards(pool_of(request), ctx, lang)
+    state = state_of(request)
+    if request.url.path == "/daily":
+        state["src"] = "daily"
+    here = url_with(request)
+    try:
+        sess = session_of(request)
+    except Exception:  # an error page must render even when the store cannot be read
+        sess = None
+    resp = render_page(
+        request,
+        template,
+        status,
+        sess,
+        here=here,
+        switch_url=here + ("&" if "?" in here else "?") + f"lang={'en' if lang == 'zh' else 'zh'}",
+        url_with=partial(url_with, request),
+        state_qs=urlencode(state),
+        **ctx,
+    )
+    q_lang = request.query_params.get("lang", "")[:2].lower()
+    if q_lang in i18n.LANGS:
+        resp.set_cookie(i18n.COOKIE, q_lang, max_age=YEAR, samesite="lax")
+    return resp
+
+
+def discover_page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    """A page of the library views: its links keep the request's own query, and its template
+    draws each paper's card with `cardof` (render.card, the tags holding the paper, its machine
+    summary in the interface language)."""
+    lang = lang_of(request)
+    qs = dict(request.query_params)
+    qs["lang"] = "en" if lang == "zh" else "zh"
+    etal = i18n.t(lang, "et_al")
+    known: dict[str, tuple[list[str], dict | None]] = {}
+
+    def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
+        if p.id not in known:
+            with pool_of(request).reader() as st:
+                known[p.id] = library.tags_of(st, p.id), summaries.pick(st.summaries([p.id]).get(p.id, {}), lang)
+        c = render.card(p, etal)
+        c["in_tags"], c["summary"] = known[p.id]
+        c["note"] = note
+        return c
+
+    def same(**_: Any) -> str:  # a link to this page with a change: the page itself
+        return request.url.path
+
+    return render_page(
+        request,
+        template,
+        status,
+        session_of(request),
+        cardof=cardof,
+        here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        switch_url=request.url.path + "?" + urlencode(qs),
+        url_with=same,
+        state_qs="",
+        **ctx,
+    )
+
+
+def mark_saved(request: Request, cards: list[dict[str, Any]]) -> None:
+    """Each card's tags (the library's), so a saved paper says so after a reload."""
+    if not cards:
+        return
+    with pool_of(request).reader() as st:
+        for c in cards:
+            c["in_tags"] = library.tags_of(st, c["id"])
+
+
+def page_window(page: int, pages: int, width: int = 2) -> list[int | None]:
+    """1 … 4 5 [6] 7 8 … 20: numbered links around the current page, None for a gap."""
+    keep = {1, pages, *range(max(1, page - width), min(pages, page + width) + 1)}
+    out: list[int | None] = []
+    last = 0
+    for n in sorted(keep):
+        if n - last > 1:
+            out.append(None)
+        out.append(n)
+        last = n
+    return out

@@ -1,0 +1,116 @@
+"""The daily page (/daily) and its JSON twin (/daily.json): a day, week or month of papers, or
+the trending week."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from paperdex import service
+from paperdex.discover import feed
+from paperdex.service import Pool
+from paperdex.sources import completeness
+from paperdex.web import render
+from paperdex.web.views.base import YEAR, etal_of, mark_saved, page, page_window, paged_json, pool_of
+
+LAYOUTS = ("cards", "compact")  # a card per paper, or one line per paper
+LAYOUT_COOKIE = "layout"
+# The compact view's page: up to the feed's own cap; why 200, in docs/web.md ("The daily page").
+COMPACT_PER_PAGE = 200
+
+router = APIRouter()
+
+
+@router.get("/daily", response_class=HTMLResponse, include_in_schema=False)
+@router.get("/daily.json", include_in_schema=False)
+def daily_page(
+    request: Request,
+    day: str | None = None,
+    category: str | None = None,
+    view: str = "day",
+    sort: str = "top",
+    page_: Annotated[int, Query(alias="page")] = 1,
+    layout: str | None = None,
+) -> Response:
+    """A day, week or month of papers, or the trending week: by default a digest (the
+    community's signal, then the user's tags; feed.listing "top"), else by date, upvotes,
+    stars or the tags alone; as cards or one line per paper (`layout`, remembered)."""
+    pool = pool_of(request)
+    json_view = request.url.path.endswith(".json")
+    chosen = layout if layout in LAYOUTS else None
+    cookie = request.cookies.get(LAYOUT_COOKIE)
+    current = chosen or (cookie if cookie in LAYOUTS else "cards")
+    per_page = COMPACT_PER_PAGE if current == "compact" and not json_view else 30
+    d = daily_listing(pool, view, day or None, category, sort, page_, per_page)
+    done, feed_line = day_completeness(pool, d)
+    if json_view:
+        return paged_json(request, d, "papers", completeness=done)
+    etal = etal_of(request)
+    cards = [render.card(p, etal, wanted=[d.category] if d.category else []) for p in d.papers]
+    mark_saved(request, cards)
+    for c in cards:
+        if c["id"] in d.scores:
+            c["for_you"] = d.scores[c["id"]]
+    resp = page(
+        request,
+        "daily.html",
+        d=d,
+        cards=cards,
+        window=page_window(d.page, d.pages),
+        layout=current,
+        trending=[render.card(p, etal) for p in d.trending],
+        completeness=done,
+        notices=[n for n in d.notices if n != feed_line],  # the completeness line replaces the feed's
+    )
+    if chosen:
+        resp.set_cookie(LAYOUT_COOKIE, chosen, max_age=YEAR, samesite="lax")
+    return resp
+
+
+def daily_listing(
+    pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
+) -> feed.Listing:
+    """service.listing, with two rules of the page's:
+
+    * per_page up to the feed's own cap (the compact view's COMPACT_PER_PAGE), past the API's
+      MAX_PER_PAGE: the page is one request of one reader, like the API's;
+    * "Top" ranks by a community signal only when there is one: Hugging Face upvotes. A day
+      without any is ranked as "For you" (the user's tags) when there are tags, else kept in the
+      listing's order, and says so (ranked_by starts with "no_upvotes"); the Stars sort stays one
+      click away. Why not by GitHub stars: docs/web.md ("The daily page")."""
+    day, category = service._listing_args(day, category, page, 1)
+    d = service._read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+    if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
+        return d
+    instead = "foryou" if "tags" in d.ranked_by else "newest"
+    alt = service._read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
+    alt.sort = "top"
+    alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
+    return alt
+
+
+def day_completeness(pool: Pool, d: feed.Listing) -> tuple[dict[str, Any] | None, str | None]:
+    """Whether the store holds every paper the arXiv listings read for this day named, from the
+    records `sync --check` reads (sources/completeness.py): "complete", or "missing" with the
+    ids and whether a later sync still asks for them; and the feed's English notice saying the
+    same, which the page replaces with a translated line of its own. (None, None) for a week,
+    a month, trending, or a day no sync read a listing for: the page says nothing it does not
+    know."""
+    if d.view != "day" or not d.start:
+        return None, None
+    with pool.reader() as st:
+        found = [s for s in completeness.states(st) if s.day == d.start and s.listed]
+        said = completeness.day_notice(st, d.start) if found else None
+    if not found:
+        return None, None
+    missing = [i for s in found for i in s.missing]
+    return {
+        "state": "missing" if missing else "complete",
+        "listed": sum(s.listed for s in found),
+        "held": sum(s.held for s in found),
+        "missing": missing,
+        "listings": [s.listing for s in found],
+        "next_retry": any(s.retries_left for s in found if s.missing),
+    }, said

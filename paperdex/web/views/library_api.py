@@ -1,0 +1,189 @@
+"""The library's JSON API: tags, recommendations, saved searches, "not interested", related
+work, the day's papers for you, export and import. Writes take a bearer token (views/auth.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
+
+from paperdex import service
+from paperdex.discover import library
+from paperdex.messages import message
+from paperdex.service import ServiceError
+from paperdex.web import render
+from paperdex.web.views.auth import json_of, require_writer, writer, written
+from paperdex.web.views.base import csrf_for, pool_of, session_of
+from paperdex.web.views.library import related
+
+MAX_IDS = 1000  # paper ids in one write
+IDS_EXAMPLE = '{"ids": ["2505.13738"]}'
+
+router = APIRouter()
+
+
+@router.get("/api/library/session", include_in_schema=False)
+def api_session(request: Request) -> Response:
+    """What the cards' "save to a tag" control needs: whether this browser may write, the CSRF
+    value of its sign-in and the tag names. Another site's page cannot read this answer (no
+    CORS), so handing the CSRF value to this site's script is safe."""
+    sess = session_of(request)
+    with pool_of(request).reader() as st:
+        names = [t.name for t in library.tags(st)]
+    out: dict[str, Any] = {"signed_in": sess is not None, "tags": names}
+    if sess is not None:
+        out.update(name=sess["name"], csrf=csrf_for(sess["hash"]))
+    return JSONResponse(out, headers={"Cache-Control": "no-store"})
+
+
+@router.get("/api/for-you", include_in_schema=False)
+def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Response:
+    """A day's papers (default: the newest day) ordered by the user's tags: each paper's best
+    recommendation score over the tags, and that tag."""
+    d, ranked = service.for_you(pool_of(request), day, k)
+    return JSONResponse(
+        {"day": d.day, "papers": [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]}
+    )
+
+
+@router.post("/api/related", include_in_schema=False)
+async def api_related(request: Request) -> Response:
+    """Related work for a pasted text: {"text": "...", "k": 20, "category", "from", "to"}."""
+    data = await json_of(request)
+    text = data.get("text")  # none, or not a string: the service's "paste a text"
+    res = await run_in_threadpool(related, request, text if isinstance(text, str) else "", data.get("k", 20), data)
+    out = res.to_dict()
+    out["hits"] = [
+        {
+            **render.brief(h.paper),
+            "why": {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)},
+        }
+        for h in res.hits
+    ]
+    return JSONResponse(out)
+
+
+@router.get("/api/tags", include_in_schema=False)
+def api_tags(request: Request) -> Response:
+    with pool_of(request).reader() as st:
+        return JSONResponse({"tags": [t.to_dict() for t in library.tags(st)]})
+
+
+@router.get("/api/tags/{name}", include_in_schema=False)
+def api_tag(request: Request, name: str) -> Response:
+    with pool_of(request).reader() as st:
+        tag = library.get_tag(st, name)
+        return JSONResponse({**tag.to_dict(), "papers": library.tag_papers(st, tag.name)})
+
+
+@router.get("/api/tags/{name}/recommendations", include_in_schema=False)
+def api_recommendations(request: Request, name: str, k: int = 20, page: int = 1) -> Response:
+    recs = service.recommend(pool_of(request), name, k, page)
+    out = recs.to_dict()
+    for r, d in zip(recs.items, out["recommendations"], strict=True):
+        d["paper"] = render.brief(r.paper)
+    return JSONResponse(out)
+
+
+def _ids_of(data: dict[str, Any]) -> list[str]:
+    ids = data.get("ids", [data["id"]] if "id" in data else None)
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids) or len(ids) > MAX_IDS:
+        raise ServiceError(400, message("ids_list", example=IDS_EXAMPLE))
+    return ids
+
+
+@router.post("/api/tags/{name}/papers", include_in_schema=False)
+async def api_tag_add(request: Request, name: str) -> Response:
+    data = await written(request, json_of)
+    ids = _ids_of(data)
+    with writer(request) as st:
+        added = library.add_to_tag(st, name, ids)
+        tag = library.get_tag(st, name)
+    return JSONResponse({"added": added, **tag.to_dict()})
+
+
+@router.delete("/api/tags/{name}/papers/{pid:path}", include_in_schema=False)
+def api_tag_remove(request: Request, name: str, pid: str) -> Response:
+    require_writer(request)
+    with writer(request) as st:
+        removed = library.remove_from_tag(st, name, [pid])
+    return JSONResponse({"removed": removed})
+
+
+@router.delete("/api/tags/{name}", include_in_schema=False)
+def api_tag_delete(request: Request, name: str) -> Response:
+    require_writer(request)
+    with writer(request) as st:
+        if not library.delete_tag(st, name):
+            raise ServiceError(404, message("no_tag", name=name[:80]))
+    return JSONResponse({"deleted": True})
+
+
+@router.post("/api/dismissed", include_in_schema=False)
+async def api_dismiss(request: Request) -> Response:
+    data = await written(request, json_of)
+    with writer(request) as st:
+        return JSONResponse({"dismissed": library.dismiss(st, _ids_of(data))})
+
+
+@router.get("/api/saved", include_in_schema=False)
+def api_saved(request: Request) -> Response:
+    out = [
+        {**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error}
+        for ss, nm in service.saved_searches(pool_of(request))
+    ]
+    return JSONResponse({"saved_searches": out})
+
+
+@router.post("/api/saved", include_in_schema=False)
+async def api_save(request: Request) -> Response:
+    data = await written(request, json_of)
+    params = data.get("params") or {k: data.get(k) for k in library.SAVED_PARAMS}
+    if not isinstance(params, dict):
+        raise ServiceError(400, message("saved_params"))
+    with writer(request) as st:
+        ss = library.save_search(st, str(data.get("name") or data.get("q") or ""), str(data.get("q") or ""), params)
+    return JSONResponse(ss.to_dict(), status_code=201)
+
+
+@router.get("/api/saved/{key}/new", include_in_schema=False)
+def api_saved_new(request: Request, key: str, limit: int = 20) -> Response:
+    nm = service.new_matches(pool_of(request), key, limit)
+    return JSONResponse({**nm.to_dict(), "papers": [render.brief(p) for p in nm.papers]})
+
+
+@router.post("/api/saved/{key}/seen", include_in_schema=False)
+def api_saved_seen(request: Request, key: str) -> Response:
+    require_writer(request)
+    with writer(request) as st:
+        return JSONResponse(library.mark_seen(st, key).to_dict())
+
+
+EXPORTS = {  # format: (media type, file extension)
+    "json": ("application/json", "json"),
+    "bibtex": ("application/x-bibtex; charset=utf-8", "bib"),
+}
+
+
+@router.get("/api/library/export", include_in_schema=False)
+def api_export(request: Request, format: str = "json", tag: str | None = None) -> Response:
+    if format not in EXPORTS:
+        raise ServiceError(400, message("export_format"))
+    with pool_of(request).reader() as st:
+        if format == "json":
+            body = json.dumps(library.export_json(st), ensure_ascii=False, indent=1)
+        else:
+            body = library.export_bibtex(st, tag)
+    kind, ext = EXPORTS[format]
+    disposition = f'attachment; filename="paperdex-library.{ext}"'
+    return Response(body, media_type=kind, headers={"Content-Disposition": disposition})
+
+
+@router.post("/api/library/import", include_in_schema=False)
+async def api_import(request: Request) -> Response:
+    data = await written(request, json_of)
+    with writer(request) as st:
+        return JSONResponse(library.import_json(st, data))

@@ -1,0 +1,138 @@
+"""The search page (/), its JSON twin (/search.json) and the home page it is without a query.
+
+One handler serves the page and its .json twin, as datasette's views do, so what the page shows
+and what the JSON says cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, Field
+
+from paperdex import service
+from paperdex.paper import CATEGORY_TYPED
+from paperdex.search.engine import Result, lex_index, plan
+from paperdex.service import SearchParams, ServiceError
+from paperdex.web import render
+from paperdex.web.views.base import etal_of, mark_saved, page, page_window, paged_json, pool_of
+from paperdex.web.views.library import related_view
+
+# Queries the home page offers to try: English, Chinese, fielded.
+EXAMPLES = (
+    ("en", "diffusion models for image editing"),
+    ("en", "weight decay"),
+    ("zh", "扩散模型 图像编辑"),
+    ("zh", "大语言模型 推理"),
+    ("fielded", 'ti:"reinforcement learning" cat:cs.LG'),
+    ("fielded", "abs:(robot OR robotic) date:2025"),
+)
+# Longer text in the search box is a pasted abstract or paragraph: it finds related work (the
+# whole text embedded, BM25 over its key terms; recommend.related), not a query-language query.
+# Titles and one-sentence summaries, the longest queries people type, stay well under it.
+PASTED_TEXT_AT = 500
+
+router = APIRouter()
+
+
+class PageQuery(BaseModel):
+    """The parameters of the search page and /search.json, as sent: the service checks them,
+    and the page says what is wrong with them."""
+
+    q: str = ""
+    mode: str = "hybrid"
+    sort: str = "relevance"
+    page: int = 1
+    per_page: int = 20
+    category: str | None = None
+    date_from: str | None = Field(None, alias="from")
+    date_to: str | None = Field(None, alias="to")
+    venue: str | None = None
+    area: str | None = None
+    author: str | None = None
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+@router.get("/search.json", include_in_schema=False)
+def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Response:
+    """Search results; with no query and no filter, the home page (what this is, the store's
+    size and dates, queries to try) above the newest papers."""
+    pool = pool_of(request)
+    params = SearchParams(**query.model_dump())
+    json_view = request.url.path.endswith(".json")
+    if len(params.q.strip()) > PASTED_TEXT_AT and not json_view:
+        return related_view(  # a pasted abstract or paragraph: related work
+            request, params.q.strip(), {"category": params.category, "from": params.date_from, "to": params.date_to}
+        )
+    if json_view:
+        return paged_json(request, service.search(pool, params), "hits")
+    res: Result | None = None
+    err: str | None = None
+    status = 200
+    try:
+        params = service.normalise(params)
+        res = service.search(pool, params)
+    except ServiceError as e:
+        err, status = e.message, e.status  # 503: over the time budget, or busy
+    cards = []
+    if res:
+        cards = _cards(request, res, params)
+        mark_saved(request, cards)
+    home = service.overview(pool) if not params.q and not params.has_filters() and params.page == 1 else None
+    # what "Save this search" keeps, under the form's names
+    saving = {"mode": params.mode if params.mode != "hybrid" else None, **params.url_params()}
+    return page(
+        request,
+        "search.html",
+        status=status,
+        params=params,
+        res=res,
+        cards=cards,
+        error=err,
+        home=home,
+        examples=EXAMPLES,
+        window=page_window(res.page, res.pages) if res else [],
+        start=(res.page - 1) * res.per_page if res else 0,
+        hints=render.fewer_hints(params.q) if res is not None and not res.hits and params.q else [],
+        save_params={k: v for k, v in saving.items() if v},
+    )
+
+
+def _cards(request: Request, res: Result, params: SearchParams) -> list[dict]:
+    """The hits' cards, each with "why this matched" unless the search listed the newest
+    papers or looked an id up."""
+    etal = etal_of(request)
+    explain = bool(params.q.strip()) and res.mode != "lookup"
+    wanted = matched_categories(params.q, params.category)
+    plan_, ix = _plan_and_index(request, params) if res.hits else (None, None)
+    return [render.card(h.paper, etal, h, wanted=wanted, plan=plan_, ix=ix, explain=explain) for h in res.hits]
+
+
+def _plan_and_index(request: Request, params: SearchParams):
+    """The query's plan (for "why this matched") and the lexical snapshot (for which words
+    are everyday words); either None when it cannot be had."""
+    try:
+        pl = plan(params.q, mode=params.mode)
+    except Exception:  # the search itself said what is wrong with the query
+        pl = None
+    try:
+        with pool_of(request).reader() as st:
+            ix = lex_index(st)
+    except Exception:
+        ix = None
+    return pl, ix
+
+
+_CAT_IN_QUERY = re.compile(rf"(?:^|[\s(])cat:\"?({CATEGORY_TYPED})", re.IGNORECASE)
+
+
+def matched_categories(q: str, category: str | None) -> list[str]:
+    """The categories a search asked for (`cat:` in the query, the category filter): a card
+    lists these first, so a hit found by cat:cs.LG shows cs.LG, not only its primary."""
+    out = [m.lower() for m in _CAT_IN_QUERY.findall(q or "")]
+    if category:
+        out.append(category.lower())
+    return out
