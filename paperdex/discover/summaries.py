@@ -45,9 +45,8 @@ log = logging.getLogger("paperdex.discover.summaries")
 LANGS = ("en", "zh")
 LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese"}
 FIELDS = ("tldr", "motivation", "method", "result", "conclusion")
-# Characters kept of each part. In the shared Chinese summaries (37,809 papers) the TL;DR is
-# at most 196 characters for 99% of papers and the other parts at most 108-194; the caps leave
-# room for English, which spends more characters on a sentence. A longer answer is cut at a word.
+# Characters kept of each part, with room for English beside the shared Chinese summaries'
+# lengths (docs/summaries.md); a longer answer is cut at a word.
 CAPS = {"tldr": 400, "motivation": 700, "method": 700, "result": 700, "conclusion": 700}
 MAX_ABSTRACT = 6000  # characters of an abstract sent (arXiv caps them at 1,920)
 RETRY_STATUS = {429, 500, 502, 503, 504}
@@ -350,55 +349,75 @@ def run(
     todo = todo[:room]
     if not todo:
         return rep
-    own = client is None
     cl = client or Client(cfg)
-    stop = threading.Event()
-
-    def one(p: Paper) -> tuple[dict[str, dict[str, str]], int]:
-        if stop.is_set():
-            raise LLMError("stopped")
-        return cl.summarize(p, langs)
-
-    # not a `with` block: on Ctrl-C the run returns at once instead of waiting out requests in flight
-    pool = ThreadPoolExecutor(max_workers=max(1, cfg.concurrency), thread_name_prefix="summaries")
     try:
-        pending: dict[Future, Paper] = {}
-        queue = iter(todo)
-        while True:
-            while not stop.is_set() and len(pending) < max(1, cfg.concurrency):
-                p = next(queue, None)
-                if p is None:
-                    break
-                pending[pool.submit(one, p)] = p
-            if not pending:
-                break
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                p = pending.pop(fut)
-                try:
-                    body, tokens = fut.result()
-                except LLMError as e:
-                    if not stop.is_set():
-                        rep.stopped = cl.redact(str(e))
-                        stop.set()
-                    continue
-                except ReplyError as e:
-                    rep.failed += 1
-                    rep.errors.append(f"{p.id}: {cl.redact(str(e))}")
-                    log.warning("summary of %s skipped: %s", p.id, cl.redact(str(e)))
-                else:
-                    per_lang = max(1, len(body))
-                    for lang, fields in body.items():
-                        store.put_summary(p.id, lang, cfg.model, p.text_hash(), fields, tokens // per_lang)
-                    rep.done += 1
-                    rep.tokens += tokens
-                if progress:
-                    progress(rep)
+        _Run(store, cfg, cl, langs, rep, progress).over(todo)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-        if own:
+        if client is None:
             cl.close()
     return rep
+
+
+@dataclass
+class _Run:
+    """What the requests in flight and the thread writing their answers share."""
+
+    store: Store
+    cfg: LLMConfig
+    client: Client
+    langs: Sequence[str]
+    rep: Report
+    progress: Callable[[Report], None] | None
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def one(self, p: Paper) -> tuple[dict[str, dict[str, str]], int]:
+        if self.stop.is_set():
+            raise LLMError("stopped")
+        return self.client.summarize(p, self.langs)
+
+    def over(self, todo: list[Paper]) -> None:
+        width = max(1, self.cfg.concurrency)
+        # not a `with` block: on Ctrl-C the run returns at once instead of waiting out requests in flight
+        pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="summaries")
+        try:
+            pending: dict[Future, Paper] = {}
+            queue = iter(todo)
+            while True:
+                while not self.stop.is_set() and len(pending) < width:
+                    p = next(queue, None)
+                    if p is None:
+                        break
+                    pending[pool.submit(self.one, p)] = p
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    self.record(pending.pop(fut), fut)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def record(self, p: Paper, fut: Future) -> None:
+        """One answer: stored, or counted as failed; the endpoint failing for good stops the run."""
+        rep, redact = self.rep, self.client.redact
+        try:
+            body, tokens = fut.result()
+        except LLMError as e:
+            if not self.stop.is_set():
+                rep.stopped = redact(str(e))
+                self.stop.set()
+            return
+        except ReplyError as e:
+            rep.failed += 1
+            rep.errors.append(f"{p.id}: {redact(str(e))}")
+            log.warning("summary of %s skipped: %s", p.id, redact(str(e)))
+        else:
+            per_lang = max(1, len(body))
+            for lang, fields in body.items():
+                self.store.put_summary(p.id, lang, self.cfg.model, p.text_hash(), fields, tokens // per_lang)
+            rep.done += 1
+            rep.tokens += tokens
+        if self.progress:
+            self.progress(rep)
 
 
 # --- for the views ----------------------------------------------------------------------------------
