@@ -105,6 +105,9 @@ def after_embed(data_dir: Path, scratch: Path, edits: int) -> None:
         rows = w.conn.execute("SELECT id FROM papers ORDER BY rowid DESC LIMIT ?", (edits,)).fetchall()
         papers = [w.get(r[0]) for r in rows]
         w.upsert([dataclasses.replace(p, abstract=p.abstract + " (revised)") for p in papers])
+        from paperdex.index.publish import publish
+
+        publish(w)
         t = time.perf_counter()
         n = embed_store(w, batch_size=32)
         print(f"  embed of {n} papers incl. publishing the snapshots: {time.perf_counter() - t:.1f} s")

@@ -234,7 +234,7 @@ def _ingested(store, ids_path: Path) -> bool:
 def phase(step: str, size: str) -> None:
     """The build steps, each timed on its own. `ingest` writes SQLite only (its publish is
     left to the next steps); `lexical` builds and publishes the lexical snapshot, as
-    Store.publish() does; `vectors` imports the vectors into SQLite (`vectors_s`), then
+    paperdex.index.publish does; `vectors` imports the vectors into SQLite (`vectors_s`), then
     publishes them (`graph_s`: the name kept from the HNSW graph it once built)."""
 
     key = f"embedded/{size}"

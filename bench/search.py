@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from paperdex.index.publish import publish
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.search.engine import Filters, Searcher
 from paperdex.store import Store
@@ -86,7 +87,7 @@ def rrf_lists(a: list[int], b: list[int], k: int = 60) -> list[int]:
 def build_store(d: Path, limit: int | None = None) -> Store:
     if (d / "paperdex.db").exists():
         store = Store(d)
-        store.publish()  # a no-op unless the snapshot formats changed since the last run
+        publish(store)  # a no-op unless the snapshot formats changed since the last run
         return store
     store = Store(d)
     src = CORPUS

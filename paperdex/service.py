@@ -41,6 +41,7 @@ import numpy as np
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
 from paperdex.index.embed import EmbedOptions
+from paperdex.index.publish import publish_if_abandoned, unpublished
 from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
 from paperdex.paper import Paper
@@ -411,7 +412,7 @@ class SearcherPool:
         unfindable by their words until the next writer or a restart, while /healthz said ok.
         Returns since when the lag has been seen (None: there is none)."""
         try:
-            behind = store.unpublished()
+            behind = unpublished(store)
         except (sqlite3.Error, StoreError) as e:
             log.warning("could not check whether the indexes are published: %s", e)
             return since
@@ -426,7 +427,7 @@ class SearcherPool:
         return since
 
     def _publish_abandoned(self, store: Store) -> bool:
-        """Publish a dead writer's committed papers (Store.publish_if_abandoned: from this
+        """Publish a dead writer's committed papers (index.publish.publish_if_abandoned: from this
         read-only connection, under the publish lock, so of a server's workers one does it and
         the others skip the tick); False while a writer is alive or publishing, or when this
         server cannot write the directory (then /healthz and the log name the command, and it
@@ -437,7 +438,7 @@ class SearcherPool:
             return False
         t = time.perf_counter()
         try:
-            what = store.publish_if_abandoned()
+            what = publish_if_abandoned(store)
         except (OSError, sqlite3.Error, StoreError) as e:
             if self.publish_error is None:
                 log.warning(
@@ -777,7 +778,7 @@ def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed
     from paperdex.index.snapshots import REPAIR_COMMAND, writer_alive
 
     error = getattr(pool, "publish_error", None)
-    if not st.unpublished():
+    if not unpublished(st):
         action = message("index_behind_loading")
     elif error:
         action = message("index_behind_cannot", error=error, fix=REPAIR_COMMAND)

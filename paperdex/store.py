@@ -29,8 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from paperdex.index.snapshots import hold_writer, try_publish_lock, writer_alive
-from paperdex.index.vectors import quantize
+from paperdex.index.snapshots import hold_writer
 from paperdex.paper import Paper, index_text
 from paperdex.text import zh
 
@@ -156,6 +155,14 @@ MIGRATIONS: list[str] = [
 # (10k papers: the vectors' pages 10.3 MB after the update, 4.6 MB after VACUUM); 6 -> 7
 # drops the stemmed index, a large share of the file.
 VACUUM_AFTER = {5, 7}
+
+
+def quantize(v: np.ndarray) -> np.ndarray:
+    """int8 rows, each scaled so its largest component is ±127: how vectors are stored. Cosine
+    ignores a row's scale, so no scale is kept (its error and recall: docs/performance.md)."""
+    v = np.asarray(v, dtype=np.float32)
+    peak = np.abs(v).max(axis=-1, keepdims=True)
+    return np.round(v * (127 / np.where(peak > 0, peak, 1))).astype(np.int8)
 
 
 def _int8_from_f16(blob: bytes) -> bytes:
@@ -359,7 +366,7 @@ class Store:
             except OSError as e:
                 raise StoreError(f"cannot use {self.data_dir} as a data directory: {e.strerror or e}") from None
             # held until close (or the process dies): a server finding unpublished papers
-            # leaves them to a live writer and publishes only a dead one's (publish_if_abandoned)
+            # leaves them to a live writer and publishes only a dead one's (index.publish)
             self._writer = hold_writer(self.data_dir)
         try:
             self.conn = self._connect()
@@ -457,16 +464,13 @@ class Store:
         )
 
     # --- writes ---------------------------------------------------------------------
-    def upsert(self, papers: Iterable[Paper], batch_size: int = 2000, *, publish: bool = True) -> IngestSummary:
+    def upsert(self, papers: Iterable[Paper], batch_size: int = 2000) -> IngestSummary:
         """Insert new papers, replace changed ones, skip identical ones. One transaction per
-        batch: a crash loses at most the batch in flight, never half of one. Then publish
-        the indexes (a caller writing in several steps passes publish=False and calls
-        publish() once at its end)."""
+        batch: a crash loses at most the batch in flight, never half of one. Readers of the
+        derived indexes see them once the writer publishes (paperdex.index.publish)."""
         total, it = IngestSummary(), iter(papers)
         while batch := list(islice(it, batch_size)):
             total = total + self._upsert_batch(batch)
-        if publish:
-            self.publish()
         return total
 
     def _upsert_batch(self, batch: list[Paper]) -> IngestSummary:
@@ -519,7 +523,7 @@ class Store:
             (rowid, *_fts_values(p)),
         )
 
-    def delete(self, pid: str, *, publish: bool = True) -> bool:
+    def delete(self, pid: str) -> bool:
         with self.conn:
             row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
             if row is None:
@@ -528,8 +532,6 @@ class Store:
             self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
             self._bump_epoch()
             self._bump_generation()
-        if publish:
-            self.publish()
         return True
 
     def _rows_in(self, sql: str, values: Sequence) -> Iterator[sqlite3.Row]:
@@ -693,68 +695,6 @@ class Store:
         """Bumped in the same transaction as every change to the vectors; the ANN index
         records the epoch it was built at and is rebuilt when they differ."""
         return int(self.get_state("vectors_epoch") or 0)
-
-    # --- publishing the derived indexes (writers) --------------------------------------
-    def publish(self) -> None:
-        """Bring the published lexical and vector snapshots up to this store, so readers see
-        what was written. Writers call it when they finish a command; it costs little when
-        nothing changed (only changed papers are tokenised again). It reads the database and
-        writes only the derived files, so a read-only store publishes too: a server does, for
-        a writer that died before it could (publish_if_abandoned)."""
-        from paperdex.index import lexical, vectors
-        from paperdex.index.snapshots import publish_lock
-
-        with publish_lock(self.data_dir):  # one publisher at a time; what is published is read under it
-            current = lexical.load(self)
-            if current is None or current.generation != self.generation():
-                lexical.publish(self, lexical.build(self, current))
-            if self._vectors_unpublished():
-                vectors.publish(self)
-
-    def _vectors_unpublished(self) -> bool:
-        from paperdex.index import vectors
-
-        ptr = vectors.published(self)
-        return bool(self.model) and (
-            ptr is None or ptr.get("epoch") != self.vectors_epoch() or ptr.get("model") != self.model
-        )
-
-    def unpublished(self) -> list[str]:
-        """Which published snapshots ("lexical", "vectors") are behind the committed rows: the
-        pointers against the change counters, two small reads (a server asks every second)."""
-        from paperdex.index import lexical
-
-        with self.read_snapshot():
-            behind = []
-            published = lexical.published_generation(self.data_dir)
-            if published != self.generation() and (published is not None or self.count()):
-                behind.append("lexical")
-            if self._vectors_unpublished():
-                behind.append("vectors")
-        return behind
-
-    def publish_if_abandoned(self) -> str | None:
-        """Publish what committed writes left unpublished when no writer is left to do it:
-        the writer that committed them was killed before its publish (kill -9, OOM, power) and
-        no process has the store open for writing (writer.lock) nor is publishing. False, and
-        nothing done, while one is: a live writer publishes at its end, and publishing its
-        half-done work meanwhile would only slow it down. Runs on a read-only store (the
-        server's): the database is only read; the snapshots written are exactly what the
-        writer would have published, under the same publish lock, so a writer starting
-        meanwhile waits for it and then publishes its own newer state. Returns what it
-        published, said for a log (None: nothing). Raises OSError when the data directory
-        cannot be written (then `REPAIR_COMMAND`, run by someone who can)."""
-        from paperdex.index.lexical import index_lag
-
-        with try_publish_lock(self.data_dir) as got:
-            if not got or writer_alive(self.data_dir):
-                return None
-            behind = self.unpublished()
-            if not behind:
-                return None
-            lag = index_lag(self) if "lexical" in behind else None  # ~1 s at 1M: only under the lock
-            self.publish()
-        return lag.message() if lag is not None else "the published vectors were behind the database"
 
     # --- what the index stage and a migration read ------------------------------------------
     def rows_for_index(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], str | None]]]:

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from paperdex.cli import cli
 from paperdex.discover import digest as D
 from paperdex.discover import library as L
+from paperdex.index.publish import publish
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/live_server.py
 from live_server import smtp_inbox, wait_for  # noqa: E402
@@ -98,6 +99,7 @@ def test_digest_counts_a_saved_search(store):
 
     L.save_search(store, "diffusion", "diffusion")
     store.upsert([Paper(id="2999.00009", title="A diffusion paper", abstract="Diffusion.", listed="2030-01-02")])
+    publish(store)
     d = D.build(store)
     assert d.day == "2030-01-02"
     sec = [s for s in d.sections if s.kind == "saved"]

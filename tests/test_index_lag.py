@@ -25,12 +25,12 @@ PAPERS = Path(__file__).parent / "data" / "papers.jsonl"
 KILL = """
 import os, signal
 if os.environ.get("PAPERDEX_TEST_KILL_AT_PUBLISH"):
-    import paperdex.store
+    import paperdex.index.lexical
 
-    def publish(self):  # the batches are committed; die as kill -9 would, before publishing
+    def publish(*args, **kw):  # the batches are committed; die as kill -9 would, before publishing
         os.kill(os.getpid(), signal.SIGKILL)
 
-    paperdex.store.Store.publish = publish
+    paperdex.index.lexical.publish = publish
 """
 
 

@@ -42,9 +42,9 @@ def test_incremental_build_does_not_depend_on_the_block_size(store):
     changed = [dataclasses.replace(p, title=p.title + " zyzzyva quokkanator") for p in changed]
     added = [store.get(pid) for pid in ids[5::53]]
     added = [dataclasses.replace(p, id=p.id + "x", title="Novel frobnication " + p.title, extra={}) for p in added]
-    store.upsert(changed + added, publish=False)
+    store.upsert(changed + added)
     for pid in ids[10::41]:
-        store.delete(pid, publish=False)
+        store.delete(pid)
 
     whole = lexical.build(store, previous, block=ONE_BLOCK)
     assert whole.n == len(ids) + len(added) - len(ids[10::41])
@@ -67,7 +67,7 @@ def test_the_pair_sort_split_by_first_term_gives_the_same_arrays(store, monkeypa
     whole = lexical.build(store, block=ONE_BLOCK)
     ids = [r[0] for r in store.conn.execute("SELECT id FROM papers ORDER BY rowid")]
     changed = [dataclasses.replace(store.get(pid), title="Quokkanator weight decay") for pid in ids[::29]]
-    store.upsert(changed, publish=False)
+    store.upsert(changed)
     full, incremental = lexical.build(store, block=7), lexical.build(store, previous, block=7)
     V, N = whole.meta["terms"], whole.n
     monkeypatch.setattr(lexical, "_KEY_MAX", (V // 6) * V * N)  # about 7 ranges

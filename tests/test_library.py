@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from paperdex.discover import library as L
+from paperdex.index.publish import publish
 from paperdex.index.vectors import unit
 from paperdex.paper import Paper
 from paperdex.store import SCHEMA_VERSION, Store
@@ -115,6 +116,7 @@ def test_saved_search_counts_new_papers(store, searcher):
         Paper(id="2999.00003", title="Old diffusion paper", abstract="Diffusion.", listed="2020-01-01"),
     ]
     store.upsert(new)
+    publish(store)
     nm = L.new_matches(srch, L.get_saved(store, "diffusion"))
     assert nm.count == 2 and {p.id for p in nm.papers} == {"2999.00001", "2999.00003"}
     L.mark_seen(store, "diffusion")

@@ -7,6 +7,7 @@ import pytest
 
 from paperdex.discover import library as L
 from paperdex.discover import recommend as R
+from paperdex.index.publish import publish
 from paperdex.search.corpus import StoreCorpus
 
 
@@ -229,7 +230,7 @@ def test_pages_of_recommendations_are_slices_of_one_order_even_among_ties(store)
     rowids, vecs = store.load_vectors()
     vec = vecs[list(rowids).index(store.rowid(src.id))].astype(np.float32)
     store.add_vectors(store.model, [(store.rowid(p.id), p.text_hash(), vec) for p in copies])
-    store.publish()
+    publish(store)
     whole = [r.paper.id for r in R.recommend(store, "ties", k=12, explain=False).items]
     paged = [
         r.paper.id for page in range(1, 7) for r in R.recommend(store, "ties", k=2, page=page, explain=False).items

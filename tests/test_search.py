@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paperdex.index.publish import publish
 from paperdex.search.engine import MAX_WINDOW, RANKED_LIST, Filters, fuse, marked_html, required, rrf, snippet
 from paperdex.search.query import QueryError
 from paperdex.text import stem
@@ -300,10 +301,13 @@ def test_readers_see_a_write_once_it_is_published(empty_store):
 
     s = Searcher(empty_store)
     empty_store.upsert([Paper(id="a", title="Quokka detection")])
+    publish(empty_store)
     assert ids(s.search("quokka")) == ["a"]
     empty_store.upsert([Paper(id="b", title="Quokka tracking")])
+    publish(empty_store)
     assert sorted(ids(s.search("quokka"))) == ["a", "b"]
     empty_store.delete("a")
+    publish(empty_store)
     assert ids(s.search("quokka")) == ["b"]
 
 
@@ -385,8 +389,9 @@ def test_incremental_index_equals_a_full_rebuild(store):
 
     store.upsert([Paper(id="n1", title="Quokka weight decay", abstract="New words here.", categories=["q-bio.PE"])])
     store.delete("2505.13738")
+    publish(store)
     prev = lexical.load(store)
-    store.upsert([Paper(id="n2", title="Another quokka", abstract="More text.")], publish=False)
+    store.upsert([Paper(id="n2", title="Another quokka", abstract="More text.")])
     inc, full = lexical.build(store, prev), lexical.build(store)
     for k in full.arrays:
         if k in ("vocab", "df", "bm_ptr", "bigrams") or k.endswith("_ptr"):

@@ -4,10 +4,11 @@ import sqlite3
 import numpy as np
 import pytest
 
+from paperdex.index.publish import publish
 from paperdex.index.vectors import unit
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.paper import Paper, index_text
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
 from tests.conftest import DATA, PAPERS
 
@@ -23,6 +24,7 @@ def test_upsert_replaces_changed_record_and_reindexes(store):
     p = store.get("2506.14562")
     p.title = "A completely different title about quokkas"
     s = store.upsert([p])
+    publish(store)
     assert (s.added, s.updated) == (0, 1)
     assert store.get("2506.14562").title.endswith("quokkas")
     sr = Searcher(store)

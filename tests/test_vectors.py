@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from paperdex.index import vectors
+from paperdex.index.publish import publish
 from paperdex.index.vectors import VectorIndex, unit
 from paperdex.paper import Paper
 from paperdex.search.engine import Searcher
@@ -107,7 +108,7 @@ def test_a_stale_snapshot_still_answers_until_the_next_publish(store):
     store._bump_epoch()
     store.conn.commit()
     assert len(s.index) == before  # the published snapshot, consistent with itself
-    store.publish()
+    publish(store)
     assert len(s.index) == before - 1
 
 
@@ -125,7 +126,7 @@ def test_a_changed_vector_is_found_by_its_new_direction_after_publishing(store):
     q = _query_for(store, "2505.13738")
     moved = -q / np.linalg.norm(q)  # the paper's vector changes: it must be found by its new one
     store.add_vectors(store.model, [(rowid, "changed", moved)])
-    store.publish()
+    publish(store)
     idx = Searcher(store).index
     assert len(idx) == store.vector_count()
     assert idx.search(moved.astype(np.float32), 1)[0][0] == rowid

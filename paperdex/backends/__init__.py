@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
+from paperdex.index.publish import publish
 from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.corpus import Corpus
@@ -90,7 +91,7 @@ class EmbeddedBackend:
         return self.store.model
 
     def upsert(self, papers, vectors=None, model=None) -> IngestSummary:
-        summary = self.store.upsert(papers, publish=not vectors)
+        summary = self.store.upsert(papers)
         if vectors:
             if not model:
                 raise ValueError("vectors need the name of the model that made them")
@@ -98,11 +99,13 @@ class EmbeddedBackend:
             items = [(rows[p][0], rows[p][1], np.asarray(v)) for p, v in vectors.items() if p in rows]
             if items:
                 self.store.add_vectors(model, items)
-            self.store.publish()
+        publish(self.store)
         return summary
 
     def delete(self, pid: str) -> bool:
-        return self.store.delete(pid)
+        if deleted := self.store.delete(pid):
+            publish(self.store)
+        return deleted
 
     def get(self, pid: str) -> Paper | None:
         return self.store.get(pid)

@@ -20,6 +20,7 @@ from paperdex.cli.discover import COMMANDS  # tag, saved, token, related, digest
 from paperdex.cli.progress import Progress
 from paperdex.cli.serve import mcp, serve
 from paperdex.cli.sources import export, sync
+from paperdex.index.publish import publish
 from paperdex.search.query import QueryError
 from paperdex.settings import Settings, SettingsError
 from paperdex.store import Store, StoreError
@@ -187,7 +188,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
         except StoreError as e:
             raise _fail(e) from None
         click.echo(f"vectors: {n} attached ({model})")
-        store.publish()  # the indexes now, so readers (and the first search) find them ready
+        publish(store)  # the indexes now, so readers (and the first search) find them ready
     if total.rejected:
         ctx.exit(1)
 
@@ -269,7 +270,7 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
         )
     else:
         click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")
-    store.publish()  # the indexes now, so readers (and the first search) find them ready
+    publish(store)  # the indexes now, so readers (and the first search) find them ready
 
 
 @cli.command()
@@ -278,7 +279,7 @@ def init(ctx) -> None:
     """Make an empty store in the data directory (`ingest` makes one too). Other commands that
     write refuse a directory without one, so a mistyped --data-dir is an error, not a new store."""
     store = _store(ctx, create=True)
-    store.publish()
+    publish(store)
     click.echo(f"a paperdex store in {store.data_dir}: {store.count()} papers")
 
 
@@ -298,7 +299,7 @@ def migrate(ctx, target, restart, batch_size) -> None:
     indexes readers use (readers never do either). With --to, copy it into another backend."""
     store = _store(ctx)  # a writer: opening migrates, under the write lock
     click.echo(f"schema version {store.schema_version()}: up to date")
-    store.publish()
+    publish(store)
     click.echo("search indexes: published")
     if target:
         _migrate_to(store, target, restart, batch_size, _settings(ctx).model)
@@ -565,7 +566,7 @@ def demo(ctx, host, port, no_serve) -> None:
         if store.model in (None, Pair.name) and store.vector_count() < store.count():
             n = import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", Pair.name)
             click.echo(f"vectors: {n} attached ({Pair.name})")
-        store.publish()
+        publish(store)
     store.close()
     if not no_serve:
         from paperdex.text import zh

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from paperdex.index.publish import publish
+from paperdex.index.publish import publish
 from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search.engine import MAX_WINDOW, URL_NAMES, Filters
@@ -549,6 +550,7 @@ def import_bibtex(store: Store, text: str, name: str) -> dict[str, int]:
     if new:
         _writable(store)
         store.upsert(new)
+        publish(store)
         publish(store)
     added = add_to_tag(store, name, [p.id for p in res.papers]) if res.papers else 0
     return {"entries": len(res.papers), "ingested": len(new), "added": added, "errors": len(res.errors)}

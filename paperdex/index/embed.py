@@ -713,5 +713,7 @@ def embed_store(
             progress(len(rows))
     if switch and store.get_state("model_next") == name:  # stopped by `limit` just as the last one came in
         store.finish_vector_switch(name)
-    store.publish()
+    from paperdex.index.publish import publish  # imported here: this module does not need the store
+
+    publish(store)
     return done

@@ -35,6 +35,7 @@ import numpy as np
 
 from paperdex.index.lexical import find_sorted
 from paperdex.index.snapshots import shared, stamp
+from paperdex.store import quantize
 
 if TYPE_CHECKING:
     from paperdex.store import Store
@@ -57,15 +58,6 @@ def _numkong():
     import numkong
 
     return numkong
-
-
-def quantize(v: np.ndarray) -> np.ndarray:
-    """int8 rows, each scaled so its largest component is ±127. Cosine ignores a row's scale,
-    so no scale is kept: at 384 dimensions the cosine error is ~4e-4 (std) and exact int8
-    search finds 0.99 of float32's top 10 (63k MiniLM vectors), at a quarter of float32's bytes."""
-    v = np.asarray(v, dtype=np.float32)
-    peak = np.abs(v).max(axis=-1, keepdims=True)
-    return np.round(v * (127 / np.where(peak > 0, peak, 1))).astype(np.int8)
 
 
 def unit(v: np.ndarray) -> np.ndarray:

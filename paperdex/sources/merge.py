@@ -22,6 +22,7 @@ from itertools import islice
 from typing import Any
 from urllib.parse import urlparse
 
+from paperdex.index.publish import publish
 from paperdex.paper import ARXIV_ID, Paper, index_text
 from paperdex.sources import registry, venues
 from paperdex.store import IngestSummary, Store
@@ -363,16 +364,16 @@ def ingest_with_merge(
                 in_chunk.updated += not same
             pending[result.id] = venues.apply(result)
             matcher.remember(result, replaces=base.id if base is not None else None)
-        s = store.upsert(pending.values(), publish=False)
+        s = store.upsert(pending.values())
         matcher.stored()
-        gone = sum(1 for pid in retired if pid not in pending and store.delete(pid, publish=False))
+        gone = sum(1 for pid in retired if pid not in pending and store.delete(pid))
         # a paper that moved to its arXiv id was updated, not added
         moved = min(gone, s.added)
         total = total + s + in_chunk
         total.added -= moved
         total.updated += moved
         total.merged += merged
-    store.publish()  # readers see the whole ingest at once
+    publish(store)  # readers see the whole ingest at once
     total.rejected += len(errors)
     total.errors.extend(errors)
     return total

@@ -407,6 +407,7 @@ def close_index_lag(st: ServeOptions) -> threading.Thread | None:
     the published snapshot; the workers' watchers load the new one). A server that cannot
     write its data directory names the command that does instead."""
     from paperdex.index.lexical import index_lag
+    from paperdex.index.publish import publish
     from paperdex.index.snapshots import REPAIR_COMMAND
     from paperdex.store import Store, StoreError
 
@@ -424,7 +425,7 @@ def close_index_lag(st: ServeOptions) -> threading.Thread | None:
         t = time.perf_counter()
         try:
             with Store(st.data_dir) as store:
-                store.publish()
+                publish(store)
         except Exception as e:  # a read-only directory, a full disk: the operator can fix it
             _say(f"could not publish the missing papers ({e}); run `{REPAIR_COMMAND}`")
             return

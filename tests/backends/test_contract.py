@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from paperdex.backends import Backend, EmbeddedBackend
+from paperdex.index.publish import publish
 from paperdex.paper import index_text
 from paperdex.search.engine import MAX_WINDOW, MIN_COSINE, RELAX_BELOW, Filters
 from paperdex.search.query import QueryError
@@ -95,8 +96,8 @@ def writable(request, built_store_dir, milvus_dir, milvus_ro, tmp_path):
         keep = [r[0] for r in s.conn.execute("SELECT id FROM papers ORDER BY rowid LIMIT ?", (SUBSET,))]
         for pid in [r[0] for r in s.conn.execute("SELECT id FROM papers")]:
             if pid not in keep:
-                s.delete(pid, publish=False)
-        s.publish()
+                s.delete(pid)
+        publish(s)
         b = EmbeddedBackend(s)
     else:
         from paperdex.backends.migrate import migrate_store

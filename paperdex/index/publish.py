@@ -1,0 +1,60 @@
+"""Publishing: the derived snapshots (the lexical index, the vectors' pointer) brought up to
+the store's committed rows, so readers see what was written. A writer publishes once, when its
+command ends (a store's writes never publish by themselves: one ingest's batches become visible
+together); a server publishes for a writer that died before it could (`publish_if_abandoned`).
+"""
+
+from __future__ import annotations
+
+from paperdex.index import lexical, vectors
+from paperdex.index.snapshots import publish_lock, try_publish_lock, writer_alive
+from paperdex.store import Store
+
+
+def publish(store: Store) -> None:
+    """Bring the published snapshots up to `store`. Cheap when nothing changed (only changed
+    papers are tokenised again). It reads the database and writes only the derived files, so a
+    read-only store publishes too."""
+    with publish_lock(store.data_dir):  # one publisher at a time; what is published is read under it
+        current = lexical.load(store)
+        if current is None or current.generation != store.generation():
+            lexical.publish(store, lexical.build(store, current))
+        if _vectors_behind(store):
+            vectors.publish(store)
+
+
+def _vectors_behind(store: Store) -> bool:
+    ptr = vectors.published(store)
+    model = store.model
+    return bool(model) and (ptr is None or ptr.get("epoch") != store.vectors_epoch() or ptr.get("model") != model)
+
+
+def unpublished(store: Store) -> list[str]:
+    """Which published snapshots ("lexical", "vectors") are behind the committed rows: the
+    pointers against the change counters, two small reads (a server asks every second)."""
+    with store.read_snapshot():
+        behind = []
+        published = lexical.published_generation(store.data_dir)
+        if published != store.generation() and (published is not None or store.count()):
+            behind.append("lexical")
+        if _vectors_behind(store):
+            behind.append("vectors")
+    return behind
+
+
+def publish_if_abandoned(store: Store) -> str | None:
+    """Publish what committed writes left unpublished when no writer is left to do it (the one
+    that committed them was killed before its publish) and no process has the store open for
+    writing (writer.lock) nor is publishing; nothing while one is: a live writer publishes at
+    its end. Runs on a read-only store (the server's), under the same publish lock as a writer.
+    Returns what it published, said for a log (None: nothing). Raises OSError when the data
+    directory cannot be written (then `REPAIR_COMMAND`, run by someone who can)."""
+    with try_publish_lock(store.data_dir) as got:
+        if not got or writer_alive(store.data_dir):
+            return None
+        behind = unpublished(store)
+        if not behind:
+            return None
+        lag = lexical.index_lag(store) if "lexical" in behind else None  # ~1 s at 1M: only under the lock
+        publish(store)
+    return lag.message() if lag is not None else "the published vectors were behind the database"
