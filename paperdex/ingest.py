@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdex.index.publish import publish
 from paperdex.paper import Paper, RecordError, paper_from_dict
 from paperdex.sources import ingest_with_merge
 from paperdex.sources.jsonl import from_snapshot, is_snapshot
@@ -218,6 +217,27 @@ def ingest_file(
     return ingest_with_merge(store, read_records(path, errors, notes, progress), errors=errors)
 
 
+def ingest_files(
+    store: Store, paths: list[Path], progress: Progress | None = None, notes: list[str] | None = None
+) -> IngestSummary:
+    """Files one after another, each read by the file source that takes it (.bib, a seed
+    page), else as JSON Lines or JSON; a directory is a rejected record. `progress` receives
+    file bytes."""
+    from paperdex.sources.sync import import_file
+
+    total = IngestSummary()
+    for p in paths:
+        if p.is_dir():
+            total = total + IngestSummary(rejected=1, errors=[f"{p}: is a directory, not a file of records"])
+        elif (s := import_file(store, p)) is not None:
+            total = total + s
+            if progress:
+                progress(p.stat().st_size)
+        else:
+            total = total + ingest_file(store, p, progress=progress, notes=notes)
+    return total
+
+
 def check_file(path: str | Path) -> list[str]:
     """The problems of a file without writing anything (``ingest --strict`` reads first);
     stops at the first one."""
@@ -265,5 +285,31 @@ def import_vectors(store: Store, vectors: str | Path | np.ndarray, ids: str | Pa
         items.append((hit[0], hit[1], v / norm))
     for i in range(0, len(items), 5000):
         store.add_vectors(model, items[i : i + 5000])
-    publish(store)
+    store.publish()
     return len(items)
+
+
+SAMPLE = Path(__file__).parent / "data"  # the bundled sample of `paperdex demo` and the tests
+
+
+def sample_vectors() -> np.ndarray:
+    """The bundled sample's vectors of the default model (rows in sample.ids.txt's order),
+    joined from its two halves' files (embed.Pair)."""
+    from paperdex.index.embed import Pair
+    from paperdex.index.vectors import unit
+
+    e5, minilm = (load_vectors_file(SAMPLE / f"sample.{m}.f16.npy") for m in Pair.name.split("+"))
+    return Pair.join(unit(e5), unit(minilm))
+
+
+def load_sample(store: Store) -> tuple[IngestSummary, int | None]:
+    """The bundled sample's papers into the store, and their vectors unless the store's are
+    another model's (how many were attached; None: not tried), published."""
+    from paperdex.index.embed import Pair
+
+    s = ingest_file(store, SAMPLE / "sample.jsonl.gz")
+    n = None
+    if store.model in (None, Pair.name) and store.vector_count() < store.count():
+        n = import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", Pair.name)
+    store.publish()
+    return s, n

@@ -20,6 +20,7 @@ from paperdex.discover import library, summaries
 from paperdex.paper import Paper
 from paperdex.search.engine import Hit
 from paperdex.service import SearcherPool, SearchParams, ServiceError
+from paperdex.settings import Settings
 from paperdex.store import Store, StoreError
 from paperdex.web import render
 
@@ -163,16 +164,14 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     return server
 
 
-def run(
-    data_dir: str | Path, *, wait: float | None = None, budget: float | None = None, backend: str | None = None
-) -> None:
-    """Serve on stdio until the client closes the pipe (wait, budget and backend: the settings')."""
-    build_server(data_dir, SearcherPool(data_dir, size=1, wait=wait, budget=budget, backend=backend)).run("stdio")
+def run(settings: Settings) -> None:
+    """Serve on stdio until the client closes the pipe."""
+    st = settings
+    pool = SearcherPool(st.data_dir, size=1, wait=st.pool_wait, budget=st.time_budget, backend=st.backend)
+    build_server(st.data_dir, pool).run("stdio")
 
 
-if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR ($PAPERDEX_BACKEND honoured)
+if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR (the PAPERDEX_* settings honoured)
     import sys
 
-    from paperdex.settings import default_data_dir, read_env
-
-    run(sys.argv[1] if len(sys.argv) > 1 else default_data_dir(), backend=read_env("backend"))
+    run(Settings.from_env(data_dir=Path(sys.argv[1]) if len(sys.argv) > 1 else None))

@@ -4,10 +4,12 @@ the command modules, so each of them, and cli/__init__.py which registers them, 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import click
 
@@ -72,6 +74,22 @@ def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> 
         raise _fail(e) from None
 
 
+def pass_store(readonly: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A command run on the data directory's store (see _store), handed to it as its first
+    argument and closed when it returns."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        @click.pass_context
+        @functools.wraps(command)
+        def run(ctx: click.Context, *args: Any, **kw: Any) -> None:
+            with _store(ctx, readonly=readonly) as st:
+                command(st, *args, **kw)
+
+        return run
+
+    return decorate
+
+
 # The time budget ($PAPERDEX_TIME_BUDGET, 2 s) is a server's: it keeps one search from holding
 # cores other users wait for. A command has its user's machine to itself, and a busy laptop
 # (or CI at load 5 on 2 cores) ran a 0.3 s `related` past 2 s; it still gets a bound.
@@ -89,6 +107,6 @@ def _service(ctx: click.Context, readonly: bool = False) -> Iterator:
     settings = _settings(ctx)
     with _store(ctx, readonly=readonly) as store:
         try:
-            yield Local(store, settings.backend, max(settings.time_budget, CLI_TIME_BUDGET), settings.embedding)
+            yield Local(store, settings.backend, max(settings.time_budget, CLI_TIME_BUDGET))
         except ServiceError as e:
             raise UserError(e.message) from None

@@ -1,4 +1,5 @@
-"""The `tag`, `saved`, `token`, `related` and `digest` commands (registered by cli.py)."""
+"""`paperdex tag`, `saved`, `token`, `related` and `digest` (registered by paperdex/cli): the
+commands over the reader's library (paperdex/discover)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,8 @@ from pathlib import Path
 
 import click
 
-from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, tty
+from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.discover import library
-
-
-def _lib(call, *args, **kw):
-    try:
-        return call(*args, **kw)
-    except library.LibraryError as e:
-        raise UserError(e.message) from None
-
 
 # --- tag -------------------------------------------------------------------------------------------
 
@@ -29,11 +22,10 @@ def tag() -> None:
 
 @tag.command("list")
 @click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-def tag_list(ctx, as_json) -> None:
+@pass_store(readonly=True)
+def tag_list(st, as_json) -> None:
     """Every tag and how many papers it holds."""
-    with _store(ctx.find_root(), readonly=True) as st:
-        tags = library.tags(st)
+    tags = library.tags(st)
     if as_json:
         click.echo(json_text([t.to_dict() for t in tags]))
         return
@@ -46,43 +38,39 @@ def tag_list(ctx, as_json) -> None:
 @tag.command("add")
 @click.argument("name")
 @click.argument("ids", nargs=-1, required=True)
-@click.pass_context
-def tag_add(ctx, name, ids) -> None:
+@pass_store()
+def tag_add(st, name, ids) -> None:
     """Save papers into tag NAME (made if new)."""
-    with _store(ctx.find_root()) as st:
-        n = _lib(library.add_to_tag, st, name, ids)
-        click.echo(f"{n} added to {tty(library.get_tag(st, name).name)}")
+    n = library.add_to_tag(st, name, ids)
+    click.echo(f"{n} added to {tty(library.get_tag(st, name).name)}")
 
 
 @tag.command("remove")
 @click.argument("name")
 @click.argument("ids", nargs=-1, required=True)
-@click.pass_context
-def tag_remove(ctx, name, ids) -> None:
+@pass_store()
+def tag_remove(st, name, ids) -> None:
     """Take papers out of a tag."""
-    with _store(ctx.find_root()) as st:
-        click.echo(f"{_lib(library.remove_from_tag, st, name, ids)} removed")
+    click.echo(f"{library.remove_from_tag(st, name, ids)} removed")
 
 
 @tag.command("delete")
 @click.argument("name")
-@click.pass_context
-def tag_delete(ctx, name) -> None:
+@pass_store()
+def tag_delete(st, name) -> None:
     """Delete a tag (its papers stay in the store)."""
-    with _store(ctx.find_root()) as st:
-        if not _lib(library.delete_tag, st, name):
-            raise UserError(f"no tag named {name!r}")
+    if not library.delete_tag(st, name):
+        raise UserError(f"no tag named {name!r}")
 
 
 @tag.command("show")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-def tag_show(ctx, name, as_json) -> None:
+@pass_store(readonly=True)
+def tag_show(st, name, as_json) -> None:
     """The papers of a tag, most recently saved first."""
-    with _store(ctx.find_root(), readonly=True) as st:
-        ids = _lib(library.tag_papers, st, _lib(library.get_tag, st, name).name)
-        papers = [(i, st.get(i)) for i in ids]
+    ids = library.tag_papers(st, library.get_tag(st, name).name)
+    papers = [(i, st.get(i)) for i in ids]
     if as_json:
         click.echo(json_text([p.to_dict() if p else {"id": i, "missing": True} for i, p in papers]))
         return
@@ -93,11 +81,10 @@ def tag_show(ctx, name, as_json) -> None:
 @tag.command("dismiss")
 @click.argument("ids", nargs=-1, required=True)
 @click.option("--undo", is_flag=True, help="Take the marks back.")
-@click.pass_context
-def tag_dismiss(ctx, ids, undo) -> None:
+@pass_store()
+def tag_dismiss(st, ids, undo) -> None:
     """Mark papers "not interested" (recommendations learn from it)."""
-    with _store(ctx.find_root()) as st:
-        n = _lib(library.undismiss if undo else library.dismiss, st, ids)
+    n = (library.undismiss if undo else library.dismiss)(st, ids)
     click.echo(f"{n} {'unmarked' if undo else 'marked not interested'}")
 
 
@@ -111,7 +98,7 @@ def tag_recommend(ctx, name, limit, day, as_json) -> None:
     """Unseen papers ranked by the tag's model, with why."""
     from paperdex.service import recommend
 
-    with _service(ctx.find_root(), readonly=True) as pool:
+    with _service(ctx, readonly=True) as pool:
         recs = recommend(pool, name, limit, within=pool.store.rowids_on(day) if day else None)
     if as_json:
         click.echo(json_text(recs.to_dict()))
@@ -132,11 +119,10 @@ def tag_recommend(ctx, name, limit, day, as_json) -> None:
 @click.option("--format", "fmt", type=click.Choice(["json", "bibtex"]), default="json", show_default=True)
 @click.option("--tag", "name", help="BibTeX: only this tag's papers.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
-@click.pass_context
-def tag_export(ctx, fmt, name, output) -> None:
+@pass_store(readonly=True)
+def tag_export(st, fmt, name, output) -> None:
     """The library (tags, not interested, saved searches) as JSON, or tagged papers as BibTeX."""
-    with _store(ctx.find_root(), readonly=True) as st:
-        text = json_text(library.export_json(st)) + "\n" if fmt == "json" else _lib(library.export_bibtex, st, name)
+    text = json_text(library.export_json(st)) + "\n" if fmt == "json" else library.export_bibtex(st, name)
     if output:
         output.write_text(text, encoding="utf-8")
     else:
@@ -146,21 +132,20 @@ def tag_export(ctx, fmt, name, output) -> None:
 @tag.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--tag", "name", help="BibTeX: the tag its entries go into (required for .bib).")
-@click.pass_context
-def tag_import(ctx, path, name) -> None:
+@pass_store()
+def tag_import(st, path, name) -> None:
     """Merge a library export (.json), or save a .bib file's entries into --tag."""
     text = path.read_text(encoding="utf-8")
-    with _store(ctx.find_root()) as st:
-        if path.suffix.lower() == ".bib":
-            if not name:
-                raise UserError("a .bib file goes into a tag: --tag NAME")
-            out = _lib(library.import_bibtex, st, text, name)
-        else:
-            try:
-                data = json.loads(text)
-            except ValueError as e:
-                raise UserError(f"{path}: not JSON ({e})") from None
-            out = _lib(library.import_json, st, data)
+    if path.suffix.lower() == ".bib":
+        if not name:
+            raise UserError("a .bib file goes into a tag: --tag NAME")
+        out = library.import_bibtex(st, text, name)
+    else:
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise UserError(f"{path}: not JSON ({e})") from None
+        out = library.import_json(st, data)
     click.echo(json_text(out))
 
 
@@ -184,12 +169,11 @@ def saved() -> None:
 @click.option("--author")
 @click.option("--lang", type=click.Choice(["en", "zh"]))
 @click.option("--replace", is_flag=True, help="Replace a saved search of the same name.")
-@click.pass_context
-def saved_add(ctx, name, query, replace, **params) -> None:
+@pass_store()
+def saved_add(st, name, query, replace, **params) -> None:
     """Save QUERY (the full query language) under NAME. The query is checked as a search checks
     it; a name already saved is refused unless --replace."""
-    with _store(ctx.find_root()) as st:
-        s = _lib(library.save_search, st, name, query, params, replace=replace)
+    s = library.save_search(st, name, query, params, replace=replace)
     click.echo(f"saved {tty(s.name)} (#{s.id})")
 
 
@@ -200,7 +184,7 @@ def saved_list(ctx, as_json) -> None:
     """Every saved search and how many new papers it matches."""
     from paperdex.service import saved_searches
 
-    with _service(ctx.find_root(), readonly=True) as pool:
+    with _service(ctx, readonly=True) as pool:
         rows = saved_searches(pool)
     if as_json:
         click.echo(json_text([{**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error} for ss, nm in rows]))
@@ -226,7 +210,7 @@ def saved_new(ctx, key, limit, seen, as_json) -> None:
     """The new matches of a saved search (by name or #id) since the last visit."""
     from paperdex.service import new_matches
 
-    with _service(ctx.find_root(), readonly=not seen) as pool:
+    with _service(ctx, readonly=not seen) as pool:
         nm = new_matches(pool, key.lstrip("#"), limit)
         ss = nm.saved
         if seen:
@@ -245,10 +229,9 @@ def saved_new(ctx, key, limit, seen, as_json) -> None:
 
 @saved.command("remove")
 @click.argument("key")
-@click.pass_context
-def saved_remove(ctx, key) -> None:
-    with _store(ctx.find_root()) as st:
-        _lib(library.delete_saved, st, key.lstrip("#"))
+@pass_store()
+def saved_remove(st, key) -> None:
+    library.delete_saved(st, key.lstrip("#"))
 
 
 # --- tokens ----------------------------------------------------------------------------------------
@@ -261,31 +244,28 @@ def token() -> None:
 
 @token.command("create")
 @click.option("--name", default="", help="A label to recognise it by.")
-@click.pass_context
-def token_create(ctx, name) -> None:
+@pass_store()
+def token_create(st, name) -> None:
     """Make a token and print it once (only its hash is stored)."""
-    with _store(ctx.find_root()) as st:
-        tok = _lib(library.create_token, st, name)
+    tok = library.create_token(st, name)
     click.echo(tok)
     click.echo("keep it: it is shown only now. Sign in on /library or send Authorization: Bearer TOKEN", err=True)
 
 
 @token.command("list")
-@click.pass_context
-def token_list(ctx) -> None:
-    with _store(ctx.find_root(), readonly=True) as st:
-        for t in library.tokens(st):
-            click.echo(f"#{t['id']}\t{tty(t['name'])}\t{t['created']}")
+@pass_store(readonly=True)
+def token_list(st) -> None:
+    for t in library.tokens(st):
+        click.echo(f"#{t['id']}\t{tty(t['name'])}\t{t['created']}")
 
 
 @token.command("revoke")
 @click.argument("key")
-@click.pass_context
-def token_revoke(ctx, key) -> None:
+@pass_store()
+def token_revoke(st, key) -> None:
     """Revoke a token by #id or name."""
-    with _store(ctx.find_root()) as st:
-        if not _lib(library.revoke_token, st, key.lstrip("#")):
-            raise UserError(f"no token {key!r}")
+    if not library.revoke_token(st, key.lstrip("#")):
+        raise UserError(f"no token {key!r}")
 
 
 # --- related, digest -------------------------------------------------------------------------------
@@ -303,7 +283,7 @@ def related(ctx, text, limit, as_json) -> None:
     text = text if text is not None else sys.stdin.read()
     if not text.strip():
         raise click.UsageError("give the text to find related work for: paperdex related TEXT, or on standard input")
-    with _service(ctx.find_root(), readonly=True) as pool:
+    with _service(ctx, readonly=True) as pool:
         res = service.related(pool, text, limit)
     if as_json:
         click.echo(json_text(res.to_dict()))
@@ -331,7 +311,7 @@ def related(ctx, text, limit, as_json) -> None:
 @click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where links point.")
 @click.option("-n", "--per-section", default=5, show_default=True)
 @click.pass_context
-def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_section) -> None:
+def digest(ctx, day, to_file, smtp, starttls, base_url, per_section, **mail) -> None:
     """The daily digest (recommendations per tag, new papers per saved search) by e-mail or
     to a file; without --to or --smtp, the text is printed."""
     from paperdex.discover import digest as D
@@ -339,14 +319,11 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
 
     if to_file and to_file.suffix.lower() not in D.FILE_KINDS:
         raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
-    settings = _settings(ctx.find_root())
-    with _store(ctx.find_root(), readonly=True) as st:
-        try:
-            searcher = make_searcher(st, settings.backend)  # saved searches: the backend's
-            d = D.build(st, day, base_url, per_section, searcher=searcher)
-        except library.LibraryError as e:
-            raise UserError(e.message) from None
-    m = D.message(d, mail_from, mail_to)
+    settings = _settings(ctx)
+    with _store(ctx, readonly=True) as st:
+        searcher = make_searcher(st, settings.backend)  # saved searches: the backend's
+        d = D.build(st, day, base_url, per_section, searcher=searcher)
+    m = D.message(d, mail["mail_from"], mail["mail_to"])
     if to_file:
         D.write(m, d, to_file)
         click.echo(f"wrote {to_file}", err=True)
@@ -354,22 +331,11 @@ def digest(ctx, day, to_file, smtp, mail_from, mail_to, starttls, base_url, per_
         host, _, port = smtp.rpartition(":")
         if not host or not port.isdigit():
             raise UserError("--smtp is host:port, e.g. 127.0.0.1:25")
+        user, password = settings.smtp_user or None, settings.smtp_password or None
         try:
-            D.send(
-                m,
-                host,
-                int(port),
-                starttls=starttls,
-                user=settings.smtp_user or None,
-                password=settings.smtp_password or None,
-            )
+            D.send(m, host, int(port), starttls=starttls, user=user, password=password)
         except (OSError, Exception) as e:  # smtplib errors and connection failures alike
-            raise _fail(RuntimeError(f"cannot send through {smtp}: {e}")) from None
-        click.echo(f"sent to {mail_to} through {smtp}", err=True)
+            raise UserError(f"cannot send through {smtp}: {e}") from None
+        click.echo(f"sent to {mail['mail_to']} through {smtp}", err=True)
     if not to_file and not smtp:
         click.echo(D.render_text(d), nl=False)
-
-
-from paperdex.cli.summarize import summarize  # noqa: E402  (the optional language-model layer)
-
-COMMANDS = (tag, saved, token, related, digest, summarize)

@@ -1,18 +1,13 @@
 """Progress of long work (`embed`, `ingest`, `migrate --to`, `sync`), one rule for every command.
 
-On a terminal a command keeps click's bar. Anywhere else (a cron log, `nohup.out`, a pipe) the
-bar prints only its label, so an hour of `paperdex embed` under cron showed the one word
-"embedding"; there a :class:`Progress` prints a plain line every :data:`INTERVAL` seconds
-instead, with what is done, the rate and the time left:
+On a terminal, click's bar. Anywhere else (a cron log, `nohup.out`) the bar prints only its
+label, so an hour of `paperdex embed` under cron showed the one word "embedding"; there a line
+every :data:`INTERVAL` seconds says what is done, the rate and the time left:
 
     embedding: 1,200 of 5,183 papers, 2.1 papers/s, about 31 min left
 
-and, on a terminal or not, a last line with the total and the time it took (or where it
-stopped), so a log says how long the run was. ``quiet`` prints nothing at all.
-
-A line is due when the work reports some of it done (``update``), and when it has not for an
-interval (a heartbeat thread): a step that takes minutes (one OAI-PMH harvest in a `sync`)
-still shows it is alive and for how long it has run.
+A heartbeat thread prints it when the work has reported nothing for an interval (one OAI-PMH
+harvest in a `sync` takes minutes), and a last line gives the total and the time it took.
 """
 
 from __future__ import annotations
@@ -25,22 +20,14 @@ from typing import Any, TextIO
 
 import click
 
-# Seconds between two lines off a terminal. A module constant rather than a setting: a log
-# line every 30 s is enough to see a run is alive and when it will end; tests set it smaller.
-INTERVAL = 30.0
+INTERVAL = 30.0  # seconds between two lines off a terminal: enough to see a run is alive
 
 
 class Progress:
-    """What is done of one command's long work, shown as a bar on a terminal and as lines
-    elsewhere (see the module's docstring).
-
-    ``total`` is how much there is to do (None: not known, e.g. a network harvest); ``unit``
-    names what is counted ("papers"), or "bytes", shown as kB/MB/GB, or is None when nothing
-    is (a harvest: the lines say only that it is working, and for how long). ``rate`` puts the rate
-    and the time left in each line; work whose steps differ too much for a rate to predict
-    anything (sync's jobs: a day of HF against a month of arXiv) shows the time each step has
-    run instead. ``bar=False`` keeps the lines on a terminal too (sync prints a line per job,
-    which a redrawn bar would break)."""
+    """One command's long work. ``total``: None when not known (a harvest); ``unit``: what is
+    counted, "bytes" (shown as kB/MB/GB) or None (the lines say only that it is working).
+    ``rate=False`` for steps too unlike for a rate to predict anything (sync's jobs: a day of
+    HF against a month of arXiv); ``bar=False`` where the command prints lines of its own."""
 
     def __init__(
         self,
@@ -68,7 +55,6 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    # --- what the work reports ----------------------------------------------------------
     def update(self, n: int) -> None:
         """``n`` more done: the callback embed_store, ingest_file and migrate_store take."""
         self.done += n
@@ -84,7 +70,6 @@ class Progress:
             self.doing, self._doing_since = doing, self.clock()
         self._maybe_line()
 
-    # --- a run --------------------------------------------------------------------------
     def __enter__(self) -> Progress:
         self.start = self.last = self._doing_since = self.clock()
         if self._bar is not None:
@@ -109,32 +94,27 @@ class Progress:
             self.done = self.total
         self.doing = None
 
-    # --- the lines ----------------------------------------------------------------------
     def line(self) -> str:
-        """The line printed every interval: what is done, then the rate and the time left (or
-        the time the step under way has run)."""
+        """What is done, then the rate and the time left (or how long the step has run)."""
         now = self.clock()
         elapsed = now - self.start
         if self.unit is None:  # nothing counted: that it is alive, and for how long
             parts = ["working", f"{duration(elapsed)} so far"]
+        elif not self.rate:
+            parts = [f"{self._count(self.done, self.total)} done", f"{duration(elapsed)} so far"]
         else:
-            parts = [self._count(self.done, self.total)]
-        if self.unit is not None and self.rate:
             per_s = self.done / elapsed if elapsed > 0 else 0.0
-            parts.append(self._rate(per_s))
+            parts = [self._count(self.done, self.total), self._rate(per_s)]
             if self.total is not None:
                 left = (self.total - self.done) / per_s if per_s > 0 else None
                 parts.append(f"about {duration(left)} left" if left is not None else "time left not known yet")
-        elif self.unit is not None:
-            parts[0] += " done"
-            parts.append(f"{duration(elapsed)} so far")
         text = f"{self.label}: {', '.join(parts)}"
         if self.doing:
             text += f"; now {self.doing} (for {duration(now - self._doing_since)})"
         return text
 
     def summary(self, stopped: bool = False) -> str:
-        """The last line: how much, in how long, at what rate; or where it stopped."""
+        """How much, in how long, at what rate; or where it stopped."""
         elapsed = self.clock() - self.start
         if self.unit is None:
             return f"{self.label}: {'stopped after' if stopped else 'done in'} {duration(elapsed)}"
@@ -168,8 +148,7 @@ class Progress:
         self.last = self.clock()
 
     def _heartbeat(self) -> None:
-        """A line whenever none was printed for an interval: the work is alive, even while a
-        step reports nothing."""
+        """A line whenever none was printed for an interval, even while a step reports nothing."""
         while not self._stop.wait(max(0.0, self.last + self.interval - self.clock())):
             with self._lock:
                 if self.clock() - self.last >= self.interval and not self._stop.is_set():

@@ -1,16 +1,27 @@
-"""`paperdex serve` and `paperdex mcp` (registered by paperdex/cli): the web server of
-paperdex/web/serving.py and the MCP server of paperdex/mcp_server.py.
+"""`paperdex serve`, `mcp` and `demo` (registered by paperdex/cli): the web server of
+paperdex/web/serving.py, the MCP server of paperdex/mcp_server.py, and the bundled sample
+served.
 
-Both run with the group's settings (``ctx.obj["settings"]``, see paperdex.settings); invoked on
+They run with the group's settings (``ctx.obj["settings"]``, see paperdex.settings); invoked on
 their own they build them from the environment and ``ctx.obj["data_dir"]``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
 import click
 
-from paperdex.cli.common import _settings
+from paperdex.cli.common import _settings, _store
 from paperdex.web import serving
+
+
+def _timeout(flag: str, default: float, text: str) -> Any:
+    return click.option(flag, type=click.FloatRange(0.1, 3600), default=default, show_default=True, help=text)
 
 
 @click.command()
@@ -33,19 +44,15 @@ from paperdex.web import serving
     help="Seconds one search may run before it stops with a 503 (default: $PAPERDEX_TIME_BUDGET or 2).",
 )
 @click.option("--no-warm", is_flag=True, help="Do not load the indexes and model before serving.")
-@click.option(
+@_timeout(
     "--header-timeout",
-    type=click.FloatRange(0.1, 3600),
-    default=serving.HEADER_TIMEOUT,
-    show_default=True,
-    help="Seconds a connection gets to send a request's headers before it is closed.",
+    serving.HEADER_TIMEOUT,
+    "Seconds a connection gets to send a request's headers before it is closed.",
 )
-@click.option(
+@_timeout(
     "--body-timeout",
-    type=click.FloatRange(0.1, 3600),
-    default=serving.BODY_TIMEOUT,
-    show_default=True,
-    help="Seconds a request gets, after its headers, to send its body before the connection is closed.",
+    serving.BODY_TIMEOUT,
+    "Seconds a request gets, after its headers, to send its body before the connection is closed.",
 )
 @click.option(
     "--allow-host",
@@ -71,21 +78,7 @@ from paperdex.web import serving
     "--log-level", default="info", show_default=True, type=click.Choice(["critical", "error", "warning", "info"])
 )
 @click.pass_context
-def serve(
-    ctx: click.Context,
-    host: str,
-    port: int,
-    pool: int | None,
-    no_warm: bool,
-    log_level: str,
-    allow_hosts: tuple[str, ...] = (),
-    workers: int | None = None,
-    time_budget: float | None = None,
-    header_timeout: float = serving.HEADER_TIMEOUT,
-    body_timeout: float = serving.BODY_TIMEOUT,
-    proxies: str | None = None,
-    client_queue: int = serving.CLIENT_QUEUE,
-) -> None:
+def serve(ctx: click.Context, host: str, port: int, workers: int | None, pool: int | None, **options: Any) -> None:
     """Serve the web UI and JSON API (open http://HOST:PORT/; API docs at /api/docs).
 
     Runs one worker process per core behind one port (the process model is described in
@@ -103,15 +96,15 @@ def serve(
     from paperdex.store import Store, StoreError
 
     settings = _settings(ctx)
-    if proxies is not None:
+    if (proxies := options.pop("proxies")) is not None:
         try:
             settings = settings.replace(forwarded_allow_ips=proxy_addresses(proxies))
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--forwarded-allow-ips") from None
-    hosts = [*settings.allowed_hosts, *(h.lower() for h in allow_hosts)]
+    hosts = [*settings.allowed_hosts, *(h.lower() for h in options.pop("allow_hosts"))]
     if host not in ("0.0.0.0", "::", ""):
         hosts.append(host.lower())  # the address it was asked to listen on is a name it answers to
-    settings = settings.replace(allowed_hosts=tuple(dict.fromkeys(hosts)), time_budget=time_budget)
+    settings = settings.replace(allowed_hosts=tuple(dict.fromkeys(hosts)), time_budget=options.pop("time_budget"))
     try:
         n, why = serving.workers_for(workers, settings.backend)
     except ValueError as e:
@@ -124,11 +117,8 @@ def serve(
         port=port,
         workers=n,
         pool=pool or (1 if n > 1 else None),  # one search thread per worker: see serving.py
-        warm=not no_warm,
-        log_level=log_level,
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-        client_queue=client_queue,
+        warm=not options.pop("no_warm"),
+        **options,  # log_level, the timeouts, client_queue: named as its fields
     )
     try:
         with Store(settings.data_dir, readonly=True):  # fail here, readably, rather than in every worker
@@ -153,7 +143,68 @@ def mcp(ctx: click.Context) -> None:
     from paperdex.store import StoreError
 
     try:
-        st = _settings(ctx)
-        run(st.data_dir, wait=st.pool_wait, budget=st.time_budget, backend=st.backend)
+        run(_settings(ctx))
     except StoreError as e:
         raise click.ClickException(str(e)) from None
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True)
+@click.option("--no-serve", is_flag=True, help="Only load the sample.")
+@click.pass_context
+def demo(ctx: click.Context, host: str, port: int, no_serve: bool) -> None:
+    """Load the bundled sample (3,077 arXiv papers with their vectors), then serve the web UI."""
+    from paperdex.index.embed import Pair
+    from paperdex.ingest import load_sample
+
+    with _store(ctx, create=True) as store:
+        click.echo(f"loading the bundled sample into {store.data_dir}")
+        with _ticking("loading the sample"):  # a line every 5 s: never a long silence, in a log too
+            s, vectors = load_sample(store)
+    click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
+    if vectors is not None:
+        click.echo(f"vectors: {vectors} attached ({Pair.name})")
+    if not no_serve:
+        from paperdex.text import zh
+
+        click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
+        with _ticking("preparing the segmenter"):
+            zh.segment("中文")  # builds the cache once here, not in each worker at once
+        click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
+        _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
+        ctx.invoke(serve, host=host, port=port)
+
+
+@contextlib.contextmanager
+def _ticking(label: str, every: float = 5.0) -> Iterator[None]:
+    """Print that `label` is still going every `every` seconds while the block runs."""
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def run() -> None:
+        while not done.wait(every):
+            click.echo(f"    ... {label} ({time.monotonic() - t0:.0f} s)", err=True)
+
+    threading.Thread(target=run, name="demo-progress", daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def _until_it_answers(url: str) -> None:
+    """Say every 5 s that the server is still starting, until it answers (a daemon thread: it
+    never holds the process)."""
+    import httpx
+
+    def run() -> None:
+        with _ticking("the workers are still loading"):
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline:
+                time.sleep(0.5)
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(url, timeout=1).status_code == 200:
+                        return
+
+    threading.Thread(target=run, name="demo-progress", daemon=True).start()

@@ -91,12 +91,12 @@ def _check(ctx: click.Context) -> None:
 @click.option("--category", help="Papers in this category (cs.LG) or archive (cs).")
 @click.option("-n", "--limit", default=100, show_default=True, help="At most this many papers for a query.")
 @click.pass_context
-def export(ctx, terms, fmt, output, all_, venue, area, category, limit) -> None:
+def export(ctx, terms, fmt, output, limit, **filters) -> None:
     """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), by a search
     query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
     store = _store(ctx, readonly=True)  # a reader: a mistyped --data-dir is an error, not a new empty store
     try:
-        papers = select_papers(store, terms, all_=all_, venue=venue, area=area, category=category, limit=limit)
+        papers = select_papers(store, terms, limit=limit, **filters)  # --all, --venue, --area, --category
         text = bibtex.to_bibtex(papers)
     finally:
         store.close()

@@ -7,6 +7,8 @@ import click
 from paperdex.cli.common import UserError, _settings, _store, json_text, tty
 from paperdex.discover import digest
 from paperdex.discover import summaries as S
+from paperdex.paper import Paper
+from paperdex.store import Store
 
 
 @click.command()
@@ -20,14 +22,14 @@ from paperdex.discover import summaries as S
     help="Languages, comma-separated (en, zh).",
 )
 @click.option("--force", is_flag=True, help="Write them again even when a current summary exists.")
-@click.option("--url", help="The endpoint (default: $PAPERDEX_LLM_URL).")
-@click.option("--model", help="The model (default: $PAPERDEX_LLM_MODEL).")
-@click.option("--per-day", type=click.IntRange(min=1), help="Papers per UTC day at most.")
-@click.option("--concurrency", type=click.IntRange(1, 32), help="Requests at once.")
+@click.option("--url", "llm_url", help="The endpoint (default: $PAPERDEX_LLM_URL).")
+@click.option("--model", "llm_model", help="The model (default: $PAPERDEX_LLM_MODEL).")
+@click.option("--per-day", "llm_per_day", type=click.IntRange(min=1), help="Papers per UTC day at most.")
+@click.option("--concurrency", "llm_concurrency", type=click.IntRange(1, 32), help="Requests at once.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress.")
 @click.option("--json", "as_json", is_flag=True, help="The run's report as JSON.")
 @click.pass_context
-def summarize(ctx, ids, day, langs, force, url, model, per_day, concurrency, quiet, as_json) -> None:
+def summarize(ctx, ids, day, langs, force, quiet, as_json, **llm) -> None:
     """Summarise papers with the configured language model: a TL;DR and a five-part summary
     in English and Chinese, stored with the model's name. With IDS, those papers; without, the
     papers a reader meets first (the digest's picks for tags and saved searches, then the
@@ -36,13 +38,9 @@ def summarize(ctx, ids, day, langs, force, url, model, per_day, concurrency, qui
     wanted = tuple(dict.fromkeys(x.strip() for x in langs.split(",") if x.strip()))
     if not wanted or set(wanted) - set(S.LANGS):
         raise UserError(f"--lang takes {', '.join(S.LANGS)}, comma-separated")
-    settings = _settings(ctx)
+    settings = _settings(ctx).replace(**llm)  # --url, --model, --per-day, --concurrency
     try:
-        cfg = S.LLMConfig.from_settings(
-            settings.replace(llm_url=url, llm_model=model),
-            papers_per_day=per_day,
-            concurrency=concurrency,
-        )
+        cfg = S.LLMConfig.from_settings(settings)
     except ValueError as e:
         raise UserError(f"the language model's settings: {e}") from None
     if cfg is None:
@@ -52,36 +50,38 @@ def summarize(ctx, ids, day, langs, force, url, model, per_day, concurrency, qui
         )
     if not (settings.data_dir / "paperdex.db").is_file():  # a mistyped --data-dir makes no new store
         raise UserError(f"no paperdex data in {settings.data_dir} (run `paperdex ingest` first)")
+    show = not quiet and not as_json
+
+    def progress(rep: S.Report) -> None:
+        if show:
+            todo = rep.total - rep.cached - rep.over_budget
+            click.echo(f"\r{rep.finished}/{todo} summarised ({rep.failed} failed)", nl=False, err=True)
+
     with _store(ctx) as st:
-        if ids:
-            papers = []
-            for pid in ids:
-                p = st.get(pid.removeprefix("arXiv:"))
-                if p is None:
-                    raise UserError(f"no paper with id {pid}")
-                papers.append(p)
-        else:
-            try:
-                papers = digest.likely_first(st, day)
-            except ValueError as e:  # a malformed --day
-                raise UserError(str(e)) from None
-        show = not quiet and not as_json
-
-        def progress(rep: S.Report) -> None:
-            if show:
-                todo = rep.total - rep.cached - rep.over_budget
-                click.echo(f"\r{rep.finished}/{todo} summarised ({rep.failed} failed)", nl=False, err=True)
-
+        papers = _papers(st, ids, day)
         if show:
             click.echo(f"{len(papers)} papers; model {tty(cfg.model)} at {tty(cfg.host)}", err=True)
         rep = S.run(st, papers, cfg, langs=wanted, force=force, progress=progress)
     if show and rep.finished:
         click.echo(err=True)
     if as_json:
-        click.echo(json_text({**{k: v for k, v in vars(rep).items()}, "model": cfg.model}))
+        click.echo(json_text({**vars(rep), "model": cfg.model}))
     else:
         for skipped in rep.errors[:20]:
             click.echo(f"skipped {tty(skipped)}", err=True)
         click.echo(rep.line(), err=True)
     if rep.stopped:
         raise UserError(f"stopped: {rep.stopped}")
+
+
+def _papers(st: Store, ids: tuple[str, ...], day: str | None) -> list[Paper]:
+    """The papers IDS name, else the ones a reader of `day` meets first."""
+    if not ids:
+        try:
+            return digest.likely_first(st, day)
+        except ValueError as e:  # a malformed --day
+            raise UserError(str(e)) from None
+    papers = [st.get(pid.removeprefix("arXiv:")) for pid in ids]
+    if missing := next((pid for pid, p in zip(ids, papers, strict=True) if p is None), None):
+        raise UserError(f"no paper with id {missing}")
+    return [p for p in papers if p is not None]
