@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from paperdex.index.publish import publish
 from paperdex.paper import Paper, RecordError, paper_from_dict
 from paperdex.sources import ingest_with_merge
 from paperdex.sources.jsonl import from_snapshot, is_snapshot
@@ -285,7 +286,7 @@ def import_vectors(store: Store, vectors: str | Path | np.ndarray, ids: str | Pa
         items.append((hit[0], hit[1], v / norm))
     for i in range(0, len(items), 5000):
         store.add_vectors(model, items[i : i + 5000])
-    store.publish()
+    publish(store)
     return len(items)
 
 
@@ -311,5 +312,5 @@ def load_sample(store: Store) -> tuple[IngestSummary, int | None]:
     n = None
     if store.model in (None, Pair.name) and store.vector_count() < store.count():
         n = import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", Pair.name)
-    store.publish()
+    publish(store)
     return s, n

@@ -15,6 +15,7 @@ import click
 
 from paperdex.cli.common import UserError, _fail, _settings, _store, tty
 from paperdex.cli.progress import Progress
+from paperdex.index.publish import publish
 from paperdex.ingest import check_file, import_vectors, ingest_files, load_vectors_file
 from paperdex.sources import SourceError, registry
 from paperdex.store import IngestSummary, Store
@@ -84,7 +85,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
         with _write_errors(store):
             n = import_vectors(store, vectors, ids, model)
         click.echo(f"vectors: {n} attached ({model})")
-        store.publish()  # the indexes now, so readers (and the first search) find them ready
+        publish(store)  # the indexes now, so readers (and the first search) find them ready
     if total.rejected:
         ctx.exit(1)
 
@@ -198,7 +199,7 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
         )
     else:
         click.echo(f"embedded {n} papers with {store.model}; {store.vector_count()}/{store.count()} have vectors")
-    store.publish()  # the indexes now, so readers (and the first search) find them ready
+    publish(store)  # the indexes now, so readers (and the first search) find them ready
 
 
 @click.command()
@@ -207,7 +208,7 @@ def init(ctx) -> None:
     """Make an empty store in the data directory (`ingest` makes one too). Other commands that
     write refuse a directory without one, so a mistyped --data-dir is an error, not a new store."""
     store = _store(ctx, create=True)
-    store.publish()
+    publish(store)
     click.echo(f"a paperdex store in {store.data_dir}: {store.count()} papers")
 
 
@@ -227,7 +228,7 @@ def migrate(ctx, target, restart, batch_size) -> None:
     indexes readers use (readers never do either). With --to, copy it into another backend."""
     store = _store(ctx)  # a writer: opening migrates, under the write lock
     click.echo(f"schema version {store.schema_version()}: up to date")
-    store.publish()
+    publish(store)
     click.echo("search indexes: published")
     if target:
         _migrate_to(store, target, restart, batch_size, _settings(ctx).model)
