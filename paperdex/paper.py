@@ -255,16 +255,8 @@ def _url(v: Any, key: str, notes: list[str] | None) -> str | None:
     return v if v.strip() else None
 
 
-def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = None) -> Paper:
-    """Validate a JSON object (the shared corpus format, or Paper.to_dict output).
-
-    Every field is checked for type and range; a record that cannot be stored faithfully raises
-    :class:`RecordError` naming the field. Over-long text is cut, and what was cut is appended
-    to ``notes`` (the record is kept).
-    """
-    if not isinstance(rec, dict):
-        raise RecordError(f"expected a JSON object, got {_kind(rec)}")
-    raw_id = rec.get("id")
+def _id(raw_id: Any) -> str:
+    """An id usable in a link, without an arXiv id's version."""
     if isinstance(raw_id, float):
         raise RecordError(f"'id' is a number ({raw_id!r}); write ids as strings, e.g. \"2501.00001\"")
     pid = _text(raw_id, "id", MAX_ID + 1, None, required=True)
@@ -275,7 +267,40 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
         raise RecordError(f"'id' contains spaces or control characters: {pid[:60]!r}")
     if any(seg in ("", ".", "..") for seg in pid.split("/")) or "\\" in pid:
         raise RecordError(f"'id' is not usable in a link (an empty, '.' or '..' part, or a backslash): {pid[:60]!r}")
-    pid = re.sub(r"v\d+$", "", pid) if ARXIV_ID.match(pid) else pid
+    return re.sub(r"v\d+$", "", pid) if ARXIV_ID.match(pid) else pid
+
+
+def _extra(rec: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` with every field the record has that Paper does not (e.g. code_stars: never
+    dropped), checked for what JSON clients can read back."""
+    extra = rec.get("extra")
+    extra = {} if extra is None else extra
+    if not isinstance(extra, dict):
+        raise RecordError(f"'extra' must be a JSON object, got {_kind(extra)}")
+    extra = dict(extra)
+    for k, v in rec.items():
+        if k not in _KNOWN and k not in ("date", "links", "summary"):
+            extra[k] = v
+    _check_json_value(extra, "extra")
+    stars = extra.get("code_stars")
+    if stars is not None and (isinstance(stars, bool) or not isinstance(stars, int) or stars < 0):
+        raise RecordError(f"'code_stars' must be a whole number >= 0, got {stars!r}"[:200])
+    size = len(json.dumps(extra, ensure_ascii=False))
+    if size > MAX_EXTRA_BYTES:
+        raise RecordError(f"'extra' fields take {size:,} characters; the limit is {MAX_EXTRA_BYTES:,}")
+    return extra
+
+
+def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = None) -> Paper:
+    """Validate a JSON object (the shared corpus format, or Paper.to_dict output).
+
+    Every field is checked for type and range; a record that cannot be stored faithfully raises
+    :class:`RecordError` naming the field. Over-long text is cut, and what was cut is appended
+    to ``notes`` (the record is kept).
+    """
+    if not isinstance(rec, dict):
+        raise RecordError(f"expected a JSON object, got {_kind(rec)}")
+    pid = _id(rec.get("id"))
     title = _text(rec.get("title"), "title", MAX_TITLE, notes, required=True)
     assert title is not None
     abstract = rec.get("abstract")
@@ -290,21 +315,7 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
     raw_authors = rec.get("authors")
     if isinstance(raw_authors, list) and len(raw_authors) > MAX_AUTHORS:
         truncated = True
-    extra = rec.get("extra")
-    extra = {} if extra is None else extra
-    if not isinstance(extra, dict):
-        raise RecordError(f"'extra' must be a JSON object, got {_kind(extra)}")
-    extra = dict(extra)
-    for k, v in rec.items():
-        if k not in _KNOWN and k not in ("date", "links", "summary"):
-            extra[k] = v  # e.g. code_stars: never dropped
-    _check_json_value(extra, "extra")
-    stars = extra.get("code_stars")
-    if stars is not None and (isinstance(stars, bool) or not isinstance(stars, int) or stars < 0):
-        raise RecordError(f"'code_stars' must be a whole number >= 0, got {stars!r}"[:200])
-    size = len(json.dumps(extra, ensure_ascii=False))
-    if size > MAX_EXTRA_BYTES:
-        raise RecordError(f"'extra' fields take {size:,} characters; the limit is {MAX_EXTRA_BYTES:,}")
+    extra = _extra(rec)
     categories = _str_list(rec, "categories")
     for c in categories:
         if len(c) > MAX_CATEGORY:

@@ -164,28 +164,8 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
     )
     merge_info = found if isinstance(found := out.extra.get("merge"), dict) else {}
     prov: dict[str, str] = dict(merge_info.get("fields", {}))
-    for name, group in FIELDS.items():
-        new_val = getattr(incoming, name)
-        owner = _owner(base, name)
-        if _empty(new_val):
-            continue
-        if name == "authors" and incoming.authors_truncated and not base.authors_truncated and base.authors:
-            prov.setdefault(name, owner)
-            continue  # a cut list never replaces a full one
-        old_val = getattr(base, name)
-        if _empty(old_val) or _rank(src, group) >= _rank(owner, group):
-            setattr(out, name, new_val)
-            if name == "authors":
-                out.authors_truncated = incoming.authors_truncated
-            prov[name] = src
-            if owner != src and old_val != new_val:
-                _stash(out, owner, name, old_val, base)
-        else:
-            prov.setdefault(name, owner)
-            if new_val != old_val:
-                _stash(out, src, name, new_val, incoming)
-    # categories: union; the more trusted source's primary category comes first
-    if incoming.categories:
+    _take_fields(out, base, incoming, src, prov)
+    if incoming.categories:  # a union; the more trusted source's primary category comes first
         if _rank(src, "categories") > _rank(_owner(base, "categories"), "categories"):
             first, second = incoming.categories, base.categories
             prov["categories"] = src
@@ -212,13 +192,36 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
                 setattr(out, name, None)
                 prov.pop(name, None)
     matched = list(merge_info.get("matched", []))
-    if src not in base.sources:
-        note = f"{src} {incoming.id}: {how}"
-        if note not in matched:
-            matched.append(note)
+    if src not in base.sources and (note := f"{src} {incoming.id}: {how}") not in matched:
+        matched.append(note)
     if len(out.sources) > 1:
         out.extra["merge"] = {"fields": dict(sorted(prov.items())), "matched": matched}
     return out
+
+
+def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str]) -> None:
+    """Each field of FIELDS from the source trusted most for it (``prov`` says which); a value
+    that lost is kept under its source's ``extra`` (:func:`_stash`)."""
+    for name, group in FIELDS.items():
+        new_val = getattr(incoming, name)
+        owner = _owner(base, name)
+        if _empty(new_val):
+            continue
+        if name == "authors" and incoming.authors_truncated and not base.authors_truncated and base.authors:
+            prov.setdefault(name, owner)
+            continue  # a cut list never replaces a full one
+        old_val = getattr(base, name)
+        if _empty(old_val) or _rank(src, group) >= _rank(owner, group):
+            setattr(out, name, new_val)
+            if name == "authors":
+                out.authors_truncated = incoming.authors_truncated
+            prov[name] = src
+            if owner != src and old_val != new_val:
+                _stash(out, owner, name, old_val, base)
+        else:
+            prov.setdefault(name, owner)
+            if new_val != old_val:
+                _stash(out, src, name, new_val, incoming)
 
 
 def on_arxiv(url: str) -> bool:
@@ -244,8 +247,12 @@ class Matcher:
         self._titles = False
         self._abstracts = False
 
-    def _add(self, key: str, pid: str) -> None:
-        self._ids[key] = pid
+    def _add(self, key: str, pid: str, stored: bool = False) -> None:
+        """A key of ``pid``; of the stored records, the first to have a key keeps it."""
+        if stored:
+            self._ids.setdefault(key, pid)
+        else:
+            self._ids[key] = pid
         self._keys_of.setdefault(pid, []).append(key)
 
     def _title_keys(self, p: Paper) -> list[str]:
@@ -269,15 +276,13 @@ class Matcher:
             if abstract and (k := abstract_key(p)):  # untitled records are found by abstract
                 keys.append(f"b:{k}")
             for k in keys:
-                self._ids.setdefault(k, pid)
-                self._keys_of.setdefault(pid, []).append(k)
+                self._add(k, pid, stored=True)
         self._titles = True
 
     def _build_abstracts(self) -> None:
         for pid, abstract, first in self.store.abstract_match_rows():
             if k := abstract_key(Paper(id=pid, title="", abstract=abstract, authors=[first] if first else [])):
-                self._ids.setdefault(f"b:{k}", pid)
-                self._keys_of.setdefault(pid, []).append(f"b:{k}")
+                self._add(f"b:{k}", pid, stored=True)
         for p in self._seen:
             if k := abstract_key(p):
                 self._add(f"b:{k}", p.id)
