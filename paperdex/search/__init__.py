@@ -1,3 +1,44 @@
-"""The search stage: the query language (`query`), what a search reads on any backend
-(`corpus`), the one engine that ranks (`engine`: plan, matched set, fusion, highlighting) and
-the metrics of `paperdex eval` (`evaluate`)."""
+"""The search stage. One request, end to end: `plan` reads it (planning.py, the query language in
+query.py), `masks` finds which papers its parts allow, `rank` scores and fuses the two sides,
+`highlight` marks the words worth showing, and `engine.Searcher` composes them over a
+`corpus` (the embedded store or Milvus). `evaluate` holds the metrics of `paperdex eval`.
+
+The names callers use are imported from here."""
+
+from paperdex.search.corpus import lex_index
+from paperdex.search.engine import Hit, Result, Searcher
+from paperdex.search.highlight import distinguishing, mark, snippet, stems_of
+from paperdex.search.masks import RELAX_BELOW, OverBudget, required
+from paperdex.search.planning import MAX_WINDOW, MODES, SORTS, URL_NAMES, Filters, Plan, Request, plan
+from paperdex.search.query import QueryError
+from paperdex.search.rank import FUSION, MIN_COSINE, RANKED_LIST, close_matches, fuse, rrf, top_k
+
+__all__ = [
+    "FUSION",
+    "MAX_WINDOW",
+    "MIN_COSINE",
+    "MODES",
+    "RANKED_LIST",
+    "RELAX_BELOW",
+    "SORTS",
+    "URL_NAMES",
+    "Filters",
+    "Hit",
+    "OverBudget",
+    "Plan",
+    "QueryError",
+    "Request",
+    "Result",
+    "Searcher",
+    "close_matches",
+    "distinguishing",
+    "fuse",
+    "lex_index",
+    "mark",
+    "plan",
+    "required",
+    "rrf",
+    "snippet",
+    "stems_of",
+    "top_k",
+]

@@ -1,0 +1,305 @@
+"""Which papers a query's parts allow, as boolean masks over the lexical snapshot: the
+constraints (phrases, fields, filters, NOT, OR/AND groups: `constraints`) and the free words'
+concepts (`find_words`: the strict matches, the candidates, their BM25F). `Eval` reads the
+postings, memoises them and bounds what one query may read."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from paperdex.index import lexical
+from paperdex.messages import message
+from paperdex.search import query as Q
+from paperdex.search.corpus import Corpus
+from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together
+from paperdex.search.rank import PHRASE_BOOST, PHRASE_BOOST_STATEMENT, Words, adjacent, phrase_bonus
+from paperdex.text import STOPWORDS, has_cjk, stem
+
+MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
+MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
+
+
+# Constraints allowing at most this share of the papers restrict which postings are scored
+# (`find_words`): a category of 2,000 papers among 63k adds 3% of a common word's postings, while
+# for a loose one (a year) testing each posting costs more than adding it.
+SCORE_WITHIN = 0.25
+
+
+RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one will do
+
+
+class OverBudget(Exception):
+    """The query ran past the deadline given to ``Searcher.search(deadline=...)`` (a
+    ``time.monotonic()`` value); the service turns it into a 503 (the serving time budget)."""
+
+
+def required(n: int, with_all: int | None = None) -> int:
+    """How many of n free concepts a lexical match must contain: both of two (`weight decay`
+    means both words); all of three to five while at least RELAX_BELOW papers of the whole
+    store (`with_all`, never counted within a filter, so a filter only narrows) hold them all,
+    else all but one (`reinforcement learning robot` listed 1,476 papers, on "reinforcement
+    learning" alone, where 29 hold all three); half of a longer text (a pasted sentence is a
+    description, not a checklist). `with_all` None gives the widest rule, a bound. This
+    decides the matched set only; the relevance order ranks every paper holding any concept."""
+    if n <= 2:
+        return n
+    if n <= 5:
+        return n if with_all is not None and with_all >= RELAX_BELOW else n - 1
+    return math.ceil(n / 2)
+
+
+class Eval:
+    """Evaluates one query over one lexical snapshot; memoises repeated parts, and counts
+    the postings it reads so that no query can cost more than MAX_POSTINGS."""
+
+    def __init__(self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None) -> None:
+        self.ix = ix
+        self.corpus = corpus
+        self.cost = 0
+        self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
+        self.notices: list[str] = []
+        self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
+        self.within: np.ndarray | None = None  # scores are added only within this mask (`find_words`)
+
+    def _charge(self, n: int) -> None:
+        self.cost += n
+        if self.cost > MAX_POSTINGS:
+            raise Q.QueryError(message("too_broad"))
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OverBudget("the query ran out of its time budget")
+
+    def stem_mask(self, s: str, column: str | None) -> np.ndarray:
+        key = (s, column)
+        m = self._stem_cache.get(key)
+        if m is None:
+            m = np.zeros(self.ix.n, dtype=bool)
+            t = self.ix.term(s)
+            if t is not None:
+                docs = self.ix.term_docs(t, column)
+                self._charge(len(docs))
+                m[docs] = True
+            self._stem_cache[key] = m
+        return m
+
+    def known_mask(self, s: str) -> np.ndarray | None:
+        """The papers holding stem `s` anywhere, if matching has read it already (uncharged:
+        the phrase bonus asks, and reading the postings again would cost it more)."""
+        return self._stem_cache.get((s, None))
+
+    def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
+        """The papers holding the concept (in `column`, or anywhere): any of its alternatives,
+        a multi-word one only where its words stand together (``alt_pairs``)."""
+        out = np.zeros(self.ix.n, dtype=bool)
+        for alt in c.alts:
+            m = self.stem_mask(alt[0], column)
+            for s in alt[1:]:
+                m = m & self.stem_mask(s, column)
+            if together(c, alt) and m.any():
+                docs = np.flatnonzero(m)
+                self._charge(len(docs) * len(alt_pairs(alt)))
+                keep = adjacent(self.ix, docs, alt)
+                if column is not None:  # the pair index spans title and abstract: the field's own text
+                    keep[keep] = self._adjacent_in(docs[keep], alt, column)
+                m = np.zeros(self.ix.n, dtype=bool)
+                m[docs[keep]] = True
+            out |= m
+        return out
+
+    def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
+        """For each of `docs` (whose title or abstract holds alt's pairs, by the index),
+        whether alt's words stand together in that field's own text. The short fields are
+        read; for the abstract only the titles that could hold a pair are, and the abstract
+        only where the title does (a pair the title lacks is in the abstract)."""
+        rowids = self.ix.rowids[docs]
+        if column != "abstract":
+            got = self._field_pairs(rowids, column)
+            return np.array([all(p in got[int(r)] for p in alt_pairs(alt)) for r in rowids], dtype=bool)
+        ok = np.ones(len(docs), dtype=bool)
+        for a, b in alt_pairs(alt):
+            maybe = ok & self.stem_mask(a, "title")[docs] & self.stem_mask(b, "title")[docs]
+            idx = np.flatnonzero(maybe)
+            if len(idx) == 0:
+                continue
+            in_title = self._field_pairs(rowids[idx], "title")
+            both = [i for i in idx.tolist() if (a, b) in in_title[int(rowids[i])]]
+            if both:
+                in_abs = self._field_pairs(rowids[both], "abstract")
+                ok[both] = [(a, b) in in_abs[int(rowids[i])] for i in both]
+        return ok
+
+    def _field_pairs(self, rowids: np.ndarray, column: str) -> dict[int, set[tuple[str, str]]]:
+        """The adjacent word pairs of one field of these papers, read from their records."""
+        self._charge(len(rowids) * (512 if column == "abstract" else 64))
+        ids = [int(r) for r in rowids]
+        out = {r: text_pairs(text) for r, text in self.corpus.field_texts(ids, column).items()}
+        for r in ids:
+            out.setdefault(r, set())  # deleted since the snapshot was published
+        return out
+
+    def concept_score(self, c: Concept, acc: np.ndarray) -> None:
+        """acc += the concept's BM25F: its best alternative (a multi-word one scores the
+        sum of its words), each weighed by the concept's weight for it."""
+        if len(c.alts) == 1:
+            self._alt_score(c.alts[0], acc)
+            return
+        best = np.zeros(self.ix.n, dtype=np.float32)
+        for i, alt in enumerate(c.alts):
+            a = np.zeros(self.ix.n, dtype=np.float32)
+            self._alt_score(alt, a)
+            if c.weight(i) != 1.0:
+                a *= c.weight(i)  # a less frequent translation
+            np.maximum(best, a, out=best)
+        acc += best
+
+    def _alt_score(self, alt: tuple[str, ...], acc: np.ndarray) -> None:
+        """acc += the BM25F of each distinct word of one alternative."""
+        for s in dict.fromkeys(alt):
+            t = self.ix.term(s)
+            if t is not None:
+                d, sc = self.ix.term_scores(t)
+                self._charge(len(d))  # read, whatever is kept: the budget does not depend on C
+                if self.within is not None:
+                    keep = self.within[d]
+                    d, sc = d[keep], sc[keep]
+                acc[d] += sc
+
+    def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
+        if len(word) < 2:
+            raise Q.QueryError(message("prefix_too_short", word=word))
+        out = np.zeros(self.ix.n, dtype=bool)
+        for t in self.ix.prefix_terms(word, MAX_PREFIX_TERMS):
+            docs = self.ix.term_docs(int(t), column)
+            self._charge(len(docs))
+            out[docs] = True
+        return out
+
+    def rowid_mask(self, rowids: list[int]) -> np.ndarray:
+        m = np.zeros(self.ix.n, dtype=bool)
+        m[self.ix.docs_of_rowids(np.array(rowids, dtype=np.int64))] = True
+        return m
+
+    def text_mask(self, t: Q.Text) -> np.ndarray | None:
+        """A Text node as a constraint; None when it constrains nothing (stopwords only)."""
+        col = t.column
+        if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
+            return self.prefix_mask(t.words[0].rstrip("*"), col)
+        cs, untranslated = concepts_of(t)
+        self.notices.extend(message("untranslated_no_words", word=w) for w in untranslated)
+        if untranslated:
+            return np.zeros(self.ix.n, dtype=bool)
+        m: np.ndarray | None = None
+        if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1:
+            fts = Q.fts_string(t)
+            if fts:
+                rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
+                self._charge(len(rows) * 8)
+                m = self.rowid_mask(rows)
+        for c in cs:
+            if t.phrase and m is not None and not has_cjk(c.label):
+                continue  # the exact phrase already requires its English words
+            cm = self.concept_mask(c, col)
+            m = cm if m is None else (m & cm)
+        return m
+
+    def filter_mask(self, f: Q.Filter) -> np.ndarray:
+        ix = self.ix
+        m = np.zeros(ix.n, dtype=bool)
+        if f.kind == "cat":
+            m[ix.category_docs(str(f.value))] = True
+        elif f.kind == "date":
+            assert isinstance(f.value, tuple)  # query.date_range's (from, to)
+            start, end = f.value
+            lo = int((start + "-01-01")[:10].replace("-", "")) if start else 1
+            hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
+            m = (ix.dates >= lo) & (ix.dates <= hi)
+        elif f.kind == "id":
+            row = self.corpus.rowid(str(f.value))
+            if row is not None:
+                m = self.rowid_mask([row])
+        else:  # venue / area: substring, case-insensitive; decision: exactly
+            m = self.rowid_mask(self.corpus.rowids_where(f.kind, str(f.value)))
+        return m
+
+    def _phrase_candidates(self, t: Q.Text) -> np.ndarray:
+        """Every rowid holding all of a phrase's words in its field (a superset of the phrase)."""
+        m = np.ones(self.ix.n, dtype=bool)
+        for w in t.words:
+            if not has_cjk(w) and w not in STOPWORDS:
+                m &= self.stem_mask(stem(w), t.column)
+        return self.ix.rowids[m]
+
+    def node(self, n: Q.Node) -> np.ndarray | None:
+        if isinstance(n, Q.Text):
+            return self.text_mask(n)
+        if isinstance(n, Q.Filter):
+            return self.filter_mask(n)
+        if isinstance(n, Q.Not):
+            inner = self.node(n.child)
+            return None if inner is None else ~inner
+        masks = [m for m in (self.node(c) for c in n.children) if m is not None]
+        if not masks:
+            return None
+        out = masks[0].copy()
+        for m in masks[1:]:
+            if n.op == "AND":
+                out &= m
+            else:
+                out |= m
+        return out
+
+
+def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
+    C: np.ndarray | None = None
+    for n in hard:
+        m = ev.node(n)
+        if m is not None:
+            C = m if C is None else (C & m)
+    return C
+
+
+def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Words:
+    """The free words as concepts: which papers hold enough of them (L), which hold any (A),
+    and how well each paper scores. How many concepts L requires is decided over the whole
+    corpus, never within the constraints, so that a filter only narrows (docs/search.md)."""
+    n = ev.ix.n
+    masks = [ev.concept_mask(c) for c in p.concepts]
+    present = [(c, m) for c, m in zip(p.concepts, masks, strict=True) if m.any()]
+    missing = [c.label for c, m in zip(p.concepts, masks, strict=True) if not m.any()]
+    if missing and present:
+        notices.append(message("missing_words_without", words=", ".join(f"“{w}”" for w in missing)))
+    if present:
+        cov = np.zeros(n, dtype=np.int16)
+        for _, m in present:
+            cov += m
+        n_all = len(present)
+        # how many papers hold them all, counted only where `required` depends on it
+        with_all = int(np.count_nonzero(cov >= n_all)) if required(n_all) != required(n_all, RELAX_BELOW) else None
+        L, A = cov >= required(n_all, with_all), cov > 0
+    elif p.concepts or p.cjk_words:
+        L = A = np.zeros(n, dtype=bool)  # no free word is in any paper
+        if missing:
+            notices.append(message("missing_words", words=", ".join(f"“{w}”" for w in missing)))
+    else:
+        L = A = np.ones(n, dtype=bool)  # no free words, or stopwords only: constraints alone
+        if p.soft and not p.hard:
+            notices.append(message("only_common_words"))
+    if C is not None:
+        L, A = L & C, A & C
+    rank_concepts = p.rank_concepts([c for c, _ in present])
+    acc = np.zeros(n, dtype=np.float32)
+    # Nothing reads a score outside the constraints (the candidates, the pool and the phrase
+    # bonus are all within C), so a narrow C's postings alone are added up: the same sums for
+    # its papers, each added in the same order.
+    ev.within = C if C is not None and np.count_nonzero(C) <= SCORE_WITHIN * n else None
+    for c in rank_concepts:
+        ev.concept_score(c, acc)
+    ev.within = None
+    boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST
+    quoted = phrase_bonus(ev.ix, acc, [c for c, _ in present], A, boost, ev.known_mask)
+    if len(present) > 1 and p.query_class[1] == "keywords":
+        acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
+    notices.extend(ev.notices)
+    return Words(L, A, acc, rank_concepts, bool(rank_concepts), quoted)

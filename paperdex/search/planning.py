@@ -1,0 +1,309 @@
+"""What a query asks for, before any index is read: the request (`Request`, its `Filters`),
+checked, and what its query says (`Plan`: constraints, free words as `Concept`s, its class).
+Every backend starts from the plan, so the parts of the contract (docs/search.md) that do not
+depend on an index live here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
+from typing import Any
+
+from paperdex.messages import message
+from paperdex.paper import index_text
+from paperdex.search import query as Q
+from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, has_cjk, split_cjk, stem, tokens, zh
+
+MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
+MODES = ("hybrid", "lexical", "dense")
+SORTS = ("relevance", "newest")
+
+
+# A Chinese word's translations are listed most frequent first (zh-en-dict.tsv, by how often
+# the training summaries aligned them); a paper scored by a later one counts ALT_WEIGHT of
+# it, so 推理 "reasoning | inference" prefers reasoning. Topics-zh lexical nDCG@10 on the
+# development set: 1.0 -> 0.9271, 0.9 -> 0.9331, 0.8 -> 0.9435, 0.7 and 0.5 -> 0.9417.
+ALT_WEIGHT = 0.8
+
+
+@dataclass
+class Filters:
+    """Structured filters from a form or API; they become query clauses, so they behave
+    exactly like the same constraint typed in the query."""
+
+    category: str | None = None
+    date_from: str | None = None
+    date_to: str | None = None
+    venue: str | None = None
+    area: str | None = None
+    author: str | None = None
+
+    def nodes(self) -> list[Q.Node]:
+        out: list[Q.Node] = []
+        if self.category:
+            out.append(Q.make_leaf("cat", self.category, False, 0))
+        if self.date_from or self.date_to:
+            out.append(Q.Filter("date", Q.date_range(self.date_from, self.date_to)))
+        if self.venue:
+            out.append(Q.Filter("venue", self.venue))
+        if self.area:
+            out.append(Q.Filter("area", self.area))
+        if self.author:
+            out.append(Q.make_leaf("au", self.author, True, 0))
+        return out
+
+    def url_params(self) -> dict[str, str | None]:
+        """The filters under the names URLs, forms and saved searches give them (URL_NAMES)."""
+        return {URL_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(Filters)}
+
+
+# the filters' names in URLs, forms and saved searches, where they differ from the fields'
+URL_NAMES = {"date_from": "from", "date_to": "to"}
+
+
+@dataclass(kw_only=True)
+class Request(Filters):
+    """One search request as every interface makes it (``service.SearchParams`` is this
+    type): the query, how to rank and page it, and its filters (the fields of
+    :class:`Filters`, which it is)."""
+
+    q: str = ""
+    mode: str = "hybrid"
+    sort: str = "relevance"
+    page: int = 1
+    per_page: int = 20
+    literal: bool = False  # the query as plain text, without query syntax
+
+    def has_filters(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(Filters))
+
+
+def request(q: str | Request, filters: Filters | None = None, **given: Any) -> Request:
+    """A request as given, or made of a query, its filters and any other fields of
+    :class:`Request` by name (how `plan` and `Searcher.search` are called)."""
+    if filters is not None:
+        given.update((f.name, getattr(filters, f.name)) for f in fields(Filters))
+    if isinstance(q, Request):  # the fields given by name replace the request's own
+        return replace(q, **given) if given else q
+    return Request(q=q, **given)
+
+
+@dataclass
+class Concept:
+    """One thing asked for: any of the alternatives, each a tuple of stems in text order. A
+    one-word alternative matches where its word is; a multi-word one ("large language
+    model", an acronym's long form, a hyphenated term) only where its words stand together
+    (``alt_pairs``)."""
+
+    label: str
+    alts: list[tuple[str, ...]]
+    weights: list[float] | None = None  # what a paper scored by each alternative counts; None: 1
+    # A Chinese word whose only rendering is a dictionary gloss of distinct words (模型量化:
+    # "model quantization") is a description that papers word many ways ("quantized models"),
+    # so its words may stand apart; requiring them together took the bundled sample's
+    # topics-zh lexical nDCG@10 from 0.9202 to 0.8657 (模型量化: 44 papers matched, then 5).
+    # A term with a short form (大语言模型: "large language model" or "LLM"), an acronym's
+    # long form, a typed hyphenated word and 端到端's "end to end" are set phrases. Adjacency
+    # still ranks either kind (the phrase bonus).
+    loose: bool = False
+
+    def weight(self, i: int) -> float:
+        return 1.0 if self.weights is None else self.weights[i]
+
+
+def alt_of(text: str) -> tuple[str, ...]:
+    """A phrase as an alternative: its stems in order, stopwords out, as the index reads a
+    text (so "end to end" is ("end", "end"), whose one pair is end, end)."""
+    return tuple(stem(w) for w in tokens(text) if w not in STOPWORDS)
+
+
+def together(c: Concept, alt: tuple[str, ...]) -> bool:
+    """Whether a paper holds `alt` only where its words stand together (``alt_pairs``): every
+    multi-word alternative but a loose one (``Concept.loose``)."""
+    return len(alt) > 1 and not c.loose
+
+
+def alt_pairs(alt: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The rule for a multi-word alternative, on every backend: each of its consecutive word
+    pairs stands together (stopwords aside) in the title or the abstract, as the lexical
+    snapshot's word pairs record them. Nothing for a one-word alternative."""
+    return list(dict.fromkeys(zip(alt, alt[1:], strict=False)))
+
+
+def text_pairs(text: str) -> set[tuple[str, str]]:
+    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it
+    (``index_text``, stopwords out, stems): what ``alt_pairs`` is checked against when the
+    text itself is at hand (a field-restricted word, the Milvus backend)."""
+    ws = alt_of(index_text(text))
+    return set(zip(ws, ws[1:], strict=False))
+
+
+def _zh_concepts(run: str) -> list[Concept]:
+    out = []
+    for alts in zh.concepts(run):
+        stems = []
+        for a in alts:
+            ws = alt_of(a)
+            if ws and ws not in stems:
+                stems.append(ws)
+        if stems:
+            loose = len(stems) == 1 and len(set(stems[0])) > 1
+            out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1), loose))
+    return out
+
+
+def is_filler(c: Concept) -> bool:
+    """Whether a concept is a question's or a request's frame rather than its topic ("how",
+    "why does", "methods", 如何 "how", 的方法 "methods"): every alternative one word of
+    `QUERY_FILLER`. Set aside when the query has other concepts, so that a question is not
+    required to contain its question words; the dense side still reads the whole text."""
+    return all(len(alt) == 1 and alt[0] in _FILLER_STEMS for alt in c.alts)
+
+
+_FILLER_STEMS = frozenset(stem(w) for w in QUERY_FILLER)
+
+
+def concepts_of(t: Q.Text) -> tuple[list[Concept], list[str]]:
+    """The concepts of one Text node, and the Chinese words it could not translate."""
+    out: list[Concept] = []
+    untranslated: list[str] = []
+    parts = split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]
+    for part, cjk in parts:
+        if cjk:
+            got = _zh_concepts(part)
+            if not got:
+                untranslated.append(part)
+            out.extend(got)
+            continue
+        ws = [w for w in tokens(part) if w not in STOPWORDS]
+        if not ws:
+            continue
+        if t.phrase:  # a phrase's words rank one by one; the phrase itself is matched exactly
+            out.extend(Concept(w, [(stem(w),)]) for w in ws)
+        else:
+            alts = [tuple(stem(w) for w in ws)]
+            if len(ws) == 1:  # an acronym also stands for its long forms, as much as for itself
+                for form in acronyms.expand(part):
+                    st = alt_of(form)
+                    if st and st not in alts:
+                        alts.append(st)
+            out.append(Concept(part.strip(), alts))
+    return out, untranslated
+
+
+def _positives(node: Q.Node, out: list[Q.Text]) -> None:
+    if isinstance(node, Q.Text):
+        out.append(node)
+    elif isinstance(node, Q.Bool):
+        for c in node.children:
+            _positives(c, out)
+
+
+@dataclass(kw_only=True)
+class Plan(Request):
+    """What a query asks for, before any index is read: the request, checked, and what its
+    query says; every backend starts from it, so the parts of the contract that do not
+    depend on an index live in one place."""
+
+    offset: int = 0
+    ref: tuple[str, str] | None = None  # a pasted id, arXiv URL or DOI
+    soft: list[Q.Text] = field(default_factory=list)  # free words
+    hard: list[Q.Node] = field(default_factory=list)  # constraints, the filters included
+    concepts: list[Concept] = field(default_factory=list)
+    positives: list[Q.Text] = field(default_factory=list)  # words inside the constraints
+    notices: list[str] = field(default_factory=list)
+    filler: list[Concept] = field(default_factory=list)  # question words set aside (`is_filler`)
+
+    @cached_property
+    def query_class(self) -> tuple[str, str]:
+        """(language, form): "keywords" for up to three concepts as typed; "sentence" for a
+        longer text, or a question (its question words set aside, `filler`), a claim, an
+        abstract."""
+        form = "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
+        lang = self.lang
+        if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(self.q)):
+            lang = "mixed"  # a model or method name among Chinese words: both sides read English
+        return lang, form
+
+    @property
+    def statement(self) -> bool:
+        """A sentence without a question's frame: a claim, a description (PHRASE_BOOST)."""
+        return self.query_class[1] == "sentence" and not self.filler
+
+    def rank_concepts(self, present: list[Concept]) -> list[Concept]:
+        """What ranks: the free concepts some paper contains, and the constraints' words."""
+        out = list(present)
+        for t in self.positives:
+            if not t.prefix and t.column != "authors":
+                out.extend(concepts_of(t)[0])
+        return out
+
+    @cached_property
+    def dense_text(self) -> str:
+        """What the embedding model reads: the query's own words, fields' words included. A
+        Chinese run the dictionary covers is read as its words' first English translations:
+        the model ranks English papers far better from English (topics-zh, dense nDCG@10 0.36
+        with the Chinese text, 0.84 translated; English 0.85). A run it covers only in part
+        is kept as typed beside what it translates."""
+        parts: list[str] = []
+        for t in [*self.soft, *self.positives]:
+            if t.column == "authors" or not t.raw:
+                continue
+            for run, cjk in split_cjk(t.raw):
+                alts = zh.concepts(run) if cjk else []
+                if alts:
+                    parts.append(" ".join(a[0] for a in alts))
+                if not alts or sum(len(w) for w in zh.segment(run)) < len(run.strip()):
+                    parts.append(run)
+        return " ".join(x.strip() for x in parts if x.strip())
+
+    @property
+    def lang(self) -> str:
+        """The query's language: its fusion class."""
+        return "zh" if has_cjk(self.q) else "en"
+
+    @property
+    def dense_lang(self) -> str:
+        """The language the embedding model reads, for its close-match floors: Chinese only
+        where Chinese was left untranslated."""
+        return "zh" if has_cjk(self.dense_text) else "en"
+
+    @property
+    def cjk_words(self) -> bool:
+        return any(has_cjk(t.raw) for t in self.soft)
+
+
+def plan(q: str | Request, **given: Any) -> Plan:
+    """Check the request (`request`: a Request, or a query and the fields by name) and read
+    the query (docs/search.md: paging, pasted ids, constraints versus free words, concepts)."""
+    r = request(q, **given)
+    if r.mode not in MODES:
+        raise Q.QueryError(message("unknown_mode", value=r.mode, choices=", ".join(MODES)))
+    if r.sort not in SORTS:
+        raise Q.QueryError(message("unknown_sort", value=r.sort, choices=", ".join(SORTS)))
+    page, per_page = max(1, int(r.page)), max(1, min(int(r.per_page), 200))
+    offset = (page - 1) * per_page
+    if offset + per_page > MAX_WINDOW:
+        raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
+    p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=offset)
+    p.ref = None if r.literal else Q.paper_ref(r.q)
+    if p.ref is not None:
+        return p
+    tree = Q.parse_literal(r.q) if r.literal else Q.parse(r.q)
+    for child in tree.children:
+        if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
+            p.soft.append(child)
+        else:
+            p.hard.append(child)
+    p.hard.extend(r.nodes())
+    for t in p.soft:
+        cs, untranslated = concepts_of(t)
+        p.concepts.extend(cs)
+        p.notices.extend(message("untranslated_dense_only", word=w) for w in untranslated)
+    kept = [c for c in p.concepts if not is_filler(c)]
+    if kept and len(kept) < len(p.concepts):
+        p.filler = [c for c in p.concepts if is_filler(c)]
+        p.concepts = kept
+    for n in p.hard:
+        _positives(n, p.positives)
+    return p

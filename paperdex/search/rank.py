@@ -1,0 +1,341 @@
+"""Scoring and fusion as functions over arrays (one entry per paper of the lexical
+snapshot): the dense side's close matches, the matched set, the convex combination of the
+two sides' scores (`fuse`, as pyserini fuses two searchers), the relevance order and why each
+paper is in it, and the phrase bonus."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from paperdex.index import lexical
+from paperdex.search.planning import Concept, Plan, alt_pairs
+
+# Fusion by query class (`Plan.query_class`): the dense side's weight in the convex combination
+# of normalised scores (`fuse`), chosen on every development set together (bench/relevance.py,
+# docs/relevance.md): keywords want little (English topics nDCG@10 0.985 at 0.2, 0.967 at 0.5),
+# questions and claims much (English questions 0.66 at 0.1, 0.74 at 0.5; claims 0.705 / 0.731),
+# Chinese read through the dictionary less (Chinese questions 0.81 at 0.1, 0.70 at 0.5), and
+# so do Chinese sentences with English names in them (known-zh Recall@1 0.992 at 0.1, 0.984 at
+# 0.5); short mixed keywords (`MoE 模型 专家负载均衡`) take the English keywords' middle.
+FUSION = {
+    ("en", "keywords"): 0.2,
+    ("en", "sentence"): 0.5,
+    ("zh", "keywords"): 0.1,
+    ("zh", "sentence"): 0.2,
+    ("mixed", "keywords"): 0.3,
+    ("mixed", "sentence"): 0.1,
+}
+
+
+# Dense pseudo-relevance feedback (`Searcher._feedback`) for English questions and claims:
+# the query vector plus FEEDBACK_BETA x the unit mean of the first fused order's best
+# FEEDBACK_DOCS papers, scanned again and fused again (docs/relevance.md).
+FEEDBACK = {("en", "sentence")}
+
+
+FEEDBACK_DOCS = 10
+FEEDBACK_BETA = 0.5
+DENSE_DEPTH = 100  # nearest papers among which the close matches are found
+DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
+LEX_POOL = 1000  # best papers by words scored on both sides
+
+
+# Dense close matches, per model and the language the model reads (Plan.dense_lang: "zh" only
+# for Chinese the dictionary left untranslated): (the cosine the best hit needs for the
+# query to have any close match, the cosine every other hit needs, how far under the best
+# hit another may be). Calibrated on the topic development sets and on nonsense queries
+# (docs/relevance.md): the first floor sits under the best hit of real queries and over that
+# of most nonsense, the second where the share of relevant papers among hits falls below
+# about half, and so does the third: e5's cosines crowd into 0.85-0.93, and hits 0.05 or more
+# under their query's best were relevant 28% of the time (53% at 0.04-0.05), so
+# `speculative decoding` no longer lets in papers that only share "decoding". MiniLM's
+# cosines spread wider; its third was not measured and is off. The pair's (embed.Pair) are
+# e5's carried over: an English query's cosine is 0.85 x e5's + 0.15 x MiniLM's, and 0.85 x
+# 0.855 + 0.15 x MiniLM's 0.40 = 0.787; one with Chinese is e5's x sqrt(0.85) = 0.922, and
+# 0.922 x 0.855 = 0.788, so one floor serves both; "zh" is e5's x 0.922. Nonsense stays under
+# 0.787 (0.705-0.778, seven strings, two corpora; docs/models.md).
+MIN_COSINE = {
+    "multilingual-e5-small": {"en": (0.855, 0.855, 0.05), "zh": (0.78, 0.80, 0.05)},
+    "multilingual-e5-small+all-MiniLM-L6-v2": {"en": (0.787, 0.787, 0.05), "zh": (0.719, 0.738, 0.046)},
+    "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
+}
+
+
+RANKED_LIST = 100  # papers the relevance order lists at least, when it ranks that many
+
+
+# The most a paper's score grows when the query's words stand together in it. Keywords and
+# questions name their topic in the field's terms (`weight decay`, "how do methods reduce the
+# KV cache …"); a statement (a claim, a description: a sentence without a question's frame)
+# says it in its own words, whose neighbours are less often a term. SciFact training claims,
+# lexical nDCG@10: 0.6948 at 1.0, 0.6978 at 0.5, 0.6975 at 0 (bm25s 0.6964); the English
+# questions lost 0.012 at 0.5 (docs/relevance.md).
+PHRASE_BOOST = 1.0
+
+
+PHRASE_BOOST_STATEMENT = 0.5
+PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
+
+
+# A query of QUOTED_UNITS or more phrase units, QUOTED_SHARE of them standing together in one
+# paper and in no other, was pasted from it: the words found it, and the dense side does not
+# rank against them (`Words.quoted`). Development sets: 383 of the 400 known-item sentences,
+# 4 of SciFact's 809 training claims (docs/relevance.md).
+QUOTED_UNITS = 6
+
+
+QUOTED_SHARE = 0.8
+
+
+def understood(got: list[tuple[int, float]], model: str | None, lang: str) -> bool:
+    """Whether the model finds the query near anything at all: its best hit passes the first
+    floor. A query that is not, and whose words no paper holds either (`qwxzv plorbnik`), gets
+    no dense candidates in the ranking; one whose words match keeps them (8% of SciFact's
+    training claims have a best e5 hit under 0.855, as nonsense does: 0.83-0.85)."""
+    top_floor = MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))[0]
+    return bool(got) and got[0][1] >= top_floor
+
+
+def close_matches(got: list[tuple[int, float]], model: str | None, lang: str) -> list[tuple[int, float]]:
+    """The dense hits (best first) that join the matched set, by the model's floors above;
+    both backends keep them by this one rule."""
+    top_floor, floor, below = MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))
+    if not got or got[0][1] < top_floor:
+        return []
+    cut = max(floor, got[0][1] - below)
+    return [(r, s) for r, s in got if s >= cut]
+
+
+@dataclass
+class Words:
+    """What the free words found, over the whole corpus then within the constraints."""
+
+    L: np.ndarray  # the strict lexical matches (required(n) of the concepts), within C
+    A: np.ndarray  # papers holding any concept (the lexical candidates of the ranking), within C
+    acc: np.ndarray  # BM25F (+ the phrase bonus) of every paper, float32
+    rank_concepts: list[Concept]
+    scored: bool  # whether any concept ranks (free words, or the constraints' words)
+    quoted: bool = False  # a sentence pasted from one paper (`phrase_bonus`)
+
+
+@dataclass
+class Dense:
+    """The dense side of one query."""
+
+    mode: str  # "hybrid" or "dense"
+    qv: np.ndarray
+    index: Any  # vectors.VectorIndex
+    close: np.ndarray  # docs: the close matches (the matched set's dense part), within C
+    docs: np.ndarray  # the DENSE_POOL nearest within C, best first (int64)
+    cos: np.ndarray  # their cosines (float32)
+    every: np.ndarray  # every vector's int8 cosine, by position in index.keys (VectorIndex.scan)
+
+
+def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarray:
+    """M: what `total`, the facets and Newest show (docs/search.md)."""
+    if dense is None:
+        return words.L
+    M = np.zeros(n, dtype=bool) if dense.mode == "dense" else words.L.copy()
+    M[dense.close] = True
+    return M
+
+
+def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
+    """Fused scores of candidates: a convex combination of the two sides' scores, each
+    normalised to [0, 1] within the query (words: BM25F over the best; meaning: the cosine
+    between `floor`, the deepest dense candidate's, and the best). Scores, not ranks: a paper
+    both sides like beats one only one side likes, and a known item whose words score far over
+    the rest keeps its lead, which RRF forgets (Bruch, Gai & Ingber, "An Analysis of Fusion
+    Functions for Hybrid Retrieval", TOIS 2023). The dense weight shrinks by the words' own
+    confidence, the gap between their best two normalised scores: a sentence quoted from one
+    abstract puts that paper far ahead on words (known-en Recall@1 at weight 0.5: 0.82 without
+    this, 0.995 with it), a question or a claim does not (docs/relevance.md). A missing cosine
+    counts as the floor."""
+    top = float(lex.max()) if len(lex) else 0.0
+    lx = lex / top if top > 0 else np.zeros(len(lex), dtype=np.float32)
+    c = np.where(np.isnan(cos), floor, cos)
+    hi = float(c.max()) if len(c) else floor
+    dn = np.clip((c - floor) / (hi - floor), 0, 1) if hi > floor else np.zeros(len(c), dtype=np.float32)
+    if len(lx) > 1:
+        second, first = np.partition(lx, len(lx) - 2)[-2:]
+        w_dense *= 1 - float(first - second)
+    return (1 - w_dense) * lx + w_dense * dn
+
+
+def top_k(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
+    """The best k of `cand` by score (`acc[cand]`), ties to the lower doc, in that order: the
+    same k whatever k is asked, so pages cut from it never overlap or skip a tie."""
+    s = acc[cand]
+    if len(cand) > k:
+        keep = np.argpartition(-s, k - 1)[:k]
+        v = s[keep].min()
+        keep = np.flatnonzero(s >= v)  # every tie at the cut, so the cut is exact
+        cand, s = cand[keep], s[keep]
+    return cand[np.lexsort((cand, -s))][:k]
+
+
+def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dense: float, want: int):
+    """The relevance order (its first `want` documents), why each is there, and how many
+    documents it ranks. It ranks every paper any concept or the dense side finds (R), not
+    only the matched set: the best LEX_POOL by words and the DENSE_POOL nearest are scored on
+    both sides and fused (`fuse`), the rest of the word candidates follow by words, and
+    papers of M with no score (constraints only) close it, newest first."""
+    acc = words.acc
+    A = words.A & (acc > 0)
+    lex_cand = np.flatnonzero(A)
+    pool_lex = top_k(acc, lex_cand, max(LEX_POOL, want))
+    if dense is None:
+        pool, fused = pool_lex, acc[pool_lex]
+        cos = np.full(len(pool), np.nan, dtype=np.float32)
+    else:
+        dense_docs, dense_cos = dense.docs, dense.cos
+        if dense.mode == "dense":
+            pool, cos = dense_docs, dense_cos
+            fused = cos.copy()
+        else:
+            mark = np.zeros(len(acc), dtype=bool)
+            mark[pool_lex] = True
+            mark[dense_docs] = True
+            pool = np.flatnonzero(mark)  # sorted
+            cos = dense.index.cosines_of(dense.every, ix.rowids[pool])
+            cos[np.searchsorted(pool, dense_docs)] = dense_cos  # the exact float cosines found
+            floor = float(dense_cos[-1]) if len(dense_cos) else 0.0
+            fused = fuse(acc[pool], cos, w_dense, floor)
+    order = pool[np.lexsort((pool, -fused))]
+    rest: list[np.ndarray] = []
+    n_tail = 0
+    if dense is None or dense.mode == "hybrid":
+        n_tail = len(lex_cand) - int(np.count_nonzero(A[pool]))  # deeper word candidates, by words
+        if len(order) < want and n_tail:
+            in_pool = np.zeros(len(A), dtype=bool)
+            in_pool[pool] = True
+            rest.append(top_k(acc, np.flatnonzero(A & ~in_pool), want - len(order)))
+    unscored = M & ~A
+    if dense is not None:
+        unscored[pool] = False
+    n_unscored = int(unscored.sum())
+    if len(order) + sum(len(r) for r in rest) < want and n_unscored:
+        rest.append(newest(ix, unscored, want - len(order)))
+    full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
+    ranked = len(order) + n_tail + n_unscored
+    return full, _why(full, pool, fused, cos, acc, pool_lex, lex_cand, dense), ranked
+
+
+def _why(docs, pool, fused, cos, acc, pool_lex, lex_cand, dense: Dense | None) -> dict:
+    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score). A lexical rank is
+    the paper's place in the word order: read off the best LEX_POOL, counted below them."""
+    dense_docs = dense.docs if dense is not None else np.zeros(0, dtype=np.int64)
+    info = {}
+    for d in docs.tolist():
+        a = float(acc[d])
+        hit = np.flatnonzero(pool_lex == d)
+        lr = int(hit[0]) + 1 if len(hit) else None
+        if lr is None and a > 0:
+            lr = int(np.count_nonzero(acc[lex_cand] > a)) + 1
+        hit = np.flatnonzero(pool == d)
+        i = int(hit[0]) if len(hit) else None
+        c = None if i is None or np.isnan(cos[i]) else float(cos[i])
+        hit = np.flatnonzero(dense_docs == d)
+        dr = int(hit[0]) + 1 if len(hit) else None
+        info[d] = (lr, a if a > 0 else None, dr, c, float(fused[i]) if i is not None else 0.0)
+    return info
+
+
+def newest(ix: lexical.LexIndex, M: np.ndarray, want: int) -> np.ndarray:
+    """M by date, newest first; ties by rowid, newest first."""
+    docs = np.flatnonzero(M)
+    if len(docs) == 0:
+        return docs
+    key = ix.dates[docs].astype(np.int64) * (1 << 32) + docs  # docs follow rowid order
+    if len(docs) > want:
+        part = np.argpartition(-key, want - 1)[:want]
+        docs, key = docs[part], key[part]
+    return docs[np.argsort(-key, kind="stable")]
+
+
+def rrf(rankings: list[list[int]], weights: list[float] | None = None, k: int = 60) -> dict[int, float]:
+    """score(d) = sum_i w_i / (k + rank_i(d)), ranks starting at 1."""
+    weights = weights or [1.0] * len(rankings)
+    scores: dict[int, float] = {}
+    for ranking, w in zip(rankings, weights, strict=True):
+        for rank, doc in enumerate(ranking, start=1):
+            scores[doc] = scores.get(doc, 0.0) + w / (k + rank)
+    return scores
+
+
+def listed_count(total: int, ranked: int | None) -> int:
+    """How many papers a query's pages list (`Result.listed`, docs/search.md "Pages")."""
+    return total if ranked is None else max(total, min(ranked, RANKED_LIST))
+
+
+def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
+    """What the phrase bonus looks for, on every backend: each pair of adjacent one-word
+    concepts, and each concept with a multi-word alternative ("large language model"; a
+    one-word alternative such as "llm" satisfies it). A unit is satisfied by any of its
+    alternatives standing together in the text."""
+    units: list[list[tuple[str, ...]]] = [
+        [(a.alts[0][0], b.alts[0][0])]
+        for a, b in zip(concepts, concepts[1:], strict=False)
+        if len(a.alts) == 1 == len(b.alts) and len(a.alts[0]) == 1 == len(b.alts[0])
+    ]
+    return units + [c.alts for c in concepts if any(len(alt) > 1 for alt in c.alts)]
+
+
+def phrase_bonus(
+    ix: lexical.LexIndex,
+    acc: np.ndarray,
+    concepts: list[Concept],
+    L: np.ndarray,
+    boost: float,
+    known: Callable[[str], np.ndarray | None] = lambda s: None,
+) -> bool:
+    """Multi-word queries prefer papers where the words stand together: `weight decay` the
+    phrase over a paper on spatial decay that mentions a weight. A candidate's score is
+    multiplied by 1 + `boost` x (share of `phrase_units` it satisfies). Returns whether
+    the query is quoted: QUOTED_UNITS or more units, nearly all of them standing together in
+    one paper only, as a sentence pasted from it does and a question or a claim does not."""
+    units = phrase_units(concepts)
+    if not units:
+        return False
+    cand = np.flatnonzero(L & (acc > 0))
+    if len(cand) > PHRASE_DEPTH:
+        cand = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
+    if len(cand) == 0:
+        return False
+    got = np.zeros(len(cand), dtype=np.float32)
+    for unit in units:
+        ok = np.zeros(len(cand), dtype=bool)
+        for alt in unit:
+            if len(alt) == 1:
+                m = known(alt[0])  # the word's mask, when matching made it: a lookup per candidate
+                if m is not None:
+                    ok |= m[cand]
+                    continue
+                t = ix.term(alt[0])
+                if t is not None:
+                    ok |= np.isin(cand, ix.term_docs(t), assume_unique=True)
+                continue
+            ok |= adjacent(ix, cand, alt)
+        got += ok
+    acc[cand] *= 1 + boost * got / len(units)
+    if len(units) < QUOTED_UNITS:
+        return False
+    held = np.count_nonzero(got >= QUOTED_SHARE * len(units))
+    return held == 1  # one paper, and only one, holds the sentence nearly word for word
+
+
+def adjacent(ix: lexical.LexIndex, docs: np.ndarray, alt: tuple[str, ...]) -> np.ndarray:
+    """For each of `docs`, whether the multi-word alternative's words stand together in its
+    title or abstract (``alt_pairs``, read from the snapshot's word pairs): the one place
+    the embedded store decides it, for matching and for the phrase bonus alike."""
+    ok = np.ones(len(docs), dtype=bool)
+    for a, b in alt_pairs(alt):
+        ta, tb = ix.term(a), ix.term(b)
+        if ta is None or tb is None:
+            return np.zeros(len(docs), dtype=bool)
+        ok &= ix.has_bigram(docs, ta, tb)
+    return ok
