@@ -33,7 +33,7 @@ import feedparser
 from paperdex.paper import ARXIV_ID, CATEGORY_TYPED, Paper
 from paperdex.sources import completeness, merge
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
-from paperdex.sources.registry import Source, as_list, register, trust, utc_today, words
+from paperdex.sources.registry import Source, as_list, data_lines, register, trust, utc_today, words
 from paperdex.store import IngestSummary, Store
 from paperdex.text.latex import decode_accents, decode_name
 
@@ -55,39 +55,7 @@ NS = {
 }
 
 # The service's ListSets answer (copied from it): groups, archives and categories.
-SETS = frozenset(
-    """
-    physics math q-bio cs q-fin stat eess econ physics:astro-ph physics:cond-mat cs:cs econ:econ
-    eess:eess physics:gr-qc physics:hep-ex physics:hep-lat physics:hep-ph physics:hep-th math:math
-    physics:math-ph physics:nlin physics:nucl-ex physics:nucl-th physics:physics q-bio:q-bio
-    q-fin:q-fin physics:quant-ph stat:stat physics:astro-ph:CO physics:astro-ph:EP
-    physics:astro-ph:GA physics:astro-ph:HE physics:astro-ph:IM physics:astro-ph:SR
-    physics:cond-mat:dis-nn physics:cond-mat:mes-hall physics:cond-mat:mtrl-sci
-    physics:cond-mat:other physics:cond-mat:quant-gas physics:cond-mat:soft
-    physics:cond-mat:stat-mech physics:cond-mat:str-el physics:cond-mat:supr-con cs:cs:AI cs:cs:AR
-    cs:cs:CC cs:cs:CE cs:cs:CG cs:cs:CL cs:cs:CR cs:cs:CV cs:cs:CY cs:cs:DB cs:cs:DC cs:cs:DL
-    cs:cs:DM cs:cs:DS cs:cs:ET cs:cs:FL cs:cs:GL cs:cs:GR cs:cs:GT cs:cs:HC cs:cs:IR cs:cs:IT
-    cs:cs:LG cs:cs:LO cs:cs:MA cs:cs:MM cs:cs:MS cs:cs:NA cs:cs:NE cs:cs:NI cs:cs:OH cs:cs:OS
-    cs:cs:PF cs:cs:PL cs:cs:RO cs:cs:SC cs:cs:SD cs:cs:SE cs:cs:SI cs:cs:SY econ:econ:EM
-    econ:econ:GN econ:econ:TH eess:eess:AS eess:eess:IV eess:eess:SP eess:eess:SY math:math:AC
-    math:math:AG math:math:AP math:math:AT math:math:CA math:math:CO math:math:CT math:math:CV
-    math:math:DG math:math:DS math:math:FA math:math:GM math:math:GN math:math:GR math:math:GT
-    math:math:HO math:math:IT math:math:KT math:math:LO math:math:MG math:math:MP math:math:NA
-    math:math:NT math:math:OA math:math:OC math:math:PR math:math:QA math:math:RA math:math:RT
-    math:math:SG math:math:SP math:math:ST physics:nlin:AO physics:nlin:CD physics:nlin:CG
-    physics:nlin:PS physics:nlin:SI physics:physics:acc-ph physics:physics:ao-ph
-    physics:physics:app-ph physics:physics:atm-clus physics:physics:atom-ph physics:physics:bio-ph
-    physics:physics:chem-ph physics:physics:class-ph physics:physics:comp-ph
-    physics:physics:data-an physics:physics:ed-ph physics:physics:flu-dyn physics:physics:gen-ph
-    physics:physics:geo-ph physics:physics:hist-ph physics:physics:ins-det physics:physics:med-ph
-    physics:physics:optics physics:physics:plasm-ph physics:physics:pop-ph physics:physics:soc-ph
-    physics:physics:space-ph q-bio:q-bio:BM q-bio:q-bio:CB q-bio:q-bio:GN q-bio:q-bio:MN
-    q-bio:q-bio:NC q-bio:q-bio:OT q-bio:q-bio:PE q-bio:q-bio:QM q-bio:q-bio:SC q-bio:q-bio:TO
-    q-fin:q-fin:CP q-fin:q-fin:EC q-fin:q-fin:GN q-fin:q-fin:MF q-fin:q-fin:PM q-fin:q-fin:PR
-    q-fin:q-fin:RM q-fin:q-fin:ST q-fin:q-fin:TR stat:stat:AP stat:stat:CO stat:stat:ME
-    stat:stat:ML stat:stat:OT stat:stat:TH
-""".split()
-)
+SETS = frozenset(" ".join(data_lines("arxiv-sets.txt")).split())
 
 
 def _set_alias(spec: str) -> str:

@@ -26,92 +26,13 @@ import click
 
 from paperdex.paper import ARXIV_ID, OPENREVIEW_SITE, Paper
 from paperdex.sources.http import SourceError
-from paperdex.sources.registry import Source, as_list, register, trust
+from paperdex.sources.registry import Source, as_list, data_lines, register, trust
 
 log = logging.getLogger("paperdex.sources")
 
 SOURCE = "openreview"
 API_URL = "https://api2.openreview.net"
 SITE_URL = OPENREVIEW_SITE  # forum and PDF links (Paper.links reads the forum from extra)
-
-# Primary areas -> the "Group · Area" labels of the venue search pages (ICML's "Group->Area"
-# taxonomy). Keys are written as the venues write them (NeurIPS: snake_case; ICLR: lower-case
-# prose) and looked up through area_key(), so spelling, case, punctuation and parenthetical
-# examples do not matter. Areas not listed get a title-cased label.
-_AREAS: dict[str, str] = {
-    # NeurIPS (2025 writes the same areas as prose with examples: area_key() finds them here)
-    "machine_vision": "Applications · Computer Vision",
-    "natural_language_processing": "Applications · Language, Speech and Dialog",
-    "speech_and_audio": "Applications · Language, Speech and Dialog",
-    "neuroscience_and_cognitive_science": "Applications · Neuroscience, Cognitive Science",
-    "machine_learning_for_healthcare": "Applications · Health",
-    "machine_learning_for_physical_sciences": "Applications · Chemistry, Physics, and Earth Sciences",
-    "machine_learning_for_sciences": "Applications · Chemistry, Physics, and Earth Sciences",
-    "machine_learning_for_other_sciences_and_fields": "Applications",
-    "robotics": "Applications · Robotics",
-    "fairness": "Social Aspects · Fairness",
-    "privacy": "Social Aspects · Privacy",
-    "safety_in_machine_learning": "Social Aspects · Safety",
-    "interpretability_and_explainability": "Social Aspects · Accountability, Transparency and Interpretability",
-    "social_and_economic_aspects_of_machine_learning": "Social Aspects",
-    "human-AI_interaction": "Social Aspects · Human-AI Interaction",
-    "learning_theory": "Theory · Learning Theory",
-    "algorithmic_game_theory": "Theory · Game Theory",
-    "probabilistic_methods": "Probabilistic Methods",
-    "causal_inference": "Probabilistic Methods · Causal Inference",
-    "reinforcement_learning": "Reinforcement Learning",
-    "online_learning": "General Machine Learning · Online Learning, Active Learning and Bandits",
-    "bandits": "General Machine Learning · Online Learning, Active Learning and Bandits",
-    "active_learning": "General Machine Learning · Online Learning, Active Learning and Bandits",
-    "evaluation": "General Machine Learning · Evaluation",
-    "generative_models": "Deep Learning · Generative Models and Autoencoders",
-    "diffusion_based_models": "Deep Learning · Generative Models and Autoencoders",
-    "deep_learning_architectures": "Deep Learning · Algorithms",
-    "optimization_for_deep_networks": "Deep Learning · Algorithms",
-    "large_language_models": "Deep Learning · Large Language Models",
-    "graph_neural_networks": "Deep Learning · Graph Neural Networks",
-    "optimization": "Optimization",
-    "infrastructure": "Infrastructure",
-    "machine_learning_for_social_sciences": "Applications · Social Sciences",
-    "trustworthy_machine_learning": "Social Aspects · Trustworthy Machine Learning",
-    "crowdsourcing": "Applications · Crowdsourcing",
-    "compressed_sensing_and_sparse_coding": "Optimization · Sparse Coding and Compressed Sensing",
-    "other": "General Machine Learning",
-    # ICLR (2024-2026); "applications to computer vision, audio, language, and other
-    # modalities" is not one area: see MODALITIES
-    "applications to neuroscience & cognitive science": "Applications · Neuroscience, Cognitive Science",
-    "applications to physical sciences (physics, chemistry, biology, etc.)": (
-        "Applications · Chemistry, Physics, and Earth Sciences"
-    ),
-    "applications to robotics, autonomy, planning": "Applications · Robotics",
-    "foundation or frontier models, including LLMs": "Deep Learning · Large Language Models",
-    "alignment, fairness, safety, privacy, and societal considerations": "Social Aspects",
-    "societal considerations including fairness, safety, privacy": "Social Aspects",
-    "interpretability and explainable AI": "Social Aspects · Accountability, Transparency and Interpretability",
-    "visualization or interpretation of learned representations": (
-        "Social Aspects · Accountability, Transparency and Interpretability"
-    ),
-    "causal reasoning": "Probabilistic Methods · Causal Inference",
-    "datasets and benchmarks": "General Machine Learning · Evaluation",
-    "learning on graphs and other geometries & topologies": "Deep Learning · Graph Neural Networks",
-    "learning on time series and dynamical systems": (
-        "General Machine Learning · Sequential, Network, and Time Series Modeling"
-    ),
-    "infrastructure, software libraries, hardware, systems, etc.": "Infrastructure",
-    "transfer learning, meta learning, and lifelong learning": (
-        "General Machine Learning · Transfer, Multitask and Meta-learning"
-    ),
-    "unsupervised, self-supervised, semi-supervised, and supervised representation learning": (
-        "General Machine Learning · Representation Learning"
-    ),
-    "representation learning for computer vision, audio, language, and other modalities": (
-        "General Machine Learning · Representation Learning"
-    ),
-    "neurosymbolic & hybrid AI systems (physics-informed, logic & formal reasoning, etc.)": (
-        "Deep Learning · Neurosymbolic and Hybrid AI"
-    ),
-    "other topics in machine learning (i.e., none of the above)": "General Machine Learning",
-}
 
 
 def area_key(raw: str) -> str:
@@ -121,7 +42,10 @@ def area_key(raw: str) -> str:
     return "_".join(re.findall(r"[a-z0-9]+", text))
 
 
-AREA_LABELS: dict[str, str] = {area_key(k): v for k, v in _AREAS.items()}
+# Primary areas -> the "Group · Area" labels of the venue search pages (paperdex/data/openreview-areas.tsv)
+AREA_LABELS: dict[str, str] = {
+    area_key(k): v for k, v in (line.split("\t") for line in data_lines("openreview-areas.tsv"))
+}
 
 # The groups every label starts with (ICML's taxonomy, which the venue search pages use): an
 # area no table knows is put under the group its words name, so the area filter still finds it.

@@ -15,6 +15,7 @@ import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,12 @@ def as_list(v: Any, what: str) -> list[str]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"{what} must be a list of strings")
     return v
+
+
+def data_lines(name: str) -> list[str]:
+    """The lines of a table in paperdex/data, without its comments and blank lines."""
+    text = resources.files("paperdex").joinpath("data", name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 def words(v: str | Iterable[str]) -> list[str]:

@@ -19,10 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from paperdex.sources.registry import Source, register
+from paperdex.sources.registry import Source, data_lines, register
 
 SOURCE = "comment"  # the provenance of a venue read from the comment or journal-ref
 
@@ -65,11 +64,8 @@ def _spelling(s: str) -> str:
 @lru_cache(maxsize=1)
 def table() -> tuple[_Entry, ...]:
     """The venue table, longest spellings first so "SIGGRAPH Asia" wins over "SIGGRAPH"."""
-    text = resources.files("paperdex").joinpath("data/venues.tsv").read_text(encoding="utf-8")
     rows: list[tuple[int, str, str, str]] = []
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
+    for line in data_lines("venues.tsv"):
         name, kind, spellings = line.split("\t")
         for s in (x.strip() for x in spellings.split("|")):
             if s:
@@ -103,11 +99,9 @@ def _any() -> re.Pattern:
     """Every spelling in one pattern, a group per venue: most comments name none, and one pass
     over them is ~20x cheaper than a pattern per spelling."""
     by_name: dict[str, list[str]] = {}
-    text = resources.files("paperdex").joinpath("data/venues.tsv").read_text(encoding="utf-8")
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, _, spellings = line.split("\t")
-            by_name.setdefault(name, []).extend(x.strip() for x in spellings.split("|") if x.strip())
+    for line in data_lines("venues.tsv"):
+        name, _, spellings = line.split("\t")
+        by_name.setdefault(name, []).extend(x.strip() for x in spellings.split("|") if x.strip())
     groups = []
     for i, spelled in enumerate(by_name.values()):
         alts = "|".join(_spelling(x) for x in sorted(spelled, key=len, reverse=True))
