@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from paperdex.search.engine import Filters, Searcher
+from paperdex.search import Filters, Searcher
 from paperdex.store import Store
 
 QUERIES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "load-queries.txt"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdex.search.engine import Filters, Searcher, plan
+from paperdex.search import Filters, Searcher, plan
 from paperdex.store import Store
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -171,7 +171,7 @@ def load_searcher(paperdex_dir: str | None):
         # the reference runs are today's engine and not a working tree someone is editing.
         sys.path.insert(0, str(Path(paperdex_dir).resolve()))
     import paperdex
-    from paperdex.search.engine import Searcher
+    from paperdex.search import Searcher
     from paperdex.store import Store
 
     print(f"paperdex from {Path(paperdex.__file__).parent}", file=sys.stderr)

@@ -190,7 +190,7 @@ def related_bench(store: Store, n: int = 40) -> None:
     """Paste an abstract: for papers of a topic, paste one's abstract and count how many of the
     first 10 results (the paper itself excluded) are on the topic; recommend.related against the
     plain search box (the text as a query, cut at 1,000 characters)."""
-    from paperdex.search.engine import Searcher
+    from paperdex.search import Searcher
 
     s = Searcher(store)
     topics_sql = {

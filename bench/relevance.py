@@ -36,6 +36,7 @@ import judge  # bench/judge.py: the graded questions' metric
 import numpy as np
 
 from paperdex.search import engine as S
+from paperdex.search import masks
 from paperdex.search.evaluate import load_queries, metrics
 from paperdex.store import Store
 
@@ -191,9 +192,9 @@ class Engine:
         """The hybrid order for each dense weight, from one pass over both sides."""
         p = S.plan(q, mode="hybrid", per_page=100, literal=True)
         ix = self.s.lex
-        ev = S._Eval(ix, self.s.store)
-        C = S._constraints(ev, p.hard)
-        words = S._words(ev, p, C, [])
+        ev = masks.Eval(ix, self.s.corpus)
+        C = masks.constraints(ev, p.hard)
+        words = masks.find_words(ev, p, C, [])
         dense = self.s._dense_side(ix, p, C, self.qv(q), [], bool(words.A.any()))
         M = S.matched_set(ix.n, words, dense, p)
         out = {}

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from paperdex.index.embed import embed_store  # noqa: E402
-from paperdex.search.engine import Searcher  # noqa: E402
+from paperdex.search import Searcher  # noqa: E402
 from paperdex.service import SearcherPool  # noqa: E402
 from paperdex.store import Store  # noqa: E402
 

@@ -416,7 +416,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, "blas")
-    from paperdex.search.engine import Filters
+    from paperdex.search import Filters
 
     key = f"{backend}/{size}"
     measured = commit()  # the code this process loads (before a commit elsewhere moves HEAD)
@@ -560,7 +560,7 @@ def agree(size: str, nq: int) -> None:
     scores are, place by place, within 1e-4: only papers of equal score changed places."""
     from paperdex.backends import EmbeddedBackend
     from paperdex.backends.milvus import MilvusBackend
-    from paperdex.search.engine import Filters
+    from paperdex.search import Filters
 
     measured = commit()
     qs, qv = queries(nq)

@@ -48,7 +48,7 @@ import numpy as np
 
 from paperdex.index.publish import publish
 from paperdex.ingest import import_vectors, ingest_file
-from paperdex.search.engine import Filters, Searcher
+from paperdex.search import Filters, Searcher
 from paperdex.store import Store
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

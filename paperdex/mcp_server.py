@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from paperdex import service
 from paperdex.discover import library, summaries
 from paperdex.paper import Paper
-from paperdex.search.engine import Hit
+from paperdex.search import Hit
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.settings import Settings
 from paperdex.store import Store, StoreError

@@ -45,7 +45,7 @@ from paperdex.index.publish import publish_if_abandoned, unpublished
 from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
 from paperdex.paper import Paper
-from paperdex.search.engine import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
+from paperdex.search import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
 from paperdex.store import OverTime, Store, StoreError

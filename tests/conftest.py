@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from paperdex.ingest import import_vectors, ingest_file
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.store import Store
 
 DATA = Path(__file__).parent / "data"

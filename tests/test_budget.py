@@ -10,7 +10,7 @@ import time
 import pytest
 
 from paperdex import service
-from paperdex.search.engine import OverBudget
+from paperdex.search import OverBudget
 from paperdex.service import SearcherPool, SearchParams, ServiceError
 from paperdex.store import OverTime, Store
 

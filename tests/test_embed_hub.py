@@ -14,7 +14,7 @@ from huggingface_hub import constants
 
 from paperdex.index import embed
 from paperdex.paper import Paper
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from tests.conftest import DATA, PAPERS
 
 FIXTURE = __import__("pathlib").Path(__file__).parent / "fixtures" / "hub-all-MiniLM-L6-v2"

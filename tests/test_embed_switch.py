@@ -9,7 +9,7 @@ from paperdex.cli import cli
 from paperdex.index import embed
 from paperdex.index.vectors import VectorIndex, unit
 from paperdex.paper import Paper
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.store import Store
 from tests.conftest import PAPERS
 

@@ -101,7 +101,7 @@ def test_tokens_are_stored_hashed(store):
 
 
 def test_saved_search_counts_new_papers(store, searcher):
-    from paperdex.search.engine import Searcher
+    from paperdex.search import Searcher
 
     s = L.save_search(store, "diffusion", "diffusion", {"mode": "lexical", "lang": "en"})
     assert s.params == {"lang": "en", "mode": "lexical"}

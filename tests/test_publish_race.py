@@ -20,7 +20,7 @@ import pytest
 
 from paperdex.index import lexical
 from paperdex.ingest import ingest_file
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.store import Store
 
 PAPERS = Path(__file__).parent / "data" / "papers.jsonl"

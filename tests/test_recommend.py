@@ -96,7 +96,7 @@ def test_related_finds_the_pasted_abstract(searcher):
 def test_related_within_a_category_lists_only_that_category(searcher):
     """A filter restricts both sides of related work: a pasted abstract from outside the
     category brings back papers of the category only, its own paper not among them."""
-    from paperdex.search.engine import Filters
+    from paperdex.search import Filters
 
     store = searcher.store
     p = store.get(store.conn.execute("SELECT id FROM papers ORDER BY rowid LIMIT 1 OFFSET 40").fetchone()[0])

@@ -10,7 +10,7 @@ import pytest
 from paperdex.cli import SAMPLE, sample_vectors
 from paperdex.index.embed import DEFAULT_MODEL
 from paperdex.ingest import import_vectors, ingest_file
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.search.evaluate import evaluate, load_queries
 from paperdex.store import Store
 
@@ -78,7 +78,7 @@ def test_facets_count_their_clicks_on_the_bundled_sample(sample_searcher, q):
     """On the sample users first meet: each category facet's count is what clicking it
     returns, and the click lists only papers the query matched without it (a filter only
     narrows), in every mode."""
-    from paperdex.search.engine import Filters
+    from paperdex.search import Filters
 
     for mode in ("hybrid", "lexical", "dense"):
         res = sample_searcher.search(q, mode=mode, sort="newest", per_page=200)

@@ -5,7 +5,7 @@ readers leave an old store as it is."""
 import sqlite3
 
 from paperdex.paper import Paper
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.store import SCHEMA_VERSION, Store
 
 

@@ -7,7 +7,7 @@ from paperdex.index import vectors
 from paperdex.index.publish import publish
 from paperdex.index.vectors import VectorIndex, unit
 from paperdex.paper import Paper
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.store import Store
 
 

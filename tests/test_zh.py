@@ -3,7 +3,7 @@ with it (docs/search.md, "Free words")."""
 
 import pytest
 
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.text import zh
 
 
@@ -46,7 +46,7 @@ def test_chinese_queries_use_their_own_fusion(ro_store):
     """A Chinese query is ranked with its class's dense weight, an English one with its own:
     at weight 0 a Chinese hybrid ranking is by words alone (each score its BM25F over the
     best), at weight 1 meaning moves it, and neither setting moves an English query."""
-    from paperdex.search.engine import FUSION, Searcher
+    from paperdex.search import FUSION, Searcher
 
     def hits(weights, q):
         return Searcher(ro_store, fusion={**FUSION, **weights}).search(q, per_page=10, facets=False).hits

@@ -36,8 +36,8 @@ import numpy as np
 from paperdex.index.publish import publish
 from paperdex.messages import message
 from paperdex.paper import Paper
+from paperdex.search import Filters, Result, Searcher
 from paperdex.search.corpus import Corpus
-from paperdex.search.engine import Filters, Result, Searcher
 from paperdex.store import IngestSummary, Store, StoreError
 
 

@@ -53,9 +53,9 @@ from paperdex.index import lexical
 from paperdex.index.vectors import unit
 from paperdex.messages import message
 from paperdex.paper import Paper, index_text
+from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
 from paperdex.search.corpus import lex_index
-from paperdex.search.engine import Filters, Result, Searcher
 from paperdex.store import IngestSummary, StoreError, _is_older
 from paperdex.text import has_cjk, tokens
 

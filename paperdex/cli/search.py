@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from paperdex.cli.common import UserError, _fail, _service, _store, json_text, pass_store, tty
-from paperdex.search.engine import Hit, Result
+from paperdex.search import Hit, Result
 from paperdex.search.query import QueryError
 
 
@@ -199,7 +199,7 @@ def stats(store, as_json) -> None:
 @click.pass_context
 def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
     """Recall@1/10/100, MRR@10 and nDCG@10 over a JSONL of {"query", "relevant": [ids]}."""
-    from paperdex.search.engine import Searcher
+    from paperdex.search import Searcher
     from paperdex.search.evaluate import EvalError, evaluate, load_queries
 
     store = _store(ctx, readonly=True)

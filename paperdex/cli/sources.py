@@ -129,7 +129,7 @@ def select_papers(
             raise click.ClickException(f"not in the store: {', '.join(missing)}")
         return [p for p in found if p]
     if terms:
-        from paperdex.search.engine import Filters, Searcher
+        from paperdex.search import Filters, Searcher
 
         res = Searcher(store).search(
             " ".join(terms),

@@ -28,7 +28,7 @@ from jinja2 import Environment, select_autoescape
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
 from paperdex.paper import Paper
-from paperdex.search.engine import Searcher
+from paperdex.search import Searcher
 from paperdex.store import Store
 from paperdex.text.latex import plain_tex
 

@@ -16,7 +16,7 @@ from paperdex.discover import library
 from paperdex.discover.recommend import for_you_order
 from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper
-from paperdex.search.engine import lex_index
+from paperdex.search import lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError, date_range
 from paperdex.sources import completeness
 from paperdex.store import Period, Store

@@ -26,10 +26,9 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from paperdex.index.publish import publish
-from paperdex.index.publish import publish
 from paperdex.messages import message
 from paperdex.paper import Paper
-from paperdex.search.engine import MAX_WINDOW, URL_NAMES, Filters
+from paperdex.search import MAX_WINDOW, URL_NAMES, Filters
 from paperdex.search.query import QueryError, date_range, parse
 from paperdex.store import Store
 

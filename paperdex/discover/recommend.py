@@ -47,9 +47,9 @@ import numpy as np
 from paperdex.discover import library
 from paperdex.messages import message
 from paperdex.paper import Paper, index_text
+from paperdex.search import Hit, OverBudget, Searcher, mark, rrf, snippet, stems_of, top_k
 from paperdex.search.corpus import Corpus as SearchCorpus
 from paperdex.search.corpus import StoreCorpus
-from paperdex.search.engine import Hit, OverBudget, Searcher, mark, rrf, snippet, stems_of, top_k
 from paperdex.search.query import QueryError
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stemmer, tokens

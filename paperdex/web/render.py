@@ -18,8 +18,8 @@ from typing import Any
 from markupsafe import Markup
 
 from paperdex.paper import Paper
+from paperdex.search import mark, snippet, stems_of
 from paperdex.search import query as Q
-from paperdex.search.engine import mark, snippet, stems_of
 from paperdex.text import STOPWORDS, has_cjk, stem, tokens
 from paperdex.text.latex import (
     BOLD_OFF,

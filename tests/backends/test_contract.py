@@ -20,7 +20,7 @@ import pytest
 from paperdex.backends import Backend, EmbeddedBackend
 from paperdex.index.publish import publish
 from paperdex.paper import index_text
-from paperdex.search.engine import MAX_WINDOW, MIN_COSINE, RELAX_BELOW, Filters
+from paperdex.search import MAX_WINDOW, MIN_COSINE, RELAX_BELOW, Filters
 from paperdex.search.query import QueryError
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stem, tokens

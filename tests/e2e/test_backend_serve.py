@@ -100,7 +100,7 @@ def test_two_servers_share_one_collection_on_a_milvus_server(built_store_dir, tm
 
 
 def _store_ids(s: Store, q: str) -> list[str]:
-    from paperdex.search.engine import Searcher
+    from paperdex.search import Searcher
 
     res = Searcher(s).search(q, mode="lexical", per_page=20, facets=False)
     return [h.paper.id for h in res.hits]

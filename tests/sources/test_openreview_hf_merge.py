@@ -9,7 +9,7 @@ import httpx
 import pytest
 import responses
 
-from paperdex.search.engine import Filters, Searcher
+from paperdex.search import Filters, Searcher
 from paperdex.sources import arxiv, hf, openreview
 from paperdex.sources.http import SourceError
 from paperdex.sources.sync import ingest_source

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from paperdex.paper import Paper
-from paperdex.search.engine import Filters, Searcher
+from paperdex.search import Filters, Searcher
 from paperdex.sources import openreview, venues
 from paperdex.sources.merge import ingest_with_merge
 

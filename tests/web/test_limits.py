@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from paperdex import service
 from paperdex.discover import recommend as R
 from paperdex.index.embed import MiniLM
-from paperdex.search.engine import OverBudget, Searcher
+from paperdex.search import OverBudget, Searcher
 from paperdex.service import FairGate
 from paperdex.web import limits
 from paperdex.web.app import create_app

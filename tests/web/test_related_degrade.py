@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from paperdex import service
 from paperdex.index.embed import MiniLM
-from paperdex.search.engine import OverBudget, Searcher
+from paperdex.search import OverBudget, Searcher
 from paperdex.service import PastedVectors, SearcherPool
 from paperdex.web.app import create_app
 

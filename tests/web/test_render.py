@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from paperdex.paper import Paper
-from paperdex.search.engine import stems_of as _stems
+from paperdex.search import stems_of as _stems
 from paperdex.web import render
 
 

@@ -17,7 +17,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from paperdex.discover import library, summaries
 from paperdex.paper import Paper, finite
-from paperdex.search.engine import URL_NAMES
+from paperdex.search import URL_NAMES
 from paperdex.service import Pool
 from paperdex.web import assets, i18n, render
 from paperdex.web.links import filterable, quoted, safe_paper, search_link

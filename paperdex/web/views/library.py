@@ -16,7 +16,7 @@ from paperdex import service
 from paperdex.discover import library
 from paperdex.discover import recommend as R
 from paperdex.messages import message
-from paperdex.search.engine import Filters
+from paperdex.search import Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store
 from paperdex.web.views.auth import form_of, writer, written

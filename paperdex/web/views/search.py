@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from paperdex import service
 from paperdex.paper import CATEGORY_TYPED
-from paperdex.search.engine import Result, lex_index, plan
+from paperdex.search import Result, lex_index, plan
 from paperdex.service import SearchParams, ServiceError
 from paperdex.web import render
 from paperdex.web.views.base import etal_of, mark_saved, page, page_window, paged_json, pool_of
