@@ -1073,7 +1073,7 @@ class Store:
         return self.conn.execute("SELECT count(*) FROM tags").fetchone()[0]
 
     def insert_tag(self, name: str, created: str) -> int:
-        return self.conn.execute("INSERT INTO tags (name, created) VALUES (?, ?)", (name, created)).lastrowid
+        return int(self.conn.execute("INSERT INTO tags (name, created) VALUES (?, ?)", (name, created)).lastrowid or 0)
 
     def paper_ids_in_tag(self, tag_id: int) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT paper FROM tag_papers WHERE tag = ?", (tag_id,))}

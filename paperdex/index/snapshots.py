@@ -32,7 +32,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +49,9 @@ def _waiting(d: Path) -> None:
 
 
 @contextmanager
-def publish_lock(data_dir: Path) -> Iterator[None]:
-    """Hold the data directory's publish lock (re-entrant within a thread)."""
+def _lock(data_dir: Path, wait: bool) -> Iterator[bool]:
+    """The data directory's publish lock, re-entrant within a thread: True once held; False at
+    once, without `wait`, while another process holds it."""
     key = str(Path(data_dir).resolve())
     held = getattr(_depth, "dirs", None)
     if held is None:
@@ -58,20 +59,23 @@ def publish_lock(data_dir: Path) -> Iterator[None]:
     if held.get(key):
         held[key] += 1
         try:
-            yield
+            yield True
         finally:
             held[key] -= 1
         return
-    fd = os.open(Path(data_dir) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(Path(data_dir) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # OSError: cannot publish here
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if not wait:
+                yield False
+                return
             _waiting(Path(data_dir))
             fcntl.flock(fd, fcntl.LOCK_EX)
         held[key] = 1
         try:
-            yield
+            yield True
         finally:
             held.pop(key, None)
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -80,37 +84,17 @@ def publish_lock(data_dir: Path) -> Iterator[None]:
 
 
 @contextmanager
-def try_publish_lock(data_dir: Path) -> Iterator[bool]:
+def publish_lock(data_dir: Path) -> Iterator[None]:
+    """Hold the data directory's publish lock, waiting for it."""
+    with _lock(data_dir, wait=True):
+        yield
+
+
+def try_publish_lock(data_dir: Path) -> AbstractContextManager[bool]:
     """The publish lock if it is free now (True), else False at once: a server catching up in
     the background skips a tick rather than queue behind a writer that is publishing (which
-    makes the catch-up moot) or behind its other worker doing the same catch-up. Re-entrant
-    like `publish_lock`, so the publish inside the block takes it again without blocking."""
-    key = str(Path(data_dir).resolve())
-    held = getattr(_depth, "dirs", None)
-    if held is None:
-        held = _depth.dirs = {}
-    if held.get(key):
-        with publish_lock(data_dir):
-            yield True
-        return
-    fd = os.open(Path(data_dir) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # OSError: cannot publish here
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            got = True
-        except BlockingIOError:
-            got = False
-        if not got:
-            yield False
-            return
-        held[key] = 1
-        try:
-            yield True
-        finally:
-            held.pop(key, None)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    makes the catch-up moot) or behind its other worker doing the same catch-up."""
+    return _lock(data_dir, wait=False)
 
 
 def hold_writer(data_dir: Path) -> int | None:

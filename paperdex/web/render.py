@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from markupsafe import Markup
 
 from paperdex.paper import Paper
-from paperdex.search import mark, snippet, stems_of
+from paperdex.search import mark, snippet
 from paperdex.search import query as Q
-from paperdex.text import STOPWORDS, has_cjk, stem, tokens
+from paperdex.text import has_cjk, stem, tokens
 from paperdex.text.latex import (
     BOLD_OFF,
     BOLD_ON,
@@ -199,11 +200,6 @@ def bibtex(p: Paper) -> str:
 
 PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
 DECISIONS = Q.DECISIONS  # the decisions a card names, as the `decision:` filter takes them
-# A query word is highlighted only when it says what this search is about: not a stopword, and
-# not one of the store's everyday words (in more than this share of its papers; docs/web.md has
-# the shares on the 63k corpus: "model" 82%, "image" 30%, "reasoning" 22%, "transformer" 14%,
-# "diffusion" 9%). If every word is that common, the rarest one still is.
-COMMON_SHARE = 0.15
 
 
 def _int(v: Any) -> int | None:
@@ -245,19 +241,27 @@ def ordered_categories(cats: list[str], wanted: list[str]) -> list[str]:
     return [c for c in cats if hit(c)] + [c for c in cats if not hit(c)]
 
 
-def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
-    """The stems worth highlighting: stopwords out, and the store's everyday words (df share
-    over COMMON_SHARE in the lexical snapshot `ix`) out unless nothing else is left, when
-    the rarest stays. Without an index only the stopwords go."""
-    keep = frozenset(s for s in stems if s and s not in STOPWORDS and len(s) > 1)
-    if ix is None or not keep or not getattr(ix, "n", 0):
-        return keep
-    share: dict[str, float] = {}
-    for s in keep:
-        t = ix.term(s)
-        share[s] = float(ix.df[t]) / ix.n if t is not None else 0.0
-    rare = frozenset(s for s in keep if share[s] <= COMMON_SHARE)
-    return rare or frozenset([min(keep, key=lambda s: (share[s], s))])
+def asked_categories(nodes: Iterable[Any]) -> list[str]:
+    """The categories a search asked for, from its parsed query and filters (cat: clauses, in
+    AND or OR, not those it leaves out): a card lists these first, so a hit found by cat:cs.LG
+    shows cs.LG, not only its primary."""
+    out: list[str] = []
+    for n in nodes:
+        if isinstance(n, Q.Filter) and n.kind == "cat":
+            out.append(str(n.value).lower())
+        elif isinstance(n, Q.Bool):
+            out += asked_categories(n.children)
+    return out
+
+
+def query_categories(q: str, category: str | None) -> list[str]:
+    """asked_categories of a query and a category filter as a link carries them (the paper
+    page's, from the search it was opened from)."""
+    try:
+        nodes = Q.parse(q).children
+    except Q.QueryError:
+        nodes = []
+    return asked_categories(nodes) + ([category.lower()] if category else [])
 
 
 def why_words(hit: Any, plan: Any) -> dict[str, Any]:
@@ -300,20 +304,16 @@ def card(
     p: Paper,
     etal: str,
     hit: Any = None,
-    stems: frozenset[str] = frozenset(),
-    wanted: list[str] | None = None,
     *,
+    highlight: frozenset[str] = frozenset(),
+    wanted: list[str] | None = None,
     plan: Any = None,
-    ix: Any = None,
     explain: bool = False,
 ) -> dict[str, Any]:
     """Everything a card shows, with paper text already escaped. `etal`: the interface's "et
-    al." (等); `wanted`: categories the search asked for, listed first; `plan` (the query's
-    search.Plan) and `explain` give the card its "why this matched"; `ix` (the lexical
-    snapshot) keeps the store's everyday words out of the highlight."""
-    if hit is not None:  # the query's stems, recovered from what the searcher highlighted
-        stems = stems_of(tuple(sorted({t for segs in (hit.title_marked, hit.snippet) for t, on in segs if on})))
-    stems = distinguishing(stems, ix)
+    al." (等); `highlight`: the stems the search chose to mark (Result.highlight); `wanted`:
+    categories the search asked for, listed first; `plan` (the search's Plan) and `explain`
+    give the card its "why this matched"."""
     names, more = author_names(p)
     links = safe_links(p)
     sig = signals(p)
@@ -321,7 +321,7 @@ def card(
         links["code"] = sig["code"]
     return {
         "id": p.id,
-        "title_html": tex_html(p.title, stems, links=False),
+        "title_html": tex_html(p.title, highlight, links=False),
         "title_text": plain_tex(p.title),
         "venue": p.venue,
         "area": p.venue_area,
@@ -330,8 +330,8 @@ def card(
         "authors_more": more,
         "authors_line": authors_line(p, etal),
         "date": p.date or "",
-        "snippet_html": snippet_html(p.abstract, stems),
-        "abstract_html": tex_html(p.abstract, stems),
+        "snippet_html": snippet_html(p.abstract, highlight),
+        "abstract_html": tex_html(p.abstract, highlight),
         "long": len(p.abstract) > 320,
         "links": links,
         "comment_html": tex_html(p.comment) if p.comment else None,

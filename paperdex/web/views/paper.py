@@ -10,7 +10,6 @@ from fastapi.responses import HTMLResponse, Response
 from paperdex import service
 from paperdex.web import render
 from paperdex.web.views.base import etal_of, mark_saved, page, pool_of, state_of
-from paperdex.web.views.search import matched_categories
 
 router = APIRouter()
 
@@ -25,7 +24,7 @@ def paper_page(request: Request, pid: str, q: str = "", category: str | None = N
     src = back.pop("src", "")
     back_url = ("/daily" if src == "daily" else "/") + (f"?{urlencode(back)}" if back else "")
     back_url += "#p-" + paper.id.replace("/", "-")  # back to the card it was opened from
-    c = render.card(paper, etal, wanted=matched_categories(q, category))
+    c = render.card(paper, etal, wanted=render.query_categories(q, category))
     similar = [render.card(h.paper, etal) for h in hits]
     mark_saved(request, [c, *similar])
     return page(

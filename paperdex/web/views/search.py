@@ -6,16 +6,14 @@ and what the JSON says cannot drift apart.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 
 from paperdex import service
-from paperdex.paper import CATEGORY_TYPED
-from paperdex.search import Result, lex_index, plan
+from paperdex.search import Result
 from paperdex.service import SearchParams, ServiceError
 from paperdex.web import render
 from paperdex.web.views.base import etal_of, mark_saved, page, page_window, paged_json, pool_of
@@ -72,14 +70,14 @@ def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Respo
     res: Result | None = None
     err: str | None = None
     status = 200
-    try:
-        params = service.normalise(params)
+    try:  # the service checks the parameters; the page shows what it says is wrong
         res = service.search(pool, params)
     except ServiceError as e:
         err, status = e.message, e.status  # 503: over the time budget, or busy
     cards = []
-    if res:
-        cards = _cards(request, res, params)
+    if res is not None:
+        params = res.plan or params  # the request as searched: checked, tidied
+        cards = _cards(request, res)
         mark_saved(request, cards)
     home = service.overview(pool) if not params.q and not params.has_filters() and params.page == 1 else None
     # what "Save this search" keeps, under the form's names
@@ -101,38 +99,16 @@ def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Respo
     )
 
 
-def _cards(request: Request, res: Result, params: SearchParams) -> list[dict]:
-    """The hits' cards, each with "why this matched" unless the search listed the newest
-    papers or looked an id up."""
+def _cards(request: Request, res: Result) -> list[dict[str, Any]]:
+    """The hits' cards, marked with the words the search chose, the categories it asked for
+    first, each with "why this matched" unless the search listed the newest papers or looked an
+    id up."""
     etal = etal_of(request)
-    explain = bool(params.q.strip()) and res.mode != "lookup"
-    wanted = matched_categories(params.q, params.category)
-    plan_, ix = _plan_and_index(request, params) if res.hits else (None, None)
-    return [render.card(h.paper, etal, h, wanted=wanted, plan=plan_, ix=ix, explain=explain) for h in res.hits]
-
-
-def _plan_and_index(request: Request, params: SearchParams):
-    """The query's plan (for "why this matched") and the lexical snapshot (for which words
-    are everyday words); either None when it cannot be had."""
-    try:
-        pl = plan(params.q, mode=params.mode)
-    except Exception:  # the search itself said what is wrong with the query
-        pl = None
-    try:
-        with pool_of(request).reader() as st:
-            ix = lex_index(st)
-    except Exception:
-        ix = None
-    return pl, ix
-
-
-_CAT_IN_QUERY = re.compile(rf"(?:^|[\s(])cat:\"?({CATEGORY_TYPED})", re.IGNORECASE)
-
-
-def matched_categories(q: str, category: str | None) -> list[str]:
-    """The categories a search asked for (`cat:` in the query, the category filter): a card
-    lists these first, so a hit found by cat:cs.LG shows cs.LG, not only its primary."""
-    out = [m.lower() for m in _CAT_IN_QUERY.findall(q or "")]
-    if category:
-        out.append(category.lower())
-    return out
+    pl = res.plan
+    explain = pl is not None and bool(pl.q) and res.mode != "lookup"
+    # a looked-up id is not parsed: only its filters ask for categories
+    wanted = render.asked_categories(pl.hard if pl.ref is None else pl.nodes()) if pl is not None else []
+    return [
+        render.card(h.paper, etal, h, highlight=res.highlight, wanted=wanted, plan=pl, explain=explain)
+        for h in res.hits
+    ]
