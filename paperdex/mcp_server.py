@@ -1,9 +1,7 @@
-"""An MCP server (official `mcp` SDK) giving AI agents the same search the web UI has.
+"""An MCP server (official `mcp` SDK) giving AI agents the search and the library of the web UI.
 
-Tools: ``search`` (the full query language and filters), ``get_paper`` and ``similar_papers``.
-They call the service functions behind the JSON API (:mod:`paperdex.service`), so an agent
-sees exactly what ``/api/search`` returns, minus HTML: snippets come as plain text with LaTeX
-made legible.
+Its tools call the service functions behind the JSON API (:mod:`paperdex.service`), so an agent
+sees what ``/api/search`` returns, minus HTML: snippets as plain text with LaTeX made legible.
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ import click
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.discover import library
 
-# --- tag -------------------------------------------------------------------------------------------
-
 
 @click.group()
 def tag() -> None:
@@ -149,9 +147,6 @@ def tag_import(st, path, name) -> None:
     click.echo(json_text(out))
 
 
-# --- saved searches ---------------------------------------------------------------------------------
-
-
 @click.group()
 def saved() -> None:
     """Saved searches and what is new in them."""
@@ -190,13 +185,9 @@ def saved_list(ctx, as_json) -> None:
         click.echo(json_text([{**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error} for ss, nm in rows]))
         return
     for ss, nm in rows:
-        new = (
-            "not counted: out of time"
-            if nm is None
-            else f"cannot run: {tty(nm.error)}"
-            if nm.error
-            else f"{nm.count} new"
-        )
+        new = "not counted: out of time" if nm is None else f"{nm.count} new"
+        if nm and nm.error:
+            new = f"cannot run: {tty(nm.error)}"
         click.echo(f"#{ss.id}\t{tty(ss.name)}\t{new}\t{tty(ss.query)}")
 
 
@@ -234,9 +225,6 @@ def saved_remove(st, key) -> None:
     library.delete_saved(st, key.lstrip("#"))
 
 
-# --- tokens ----------------------------------------------------------------------------------------
-
-
 @click.group()
 def token() -> None:
     """Tokens that allow writing (the library, saved searches) through the web and the API."""
@@ -266,9 +254,6 @@ def token_revoke(st, key) -> None:
     """Revoke a token by #id or name."""
     if not library.revoke_token(st, key.lstrip("#")):
         raise UserError(f"no token {key!r}")
-
-
-# --- related, digest -------------------------------------------------------------------------------
 
 
 @click.command()

@@ -4,6 +4,7 @@ read the store."""
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 from typing import Any
 
@@ -28,26 +29,22 @@ class QueryCommand(click.Command):
         }
         opts: list[str] = []
         words: list[str] = []
-        i = 0
-        while i < len(args):
-            a = args[i]
+        rest = iter(args)
+        for a in rest:
             name = a.split("=", 1)[0]
             if a == "--":
-                words.extend(args[i + 1 :])
-                break
-            if a.startswith("-") and name in takes_value:
+                words.extend(rest)
+            elif name in takes_value:
                 opts.append(a)
-                if takes_value[name] and "=" not in a and i + 1 < len(args):
-                    opts.append(args[i + 1])
-                    i += 1
-            elif a.startswith("-") and not a.startswith("--") and takes_value.get(a[:2]):
+                if takes_value[name] and "=" not in a:
+                    opts.extend(itertools.islice(rest, 1))  # its value
+            elif takes_value.get(a[:2]) and not a.startswith("--"):
                 opts.append(a)  # a short option with its value attached: -n5
             elif a.startswith("--") and len(name) > 2:  # `-word` excludes a word; `--word` is a mistyped option
                 near = difflib.get_close_matches(name, [n for n in takes_value if n.startswith("--")], n=3)
                 raise click.NoSuchOption(name, possibilities=near, ctx=ctx)
             else:
                 words.append(a)
-            i += 1
         return super().parse_args(ctx, [*opts, "--", *words] if words else opts)
 
 
