@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 import numpy as np
 
@@ -82,8 +81,6 @@ MAX_DAYS = 1000  # days the list of days goes back
 # handed out client by client, so one client's queue of requests cannot starve the others.
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
 log = logging.getLogger("paperdex.service")
-P = ParamSpec("P")
-T = TypeVar("T")
 _VERSION = re.compile(r"v\d+$")
 # YYYY, YYYY-MM or YYYY-MM-DD of a day that can exist (the API spec's pattern, so a client
 # generating dates from it, schemathesis included, makes ones the server takes): year 0001 to
@@ -491,8 +488,8 @@ class Local:
         """Load what searches for `text` need (the model when `dense`, the Chinese segmenter
         for Chinese) before their time budget starts, as the server does when it makes a
         searcher: one-time loading is never charged to a search's budget."""
-        s = self._searcher
-        _load(lambda: s.lex, lambda: dense and "model" not in self._loaded and _warm_model(s), lambda: _warm_zh(text))
+        s, model = self._searcher, dense and "model" not in self._loaded
+        _load(lambda: s.lex, lambda: _warm_model(s) if model else None, lambda: _warm_zh(text))
         if dense:
             self._loaded.add("model")
 
@@ -644,7 +641,7 @@ class PastedVectors:
 
 def _warm_vectors(s: Searcher) -> None:
     ix = s.index
-    if ix is not None and len(ix):
+    if isinstance(ix, VectorIndex) and len(ix):  # another backend's vectors have nothing to load
         ix.warm()
 
 
