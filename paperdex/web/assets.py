@@ -1,17 +1,6 @@
-"""The static files' URLs and how long a browser keeps them.
-
-Every page links its stylesheet and scripts as ``/static/NAME?v=VERSION``, the version being the
-first hex digits of the file's SHA-256. A URL that carries the file's current version can never
-name other bytes, so it is answered with ``Cache-Control: public, max-age=31536000, immutable``:
-a researcher's browser asks for style.css, app.js and KaTeX (75 KB gzipped) once per release
-and not again on each of the dozens of pages of a morning, not even for a 304. A new release
-changes the version, hence the URL, so nobody keeps an old stylesheet against new markup.
-
-A URL without the version, or with another one (a page cached before an upgrade, a bookmark,
-another tool), gets ``no-cache``: the browser may store it but must revalidate with the ETag
-each time, which is a 304 without a body while the file is unchanged. Marking those immutable
-would pin an old file for a year; serving them with no cache header at all (as before) left
-the choice to each browser's heuristics, which keep a file for a tenth of its age unasked.
+"""The static files' URLs and how long a browser keeps them: a URL carrying the file's current
+version is immutable for a year, any other is revalidated; why: docs/web.md ("Static files
+and the browser's cache").
 """
 
 from __future__ import annotations

@@ -1,37 +1,9 @@
-"""What a request may cost before the app does any work for it: the outer ASGI layer.
-
-A request reaches the endpoints only after these checks, each cheap and made before a byte of
-the body is read:
-
-* **Cross-site requests are refused** (403) unless they are a top-level GET navigation (a link
-  to a search from another page must keep working). A page on another site could otherwise
-  make its visitors' browsers spend this server's searchers with ``<img>`` GETs and no-cors
-  ``text/plain`` POSTs; it cannot read the answers (there is no CORS), but every search costs
-  a searcher. The browser says where a request comes from in ``Sec-Fetch-Site``; browsers too
-  old to send it send ``Origin`` on cross-origin POSTs and CORS requests. Clients that are not
-  browsers (curl, scripts, feed readers) send neither and are not affected. Static files are
-  exempt: they cost nothing.
-* **A token in the URL is refused** (400): URLs end up in access logs, browser history and
-  Referer headers; the token belongs in ``Authorization: Bearer``. (The access log also
-  redacts it: redact.RedactTokens. One rule says what a secret is, in any encoding:
-  redact.secret_in_query.)
-* **Bodies are bounded while they are read**: a declared ``Content-Length`` over the path's
-  limit is a 413 at once, and a body sent without one (chunked) is counted as it arrives and
-  cut off at the limit, so no request makes a worker hold more than the limit in memory. The
-  endpoints that write check the token before they read the body (web/views/auth.py).
-* **The Host header is a name and a port** (:func:`host_name`), or the request is refused:
-  ``localhost:80@evil.example`` is not ``localhost``.
-
-And what an endpoint may be handed, checked once for every route before it runs:
-
-* **Path parameters are bounded** (:func:`check_path`): none longer than any name or id a
-  store holds, and a number that names a row (a saved search's id) within SQLite's integers,
-  so that no lookup can overflow (a 404: no such row can exist).
-* **JSON bodies are bounded in depth before they are parsed** (:func:`parse_json`): Python's
-  parser recurses once per level and raises RecursionError on a few thousand ``[``.
-
-It also records the request's client address (:data:`CLIENT`) for the searcher pool, which
-serves waiting requests client by client (``service.FairGate``).
+"""What a request may cost before the app does any work for it: :func:`admit` (the outer ASGI
+layer, called by app.Guard) refuses cross-site requests, tokens in URLs and bodies over their
+limit before a byte of a body is read, and records the client's address for the searchers'
+queue (service.FairGate); :func:`check_path` bounds every route's path parameters, and
+:func:`parse_json` a JSON body's depth before it is parsed. The bounds and why:
+docs/request-costs.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
-"""The one rule for a secret in a URL, and the access-log filter that applies it.
-
-A token belongs in ``Authorization: Bearer``; one sent in a URL is refused (web/limits.py),
-but the URL is still written to the access log, so the log must not hold it in any form a
-reader could turn back into the token. Matching the raw text is not enough: uvicorn logs the
-query string as the client sent it, and ``?key=pdx%5F…``, ``?key=pdx%255F…`` (encoded twice),
-``?TOKEN=…``, ``?to%6Ben=…`` or ``?q=pdx_…+more`` all carry a token that a raw-text pattern
-misses (issue 37: the first one was logged in full). So every part of a URL is *decoded*
-before it is matched: percent-escapes and ``+`` undone until nothing changes, then Unicode
-compatibility forms folded (NFKC: full-width letters), then matched without regard to case.
-
-A part is secret when its decoded name is one of :data:`TOKEN_PARAMS` or its decoded name
-or value holds something shaped like a paperdex token (:data:`TOKEN_VALUE`). A part still
-changing after :data:`ROUNDS` decodings is treated as secret: nothing legitimate is encoded
-that many times, and decoding without a bound would let one URL make the log filter (which
-runs on the event loop) do quadratic work.
+"""The one rule for a secret in a URL, and the access-log filter that applies it: every part of
+a URL is decoded (percent-escapes and ``+`` until nothing changes, then NFKC) before it is
+matched without regard to case, since uvicorn logs the query string as the client sent it; a
+part still changing after :data:`ROUNDS` decodings is secret. Why, with the URLs a raw-text
+pattern missed: docs/request-costs.md ("A token in a URL").
 """
 
 from __future__ import annotations

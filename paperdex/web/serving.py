@@ -1,56 +1,9 @@
-"""The process model of `paperdex serve`.
-
-::
-
-    paperdex serve (supervisor) ── binds the port, starts the workers, restarts one that dies,
-       │                            passes SIGTERM/SIGINT on and waits for them to drain
-       ├── worker 1 ── uvicorn: an asyncio loop (HTTP, static files) + a thread pool for the
-       ├── worker 2      endpoints; a pool of searchers and one of store connections
-       └── ...           (paperdex.service); the lexical snapshot mapped from disk
-
-A search is CPU work in Python and numpy; one process runs Python on one core at a time (the
-GIL), so the server runs one worker process per core (``--workers``, default: the number of
-cores). The workers accept connections from the one listening socket the supervisor bound;
-the kernel hands each connection to one of them. The lexical snapshot is ``mmap``-ed
-read-only files, so the workers share it through the page cache instead of holding a copy
-each; each worker reads the int8 vectors from SQLite into its own memory (768 MB at 1M with
-the default pair of models, 384 MB with one 384-dimension model).
-Each worker loads everything a search needs (snapshots, vectors, query model, Chinese
-segmenter) *before* it accepts a connection, and logs how long that took; it then watches
-the published pointers and loads what changed in the background.
-
-Inside a worker, searches borrow a searcher (``--workers-pool``, default 1 per worker: the
-workers are the parallelism) while paper pages, day lists and static files never wait for one;
-search threads run at a lower CPU priority than the event loop (``service.SEARCH_NICE``).
-Measured with wrk at 8 connections on the 63k store, 2 cores: 2 searchers per worker gave 129
-searches/s with static files at p99 36 ms (26 ms with the lower priority), since three threads
-took turns at each worker's GIL; 1 searcher gave the same 129/s with static files at p99 12 ms.
-Every search has a time budget (``--time-budget``, default 2 s) after which it stops with a 503.
-
-Each worker is handed the :class:`paperdex.settings.Settings` the command was started with
-(pickled with its :class:`ServeOptions`), not a copy of them in its environment: what a worker
-does is what the supervisor was told, whatever the environment says.
-
-On SIGTERM (or Ctrl-C) the supervisor passes the signal to every worker; a worker stops
-accepting, lets requests in flight finish for up to GRACE seconds and exits; the supervisor
-kills what is left a little later and exits itself. With ``--workers 1`` the server runs in
-the one process (no supervisor).
-
-Who is asking. A worker queues the requests waiting for its searcher client by client
-(``service.FairGate``), the client being the address the connection comes from, or, when
-that address is a proxy the operator named (``--forwarded-allow-ips``,
-``PAPERDEX_FORWARDED_ALLOW_IPS``), the address the proxy puts in ``X-Forwarded-For``. No peer
-is believed by default: uvicorn's own default believes 127.0.0.1, which let any local client
-pick the identity it is queued under with one header. One client may have
-``--client-queue`` requests (:data:`CLIENT_QUEUE`) waiting in a worker; they are served in
-turn with other clients' requests, and one more is a 503 at once. A lab behind one NAT
-address, or behind a proxy nobody named, is one client, so the bound is sized for a lab,
-not for one browser: bench/proxy_load.py measures it (docs/web.md, "Behind a proxy").
-
-A Milvus Lite file (``milvus:///path/papers.db``) is opened by one process only (the second
-worker fails with "the file has been opened by another program"), so a server on one runs one
-worker process and says so; ``--workers N`` > 1 on one is refused with one line
-(:func:`workers_for`).
+"""The process model of `paperdex serve`: a supervisor binds the port, starts one uvicorn
+worker process per core (a search is CPU work under the GIL), restarts a worker that dies and
+passes SIGTERM/SIGINT on; each worker warms up before it accepts. Who a client is (the peer's
+address, or a named proxy's ``X-Forwarded-For``) and why the searchers are queued client by
+client: docs/web.md ("Behind a proxy"); the process model's reasons and measurements:
+README.md ("Serving", "Web API under load").
 """
 
 from __future__ import annotations
@@ -75,16 +28,11 @@ STOP_SLACK = 3  # after GRACE, seconds before a worker that has not exited is ki
 SWITCH_INTERVAL = 0.001  # a worker's GIL hand-over (default 5 ms): the event loop answers sooner
 MAX_RESTARTS = 5  # worker deaths within RESTART_WINDOW before the supervisor gives up
 RESTART_WINDOW = 60.0
-# Requests of one client (one address) that may wait for a worker's searcher; one more is a 503
-# at once. Waiting requests hold a thread of the worker's pool (40, anyio's default) while they
-# wait, so the bound leaves most of the pool to other clients: at 16, two busy labs on one
-# worker hold 34 threads. Measured with bench/proxy_load.py (docs/web.md, "Behind a proxy"): 16
-# clients behind one address, on 2 workers, got 0 refusals, where the old bound of 4 refused
-# 96.5% of their requests.
+# Requests of one client that may wait for a worker's searcher; one more is a 503 at once. Why
+# 16: docs/web.md ("A lab behind one address").
 CLIENT_QUEUE = 16
-# Per worker process, native libraries use one thread: the workers are the parallelism, and
-# spinning thread pools of N workers would fight over N cores. These are the native libraries'
-# own variables (read by them, in the worker); paperdex's engine gets Settings.embed_threads=1.
+# The native libraries' own variables: one thread per worker process, the workers being the
+# parallelism (paperdex's engine gets Settings.embed_threads=1).
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 log = logging.getLogger("paperdex.serve")
@@ -93,7 +41,8 @@ log = logging.getLogger("paperdex.serve")
 @dataclass(frozen=True)
 class ServeOptions:
     """What `paperdex serve` was told: the process settings plus the server's own flags.
-    Picklable: a worker process is started with it."""
+    Picklable: a worker process is started with it, not with the environment, so it does what
+    the supervisor was told."""
 
     settings: Settings
     host: str = "127.0.0.1"
