@@ -60,17 +60,12 @@ POOL_WAIT = DEFAULT_POOL_WAIT  # seconds a request waits for a searcher ($PAPERD
 RETRY_AFTER = 2
 TIME_BUDGET = DEFAULT_TIME_BUDGET  # seconds one search may run ($PAPERDEX_TIME_BUDGET: settings)
 READERS = 4  # store connections for cheap look-ups, per process
-# seconds the published indexes may lag the committed rows, with no writer alive, before the
-# server publishes them itself (SearcherPool._catch_up); the watcher looks once a second
-CATCH_UP_AFTER = 2.0
+CATCH_UP_AFTER = 2.0  # seconds of lag, no writer alive, before the server publishes (SearcherPool._catch_up)
 PUBLISH_RETRY = 60.0  # seconds between tries when this server could not publish (a read-only directory)
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
 MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
-# Seconds a related-work request waits for its text's vector (its turn at the model, then the
-# model) before it answers from the text's words alone: the embedding's own budget, apart from
-# the search's (TIME_BUDGET, counted from when it holds a searcher). One 512-character prefix
-# takes the default model 0.6-3 s on a busy 2-core machine, longer than the whole 2 s budget
-# the two once shared (issue 37: 20 of 22 related-work requests refused under four clients).
+# Seconds a related-work request waits for its text's vector before it answers from the text's
+# words alone: the embedding's own budget, apart from the search's (docs/request-costs.md)
 RELATED_EMBED_WAIT = 8.0
 PASTED_CACHE = 256  # pasted texts' vectors kept per process (3 KB each), latest used first
 MAX_RELATED = 100  # related papers one request lists (k)
@@ -149,14 +144,10 @@ def within_budget(
 
 
 class FairGate:
-    """`size` slots (the searchers) handed out fairly between clients.
-
-    A free slot goes to a waiting request of the client that holds the fewest slots, of those
-    the one served longest ago (round robin), each client's own requests in order. One client sending many
-    expensive requests at once (a page firing related-work requests) then waits behind its own
-    requests, not in front of everyone else's: another client's search waits for at most the
-    requests already running. A client may have MAX_WAITING requests waiting; one more is a 503
-    at once, so it cannot take every thread of the server either."""
+    """`size` slots (the searchers) handed out fairly between clients: a free slot goes to the
+    waiting client holding the fewest, then to the one served longest ago, each client's own
+    requests in order. One client firing many requests waits behind its own, not in front of
+    everyone else's; past MAX_WAITING waiting, one more is refused at once."""
 
     def __init__(self, size: int, max_waiting: int = MAX_WAITING) -> None:
         self._cv = threading.Condition(threading.Lock())
@@ -168,8 +159,7 @@ class FairGate:
         self.max_waiting = max_waiting
 
     def acquire(self, client: str, timeout: float) -> bool:
-        """Take a slot for `client` within `timeout` s; False if none came (or too many of this
-        client's requests wait already)."""
+        """Take a slot for `client` within `timeout` s; False if none came."""
         with self._cv:
             if self._free > 0 and not self._lanes:
                 self._free -= 1
@@ -205,9 +195,7 @@ class FairGate:
             self._free += 1
             self._hand_out()
 
-    def _hand_out(self) -> None:
-        """Give free slots to waiting clients, fewest held first, then the one served longest
-        ago (under the lock)."""
+    def _hand_out(self) -> None:  # under the lock
         woke = False
         while self._free > 0 and self._lanes:
             client = min(self._lanes, key=lambda c: (self._held[c], self._served.get(c, 0)))
@@ -282,11 +270,9 @@ class SearcherPool:
 
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
-        """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`). When
-        all are busy, wait a bounded time, then answer 503 with Retry-After: a request is never
-        left to hang, and never becomes a 500. What the caller does with it runs within the
-        time budget when the caller says so (:func:`within_budget`): each service function
-        counts the budget from when it holds the searcher."""
+        """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`); when all
+        are busy past a bounded wait, a 503 with Retry-After, never a hang. Each service
+        function counts its budget from when it holds the searcher (:func:`within_budget`)."""
         client = CLIENT.get()
         if not self._gate.acquire(client, self.wait if wait is None else wait):
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)})
@@ -302,18 +288,14 @@ class SearcherPool:
             self._gate.release(client)
 
     def embed_pasted(self, emb, model: str, text: str) -> np.ndarray | None:
-        """The vector of a pasted text (its bounded prefix), from this process's cache of them
-        or made by its one embedding thread, in turn with other clients' texts
-        (:class:`PastedVectors`); None when it is not there within RELATED_EMBED_WAIT s (the
-        caller answers from the words alone). No searcher is held meanwhile: one pasted text
-        is the one long thing a request embeds, and holding a searcher for it made every
-        other client's search wait."""
+        """The vector of a pasted text (:class:`PastedVectors`), None when it is not there
+        within RELATED_EMBED_WAIT s. No searcher is held meanwhile: holding one for the model
+        made every other client's search wait."""
         return self.pasted.vector(CLIENT.get(), emb, model, text, RELATED_EMBED_WAIT)
 
     def _new_searcher(self) -> Searcher:
-        """A searcher with what every query needs already loaded (once per process: the
-        snapshots, the model and the segmenter are shared), so that one-time loading is never
-        charged to the first queries' time budget."""
+        """A searcher with what every query needs already loaded (once per process), so that
+        one-time loading is never charged to the first queries' time budget."""
         s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options)
         _load(lambda: s.lex, lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh)
         return s
@@ -323,8 +305,8 @@ class SearcherPool:
 
     @contextmanager
     def reader(self, wait: float | None = None) -> Iterator[Store]:
-        """Borrow a store connection for a cheap look-up (a paper, a day, the list of days):
-        a pool of its own, so look-ups stay fast while every searcher is busy."""
+        """Borrow a store connection for a cheap look-up: a pool of its own, so look-ups stay
+        fast while every searcher is busy."""
         st = self._borrow("reader", self._stores, lambda: Store(self.data_dir, readonly=True), wait)
         try:
             yield st
@@ -332,9 +314,7 @@ class SearcherPool:
             self._stores.put(st)
 
     def warm(self) -> dict[str, float]:
-        """Load now what the first searches would otherwise pay for: every searcher's
-        connection, the lexical snapshot, the vectors (read from SQLite), the query model, the
-        Chinese segmenter. Returns seconds per part."""
+        """Load now what the first searches would otherwise pay for; seconds per part."""
         took: dict[str, float] = {}
 
         def step(name: str, fn) -> None:
@@ -368,9 +348,8 @@ class SearcherPool:
         return took
 
     def watch(self, interval: float = 1.0) -> None:
-        """Keep the shared snapshots current in the background: when a writer publishes a new
-        lexical snapshot or new vectors, load them on a connection of this thread's own, so no
-        request pays for it (1M vectors: ~3 s). Idempotent."""
+        """Keep the shared snapshots current in the background: what a writer publishes is
+        loaded on this thread's own connection, so no request pays for it. Idempotent."""
         if self._watch is not None:
             return
         from paperdex.index.lexical import POINTER as LEX
@@ -403,11 +382,9 @@ class SearcherPool:
         self._watch.start()
 
     def _catch_up(self, store: Store, since: float | None) -> float | None:
-        """One tick of closing a dead writer's lag (issue 37): when the published snapshots
-        have been behind the committed rows for CATCH_UP_AFTER s, publish them if no writer
-        is alive to (`_publish_abandoned`). Before, a writer killed with -9 left its papers
-        unfindable by their words until the next writer or a restart, while /healthz said ok.
-        Returns since when the lag has been seen (None: there is none)."""
+        """One tick of closing a dead writer's lag: behind for CATCH_UP_AFTER s, the snapshots
+        are published if no writer is alive to (`_publish_abandoned`). Returns since when the
+        lag has been seen (None: there is none)."""
         try:
             behind = unpublished(store)
         except (sqlite3.Error, StoreError) as e:
@@ -424,11 +401,9 @@ class SearcherPool:
         return since
 
     def _publish_abandoned(self, store: Store) -> bool:
-        """Publish a dead writer's committed papers (index.publish.publish_if_abandoned: from this
-        read-only connection, under the publish lock, so of a server's workers one does it and
-        the others skip the tick); False while a writer is alive or publishing, or when this
-        server cannot write the directory (then /healthz and the log name the command, and it
-        tries again only every PUBLISH_RETRY s)."""
+        """Publish a dead writer's committed papers (index.publish.publish_if_abandoned); False
+        while a writer is alive or publishing, or when this server cannot write the directory
+        (then /healthz and the log name the command; tried again every PUBLISH_RETRY s)."""
         from paperdex.index.snapshots import REPAIR_COMMAND
 
         if self.publish_error is not None and time.monotonic() < self._retry_at:
@@ -464,8 +439,8 @@ class SearcherPool:
 
 
 class Local:
-    """A command's pool (the CLI): one searcher over a store it opened, so a command runs
-    each feature through the same service function, checks and time budget as the server."""
+    """A command's pool (the CLI): one searcher over a store it opened, through the same
+    service functions, checks and time budget as the server."""
 
     def __init__(
         self,
@@ -485,9 +460,8 @@ class Local:
         yield self._searcher
 
     def prepare(self, text: str, dense: bool) -> None:
-        """Load what searches for `text` need (the model when `dense`, the Chinese segmenter
-        for Chinese) before their time budget starts, as the server does when it makes a
-        searcher: one-time loading is never charged to a search's budget."""
+        """Load what searches for `text` need before their time budget starts, as the server
+        does when it makes a searcher."""
         s, model = self._searcher, dense and "model" not in self._loaded
         _load(lambda: s.lex, lambda: _warm_model(s) if model else None, lambda: _warm_zh(text))
         if dense:
@@ -498,8 +472,7 @@ class Local:
         yield self.store
 
     def embed_pasted(self, emb, model: str, text: str) -> np.ndarray | None:
-        """A command embeds its text itself: no other client waits for the model, and its
-        time is not the search's budget."""
+        """A command embeds its text itself: no other client waits for the model."""
         return emb.embed_query(text)
 
 
@@ -526,14 +499,10 @@ class PastedVectors:
     (recommend.pasted_prefix) and kept (PASTED_CACHE texts, least recently used out), by one
     thread at EMBED_NICE, below searches.
 
-    Texts wait in one lane per client, and the thread takes the next text from the client it
-    served longest ago: one client pasting many texts waits behind its own, not in front of
-    everyone else's. Requests for a text already queued or being embedded wait for that one
-    (a page and its retry, four clients pasting the same abstract). A client may have
-    MAX_WAITING texts queued; one more is not queued. A text whose every request stopped
-    waiting is dropped before the model starts on it, so an overloaded server does not work
-    through a backlog nobody reads. Before, the model's queue shared the search's 2 s budget:
-    under four clients it ran out before the text was embedded, and related work was refused."""
+    Texts wait in one lane per client, the next taken from the client served longest ago, so
+    one client pasting many texts waits behind its own; MAX_WAITING queued per client. Requests
+    for a text already queued wait for that one. A text nobody waits for any more is dropped
+    before the model starts on it: an overloaded server works through no backlog nobody reads."""
 
     IDLE = 60.0  # seconds the thread waits for a text before it ends
 
@@ -548,8 +517,7 @@ class PastedVectors:
         self.size, self.max_waiting = size, max_waiting
 
     def vector(self, client: str, emb, model: str, text: str, wait: float) -> np.ndarray | None:
-        """The vector of `text` by `emb` (the model named `model`); None if not made within
-        `wait` s."""
+        """The vector of `text` by `emb` (model `model`); None if not made within `wait` s."""
         key = (model, text)
         with self._cv:
             got = self._cache.get(key)
@@ -587,9 +555,8 @@ class PastedVectors:
             self._thread.start()
 
     def _next(self) -> _Pasted | None:
-        """The next text to embed (under the lock, waiting for one): the first still awaited
-        of the client served longest ago; None after IDLE s without one (the thread ends, and
-        the next text starts another: a server's pools, a test's many, keep no idle thread)."""
+        """The next text to embed (under the lock, waiting for one); None after IDLE s without
+        one: the thread ends, and the next text starts another, so no idle thread is kept."""
         idle_until = time.monotonic() + self.IDLE
         while True:
             for client in list(self._lanes):
@@ -722,9 +689,8 @@ _niced = threading.local()
 
 
 def _yield_to_the_loop() -> None:
-    """Lower this request thread's CPU priority (Linux schedules threads one by one), once: with
-    both cores busy searching, a static file waited behind the searches (p99 36 ms at 128
-    searches/s); the loop thread now gets the CPU first. Never the main thread (CLI, tests)."""
+    """Lower this request thread's CPU priority once (Linux schedules threads one by one), so
+    the event loop gets the CPU first (docs/request-costs.md). Never the main thread (CLI)."""
     if getattr(_niced, "done", False) or threading.current_thread() is threading.main_thread():
         return
     _niced.done = True
@@ -735,12 +701,10 @@ def _yield_to_the_loop() -> None:
 
 
 def health(pool: Pool) -> dict:
-    """For a load balancer: the store answers and the backend searches read answers (its
-    lexical snapshot and vector count), or a 503 saying which does not. `ok` is false, with
-    `degraded` saying why and what is done about it, while the snapshots this process
-    searches are behind the database's committed rows (a writer running or killed): it still
-    answers (200), but not everything committed is found, and saying ok then hid a crashed
-    writer's papers (issue 37)."""
+    """For a load balancer: the store and the backend searches read answer, or a 503 saying
+    which does not. `ok` is false, with `degraded` saying why and what is done about it, while
+    the snapshots this process searches are behind the committed rows: still a 200, but not
+    everything committed is found."""
     try:
         with pool.reader(wait=1.0) as st:
             with st.read_snapshot():
@@ -770,8 +734,7 @@ def health(pool: Pool) -> dict:
 
 def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed: int) -> dict:
     """What /healthz says while the searched snapshots lag: which, by how much, what is being
-    done (a live writer will publish; this server publishes a dead one's; it cannot) and the
-    one command that closes it."""
+    done about it and the one command that closes it."""
     from paperdex.index.snapshots import REPAIR_COMMAND, writer_alive
 
     error = getattr(pool, "publish_error", None)
@@ -809,15 +772,11 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
 
 
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
-    """Related work for a pasted text, the one path of the page, the API and the MCP tool: at
-    most MAX_RELATED_TEXT characters accepted, the model reads a bounded prefix of them
-    (recommend.pasted_prefix, as it reads documents). The prefix is embedded once per process
-    and text, in turn with other clients' texts, without holding a searcher, within its own
-    wait (SearcherPool.embed_pasted, RELATED_EMBED_WAIT); then the search runs within the time
-    budget like a search, counted from when it holds a searcher. What cannot be had in time
-    degrades instead of failing: no vector in time, and the answer is found by the text's
-    words alone and says so; a search over its budget is a 503 whose message fits a pasted
-    text (a search's says to narrow the query, which a pasted text has no way to do)."""
+    """Related work for a pasted text, the one path of the page, the API and the MCP tool. The
+    text's bounded prefix is embedded within its own wait (SearcherPool.embed_pasted), then the
+    search runs within the time budget. No vector in time: the answer is found by the text's
+    words alone and says so; over the budget: a 503 whose message fits a pasted text (a
+    search's says to narrow the query, which a pasted text cannot)."""
     text = str(text or "")
     if len(text) > MAX_RELATED_TEXT:
         raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
