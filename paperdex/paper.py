@@ -19,7 +19,9 @@ from typing import Any
 from paperdex.text.latex import index_text as index_text
 
 OPENREVIEW_SITE = "https://openreview.net"
-ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
+# An arXiv id without its version: new style (2501.00001) or old (hep-th/9901002, math.GT/0309136)
+ARXIV_ID_SHAPE = r"\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
+ARXIV_ID = re.compile(rf"^({ARXIV_ID_SHAPE})(v\d+)?$")
 # The category grammar, in one place. An arXiv category as a record carries it: an archive in
 # lower case (cs, hep-th, q-bio), optionally a subject class after a dot (cs.LG, astro-ph.GA,
 # cond-mat.mes-hall). What BibTeX import takes for a category, and what search facets, the

@@ -14,7 +14,7 @@ from paperdex.cli.common import _store
 from paperdex.cli.progress import Progress
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources import bibtex, completeness
-from paperdex.sources.sync import CONFIG_NAME, NETWORK_SOURCES, SyncLog, fmt_summary, load_config, sync_sources
+from paperdex.sources.sync import CONFIG_NAME, NETWORK_SOURCES, fmt_summary, load_config, sync_log, sync_sources
 from paperdex.store import Store
 
 ID_PREFIXES = ("openreview:", "bib:", "seed:")  # ids of records that have no arXiv id
@@ -44,7 +44,7 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
         raise click.ClickException(str(e)) from None
 
     try:
-        with SyncLog(store.data_dir, quiet), Progress("sync", unit="jobs", quiet=quiet, rate=False, bar=False) as p:
+        with sync_log(store.data_dir, quiet), Progress("sync", unit="jobs", quiet=quiet, rate=False, bar=False) as p:
             total, failures = sync_sources(
                 store, cfg, only=only, echo=click.echo, quiet=quiet, progress=p.step, environ=os.environ
             )
@@ -94,12 +94,9 @@ def _check(ctx: click.Context) -> None:
 def export(ctx, terms, fmt, output, limit, **filters) -> None:
     """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), by a search
     query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
-    store = _store(ctx, readonly=True)  # a reader: a mistyped --data-dir is an error, not a new empty store
-    try:
+    with _store(ctx, readonly=True) as store:  # a reader: a mistyped --data-dir is an error, not a new empty store
         papers = select_papers(store, terms, limit=limit, **filters)  # --all, --venue, --area, --category
         text = bibtex.to_bibtex(papers)
-    finally:
-        store.close()
     if not papers:
         raise click.ClickException("nothing to export: no paper matched")
     if output:

@@ -30,7 +30,7 @@ from typing import Any
 import click
 import feedparser
 
-from paperdex.paper import ARXIV_ID, CATEGORY_TYPED, Paper
+from paperdex.paper import ARXIV_ID, ARXIV_ID_SHAPE, CATEGORY_TYPED, Paper
 from paperdex.sources import completeness, merge
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
 from paperdex.sources.registry import Source, as_list, data_lines, register, trust, utc_today, words
@@ -58,12 +58,8 @@ NS = {
 SETS = frozenset(" ".join(data_lines("arxiv-sets.txt")).split())
 
 
-def _set_alias(spec: str) -> str:
-    parts = spec.split(":")
-    return parts[0] if len(parts) == 1 else parts[1] if len(parts) == 2 else f"{parts[1]}.{parts[2]}"
-
-
-_SET_BY_CATEGORY = {_set_alias(s): s for s in sorted(SETS, key=len)}
+# a set by what it holds: "cs:cs:CL" by "cs.CL", "physics:hep-th" by "hep-th"
+_SET_BY_CATEGORY = {(".".join(s.split(":")[1:]) or s): s for s in sorted(SETS, key=len)}
 
 
 def check_set(spec: str) -> str:
@@ -93,7 +89,7 @@ def _strip_version(aid: str) -> tuple[str, str | None]:
 
 _ID_IN_TEXT = re.compile(
     r"(?:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/|oai:arXiv\.org:|arXiv:\s?)?"
-    r"([a-z\-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})(v\d+)?(?:\.pdf)?",
+    rf"({ARXIV_ID_SHAPE})(v\d+)?(?:\.pdf)?",
     re.I,
 )
 
@@ -183,6 +179,17 @@ def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
     decoded = [decode_name(n) for n in names]
     keep = [i for i, n in enumerate(decoded) if n]
     return [decoded[i] for i in keep], [decode_name(x) if x else None for x in (affs[i] for i in keep)]
+
+
+def read_authors(raw: str) -> tuple[list[str], bool, dict[str, Any]]:
+    """(names, whether "et al." cut the list, the affiliations and collaboration it names) of
+    an arXiv author string; the last as ``extra`` fields, None when there are none."""
+    names, affs = split_authors(raw)
+    return (
+        names,
+        cut_author_list(raw),
+        {"affiliations": affs if any(affs) else None, "collaboration": collaboration(raw)},
+    )
 
 
 def abstract_text(raw: str | None) -> str:
@@ -288,7 +295,6 @@ def oai_record(rec: ET.Element) -> Paper:
     title = title_text(text("title"))
     if not title:
         raise ValueError("empty title")
-    affs: list[str | None] = []
     published: str | None
     updated: str | None
     version: str | None
@@ -300,15 +306,13 @@ def oai_record(rec: ET.Element) -> Paper:
         if not versions:
             raise ValueError("no <version> elements")
         published, updated, version = versions[0][1], versions[-1][1], versions[-1][0] or None
-        authors, affs = split_authors(text("authors"))
-        collab, cut = collaboration(text("authors")), cut_author_list(text("authors"))
+        authors, cut, who = read_authors(text("authors"))
     else:
         created = text("created")
         if created and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", created):
             raise ValueError(f"bad date {created!r}")
         published, updated, version = None, created or None, None
-        collab, cut = None, False
-        authors = []
+        authors, affs, cut = [], [], False
         for a in meta.findall("arXiv:authors/arXiv:author", NS):
             parts = [_ws(a.findtext(f"arXiv:{t}", "", NS)) for t in ("forenames", "keyname", "suffix")]
             # "Dong Liu and and Linsheng Zhu" reaches this format as forenames "and Linsheng"
@@ -316,14 +320,14 @@ def oai_record(rec: ET.Element) -> Paper:
             if name:
                 authors.append(name)
                 affs.append("; ".join(_ws(x.text) for x in a.findall("arXiv:affiliation", NS)) or None)
+        who = {"affiliations": affs if any(affs) else None}
     extra = _extra(
         version=version,
         doi=text("doi"),
         journal_ref=text("journal-ref"),
         report_no=text("report-no"),
         license=text("license"),
-        affiliations=affs if any(affs) else None,
-        collaboration=collab,
+        **who,
     )
     return Paper(
         id=aid,
@@ -604,8 +608,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
         aid, version = _strip_version(aid)
         kind = e.get("arxiv_announce_type", "new")
         abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", _ws(e.get("summary")))
-        authors, affs = split_authors(e.get("author", ""))
-        collab, cut = collaboration(e.get("author", "")), cut_author_list(e.get("author", ""))
+        authors, cut, who = read_authors(e.get("author", ""))
         entry_day = day or _local_day(e.get("published"))
         extra = _extra(
             version=version,
@@ -613,8 +616,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
             doi=_ws(e.get("arxiv_doi")),
             journal_ref=_ws(e.get("arxiv_journal_reference")),
             license=_ws(e.get("rights")),
-            affiliations=affs if any(affs) else None,
-            collaboration=collab,
+            **who,
         )
         papers.append(
             Paper(

@@ -20,6 +20,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from paperdex.sources.merge import Matcher, ingest_with_merge
+from paperdex.sources.registry import saved_state
 from paperdex.store import IngestSummary
 
 LISTING_SOURCE = "arxiv-rss"  # the listing's records (arxiv.RSS_SOURCE)
@@ -78,11 +79,7 @@ def schedule(body: bytes | str) -> tuple[str | None, list[str]]:
 
 
 def _load(store: Any, listing: str) -> dict[str, dict]:
-    raw = store.get_state(KEY + listing)
-    try:
-        data = json.loads(raw) if raw else {}
-    except json.JSONDecodeError:
-        return {}
+    data = saved_state(store, KEY + listing)
     return data if isinstance(data, dict) else {}
 
 

@@ -25,7 +25,7 @@ import click
 
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
-from paperdex.sources.registry import Source, register, trust, utc_today, words
+from paperdex.sources.registry import Source, register, saved_state, trust, utc_today, words
 from paperdex.text.latex import safe_url
 
 SOURCE = "hf"
@@ -201,13 +201,9 @@ def _run(
     return fetch_daily_papers(http, day, week, month, base_url=section.get("url") or API_URL)  # ingest's base_url too
 
 
-def _read_days(store: Any) -> set[str] | None:
-    raw = store.get_state("hf:read")
-    try:
-        days = json.loads(raw) if raw else None
-    except json.JSONDecodeError:
-        return None
-    return {d for d in days if isinstance(d, str)} if isinstance(days, list) else None
+def _read_days(store: Any) -> set[str]:
+    days = saved_state(store, "hf:read")
+    return {d for d in days if isinstance(d, str)} if isinstance(days, list) else set()
 
 
 def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, dict[str, Any]]]:
@@ -216,7 +212,7 @@ def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, d
     ``days`` back. A store from before the read days were kept continues from its last day."""
     days = int(section.get("days", 3))
     refresh = int(section.get("refresh_days", REFRESH_DAYS))
-    read = _read_days(store) or set()
+    read = _read_days(store)
     first = store.get_state("hf:first_day") or store.get_state("hf:last_day")
     start = date.fromisoformat(first) if first else today - timedelta(days=max(days, 1) - 1)
     d = max(start, today - timedelta(days=LOOK_BACK_LIMIT))
@@ -233,7 +229,7 @@ def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, d
 def _done(store: Any, opts: dict[str, Any]) -> None:
     """A day read whole: it is not asked for again once it leaves the refresh window."""
     day = opts["date"]
-    read = _read_days(store) or set()
+    read = _read_days(store)
     read.add(day)
     store.set_state("hf:read", json.dumps(sorted(read)[-(LOOK_BACK_LIMIT + REFRESH_DAYS + 30) :]))
     if not store.get_state("hf:first_day"):

@@ -31,14 +31,7 @@ def from_snapshot(rec: dict[str, Any]) -> dict[str, Any]:
     decoded, abstract paragraphs kept. Fields of the wrong type are left for
     :func:`paperdex.paper.paper_from_dict` to refuse with their name."""
     from paperdex.paper import RecordError
-    from paperdex.sources.arxiv import (
-        _rfc_day,
-        abstract_text,
-        collaboration,
-        cut_author_list,
-        split_authors,
-        title_text,
-    )
+    from paperdex.sources.arxiv import _rfc_day, abstract_text, read_authors, title_text
 
     out: dict[str, Any] = {"id": rec.get("id")}
     title = rec.get("title")
@@ -48,13 +41,8 @@ def from_snapshot(rec: dict[str, Any]) -> dict[str, Any]:
     authors = rec.get("authors")
     extra: dict[str, Any] = {}
     if isinstance(authors, str):
-        names, affs = split_authors(authors)
-        out["authors"] = names
-        out["authors_truncated"] = cut_author_list(authors)
-        if any(affs):
-            extra["affiliations"] = affs
-        if collab := collaboration(authors):
-            extra["collaboration"] = collab
+        out["authors"], out["authors_truncated"], who = read_authors(authors)
+        extra.update((k, v) for k, v in who.items() if v)
     else:
         out["authors"] = authors
     cats = rec.get("categories")

@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from paperdex.paper import ARXIV_ID, OPENREVIEW_SITE, Paper
+from paperdex.paper import ARXIV_ID, ARXIV_ID_SHAPE, OPENREVIEW_SITE, Paper
 from paperdex.sources.http import SourceError
 from paperdex.sources.registry import Source, as_list, data_lines, register, trust
 
@@ -93,7 +93,7 @@ _MODALITIES = (
 _PROSE = {"abstract", "TLDR", "tldr", "title", "keywords", "authors"}
 _SMALL = {"and", "or", "of", "for", "in", "on", "the", "to", "with", "a", "an"}
 _UPPER = {"ai": "AI", "llms": "LLMs", "llm": "LLM", "ml": "ML", "nlp": "NLP", "3d": "3D", "rl": "RL"}
-_ID = r"(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})"
+_ID = f"({ARXIV_ID_SHAPE})"
 _ARXIV_IN_TEXT = re.compile(rf"arxiv\.org/(?:abs|pdf)/{_ID}(?:v\d+)?|ar[xX]iv:\s?{_ID}")
 
 

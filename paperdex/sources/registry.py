@@ -11,6 +11,7 @@ registry instead of listing the sources, so a new source is one new module in th
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -163,6 +164,16 @@ def as_list(v: Any, what: str) -> list[str]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"{what} must be a list of strings")
     return v
+
+
+def saved_state(store: Any, key: str) -> Any:
+    """A checkpoint a source keeps in the store's state table (JSON), parsed; None when there is
+    none or it cannot be read (the source then starts over, as on its first run)."""
+    raw = store.get_state(key)
+    try:
+        return json.loads(raw) if raw else None
+    except json.JSONDecodeError:
+        return None
 
 
 def data_lines(name: str) -> list[str]:

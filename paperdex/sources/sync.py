@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -254,39 +255,34 @@ def fmt_summary(s: IngestSummary) -> str:
     return ", ".join(f"{v} {k}" for k, v in s.as_dict().items())
 
 
-class SyncLog:
+@contextmanager
+def sync_log(data_dir: Path, quiet: bool) -> Iterator[None]:
     """Retries, resumed harvests and other notes of a sync go to <data-dir>/sync.log with their
     time; they are printed too (warnings) unless ``quiet``: cron mail carries only what changed
     and what failed."""
-
-    def __init__(self, data_dir: Path, quiet: bool) -> None:
-        self.data_dir, self.quiet = Path(data_dir), quiet
-        self.logger = logging.getLogger("paperdex.sources")
-        self.handlers: list[logging.Handler] = []
-
-    def __enter__(self) -> SyncLog:
-        try:
-            f = logging.FileHandler(self.data_dir / LOG_NAME, encoding="utf-8")
-        except OSError:
-            pass  # a data directory that cannot be written keeps no log; warnings still print
-        else:
-            f.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-            f.setLevel(logging.INFO)
-            self.handlers.append(f)
-        if not self.quiet:
-            err = logging.StreamHandler(sys.stderr)
-            err.setLevel(logging.WARNING)
-            self.handlers.append(err)
-        self.saved = (self.logger.level, self.logger.propagate)
-        self.logger.setLevel(logging.INFO)
-        self.logger.propagate = False  # no last-resort printing of what the file holds
-        for h in self.handlers:
-            self.logger.addHandler(h)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for h in self.handlers:
-            self.logger.removeHandler(h)
+    logger = logging.getLogger("paperdex.sources")
+    handlers: list[logging.Handler] = []
+    try:
+        f = logging.FileHandler(Path(data_dir) / LOG_NAME, encoding="utf-8")
+    except OSError:
+        pass  # a data directory that cannot be written keeps no log; warnings still print
+    else:
+        f.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        f.setLevel(logging.INFO)
+        handlers.append(f)
+    if not quiet:
+        handlers.append(err := logging.StreamHandler(sys.stderr))
+        err.setLevel(logging.WARNING)
+    saved = logger.level, logger.propagate
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # no last-resort printing of what the file holds
+    for h in handlers:
+        logger.addHandler(h)
+    try:
+        yield
+    finally:
+        for h in handlers:
+            logger.removeHandler(h)
             h.close()
-        self.logger.setLevel(self.saved[0])
-        self.logger.propagate = self.saved[1]
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
