@@ -77,7 +77,7 @@ def sklearn_svm(c: R.Corpus, features: str, Cval: float):
     from sklearn.svm import LinearSVC
 
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        neg = R._negatives(c, seed, tag, R.NEGATIVES)
+        neg = R._negatives(c, seed, tag, R.FIT.negatives)
         idx = np.concatenate([tag, neg])
         y = np.r_[np.ones(len(tag)), -np.ones(len(neg))]
         parts = []
@@ -105,33 +105,33 @@ def paperdex_svm(
     dense: bool,
     tfidf: bool,
     centroid_weight: float = 0.0,
-    Cval: float = R.C,
-    scale: float | None = None,
-    **kw,
+    **fit,
 ):
+    opts = R.Fit(dense=dense, tfidf=tfidf, **fit)  # C, tfidf_scale and the levers of --grid
+
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        m = R.train(c, tag, None, seed=seed, dense=dense, tfidf=tfidf, C_=Cval, tfidf_scale=scale, **kw)
+        m = R.train(c, tag, None, opts, seed=seed)
         return R.scores(c, m, centroid_weight=centroid_weight)
 
     return fit_score
 
 
-def svm_plus_tfidf_centroid(c: R.Corpus, w: float, **kw):
+def svm_plus_tfidf_centroid(c: R.Corpus, w: float):
     """The SVM's z-score plus w x the tf-idf centroid's (the centroid that reproduces a phrase)."""
 
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        m = R.train(c, tag, None, seed=seed, **kw)
+        m = R.train(c, tag, None, seed=seed)
         s = R.scores(c, m)
         return s + w * R._z(c.score_terms(m.terms, m.c_terms))
 
     return fit_score
 
 
-def svm_reranked(c: R.Corpus, depth: int, w: float, **kw):
+def svm_reranked(c: R.Corpus, depth: int, w: float):
     """The SVM's first `depth` papers reordered by SVM z + w x tf-idf centroid z (within them)."""
 
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        m = R.train(c, tag, None, seed=seed, **kw)
+        m = R.train(c, tag, None, seed=seed)
         s = R.scores(c, m).astype(np.float64)
         s[tag] = -np.inf
         top = np.argpartition(-s, depth)[:depth]
@@ -270,9 +270,9 @@ def main() -> None:
     recs["SVM dense+tf-idf + centroid"] = paperdex_svm(c, True, True, 1.0)
     if a.variants:
         for scale in (1.5, 2.0):
-            recs[f"SVM dense+tf-idf x{scale:g}"] = paperdex_svm(c, True, True, 0.0, scale=scale)
+            recs[f"SVM dense+tf-idf x{scale:g}"] = paperdex_svm(c, True, True, 0.0, tfidf_scale=scale)
         for Cval in (0.1, 1.0):
-            recs[f"SVM dense+tf-idf C={Cval:g}"] = paperdex_svm(c, True, True, 0.0, Cval=Cval)
+            recs[f"SVM dense+tf-idf C={Cval:g}"] = paperdex_svm(c, True, True, 0.0, C=Cval)
     if a.grid:
         # the levers tried against the tf-idf centroid on the phrase-defined topic, one at a time
         # (docs/recommendations.md, "Trying to beat the centroid on every topic")
@@ -280,9 +280,9 @@ def main() -> None:
             recs[f"SVM near-excluded {near:g}"] = paperdex_svm(c, True, True, near_share=near)
         for lam in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0):
             recs[f"SVM prior {lam:g}"] = paperdex_svm(c, True, True, prior=lam)
-        recs["SVM tf-idf x2 prior 4"] = paperdex_svm(c, True, True, scale=2.0, prior=4.0)
+        recs["SVM tf-idf x2 prior 4"] = paperdex_svm(c, True, True, tfidf_scale=2.0, prior=4.0)
         for Cval in (0.03, 0.1):
-            recs[f"SVM C={Cval:g}"] = paperdex_svm(c, True, True, Cval=Cval)
+            recs[f"SVM C={Cval:g}"] = paperdex_svm(c, True, True, C=Cval)
         recs["SVM unbalanced"] = paperdex_svm(c, True, True, balanced=False)
         recs["SVM 10k negatives"] = paperdex_svm(c, True, True, negatives=10000)
         for k in (2, 3):

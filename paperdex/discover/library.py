@@ -550,6 +550,5 @@ def import_bibtex(store: Store, text: str, name: str) -> dict[str, int]:
         _writable(store)
         store.upsert(new)
         publish(store)
-        publish(store)
     added = add_to_tag(store, name, [p.id for p in res.papers]) if res.papers else 0
     return {"entries": len(res.papers), "ingested": len(new), "added": added, "errors": len(res.errors)}

@@ -1,36 +1,18 @@
-"""Recommendations for a tag, and related work for a pasted text.
+"""Recommendations for a tag, and related work for a pasted text (docs/recommendations.md has
+the design and every measurement behind it: bench/recommend.py).
 
-**For a tag** (arxiv-sanity-lite's per-tag linear SVM is the reference): a linear model is
-trained on the tag's papers as positives and the papers marked "not interested" plus a fixed
-random sample of the store as negatives, and every other paper is ranked by its score.
-Features are a paper's tf-idf vector (the BM25 weights of the lexical snapshot, restricted to
-the terms of the positives, unit length) next to its dense embedding (unit length). The model
-is an L2-regularised squared-hinge SVM (LinearSVC's loss) with balanced class weights, fitted
-in the primal with L-BFGS. Every choice here (features, C, no fusion with the tag's centroid)
-was measured on the 63k corpus: bench/recommend.py, docs/recommendations.md; so were the
-levers :func:`train` keeps off by default (negatives near the tag left out, a prior toward the
-tag's mean, class weights, only words several saved papers share).
+**For a tag**, arxiv-sanity-lite's per-tag linear SVM is the reference: the tag's papers are the
+positives, the papers marked "not interested" and a fixed random sample of the store the
+negatives; the features are a paper's tf-idf vector (the lexical snapshot's BM25 weights over
+the positives' terms, unit length) next to its unit-length embedding; the loss LinearSVC's
+(squared hinge, L2, balanced class weights), fitted in the primal by L-BFGS. No one model wins
+every tag, so each tag's is chosen on the tag's own papers (:func:`fit`, :func:`validate`): the
+SVM or the tf-idf centroid, whichever ranks more held-out papers into the first 20. Models are
+cached per tag and snapshot and refitted from the last weights when either changes; each
+recommendation says why (:func:`explain_one`).
 
-No one model wins every tag (the SVM a broad field such as cs.RO, the tag's tf-idf centroid a
-narrow topic named by a phrase), so each tag's model is **chosen by measurement on the tag's own
-papers** (:func:`fit`, :func:`validate`): a tag of MIN_VALIDATE papers or more is split in FOLDS
-parts, each held out once; the SVM and the tf-idf centroid are fitted on the rest, and the one
-that ranks more held-out papers into the first 20 of the papers neither saw is chosen (the SVM
-on ties, and unless the other puts at least MIN_TOP20 of them there); it is then fitted on all
-the tag's papers. Smaller tags keep the SVM. The choice is cached per contents of the tag.
-
-A model is cached per tag and snapshot, and refitted, starting from the previous weights,
-when the tag's papers, the "not interested" marks or the snapshots change; one page view of a
-tag of a few hundred papers costs one sparse and one dense matrix-vector product over the
-corpus.
-
-Each recommendation says why: the tag's papers nearest to it (cosine of the embeddings) and
-its words that weigh most for the tag (model weight x the word's weight in the paper; the
-centroid's weight for a centroid), and which model ranked and why (:meth:`Choice.text`).
-
-**Related work** (:func:`related`): a pasted abstract or paragraph is embedded whole (the
-dense side) and its key terms, the words of highest tf-idf in the text, are searched
-lexically; the two rankings are fused by reciprocal rank.
+**Related work** (:func:`related`): a pasted text embedded whole and its key terms searched
+lexically, the two rankings fused by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -39,6 +21,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -54,37 +37,45 @@ from paperdex.search.query import QueryError
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stemmer, tokens
 
-C = 0.3  # SVM regularisation (bench/recommend.py)
-TFIDF_SCALE = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
-NEGATIVES = 3000  # random papers taken as negatives
-# L-BFGS (nlopt): stopped as SciPy's L-BFGS-B defaults stopped (factr 1e7: a relative decrease of
-# the objective below 1e7 x machine epsilon); correction pairs kept (SciPy's 10: the same minimum
-# in 96-122 evaluations, 30: in 66-80, a fifth less time); evaluations at most
+# L-BFGS (nlopt), stopped as SciPy's L-BFGS-B defaults stopped (factr 1e7), with 30 correction
+# pairs (SciPy's 10 took a third more evaluations to the same minimum), evaluations at most
 FTOL_REL = 1e7 * float(np.finfo(float).eps)
 LBFGS_MEMORY = 30
 MAX_EVAL = 200
 CENTROID_WEIGHT = 0.0  # weight of the centroid's z-score beside the SVM's (measured: 0 is best)
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
-# Levers measured against the centroid (bench/recommend.py --grid); none won overall, so off:
-NEAR_SHARE = 0.0  # share of the corpus nearest the tag's centroid never sampled as negatives
-PRIOR = 0.0  # the weights are pulled toward this multiple of the positives' mean features
-MIN_POS_DF = 1  # words weighed: those in at least this many of the tag's papers...
-MIN_POS_DF_TAG = 5  # ...when the tag holds at least this many
+MIN_POS_DF_TAG = 5  # Fit.min_pos_df applies to tags of at least this many papers
 MIN_POSITIVES = 1
 MODEL_CACHE = 32
 # Choosing the model per tag (:func:`fit`): candidates, compared on the tag's own papers
 CANDIDATES = ("svm", "tf-idf centroid")  # the first is the default, kept on ties and small tags
 MIN_VALIDATE = 8  # a tag needs this many papers (in the store) to be validated
 FOLDS = 4  # the tag's papers are split in this many parts, each held out once...
-REPEATS = 1  # ...in this many different splits (2 or 3: the same picks, twice the time)
-# another candidate replaces the SVM only with strictly more held-out papers in the first 20,
-# and at least this share of them: below it (a broad field such as cs.RO, where the first 20 are
-# a lottery among a thousand equals) a difference of a paper or two is noise (bench/recommend.py)
-MIN_TOP20 = 0.05
+REPEATS = 1  # ...in this many different splits
+MIN_TOP20 = 0.05  # another candidate must put at least this share of them in the first 20
 CHOICE_CACHE = 256
 EXPLAIN_NEIGHBOURS = 3
 EXPLAIN_TERMS = 6
 EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown as reasons
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How the SVM is fitted: the measured defaults, and the levers bench/recommend.py --grid
+    tried against the tf-idf centroid (none won overall, so they are off)."""
+
+    C: float = 0.3  # regularisation
+    negatives: int = 3000  # random papers taken as negatives
+    dense: bool = True  # the embeddings as features
+    tfidf: bool = True  # the tf-idf vectors as features
+    tfidf_scale: float = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
+    balanced: bool = True  # class weights balanced (else 1 per paper, DISMISSED_WEIGHT per dismissal)
+    near_share: float = 0.0  # share of the corpus nearest the tag's centroid never sampled as negatives
+    prior: float = 0.0  # the weights are pulled toward this multiple of the positives' mean features
+    min_pos_df: int = 1  # words weighed: those in at least this many of the tag's papers
+
+
+FIT = Fit()
 
 
 # --- sparse matrices as arrays -----------------------------------------------------------------
@@ -120,9 +111,7 @@ def segment_sums(x: np.ndarray, ptr: np.ndarray) -> np.ndarray:
 
 
 def matvec(A: Sparse, w: np.ndarray, block: int = 1 << 20) -> np.ndarray:
-    """A @ w: each row's values times the weights of their columns, summed per row. Rows are
-    taken in runs of about `block` entries, whose temporaries stay in the CPU's cache: 2-3x
-    faster than whole-length ones over the 7M entries of a 63k-paper corpus."""
+    """A @ w, in runs of rows of about `block` entries, whose temporaries stay in the CPU's cache."""
     n = len(A.ptr) - 1
     if A.ptr[-1] <= block:
         return segment_sums(A.val * np.take(w, A.idx), A.ptr)
@@ -137,8 +126,7 @@ def matvec(A: Sparse, w: np.ndarray, block: int = 1 << 20) -> np.ndarray:
 
 def stable_order(ids: np.ndarray) -> np.ndarray:
     """np.argsort(ids, kind="stable") for ids in [0, 2**32), as radix sorts of their two 16-bit
-    halves: numpy radix-sorts 16-bit keys in linear time but merge-sorts wider ones, 2-3x slower
-    on the 7M postings of a 63k-paper index (the forward index is made from them)."""
+    halves: numpy radix-sorts 16-bit keys in linear time but merge-sorts wider ones."""
     order = np.argsort((ids & 0xFFFF).astype(np.uint16), kind="stable")
     high = (ids[order] >> 16).astype(np.uint16)
     if high.any():
@@ -352,127 +340,142 @@ def _negatives(c: Corpus, seed: str, exclude: np.ndarray, k: int) -> np.ndarray:
     return np.setdiff1d(cand, exclude, assume_unique=True)[:k]
 
 
-def train(
-    c: Corpus,
-    pos: np.ndarray,
-    dismissed: np.ndarray | None = None,
-    *,
-    seed: str = "",
-    negatives: int = NEGATIVES,
-    C_: float = C,
-    dense: bool = True,
-    tfidf: bool = True,
-    tfidf_scale: float | None = None,
-    warm: Model | None = None,
-    near_share: float = NEAR_SHARE,
-    prior: float = PRIOR,
-    balanced: bool = True,
-    min_pos_df: int = MIN_POS_DF,
-    unlabelled: np.ndarray | None = None,
-) -> Model:
-    """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
-    DISMISSED_WEIGHT) and a random sample; squared hinge, L2, balanced, L-BFGS in the primal.
-    `unlabelled` (docs) are never sampled as negatives: a fold's held-out papers."""
-    from threadpoolctl import threadpool_limits
-
-    pos = np.unique(np.asarray(pos, dtype=np.int64))
-    dismissed = np.setdiff1d(np.asarray(dismissed if dismissed is not None else [], dtype=np.int64), pos)
-    exclude = np.union1d(pos, dismissed)
-    if unlabelled is not None:
-        exclude = np.union1d(exclude, np.asarray(unlabelled, dtype=np.int64))
-    if near_share > 0 and c.D is not None and len(pos):
-        # the unlabelled papers nearest the tag are likely on its topic: not sampled as negatives
+def _sample(c: Corpus, pos: np.ndarray, exclude: np.ndarray, opts: Fit, seed: str) -> np.ndarray:
+    """The random negatives: never a paper of `exclude`, nor (`near_share`) one of the papers
+    nearest the tag, which are likely on its topic."""
+    if opts.near_share > 0 and c.D is not None and len(pos):
         cs = c.D @ np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
-        kk = int(near_share * c.n)
+        kk = int(opts.near_share * c.n)
         if kk > 0:
             exclude = np.union1d(exclude, np.argpartition(-cs, kk - 1)[:kk])
-    neg = _negatives(c, seed, exclude, negatives)
-    neg = np.concatenate([dismissed, neg]).astype(np.int64)
-    idx = np.concatenate([pos, neg])
-    y = np.r_[np.ones(len(pos)), -np.ones(len(neg))]
-    m = len(idx)
-    w_neg = np.ones(len(neg))
-    w_neg[: len(dismissed)] = DISMISSED_WEIGHT
-    if balanced:
-        cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
-    else:
-        cw = np.r_[np.ones(len(pos)), w_neg]
-    D = c.D if dense else None
-    terms = np.zeros(0, dtype=np.int64)
-    if tfidf:
-        terms = _terms_of(c, pos)
-        if min_pos_df > 1 and len(pos) >= MIN_POS_DF_TAG:
-            # a word of one saved paper only lets the fit single that paper out, and then pulls in
-            # any paper sharing the rare word: only words several saved papers share are weighed
-            df = np.bincount(c.terms_in(pos), minlength=c.n_terms)[terms]
-            terms = terms[df >= min_pos_df]
-    alpha = TFIDF_SCALE if tfidf_scale is None else tfidf_scale
-    dk = len(terms)
-    P = c.rows(pos, terms) if dk else None  # the positives' tf-idf (their mean: the centroid)
-    Zs = ZsT = None
-    if dk:
-        Zs = c.rows(idx, terms)
-        Zs = Zs._replace(val=Zs.val.astype(np.float64) * alpha)  # float64 like the weights
-        ZsT = transpose(Zs)
-    Zd = np.asarray(D[idx], dtype=np.float64) if D is not None else None
-    dd = Zd.shape[1] if Zd is not None else 0
-    w0 = np.zeros(dk + dd)  # the weights the fit is pulled toward: `prior` x the positives' mean
-    if prior:
-        if P is not None:
-            w0[:dk] = prior * alpha * column_sums(P) / len(pos)
-        if Zd is not None:
-            w0[dk : dk + dd] = prior * Zd[: len(pos)].mean(axis=0)
+    return _negatives(c, seed, exclude, opts.negatives)
 
-    def f(wb: np.ndarray) -> tuple[float, np.ndarray]:
+
+def _weighed_terms(c: Corpus, pos: np.ndarray, opts: Fit) -> np.ndarray:
+    """The terms the SVM weighs: those of the positives (with `min_pos_df`, of several of them:
+    a word of one saved paper lets the fit single that paper out)."""
+    if not opts.tfidf:
+        return np.zeros(0, dtype=np.int64)
+    terms = _terms_of(c, pos)
+    if opts.min_pos_df > 1 and len(pos) >= MIN_POS_DF_TAG:
+        df = np.bincount(c.terms_in(pos), minlength=c.n_terms)[terms]
+        terms = terms[df >= opts.min_pos_df]
+    return terms
+
+
+class _Svm:
+    """The SVM's problem: the features of the positives and negatives (tf-idf over `terms`,
+    scaled, then dense), labels, class weights, the prior `w0`, and the objective."""
+
+    def __init__(self, c: Corpus, pos: np.ndarray, neg: np.ndarray, dismissed: int, terms: np.ndarray, opts: Fit):
+        idx = np.concatenate([pos, neg])
+        self.y = np.r_[np.ones(len(pos)), -np.ones(len(neg))]
+        m = len(idx)
+        w_neg = np.ones(len(neg))
+        w_neg[:dismissed] = DISMISSED_WEIGHT
+        if opts.balanced:
+            self.cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
+        else:
+            self.cw = np.r_[np.ones(len(pos)), w_neg]
+        self.C, self.alpha, self.terms = opts.C, opts.tfidf_scale, terms
+        dk = self.dk = len(terms)
+        self.P = c.rows(pos, terms) if dk else None  # the positives' tf-idf (their mean: the centroid)
+        self.Zs = self.ZsT = None
+        if dk:
+            Zs = c.rows(idx, terms)
+            self.Zs = Zs._replace(val=Zs.val.astype(np.float64) * self.alpha)  # float64 like the weights
+            self.ZsT = transpose(self.Zs)
+        self.D = c.D if opts.dense else None
+        self.Zd = np.asarray(self.D[idx], dtype=np.float64) if self.D is not None else None
+        dd = self.dd = self.Zd.shape[1] if self.Zd is not None else 0
+        self.w0 = np.zeros(dk + dd)  # the weights the fit is pulled toward: `prior` x the positives' mean
+        if opts.prior:
+            if self.P is not None:
+                self.w0[:dk] = opts.prior * self.alpha * column_sums(self.P) / len(pos)
+            if self.Zd is not None:
+                self.w0[dk : dk + dd] = opts.prior * self.Zd[: len(pos)].mean(axis=0)
+
+    def objective(self, wb: np.ndarray) -> tuple[float, np.ndarray]:
+        """The loss at weights and bias `wb`, and its gradient."""
+        dk, dd, C_, y, cw, w0 = self.dk, self.dd, self.C, self.y, self.cw, self.w0
         ws, wd, b = wb[:dk], wb[dk : dk + dd], wb[-1]
-        s = np.full(m, b)
-        if Zs is not None:
-            s += matvec(Zs, ws)
-        if Zd is not None:
-            s += Zd @ wd
+        s = np.full(len(y), b)
+        if self.Zs is not None:
+            s += matvec(self.Zs, ws)
+        if self.Zd is not None:
+            s += self.Zd @ wd
         h = np.maximum(0.0, 1.0 - y * s)
         g = -2.0 * C_ * cw * h * y
         grad = np.empty_like(wb)
-        grad[:dk] = ws - w0[:dk] + (matvec(ZsT, g) if ZsT is not None else 0.0)
-        grad[dk : dk + dd] = wd - w0[dk:] + (Zd.T @ g if Zd is not None else 0.0)
+        grad[:dk] = ws - w0[:dk] + (matvec(self.ZsT, g) if self.ZsT is not None else 0.0)
+        grad[dk : dk + dd] = wd - w0[dk:] + (self.Zd.T @ g if self.Zd is not None else 0.0)
         grad[-1] = g.sum()
         dw = wb[:-1] - w0
         return 0.5 * float(dw @ dw) + C_ * float(np.sum(cw * h * h)), grad
 
-    x0 = np.zeros(dk + dd + 1)
-    x0[:-1] = w0
-    if warm is not None:  # incremental: start from the last fit of this tag
-        if dd and warm.w_dense is not None and len(warm.w_dense) == dd:
-            x0[dk : dk + dd] = warm.w_dense
-        if dk and len(warm.terms):
-            at = np.clip(np.searchsorted(warm.terms, terms), 0, len(warm.terms) - 1)
-            hit = warm.terms[at] == terms
-            x0[:dk][hit] = warm.w_terms[at[hit]] / alpha
-        x0[-1] = warm.bias
+    def start(self, warm: Model | None) -> np.ndarray:
+        """The first point: the prior, or (incremental) the last fit of this tag."""
+        dk, dd = self.dk, self.dd
+        x0 = np.zeros(dk + dd + 1)
+        x0[:-1] = self.w0
+        if warm is not None:
+            if dd and warm.w_dense is not None and len(warm.w_dense) == dd:
+                x0[dk : dk + dd] = warm.w_dense
+            if dk and len(warm.terms):
+                at = np.clip(np.searchsorted(warm.terms, self.terms), 0, len(warm.terms) - 1)
+                hit = warm.terms[at] == self.terms
+                x0[:dk][hit] = warm.w_terms[at[hit]] / self.alpha
+            x0[-1] = warm.bias
+        return x0
+
+
+def train(
+    c: Corpus,
+    pos: np.ndarray,
+    dismissed: np.ndarray | None = None,
+    opts: Fit = FIT,
+    *,
+    seed: str = "",
+    warm: Model | None = None,
+    unlabelled: np.ndarray | None = None,
+) -> Model:
+    """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
+    DISMISSED_WEIGHT) and a random sample, from `warm` (the tag's last fit) when given.
+    `unlabelled` (docs) are never sampled as negatives: a fold's held-out papers."""
+    from threadpoolctl import threadpool_limits
+
+    pos = np.unique(np.asarray(pos, dtype=np.int64))
+    dismissed = np.setdiff1d(_docs(dismissed), pos)
+    exclude = np.union1d(pos, dismissed)
+    if unlabelled is not None:
+        exclude = np.union1d(exclude, _docs(unlabelled))
+    neg = np.concatenate([dismissed, _sample(c, pos, exclude, opts, seed)]).astype(np.int64)
+    svm = _Svm(c, pos, neg, len(dismissed), _weighed_terms(c, pos, opts), opts)
     with threadpool_limits(limits=1, user_api="blas"):
-        x = lbfgs(f, x0)
-    centroid = np.asarray(D[pos], dtype=np.float32).mean(axis=0) if D is not None else None
-    c_terms = (column_sums(P) / len(pos)).astype(np.float32) if P is not None else np.zeros(0, np.float32)
-    pos_df = np.bincount(P.idx, minlength=dk).astype(np.int32) if P is not None else np.zeros(0, np.int32)
+        x = lbfgs(svm.objective, svm.start(warm))
+    dk, dd, P = svm.dk, svm.dd, svm.P
     return Model(
-        terms=terms,
-        w_terms=(x[:dk] * alpha).astype(np.float32),  # weights of the unscaled tf-idf
+        terms=svm.terms,
+        w_terms=(x[:dk] * svm.alpha).astype(np.float32),  # weights of the unscaled tf-idf
         w_dense=x[dk : dk + dd].astype(np.float32) if dd else None,
         bias=float(x[-1]),
-        centroid=centroid,
-        c_terms=c_terms,
-        pos_df=pos_df,
+        centroid=np.asarray(svm.D[pos], dtype=np.float32).mean(axis=0) if svm.D is not None else None,
+        c_terms=(column_sums(P) / len(pos)).astype(np.float32) if P is not None else np.zeros(0, np.float32),
+        pos_df=np.bincount(P.idx, minlength=dk).astype(np.int32) if P is not None else np.zeros(0, np.int32),
         positives=pos,
         negatives=len(neg),
     )
 
 
-def lbfgs(f, x0: np.ndarray) -> np.ndarray:
+def _docs(docs: np.ndarray | None) -> np.ndarray:
+    return np.asarray(docs if docs is not None else [], dtype=np.int64)
+
+
+def lbfgs(f: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray) -> np.ndarray:
     """The minimum of f (which returns the value and the gradient) from x0, by nlopt's L-BFGS,
-    stopped as SciPy's L-BFGS-B stopped the same fits (a relative decrease of at most FTOL_REL;
-    SciPy took 60-110 evaluations) or after MAX_EVAL. The best point evaluated is returned, also when
-    nlopt gives up (RoundoffLimited near the minimum, or a failed line search), as SciPy returned
-    its last point: nlopt raises then, without its point."""
+    stopped at a relative decrease of FTOL_REL or after MAX_EVAL. The best point evaluated is
+    returned, also when nlopt gives up near the minimum (RoundoffLimited, a failed line search;
+    it raises then, without its point), as SciPy returned its last point."""
     import nlopt
 
     best: list[Any] = [np.inf, x0]
@@ -508,12 +511,11 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 
 def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT) -> np.ndarray:
-    """Every paper's score under the model, as a z-score over the corpus (SVM z-score +
-    centroid z-score; a centroid model's, of its dot product with the centroid)."""
+    """Every paper's score under the model, as a z-score over the corpus whatever the kind ("for
+    you" compares tags' scores, the digest cuts at 1 sd); `centroid_weight` adds the centroids'."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        # z-scores whatever the kind: "for you" compares tags' scores, the digest cuts at 1 sd
         if model.kind == "tf-idf centroid":
             return _z(c.score_terms(model.terms, model.c_terms)) if len(model.terms) else np.zeros(c.n, np.float32)
         if model.kind == "dense centroid":
@@ -549,20 +551,35 @@ def _folds(pos: np.ndarray, seed: str, k: int) -> list[np.ndarray]:
     return [np.sort(part) for part in np.array_split(perm, k)]
 
 
+def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate `kind`'s weights from a fold's fit `m`: over the tag's terms (`m`'s at `at`) and
+    over the dense dimensions."""
+    wt = np.zeros(n_terms, dtype=np.float32)
+    wd = np.zeros(dim, dtype=np.float32)
+    if kind == "svm":
+        wt[at] = m.w_terms
+        if m.w_dense is not None:
+            wd[:] = m.w_dense
+    elif kind == "tf-idf centroid":
+        wt[at] = m.c_terms
+    elif kind == "dense centroid" and m.centroid is not None:
+        wd[:] = m.centroid
+    return wt, wd
+
+
 def validate(
     c: Corpus,
     pos: np.ndarray,
     dismissed: np.ndarray | None = None,
+    opts: Fit = FIT,
     *,
     seed: str = "",
     candidates: tuple[str, ...] = CANDIDATES,
     folds: int = FOLDS,
-    repeats: int = REPEATS,
     warm: Model | None = None,
-    **kw: Any,
 ) -> dict[str, dict[str, float]]:
     """How well each candidate ranks the tag's own papers it did not see: the tag is split in
-    `folds` parts (`repeats` times, different splits); each part is held out once, every
+    `folds` parts (REPEATS times, different splits); each part is held out once, every
     candidate is fitted on the rest (same negatives: held-out papers are never sampled), and
     the held-out papers are ranked among every paper no candidate saw (not the tag, not
     dismissed, not the SVM's negatives), as a recommendation list ranks them.
@@ -573,29 +590,19 @@ def validate(
     from threadpoolctl import threadpool_limits
 
     pos = np.unique(np.asarray(pos, dtype=np.int64))
-    dis = np.setdiff1d(np.asarray(dismissed if dismissed is not None else [], dtype=np.int64), pos)
-    neg = _negatives(c, seed, np.union1d(pos, dis), kw.get("negatives", NEGATIVES))
+    dis = np.setdiff1d(_docs(dismissed), pos)
+    neg = _negatives(c, seed, np.union1d(pos, dis), opts.negatives)
     terms = _terms_of(c, pos)
     k = max(2, min(folds, len(pos)))
-    parts = [p for r in range(repeats) for p in _folds(pos, f"{seed}:{r}" if r else seed, k)]
+    parts = [p for r in range(REPEATS) for p in _folds(pos, f"{seed}:{r}" if r else seed, k)]
     cols: list[tuple[int, str]] = []
     Wt, Wd = [], []
     dim = c.D.shape[1] if c.D is not None else 0
     for f, held in enumerate(parts):
-        train_pos = np.setdiff1d(pos, held, assume_unique=True)
-        m = train(c, train_pos, dis, seed=seed, warm=warm, unlabelled=held, **kw)
+        m = train(c, np.setdiff1d(pos, held, assume_unique=True), dis, opts, seed=seed, warm=warm, unlabelled=held)
         at = np.searchsorted(terms, m.terms)
         for kind in candidates:
-            wt = np.zeros(len(terms), dtype=np.float32)
-            wd = np.zeros(dim, dtype=np.float32)
-            if kind == "svm":
-                wt[at] = m.w_terms
-                if m.w_dense is not None:
-                    wd[:] = m.w_dense
-            elif kind == "tf-idf centroid":
-                wt[at] = m.c_terms
-            elif kind == "dense centroid" and m.centroid is not None:
-                wd[:] = m.centroid
+            wt, wd = _weights(m, kind, at, len(terms), dim)
             cols.append((f, kind))
             Wt.append(wt)
             Wd.append(wd)
@@ -603,15 +610,13 @@ def validate(
         S = np.stack([c.score_terms(terms, wt) for wt in Wt], axis=1)
         if dim:
             S += c.D @ np.stack(Wd, axis=1)
-    seen = np.zeros(c.n, dtype=bool)
-    seen[pos] = seen[dis] = seen[neg] = True
-    pool = ~seen  # the unseen papers: what a recommendation list is made of
+    pool = np.ones(c.n, dtype=bool)  # the unseen papers: what a recommendation list is made of
+    pool[pos] = pool[dis] = pool[neg] = False
     ranks: dict[str, list[np.ndarray]] = {k: [] for k in candidates}
     for j, (f, kind) in enumerate(cols):
-        s = S[:, j]
-        others = np.sort(s[pool])
+        others = np.sort(S[pool, j])
         # rank of each held-out paper among the unseen papers (ties count against it)
-        ranks[kind].append(1 + len(others) - np.searchsorted(others, s[parts[f]], side="right"))
+        ranks[kind].append(1 + len(others) - np.searchsorted(others, S[parts[f], j], side="right"))
     out = {}
     for kind, v in ranks.items():
         r = np.concatenate(v)
@@ -634,10 +639,9 @@ def fit(
     candidates: tuple[str, ...] = CANDIDATES,
     folds: int = FOLDS,
 ) -> Model:
-    """The tag's model, chosen by measurement on the tag's own papers (:func:`validate`): no
-    one model wins every tag (the SVM a field such as cs.RO, the tf-idf centroid a topic named
-    by a phrase; docs/recommendations.md). Tags under MIN_VALIDATE papers keep the SVM. A
-    `choice` already made for the same contents is reused (no validation)."""
+    """The tag's model, chosen by measurement on the tag's own papers (:func:`validate`).
+    Tags under MIN_VALIDATE papers keep the SVM. A `choice` already made for the same
+    contents is reused (no validation)."""
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     m = train(c, pos, dismissed, seed=seed, warm=warm)
     if choice is None:
@@ -777,8 +781,9 @@ def recommend(
     src = _source(store, source)
     model, trained, c = tag_model(store, tag, source=source)
     if model is None:
-        msg = "save papers to this tag to get recommendations"
-        return Recommendations(tag, [], 0, 0, 0, (time.perf_counter() - t0) * 1000, False, [msg])
+        return Recommendations(
+            tag, [], 0, 0, 0, (time.perf_counter() - t0) * 1000, False, [message("tag_has_no_papers")]
+        )
     s = scores(c, model)
     ok = np.ones(c.n, dtype=bool)
     if within is not None:
@@ -797,7 +802,7 @@ def recommend(
         if p is None:
             continue
         items.append(Recommendation(p, float(s[d]), explain_one(src, c, model, int(d), p) if explain else None))
-    notices = [message("more_papers_better")] if len(model.positives) < 3 else []
+    notices: list[str] = [message("more_papers_better")] if len(model.positives) < 3 else []
     took = (time.perf_counter() - t0) * 1000
     n_pos, n_neg = len(model.positives), model.negatives
     return Recommendations(tag, items, n_pos, n_neg, len(cand), took, trained, notices, model.choice)
@@ -888,10 +893,13 @@ def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int,
 # --- related work for a pasted text --------------------------------------------------------------
 
 MAX_TEXT = 5000  # characters of a pasted text read
-# Characters of it the model embeds: the prefix a document is embedded from (embed.E5Small
-# cuts there). The model's cost grows steeply with length (e5-small, one thread: 0.6 s for 500
-# characters, 7.7 s for 5,000 on a busy 2-core machine), and a searcher is held meanwhile.
+# Characters of it the model embeds: the prefix a document is embedded from (embed.E5Small cuts
+# there); the model's cost grows steeply with length (docs/recommendations.md), and a searcher is
+# held meanwhile.
 EMBED_CHARS = 512
+KEY_TERMS = 25  # terms of the lexical query (docs/recommendations.md: 12 found fewer)
+_OPERATORS = {"and", "or", "not"}
+RELATED_DEPTH = 100  # candidates per side
 
 
 def pasted_prefix(text: str) -> str:
@@ -902,16 +910,11 @@ def pasted_prefix(text: str) -> str:
     return _cut(" ".join(str(text or "").split())[:MAX_TEXT], EMBED_CHARS)
 
 
-KEY_TERMS = 25  # terms of the lexical query (12: fewer topic papers in the top 10, bench/recommend.py --related)
-_OPERATORS = {"and", "or", "not"}
-RELATED_DEPTH = 100  # candidates per side
-
-
 @dataclass
 class Related:
     text: str
     key_terms: list[str]
-    hits: list[Any]  # search.Hit, fused
+    hits: list[Hit]  # fused
     took_ms: float
     notices: list[str] = field(default_factory=list)
 
@@ -960,43 +963,51 @@ def related(
     dense: bool = True,
 ) -> Related:
     """Papers related to a pasted abstract or paragraph: the dense side embeds its opening
-    EMBED_CHARS characters, as documents are embedded; the lexical side ranks by BM25 over the text's
-    KEY_TERMS key terms, any of which may match (`t1 OR t2 OR ...`: requiring half of them, the
-    search's rule for long free text, leaves almost nothing to rank, bench/recommend.py
-    --related); reciprocal-rank fusion of the two, as hybrid search fuses. `query_vector`: the
-    text's vector when the caller embedded it already (service.related does, off the searcher);
-    `dense=False`: the words alone (service.related, when the model could not embed it in time).
-    Everything is read from the searcher's corpus: the store, or the backend's (`--backend`)."""
+    EMBED_CHARS characters, as documents are embedded; the lexical side ranks by BM25 over the
+    text's KEY_TERMS key terms, any of which may match (requiring half of them, the search's
+    rule for long free text, leaves almost nothing to rank); reciprocal-rank fusion of the two,
+    as hybrid search fuses. `query_vector`: the text's vector when the caller embedded it
+    already (service.related does, off the searcher); `dense=False`: the words alone (the model
+    could not embed it in time: the caller says so). Everything is read from the searcher's
+    corpus: the store, or the backend's (`--backend`)."""
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
     notices: list[str] = []
     terms = key_terms(s.lex, text)
-    lex_hits: list[Hit] = []
-    words = [t for t in terms if t.lower() not in _OPERATORS]
-    if words:
-        kw = {"mode": "lexical", "per_page": RELATED_DEPTH, "filters": filters, "facets": False, "deadline": deadline}
-        try:
-            res = s.search(" OR ".join(words), **kw)
-        except QueryError:  # a word the query language reads otherwise: the words as plain text
-            res = s.search(" ".join(words), literal=True, **kw)
-        lex_hits = res.hits
+    lex_hits = _lexical_side(s, terms, filters, deadline)
     dense_hits: list[Hit] = []
     vindex = s.index
-    if not dense:
-        pass  # the caller says why (service.related: the model was busy)
-    elif vindex is not None and len(vindex) and text:
+    if dense and vindex is not None and len(vindex) and text:
         allowed = None if filters is None else s.allowed_rowids(filters, deadline)
         qv = query_vector if query_vector is not None else s.embed_query(pasted_prefix(text), vindex.model)
         if deadline is not None and time.monotonic() > deadline:
             raise OverBudget()
-        found = vindex.search(qv, RELATED_DEPTH, allowed)
+        found = vindex.search(qv, RELATED_DEPTH, allowed) if qv is not None else []
         got = s.corpus.papers([r for r, _ in found])
         dense_hits = [Hit(got[r], sc, dense_score=sc) for r, sc in found if r in got]
-    else:
+    elif dense:
         notices.append(message("no_vectors"))
     if not text:
         notices.append(message("paste_paragraph"))
+    return Related(text, terms, _fused(lex_hits, dense_hits, terms, k), (time.perf_counter() - t0) * 1000, notices)
+
+
+def _lexical_side(s: Searcher, terms: list[str], filters, deadline: float | None) -> list[Hit]:
+    """BM25 over the key terms, any one matching; as plain text when the query language reads
+    one of them otherwise."""
+    words = [t for t in terms if t.lower() not in _OPERATORS]
+    if not words:
+        return []
+    kw = {"mode": "lexical", "per_page": RELATED_DEPTH, "filters": filters, "facets": False, "deadline": deadline}
+    try:
+        return s.search(" OR ".join(words), **kw).hits
+    except QueryError:
+        return s.search(" ".join(words), literal=True, **kw).hits
+
+
+def _fused(lex_hits: list[Hit], dense_hits: list[Hit], terms: list[str], k: int) -> list[Hit]:
+    """The first `k` of the two sides by reciprocal rank, each keeping its rank on both."""
     by_id: dict[str, Paper] = {}
     for h in [*lex_hits, *dense_hits]:
         by_id.setdefault(h.paper.id, h.paper)
@@ -1005,15 +1016,13 @@ def related(
     ids = list(by_id)
     pos = {pid: j for j, pid in enumerate(ids)}
     fused = rrf([[pos[h.paper.id] for h in lex_hits], [pos[h.paper.id] for h in dense_hits]])
-    order = sorted(fused, key=lambda j: (-fused[j], j))[:k]
     stems = stems_of(terms)
     hits = []
-    for j in order:
-        pid = ids[j]
-        p = by_id[pid]
-        lr, ls = lex_rank.get(pid, (None, None))
-        dr, ds = dense_rank.get(pid, (None, None))
+    for j in sorted(fused, key=lambda j: (-fused[j], j))[:k]:
+        p = by_id[ids[j]]
+        lr, ls = lex_rank.get(p.id, (None, None))
+        dr, ds = dense_rank.get(p.id, (None, None))
         hits.append(
             Hit(p, fused[j], lr, ls, dr, ds, title_marked=mark(p.title, stems), snippet=snippet(p.abstract, stems))
         )
-    return Related(text, terms, hits, (time.perf_counter() - t0) * 1000, notices)
+    return hits
