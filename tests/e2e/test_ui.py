@@ -165,34 +165,41 @@ def test_signals_on_card_and_paper(lp, server):
     expect(lp.locator(".meta .cats .chip")).to_have_count(3)  # all categories, 68T05 as text
 
 
-def _shot(p, shots, name: str) -> None:
-    p.wait_for_timeout(150)  # fonts and KaTeX settle
-    p.screenshot(path=str(shots / f"{name}-1280.png"), full_page=True)
-    p.set_viewport_size({"width": 390, "height": 844})
-    p.wait_for_timeout(150)
-    p.screenshot(path=str(shots / f"{name}-390.png"))
+def _shot(p, shots, name: str, shows) -> None:
+    """Screenshots at 1280 px (the whole page) and 390 px of a page showing `shows` (a locator)
+    at both widths, and fitting each without a sideways scroll."""
+    for width, height in ((1280, 900), (390, 844)):
+        p.set_viewport_size({"width": width, "height": height})
+        expect(shows).to_be_visible()
+        p.wait_for_timeout(150)  # fonts and KaTeX settle
+        assert p.evaluate("document.documentElement.scrollWidth") <= width, f"{name} is wider than {width} px"
+        p.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=width == 1280)
     p.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_screenshots(browser, server, shots):
+    """Each page shows what its screenshot is of: the store's size on home, marked words in
+    the results, typeset math on a paper, the week ranked by upvotes, Chinese results."""
     for lang in ("en", "zh"):
         ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LANGS[lang])
         p = ctx.new_page()
         if lang == "en":
             p.goto(server + "/")
             expect(p.get_by_test_id("store-stats")).to_contain_text("papers")
-            _shot(p, shots, "home")
+            _shot(p, shots, "home", p.get_by_test_id("store-stats"))
             p.goto(server + "/?q=optimistic+exploration+regret")
-            _shot(p, shots, "search")
+            _shot(p, shots, "search", p.locator("article.card mark").first)
             p.goto(server + f"/paper/{SIGNALS_ID}")
-            expect(p.locator(".katex").first).to_be_visible()
-            _shot(p, shots, "paper")
+            _shot(p, shots, "paper", p.locator(".katex").first)
             p.goto(server + f"/daily?day={SIGNALS_WEEK}&view=week&sort=upvotes")
-            _shot(p, shots, "daily-week")
+            expect(p.locator('[data-view="week"][aria-current]')).to_be_visible()
+            votes = [int(v.strip("▲ ")) for v in p.locator("article.card .upvotes").all_inner_texts()]
+            assert len(votes) > 1 and votes == sorted(votes, reverse=True), votes
+            _shot(p, shots, "daily-week", p.locator("article.card").first)
         else:
             p.goto(server + "/?q=扩散模型+图像编辑")
-            expect(p.locator("article.card").first).to_be_visible()
-            _shot(p, shots, "search-zh")
+            _shot(p, shots, "search-zh", p.locator("article.card").first)
             p.goto(server + "/")
-            _shot(p, shots, "home-zh")
+            expect(p.get_by_test_id("store-stats")).to_contain_text("篇")
+            _shot(p, shots, "home-zh", p.get_by_test_id("store-stats"))
         ctx.close()
