@@ -252,6 +252,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "no_dates": {"en": "no paper in the store has a date", "zh": "库中的论文都没有日期"},
     "store_empty": {"en": "the store has no papers yet", "zh": "库中还没有论文"},
+    "category_too_long": {"en": "category is too long", "zh": "分类太长"},
     "model_too_few": {
         "en": "{model}: the default; {n} saved papers are too few to compare models on (needs {needed})",
         "zh": "{model}：默认模型；已存的 {n} 篇论文太少，无法比较各模型（至少需要 {needed} 篇）",

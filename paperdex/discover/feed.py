@@ -28,8 +28,37 @@ class FeedError(ValueError):
     """A bad day or category argument; the message is fit to show a user."""
 
 
+class _Page:
+    """One page of a listing's papers, and the category chips of what it lists."""
+
+    papers: list[Paper]
+    total: int
+    categories: list[tuple[str, int]]
+    per_page: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.per_page))
+
+    def _dict(self, plain: str, **more: Any) -> dict[str, Any]:
+        return {
+            **{k: getattr(self, k) for k in plain.split()},
+            "categories": [{"value": c, "count": n} for c, n in self.categories],
+            **more,
+            "papers": [p.to_dict() for p in self.papers],
+        }
+
+
+def _page_args(category: str | None, page: int, per_page: int) -> tuple[str | None, int, int]:
+    """The category, page and page size as every listing takes them (1 to 200 papers a page)."""
+    category = (category or "").strip() or None
+    if category and len(category) > 64:
+        raise FeedError(message("category_too_long"))
+    return category, max(1, int(page)), max(1, min(int(per_page), 200))
+
+
 @dataclass
-class Day:
+class Day(_Page):
     """One day of the feed, possibly narrowed to a category, one page of it."""
 
     day: str | None
@@ -44,17 +73,8 @@ class Day:
     per_page: int = 50
     notices: list[str] = field(default_factory=list)
 
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.per_page))
-
     def to_dict(self) -> dict[str, Any]:
-        plain = "day category total day_total page per_page prev_day next_day".split()
-        return {
-            **{k: getattr(self, k) for k in plain},
-            "categories": [{"value": c, "count": n} for c, n in self.categories],
-            "papers": [p.to_dict() for p in self.papers],
-        }
+        return self._dict("day category total day_total page per_page prev_day next_day")
 
 
 def days(store: Store, limit: int | None = None) -> list[tuple[str, int]]:
@@ -104,10 +124,7 @@ def daily(
 ) -> Day:
     """The papers of `day` (default: the latest day), in listing order, optionally only those
     in `category` (matched on any of a paper's categories, like the `cat:` filter)."""
-    page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
-    category = (category or "").strip() or None
-    if category and len(category) > 64:
-        raise FeedError("category is too long")
+    category, page, per_page = _page_args(category, page, per_page)
     day = _check_day(day) if day else latest_day(store)
     if day is None:
         return Day(None, [], 0, 0, [], None, None, category, page, per_page, [message("store_empty")])
@@ -135,7 +152,7 @@ TRENDING_DAYS = 7
 
 
 @dataclass
-class Listing:
+class Listing(_Page):
     """Papers of a period (a day, the week or month around a day, or the trending week), one
     page, with the counts a reader sees: `total` after the category filter, `period_total`
     before it, and the category chips of the period (real arXiv categories only)."""
@@ -163,20 +180,13 @@ class Listing:
     for_tags: list[tuple[str, int]] = field(default_factory=list)
     scores: dict[str, tuple[float, str]] = field(default_factory=dict)  # paper id -> (for-you score, tag)
 
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.per_page))
-
     def to_dict(self) -> dict[str, Any]:
-        plain = "view start end category sort total period_total page per_page prev next notices".split()
-        return {
-            **{k: getattr(self, k) for k in plain},
-            "categories": [{"value": c, "count": n} for c, n in self.categories],
-            "ranked_by": self.ranked_by,
-            "trending": [p.id for p in self.trending],
-            "for_tags": [{"tag": t, "count": n} for t, n in self.for_tags],
-            "papers": [p.to_dict() for p in self.papers],
-        }
+        return self._dict(
+            "view start end category sort total period_total page per_page prev next notices",
+            ranked_by=self.ranked_by,
+            trending=[p.id for p in self.trending],
+            for_tags=[{"tag": t, "count": n} for t, n in self.for_tags],
+        )
 
 
 def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int], list[str], dict]:
@@ -242,10 +252,7 @@ def listing(
         raise FeedError(message("unknown_view", value=view, choices=", ".join(VIEWS)))
     if sort not in LISTING_SORTS:
         raise FeedError(message("unknown_sort", value=sort, choices=", ".join(LISTING_SORTS)))
-    page, per_page = max(1, int(page)), max(1, min(int(per_page), 200))
-    category = (category or "").strip() or None
-    if category and len(category) > 64:
-        raise FeedError("category is too long")
+    category, page, per_page = _page_args(category, page, per_page)
     if view == "trending":
         day, sort = latest_day(store), "upvotes"
     else:
