@@ -47,7 +47,7 @@ from paperdex.paper import Paper
 from paperdex.search import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
-from paperdex.store import OverTime, Store, StoreError
+from paperdex.store import OverTime, PrefixCounts, Store, StoreError
 from paperdex.text import zh
 
 MAX_QUERY = 1000
@@ -614,7 +614,7 @@ def _warm_vectors(s: Searcher) -> None:
 
 def _warm_zh(text: str = "扩散模型") -> None:
     if zh.has_cjk(text):
-        zh.concepts("扩散模型")  # jieba's dictionary and ours
+        zh.concepts("扩散模型", table=PrefixCounts)  # jieba's dictionary and ours
 
 
 def _load(*steps) -> None:

@@ -31,7 +31,6 @@ import numpy as np
 
 from paperdex.index.snapshots import hold_writer
 from paperdex.paper import Paper, index_text
-from paperdex.text import zh
 
 SCHEMA_VERSION = 7
 # The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
@@ -252,9 +251,6 @@ class PrefixCounts:
             c.executemany("INSERT INTO freq VALUES (?, ?)", counts.items())
             c.execute("INSERT INTO meta VALUES ('total', ?)", (total,))
             c.commit()
-
-
-zh._Freq = PrefixCounts  # the Chinese segmenter's cache file is a table like any other: its SQL is here
 
 
 class StoreError(RuntimeError):

@@ -4,6 +4,7 @@ with it (docs/search.md, "Free words")."""
 import pytest
 
 from paperdex.search import Searcher
+from paperdex.store import PrefixCounts
 from paperdex.text import zh
 
 
@@ -97,11 +98,11 @@ def test_the_cached_segmenter_segments_as_the_one_built_in_memory(tmp_path, monk
     from pathlib import Path
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # platformdirs' cache dir on Linux
-    built = zh._tokenizer.__wrapped__(zh.DICT)  # no cache file yet: built in memory, then saved
+    built = zh._tokenizer.__wrapped__(zh.DICT, PrefixCounts)  # no cache file yet: built in memory, then saved
     assert isinstance(built.FREQ, dict)
     assert len(list(tmp_path.glob("paperdex/zh-segmenter-*.sqlite"))) == 1
-    lazy = zh._tokenizer.__wrapped__(zh.DICT)
-    assert isinstance(lazy.FREQ, zh._Freq) and lazy.total == built.total
+    lazy = zh._tokenizer.__wrapped__(zh.DICT, PrefixCounts)
+    assert isinstance(lazy.FREQ, PrefixCounts) and lazy.total == built.total
 
     queries = Path(zh.__file__).parents[1] / "data" / "sample-queries-zh.jsonl"
     texts = [json.loads(x)["query"] for x in queries.read_text(encoding="utf-8").splitlines() if x.strip()]

@@ -166,11 +166,12 @@ def demo(ctx: click.Context, host: str, port: int, no_serve: bool) -> None:
     if vectors is not None:
         click.echo(f"vectors: {vectors} attached ({Pair.name})")
     if not no_serve:
+        from paperdex.store import PrefixCounts
         from paperdex.text import zh
 
         click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
         with _ticking("preparing the segmenter"):
-            zh.segment("中文")  # builds the cache once here, not in each worker at once
+            zh.segment("中文", PrefixCounts)  # builds the cache once here, not in each worker at once
         click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
         _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
         ctx.invoke(serve, host=host, port=port)

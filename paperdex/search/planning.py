@@ -12,6 +12,7 @@ from typing import Any
 from paperdex.messages import message
 from paperdex.paper import index_text
 from paperdex.search import query as Q
+from paperdex.store import PrefixCounts
 from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, has_cjk, split_cjk, stem, tokens, zh
 
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
@@ -140,7 +141,7 @@ def text_pairs(text: str) -> set[tuple[str, str]]:
 
 def _zh_concepts(run: str) -> list[Concept]:
     out = []
-    for alts in zh.concepts(run):
+    for alts in zh.concepts(run, table=PrefixCounts):
         stems = []
         for a in alts:
             ws = alt_of(a)
@@ -250,10 +251,10 @@ class Plan(Request):
             if t.column == "authors" or not t.raw:
                 continue
             for run, cjk in split_cjk(t.raw):
-                alts = zh.concepts(run) if cjk else []
+                alts = zh.concepts(run, table=PrefixCounts) if cjk else []
                 if alts:
                     parts.append(" ".join(a[0] for a in alts))
-                if not alts or sum(len(w) for w in zh.segment(run)) < len(run.strip()):
+                if not alts or sum(len(w) for w in zh.segment(run, PrefixCounts)) < len(run.strip()):
                     parts.append(run)
         return " ".join(x.strip() for x in parts if x.strip())
 

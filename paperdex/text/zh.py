@@ -71,10 +71,9 @@ CACHE_FORMAT = 1
 # then our 33k phrases added) cost 3.5-5 s of a Chinese CLI search on a busy 2-core machine. The
 # counts are the same, so the segmentation is the same (tests/test_zh.py compares the two on
 # every query of the sample). One per process, shared by a server's threads (it locks).
-# The table's class is `store.PrefixCounts`, handed in by the store module when it loads (all
-# SQL is the store's; text sits below it and imports nothing from it). None: no cache file,
-# the tokenizer builds its dictionary in memory.
-_Freq: Any = None
+# The table's class (`table`, store.PrefixCounts: all SQL is the store's, and text sits below
+# it) is handed in by the caller of `segment` and `concepts`. None: no cache file, the
+# tokenizer builds its dictionary in memory.
 
 
 def _cache_file(path: Path, jieba) -> Path | None:
@@ -95,21 +94,21 @@ def _cache_file(path: Path, jieba) -> Path | None:
         return None
 
 
-def _write_cache(db: Path, freq: dict[str, int], total: int) -> None:
+def _write_cache(db: Path, freq: dict[str, int], total: int, table: Any) -> None:
     """Write the prefix dictionary beside its final name, then rename it: a process that reads
     it meanwhile sees the whole file or none."""
     db.parent.mkdir(parents=True, exist_ok=True)
     tmp = db.with_name(f"{db.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
-    _Freq.write(tmp, freq, total)
+    table.write(tmp, freq, total)
     os.replace(tmp, db)
 
 
 @lru_cache(maxsize=4)
-def _tokenizer(path: Path):
+def _tokenizer(path: Path, table: Any = None):
     """A jieba tokenizer of its own that also knows the dictionary's phrases, weighted by how
     often the training summaries use them (the global jieba stays untouched). Its prefix
-    dictionary is read lazily from a cache file when there is one (_Freq); the first process
+    dictionary is read lazily from a cache file when there is one (`table`); the first process
     without one builds it in memory, as before, and saves it for the next."""
     with warnings.catch_warnings():  # jieba imports pkg_resources, which warns on every CLI run
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
@@ -117,10 +116,10 @@ def _tokenizer(path: Path):
 
     jieba.setLogLevel(60)
     tok = jieba.Tokenizer()
-    db = _cache_file(path, jieba) if _Freq is not None else None
+    db = _cache_file(path, jieba) if table is not None else None
     if db is not None and db.is_file():
         try:
-            freq = _Freq(db)
+            freq = table(db)
             total = freq.total()
         except (sqlite3.Error, TypeError):
             pass  # unreadable (cut short by a full disk?): build in memory
@@ -134,7 +133,7 @@ def _tokenizer(path: Path):
             tok.add_word(word, max(tok.FREQ.get(word) or 0, n))
     if db is not None:
         try:
-            _write_cache(db, tok.FREQ, tok.total)
+            _write_cache(db, tok.FREQ, tok.total, table)
         except (OSError, sqlite3.Error):
             pass  # a read-only home: segmenting still works, just without the cache
     return tok
@@ -166,13 +165,13 @@ def _back_off(word: str, d: dict[str, list[str]], counts: dict[str, int]) -> lis
     return last[3] if last else []
 
 
-def segment(text: str) -> list[str]:
+def segment(text: str, table: Any = None) -> list[str]:
     """The dictionary words of the Chinese text of `text`, in order (unknown words backed off to
-    their known parts, words without any translation left out)."""
+    their known parts, words without any translation left out); `table`: the cache's table."""
     d, counts = _load(DICT)
     out: list[str] = []
     for run in _IDEOGRAPH_RUN.findall(text):
-        for word in _tokenizer(DICT).cut(run):
+        for word in _tokenizer(DICT, table).cut(run):
             if word in d:
                 out.append(word)
             elif len(word) >= 3:
@@ -180,17 +179,17 @@ def segment(text: str) -> list[str]:
     return out
 
 
-def concepts(text: str, enabled: bool | None = None) -> list[list[str]]:
+def concepts(text: str, enabled: bool | None = None, table: Any = None) -> list[list[str]]:
     """For each Chinese word/phrase of `text` (in order, after segmentation), its English
     alternatives, best first; an alternative is one or more lowercase English words
     ("large language model", "llm"). Words with no translation are left out; so is non-Chinese
     text. A word repeated in the query gives one concept. `enabled`: use the dictionary at all
-    (None: the process default ENABLED, i.e. Settings.zh_dict)."""
+    (None: the process default ENABLED, i.e. Settings.zh_dict); `table`: the cache's table."""
     if not (ENABLED if enabled is None else enabled):
         return []
     d = dictionary()
     out: list[list[str]] = []
-    for word in segment(text):
+    for word in segment(text, table):
         for alts in _whole(word, d):
             if alts not in out:
                 out.append(alts)
