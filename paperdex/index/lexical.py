@@ -13,11 +13,10 @@ documents containing it in each field and a precomputed BM25F score. A query is 
 numpy operations over arrays of length N: masks for what matches, a float accumulator for
 how well.
 
-FORMAT 4: the sorted vocabulary is one UTF-8 buffer with offsets (`vocab`, `vocab_ptr`; a
-fixed-width unicode array took 4 bytes x the longest stem per term), and the adjacent word
-pairs are a CSR by first term, then by pair (`bigram_ptr`, `bigrams`, `bigram_doc_ptr`,
-`bigram_doc`), with no bound on the vocabulary or the corpus (FORMAT 3 held one int64 key per
-(pair, document) and left the pairs out when those keys would overflow).
+FORMAT 4: the sorted vocabulary is one UTF-8 buffer with offsets (`vocab`, `vocab_ptr`), and
+the adjacent word pairs are a CSR by first term, then by pair (`bigram_ptr`, `bigrams`,
+`bigram_doc_ptr`, `bigram_doc`), with no bound on the vocabulary or the corpus (sizes against
+FORMAT 3: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -77,10 +76,8 @@ class Postings:
         return self.doc[self.ptr[t] : self.ptr[t + 1]]
 
 
-# a lookup bisects a list of every 16th stem held in memory (V/16 bytes objects, made on
-# first use), then at most four stems of the buffer: at 63k papers (168k stems) 1.7 us
-# against 2.4 us for numpy's searchsorted on the former fixed-width array (best of 15 runs
-# of 4,000 lookups, both in one process)
+# a lookup bisects a list of every 16th stem held in memory (made on first use), then at most
+# four stems of the buffer (its speed: docs/performance.md)
 _VOCAB_STRIDE = 16
 
 
@@ -256,10 +253,8 @@ class LexIndex:
 
 # --- building (writers only) ------------------------------------------------------------
 
-# Documents tokenised together. The build holds one block's texts at a time and every
-# block's postings as int32 arrays, then writes each block into term-major arrays sized in
-# advance: at 1M papers the all-at-once build (Python lists of every token, int64 keys of
-# every posting, one argsort of all of them) grew to 22.7 GB.
+# Documents tokenised together: the build holds one block's texts at a time (docs/performance.md,
+# "How the lexical build streams")
 BLOCK = 50_000
 _CHUNK = 1 << 22  # word pairs read back at a time (a test lowers it)
 
@@ -365,9 +360,8 @@ class StoreSource:
 
 
 def _source(store: Store | Source) -> Source:
-    """A Source as given, or the store's. Told apart by the protocol's members (a runtime
-    check, which the type checker follows too): this module never imports the store, which
-    imports it to publish."""
+    """A Source as given, or the store's, told apart by the protocol's members (a runtime
+    check, which the type checker follows too)."""
     return store if isinstance(store, Source) else StoreSource(store)
 
 
