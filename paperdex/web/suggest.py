@@ -100,7 +100,11 @@ def _quoted(field: str, value: str) -> str:
     return f'{field}:"{value}"' if re.search(r"[\s()]", value) else f"{field}:{value}"
 
 
-def authors(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[tuple[str, int]]:
+def _papers(lang: str, n: int) -> str:
+    return i18n.t(lang, "papers_n", n=n)
+
+
+def authors(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
     """Authors with a name word starting with each word of `prefix` (the last one as typed so
     far), most papers first, read from the unstemmed index's author column."""
     words = re.findall(r"\w+", fold(prefix))
@@ -117,12 +121,16 @@ def authors(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[tup
             parts = re.findall(r"\w+", fold(name))
             if all(any(p.startswith(w) for p in parts) for w in words):
                 counts[name] = counts.get(name, 0) + 1
-    return sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]
+    top = sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]
+    return [Suggestion(head + _quoted("au", name), name, "author", _papers(lang, n)) for name, n in top]
 
 
-def categories(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[tuple[str, int, str, str]]:
+def categories(
+    store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS, fielded: bool = False
+) -> list[Suggestion]:
     """Categories of this store whose code starts with `prefix`, or whose English or Chinese
-    name holds it; with their paper counts and names."""
+    name holds it, noted with their name (or paper count), labelled with their code (`fielded`:
+    with cat: before it)."""
     p = fold(prefix).strip()
     key = (str(store.path), store.max_rowid())
     rows = _CATEGORIES.get(key)
@@ -136,15 +144,24 @@ def categories(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[
         if not CATEGORY.fullmatch(cat):  # an arXiv category, as the facets offer
             continue
         if not p or cat.lower().startswith(p) or (len(p) >= 2 and (p in en.lower() or prefix.strip() in zh)):
-            out.append((cat, n, en, zh))
+            note = (zh if lang == "zh" else en) or _papers(lang, n)
+            out.append(Suggestion(head + f"cat:{cat}", f"cat:{cat}" if fielded else cat, "category", note))
         if len(out) == limit:
             break
     return out
 
 
-def venues(store: Store, prefix: str, limit: int = MAX_SUGGESTIONS) -> list[tuple[str, int]]:
+def venues(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
     """Venues of this store with a word starting with `prefix`, most papers first."""
-    return [(v, n) for v, n in store.paper_counts_by_venue(prefix.strip(), limit) if v]
+    return [
+        Suggestion(head + _quoted("venue", v), v, "venue", _papers(lang, n))
+        for v, n in store.paper_counts_by_venue(prefix.strip(), limit)
+        if v
+    ]
+
+
+def _syntax(head: str, lang: str) -> list[Suggestion]:
+    return [Suggestion(head + token, token, "syntax", zh if lang == "zh" else en) for token, en, zh in SYNTAX]
 
 
 def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
@@ -154,48 +171,19 @@ def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
     head, field, value = _split(q)
     out: list[Suggestion] = []
     if field in ("au", "author"):
-        out = _authors(store, head, value, lang)
+        out = authors(store, head, value, lang)
     elif field == "cat":
-        out = _categories(store, head, value, lang)
+        out = categories(store, head, value, lang)
     elif field == "venue":
-        out = _venues(store, head, value, lang)
+        out = venues(store, head, value, lang)
     elif not field and value:
         low = value.lower()
         out = [s for s in _syntax(head, lang) if s.label.startswith(low) and s.label != low and s.label[0].isalpha()]
-        out += _categories(store, head, value, lang, 3, fielded=True)
+        out += categories(store, head, value, lang, 3, fielded=True)
         if len(value) >= 3 and value.isascii():
-            out += _authors(store, head, value, lang, 3) + _venues(store, head, value, lang, 2)
+            out += authors(store, head, value, lang, 3) + venues(store, head, value, lang, 2)
     elif not field and not q.strip():
         out = _syntax("", lang)[:7]
     # every one a query that parses, or a field waiting for its value
     good = [s for s in out if (s.kind == "syntax" and s.query.endswith(":")) or parses(s.query)]
     return good[:MAX_SUGGESTIONS]
-
-
-def _syntax(head: str, lang: str) -> list[Suggestion]:
-    return [Suggestion(head + token, token, "syntax", zh if lang == "zh" else en) for token, en, zh in SYNTAX]
-
-
-def _authors(store: Store, head: str, value: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
-    return [
-        Suggestion(head + _quoted("au", name), name, "author", i18n.t(lang, "papers_n", n=n))
-        for name, n in authors(store, value, limit)
-    ]
-
-
-def _venues(store: Store, head: str, value: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
-    return [
-        Suggestion(head + _quoted("venue", v), v, "venue", i18n.t(lang, "papers_n", n=n))
-        for v, n in venues(store, value, limit)
-    ]
-
-
-def _categories(
-    store: Store, head: str, value: str, lang: str, limit: int = MAX_SUGGESTIONS, fielded: bool = False
-) -> list[Suggestion]:
-    """Categories as suggestions, labelled with their code (`fielded`: with cat: before it)."""
-    out = []
-    for cat, n, en, zh in categories(store, value, limit):
-        note = (zh if lang == "zh" else en) or i18n.t(lang, "papers_n", n=n)
-        out.append(Suggestion(head + f"cat:{cat}", f"cat:{cat}" if fielded else cat, "category", note))
-    return out
