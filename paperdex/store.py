@@ -847,10 +847,6 @@ class Store:
     def paper_id(self, rowid: int) -> str | None:
         return self._value("SELECT id FROM papers WHERE rowid = ?", [rowid])
 
-    def ids_stored(self, ids: list[str]) -> set[str]:
-        """Which of `ids` are stored."""
-        return {r[0] for r in self._rows_in("SELECT id FROM papers WHERE id IN ({})", ids)}
-
     def newest_paper_id(self) -> str | None:
         """The id of the paper with the latest date (the last stored of that day)."""
         return self._value("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1")
