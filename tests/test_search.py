@@ -368,6 +368,25 @@ def test_property_a_word_matching_nothing_never_empties_an_or(searcher, a, b):
     assert after == before > 0
 
 
+def test_a_query_splits_words_as_the_index_does(empty_store):
+    """`foo_bar` is two words in a paper and in a query (text.tokens on both sides), also where
+    a phrase or a prefix is checked by its words' postings (a corpus without a phrase index)."""
+    from paperdex.paper import Paper
+    from paperdex.search import Searcher
+    from paperdex.search.corpus import StoreCorpus
+    from paperdex.search.query import parse
+
+    class ByWords(StoreCorpus):  # checks a phrase as a backend without FTS5 does: its words' candidates
+        def phrase_rowids(self, t, fts, candidates):
+            return [int(r) for r in candidates()]
+
+    empty_store.upsert([Paper(id="u", title="Tuning the foo_bar coefficient", abstract="We set foo_bar by search.")])
+    assert parse("foo_bar").children[0].words == ["foo", "bar"]
+    for s in (Searcher(empty_store), Searcher(empty_store, corpus=ByWords(empty_store))):
+        for q in ("foo_bar", 'ti:"foo_bar coefficient"', "foo_bar*"):
+            assert ids(s.search(q, mode="lexical")) == ["u"], q
+
+
 def test_words_standing_together_rank_first(empty_store):
     from paperdex.paper import Paper
     from paperdex.search import Searcher

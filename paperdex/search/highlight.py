@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from paperdex.text import STOPWORDS, fold, runs, stem
+from paperdex.text import STOPWORDS, WORD, fold, runs, stem
 
-_WORDS = re.compile(r"[^\W_]+")
 MAX_SNIPPET_SOURCE = 20_000  # characters of an abstract searched for the best window
 _STEM_OF: dict[str, str] = {}  # surface word -> stem, for highlighting
 
@@ -43,7 +42,7 @@ def _finder(stems: frozenset[str]) -> re.Pattern:
 
 def _matches(text: str, stems: frozenset[str]) -> Iterator[re.Match]:
     """The words of text whose stem is one of `stems`, in order."""
-    words = _finder(stems).finditer(text) if text.isascii() else _WORDS.finditer(text)
+    words = _finder(stems).finditer(text) if text.isascii() else WORD.finditer(text)
     return (m for m in words if m.group() and _word_stem(m.group()) in stems)
 
 

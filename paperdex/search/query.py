@@ -26,7 +26,7 @@ from datetime import date as _date
 from paperdex.messages import Message, message
 from paperdex.paper import CATEGORY_TYPED
 from paperdex.text import CJK as _CJK
-from paperdex.text import STOPWORDS, fold
+from paperdex.text import STOPWORDS, tokens
 
 FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "decision", "all"}
 # OpenReview's decisions as sources.openreview.decision_of names them
@@ -36,8 +36,6 @@ MAX_QUERY_CHARS = 20_000
 MAX_TERMS = 64  # words, phrases and filters in one query
 MAX_DEPTH = 32  # nested parentheses
 __all__ = ["DATE_SHAPE", "STOPWORDS", "QueryError", "parse", "parse_literal", "date_range"]
-# CJK runs and other word runs are separate words ("Muon优化器" -> "muon", "优化器")
-_WORD = re.compile(f"[{_CJK}]+|[^\\W{_CJK}]+", re.UNICODE)
 _CJK_WORD = re.compile(f"^[{_CJK}]+$")
 # The shape of a date, YYYY, YYYY-MM or YYYY-MM-DD (group 2 is the day's part: a whole day
 # is a match with group(2)): one rule for the query's `date:`, the API's and forms' date
@@ -269,15 +267,10 @@ class _Parser:
         raise QueryError(message("unexpected", token=t.value), t.pos)
 
 
-def words(text: str) -> list[str]:
-    """Folded word runs, CJK runs separate ("Muon优化器" -> ["muon", "优化器"])."""
-    return _WORD.findall(fold(text))
-
-
 def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     if fld in (None, "all") or fld in TEXT_COLUMNS:
         prefix = value.endswith("*") and not phrase
-        ws = words(value)
+        ws = tokens(value)
         return Text(ws, TEXT_COLUMNS.get(fld or ""), phrase, prefix, value)
     if fld == "cat":
         if not re.fullmatch(rf"{CATEGORY_TYPED}\*?", value.strip()):
@@ -352,7 +345,7 @@ def parse_literal(q: str) -> Bool:
     """Plain text, no syntax: every whitespace-separated token is a free word. For pasted
     sentences and known-item query sets, where '(' or '-' are prose, not operators."""
     q = _clean(q)[:MAX_QUERY_CHARS]
-    return Bool("AND", [Text(words(tok), raw=tok) for tok in q.split()])
+    return Bool("AND", [Text(tokens(tok), raw=tok) for tok in q.split()])
 
 
 # --- FTS5 strings (phrases only) -----------------------------------------------------

@@ -23,10 +23,9 @@ QUERY_FILLER = frozenset(
     "techniques way ways paper papers work works study studies research researchers existing recent current "
     "propose proposed proposes use used uses help helps make makes".split()
 )
-_TOKEN = re.compile(r"[^\W_]+")
 # The CJK scripts by Unicode block: the one home of these ranges, each user naming the one it
 # means. `CJK`, any of them, is "text in Chinese, Japanese or Korean": where a query's words
-# part (query.words), what the index and the highlighter treat as unspaced text, and which
+# part (`WORD`), what the index and the highlighter treat as unspaced text, and which
 # query texts the English-only MiniLM leaves to e5 (index/embed.py). `IDEOGRAPHS` alone is
 # what the Chinese dictionary was trained on and its segmenter reads (text/zh.py).
 KANA = "\u3040-\u30ff"  # Hiragana, Katakana
@@ -36,6 +35,9 @@ HANGUL = "\uac00-\ud7af"  # Hangul Syllables
 COMPAT_IDEOGRAPHS = "\uf900-\ufaff"  # CJK Compatibility Ideographs (NFKC folds them into IDEOGRAPHS)
 CJK = KANA + IDEOGRAPHS_EXT_A + IDEOGRAPHS + HANGUL + COMPAT_IDEOGRAPHS
 _CJK_RUN = re.compile(f"[{CJK}]+")
+# A word: a run of letters and digits (`_`, `-` and the rest separate), a CJK run apart from the
+# letters beside it ("Muon优化器" -> "muon", "优化器"); documents and queries alike (`tokens`).
+WORD = re.compile(f"[{CJK}]+|[^\\W_{CJK}]+")
 
 
 def fold(text: str) -> str:
@@ -46,8 +48,8 @@ def fold(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Folded words as the index sees them (letters and digits; `_` and `-` separate)."""
-    return _TOKEN.findall(fold(text))
+    """Folded words (`WORD`): what the index holds and what a query's words are."""
+    return WORD.findall(fold(text))
 
 
 def has_cjk(text: str) -> bool:
