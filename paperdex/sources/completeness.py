@@ -1,12 +1,8 @@
-"""Is every paper of each announced day here? The arXiv listing says which papers were announced
-on a day in a category; the store says which it holds. Each listing read by ``sync`` is
-recorded (its day, the ids it announced, the days the feed says it skips); papers a listing
-named that the store lacks, or holds only as the listing gave them (a paper the OAI harvest has
-not returned yet: no submission date, no comment, so no venue), are fetched by id from the API
-in the same run and, if that fails, again on every later sync for a week. ``paperdex sync
---check`` and the daily page show the state. The schedule is the service's own data: the feed's
-``<skipDays>`` (Saturday and Sunday) and the days its listing was empty (holidays), never a
-calendar guessed here.
+"""Is every paper of each announced day here? Each arXiv listing ``sync`` reads is recorded
+(its day, the ids it announced, the days the feed skips); the papers it named that the store
+lacks, or holds only as the listing gave them (no submission date, no comment, so no venue),
+are fetched by id, in the same run and on later syncs for a week. The schedule is the feed's
+own data, never a calendar guessed here (docs/sources.md, "Completeness of the daily feed").
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""Hugging Face Daily Papers: the public ``/api/daily_papers`` endpoint.
-
-Each item is an arXiv paper a person featured on a given day. Kept under ``extra["hf"]``:
-``upvotes``, ``comments``, ``featured`` (the day, from ``submittedOnDailyAt``), ``url`` (the
-paper's Hugging Face page), ``project_page``, ``github_repo``, ``github_stars``,
-``ai_summary``, ``ai_keywords``, ``organization``, ``thumbnail``. The GitHub repository becomes
-the paper's ``code_url`` and its stars ``extra["code_stars"]``; ``publishedAt`` (the arXiv
-time) is the record's ``published`` day. Records carry the arXiv id, so they merge into the
-arXiv record of the same paper.
-
-Days are UTC days (Hugging Face dates its daily lists in UTC). ``sync`` reads every day not
-read yet (a day whose requests failed is read again on the next sync, however many later days
-succeeded) and reads the last ``refresh_days`` days again every time, since their upvotes,
-comments and GitHub stars still move; ``paperdex ingest hf --paper ID`` refreshes one paper.
+"""Hugging Face Daily Papers (``/api/daily_papers``): arXiv papers a person featured on a
+day, with their upvotes, comments and GitHub repository (its stars as ``extra["code_stars"]``)
+under ``extra["hf"]``. Records carry the arXiv id, so they merge into the arXiv record of the
+same paper. Days are UTC days, as Hugging Face dates its lists; which days ``sync`` reads, and
+reads again while their upvotes still move, is in docs/sources.md.
 """
 
 from __future__ import annotations

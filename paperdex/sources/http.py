@@ -67,9 +67,7 @@ T = TypeVar("T")
 
 
 # Domains whose hosts are one service to whoever runs it: a request to any of them waits for the
-# last request to all of them. arXiv's terms count oaipmh., export. and rss.arxiv.org together
-# (one request every 3 s "across all APIs"), so spacing them per host let a sync send its RSS
-# request 0.016 s after its last OAI page.
+# last request to all of them (arXiv's terms count oaipmh., export. and rss.arxiv.org together)
 ONE_SERVICE = ("arxiv.org",)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import click
 
 from paperdex.paper import ARXIV_ID, ARXIV_ID_SHAPE, OPENREVIEW_SITE, Paper
-from paperdex.sources.http import SourceError
+from paperdex.sources.http import RETRY_STATUS, SourceError
 from paperdex.sources.registry import Source, as_list, data_lines, register, trust
 
 log = logging.getLogger("paperdex.sources")
@@ -98,16 +98,10 @@ _ARXIV_IN_TEXT = re.compile(rf"arxiv\.org/(?:abs|pdf)/{_ID}(?:v\d+)?|ar[xX]iv:\s
 
 
 def _title_case(words: str) -> str:
-    out = []
-    for i, w in enumerate(words.split()):
-        lw = w.lower()
-        if lw in _UPPER:
-            out.append(_UPPER[lw])
-        elif i and lw in _SMALL:
-            out.append(lw)
-        else:
-            out.append(w[:1].upper() + w[1:])
-    return " ".join(out)
+    return " ".join(
+        _UPPER.get(w.lower()) or (w.lower() if i and w.lower() in _SMALL else w[:1].upper() + w[1:])
+        for i, w in enumerate(words.split())
+    )
 
 
 def area_label(raw: str | None, text: str = "") -> str | None:
@@ -367,7 +361,7 @@ def make_client(
         read=2,
         backoff_factor=2,
         backoff_max=120,
-        status_forcelist=[429, 500, 502, 503, 504],
+        status_forcelist=sorted(RETRY_STATUS),
         raise_on_status=False,
         respect_retry_after_header=True,
     )

@@ -32,16 +32,6 @@ _AREA = re.compile(r"^[^,·]{2,60} · [^·]{2,100}$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\\$])")
 
 
-def is_seed_page(path: Path) -> bool:
-    """True for a text file whose first non-blank line is one of the known page headers."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            first = next((line.strip() for line in fh if line.strip()), "")
-    except (OSError, UnicodeDecodeError):
-        return False
-    return first in (VENUE_SEARCH_HEADER, DAILY_PAPERS_HEADER)
-
-
 def split_authors(line: str) -> tuple[list[str], bool] | None:
     """(names, truncated) when ``line`` reads as an author list, else None."""
     text = line.strip()
@@ -134,9 +124,15 @@ def _paper(abstract: str, authors: list[str], truncated: bool, area: str | None,
 
 
 def _reads(path: Path) -> Parsed | None:
-    if path.suffix.lower() != ".txt" or not is_seed_page(path):
+    """A text file whose first non-blank line is one of the known page headers; None for any other."""
+    if path.suffix.lower() != ".txt":
         return None
-    return parse_seed_text(path.read_text(encoding="utf-8"), path.name)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return parse_seed_text(text, path.name) if first in (VENUE_SEARCH_HEADER, DAILY_PAPERS_HEADER) else None
 
 
 # Untitled, hand-collected records: trusted for the venue area they name and little else.
