@@ -101,9 +101,15 @@ def _query(url: str) -> dict[str, str]:
 # --- the daily page as a digest -------------------------------------------------------------------
 
 
-def test_daily_is_ranked_by_default(lp, server):
+def _fits(p, width: int) -> None:
+    """The page fits `width` without a sideways scroll."""
+    assert p.evaluate("document.documentElement.scrollWidth") <= width, f"{p.url} is wider than {width} px"
+
+
+def test_daily_is_ranked_by_default(lp, server, shots):
     """The community's pick leads the day (it was listed last); the old order is one click away;
-    the page says what ranked it, and the day's shape names the trending paper."""
+    the page says what ranked it, and the day's shape names the trending paper, on a desktop
+    and on a phone (the digest's screenshots)."""
     lp.goto(server + f"/daily?day={DIGEST_DAY}")
     expect(lp.get_by_test_id("sorts").locator("a.on")).to_have_text(W[lp.lang]["top"])
     expect(lp.locator("article.card").first).to_have_attribute("data-id", UPVOTED)
@@ -113,6 +119,13 @@ def test_daily_is_ranked_by_default(lp, server):
     trending = shape.get_by_test_id("shape-trending").locator("li").first
     expect(trending).to_contain_text("Instruction-Guided Image Editing")
     expect(lp.locator(".catbar a").nth(1)).to_be_visible()  # papers per category: the bar, once
+    for width, height in ((1280, 900), (390, 844)):
+        lp.set_viewport_size({"width": width, "height": height})
+        expect(trending).to_be_visible()
+        lp.wait_for_timeout(150)
+        _fits(lp, width)
+        lp.screenshot(path=str(shots / f"daily-digest-{lp.lang}-{width}.png"), full_page=width == 1280)
+    lp.set_viewport_size({"width": 1280, "height": 900})
     lp.get_by_test_id("sorts").locator('a[data-sort="newest"]').click()
     assert _query(lp.url)["sort"] == "newest"
     expect(lp.locator("article.card").last).to_have_attribute("data-id", UPVOTED)  # listing order
@@ -129,6 +142,15 @@ def test_compact_view_opens_in_place_and_is_remembered(lp, server, shots):
     rows.first.locator(":scope > summary").click()
     expect(rows.first.locator("article.card .authors")).to_be_visible()  # the whole card, in place
     lp.screenshot(path=str(shots / f"daily-compact-{lp.lang}-1280.png"))
+    lp.set_viewport_size({"width": 390, "height": 844})  # on a phone: the second paper opened
+    rows.first.locator(":scope > summary").click()
+    rows.nth(1).locator(":scope > summary").click()
+    expect(rows.nth(1).locator("article.card .authors")).to_be_visible()
+    expect(rows.first.locator("article.card")).to_be_hidden()
+    lp.wait_for_timeout(150)
+    _fits(lp, 390)
+    lp.screenshot(path=str(shots / f"daily-compact-{lp.lang}-390.png"))
+    lp.set_viewport_size({"width": 1280, "height": 900})
     lp.goto(server + "/daily?day=2025-03-19")  # the choice sticks
     expect(lp.locator("details.row")).to_have_count(DAY_0319)
     lp.get_by_test_id("layouts").get_by_role("link", name=W[lp.lang]["cards"]).click()
@@ -473,26 +495,6 @@ def test_axe_finds_no_violation(browser, site, lang):
     with Store(d) as st:
         L.delete_tag(st, "axe")
     assert not found, found
-
-
-# --- screenshots ----------------------------------------------------------------------------------
-
-
-def test_digest_screenshots(browser, server, shots):
-    for lang in ("en", "zh"):
-        for width, height in ((1280, 900), (390, 844)):
-            ctx = browser.new_context(viewport={"width": width, "height": height}, locale=LANGS[lang])
-            p = ctx.new_page()
-            p.goto(server + f"/daily?day={DIGEST_DAY}")
-            expect(p.get_by_test_id("shape")).to_be_visible()
-            p.wait_for_timeout(150)
-            p.screenshot(path=str(shots / f"daily-digest-{lang}-{width}.png"), full_page=width == 1280)
-            if width == 390:
-                p.goto(server + "/daily?day=2025-03-19&layout=compact")
-                p.locator("details.row > summary").nth(1).click()
-                p.wait_for_timeout(150)
-                p.screenshot(path=str(shots / f"daily-compact-{lang}-390.png"))
-            ctx.close()
 
 
 def test_day_shape_names_what_is_new_for_a_tag(signed):
