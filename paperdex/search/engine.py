@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from paperdex.index import lexical
-from paperdex.index.embed import EmbedOptions
-from paperdex.index.vectors import SCAN_ALL_ABOVE
+from paperdex.index.embed import Embedder, EmbedOptions
+from paperdex.index.vectors import SCAN_ALL_ABOVE, VectorIndex
 from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
@@ -158,7 +158,7 @@ class Searcher:
         self._store = source if isinstance(source, Store) else None
         self.corpus: Corpus = corpus or (StoreCorpus(source) if isinstance(source, Store) else source)
         self.fusion = fusion or FUSION
-        self._embedder = None
+        self._embedder: Embedder | None = None
         self.embed_options = embed_options
 
     @property
@@ -177,7 +177,7 @@ class Searcher:
     def index(self) -> Vectors | None:
         return self.corpus.vectors()
 
-    def embedder(self, model: str | None = None):
+    def embedder(self, model: str | None = None) -> Embedder | None:
         from paperdex.index.embed import get_embedder
 
         model = model or self.corpus.model
@@ -238,7 +238,7 @@ class Searcher:
             w_dense = 0.0 if words.quoted else self.fusion[p.query_class]
             feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
             order, info, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
-            if feedback and len(order):
+            if feedback and dense is not None and len(order):
                 dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
                 order, info, ranked = relevance_order(ix, M, words, dense, w_dense, want)
             order = order[:want]
@@ -269,16 +269,18 @@ class Searcher:
             notices.append(NOTICE_NO_VECTORS)
             return None
         qv = query_vector if query_vector is not None else self.embed_query(p.dense_text, vindex.model)
+        if qv is None:
+            return None
         allowed = None if C is None else ix.rowids[C]
-        within = getattr(vindex, "scan_within", None)  # the embedded index's (vectors.VectorIndex)
-        if allowed is not None and words_found and within is not None and len(allowed) <= SCAN_ALL_ABOVE * len(vindex):
+        narrow = allowed is not None and len(allowed) <= SCAN_ALL_ABOVE * len(vindex)
+        if allowed is not None and narrow and words_found and isinstance(vindex, VectorIndex):
             # The nearest over the whole store decide only which papers of C are close matches
             # (with words found, `understood` is not asked). A close match's cosine is at least
             # the model's floor, and it is among the int8 candidates of the whole store's
             # nearest, so among those of C's nearest too: when the best of C is under the floor
             # (or the close matches are not wanted, feedback), no paper of C is one, and C's own
             # rows are all the scan needs (for a narrow filter: a loose one scans every row anyway).
-            ranked, every = within(qv, DENSE_POOL, allowed)
+            ranked, every = vindex.scan_within(qv, DENSE_POOL, allowed)
             floor = MIN_COSINE.get(vindex.model or "", {}).get(p.dense_lang, (-1.0, -1.0, 2.0))[1]
             # (a millionth under the floor still scans: a row's float product may differ in
             # its last bit between the two rescorings)
@@ -333,7 +335,7 @@ class Searcher:
         assert pl.ref is not None
         kind, value = pl.ref
         p = self.corpus.get(value) if kind == "id" else self.corpus.by_doi(value)
-        notices = []
+        notices: list[str] = []
         if p is None:
             notices.append(message("id_not_in_store" if kind == "id" else "not_in_store", id=value))
             hits = []
@@ -366,7 +368,7 @@ class Searcher:
             raise KeyError(pid)
         vindex = self.index
         vec = vindex.vector(rowid) if vindex is not None else None
-        if vec is not None:
+        if vindex is not None and vec is not None:
             found = [(r, s) for r, s in vindex.search(vec, k + 1) if r != rowid][:k]
             papers = self.corpus.papers([r for r, _ in found])
             return [Hit(papers[r], s, dense_score=s) for r, s in found if r in papers]
