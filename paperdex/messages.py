@@ -253,6 +253,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "no_dates": {"en": "no paper in the store has a date", "zh": "库中的论文都没有日期"},
     "store_empty": {"en": "the store has no papers yet", "zh": "库中还没有论文"},
     "category_too_long": {"en": "category is too long", "zh": "分类太长"},
+    # a machine-written summary's labels (discover/summaries.pick, web/templates/_summary.html)
+    "summary_tldr": {"en": "TL;DR", "zh": "一句话总结"},
+    "summary_motivation": {"en": "Motivation", "zh": "研究动机"},
+    "summary_method": {"en": "Method", "zh": "研究方法"},
+    "summary_result": {"en": "Result", "zh": "实验结果"},
+    "summary_conclusion": {"en": "Conclusion", "zh": "结论"},
+    "summary_heading": {"en": "Summary", "zh": "摘要速览"},
+    "summary_mark": {"en": "machine-written", "zh": "机器生成"},
+    "summary_by": {
+        "en": "Written by the language model {model}; it may be wrong. The abstract is the authors' own.",
+        "zh": "由语言模型 {model} 自动生成，可能有误；作者原文见摘要。",
+    },
     "model_too_few": {
         "en": "{model}: the default; {n} saved papers are too few to compare models on (needs {needed})",
         "zh": "{model}：默认模型；已存的 {n} 篇论文太少，无法比较各模型（至少需要 {needed} 篇）",

@@ -1,23 +1,8 @@
-"""Machine-written summaries of papers, from an OpenAI-compatible chat endpoint the user chooses.
-
-The layer is optional: without ``PAPERDEX_LLM_URL`` and ``PAPERDEX_LLM_MODEL`` nothing here runs
-and every page, feed and tool shows papers as before; with the endpoint down, ``paperdex
-summarize`` says so in one line and the rest of paperdex does not notice. Nothing is downloaded:
-the model runs wherever the user's endpoint is (llama.cpp, vLLM, Ollama, a cloud API).
-
-Per paper, one request asks for a one-sentence TL;DR and four short parts (motivation, method,
-result, conclusion) in each wanted language (English and Chinese, the shape of the Chinese
-daily-arXiv digests). Each is stored (``Store.put_summary``) with the model's name and the hash
-of the title and abstract it was made from: an edited abstract hides the old summary and makes
-the paper due again.
-
-An abstract is hostile input. The prompt says the paper is data and not instructions, the text
-goes to the model as a JSON string, the answer must be one JSON object of exactly the asked
-fields, and what is kept is plain text with control characters removed and each part capped;
-pages escape it like any paper text. Nothing in an answer is ever followed: the only thing done
-with it is storing those strings. The key goes only in the Authorization header of requests to
-the configured host (no redirects are followed, no proxy or .netrc from the environment), and
-is replaced by ``***`` in every message this module makes.
+"""Machine-written summaries of papers, from an OpenAI-compatible chat endpoint the user chooses
+(``PAPERDEX_LLM_URL``, ``PAPERDEX_LLM_MODEL``; without them nothing here runs). One request per
+paper asks for a TL;DR and four short parts in each wanted language; each is stored with the
+model's name and the hash of the text it was made from. An abstract is hostile input and the key
+a secret: how both are handled, and the budget and retries, are in docs/summaries.md.
 """
 
 from __future__ import annotations
@@ -36,6 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from paperdex.messages import text
 from paperdex.paper import Paper
 from paperdex.settings import check_url
 from paperdex.store import Store
@@ -422,30 +408,6 @@ class _Run:
 
 # --- for the views ----------------------------------------------------------------------------------
 
-# Labels in the interface's two languages, kept here so the layer brings its own words.
-LABELS = {
-    "en": {
-        "tldr": "TL;DR",
-        "motivation": "Motivation",
-        "method": "Method",
-        "result": "Result",
-        "conclusion": "Conclusion",
-        "heading": "Summary",
-        "mark": "machine-written",
-        "by": "Written by the language model {model}; it may be wrong. The abstract is the authors' own.",
-    },
-    "zh": {
-        "tldr": "一句话总结",
-        "motivation": "研究动机",
-        "method": "研究方法",
-        "result": "实验结果",
-        "conclusion": "结论",
-        "heading": "摘要速览",
-        "mark": "机器生成",
-        "by": "由语言模型 {model} 自动生成，可能有误；作者原文见摘要。",
-    },
-}
-
 
 def pick(summaries: dict[str, dict], lang: str, full: bool = False) -> dict | None:
     """What a reader of `lang` is shown: the summary in their language, else none (the
@@ -453,14 +415,14 @@ def pick(summaries: dict[str, dict], lang: str, full: bool = False) -> dict | No
     s = summaries.get(lang)
     if not s:
         return None
-    labels = LABELS.get(lang, LABELS["en"])
+    labels = {k: text(lang, f"summary_{k}") for k in (*FIELDS, "heading", "mark")}
     return {
         **{f: s[f] for f in FIELDS if f in s},
         "model": s["model"],
         "lang": lang,
         "full": full,
         "labels": labels,
-        "by": labels["by"].format(model=s["model"]),
+        "by": text(lang, "summary_by", model=s["model"]),
         "parts": [(labels[f], s[f]) for f in FIELDS[1:] if s.get(f)],
     }
 
