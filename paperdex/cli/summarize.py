@@ -14,13 +14,7 @@ from paperdex.store import Store
 @click.command()
 @click.argument("ids", nargs=-1)
 @click.option("--day", help="The day whose papers to summarise (YYYY-MM-DD; default: the newest).")
-@click.option(
-    "--lang",
-    "langs",
-    default="en,zh",
-    show_default=True,
-    help="Languages, comma-separated (en, zh).",
-)
+@click.option("--lang", "langs", default="en,zh", show_default=True, help="Languages, comma-separated (en, zh).")
 @click.option("--force", is_flag=True, help="Write them again even when a current summary exists.")
 @click.option("--url", "llm_url", help="The endpoint (default: $PAPERDEX_LLM_URL).")
 @click.option("--model", "llm_model", help="The model (default: $PAPERDEX_LLM_MODEL).")
