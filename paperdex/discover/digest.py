@@ -241,30 +241,7 @@ def build(
 _ENV = Environment(
     autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=True, lstrip_blocks=True
 )
-_HTML = _ENV.from_string(
-    """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ d.subject }}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 46rem; margin: auto; color: #1f2328">
-<h1 style="font-size: 1.3rem">paperdex · {{ d.day }}</h1>
-<p>{{ d.day_total }} papers were listed on {{ d.day }}. <a href="{{ d.base_url }}/daily?day={{ d.day }}">All of them</a>
-· <a href="{{ d.base_url }}/library">your library</a></p>
-{% for s in d.sections %}
-<h2 style="font-size: 1.1rem; margin-top: 1.6rem"><a href="{{ s.link }}">{{ s.title }}</a></h2>
-<ol>
-{% for it in s.items %}
-<li style="margin-bottom: .8rem"><a href="{{ url(it.paper) }}"><strong>{{ plain(it.paper.title) }}</strong></a><br>
-<small>{{ it.paper.authors[:6] | join(', ') }}{% if it.paper.authors | length > 6 %} et al.{% endif %}
-· {{ it.paper.categories[:3] | join(' ') }}</small>
-{% if it.tldr %}<br><span>{{ it.tldr }}</span>
-<small style="color: #57606a">(machine-written by {{ it.tldr_model }})</small>{% endif %}
-{% if it.note %}<br><small style="color: #57606a">{{ it.note }}</small>{% endif %}</li>
-{% endfor %}
-</ol>
-{% endfor %}
-{% if d.empty %}<p>Nothing new today.</p>{% endif %}
-</body></html>
-"""
-)
+_HTML = _ENV.from_string((Path(__file__).parent / "digest.html").read_text(encoding="utf-8"))
 
 
 def render_text(d: Digest) -> str:
