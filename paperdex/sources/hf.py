@@ -41,12 +41,22 @@ def daily_papers_params(day: str | None = None, week: str | None = None, month: 
 def parse_daily_papers(body: bytes | str, featured: str | None = None) -> tuple[list[Paper], list[str]]:
     """Papers of one response. ``featured`` is the requested day, used when an item does not
     say when it was featured. Raises SourceError when the body is not the expected JSON list."""
+    return _papers(_json(body, "daily_papers", list), featured)
+
+
+def _json(body: bytes | str, what: str, kind: type) -> Any:
+    """``body`` as JSON of ``kind``; a body that does not parse (cut off) is asked for again."""
     try:
-        items = json.loads(body)
+        value = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UnreadableResponse(f"malformed daily_papers response ({e}); truncated download?") from e
-    if not isinstance(items, list):
-        raise SourceError(f"daily_papers response is a {type(items).__name__}, expected a list")
+        raise UnreadableResponse(f"malformed {what} response ({e}); truncated download?") from e
+    if not isinstance(value, kind):
+        expected = "a list" if kind is list else "an object"
+        raise SourceError(f"{what} response is a {type(value).__name__}, expected {expected}")
+    return value
+
+
+def _papers(items: list[Any], featured: str | None) -> tuple[list[Paper], list[str]]:
     papers, errors = [], []
     for n, item in enumerate(items, 1):
         try:
@@ -151,14 +161,8 @@ def fetch_paper(http: HttpClient, arxiv_id: str, *, base_url: str = PAPER_URL) -
     def parse(r: Any) -> tuple[list[Paper], list[str]]:
         if r.status_code == 404:
             return [], [f"Hugging Face has no paper {aid}"]
-        try:
-            body = json.loads(r.content)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise UnreadableResponse(f"malformed papers/{aid} response ({e}); truncated download?") from e
-        if not isinstance(body, dict):
-            raise SourceError(f"papers/{aid} response is a {type(body).__name__}, expected an object")
-        item = {"paper": body, "numComments": body.get("numComments")}
-        return parse_daily_papers(json.dumps([item]))
+        body = _json(r.content, f"papers/{aid}", dict)
+        return _papers([{"paper": body, "numComments": body.get("numComments")}], None)
 
     return http.fetch(base_url.rstrip("/") + "/" + aid, parse, accept=(404,))
 

@@ -444,20 +444,17 @@ def fetch_venue(venue_id: str, client: Any, *, submissions: bool = False) -> tup
         try:
             notes = get()
         except openreview.OpenReviewException:
-            relogin = getattr(client, "paperdex_relogin", None)
-            status = getattr(getattr(client, "paperdex_adapter", None), "last_status", None)
-            if relogin is None or status not in (401, 403):
+            relogin = client.paperdex_relogin
+            if relogin is None or client.paperdex_adapter.last_status not in (401, 403):
                 raise
             client.paperdex_relogin = None  # the saved session expired: log in once, then ask again
             relogin()
             notes = get()
     except openreview.OpenReviewException as e:
-        status = getattr(getattr(client, "paperdex_adapter", None), "last_status", None)
         arg = e.args[0] if e.args else None
         name = arg.get("name") if isinstance(arg, dict) else None
-        if status == 403 or name in ("ChallengeRequiredError", "ForbiddenError"):
-            user = getattr(client, "paperdex_user", None)
-            if user:
+        if client.paperdex_adapter.last_status == 403 or name in ("ChallengeRequiredError", "ForbiddenError"):
+            if user := client.paperdex_user:
                 raise SourceError(
                     f"OpenReview refused {venue_id} to {user} (403 {name or 'Forbidden'}): {_message(e)}"
                 ) from e
