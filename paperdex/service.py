@@ -195,6 +195,12 @@ class FairGate:
             self._free += 1
             self._hand_out()
 
+    @property
+    def waiting(self) -> int:
+        """Requests queued for a slot now, of every client."""
+        with self._cv:
+            return sum(len(lane) for lane in self._lanes.values())
+
     def _hand_out(self) -> None:  # under the lock
         woke = False
         while self._free > 0 and self._lanes:
@@ -267,6 +273,11 @@ class SearcherPool:
             return free.get(timeout=self.wait if wait is None else wait)
         except queue.Empty:
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)}) from None
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a searcher now."""
+        return self._gate.waiting
 
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:

@@ -54,13 +54,21 @@ def test_filtered_search_is_exact_within_the_subset(store, share):
     assert [r for r, _ in idx.search(q, 500, allowed[:3])] == _exact(store, q, 3, allowed[:3])
 
 
-def test_top_by_blocks_is_the_true_top():
+@pytest.mark.parametrize("n", [12, 5000, 300_001, 1_000_003])
+def test_search_finds_the_best_rows_wherever_they_lie(n):
+    """Ten planted rows beat every other, one in the last rows past the last whole block of the
+    scan's top-k (vectors._top), the rest spread over the index: search finds all ten, in order."""
     rng = np.random.default_rng(7)
-    for n, m in [(10, 3), (5000, 40), (300_000, 40), (300_001, 64), (128 * 900 + 7, 200), (1_000_003, 400)]:
-        s = rng.standard_normal(n).astype(np.float32)
-        s[-1] = 99  # the tail past the last whole block counts too
-        got = vectors._top(s, m)
-        assert sorted(got.tolist()) == sorted(np.argsort(-s)[:m].tolist())
+    vecs = np.zeros((n, 8), dtype=np.int8)
+    vecs[:, 0] = rng.integers(-100, 101, n)  # cosine with the first axis at most 0.62
+    vecs[:, 1] = 127
+    vecs[:, 2:] = rng.integers(-127, 128, (n, 6))
+    planted = [n - 1, *np.linspace(0, n - 2, 9).astype(int).tolist()]
+    for j, at in enumerate(planted):  # cosine 127 / sqrt(127² + j²): 1, then a little less each
+        vecs[at] = [127, j, 0, 0, 0, 0, 0, 0]
+    idx = VectorIndex(np.arange(n, dtype=np.int64) * 2 + 1, vecs, {"model": "m", "epoch": 1})
+    q = np.eye(8, dtype=np.float32)[0]
+    assert [r for r, _ in idx.search(q, 10)] == [2 * at + 1 for at in planted]
 
 
 def test_readers_never_write(built_store_dir, tmp_path):
@@ -103,10 +111,7 @@ def test_a_stale_snapshot_still_answers_until_the_next_publish(store):
     vectors.publish(store)
     s = Searcher(store)
     before = len(s.index)
-    rowid = store.rowid("2505.13738")
-    store.conn.execute("DELETE FROM vectors WHERE paper = ?", (rowid,))
-    store._bump_epoch()
-    store.conn.commit()
+    store.delete("2505.13738")  # and its vector
     assert len(s.index) == before  # the published snapshot, consistent with itself
     publish(store)
     assert len(s.index) == before - 1

@@ -213,7 +213,7 @@ def test_a_free_searcher_goes_to_the_client_that_holds_none():
         t = threading.Thread(target=ask, args=(who,))
         t.start()
         threads.append(t)
-        while sum(len(q) for q in gate._lanes.values()) < len(threads):  # queued, in this order
+        while gate.waiting < len(threads):  # queued, in this order
             threading.Event().wait(0.001)
     assert not gate.acquire("page", 0)  # a fourth waiting request of one client: refused at once
     gate.release("page")
@@ -248,7 +248,7 @@ def test_related_work_waits_for_a_searcher_off_the_event_loop(web_dir):
         with app.state.pool.searcher():
             t = threading.Thread(target=lambda: done.append(c.post("/api/related", json={"text": TEXT}).status_code))
             t.start()
-            while not app.state.pool._gate._lanes and t.is_alive():  # it waits for the searcher
+            while not app.state.pool.waiting and t.is_alive():  # it waits for the searcher
                 threading.Event().wait(0.005)
             r = c.get("/api/days")
             assert r.status_code == 200 and not done
