@@ -848,20 +848,6 @@ def daily(pool: Pool, day: str | None = None, category: str | None = None, page:
     return _read_feed(pool, feed.daily, day, category, page, per_page)
 
 
-def listing(
-    pool: Pool,
-    view: str = "day",
-    day: str | None = None,
-    category: str | None = None,
-    sort: str = "newest",
-    page: int = 1,
-    per_page: int = 30,
-) -> feed.Listing:
-    """A day, week or month of papers, or the trending week (see :func:`feed.listing`)."""
-    day, category = _listing_args(day, category, page, per_page)
-    return _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
-
-
 def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
     """The checks every listing's parameters pass; the day and category as the feed takes them."""
     _within(page, MAX_PAGE, "page_range")

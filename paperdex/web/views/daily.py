@@ -72,7 +72,7 @@ def daily_page(
 def daily_listing(
     pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
 ) -> feed.Listing:
-    """service.listing, with two rules of the page's:
+    """feed.listing behind the service's checks of a listing, with two rules of the page's:
 
     * per_page up to the feed's own cap (the compact view's COMPACT_PER_PAGE), past the API's
       MAX_PER_PAGE: the page is one request of one reader, like the API's;
