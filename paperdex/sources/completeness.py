@@ -16,7 +16,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from paperdex.sources.merge import Matcher, ingest_with_merge
-from paperdex.sources.registry import saved_state
+from paperdex.sources.registry import days, saved_state
 from paperdex.store import IngestSummary
 
 LISTING_SOURCE = "arxiv-rss"  # the listing's records (arxiv.RSS_SOURCE)
@@ -129,13 +129,12 @@ def unread_days(store: Any) -> list[str]:
         data = _load(store, name)
         if not data:
             continue
-        days = sorted(data)
-        skip = {s.lower() for d in days for s in data[d].get("skip", [])}
-        d, last = date.fromisoformat(days[0]), date.fromisoformat(days[-1])
-        while d <= last:
-            if d.isoformat() not in data and d.strftime("%A").lower() not in skip:
-                out.append(f"{name} {d.isoformat()}: not read (no sync read this day's listing)")
-            d += timedelta(days=1)
+        skip = {s.lower() for entry in data.values() for s in entry.get("skip", [])}
+        out += [
+            f"{name} {d.isoformat()}: not read (no sync read this day's listing)"
+            for d in days(date.fromisoformat(min(data)), date.fromisoformat(max(data)))
+            if d.isoformat() not in data and d.strftime("%A").lower() not in skip
+        ]
     return out
 
 

@@ -16,7 +16,7 @@ import click
 
 from paperdex.paper import ARXIV_ID, Paper
 from paperdex.sources.http import HttpClient, SourceError, UnreadableResponse
-from paperdex.sources.registry import Source, register, saved_state, trust, utc_today, words
+from paperdex.sources.registry import Source, days, register, saved_state, trust, utc_today, words
 from paperdex.text.latex import safe_url
 
 SOURCE = "hf"
@@ -205,20 +205,17 @@ def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, d
     """Every day since the first sync (at most LOOK_BACK_LIMIT back) that was not read yet, a
     failed one included, and the last ``refresh_days`` days again. The first sync starts
     ``days`` back. A store from before the read days were kept continues from its last day."""
-    days = int(section.get("days", 3))
+    back = int(section.get("days", 3))
     refresh = int(section.get("refresh_days", REFRESH_DAYS))
     read = _read_days(store)
     first = store.get_state("hf:first_day") or store.get_state("hf:last_day")
-    start = date.fromisoformat(first) if first else today - timedelta(days=max(days, 1) - 1)
-    d = max(start, today - timedelta(days=LOOK_BACK_LIMIT))
+    start = date.fromisoformat(first) if first else today - timedelta(days=max(back, 1) - 1)
     since = (today - timedelta(days=max(refresh, 1) - 1)).isoformat()
-    jobs = []
-    while d <= today:
-        day = d.isoformat()
-        if day not in read or day >= since:
-            jobs.append((f"hf {day}", {"date": day, "since": start.isoformat()}))
-        d += timedelta(days=1)
-    return jobs
+    return [
+        (f"hf {day}", {"date": day, "since": start.isoformat()})
+        for day in map(date.isoformat, days(max(start, today - timedelta(days=LOOK_BACK_LIMIT)), today))
+        if day not in read or day >= since
+    ]
 
 
 def _done(store: Any, opts: dict[str, Any]) -> None:

@@ -256,12 +256,7 @@ class Matcher:
         self._keys_of.setdefault(pid, []).append(key)
 
     def _title_keys(self, p: Paper) -> list[str]:
-        out = []
-        if aid := linked_arxiv_id(p):
-            out.append(f"a:{aid}")
-        if tk := title_key(p):
-            out.append(f"t:{tk}")
-        return out
+        return [f"{kind}:{k}" for kind, k in (("a", linked_arxiv_id(p)), ("t", title_key(p))) if k]
 
     def _build_titles(self) -> None:
         for pid, title, first, extra, abstract in self.store.title_match_rows():

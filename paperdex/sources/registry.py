@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -164,6 +164,11 @@ def as_list(v: Any, what: str) -> list[str]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"{what} must be a list of strings")
     return v
+
+
+def days(first: date, last: date) -> Iterator[date]:
+    """Every day from ``first`` to ``last``, both included."""
+    return (first + timedelta(days=n) for n in range((last - first).days + 1))
 
 
 def saved_state(store: Any, key: str) -> Any:
