@@ -113,13 +113,15 @@ def check_date(value: str | None, name: str) -> str | None:
     return value
 
 
-def make_searcher(store: Store, backend: str | None = None, embed_options: EmbedOptions | None = None) -> Searcher:
+def make_searcher(
+    store: Store, backend: str | None = None, embed_options: EmbedOptions | None = None, zh_dict: bool = True
+) -> Searcher:
     """The web ranks exactly as the CLI does: same Searcher, same defaults; with a backend
     URI (`--backend`), searches read that backend's copy of the store; `embed_options`: the
     settings' (Settings.embedding)."""
     from paperdex.backends import search_corpus
 
-    return Searcher(store, corpus=search_corpus(backend), embed_options=embed_options)
+    return Searcher(store, corpus=search_corpus(backend), embed_options=embed_options, zh_dict=zh_dict)
 
 
 @contextmanager
@@ -195,12 +197,6 @@ class FairGate:
             self._free += 1
             self._hand_out()
 
-    @property
-    def waiting(self) -> int:
-        """Requests queued for a slot now, of every client."""
-        with self._cv:
-            return sum(len(lane) for lane in self._lanes.values())
-
     def _hand_out(self) -> None:  # under the lock
         woke = False
         while self._free > 0 and self._lanes:
@@ -227,21 +223,22 @@ class SearcherPool:
         size: int | None = None,
         wait: float | None = None,
         budget: float | None = None,
-        readers: int = READERS,
         backend: str | None = None,
         client_queue: int = MAX_WAITING,
         embed_options: EmbedOptions | None = None,
+        zh_dict: bool = True,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.backend = backend  # a URI searches read (`--backend`); None: the store itself
         self.embed_options = embed_options  # how queries are embedded (Settings.embedding)
+        self.zh_dict = zh_dict  # Chinese read through the dictionary (Settings.zh_dict)
         self.size = max(1, size or min(4, os.cpu_count() or 2))
         self.wait = POOL_WAIT if wait is None else wait
         self.budget = TIME_BUDGET if budget is None else budget
         self._free: queue.LifoQueue[Searcher] = queue.LifoQueue()
         self._stores: queue.LifoQueue[Store] = queue.LifoQueue()
         self._made = {"searcher": 0, "reader": 0}
-        self._limit = {"searcher": self.size, "reader": max(1, readers)}
+        self._limit = {"searcher": self.size, "reader": max(1, READERS)}
         self._lock = threading.Lock()
         self._gate = FairGate(self.size, client_queue)  # client_queue: one client's waiting requests
         self._watch: threading.Thread | None = None
@@ -274,11 +271,6 @@ class SearcherPool:
         except queue.Empty:
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)}) from None
 
-    @property
-    def waiting(self) -> int:
-        """Requests waiting for a searcher now."""
-        return self._gate.waiting
-
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
         """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`); when all
@@ -307,7 +299,7 @@ class SearcherPool:
     def _new_searcher(self) -> Searcher:
         """A searcher with what every query needs already loaded (once per process), so that
         one-time loading is never charged to the first queries' time budget."""
-        s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options)
+        s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
         _load(lambda: s.lex, lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh)
         return s
 
@@ -336,7 +328,7 @@ class SearcherPool:
                 log.warning("warm-up of %s failed: %s", name, e)
             took[name] = took.get(name, 0.0) + time.perf_counter() - t
 
-        first = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options)
+        first = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
         try:
             step("lexical", lambda: first.lex)
             step("vectors", lambda: _warm_vectors(first))
@@ -459,11 +451,12 @@ class Local:
         backend: str | None = None,
         budget: float | None = None,
         embed_options: EmbedOptions | None = None,
+        zh_dict: bool = True,
     ) -> None:
         self.store, self.backend = store, backend
         self.data_dir = store.data_dir
         self.budget = TIME_BUDGET if budget is None else budget
-        self._searcher = make_searcher(store, backend, embed_options)
+        self._searcher = make_searcher(store, backend, embed_options, zh_dict)
         self._loaded: set[str] = set()
 
     @contextmanager
@@ -846,6 +839,20 @@ def daily(pool: Pool, day: str | None = None, category: str | None = None, page:
     """The papers of one day (default: the latest day in the store)."""
     day, category = _listing_args(day, category, page, per_page)
     return _read_feed(pool, feed.daily, day, category, page, per_page)
+
+
+def listing(
+    pool: Pool,
+    view: str = "day",
+    day: str | None = None,
+    category: str | None = None,
+    sort: str = "newest",
+    page: int = 1,
+    per_page: int = 30,
+) -> feed.Listing:
+    """A day, week or month of papers, or the trending week (see :func:`feed.listing`)."""
+    day, category = _listing_args(day, category, page, per_page)
+    return _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
 
 
 def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:

@@ -14,16 +14,9 @@ from click.testing import CliRunner
 from paperdex.cli import cli
 from paperdex.index import embed
 from paperdex.settings import VARIABLES, Settings, SettingsError, read_env
-from paperdex.text import zh
 
 ROOT = Path(__file__).parent.parent
 SAMPLE = ROOT / "paperdex" / "data" / "sample.jsonl.gz"
-
-
-@pytest.fixture(autouse=True)
-def _restore_process_defaults(monkeypatch):
-    """A CLI run installs its settings as process defaults; put them back after each test."""
-    monkeypatch.setattr(zh, "ENABLED", zh.ENABLED)
 
 
 def run(*args: str, env: dict[str, str] | None = None):
@@ -136,7 +129,6 @@ def test_zh_dict_0_turns_off_chinese_translation_in_search(sample_dir):
     assert on and any("diffusion" in h["title"].lower() for h in on)
     off = run(*args, env={"PAPERDEX_ZH_DICT": "0"})
     assert off.exit_code == 0 and json.loads(off.output) == []
-    assert zh.ENABLED is False  # installed by the CLI for this process (restored by the fixture)
 
 
 def test_embed_model_flag_overrides_paperdex_model(sample_dir, tmp_path, monkeypatch):
@@ -200,7 +192,7 @@ def test_a_serve_worker_runs_with_the_settings_it_is_handed(sample_dir, monkeypa
     app = build_app(opts)
     try:
         assert app.state.pool.budget == 0.7 and "papers.lan" in app.guard_hosts
-        assert zh.ENABLED is False
+        assert app.state.pool.zh_dict is False
     finally:
         app.state.pool.close()
 

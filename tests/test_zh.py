@@ -68,10 +68,9 @@ def test_unknown_chinese_word_says_so(searcher):
     assert res.total == 0 and any("鲸鱼" in n for n in res.notices)
 
 
-def test_dictionary_can_be_switched_off(monkeypatch, ro_store):
-    monkeypatch.setattr(zh, "ENABLED", False)
-    assert zh.concepts("权重衰减") == []
-    assert Searcher(ro_store).search("权重衰减", mode="lexical").total == 0
+def test_dictionary_can_be_switched_off(ro_store):
+    assert zh.concepts("权重衰减", enabled=False) == []
+    assert Searcher(ro_store, zh_dict=False).search("权重衰减", mode="lexical").total == 0
 
 
 def test_segmenting_chinese_prints_no_warning():

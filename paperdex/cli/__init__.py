@@ -61,7 +61,6 @@ def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
         settings = Settings.from_env(data_dir=data_dir, backend=backend)
     except SettingsError as e:
         raise _fail(e) from None
-    settings.install()
     ctx.obj["settings"] = settings
     ctx.obj["data_dir"] = settings.data_dir  # for commands that read only the directory
 

@@ -107,6 +107,7 @@ def _service(ctx: click.Context, readonly: bool = False) -> Iterator:
     settings = _settings(ctx)
     with _store(ctx, readonly=readonly) as store:
         try:
-            yield Local(store, settings.backend, max(settings.time_budget, CLI_TIME_BUDGET))
+            budget = max(settings.time_budget, CLI_TIME_BUDGET)
+            yield Local(store, settings.backend, budget, zh_dict=settings.zh_dict)
         except ServiceError as e:
             raise UserError(e.message) from None

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from paperdex.cli.common import UserError, _fail, _service, _store, json_text, pass_store, tty
+from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.search import Hit, Result
 from paperdex.search.query import QueryError
 
@@ -202,7 +202,7 @@ def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
     store = _store(ctx, readonly=True)
     try:
         qs = load_queries(queries)[:limit]
-        m = evaluate(Searcher(store), qs, mode=mode)
+        m = evaluate(Searcher(store, zh_dict=_settings(ctx).zh_dict), qs, mode=mode)
     except (EvalError, QueryError) as e:
         raise _fail(e) from None
     if as_json:

@@ -150,16 +150,19 @@ class Searcher:
         *,
         corpus: Corpus | None = None,
         embed_options: EmbedOptions | None = None,
+        zh_dict: bool = True,
     ) -> None:
         """`source`: the store (or, with no local store at all, a corpus); `corpus`: what
         searches read when it is not the store itself (a Milvus collection copied from it:
         the library and the recommendations keep their state in the store); `embed_options`:
-        how queries are embedded (Settings.embedding; None: the built-in defaults)."""
+        how queries are embedded (Settings.embedding; None: the built-in defaults); `zh_dict`:
+        whether Chinese is read through the dictionary (Settings.zh_dict)."""
         self._store = source if isinstance(source, Store) else None
         self.corpus: Corpus = corpus or (StoreCorpus(source) if isinstance(source, Store) else source)
         self.fusion = fusion or FUSION
         self._embedder: Embedder | None = None
         self.embed_options = embed_options
+        self.zh_dict = zh_dict
 
     @property
     def store(self) -> Store:
@@ -208,14 +211,14 @@ class Searcher:
         """A Request, or a query and the fields of one by name (`mode`, `sort`, `page`,
         `per_page`, `literal`, `filters`: a Filters), searched."""
         t0 = time.perf_counter()
-        p = plan(q, **given)
+        p = plan(q, zh_dict=self.zh_dict, **given)
         if p.ref is not None:
             return self._lookup(p, t0)
         ix = self.lex
         notices = p.notices
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
             notices.append(NOTICE_UNPUBLISHED)
-        ev = Eval(ix, self.corpus, deadline)
+        ev = Eval(ix, self.corpus, deadline, p.zh_dict)
         C = constraints(ev, p.hard)
         words = find_words(ev, p, C, notices)
         ev._charge(0)  # the deadline, between steps

@@ -55,7 +55,9 @@ class Eval:
     """Evaluates one query over one lexical snapshot; memoises repeated parts, and counts
     the postings it reads so that no query can cost more than MAX_POSTINGS."""
 
-    def __init__(self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None) -> None:
+    def __init__(
+        self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None, zh_dict: bool = True
+    ) -> None:
         self.ix = ix
         self.corpus = corpus
         self.cost = 0
@@ -63,6 +65,7 @@ class Eval:
         self.notices: list[str] = []
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
         self.within: np.ndarray | None = None  # scores are added only within this mask (`find_words`)
+        self.zh_dict = zh_dict  # Settings.zh_dict
 
     def _charge(self, n: int) -> None:
         self.cost += n
@@ -186,7 +189,7 @@ class Eval:
         col = t.column
         if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
             return self.prefix_mask(t.words[0].rstrip("*"), col)
-        cs, untranslated = concepts_of(t)
+        cs, untranslated = concepts_of(t, self.zh_dict)
         self.notices.extend(message("untranslated_no_words", word=w) for w in untranslated)
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)

@@ -139,9 +139,9 @@ def text_pairs(text: str) -> set[tuple[str, str]]:
     return set(zip(ws, ws[1:], strict=False))
 
 
-def _zh_concepts(run: str) -> list[Concept]:
+def _zh_concepts(run: str, zh_dict: bool) -> list[Concept]:
     out = []
-    for alts in zh.concepts(run, table=PrefixCounts):
+    for alts in zh.concepts(run, zh_dict, table=PrefixCounts):
         stems = []
         for a in alts:
             ws = alt_of(a)
@@ -164,14 +164,15 @@ def is_filler(c: Concept) -> bool:
 _FILLER_STEMS = frozenset(stem(w) for w in QUERY_FILLER)
 
 
-def concepts_of(t: Q.Text) -> tuple[list[Concept], list[str]]:
-    """The concepts of one Text node, and the Chinese words it could not translate."""
+def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[str]]:
+    """The concepts of one Text node, and the Chinese words it could not translate (all of
+    them when `zh_dict`, Settings.zh_dict, switches the dictionary off)."""
     out: list[Concept] = []
     untranslated: list[str] = []
     parts = split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]
     for part, cjk in parts:
         if cjk:
-            got = _zh_concepts(part)
+            got = _zh_concepts(part, zh_dict)
             if not got:
                 untranslated.append(part)
             out.extend(got)
@@ -207,6 +208,7 @@ class Plan(Request):
     depend on an index live in one place."""
 
     offset: int = 0
+    zh_dict: bool = True  # read Chinese through the dictionary (Settings.zh_dict)
     ref: tuple[str, str] | None = None  # a pasted id, arXiv URL or DOI
     soft: list[Q.Text] = field(default_factory=list)  # free words
     hard: list[Q.Node] = field(default_factory=list)  # constraints, the filters included
@@ -236,7 +238,7 @@ class Plan(Request):
         out = list(present)
         for t in self.positives:
             if not t.prefix and t.column != "authors":
-                out.extend(concepts_of(t)[0])
+                out.extend(concepts_of(t, self.zh_dict)[0])
         return out
 
     @cached_property
@@ -251,7 +253,7 @@ class Plan(Request):
             if t.column == "authors" or not t.raw:
                 continue
             for run, cjk in split_cjk(t.raw):
-                alts = zh.concepts(run, table=PrefixCounts) if cjk else []
+                alts = zh.concepts(run, self.zh_dict, table=PrefixCounts) if cjk else []
                 if alts:
                     parts.append(" ".join(a[0] for a in alts))
                 if not alts or sum(len(w) for w in zh.segment(run, PrefixCounts)) < len(run.strip()):
@@ -274,9 +276,10 @@ class Plan(Request):
         return any(has_cjk(t.raw) for t in self.soft)
 
 
-def plan(q: str | Request, **given: Any) -> Plan:
+def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
     """Check the request (`request`: a Request, or a query and the fields by name) and read
-    the query (docs/search.md: paging, pasted ids, constraints versus free words, concepts)."""
+    the query (docs/search.md: paging, pasted ids, constraints versus free words, concepts);
+    `zh_dict`: Settings.zh_dict."""
     r = request(q, **given)
     if r.mode not in MODES:
         raise Q.QueryError(message("unknown_mode", value=r.mode, choices=", ".join(MODES)))
@@ -286,7 +289,7 @@ def plan(q: str | Request, **given: Any) -> Plan:
     offset = (page - 1) * per_page
     if offset + per_page > MAX_WINDOW:
         raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
-    p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=offset)
+    p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=offset, zh_dict=zh_dict)
     p.ref = None if r.literal else Q.paper_ref(r.q)
     if p.ref is not None:
         return p
@@ -298,7 +301,7 @@ def plan(q: str | Request, **given: Any) -> Plan:
             p.hard.append(child)
     p.hard.extend(r.nodes())
     for t in p.soft:
-        cs, untranslated = concepts_of(t)
+        cs, untranslated = concepts_of(t, zh_dict)
         p.concepts.extend(cs)
         p.notices.extend(message("untranslated_dense_only", word=w) for w in untranslated)
     kept = [c for c in p.concepts if not is_filler(c)]

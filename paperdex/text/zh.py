@@ -23,9 +23,6 @@ from typing import Any
 from paperdex.text import IDEOGRAPHS
 
 DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
-# Whether the dictionary is used when a caller does not say: built-in on; an entry point sets it
-# from Settings.zh_dict (Settings.install, PAPERDEX_ZH_DICT), nothing reads the environment here.
-ENABLED = True
 # Runs of the characters the dictionary knows (bench/train_zh_dict.py reads the same block):
 # kana, hangul and rarer ideographs are not handed to jieba, which has no words for them.
 _IDEOGRAPH_RUN = re.compile(f"[{IDEOGRAPHS}]+")
@@ -179,13 +176,13 @@ def segment(text: str, table: Any = None) -> list[str]:
     return out
 
 
-def concepts(text: str, enabled: bool | None = None, table: Any = None) -> list[list[str]]:
+def concepts(text: str, enabled: bool = True, table: Any = None) -> list[list[str]]:
     """For each Chinese word/phrase of `text` (in order, after segmentation), its English
     alternatives, best first; an alternative is one or more lowercase English words
     ("large language model", "llm"). Words with no translation are left out; so is non-Chinese
     text. A word repeated in the query gives one concept. `enabled`: use the dictionary at all
-    (None: the process default ENABLED, i.e. Settings.zh_dict); `table`: the cache's table."""
-    if not (ENABLED if enabled is None else enabled):
+    (Settings.zh_dict, handed down by the searcher); `table`: the cache's table."""
+    if not enabled:
         return []
     d = dictionary()
     out: list[list[str]] = []

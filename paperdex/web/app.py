@@ -137,6 +137,7 @@ def create_app(
         backend=st.backend,
         client_queue=client_queue,
         embed_options=st.embedding,
+        zh_dict=st.zh_dict,
     )
     if warm:
         pool.warm()

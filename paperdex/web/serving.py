@@ -102,12 +102,9 @@ def workers_for(asked: int | None, backend: str | None) -> tuple[int, str | None
 
 
 def build_app(st: ServeOptions, *, worker: str = "") -> object:
-    """The app of one worker, warmed up before it is returned (so before it accepts). The
-    settings become this process's defaults first (Settings.install), for the library code
-    that reads them there."""
+    """The app of one worker, warmed up before it is returned (so before it accepts)."""
     from paperdex.web.app import create_app
 
-    st.settings.install()
     t = time.perf_counter()
     app = create_app(st.data_dir, pool_size=st.pool, warm=False, settings=st.settings, client_queue=st.client_queue)
     pool = app.state.pool
