@@ -105,7 +105,7 @@ def writable(store):
     return TestClient(app, base_url="http://localhost", raise_server_exceptions=False), tok
 
 
-NO_MODEL = "this server has no language model configured"  # summary_api's 503: by design here
+NO_MODEL = "this server has no language model configured"  # views/summary.py's 503: by design here
 
 
 def _answered(r, path: str) -> None:

@@ -62,7 +62,7 @@ def test_the_checks_can_fail(app):
 
 
 # --- the routes the spec leaves out: path parameters and JSON bodies (issue 37) ------------------
-# The library's routes (web/discover.py) are not in /openapi.json; this spec describes the ones
+# The library's routes (web/views/library*.py) are not in /openapi.json; this spec describes the ones
 # that take a path parameter or a JSON body, so that schemathesis generates both, the bodies with
 # arbitrary nested values where the endpoint takes any JSON. No answer may be a server error.
 
