@@ -1,14 +1,10 @@
 """The library: what a user keeps. Papers saved into named tags (collections), papers marked
-"not interested", saved searches, and the tokens that allow writing through the web.
+"not interested", saved searches, and the tokens that allow writing through the web; in the
+store's database, keyed by paper id, so it survives re-ingests (docs/recommendations.md).
 
-Everything lives in the store's SQLite database (tables added by migration 4 of
-``store.py``), keyed by paper id, so a library survives re-ingests and moves between
-machines through :func:`export_json` / :func:`import_json` (or BibTeX, one tag at a time).
-
-Reads work on any store, including a read-only one whose schema predates the library (an
-empty library). Writes need a writable :class:`~paperdex.store.Store`: each is one
-transaction, so a reader never sees half of one. Every function raises
-:class:`LibraryError` with a message fit to show a user.
+Reads work on any store (an older read-only one has an empty library); each write is one
+transaction of a writable store. Every function raises :class:`LibraryError` with a message fit
+to show a user.
 """
 
 from __future__ import annotations

@@ -241,11 +241,8 @@ def _read_whole(vectors, rowids: np.ndarray, chunk: int = 50_000):
 
 
 def _key(ix, vindex) -> tuple:
-    return (
-        ix.store_id,
-        ix.generation,
-        None if vindex is None else (vindex.model, getattr(vindex, "epoch", len(vindex))),
-    )
+    """What identifies a pair of snapshots: the store, the lexical generation, the vectors' model and epoch."""
+    return ix.store_id, ix.generation, None if vindex is None else (vindex.model, getattr(vindex, "epoch", len(vindex)))
 
 
 def _source(store: Store, source: SearchCorpus | None) -> SearchCorpus:
@@ -568,17 +565,10 @@ def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tup
 
 
 def validate(
-    c: Corpus,
-    pos: np.ndarray,
-    dismissed: np.ndarray | None = None,
-    opts: Fit = FIT,
-    *,
-    seed: str = "",
-    candidates: tuple[str, ...] = CANDIDATES,
-    folds: int = FOLDS,
-    warm: Model | None = None,
+    c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str, candidates: tuple[str, ...], folds: int
 ) -> dict[str, dict[str, float]]:
-    """How well each candidate ranks the tag's own papers it did not see: the tag is split in
+    """How well each candidate ranks the tag's own papers (`full`'s positives; each fold's SVM
+    starts from `full`, the SVM of all of them) it did not see: the tag is split in
     `folds` parts (REPEATS times, different splits); each part is held out once, every
     candidate is fitted on the rest (same negatives: held-out papers are never sampled), and
     the held-out papers are ranked among every paper no candidate saw (not the tag, not
@@ -589,9 +579,9 @@ def validate(
     the tf-idf matrix per fold and candidate and one dense matrix product for all of them."""
     from threadpoolctl import threadpool_limits
 
-    pos = np.unique(np.asarray(pos, dtype=np.int64))
+    pos = full.positives
     dis = np.setdiff1d(_docs(dismissed), pos)
-    neg = _negatives(c, seed, np.union1d(pos, dis), opts.negatives)
+    neg = _negatives(c, seed, np.union1d(pos, dis), FIT.negatives)
     terms = _terms_of(c, pos)
     k = max(2, min(folds, len(pos)))
     parts = [p for r in range(REPEATS) for p in _folds(pos, f"{seed}:{r}" if r else seed, k)]
@@ -599,7 +589,7 @@ def validate(
     Wt, Wd = [], []
     dim = c.D.shape[1] if c.D is not None else 0
     for f, held in enumerate(parts):
-        m = train(c, np.setdiff1d(pos, held, assume_unique=True), dis, opts, seed=seed, warm=warm, unlabelled=held)
+        m = train(c, np.setdiff1d(pos, held, assume_unique=True), dis, seed=seed, warm=full, unlabelled=held)
         at = np.searchsorted(terms, m.terms)
         for kind in candidates:
             wt, wd = _weights(m, kind, at, len(terms), dim)
@@ -646,7 +636,7 @@ def fit(
     m = train(c, pos, dismissed, seed=seed, warm=warm)
     if choice is None:
         if len(pos) >= MIN_VALIDATE and len(candidates) > 1:
-            got = validate(c, pos, dismissed, seed=seed, candidates=candidates, folds=folds, warm=m)
+            got = validate(c, m, dismissed, seed, candidates, folds)
             best = candidates[0]  # another candidate must do strictly better to be chosen
             for k in candidates[1:]:
                 if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
@@ -702,13 +692,8 @@ class Recommendations:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "tag": self.tag,
-            "positives": self.positives,
-            "negatives": self.negatives,
-            "candidates": self.candidates,
+            **{k: getattr(self, k) for k in "tag positives negatives candidates took_ms trained notices".split()},
             "took_ms": round(self.took_ms, 1),
-            "trained": self.trained,
-            "notices": self.notices,
             "model": self.choice.to_dict() if self.choice else None,
             "recommendations": [r.to_dict() for r in self.items],
         }
