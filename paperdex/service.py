@@ -197,6 +197,12 @@ class FairGate:
             self._free += 1
             self._hand_out()
 
+    @property
+    def waiting(self) -> int:
+        """Requests queued for a slot now, of every client."""
+        with self._cv:
+            return sum(len(lane) for lane in self._lanes.values())
+
     def _hand_out(self) -> None:  # under the lock
         woke = False
         while self._free > 0 and self._lanes:
@@ -270,6 +276,11 @@ class SearcherPool:
             return free.get(timeout=self.wait if wait is None else wait)
         except queue.Empty:
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)}) from None
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a searcher now."""
+        return self._gate.waiting
 
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
@@ -839,20 +850,6 @@ def daily(pool: Pool, day: str | None = None, category: str | None = None, page:
     """The papers of one day (default: the latest day in the store)."""
     day, category = _listing_args(day, category, page, per_page)
     return _read_feed(pool, feed.daily, day, category, page, per_page)
-
-
-def listing(
-    pool: Pool,
-    view: str = "day",
-    day: str | None = None,
-    category: str | None = None,
-    sort: str = "newest",
-    page: int = 1,
-    per_page: int = 30,
-) -> feed.Listing:
-    """A day, week or month of papers, or the trending week (see :func:`feed.listing`)."""
-    day, category = _listing_args(day, category, page, per_page)
-    return _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
 
 
 def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:

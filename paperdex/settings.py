@@ -9,8 +9,8 @@ worker process gets the settings it was started with (pickled), not whatever its
 says. A bad value is refused here with one line naming the variable, instead of a traceback
 from deep inside a search.
 
-Each variable, its flag and its default are listed in :data:`VARIABLES` (and in the README's
-"Settings" table, which a test keeps in step with it).
+Each variable and the field it sets are listed in :data:`VARIABLES`; its flag, default and
+meaning in the README's "Settings" table, which a test keeps in step with it.
 """
 
 from __future__ import annotations
@@ -160,119 +160,35 @@ def _count(s: str) -> int:
 
 @dataclass(frozen=True)
 class Variable:
-    """One environment variable: the field it sets, how its text is read, its flag, its doc."""
+    """One environment variable: the field it sets and how its text is read. Its flag, default
+    and meaning are in the README's "Settings" table (a test keeps the two in step)."""
 
     name: str
     field: str
     parse: Callable[[str], Any]
-    flag: str
-    doc: str
 
 
 VARIABLES: tuple[Variable, ...] = (
-    Variable("PAPERDEX_HOME", "data_dir", _path, "--data-dir", "Data directory (default: the user data dir)."),
-    Variable(
-        "PAPERDEX_MODEL",
-        "model",
-        _model,
-        "embed --model",
-        f"Model `embed` uses for a store without vectors yet (default {DEFAULT_MODEL}).",
-    ),
-    Variable(
-        "PAPERDEX_EMBED_URL",
-        "embed_url",
-        _url,
-        "",
-        "Base URL of the OpenAI-compatible embeddings endpoint of `openai:` models (default OpenAI's).",
-    ),
-    Variable("PAPERDEX_EMBED_KEY", "embed_key", str.strip, "", "The key that endpoint wants (never printed)."),
-    Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch, "", "0: no Chinese-to-English query dictionary (default 1)."),
-    Variable(
-        "PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch, "", "0: no Chinese-query adapter for multilingual-e5 (default 1)."
-    ),
-    Variable(
-        "PAPERDEX_EMBED_THREADS",
-        "embed_threads",
-        _threads,
-        "embed --threads",
-        "CPU threads of the embedding engine (default 0: its own choice).",
-    ),
-    Variable(
-        "PAPERDEX_TIME_BUDGET",
-        "time_budget",
-        _seconds(True),
-        "serve --time-budget",
-        f"Seconds one web search may run before a 503 (default {DEFAULT_TIME_BUDGET:g}).",
-    ),
-    Variable(
-        "PAPERDEX_POOL_WAIT",
-        "pool_wait",
-        _seconds(False),
-        "",
-        f"Seconds a web request waits for a free searcher before a 503 (default {DEFAULT_POOL_WAIT:g}).",
-    ),
-    Variable(
-        "PAPERDEX_ALLOWED_HOSTS",
-        "allowed_hosts",
-        _hosts,
-        "serve --allow-host",
-        "Host names the web server answers besides loopback, comma-separated ('*': any).",
-    ),
-    Variable(
-        "PAPERDEX_FORWARDED_ALLOW_IPS",
-        "forwarded_allow_ips",
-        proxy_addresses,
-        "serve --forwarded-allow-ips",
-        "Proxies whose X-Forwarded-For the web server believes: addresses or networks, comma-separated "
-        "('*': any peer; default: none).",
-    ),
-    Variable(
-        "PAPERDEX_BACKEND",
-        "backend",
-        str.strip,
-        "",
-        "Backend URI `open_backend()` opens when given none (default: the embedded store).",
-    ),
-    Variable("PAPERDEX_SMTP_USER", "smtp_user", str.strip, "", "SMTP login for `digest --smtp`."),
-    # as set: a password may begin or end with a space
-    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", str, "", "SMTP password for `digest --smtp`."),
-    # --- the optional language model of `paperdex summarize` (summaries.py) ---
-    Variable(
-        "PAPERDEX_LLM_URL",
-        "llm_url",
-        check_url,
-        "summarize --url",
-        "Base URL of an OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:8080/v1 (default: none, no summaries).",
-    ),
-    Variable("PAPERDEX_LLM_MODEL", "llm_model", str.strip, "summarize --model", "The model name the endpoint serves."),
-    Variable(
-        "PAPERDEX_LLM_KEY_ENV",
-        "llm_key_env",
-        _variable_name,
-        "",
-        f"The environment variable holding the endpoint's key (default {DEFAULT_LLM_KEY_ENV}).",
-    ),
-    Variable(
-        "PAPERDEX_LLM_PER_DAY",
-        "llm_per_day",
-        _count,
-        "summarize --per-day",
-        f"Papers summarised per UTC day at most (default {DEFAULT_LLM_PER_DAY}).",
-    ),
-    Variable(
-        "PAPERDEX_LLM_MAX_TOKENS",
-        "llm_max_tokens",
-        _count,
-        "",
-        f"Tokens one answer may use (default {DEFAULT_LLM_MAX_TOKENS}).",
-    ),
-    Variable(
-        "PAPERDEX_LLM_CONCURRENCY",
-        "llm_concurrency",
-        _count,
-        "summarize --concurrency",
-        "Requests to the endpoint at once (default 2).",
-    ),
+    Variable("PAPERDEX_HOME", "data_dir", _path),
+    Variable("PAPERDEX_MODEL", "model", _model),
+    Variable("PAPERDEX_EMBED_URL", "embed_url", _url),
+    Variable("PAPERDEX_EMBED_KEY", "embed_key", str.strip),
+    Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch),
+    Variable("PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch),
+    Variable("PAPERDEX_EMBED_THREADS", "embed_threads", _threads),
+    Variable("PAPERDEX_TIME_BUDGET", "time_budget", _seconds(True)),
+    Variable("PAPERDEX_POOL_WAIT", "pool_wait", _seconds(False)),
+    Variable("PAPERDEX_ALLOWED_HOSTS", "allowed_hosts", _hosts),
+    Variable("PAPERDEX_FORWARDED_ALLOW_IPS", "forwarded_allow_ips", proxy_addresses),
+    Variable("PAPERDEX_BACKEND", "backend", str.strip),
+    Variable("PAPERDEX_SMTP_USER", "smtp_user", str.strip),
+    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", str),  # as set: a password may begin or end with a space
+    Variable("PAPERDEX_LLM_URL", "llm_url", check_url),
+    Variable("PAPERDEX_LLM_MODEL", "llm_model", str.strip),
+    Variable("PAPERDEX_LLM_KEY_ENV", "llm_key_env", _variable_name),
+    Variable("PAPERDEX_LLM_PER_DAY", "llm_per_day", _count),
+    Variable("PAPERDEX_LLM_MAX_TOKENS", "llm_max_tokens", _count),
+    Variable("PAPERDEX_LLM_CONCURRENCY", "llm_concurrency", _count),
 )
 _BY_FIELD = {v.field: v for v in VARIABLES}
 
@@ -280,42 +196,30 @@ _BY_FIELD = {v.field: v for v in VARIABLES}
 @dataclass(frozen=True)
 class Settings:
     """Everything paperdex may be told from outside, resolved: flag, else environment, else
-    the built-in default. Frozen, so it can be shared by threads and pickled to workers. A field
-    without a docstring here is described by its entry in VARIABLES."""
+    the built-in default. Frozen, so it can be shared by threads and pickled to workers. What
+    each field means, its flag and its default: the README's "Settings" table (None: not set)."""
 
     data_dir: Path = field(default_factory=platform_data_dir)
-    """Where the store, indexes and sources.toml live."""
     model: str = DEFAULT_MODEL
-    """The embedding model `embed` uses when neither --model nor the store names one."""
     embed_url: str | None = None
-    """Base URL of the embeddings endpoint of `openai:NAME` models; None: OpenAI's."""
     embed_key: str | None = field(default=None, repr=False)
-    """The key that endpoint wants (sent in its Authorization header, never shown)."""
     zh_dict: bool = True
-    """Translate the Chinese words of a query with the bundled dictionary (lexical side)."""
     zh_adapter: bool = True
-    """Map Chinese queries with the trained adapter before dense search (multilingual-e5)."""
     embed_threads: int | None = None
-    """CPU threads of the embedding engine; None: the engine's own choice."""
     time_budget: float = DEFAULT_TIME_BUDGET
     pool_wait: float = DEFAULT_POOL_WAIT
-    """Seconds a web request waits for a free searcher before a 503 with Retry-After."""
     allowed_hosts: tuple[str, ...] = ()
     forwarded_allow_ips: tuple[str, ...] = ()
-    """Peers whose X-Forwarded-For names the client (a reverse proxy, a load balancer); ():
-    none, so a client connecting directly cannot choose the address it is queued under."""
+    """(): no proxy is believed, so a client connecting directly cannot choose the address it
+    is queued under."""
     backend: str | None = None
-    """A backend URI (embedded:// or milvus://); None: the embedded store in data_dir."""
     smtp_user: str | None = None
     smtp_password: str | None = field(default=None, repr=False)
-    """SMTP password for `digest --smtp` (never shown in a repr or log)."""
     llm_url: str | None = None
-    """An OpenAI-compatible endpoint for summaries; None: the layer is off."""
     llm_model: str | None = None
-    """The model the endpoint serves (stored beside every summary it writes)."""
     llm_key_env: str = DEFAULT_LLM_KEY_ENV
     llm_key: str | None = field(default=None, repr=False)
-    """The key itself, read from llm_key_env (never shown in a repr or log)."""
+    """The key itself, read from the variable llm_key_env names."""
     llm_per_day: int = DEFAULT_LLM_PER_DAY
     llm_max_tokens: int = DEFAULT_LLM_MAX_TOKENS
     llm_concurrency: int = 2
