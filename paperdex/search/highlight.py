@@ -89,10 +89,8 @@ def plain(segments: list[tuple[str, bool]]) -> str:
     return "".join(s for s, _ in segments)
 
 
-# A query word is highlighted only when it says what this search is about: not a stopword, and
-# not one of the store's everyday words (in more than this share of its papers; docs/web.md has
-# the shares on the 63k corpus: "model" 82%, "image" 30%, "reasoning" 22%, "transformer" 14%,
-# "diffusion" 9%). If every word is that common, the rarest one still is.
+# A word in more than this share of the store's papers is an everyday word, not highlighted
+# (`distinguishing`; the shares on the 63k corpus are in docs/web.md).
 COMMON_SHARE = 0.15
 
 

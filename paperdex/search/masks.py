@@ -20,14 +20,9 @@ from paperdex.text import STOPWORDS, has_cjk, stem
 
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
 MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
-
-
 # Constraints allowing at most this share of the papers restrict which postings are scored
-# (`find_words`): a category of 2,000 papers among 63k adds 3% of a common word's postings, while
-# for a loose one (a year) testing each posting costs more than adding it.
+# (`find_words`; docs/relevance.md).
 SCORE_WITHIN = 0.25
-
-
 RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one will do
 
 
@@ -40,9 +35,8 @@ def required(n: int, with_all: int | None = None) -> int:
     """How many of n free concepts a lexical match must contain: both of two (`weight decay`
     means both words); all of three to five while at least RELAX_BELOW papers of the whole
     store (`with_all`, never counted within a filter, so a filter only narrows) hold them all,
-    else all but one (`reinforcement learning robot` listed 1,476 papers, on "reinforcement
-    learning" alone, where 29 hold all three); half of a longer text (a pasted sentence is a
-    description, not a checklist). `with_all` None gives the widest rule, a bound. This
+    else all but one; half of a longer text (a pasted sentence is a description, not a
+    checklist). `with_all` None gives the widest rule, a bound. This
     decides the matched set only; the relevance order ranks every paper holding any concept."""
     if n <= 2:
         return n

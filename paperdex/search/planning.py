@@ -18,12 +18,7 @@ from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, has_cjk, split_cjk,
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
 MODES = ("hybrid", "lexical", "dense")
 SORTS = ("relevance", "newest")
-
-
-# A Chinese word's translations are listed most frequent first (zh-en-dict.tsv, by how often
-# the training summaries aligned them); a paper scored by a later one counts ALT_WEIGHT of
-# it, so 推理 "reasoning | inference" prefers reasoning. Topics-zh lexical nDCG@10 on the
-# development set: 1.0 -> 0.9271, 0.9 -> 0.9331, 0.8 -> 0.9435, 0.7 and 0.5 -> 0.9417.
+# What a paper scored by a Chinese word's later (less frequent) translation counts (docs/relevance.md).
 ALT_WEIGHT = 0.8
 
 
@@ -99,13 +94,7 @@ class Concept:
     label: str
     alts: list[tuple[str, ...]]
     weights: list[float] | None = None  # what a paper scored by each alternative counts; None: 1
-    # A Chinese word whose only rendering is a dictionary gloss of distinct words (模型量化:
-    # "model quantization") is a description that papers word many ways ("quantized models"),
-    # so its words may stand apart; requiring them together took the bundled sample's
-    # topics-zh lexical nDCG@10 from 0.9202 to 0.8657 (模型量化: 44 papers matched, then 5).
-    # A term with a short form (大语言模型: "large language model" or "LLM"), an acronym's
-    # long form, a typed hyphenated word and 端到端's "end to end" are set phrases. Adjacency
-    # still ranks either kind (the phrase bonus).
+    # words of a dictionary gloss may stand apart (docs/relevance.md); set phrases' may not
     loose: bool = False
 
     def weight(self, i: int) -> float:
@@ -244,10 +233,9 @@ class Plan(Request):
     @cached_property
     def dense_text(self) -> str:
         """What the embedding model reads: the query's own words, fields' words included. A
-        Chinese run the dictionary covers is read as its words' first English translations:
-        the model ranks English papers far better from English (topics-zh, dense nDCG@10 0.36
-        with the Chinese text, 0.84 translated; English 0.85). A run it covers only in part
-        is kept as typed beside what it translates."""
+        Chinese run the dictionary covers is read as its words' first English translations
+        (the model ranks English papers far better from English: docs/relevance.md); a run it
+        covers only in part is kept as typed beside what it translates."""
         parts: list[str] = []
         for t in [*self.soft, *self.positives]:
             if t.column == "authors" or not t.raw:

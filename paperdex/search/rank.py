@@ -14,13 +14,7 @@ import numpy as np
 from paperdex.index import lexical
 from paperdex.search.planning import Concept, Plan, alt_pairs
 
-# Fusion by query class (`Plan.query_class`): the dense side's weight in the convex combination
-# of normalised scores (`fuse`), chosen on every development set together (bench/relevance.py,
-# docs/relevance.md): keywords want little (English topics nDCG@10 0.985 at 0.2, 0.967 at 0.5),
-# questions and claims much (English questions 0.66 at 0.1, 0.74 at 0.5; claims 0.705 / 0.731),
-# Chinese read through the dictionary less (Chinese questions 0.81 at 0.1, 0.70 at 0.5), and
-# so do Chinese sentences with English names in them (known-zh Recall@1 0.992 at 0.1, 0.984 at
-# 0.5); short mixed keywords (`MoE 模型 专家负载均衡`) take the English keywords' middle.
+# The dense weight of `fuse` by query class (`Plan.query_class`); figures in docs/relevance.md.
 FUSION = {
     ("en", "keywords"): 0.2,
     ("en", "sentence"): 0.5,
@@ -30,72 +24,37 @@ FUSION = {
     ("mixed", "sentence"): 0.1,
 }
 
-
-# Dense pseudo-relevance feedback (`Searcher._feedback`) for English questions and claims:
-# the query vector plus FEEDBACK_BETA x the unit mean of the first fused order's best
-# FEEDBACK_DOCS papers, scanned again and fused again (docs/relevance.md).
+# Dense pseudo-relevance feedback (`Searcher._feedback`) for these classes (docs/relevance.md).
 FEEDBACK = {("en", "sentence")}
-
-
 FEEDBACK_DOCS = 10
 FEEDBACK_BETA = 0.5
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
 LEX_POOL = 1000  # best papers by words scored on both sides
-
-
-# Dense close matches, per model and the language the model reads (Plan.dense_lang: "zh" only
-# for Chinese the dictionary left untranslated): (the cosine the best hit needs for the
-# query to have any close match, the cosine every other hit needs, how far under the best
-# hit another may be). Calibrated on the topic development sets and on nonsense queries
-# (docs/relevance.md): the first floor sits under the best hit of real queries and over that
-# of most nonsense, the second where the share of relevant papers among hits falls below
-# about half, and so does the third: e5's cosines crowd into 0.85-0.93, and hits 0.05 or more
-# under their query's best were relevant 28% of the time (53% at 0.04-0.05), so
-# `speculative decoding` no longer lets in papers that only share "decoding". MiniLM's
-# cosines spread wider; its third was not measured and is off. The pair's (embed.Pair) are
-# e5's carried over: an English query's cosine is 0.85 x e5's + 0.15 x MiniLM's, and 0.85 x
-# 0.855 + 0.15 x MiniLM's 0.40 = 0.787; one with Chinese is e5's x sqrt(0.85) = 0.922, and
-# 0.922 x 0.855 = 0.788, so one floor serves both; "zh" is e5's x 0.922. Nonsense stays under
-# 0.787 (0.705-0.778, seven strings, two corpora; docs/models.md).
+# Close-match floors per model and the language it reads (Plan.dense_lang): (the cosine the
+# best hit needs, the one every hit needs, how far under the best one may be); docs/relevance.md.
 MIN_COSINE = {
     "multilingual-e5-small": {"en": (0.855, 0.855, 0.05), "zh": (0.78, 0.80, 0.05)},
     "multilingual-e5-small+all-MiniLM-L6-v2": {"en": (0.787, 0.787, 0.05), "zh": (0.719, 0.738, 0.046)},
     "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
 }
 
-
 RANKED_LIST = 100  # papers the relevance order lists at least, when it ranks that many
-
-
-# The most a paper's score grows when the query's words stand together in it. Keywords and
-# questions name their topic in the field's terms (`weight decay`, "how do methods reduce the
-# KV cache …"); a statement (a claim, a description: a sentence without a question's frame)
-# says it in its own words, whose neighbours are less often a term. SciFact training claims,
-# lexical nDCG@10: 0.6948 at 1.0, 0.6978 at 0.5, 0.6975 at 0 (bm25s 0.6964); the English
-# questions lost 0.012 at 0.5 (docs/relevance.md).
+# The most a paper's score grows when the query's words stand together in it (a statement's:
+# PHRASE_BOOST_STATEMENT); docs/relevance.md.
 PHRASE_BOOST = 1.0
-
-
 PHRASE_BOOST_STATEMENT = 0.5
 PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
-
-
-# A query of QUOTED_UNITS or more phrase units, QUOTED_SHARE of them standing together in one
-# paper and in no other, was pasted from it: the words found it, and the dense side does not
-# rank against them (`Words.quoted`). Development sets: 383 of the 400 known-item sentences,
-# 4 of SciFact's 809 training claims (docs/relevance.md).
+# A query of QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only,
+# was pasted from it (`Words.quoted`; docs/relevance.md).
 QUOTED_UNITS = 6
-
-
 QUOTED_SHARE = 0.8
 
 
 def understood(got: list[tuple[int, float]], model: str | None, lang: str) -> bool:
     """Whether the model finds the query near anything at all: its best hit passes the first
     floor. A query that is not, and whose words no paper holds either (`qwxzv plorbnik`), gets
-    no dense candidates in the ranking; one whose words match keeps them (8% of SciFact's
-    training claims have a best e5 hit under 0.855, as nonsense does: 0.83-0.85)."""
+    no dense candidates in the ranking; one whose words match keeps them (docs/relevance.md)."""
     top_floor = MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))[0]
     return bool(got) and got[0][1] >= top_floor
 
@@ -147,14 +106,10 @@ def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarra
 def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
     """Fused scores of candidates: a convex combination of the two sides' scores, each
     normalised to [0, 1] within the query (words: BM25F over the best; meaning: the cosine
-    between `floor`, the deepest dense candidate's, and the best). Scores, not ranks: a paper
-    both sides like beats one only one side likes, and a known item whose words score far over
-    the rest keeps its lead, which RRF forgets (Bruch, Gai & Ingber, "An Analysis of Fusion
-    Functions for Hybrid Retrieval", TOIS 2023). The dense weight shrinks by the words' own
-    confidence, the gap between their best two normalised scores: a sentence quoted from one
-    abstract puts that paper far ahead on words (known-en Recall@1 at weight 0.5: 0.82 without
-    this, 0.995 with it), a question or a claim does not (docs/relevance.md). A missing cosine
-    counts as the floor."""
+    between `floor`, the deepest dense candidate's, and the best; a missing cosine counts as
+    the floor). Scores, not ranks, so a known item whose words score far over the rest keeps
+    its lead; the dense weight shrinks by the gap between the words' best two normalised
+    scores (docs/relevance.md)."""
     top = float(lex.max()) if len(lex) else 0.0
     lx = lex / top if top > 0 else np.zeros(len(lex), dtype=np.float32)
     c = np.where(np.isnan(cos), floor, cos)
