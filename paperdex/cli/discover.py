@@ -203,18 +203,15 @@ def saved_new(ctx, key, limit, seen, as_json) -> None:
 
     with _service(ctx, readonly=not seen) as pool:
         nm = new_matches(pool, key.lstrip("#"), limit)
-        ss = nm.saved
         if seen:
-            library.mark_seen(pool.store, ss.id)
+            library.mark_seen(pool.store, nm.saved.id)
     if as_json:
         click.echo(json_text(nm.to_dict()))
-    elif nm.error:
-        raise UserError(tty(nm.notices[0]))
-    else:
-        click.echo(f"{nm.count} new for {tty(ss.name)}", err=True)
+        ctx.exit(1 if nm.error else 0)
     if nm.error:
-        ctx.exit(1)
-    for p in [] if as_json else nm.papers:
+        raise UserError(tty(nm.notices[0]))
+    click.echo(f"{nm.count} new for {tty(nm.saved.name)}", err=True)
+    for p in nm.papers:
         click.echo(f"{p.id}\t{p.date or ''}\t{tty(p.title)}")
 
 
