@@ -39,7 +39,6 @@ class Vectors(Protocol):
     def model(self) -> str | None:
         """The model the vectors came from; the engine only reads it (None: an index built
         without a model's name, which the engine ranks with no model's floors)."""
-        ...
 
     def __len__(self) -> int: ...
 
@@ -48,17 +47,14 @@ class Vectors(Protocol):
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Any]:
         """(the `depth` nearest, the `pool` nearest among `allowed` rowids, scan state for
         `cosines_of`), best first, equal cosines by rowid."""
-        ...
 
     def cosines_of(self, state: Any, rowids: np.ndarray) -> np.ndarray:
         """The query's cosine with each of `rowids` (NaN for a row with no vector)."""
-        ...
 
     def vector(self, rowid: int) -> np.ndarray | None: ...
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
         """The unit vectors of those of `rowids` that have one (one round trip on a server)."""
-        ...
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]: ...
 
@@ -71,11 +67,9 @@ class Corpus(Protocol):
 
     def lexical(self) -> lexical.LexIndex:
         """The lexical snapshot searches use now."""
-        ...
 
     def vectors(self) -> Vectors | None:
         """The vector index searches use now; None when no paper has a vector."""
-        ...
 
     def papers(self, rowids: list[int]) -> dict[int, Paper]: ...
 
@@ -85,22 +79,18 @@ class Corpus(Protocol):
 
     def by_doi(self, doi: str) -> Paper | None:
         """The paper with this DOI (lower case), for a pasted reference."""
-        ...
 
     def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
         """One field's text (title, abstract, or the authors joined by spaces) of these rows."""
-        ...
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
         """The rows whose text holds the exact phrase `t` (`fts`: it as an FTS5 expression).
         `candidates()` gives every rowid that could, by its words, for a corpus that checks
         texts rather than keep a phrase index."""
-        ...
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
         """`venue:` / `area:` (substring, ASCII case folded, as SQLite's LIKE) and
         `decision:` (OpenReview's decision, exactly)."""
-        ...
 
 
 # --- snapshots shared by a process ------------------------------------------------------

@@ -1,15 +1,4 @@
-"""The query language, parsed into a small tree and compiled to parameterised SQL.
-
-    free text            words; the paper must contain at least one, BM25 ranks the rest
-    "exact phrase"       unstemmed, words adjacent, required
-    ti: au: abs:         restrict a word, "phrase" or (group) to title, authors, abstract
-    cat:cs.LG  cat:cs    a category, or every category of an archive
-    id:2510.05491        one paper
-    venue: area:         substring of the venue ("NeurIPS 2025") or area ("Language Models")
-    date:2025-01..2025-06   date:2025   date:2025-03-01..   date:..2024
-    -term  NOT term      exclude
-    a OR b, a AND b, ( )  boolean structure; AND binds tighter than OR
-    transform*           prefix
+"""The query language (its syntax: the table in docs/search.md), parsed into a small tree.
 
 User text never reaches FTS5 unescaped: every word becomes a double-quoted FTS5 string built
 from \\w-characters only, so FTS5 operators, column filters and quotes typed by a user are
