@@ -9,7 +9,6 @@ behind escaping for paper text that contains markup.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -27,7 +26,7 @@ from paperdex.messages import message
 from paperdex.service import MAX_WAITING, SearcherPool, ServiceError
 from paperdex.settings import Settings
 from paperdex.web.assets import StaticAssets
-from paperdex.web.limits import admit, check_path, header, host_name
+from paperdex.web.limits import admit, check_path, host_name
 from paperdex.web.views import api, daily, feeds, library_api, paper, search, summary
 from paperdex.web.views import library as library_views
 from paperdex.web.views.base import SafeJSON, page
@@ -46,10 +45,9 @@ JSON_PATHS = ("/api", "/openapi.json", "/search.json", "/daily.json")  # and eve
 
 class Guard:
     """The outermost layer, around FastAPI's own error handling, so that every response
-    (a 500 included) carries the security headers. It also refuses a Host header that is not
-    an allowed name, or not a name and a port at all (limits.host_name; a DNS-rebinding page
-    could otherwise read the API), answers HEAD as GET without the body, and lets in what
-    limits.admit admits. Plain ASGI: no per-request task overhead."""
+    (a 500 included) carries the security headers. It answers HEAD as GET without the body, and
+    lets in what limits.admit admits: the allowed Host names only (a DNS-rebinding page could
+    otherwise read the API). Plain ASGI: no per-request task overhead."""
 
     HEADERS = [
         (b"content-security-policy", CSP.encode()),
@@ -60,8 +58,8 @@ class Guard:
 
     def __init__(self, app: ASGIApp, allowed_hosts: list[str]) -> None:
         self.app = app
-        self.any_host = "*" in allowed_hosts
-        self.allowed = {host_name(h) or h.strip().lower() for h in allowed_hosts}
+        names = {host_name(h) or h.strip().lower() for h in allowed_hosts}
+        self.hosts = None if "*" in names else names  # None: any Host
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -77,17 +75,9 @@ class Guard:
                 message = {**message, "body": b""}
             await send(message)
 
-        if not self.any_host:
-            name = host_name(header(scope, b"host") or "")
-            if name is None or name not in self.allowed:
-                body = json.dumps({"error": {"status": 400, "message": "this Host is not allowed (see --allow-host)"}})
-                headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-                await guarded_send({"type": "http.response.start", "status": 400, "headers": headers})
-                await guarded_send({"type": "http.response.body", "body": body.encode()})
-                return
         if head:
             scope = {**scope, "method": "GET"}
-        await admit(self.app, scope, receive, guarded_send)  # cross-site requests, tokens in URLs, body sizes
+        await admit(self.app, scope, receive, guarded_send, self.hosts)  # Host, cross-site, tokens in URLs, body sizes
 
 
 class App(FastAPI):

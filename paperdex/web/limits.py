@@ -1,9 +1,9 @@
 """What a request may cost before the app does any work for it: :func:`admit` (the outer ASGI
-layer, called by app.Guard) refuses cross-site requests, tokens in URLs and bodies over their
-limit before a byte of a body is read, and records the client's address for the searchers'
-queue (service.FairGate); :func:`check_path` bounds every route's path parameters, and
-:func:`parse_json` a JSON body's depth before it is parsed. The bounds and why:
-docs/request-costs.md.
+layer, called by app.Guard) answers only the allowed Host names, refuses cross-site requests,
+tokens in URLs and bodies over their limit before a byte of a body is read, and records the
+client's address for the searchers' queue (service.FairGate); :func:`check_path` bounds every
+route's path parameters, and :func:`parse_json` a JSON body's depth before it is parsed. The
+bounds and why: docs/request-costs.md.
 """
 
 from __future__ import annotations
@@ -125,10 +125,12 @@ class TooLarge(HTTPException):
         super().__init__(413, f"the request body is larger than {limit:,} bytes")
 
 
-async def admit(app, scope, receive, send) -> None:
+async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> None:
     """Run the ASGI `app` on an HTTP request that passes the checks described in the module
     docstring, else answer it here; called by app.Guard (so its answers carry the security
-    headers), outside FastAPI."""
+    headers), outside FastAPI. `hosts`: the Host names answered (None: any)."""
+    if hosts is not None and host_name(header(scope, b"host") or "") not in hosts:
+        return await _refuse(scope, send, 400, "this Host is not allowed (see --allow-host)", True)
     client = scope.get("client")
     CLIENT.set(client[0] if client else "local")
     path = scope.get("path", "")

@@ -39,6 +39,7 @@ from paperdex.text.latex import (
     safe_url,
 )
 from paperdex.web import assets
+from paperdex.web.links import quoted
 
 # the markers that open a run (its kind, its tag) and those that close one; a link's tag has its URL
 _OPEN = {
@@ -374,10 +375,7 @@ def _unparse_filter(node: Q.Filter) -> str:
     if isinstance(node.value, tuple):  # a date range
         start, end = node.value
         return f"date:{start}" if start == end else f"date:{start}..{end}"
-    value = str(node.value)
-    if node.kind in ("venue", "area"):
-        return f'{node.kind}:"{value.replace(chr(34), " ").strip()}"'
-    return f"{node.kind}:{value}"
+    return quoted(node.kind, str(node.value)) if node.kind in ("venue", "area") else f"{node.kind}:{node.value}"
 
 
 def parses(q: str) -> bool:
