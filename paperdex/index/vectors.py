@@ -1,12 +1,6 @@
 """The dense side of the store: its int8 vectors, read from SQLite into memory and searched
-exactly with SIMD dot products (numkong).
-
-Why no ANN graph: SQLite's vectors table is the one copy of the vectors on disk (1M papers:
-454 MB). A graph (usearch HNSW) kept a second and third copy beside it (its own rows and a
-`vecs.npy`, 1.50 GB at 1M), took 16 minutes to build at 1M and found 0.966 of the exact top
-10 there. Scanning int8 rows with SIMD takes ~20 ms a query at 1M on one core and finds what
-exact int8 search finds (0.984 of float32's top 10 at 1M), which keeps a 1M hybrid query
-within its 60 ms; beyond that, the Milvus backend is the answer (docs/performance.md).
+exactly with SIMD dot products (numkong). SQLite's table stays the one copy on disk; why a scan
+and not an ANN graph, with the figures: docs/performance.md, "Why the dense side scans".
 
 Lifecycle, kept simple enough to be obviously right:
 
@@ -14,7 +8,7 @@ Lifecycle, kept simple enough to be obviously right:
   ``vectors.json`` (store identity, model, vectors epoch, count) is replaced atomically. It is
   what tells readers the vectors changed; it holds no vectors.
 * **Readers only read** (``VectorIndex.current``): every vector, read in one SQLite
-  transaction when the pointer changes (1M vectors: ~3 s), shared by every searcher of a
+  transaction when the pointer changes, shared by every searcher of a
   process. Vectors written after a publish join at the next one. A reader never writes a file.
 
 Nothing is pickled.
@@ -117,27 +111,19 @@ class VectorIndex:
         return {r: v for r in rowids if (v := self.vector(r)) is not None}
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it."""
-        n = len(self.keys)
-        if n == 0 or k <= 0 or q is None:
+        """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it: int8
+        dot products of every allowed row with the quantised query, the best few scored again
+        with the float query."""
+        if len(self.keys) == 0 or k <= 0 or q is None:
             return []
         q = np.asarray(q, dtype=np.float32)
-        if allowed is None:
-            return self._scan(q, k, None)
-        pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
-        if len(pos) == 0:
+        pos = None if allowed is None else _present(self.keys, np.asarray(allowed, dtype=np.int64))
+        if pos is not None and len(pos) == 0:
             return []
-        return self._scan(q, k, pos)
-
-    def _scan(self, q: np.ndarray, k: int, pos: np.ndarray | None) -> list[tuple[int, float]]:
-        """int8 dot products of every (allowed) row with the quantised query, then the best
-        few scored again with the float query."""
         q8 = quantize(q)[None, :]
         mask = None
         if pos is not None and len(pos) > SCAN_ALL_ABOVE * len(self.keys):
-            mask = np.zeros(len(self.keys), dtype=bool)
-            mask[pos] = True
-            pos = None
+            mask, pos = _mask(len(self.keys), pos), None
         rows = self.vecs if pos is None else self._rows(pos)
         inv = self.inv if pos is None else self.inv[pos]
         scores = _dots8(q8, rows)[0]
@@ -154,19 +140,14 @@ class VectorIndex:
         top k_in among `allowed` (rowids; None: all), both scored again with the float query,
         and every row's int8 cosine (within ~1e-3; the dense score of word candidates that no
         top-k reached), by position in `keys`."""
-        n = len(self.keys)
-        if n == 0 or q is None:
+        if len(self.keys) == 0 or q is None:
             return [], [], np.zeros(0, dtype=np.float32)
         q = np.asarray(q, dtype=np.float32)
-        q8 = quantize(q)
-        scores = _dots8(q8[None, :], self.vecs)[0]
-        scores *= self.inv
-        scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
+        scores = self._cosines8(quantize(q))
         if allowed is None:
             ranked = self._exact(q, scores, max(k_all, k_in), None)
             return ranked[:k_all], ranked[:k_in], scores
-        mask = np.zeros(n, dtype=bool)
-        mask[_present(self.keys, np.asarray(allowed, dtype=np.int64))] = True
+        mask = _mask(len(self.keys), _present(self.keys, np.asarray(allowed, dtype=np.int64)))
         inside = np.where(mask, scores, -np.inf)
         return self._exact(q, scores, k_all, None), self._exact(q, inside, min(k_in, int(mask.sum())), mask), scores
 
@@ -176,22 +157,16 @@ class VectorIndex:
         if len(self.keys) == 0 or q is None:
             return []
         q = np.asarray(q, dtype=np.float32)
-        q8 = quantize(q)
-        scores = _dots8(q8[None, :], self.vecs)[0]
-        scores *= self.inv
-        scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
-        return self._exact(q, scores, k, None)
+        return self._exact(q, self._cosines8(quantize(q)), k, None)
 
     def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], np.ndarray]:
         """`scan`'s second and third parts alone: the top k_in among `allowed` (rowids) and the
-        int8 cosines of the allowed rows (NaN elsewhere), without the top over all rows. A
-        filtered query needs that top only for its close matches, and the engine knows when
-        none can be within the filter (`Searcher._dense_side`); a narrow filter then scores
-        only its own rows (a category of 2,000 papers among 63k: 0.04 ms of dot products
-        instead of 1.2). Each allowed row's score is the same float32 as `scan` gives it
-        (int8 dot products are exact integers; the same scalings, element by element), and
-        the same candidates are scored again with the float query, so both return the same
-        top k_in."""
+        int8 cosines of the allowed rows (-inf elsewhere), without the top over all rows, which
+        a filtered query needs only for its close matches (`Searcher._dense_side` knows when
+        none can be within the filter; the saving: docs/performance.md). Each allowed row's
+        score is the same float32 as `scan` gives it (int8 dot products are exact integers,
+        the same scalings element by element) and the same candidates are scored again, so
+        both return the same top k_in."""
         n = len(self.keys)
         q = np.asarray(q, dtype=np.float32)
         pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
@@ -200,18 +175,19 @@ class VectorIndex:
         if len(pos) > SCAN_ALL_ABOVE * n:  # a loose filter: gathering its rows costs more than it saves
             _, ranked, scores = self.scan(q, 0, k_in, allowed)
             return ranked, scores
-        q8 = quantize(q)
-        scores = _dots8(q8[None, :], self._rows(pos))[0]
-        scores *= self.inv[pos]
-        scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
-        # the rescoring takes its candidates from an array laid out as `scan`'s: the float
-        # products of a row come out of BLAS a last bit apart with its place in the matrix
-        # (-0.04746519 or -0.04746521), so the candidates go in the same order as there
+        # the candidates in an array laid out as `scan`'s: BLAS gives a row's float product a
+        # last bit apart with its place in the matrix, so they go in the same order as there
         inside = np.full(n, -np.inf, dtype=np.float32)
-        inside[pos] = scores
-        mask = np.zeros(n, dtype=bool)
-        mask[pos] = True
-        return self._exact(q, inside, min(k_in, len(pos)), mask), inside
+        inside[pos] = self._cosines8(quantize(q), pos)
+        return self._exact(q, inside, min(k_in, len(pos)), _mask(n, pos)), inside
+
+    def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None) -> np.ndarray:
+        """The int8 cosines of the quantised query with every row (or the rows at `pos`)."""
+        rows, inv = (self.vecs, self.inv) if pos is None else (self._rows(pos), self.inv[pos])
+        scores = _dots8(q8[None, :], rows)[0]
+        scores *= inv
+        scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
+        return scores
 
     def cosines_of(self, scores: np.ndarray, rowids: np.ndarray) -> np.ndarray:
         """These papers' cosines from a `scan`'s every-row scores (NaN without a vector)."""
@@ -316,7 +292,7 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
     """Positions of the m highest scores, in no order. With many blocks per wanted score,
     only the m blocks with the highest maxima are partitioned: every one of the m best lies
     in a block whose maximum is at least the m-th best score, and at most m blocks have one
-    that high. At 1M scores and m = 400: 1.3 ms, where np.argpartition over all takes 13."""
+    that high (the saving: docs/performance.md)."""
     n = len(scores)
     if m >= n:
         return np.arange(n)
@@ -327,6 +303,12 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
     best = np.argpartition(-maxima, m - 1)[:m]
     idx = np.concatenate([(best[:, None] * block + np.arange(block)).ravel(), np.arange(full, n)])
     return idx[np.argpartition(-scores[idx], m - 1)[:m]]
+
+
+def _mask(n: int, pos: np.ndarray) -> np.ndarray:
+    m = np.zeros(n, dtype=bool)
+    m[pos] = True
+    return m
 
 
 def _present(keys: np.ndarray, rowids: np.ndarray) -> np.ndarray:
