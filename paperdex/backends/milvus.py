@@ -1,35 +1,23 @@
 """The search contract (docs/search.md) on Milvus, through pymilvus: a Milvus Lite file for one
-machine, or a Milvus standalone/cluster server (``http://host:19530``) for many.
+machine, or a Milvus standalone/cluster server (``http://host:19530``) for many. One collection
+holds the papers (its fields: `_ensure`; the primary key is the store's rowid when migrated, so
+ties go to the lower one as on the store), a second one its settings and counters.
 
-One collection holds the papers::
-
-    pk         INT64 primary key (the store's rowid when migrated; ties go to the lower one)
-    id, doi    VARCHAR              a paper id, its DOI (lower case) for pasted references
-    doc        VARCHAR              the whole record as JSON (zlib + base64 when long)
-    date       INT64                YYYYMMDD (listed, else published; 0 = none)
-    venue_lc, area_lc VARCHAR       ASCII-lower-cased, for `venue:` / `area:` (matched in Python)
-    dense      FLOAT_VECTOR         the paper's embedding (zeros with has_vec = false if none)
-
-Search is the one engine's (paperdex.search.engine over paperdex.search.corpus): this module supplies its
-primitives (`MilvusCorpus`) and nothing of the contract.
+Search is the one engine's (paperdex.search.engine over paperdex.search.corpus): this module
+supplies its primitives (`MilvusCorpus`) and nothing of the contract.
 
 * Records and vectors live in Milvus: a page's papers, a field's text, an id or DOI look-up
   are queries; `venue:` / `area:` / `decision:` read the values once per write and match them
-  here (a Milvus server refuses an infix LIKE: `MilvusCorpus.rowids_where`); the dense side
-  is Milvus's own search (`MilvusVectors`: the nearest, the nearest among the constraints'
-  rows a block of keys at a time, and the cosines of the candidates the words found).
-* The lexical side is paperdex.index.lexical's snapshot, built from the collection (`MilvusSource`)
-  and published by the writer in a folder beside it (`snapshot_dir`: next to a Milvus Lite
-  file; for a server, ``?snapshots=DIR`` in the URI, a folder every web pod mounts). Readers
-  map it and never build it, as on the embedded store; the writer publishes after every
-  write (``upsert``, ``delete``, the end of ``paperdex migrate --to``).
+  here (`MilvusCorpus.rowids_where`); the dense side is Milvus's own search (`MilvusVectors`).
+* The lexical side is paperdex.index.lexical's snapshot, built from the collection
+  (`MilvusSource`) and published by the writer after every write in a folder beside it
+  (`snapshot_dir`: next to a Milvus Lite file; for a server, ``?snapshots=DIR`` in the URI, a
+  folder every web pod mounts). Readers map it and never build it, as on the embedded store.
 * An exact phrase is checked on the texts of the papers holding all of its words (at most
   `MAX_PHRASE_CHECK` of them; past that the query is refused with a message).
 
-A collection made before the lexical snapshot (with the fields ``lex``/``sparse``, ``ti_lex``,
-``au_lex``, ``cats``, ``archives``, ``categories``, which nothing reads any more) is still
-searched as it is, but not written: ``paperdex migrate --to URI --restart`` makes it again
-(docs/scale-out.md).
+A collection made before the lexical snapshot (it has a ``lex`` field) is still searched as it
+is, but not written: ``paperdex migrate --to URI --restart`` makes it again (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -71,7 +59,7 @@ class _QuietEmptyArray(logging.Filter):
     """pymilvus 2.5 logs ERRORs (and raises) when a query on a collection with an ARRAY field
     matches nothing, whatever it outputs; `_query` reads that as no rows and re-raises anything
     else, so while it runs pymilvus's own query-failure lines are noise. Only collections made
-    by an older paperdex have ARRAY fields (the module docstring): this goes with them."""
+    by an older paperdex have ARRAY fields (cats, archives, categories): this goes with them."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not getattr(_QUIET, "on", False)
@@ -88,13 +76,10 @@ DEFAULT_DIM = 384  # a collection's when not told (`migrate --to` tells it the s
 LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (module docstring)
 FALSE = "pk < 0"
 # The consistency of every read but the writer's counters (`get_state(strong=True)`): a process
-# sees its own writes at once and another's as soon as the server has applied them. The
-# collections are created Strong, and on a Milvus server a Strong read waits for the next time
-# tick after it arrives (proxy.timeTickInterval, 200 ms by default): measured on Milvus 2.3.5
-# with the 314 fixture papers, a search took p50 0.40 s lexical, 1.6 s hybrid (its several
-# queries each waited), against 40 ms / 160 ms once the waits were gone (docs/scale-out.md).
-# Milvus Lite answers both alike. What a reader may see is unchanged in kind: Milvus has no read
-# transaction, and a reader could always see records newer or older than its lexical snapshot.
+# sees its own writes at once and another's as soon as the server has applied them. A Strong
+# read waits for the server's next time tick, several times a search (docs/scale-out.md,
+# "Consistency"); Milvus has no read transaction anyway, so a reader could always see records
+# newer or older than its lexical snapshot.
 READ = "Session"
 
 
@@ -209,8 +194,7 @@ class MilvusBackend:
         s.add_field("id", DataType.VARCHAR, max_length=512)
         s.add_field("doi", DataType.VARCHAR, max_length=512)
         s.add_field("doc", DataType.VARCHAR, max_length=65535)
-        # FLOAT_VECTOR, not FLOAT16: Milvus Lite 2.5.1 scans f16 about 20x slower (no f16 SIMD;
-        # 50 ms against 2.4 ms for 10k vectors, measured), for half the bytes
+        # FLOAT_VECTOR, not FLOAT16: Milvus Lite scans f16 far slower (docs/scale-out.md)
         s.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
         s.add_field("has_vec", DataType.BOOL)
         s.add_field("date", DataType.INT64)
@@ -527,11 +511,9 @@ class MilvusBackend:
         """Publish the lexical snapshot of what the collection holds now (the papers whose text
         is unchanged carry their postings over from the last one).
 
-        A Milvus Lite file is flushed first, as it always was; a server is not: its Strong
-        queries and searches see rows not yet sealed into segments (measured on 2.3.5: the exact
-        top 10 over 20,000 unflushed vectors), it keeps them in its log and seals segments
-        itself, and a flush per write cost 0.5-2.5 s there (pymilvus polls its state every half
-        second) and leaves one small segment per write."""
+        A Milvus Lite file is flushed first; a server is not: its queries and searches see rows
+        not yet sealed into segments, it seals them itself, and a flush per write is slow there
+        and leaves one small segment per write (docs/scale-out.md)."""
         if self.lite:
             self.flush()
         if not self.store_id():
@@ -583,8 +565,8 @@ class MilvusSource:
         return contextlib.nullcontext()
 
     def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
-        """The categories come from the records (Milvus Lite 2.5.1 returned an ARRAY column of
-        them superlinearly slowly: 10,000 rows in 55 s; the records in well under a second)."""
+        """The categories come from the records, not an ARRAY field, which Milvus Lite returns
+        superlinearly slowly (docs/scale-out.md)."""
         for got in self.b._rows(None, ["text_hash", "date", "doc"], INDEX_PAGE):
             yield [(int(r["pk"]), r["text_hash"], list(_decode_doc(r["doc"]).categories), int(r["date"])) for r in got]
 
@@ -640,7 +622,7 @@ class MilvusVectors:
 
     def cosines_of(self, q: np.ndarray, rowids: np.ndarray) -> np.ndarray:
         """By a search restricted to these keys: Milvus scores them where the vectors are,
-        instead of sending the vectors here (a hybrid query's 1,000 candidates: 0.25 s)."""
+        instead of sending the vectors here (docs/scale-out.md)."""
         pks = [int(r) for r in rowids]
         got: dict[int, float] = {}
         for i in range(0, len(pks), PK_BLOCK):
@@ -719,9 +701,8 @@ class MilvusCorpus:
     def rowids_where(self, kind: str, value: str) -> list[int]:
         """`venue:` / `area:` (a substring of the ASCII-lower-cased field, as SQLite's LIKE on
         the embedded store) and `decision:` (OpenReview's, inside the record), matched here on
-        the values `_values` read. Not a Milvus LIKE: a Milvus server (2.3.5, measured) refuses
-        any pattern but a prefix ("only prefix pattern match like ab% ... are supported"), which
-        Milvus Lite hid by answering `like "%x%"`."""
+        the values `_values` read. Not a Milvus LIKE: a Milvus server refuses any pattern but a
+        prefix, which Milvus Lite hid (docs/scale-out.md)."""
         if kind == "decision":
             return [pk for pk, d in self._values("decision").items() if d == value]
         needle = _ascii_lower(value)
