@@ -33,9 +33,9 @@ from paperdex.search.rank import (
     FEEDBACK_BETA,
     FEEDBACK_DOCS,
     FUSION,
-    MIN_COSINE,
     Dense,
     close_matches,
+    floors,
     listed_count,
     matched_set,
     newest,
@@ -269,7 +269,7 @@ class Searcher:
             # (or the close matches are not wanted, feedback), no paper of C is one, and C's own
             # rows are all the scan needs (for a narrow filter: a loose one scans every row anyway).
             ranked, every = vindex.scan_within(qv, DENSE_POOL, allowed)
-            floor = MIN_COSINE.get(vindex.model or "", {}).get(p.dense_lang, (-1.0, -1.0, 2.0))[1]
+            floor = floors(vindex.model, p.dense_lang)[1]
             # (a millionth under the floor still scans: a row's float product may differ in
             # its last bit between the two rescorings)
             close_possible = need_close and ranked and ranked[0][1] >= floor - 1e-6

@@ -12,16 +12,12 @@ from typing import Any
 from paperdex.text import STOPWORDS, WORD, fold, runs, stem
 
 MAX_SNIPPET_SOURCE = 20_000  # characters of an abstract searched for the best window
-_STEM_OF: dict[str, str] = {}  # surface word -> stem, for highlighting
 
 
+@lru_cache(maxsize=500_000)
 def _word_stem(word: str) -> str:
-    s = _STEM_OF.get(word)
-    if s is None:
-        if len(_STEM_OF) > 500_000:
-            _STEM_OF.clear()
-        s = _STEM_OF[word] = stem(fold(word))
-    return s
+    """A surface word's stem, as the index stems it."""
+    return stem(fold(word))
 
 
 def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:

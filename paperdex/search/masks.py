@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import reduce
 
 import numpy as np
 
@@ -239,13 +240,7 @@ class Eval:
         masks = [m for m in (self.node(c) for c in n.children) if m is not None]
         if not masks:
             return None
-        out = masks[0].copy()
-        for m in masks[1:]:
-            if n.op == "AND":
-                out &= m
-            else:
-                out |= m
-        return out
+        return reduce(np.logical_and if n.op == "AND" else np.logical_or, masks[1:], masks[0].copy())
 
 
 def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:

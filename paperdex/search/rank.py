@@ -51,18 +51,22 @@ QUOTED_UNITS = 6
 QUOTED_SHARE = 0.8
 
 
+def floors(model: str | None, lang: str) -> tuple[float, float, float]:
+    """The model's MIN_COSINE for `lang`; a model without any has no floors."""
+    return MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))
+
+
 def understood(got: list[tuple[int, float]], model: str | None, lang: str) -> bool:
     """Whether the model finds the query near anything at all: its best hit passes the first
     floor. A query that is not, and whose words no paper holds either (`qwxzv plorbnik`), gets
     no dense candidates in the ranking; one whose words match keeps them (docs/relevance.md)."""
-    top_floor = MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))[0]
-    return bool(got) and got[0][1] >= top_floor
+    return bool(got) and got[0][1] >= floors(model, lang)[0]
 
 
 def close_matches(got: list[tuple[int, float]], model: str | None, lang: str) -> list[tuple[int, float]]:
     """The dense hits (best first) that join the matched set, by the model's floors above;
     both backends keep them by this one rule."""
-    top_floor, floor, below = MIN_COSINE.get(model or "", {}).get(lang, (-1.0, -1.0, 2.0))
+    top_floor, floor, below = floors(model, lang)
     if not got or got[0][1] < top_floor:
         return []
     cut = max(floor, got[0][1] - below)
