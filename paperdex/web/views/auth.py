@@ -1,13 +1,6 @@
-"""Who may write, and the body of a write. Reads are open to anyone who can reach the server;
-every write (a tag, a "not interested", a saved search, an import, a summary) needs a token
-made by ``paperdex token create`` (stored hashed, :mod:`paperdex.discover.library`):
-
-* the JSON API takes it as ``Authorization: Bearer TOKEN``;
-* the browser signs in once on /library: the token goes into an HttpOnly, SameSite=Strict
-  cookie, and every form carries a CSRF field derived from the token's hash (an HMAC), checked
-  with the request's Origin: a page on another site cannot post a form with this cookie.
-
-Writes open a writable store for the one request (the searchers' stores are read-only).
+"""Who may write, and the body of a write: a bearer token, or the sign-in cookie with its CSRF
+value (the scheme: docs/recommendations.md, "Access control"). Writes open a writable store for
+the one request (the searchers' stores are read-only).
 """
 
 from __future__ import annotations

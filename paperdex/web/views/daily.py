@@ -17,7 +17,7 @@ from paperdex.web.views.base import YEAR, etal_of, mark_saved, page, page_window
 
 LAYOUTS = ("cards", "compact")  # a card per paper, or one line per paper
 LAYOUT_COOKIE = "layout"
-# The compact view's page: up to the feed's own cap; why 200, in docs/web.md ("The daily page").
+# The compact view's page: up to the feed's own cap; why 200: docs/web.md ("The daily page is a digest").
 COMPACT_PER_PAGE = 200
 
 router = APIRouter()
@@ -73,13 +73,10 @@ def daily_listing(
     pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
 ) -> feed.Listing:
     """feed.listing behind the service's checks of a listing, with two rules of the page's:
-
-    * per_page up to the feed's own cap (the compact view's COMPACT_PER_PAGE), past the API's
-      MAX_PER_PAGE: the page is one request of one reader, like the API's;
-    * "Top" ranks by a community signal only when there is one: Hugging Face upvotes. A day
-      without any is ranked as "For you" (the user's tags) when there are tags, else kept in the
-      listing's order, and says so (ranked_by starts with "no_upvotes"); the Stars sort stays one
-      click away. Why not by GitHub stars: docs/web.md ("The daily page")."""
+    per_page up to the feed's own cap (the compact view's), past the API's MAX_PER_PAGE; and
+    "Top" on a day without Hugging Face upvotes ranked as "For you" when there are tags, else in
+    the listing's order, saying so (ranked_by starts with "no_upvotes"); the Stars sort stays
+    one click away. Why not by GitHub stars: docs/web.md ("The daily page is a digest")."""
     day, category = service._listing_args(day, category, page, 1)
     d = service._read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
