@@ -97,9 +97,7 @@ class Result:
 
     @property
     def listed(self) -> int:
-        """How many papers the pages list: the matched set, and for relevance at least the
-        first RANKED_LIST of the ranked set (a question whose words few papers hold all of
-        still lists its best candidates), never the whole disjunction a common word makes."""
+        """How many papers the pages list (docs/search.md, "Pages")."""
         return listed_count(self.total, self.ranked)
 
     @property
@@ -262,12 +260,7 @@ class Searcher:
         allowed = None if C is None else ix.rowids[C]
         narrow = allowed is not None and len(allowed) <= SCAN_ALL_ABOVE * len(vindex)
         if allowed is not None and narrow and words_found and isinstance(vindex, VectorIndex):
-            # The nearest over the whole store decide only which papers of C are close matches
-            # (with words found, `understood` is not asked). A close match's cosine is at least
-            # the model's floor, and it is among the int8 candidates of the whole store's
-            # nearest, so among those of C's nearest too: when the best of C is under the floor
-            # (or the close matches are not wanted, feedback), no paper of C is one, and C's own
-            # rows are all the scan needs (for a narrow filter: a loose one scans every row anyway).
+            # C's own rows suffice unless C's best passes the floor (why: docs/relevance.md)
             ranked, every = vindex.scan_within(qv, DENSE_POOL, allowed)
             floor = floors(vindex.model, p.dense_lang)[1]
             # (a millionth under the floor still scans: a row's float product may differ in
