@@ -71,13 +71,6 @@ def _model(s: str) -> str:
         raise ValueError(str(e).replace(f"unknown model {name!r}", "unknown model")) from None
 
 
-def _url(s: str) -> str:
-    url = s.strip().rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise ValueError("expected an http:// or https:// URL, e.g. http://127.0.0.1:8080/v1")
-    return url
-
-
 def _whole(s: str, least: int, want: str) -> int:
     """A whole number >= `least`; else ValueError(`want`)."""
     try:
@@ -171,7 +164,7 @@ class Variable:
 VARIABLES: tuple[Variable, ...] = (
     Variable("PAPERDEX_HOME", "data_dir", _path),
     Variable("PAPERDEX_MODEL", "model", _model),
-    Variable("PAPERDEX_EMBED_URL", "embed_url", _url),
+    Variable("PAPERDEX_EMBED_URL", "embed_url", check_url),
     Variable("PAPERDEX_EMBED_KEY", "embed_key", str.strip),
     Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch),
     Variable("PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch),
