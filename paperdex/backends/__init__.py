@@ -28,7 +28,7 @@ import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -39,6 +39,9 @@ from paperdex.paper import Paper
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search.corpus import Corpus
 from paperdex.store import IngestSummary, Store, StoreError
+
+if TYPE_CHECKING:
+    from paperdex.backends.milvus import MilvusBackend
 
 
 @runtime_checkable
@@ -191,8 +194,7 @@ def search_corpus(uri: str | None) -> Corpus | None:
         return None
     with _CORPORA_LOCK:
         if uri not in _CORPORA:
-            b = open_backend(uri)
-            _CORPORA[uri] = b.corpus  # type: ignore[attr-defined]
+            _CORPORA[uri] = cast("MilvusBackend", open_backend(uri)).corpus  # not embedded: a collection
         return _CORPORA[uri]
 
 
