@@ -128,23 +128,47 @@ def tag_export(st, fmt, name, output) -> None:
 
 
 @tag.command("import")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--tag", "name", help="BibTeX: the tag its entries go into (required for .bib).")
+@click.argument("path", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--tag", "name", help="The tag the entries go into (needed for a .bib or CSL-JSON file).")
+@click.option("--zotero", "zotero_library", metavar="users/ID|groups/ID", help="A Zotero library, through its web API.")
+@click.option("--collection", help="Zotero: only this collection (its key or name).")
+@click.option("--api-key-env", metavar="VAR", help="Zotero: the environment variable holding an API key.")
 @pass_store()
-def tag_import(st, path, name) -> None:
-    """Merge a library export (.json), or save a .bib file's entries into --tag."""
+def tag_import(st, path, name, zotero_library, collection, api_key_env) -> None:
+    """Merge a library export (.json); save a .bib or CSL-JSON file's entries into --tag; or a
+    Zotero library's items into a tag per collection (or all into --tag)."""
+    from paperdex.sources import SourceError, zotero
+
+    try:
+        if zotero_library:
+            lib = zotero.WebLibrary(zotero_library, zotero.api_key(api_key_env))
+            out = library.import_papers(st, *zotero.read_library(lib, collection, name))
+        else:
+            out = _import_file(st, path, name)
+    except (zotero.ZoteroError, SourceError) as e:
+        raise UserError(str(e)) from None
+    click.echo(json_text(out))
+
+
+def _import_file(st, path: Path | None, name: str | None) -> dict:
+    from paperdex.sources import zotero
+
+    if path is None:
+        raise UserError("import what? a FILE (.json, .bib, CSL-JSON) or --zotero users/ID")
     text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".bib":
-        if not name:
-            raise UserError("a .bib file goes into a tag: --tag NAME")
-        out = library.import_bibtex(st, text, name)
-    else:
+    if path.suffix.lower() != ".bib":
         try:
             data = json.loads(text)
         except ValueError as e:
             raise UserError(f"{path}: not JSON ({e})") from None
-        out = library.import_json(st, data)
-    click.echo(json_text(out))
+        if not zotero.is_csl(data):
+            return library.import_json(st, data)
+    if not name:
+        raise UserError("a .bib or CSL-JSON file goes into a tag: --tag NAME")
+    if path.suffix.lower() == ".bib":
+        return library.import_bibtex(st, text, name)
+    res = zotero.read_csl(path)
+    return library.import_papers(st, [(p, [name]) for p in res.papers], res.errors)
 
 
 @click.group()

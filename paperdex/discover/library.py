@@ -16,7 +16,7 @@ import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -534,17 +534,44 @@ def export_bibtex(store: Store, name: str | None = None) -> str:
     return to_bibtex(papers)
 
 
-def import_bibtex(store: Store, text: str, name: str) -> dict[str, int]:
-    """Save the entries of a .bib file into tag `name`: entries naming a stored paper (its
-    arXiv id) are tagged; the others are ingested first (source `bibtex`)."""
+def import_bibtex(store: Store, text: str, name: str) -> dict[str, Any]:
+    """Save the entries of a .bib file into tag `name` (:func:`import_papers`)."""
     from paperdex.sources.bibtex import parse_bibtex
 
     res = parse_bibtex(text)
     name = tag_name(name)
-    new = [p for p in res.papers if store.rowid(p.id) is None]
+    return import_papers(store, [(p, [name]) for p in res.papers], res.errors)
+
+
+def import_papers(store: Store, entries: list[tuple[Paper, list[str]]], errors: Sequence[str] = ()) -> dict[str, Any]:
+    """Save papers read from a reference manager (a .bib or CSL-JSON file, a Zotero library)
+    into tags. Each is found in the store the way a sync finds a record's paper: its id (an arXiv
+    id), its DOI, the arXiv id it names, its title and first author; the store's papers are
+    tagged, the others added first (their own source's record), so a library brought in works
+    for recommendations at once. Every tag name is checked before anything is written."""
+    from paperdex.sources.merge import Matcher
+
+    entries = [(p, [tag_name(t) for t in names]) for p, names in entries]
+    matcher, ids, new, matched = Matcher(store), [], {}, 0
+    for p, _ in entries:
+        doi = p.extra.get("doi") or (p.extra.get("bibtex") or {}).get("doi")
+        pid = p.id if store.rowid(p.id) is not None else None
+        pid = pid or (store.paper_id_by_doi(str(doi).lower()) if doi else None)
+        if pid is None and (hit := matcher.find(p)):
+            pid = hit[0]
+        ids.append(pid or p.id)
+        matched += pid is not None
+        if pid is None:
+            new[p.id] = p
     if new:
         _writable(store)
-        store.upsert(new)
+        store.upsert(new.values())
         publish(store)
-    added = add_to_tag(store, name, [p.id for p in res.papers]) if res.papers else 0
-    return {"entries": len(res.papers), "ingested": len(new), "added": added, "errors": len(res.errors)}
+    tagged: dict[str, list[str]] = {}
+    for pid, (_, names) in zip(ids, entries, strict=True):
+        for t in names:
+            tagged.setdefault(t, []).append(pid)
+    added = {t: add_to_tag(store, t, pids) for t, pids in tagged.items()}
+    out: dict[str, Any] = {"entries": len(entries), "matched": matched, "ingested": len(new)}
+    out |= {"added": sum(added.values()), "tags": added, "errors": len(errors)}
+    return {**out, "refused": list(errors)} if errors else out

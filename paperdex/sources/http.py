@@ -170,10 +170,18 @@ class HttpClient:
                 self.sleep(self.min_interval - gap)
         self._last = self.clock()
 
-    def get(self, url: str, params: Mapping[str, Any] | None = None, *, accept: tuple[int, ...] = ()) -> httpx.Response:
+    def get(
+        self,
+        url: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        accept: tuple[int, ...] = (),
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
         """GET with retries; returns a 2xx response (or one whose status is in ``accept``, for
-        services that explain an error in the body) or raises SourceError."""
-        return self.fetch(url, lambda r: r, params, accept=accept)
+        services that explain an error in the body) or raises SourceError. ``headers`` are this
+        request's own (a key goes there, never in the URL an error message shows)."""
+        return self.fetch(url, lambda r: r, params, accept=accept, headers=headers)
 
     def fetch(
         self,
@@ -182,6 +190,7 @@ class HttpClient:
         params: Mapping[str, Any] | None = None,
         *,
         accept: tuple[int, ...] = (),
+        headers: Mapping[str, str] | None = None,
     ) -> T:
         """GET and ``parse`` the response; a body the parser refuses with UnreadableResponse (a page
         cut off mid-transfer, an HTML error page in place of XML) is asked for again like a
@@ -191,7 +200,7 @@ class HttpClient:
             self._wait_turn(url)
             self.sent.append(self.clock())
             try:
-                resp = self._client.get(url, params=params)
+                resp = self._client.get(url, params=params, headers=headers)
             except httpx.TimeoutException as e:
                 reason, wait = f"timed out ({type(e).__name__})", None
             except httpx.TransportError as e:
