@@ -244,12 +244,9 @@ class Eval:
 
 
 def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
-    C: np.ndarray | None = None
-    for n in hard:
-        m = ev.node(n)
-        if m is not None:
-            C = m if C is None else (C & m)
-    return C
+    """C: what every result obeys (None: nothing constrains)."""
+    masks = [m for m in map(ev.node, hard) if m is not None]
+    return reduce(np.logical_and, masks) if masks else None
 
 
 def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Words:
