@@ -44,7 +44,7 @@ from paperdex.paper import Paper, index_text
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
 from paperdex.search.corpus import lex_index
-from paperdex.store import IngestSummary, StoreError, _is_older
+from paperdex.store import IngestSummary, StoreError
 from paperdex.text import has_cjk, tokens
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,6 @@ PK_BLOCK = 4096  # primary keys one filtered vector search names
 INDEX_PAGE = 4096  # records read at a time to build the lexical snapshot
 DEFAULT_DIM = 384  # a collection's when not told (`migrate --to` tells it the store's)
 LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (module docstring)
-FALSE = "pk < 0"
 # The consistency of every read but the writer's counters (`get_state(strong=True)`): a process
 # sees its own writes at once and another's as soon as the server has applied them. A Strong
 # read waits for the server's next time tick, several times a search (docs/scale-out.md,
@@ -286,11 +285,8 @@ class MilvusBackend:
 
         _QUIET.on = True
         try:
-            if limit is None:
-                return self.client.query(self.col, filter=filter, output_fields=output_fields, consistency_level=READ)
-            return self.client.query(
-                self.col, filter=filter, output_fields=output_fields, limit=limit, consistency_level=READ
-            )
+            kw = {} if limit is None else {"limit": limit}
+            return self.client.query(self.col, filter=filter, output_fields=output_fields, consistency_level=READ, **kw)
         except MilvusException as e:  # an older collection, nothing matched (_QuietEmptyArray)
             if "Unsupported data type: 0" in str(e):
                 return []
@@ -299,15 +295,13 @@ class MilvusBackend:
             _QUIET.on = False
 
     def _count(self, expr: str | None) -> int:
-        if expr == FALSE:
-            return 0
         got = self._query(filter=expr or "", output_fields=["count(*)"])
         return int(got[0]["count(*)"])
 
     def _rows(self, expr: str | None, fields: list[str], page: int = MAX_TOPK) -> Iterator[list[dict]]:
         """Every row matching expr, `page` rows at a time in pk order (paged by pk)."""
         last = -1
-        while expr != FALSE:
+        while True:
             f = f"pk > {last}" if expr is None else f"({expr}) and pk > {last}"
             got = self._query(filter=f, output_fields=list({"pk", *fields}), limit=page)
             if not got:
@@ -408,7 +402,8 @@ class MilvusBackend:
                 written.add(pid)
                 continue
             same = prev["content_hash"] == p.content_hash()
-            older = _is_older(p, prev["updated"])
+            # a record dated before the stored one is a stale copy, not an update (as in Store.upsert)
+            older = bool(p.updated and prev["updated"] and p.updated < prev["updated"])
             if (same or older) and vec is None:
                 s.unchanged += 1
                 continue
@@ -630,20 +625,13 @@ class MilvusVectors:
             got.update(self._search(q, len(block), f"pk in {block}"))
         return np.array([got.get(r, np.nan) for r in pks], dtype=np.float32)
 
-    def _vectors(self, pks: list[int]) -> dict[int, np.ndarray]:
-        out: dict[int, np.ndarray] = {}
-        for r in self.b._by_pks(pks, ["pk", "dense"], " and has_vec == true"):
-            v = _vec_of(r["dense"])
-            if v is not None:
-                out[int(r["pk"])] = v
-        return out
-
     def vector(self, rowid: int) -> np.ndarray | None:
         return self.vectors([rowid]).get(rowid)
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
         """The unit vectors of those of `rowids` that have one, in one query."""
-        return {r: unit(v) for r, v in self._vectors(rowids).items()}
+        rows = self.b._by_pks(rowids, ["pk", "dense"], " and has_vec == true")
+        return {int(r["pk"]): unit(v) for r in rows if (v := _vec_of(r["dense"])) is not None}
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (rowid, cosine); `allowed` (rowids) restricts it."""
