@@ -155,3 +155,17 @@ def test_a_bib_entry_without_an_arxiv_id_finds_its_stored_paper_by_title(store):
     out = L.import_bibtex(store, bib, "eagle")
     assert (out["matched"], out["ingested"]) == (1, 0)
     assert L.tag_papers(store, "eagle") == ["openreview:FEAGLE24"] and store.get("bib:li2024eagle") is None
+
+
+def test_the_tag_page_says_how_many_papers_its_recommendations_need(store):
+    from fastapi.testclient import TestClient
+
+    from paperdex.web.app import create_app
+
+    L.import_papers(store, [(p, ["specdec"]) for p in Z.read_csl(fixture("zotero", "library.csl.json")).papers])
+    c = TestClient(create_app(store.data_dir, pool_size=1), base_url="http://localhost")
+    page = c.get("/tag/specdec").text
+    assert "This tag has 6 of the 20 papers from which its recommendations were measured to hold" in page
+    assert "这个标签有 6 篇论文；实测表明约 20 篇起推荐才稳定" in c.get("/tag/specdec", params={"lang": "zh"}).text
+    L.add_to_tag(store, "specdec", [f"p{i}" for i in range(14)], allow_missing=True)
+    assert 'data-testid="tag-needs"' not in c.get("/tag/specdec").text  # 20 papers: said no more
