@@ -340,11 +340,7 @@ class Pair:
         return self.join(e5, None if has_cjk(text) else self.minilm.embed_query(text))[0]
 
 
-MODELS: dict[str, type[E5Small] | type[MiniLM] | type[Pair]] = {
-    E5Small.name: E5Small,
-    MiniLM.name: MiniLM,
-    Pair.name: Pair,
-}
+MODELS: dict[str, type[E5Small] | type[MiniLM] | type[Pair]] = {m.name: m for m in (E5Small, MiniLM, Pair)}
 PREFIXES = ("hf:", "openai:")  # models named by the user: a Hugging Face repo, an embeddings endpoint
 
 
