@@ -366,7 +366,8 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     elif p.is_arxiv:
         fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
     date = p.published or p.date
-    precision = bib.get("date_precision") if date == p.published else None
+    zot = found if isinstance(found := p.extra.get("zotero"), dict) else {}  # a Zotero import's (sources/zotero.py)
+    precision = (bib.get("date_precision") or zot.get("date_precision")) if date == p.published else None
     if date and precision == "year":
         fields.append(("year", date[:4]))
     elif date and precision == "month":
@@ -380,7 +381,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     if p.venue and p.venue != venue:
         fields.append(("venue", _escape(p.venue)))  # read back by the import: the round trip holds
     arxiv_extra = found if isinstance(found := p.extra.get("arxiv"), dict) else {}
-    doi = arxiv_extra.get("doi") or bib.get("doi")
+    doi = arxiv_extra.get("doi") or bib.get("doi") or p.extra.get("doi")
     fields += [
         ("area", _escape(p.venue_area) if p.venue_area else None),
         ("eprint", p.id if p.is_arxiv else None),
