@@ -6,11 +6,12 @@ the library's tag import (``discover.library.import_papers``). BibTeX exports go
 The web API is read through paperdex's own HttpClient (httpx: the retries, ``Retry-After`` and
 spacing every network source has), not pyzotero: its releases since 1.7 require bibtexparser < 2,
 which cannot be installed beside paperdex's bibtexparser 2, and the last one that can (1.6.11)
-hands a 429's body back as the items. Measured in docs/library.md.
+hands a 429's body back as the items (docs/sources.md, "Zotero").
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -76,9 +77,10 @@ def _date(issued: Any) -> tuple[str | None, str | None]:
     y, mo, d = (nums + [0, 0])[:3]
     if not 1 <= mo <= 12:
         return f"{y}-01-01", "year"
-    if not 1 <= d <= 28 or len(nums) < 3:  # (a 31 in February is left to its month)
+    try:
+        return dt.date(y, mo, d).isoformat(), None
+    except ValueError:  # no day, or none that exists (a 31 in February): the month is known
         return f"{y}-{mo:02d}-01", "month"
-    return f"{y}-{mo:02d}-{d:02d}", None
 
 
 def _key(item: dict[str, Any]) -> str:
@@ -130,7 +132,7 @@ def read_items(items: list[Any], name: str) -> Parsed:
 
 
 def parse_csl(text: str, name: str = "<csl-json>") -> Parsed:
-    """A CSL-JSON file (a list of items; Better BibTeX may wrap it as ``{"items": [...]}``).
+    """A CSL-JSON file: a list of items (or ``{"items": [...]}``, as the web API's ``format=csljson`` sends it).
     A file that is not one raises ZoteroError before anything is read from it."""
     try:
         data = json.loads(text)

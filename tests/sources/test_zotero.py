@@ -57,6 +57,9 @@ def test_a_csl_export_reads_arxiv_ids_dois_venues_and_odd_dates():
     medusa = by["Medusa: Simple LLM I"]  # Better BibTeX: the citation key is the id
     assert (medusa.id, medusa.published, medusa.authors[1]) == ("zotero:cai2024medusa", "2024-01-01", "Together AI")
     assert res.errors == ["library.csl.json: item 7: missing or empty 'title'; skipped"]
+    day = {"title": "A paper", "issued": {"date-parts": [[2023, 5, 31]]}}
+    assert Z.csl_to_paper(day).published == "2023-05-31"  # a 31st is a day, not only its month
+    assert Z.csl_to_paper({**day, "issued": {"date-parts": [[2023, 2, 31]]}}).published == "2023-02-01"
 
 
 def test_a_csl_file_goes_into_a_tag_matching_stored_papers_and_adding_the_rest(store, tmp_path):
