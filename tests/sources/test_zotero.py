@@ -172,6 +172,7 @@ def test_the_tag_page_says_how_many_papers_its_recommendations_need(store):
     assert "这个标签有 6 篇论文；实测表明约 20 篇起推荐才稳定" in c.get("/tag/specdec", params={"lang": "zh"}).text
     L.add_to_tag(store, "specdec", [f"p{i}" for i in range(14)], allow_missing=True)
     assert 'data-testid="tag-needs"' not in c.get("/tag/specdec").text  # 20 papers: said no more
+    assert "paperdex tag import --zotero users/ID" in c.get("/library").text  # where a library comes in
 
 
 def test_a_zotero_paper_exports_to_bibtex_with_its_doi_and_no_more_date_than_known(store):
