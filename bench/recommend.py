@@ -219,6 +219,116 @@ def related_bench(store: Store, n: int = 40) -> None:
         print(f"| {name} | {len(sample)} | {np.mean(a):.2f} | {np.mean(b):.2f} | {np.median(ms):.0f} |", flush=True)
 
 
+# --calibrate: the "for TAG" chip (issue 34). Topics a tag is drawn from (papers with the phrase in
+# the title, or of the category) and what counts as on topic for it (the phrase in the title or
+# abstract, or the category); tags of CAL_SIZES papers, every other paper scored as the page does
+CAL_PHRASES = (
+    "speculative decoding", "graph neural network", "federated learning", "knowledge distillation",
+    "mixture of experts", "point cloud", "sparse autoencoder", "neural radiance", "state space model",
+    "kv cache", "jailbreak", "retrieval-augmented",
+)  # fmt: skip
+CAL_CATEGORIES = ("cs.RO", "cs.SD", "cs.GT", "cs.CR", "cs.IR", "cs.HC")
+CAL_SIZES = (1, 3, 10, 30)
+
+
+def cal_topics(store: Store, c: R.Corpus) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """topic -> (papers a tag is drawn from, papers on topic), as docs."""
+    out = {}
+    for ph in CAL_PHRASES:
+        like = f"%{ph}%"
+        q = "SELECT rowid FROM papers WHERE lower(title) LIKE ?"
+        tag = c.docs([r[0] for r in store.conn.execute(q, (like,))])
+        rel = c.docs([r[0] for r in store.conn.execute(q + " OR lower(abstract) LIKE ?", (like, like))])
+        out[ph] = (np.sort(tag).astype(np.int64), np.sort(rel).astype(np.int64))
+    for cat in CAL_CATEGORIES:
+        d = np.sort(c.ix.category_docs(cat)).astype(np.int64)
+        out[cat] = (d, d)
+    return out
+
+
+def cal_scores(store: Store, c: R.Corpus, trials: int, path: Path) -> dict[str, np.ndarray]:
+    """Fit the page's model (recommend.fit: chosen per tag) for `trials` random tags of each size
+    per topic and keep every paper's z-score (recommend.scores); cached in `path` (.npz)."""
+    if path.exists():
+        return dict(np.load(path))
+    z, rel, size, topic = [], [], [], []
+    for ti, (name, (pool, on)) in enumerate(cal_topics(store, c).items()):
+        rng = np.random.default_rng(ti)
+        for n in CAL_SIZES:
+            for i in range(trials):
+                tag = np.sort(rng.choice(pool, n, replace=False))
+                t = time.perf_counter()
+                s = R.scores(c, R.fit(c, tag, None, seed=f"cal:{name}:{n}:{i}"))
+                s = s.astype(np.float32)
+                s[tag] = np.nan  # the tag's own papers are not shown a chip
+                z.append(s)
+                rel.append(np.isin(np.arange(c.n), on))
+                size.append(n)
+                topic.append(ti)
+                print(f"# {name} {n} #{i}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    out = {"z": np.stack(z), "rel": np.stack(rel), "size": np.array(size), "topic": np.array(topic)}
+    np.savez(path, **out)
+    return out
+
+
+def logistic(X: np.ndarray, y: np.ndarray, iters: int = 30) -> np.ndarray:
+    """Weights of a logistic regression of y on the columns of X (Newton's method)."""
+    w = np.zeros(X.shape[1])
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-X @ w))
+        H = X.T @ (X * (p * (1 - p))[:, None]) + 1e-6 * np.eye(len(w))
+        w += np.linalg.solve(H, X.T @ (y - p) - 1e-6 * w)
+    return w
+
+
+def cal_row(hit: np.ndarray, on: np.ndarray, topic: np.ndarray, relevant: int, tags: int, days: int) -> str:
+    """precision (pooled, and the mean over topics), recall, chips a day per tag."""
+    per = [on[hit & (topic == t)].mean() for t in np.unique(topic) if (hit & (topic == t)).any()]
+    prec = on[hit].mean() if hit.any() else float("nan")
+    macro = np.mean(per) if per else float("nan")
+    return f"{prec:.2f} | {macro:.2f} | {on[hit].sum() / relevant:.3f} | {hit.sum() / tags / days:.2f}"
+
+
+def calibrate(store: Store, c: R.Corpus, got: dict[str, np.ndarray]) -> None:
+    """The "for TAG" chip, measured: over the corpus's days (all of them: every paper is on its
+    day's page), how many of the chips a tag's model gives are on the tag's topic (precision),
+    how much of the topic they find (recall), and how many cards a day carry one; first by the
+    z-score (recommend.scores), then by the probability recommend.on_topic makes of it, its
+    weights fitted on the other topics (leave one topic out), never on the topic measured."""
+    z, rel, size, topic = got["z"], got["rel"], got["size"], got["topic"]
+    days = store.conn.execute("SELECT count(DISTINCT date) FROM papers").fetchone()[0]
+    print(f"# {len(z)} tags, {days} days, {c.n / days:.0f} papers a day on average")
+    relevant = {n: int((rel[size == n] & ~np.isnan(z[size == n])).sum()) for n in CAL_SIZES}
+    keep = np.nan_to_num(z, nan=-np.inf) >= 2  # below z 2 no rule gives a chip: fitted on the rest
+    Z, Y = z[keep].astype(np.float64), rel[keep].astype(np.float64)
+    N, T = np.broadcast_to(size[:, None], z.shape)[keep], np.broadcast_to(topic[:, None], z.shape)[keep]
+    print("\n| tag papers | rule | precision | precision, mean over topics | recall | chips a day |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for n in CAL_SIZES:
+        for th in (3, 4, 5, 6, 7):
+            s = N == n
+            print(f"| {n} | z ≥ {th} | {cal_row(Z[s] >= th, Y[s], T[s], relevant[n], (size == n).sum(), days)} |")
+    with_n = logistic(np.c_[np.ones_like(Z), Z, np.log(N)], Y)
+    print(f"\n# logistic on z and ln(tag papers): {np.round(with_n, 3).tolist()}")
+    P = np.zeros(len(Z))
+    big = N >= R.MIN_CHIP_PAPERS  # fitted on the tags that may show chips
+    for t in np.unique(T):
+        w = logistic(np.c_[np.ones_like(Z), Z][big & (T != t)], Y[big & (T != t)])
+        P[T == t] = 1 / (1 + np.exp(-(w[0] + w[1] * Z[T == t])))
+    w = logistic(np.c_[np.ones_like(Z), Z][big], Y[big])
+    print(f"# logistic on z, tags of {R.MIN_CHIP_PAPERS}+ papers of all topics: a = {w[0]:.3f}, b = {w[1]:.3f}")
+    print("\n| tag papers | rule (left-out topic) | precision | precision, mean over topics | recall | chips a day |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for n in CAL_SIZES:
+        for th in (0.5, 0.7, 0.8, 0.9):
+            s = N == n
+            print(f"| {n} | p ≥ {th} | {cal_row(P[s] >= th, Y[s], T[s], relevant[n], (size == n).sum(), days)} |")
+    s = R.on_topic(Z) >= R.CHIP_P
+    print(f"\n# the shipped rule, p >= {R.CHIP_P} (z >= {R.chip_z():.2f}):")
+    for n in CAL_SIZES:
+        print(f"| {n} | {cal_row(s & (N == n), Y, T, relevant[n], (size == n).sum(), days)} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", default=str(ROOT / "bench/out/full"))
@@ -234,6 +344,7 @@ def main() -> None:
     )
     ap.add_argument("--topics", help="comma-separated topics to run (default: all)")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--calibrate", metavar="NPZ", help="the 'for TAG' chip's calibration (scores cached in NPZ)")
     a = ap.parse_args()
 
     store = Store(a.store, readonly=True)
@@ -246,6 +357,9 @@ def main() -> None:
     )
     if a.related:
         related_bench(store)
+        return
+    if a.calibrate:
+        calibrate(store, c, cal_scores(store, c, a.trials, Path(a.calibrate)))
         return
     T = topics(store, c)
     B = broad_topics(store, c)

@@ -646,7 +646,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Save papers to a tag to see what is new for it.",
         "zh": "把论文存入标签后，这里会显示相关新论文。",
     },
-    "for_tag": {"en": "for {tag}", "zh": "相关：{tag}"},
+    "for_tag_likely": {"en": "for {tag} · likely", "zh": "可能相关：{tag}"},
+    "for_tag_strong": {"en": "for {tag} · strong", "zh": "高度相关：{tag}"},
+    "tag_too_small": {
+        "en": "Add {n} more papers to {tag} to see which papers are for it (a tag of fewer marks too many wrongly).",
+        "zh": "再向 {tag} 添加 {n} 篇论文，才会标出与它相关的论文（更小的标签误标太多）。",
+    },
     "layout": {"en": "Layout", "zh": "布局"},
     "layout_cards": {"en": "Cards", "zh": "卡片"},
     "layout_compact": {"en": "Compact", "zh": "紧凑"},

@@ -35,7 +35,7 @@ from paperdex.text.latex import plain_tex
 FORMATS = ("rss", "atom")
 MAX_SUMMARY = 1200  # characters of an abstract in a feed item
 ATOM = "http://www.w3.org/2005/Atom"
-MIN_SCORE = feed.MIN_TAG_SCORE  # a day's paper is recommended when it scores this far above the mean (z)
+MIN_SCORE = R.chip_z()  # a day's paper is recommended from the z-score its tag's chip shows at
 
 
 def paper_url(base_url: str, p: Paper) -> str:

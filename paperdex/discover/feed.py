@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperdex.discover import library
-from paperdex.discover.recommend import for_you_order
+from paperdex.discover.recommend import MIN_CHIP_PAPERS, for_you_order, strength
 from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper
 from paperdex.search import lex_index
@@ -147,7 +147,6 @@ VIEWS = ("day", "week", "month", "trending")
 # foryou: by the user's tags (recommend.py)
 LISTING_SORTS = ("top", "newest", "upvotes", "stars", "foryou")
 TOP_TRENDING = 3  # papers the day's shape names as trending
-MIN_TAG_SCORE = 1.0  # a paper is "for a tag" at this z-score of its model (the digest's too)
 TRENDING_DAYS = 7
 
 
@@ -174,11 +173,11 @@ class Listing(_Page):
     notices: list[str] = field(default_factory=list)
     # the period's shape, for a day's digest: what ranked it ("upvotes", "stars", "tags",
     # "listing"), its most upvoted (else starred) papers, and per tag how many of its papers
-    # the tag's model scores MIN_TAG_SCORE or more and the tag does not hold yet
+    # the tag's chip (recommend.strength) and the tag does not hold yet
     ranked_by: list[str] = field(default_factory=list)
     trending: list[Paper] = field(default_factory=list)
     for_tags: list[tuple[str, int]] = field(default_factory=list)
-    scores: dict[str, tuple[float, str]] = field(default_factory=dict)  # paper id -> (for-you score, tag)
+    scores: dict[str, tuple[float, str, str]] = field(default_factory=dict)  # id -> (chance, tag, strength): chips
 
     def to_dict(self) -> dict[str, Any]:
         return self._dict(
@@ -186,6 +185,7 @@ class Listing(_Page):
             ranked_by=self.ranked_by,
             trending=[p.id for p in self.trending],
             for_tags=[{"tag": t, "count": n} for t, n in self.for_tags],
+            chips={i: {"tag": t, "chance": round(p, 3), "strength": s} for i, (p, t, s) in self.scores.items()},
         )
 
 
@@ -208,11 +208,11 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
 
 def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list]:
     """The day's most upvoted (else most starred) papers, and per tag how many of its papers
-    are new to it and score MIN_TAG_SCORE or more under its model."""
+    are new to it and earn its chip."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
     counts: dict[str, int] = {}
     for r, (score, tag) in scored.items():
-        if score < MIN_TAG_SCORE:
+        if not strength(score):
             continue
         pid = store.paper_id(r)
         if pid and tag not in library.tags_of(store, pid):
@@ -273,19 +273,22 @@ def listing(
     notices: list[str] = []
     ranked_by: list[str] = []
     scored: dict[int, tuple[float, str]] = {}
-    scores: dict[str, tuple[float, str]] = {}
-    if sort in ("top", "foryou"):
+    scores: dict[str, tuple[float, str, str]] = {}
+    if sort in ("top", "foryou"):  # a tag too small to mark papers says so, once
+        small = [t for t in library.tags(store) if 0 < t.count < MIN_CHIP_PAPERS]
+        notices += [message("tag_too_small", tag=t.name, n=MIN_CHIP_PAPERS - t.count) for t in small]
         if sort == "top":
             ordered, ranked_by, scored = _top_order(store, where, listing_order)
         else:  # every paper of the period scored by the user's tags (recommend.py)
             ordered, scored = for_you_order(store, store.rowids_in(where, order))
             ranked_by = ["tags" if scored else "listing"]
-            if ordered and not scored:
+            if ordered and not scored and not notices:
                 notices.append(message("for_you_needs_tags"))
         ordered = ordered[(page - 1) * per_page : page * per_page]
         got = store.get_many(ordered)
         papers = [got[r] for r in ordered if r in got]
-        scores = {got[r].id: scored[r] for r in ordered if r in got and r in scored}
+        chips = {r: (*scored[r], strength(scored[r][0])) for r in ordered if r in got and r in scored}
+        scores = {got[r].id: (p, t, s) for r, (p, t, s) in chips.items() if s}
     else:
         papers = store.papers_in(where, order, per_page, (page - 1) * per_page)
     prev, nxt = (None, None) if view == "trending" else (store.date_before(start), store.date_after(end))

@@ -837,13 +837,36 @@ def _surface(stems: list[str], text: str) -> list[str]:
     return [first[s] for s in stems if s in first and len(first[s]) > 2 and not s.isdigit()]
 
 
-# --- "for you": the daily page's order ---------------------------------------------------------
+# --- "for you": the daily page's order and its "for TAG" chips ----------------------------------
+
+# The chance that a paper is on a tag's topic, from its z-score: sigmoid(a + b z), fitted over 18
+# topics of the 63k corpus (the tag's size added nothing); a card says "for TAG" from CHIP_P,
+# "strong" from STRONG_P. Measured, and how chosen: docs/recommendations.md ("The for-TAG chip").
+ON_TOPIC = (-4.511, 1.010)
+CHIP_P = 0.8
+STRONG_P = 0.9
+MIN_CHIP_PAPERS = 3  # a smaller tag ranks and marks nothing: a one-paper tag's chips were 69% right
+
+
+def on_topic(z: Any) -> Any:
+    """The calibrated chance (0..1) for z-scores of :func:`scores`."""
+    return 1.0 / (1.0 + np.exp(-(ON_TOPIC[0] + ON_TOPIC[1] * np.asarray(z, dtype=np.float64))))
+
+
+def chip_z() -> float:
+    """The z-score from which a paper earns the chip (on_topic = CHIP_P)."""
+    return float((np.log(CHIP_P / (1 - CHIP_P)) - ON_TOPIC[0]) / ON_TOPIC[1])
+
+
+def strength(chance: float) -> str | None:
+    """What a card says of a chance: "strong", "likely", or nothing (no chip)."""
+    return "strong" if chance >= STRONG_P else "likely" if chance >= CHIP_P else None
 
 
 def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None) -> dict[int, tuple[float, str]]:
     """Score papers (rowids of `source`, else of the store) by the user's tags: each paper's
-    best score over the tags and the tag it came from; papers marked "not interested" are left
-    out. Empty when there are no tags."""
+    best chance of being on a tag's topic (:func:`on_topic`) and that tag; papers marked "not
+    interested" are left out. Empty when there are no tags."""
     out: dict[int, tuple[float, str]] = {}
     if not rowids:
         return out
@@ -851,12 +874,12 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
     gone = {_source(store, source).rowid(i) for i in library.dismissed(store)}
     docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
     for t in library.tags(store):
-        if t.count == 0:
+        if t.count < MIN_CHIP_PAPERS:
             continue
         model, _, _ = tag_model(store, t.name, c, source)
         if model is None:
             continue
-        s = scores(c, model)[docs]
+        s = on_topic(scores(c, model)[docs])
         for d, v in zip(docs, s, strict=True):
             r = int(c.rowids[d])
             if r not in out or v > out[r][0]:
@@ -868,7 +891,7 @@ def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int,
     """`rowids` (a period's papers, in their date order) ordered "for you": by their best score
     over the user's tags, best first; papers no tag scores (none are tagged, or marked "not
     interested") keep their order after them. Also the scores, empty when there is no tag."""
-    scored = for_you(store, rowids) if any(t.count for t in library.tags(store)) else {}
+    scored = for_you(store, rowids) if any(t.count >= MIN_CHIP_PAPERS for t in library.tags(store)) else {}
     if not scored:
         return list(rowids), {}
     at = {r: i for i, r in enumerate(rowids)}

@@ -1,0 +1,71 @@
+"""The daily page's "for TAG" chip is earned (recommend.CHIP_P, calibrated in
+docs/recommendations.md): a three-paper tag does not mark every card of a day, a paper on its
+topic still carries the chip with its strength, and the JSON says how strong."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from paperdex.discover import library as L
+from paperdex.ingest import import_vectors, ingest_file
+from paperdex.web.app import create_app
+from tests.conftest import DATA, PAPERS
+
+DAY = "2025-03-19"  # the sample's busiest day: 31 papers, none about robots but one
+TAG = ["2503.14554", "2503.17046", "2503.19510"]  # robot papers of other days
+COPY = "2599.09001"
+
+
+@pytest.fixture
+def client(store, tmp_path):
+    """The site over the sample with a three-paper tag "robots", and on DAY the published
+    version of one of its papers (the same abstract and vector under another id and title)."""
+    L.add_to_tag(store, "robots", TAG)
+    line = next(json.loads(x) for x in PAPERS.read_text().splitlines() if json.loads(x)["id"] == TAG[2])
+    line.update(id=COPY, title=line["title"] + " (extended version)", listed=DAY)
+    (tmp_path / "copy.jsonl").write_text(json.dumps(line) + "\n")
+    ingest_file(store, tmp_path / "copy.jsonl")
+    ids = (DATA / "papers.ids.txt").read_text().split()
+    (tmp_path / "ids.txt").write_text(COPY + "\n")
+    vec = np.load(DATA / "papers.minilm.f16.npy")[[ids.index(TAG[2])]]
+    import_vectors(store, vec, tmp_path / "ids.txt", "all-MiniLM-L6-v2")
+    return TestClient(create_app(store.data_dir, pool_size=1), base_url="http://localhost")
+
+
+def test_a_small_tag_marks_only_the_cards_it_earns(client):
+    page = client.get("/daily", params={"day": DAY}).text
+    assert page.count('class="card"') == 30
+    chips = page.split('data-testid="for-you-mark">')[1:]
+    assert [c.split("<")[0] for c in chips] == ["for robots · strong"]
+    assert page.index(f'data-id="{COPY}"') < page.index('data-testid="for-you-mark"')
+    zh = client.get("/daily", params={"day": DAY}, headers={"Accept-Language": "zh"}).text
+    assert zh.count('data-testid="for-you-mark"') == 1 and "高度相关：robots" in zh
+    assert "1 for robots" in page  # the day's shape counts the earned chips only
+
+
+@pytest.mark.parametrize("sort", ["top", "foryou"])
+def test_the_json_says_how_strong(client, sort):
+    d = client.get("/daily.json", params={"day": DAY, "sort": sort}).json()
+    assert d["papers"][0]["id"] == COPY
+    assert list(d["chips"]) == [COPY]
+    chip = d["chips"][COPY]
+    assert chip["tag"] == "robots" and chip["strength"] == "strong" and 0.9 <= chip["chance"] <= 1
+
+
+def test_for_you_ranks_by_the_calibrated_chance(client):
+    got = client.get("/api/for-you", params={"day": DAY}).json()["papers"]
+    assert got[0]["id"] == COPY and got[0]["score"] >= 0.9
+    assert all(0 <= p["score"] < 0.8 for p in got[1:])  # the rest of the day earns no chip
+
+
+def test_a_one_paper_tag_says_it_is_too_small_instead_of_marking(store):
+    from paperdex.discover import feed
+
+    L.add_to_tag(store, "robots", TAG[:1])
+    d = feed.listing(store, "day", DAY, sort="top")
+    assert not d.scores and [n.code for n in d.notices if n.code == "tag_too_small"] == ["tag_too_small"]
+    assert "Add 2 more papers to robots" in str(d.notices[0])
