@@ -206,8 +206,8 @@ def test_the_choice_is_cached_and_invalidated_when_the_tag_changes(sample_store)
 
 
 def test_every_kind_scores_as_a_z_score(sample_store):
-    """ "For you" takes each paper's best score over the tags, the digest cuts at 1 sd: a centroid
-    tag's scores must be on the SVM's scale."""
+    """ "For you" and the "for TAG" chips read every kind's z-score through one calibration
+    (recommend.on_topic): a centroid tag's scores must be on the SVM's scale."""
     tag, _ = _category_tag(sample_store, "eess.IV", 12)
     c = R.corpus(sample_store)
     m = R.fit(c, c.docs([sample_store.rowid(x) for x in tag]), seed="z")

@@ -509,7 +509,7 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT) -> np.ndarray:
     """Every paper's score under the model, as a z-score over the corpus whatever the kind ("for
-    you" compares tags' scores, the digest cuts at 1 sd); `centroid_weight` adds the centroids'."""
+    you" and the chips read them through :func:`on_topic`); `centroid_weight` adds the centroids'."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
