@@ -4,8 +4,8 @@ the library's tag import (``discover.library.import_papers``). BibTeX exports go
 ``sources.bibtex``.
 
 The web API is read through paperdex's own HttpClient (httpx: the retries, ``Retry-After`` and
-spacing every network source has), not pyzotero: its releases since 1.7 require bibtexparser < 2,
-which cannot be installed beside paperdex's bibtexparser 2, and the last one that can (1.6.11)
+spacing every network source has), not pyzotero: its releases after 1.6.11 require
+bibtexparser < 2, which cannot be installed beside paperdex's bibtexparser 2, and 1.6.11
 hands a 429's body back as the items (docs/sources.md, "Zotero").
 """
 
