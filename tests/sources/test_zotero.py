@@ -99,6 +99,8 @@ def _api(pages_after_429: int = 0) -> Router:
         httpx.Response(200, json=json.loads(fixture("zotero", "api", "collections.json").read_text())),
     )
     r.add(lambda q: q.url.params.get("start") == "100", httpx.Response(200, json=page2, headers={"Total-Results": "4"}))
+    in_collection = [page1[0], page2[1]]  # the items whose data.collections name it
+    r.add(lambda q: "/collections/QJ4W8T2N/items/top" in q.url.path, httpx.Response(200, json=in_collection))
     first = httpx.Response(200, json=page1, headers={"Link": nxt, "Total-Results": "4"})
     limited = httpx.Response(429, text="Too Many Requests", headers={"Retry-After": "7"})
     r.add(lambda q: q.url.path.endswith("/items/top"), [limited] * pages_after_429 + [first])
@@ -180,3 +182,23 @@ def test_a_zotero_paper_exports_to_bibtex_with_its_doi_and_no_more_date_than_kno
     bib = L.export_bibtex(store, "bio")
     assert "doi          = {10.1038/s41586-021-03819-2}" in bib and "month        = aug" in bib
     assert "date " not in bib  # Zotero knew the month, not a day
+
+
+def test_the_cli_brings_a_zotero_collection_in(store, make_http, monkeypatch):
+    router = _api()
+    monkeypatch.setattr(Z, "HttpClient", lambda **kw: make_http(router))
+    r = _cli(
+        store,
+        "tag",
+        "import",
+        "--zotero",
+        "users/475425",
+        "--collection",
+        "QJ4W8T2N",
+        "--api-key-env",
+        "ZKEY",
+        env={"ZKEY": KEY},
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["tags"] == {"Speculative decoding": 2} and KEY not in r.output
+    assert L.get_tag(store, "Speculative decoding").count == 2
