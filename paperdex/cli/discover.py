@@ -4,6 +4,7 @@ commands over the reader's library (paperdex/discover)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -141,7 +142,7 @@ def tag_import(st, path, name, zotero_library, collection, api_key_env) -> None:
 
     try:
         if zotero_library:
-            lib = zotero.WebLibrary(zotero_library, zotero.api_key(api_key_env))
+            lib = zotero.WebLibrary(zotero_library, zotero.api_key(api_key_env, os.environ))
             out = library.import_papers(st, *zotero.read_library(lib, collection, name))
         else:
             out = _import_file(st, path, name)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -244,11 +243,12 @@ def _tag(name: str) -> str:
     return re.sub(r"[/\\]", "-", name)[:64]
 
 
-def api_key(variable: str | None) -> str | None:
-    """The key from the environment variable the user named (None: a public library)."""
+def api_key(variable: str | None, environ: Mapping[str, str]) -> str | None:
+    """The key from the environment variable the user named, in `environ` (the command's
+    os.environ: sources do not read the environment themselves); None: a public library."""
     if not variable:
         return None
-    key = os.environ.get(variable, "").strip()
+    key = environ.get(variable, "").strip()
     if not key:
         raise ZoteroError(f"${variable} is empty or unset: put a Zotero API key in it (zotero.org/settings/keys)")
     return key
