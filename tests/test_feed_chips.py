@@ -69,3 +69,4 @@ def test_a_one_paper_tag_says_it_is_too_small_instead_of_marking(store):
     d = feed.listing(store, "day", DAY, sort="top")
     assert not d.scores and [n.code for n in d.notices if n.code == "tag_too_small"] == ["tag_too_small"]
     assert "Add 2 more papers to robots" in str(d.notices[0])
+    assert feed.listing(store, "day", DAY, sort="foryou").ranked_by == ["tags"]  # it still orders "for you"

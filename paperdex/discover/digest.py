@@ -210,7 +210,7 @@ def build(
     rowids = store.rowids_on(day)
     d.day_total = len(rowids)
     for t in library.tags(store):
-        if not t.count or not rowids:
+        if t.count < R.MIN_CHIP_PAPERS or not rowids:  # a smaller tag's picks are too often wrong
             continue
         recs = R.recommend(store, t.name, per_section, within=rowids, source=searcher.corpus if searcher else None)
         items = [Item(r.paper, reason_note(r)) for r in recs.items if r.score >= MIN_SCORE]

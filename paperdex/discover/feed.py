@@ -274,7 +274,7 @@ def listing(
     ranked_by: list[str] = []
     scored: dict[int, tuple[float, str]] = {}
     scores: dict[str, tuple[float, str, str]] = {}
-    if sort in ("top", "foryou"):  # a tag too small to mark papers says so, once
+    if sort in ("top", "foryou"):  # a tag too small to mark papers orders them, marks none, says so once
         small = [t for t in library.tags(store) if 0 < t.count < MIN_CHIP_PAPERS]
         notices += [message("tag_too_small", tag=t.name, n=MIN_CHIP_PAPERS - t.count) for t in small]
         if sort == "top":
@@ -282,8 +282,9 @@ def listing(
         else:  # every paper of the period scored by the user's tags (recommend.py)
             ordered, scored = for_you_order(store, store.rowids_in(where, order))
             ranked_by = ["tags" if scored else "listing"]
-            if ordered and not scored and not notices:
+            if ordered and not scored:
                 notices.append(message("for_you_needs_tags"))
+        scored = {r: v for r, v in scored.items() if v[1] not in {t.name for t in small}}
         ordered = ordered[(page - 1) * per_page : page * per_page]
         got = store.get_many(ordered)
         papers = [got[r] for r in ordered if r in got]

@@ -845,7 +845,7 @@ def _surface(stems: list[str], text: str) -> list[str]:
 ON_TOPIC = (-4.511, 1.010)
 CHIP_P = 0.8
 STRONG_P = 0.9
-MIN_CHIP_PAPERS = 3  # a smaller tag ranks and marks nothing: a one-paper tag's chips were 69% right
+MIN_CHIP_PAPERS = 3  # a smaller tag orders "for you" but marks no card: a one-paper tag's chips were 69% right
 
 
 def on_topic(z: Any) -> Any:
@@ -874,7 +874,7 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
     gone = {_source(store, source).rowid(i) for i in library.dismissed(store)}
     docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
     for t in library.tags(store):
-        if t.count < MIN_CHIP_PAPERS:
+        if t.count == 0:
             continue
         model, _, _ = tag_model(store, t.name, c, source)
         if model is None:
@@ -891,7 +891,7 @@ def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int,
     """`rowids` (a period's papers, in their date order) ordered "for you": by their best score
     over the user's tags, best first; papers no tag scores (none are tagged, or marked "not
     interested") keep their order after them. Also the scores, empty when there is no tag."""
-    scored = for_you(store, rowids) if any(t.count >= MIN_CHIP_PAPERS for t in library.tags(store)) else {}
+    scored = for_you(store, rowids) if any(t.count for t in library.tags(store)) else {}
     if not scored:
         return list(rowids), {}
     at = {r: i for i, r in enumerate(rowids)}
