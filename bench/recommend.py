@@ -16,9 +16,12 @@ chosen per tag on the tag's own papers (recommend.fit: the SVM on dense+tf-idf o
 centroid), its picks per draw printed. `--grid` adds the
 levers tried to make the SVM beat the tf-idf centroid on the phrase-defined topic too
 (negatives, class weights, C, a prior toward the centroid, shared words only, fusions,
-reranking); `--topics` runs some topics only.
+reranking); `--topics` runs some topics only. `--calibrate NPZ` measures the daily page's "for
+TAG" chip instead (docs/recommendations.md: 18 topics, tags of 1, 3, 10 and 30 papers, every
+paper on its day's page; the scores are kept in NPZ for a second run).
 
     python bench/recommend.py [--store bench/out/full] [--trials 5] [--markdown] [--grid]
+    python bench/recommend.py --store /tmp/recbench/full --trials 3 --calibrate /tmp/cal.npz
 
 The store is opened read-only. A store whose lexical snapshot is of an older format is indexed
 in memory first (about a minute and a half for 63k papers).
