@@ -426,11 +426,8 @@ def _hub_folder(repo: str, onnx: str | None, device: str, allow_download: bool) 
 
     try:
         files = set(list_repo_files(repo))
-        want = (
-            [onnx] if onnx else [next((f for f in (_ONNX_CUDA if device == "cuda" else _ONNX_CPU) if f in files), "")]
-        )
-        if not want[0]:
-            want = ["*.safetensors", "modules.json"]  # no ONNX export: sentence-transformers runs it
+        found = onnx or next((f for f in (_ONNX_CUDA if device == "cuda" else _ONNX_CPU) if f in files), None)
+        want = [found] if found else ["*.safetensors", "modules.json"]  # no ONNX export: sentence-transformers runs it
         return Path(snapshot_download(repo, allow_patterns=_HUB_FILES + want))
     except Exception as e:  # huggingface_hub raises many kinds (HTTP, repo not found, gated)
         raise EmbedError(f"cannot fetch hf:{repo}: {type(e).__name__}: {str(e)[:300]}") from None
