@@ -91,13 +91,8 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     def get_paper(id: str) -> dict[str, Any]:
         """One paper by id (e.g. an arXiv id like 2510.05491): full metadata, abstract, BibTeX."""
         p = service.get_paper(pool, id)
-        d = _brief(p)
-        d.update(
-            authors=p.authors,
-            abstract=render.plain_tex(p.abstract),
-            comment=p.comment,
-            bibtex=render.bibtex(p),
-        )
+        d = {**_brief(p), "authors": p.authors, "abstract": render.plain_tex(p.abstract), "comment": p.comment}
+        d["bibtex"] = render.bibtex(p)
         return summaries.attach_json(pool, [d])[0]  # machine summaries, when the optional layer made any
 
     @tool
@@ -155,8 +150,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     def related_work(text: str, k: int = 10) -> dict[str, Any]:
         """Papers related to a pasted abstract or paragraph (up to a few thousand characters):
         its meaning (embedding) and its key terms, fused."""
-        # the web's path: bounded text, the model reading its opening, the time budget
-        res = service.related(pool, text, k)
+        res = service.related(pool, text, k)  # the web's path: bounded text, the time budget
         return {"key_terms": res.key_terms, "notices": res.notices, "hits": [_hit(h) for h in res.hits]}
 
     return server

@@ -1,8 +1,7 @@
 """Progress of long work (`embed`, `ingest`, `migrate --to`, `sync`), one rule for every command.
 
-On a terminal, click's bar. Anywhere else (a cron log, `nohup.out`) the bar prints only its
-label, so an hour of `paperdex embed` under cron showed the one word "embedding"; there a line
-every :data:`INTERVAL` seconds says what is done, the rate and the time left:
+On a terminal, click's bar. Anywhere else (a cron log, `nohup.out`), where the bar prints only
+its label, a line every :data:`INTERVAL` seconds says what is done, the rate and the time left:
 
     embedding: 1,200 of 5,183 papers, 2.1 papers/s, about 31 min left
 

@@ -1,10 +1,5 @@
-"""`paperdex serve`, `mcp` and `demo` (registered by paperdex/cli): the web server of
-paperdex/web/serving.py, the MCP server of paperdex/mcp_server.py, and the bundled sample
-served.
-
-They run with the group's settings (``ctx.obj["settings"]``, see paperdex.settings); invoked on
-their own they build them from the environment and ``ctx.obj["data_dir"]``.
-"""
+"""`paperdex serve`, `mcp` and `demo`: the web server of paperdex/web/serving.py, the MCP
+server of paperdex/mcp_server.py, and the bundled sample served."""
 
 from __future__ import annotations
 
@@ -121,8 +116,7 @@ def serve(ctx: click.Context, host: str, port: int, workers: int | None, pool: i
         **options,  # log_level, the timeouts, client_queue: named as its fields
     )
     try:
-        with Store(settings.data_dir, readonly=True):  # fail here, readably, rather than in every worker
-            pass
+        Store(settings.data_dir, readonly=True).close()  # fail here, readably, rather than in every worker
         status = serving.serve(st)
     except StoreError as e:
         raise click.ClickException(str(e)) from None

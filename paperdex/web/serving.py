@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event
 from pathlib import Path
+from typing import NoReturn
 
 from paperdex.settings import Settings
 
@@ -28,11 +29,8 @@ STOP_SLACK = 3  # after GRACE, seconds before a worker that has not exited is ki
 SWITCH_INTERVAL = 0.001  # a worker's GIL hand-over (default 5 ms): the event loop answers sooner
 MAX_RESTARTS = 5  # worker deaths within RESTART_WINDOW before the supervisor gives up
 RESTART_WINDOW = 60.0
-# Requests of one client that may wait for a worker's searcher; one more is a 503 at once. Why
-# 16: docs/web.md ("A lab behind one address").
-CLIENT_QUEUE = 16
-# The native libraries' own variables: one thread per worker process, the workers being the
-# parallelism (paperdex's engine gets Settings.embed_threads=1).
+CLIENT_QUEUE = 16  # one client's requests waiting for a searcher; why 16: docs/web.md, "A lab behind one address"
+# one native thread per worker process, the workers being the parallelism (the engine: embed_threads=1)
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 log = logging.getLogger("paperdex.serve")
@@ -86,10 +84,8 @@ def lite_file(backend: str | None) -> str | None:
 
 
 def workers_for(asked: int | None, backend: str | None) -> tuple[int, str | None]:
-    """How many worker processes to run, and a line to say about it (or None). Milvus Lite
-    opens its file in one process: a second worker cannot start, and the supervisor used to
-    stop the whole server with a ConnectionConfigException. So one worker on a Lite file, said
-    in one line; ValueError (one line) when more were asked for explicitly."""
+    """How many worker processes to run, and a line to say about it (or None). A Milvus Lite
+    file opens in one process only: one worker on it, ValueError when more were asked for."""
     lite = lite_file(backend)
     if lite is None:
         return asked or default_workers(), None
@@ -107,12 +103,10 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
 
     t = time.perf_counter()
     app = create_app(st.data_dir, pool_size=st.pool, warm=False, settings=st.settings, client_queue=st.client_queue)
-    pool = app.state.pool
     if st.warm:
-        parts = pool.warm()
-        detail = ", ".join(f"{k} {v:.2f} s" for k, v in parts.items())
+        detail = ", ".join(f"{k} {v:.2f} s" for k, v in app.state.pool.warm().items())
         _say(f"{worker or 'server'} [{os.getpid()}] warm in {time.perf_counter() - t:.2f} s ({detail})")
-    pool.watch()
+    app.state.pool.watch()
     return app
 
 
@@ -145,10 +139,8 @@ def _uvicorn_config(app, st: ServeOptions):
 def timed_protocol(header_timeout: float, body_timeout: float):
     """uvicorn's HTTP protocol (httptools) with deadlines a client must meet: its headers
     within `header_timeout` s of connecting (or of its request's first byte on a kept-alive
-    connection), then its body within `body_timeout` s, else the connection is closed.
-    uvicorn closes idle kept-alive connections but not one that is opened and never finishes
-    its headers or body: each such connection would hold a socket and memory forever
-    (slowloris)."""
+    connection), then its body within `body_timeout` s, else the connection is closed. uvicorn
+    does not close one that never finishes them (slowloris)."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class TimedHttp(HttpToolsProtocol):
@@ -219,9 +211,8 @@ def serve_single(st: ServeOptions) -> None:
     sock = _listen(st)
     app = build_app(st)
     _say(f"serving {st.data_dir} on http://{st.host}:{st.port}/ (1 process)")
-    server = uvicorn.Server(_uvicorn_config(app, st))
     try:  # after the grace period uvicorn re-raises SIGTERM (the process ends) or SIGINT
-        server.run(sockets=[sock])
+        uvicorn.Server(_uvicorn_config(app, st)).run(sockets=[sock])
     finally:
         _exit_if_stuck()
 
@@ -235,9 +226,14 @@ def _exit_if_stuck() -> None:
         t.join(max(0.0, deadline - time.monotonic()))
     if any(t.is_alive() for t in others):
         _say("requests still running after the grace period were abandoned")
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        _exit(0)
+
+
+def _exit(status: int) -> NoReturn:
+    """Exit now, output flushed: no waiting for stuck threads, no interpreter teardown."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 # --- several processes ----------------------------------------------------------------------
@@ -255,13 +251,10 @@ def _worker_main(st: ServeOptions, sock, name: str, ready) -> None:  # pragma: n
         _say(f"{name} [{os.getpid()}] could not start: {e}")
         os._exit(3)
     ready.set()
-    server = uvicorn.Server(_uvicorn_config(app, st))
     try:
-        server.run(sockets=[sock])
+        uvicorn.Server(_uvicorn_config(app, st)).run(sockets=[sock])
     finally:  # never wait for a request thread stuck past the grace period
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        _exit(0)
 
 
 @dataclass
@@ -387,9 +380,4 @@ def serve(st: ServeOptions) -> int:
     if st.workers <= 1:
         serve_single(st)
         return 0
-    status = serve_workers(st)
-    # The workers are gone; tearing down the supervisor's interpreter (FastAPI, numpy, ...)
-    # takes seconds on a busy machine and does nothing useful.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
+    _exit(serve_workers(st))  # the workers are gone: tearing the interpreter down takes seconds
