@@ -330,6 +330,37 @@ def calibrate(store: Store, c: R.Corpus, got: dict[str, np.ndarray]) -> None:
     print(f"\n# the shipped rule, p >= {R.CHIP_P} (z >= {R.chip_z():.2f}):")
     for n in CAL_SIZES:
         print(f"| {n} | {cal_row(s & (N == n), Y, T, relevant[n], (size == n).sum(), days)} |")
+    for_you_days(store, c, z, rel, size)
+
+
+def for_you_days(store: Store, c: R.Corpus, z: np.ndarray, rel: np.ndarray, size: np.ndarray) -> None:
+    """For you, as a day's first papers: each tag's model orders every day's papers (the tag's
+    own left out); how many of the first 1 and 5 are on the topic (and at best: the day's papers
+    on the topic, up to 1 and 5), and how many carry a chip."""
+    date = dict(store.conn.execute("SELECT rowid, date FROM papers").fetchall())
+    _, day = np.unique([str(date.get(int(r))) for r in c.rowids], return_inverse=True)
+    head = "first paper on topic (at best) | first 5 on topic (at best) | first 5 with a chip | of those on topic"
+    print(f"\n| tag papers | {head} |")
+    print("| --- | --- | --- | --- | --- |")
+    for n in CAL_SIZES:
+        top1, top5, chip5, right, best1, best5 = [], [], [], [], [], []
+        for i in np.flatnonzero(size == n):
+            zi = np.nan_to_num(z[i], nan=-np.inf)
+            order = np.lexsort((-zi, day))  # by day, best first within it
+            at = np.arange(len(order)) - np.searchsorted(day[order], day[order])  # place within the day
+            first, five = order[at == 0], order[(at < 5) & np.isfinite(zi[order])]
+            top1.append(rel[i][first].mean())
+            top5.append(rel[i][five].mean())
+            k = np.bincount(day, weights=rel[i] & np.isfinite(zi), minlength=len(first))
+            best1.append(np.mean(k > 0))
+            best5.append(np.minimum(k, 5).sum() / np.minimum(np.bincount(day), 5).sum())
+            chips = five[R.on_topic(zi[five]) >= R.CHIP_P]
+            chip5.append(len(chips) / len(five))
+            right += rel[i][chips].tolist()
+        print(
+            f"| {n} | {np.mean(top1):.2f} ({np.mean(best1):.2f}) | {np.mean(top5):.2f} ({np.mean(best5):.2f}) | "
+            f"{np.mean(chip5):.3f} | {np.mean(right):.2f} |"
+        )
 
 
 def main() -> None:
