@@ -652,6 +652,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Add {n} more papers to {tag} to see which papers are for it (a tag of fewer marks too many wrongly).",
         "zh": "再向 {tag} 添加 {n} 篇论文，才会标出与它相关的论文（更小的标签误标太多）。",
     },
+    "tag_too_small_one": {
+        "en": "Add 1 more paper to {tag} to see which papers are for it (a tag of fewer marks too many wrongly).",
+        "zh": "再向 {tag} 添加 1 篇论文，才会标出与它相关的论文（更小的标签误标太多）。",
+    },
     "layout": {"en": "Layout", "zh": "布局"},
     "layout_cards": {"en": "Cards", "zh": "卡片"},
     "layout_compact": {"en": "Compact", "zh": "紧凑"},

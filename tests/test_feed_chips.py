@@ -70,3 +70,5 @@ def test_a_one_paper_tag_says_it_is_too_small_instead_of_marking(store):
     assert not d.scores and [n.code for n in d.notices if n.code == "tag_too_small"] == ["tag_too_small"]
     assert "Add 2 more papers to robots" in str(d.notices[0])
     assert feed.listing(store, "day", DAY, sort="foryou").ranked_by == ["tags"]  # it still orders "for you"
+    L.add_to_tag(store, "robots", TAG[1:2])
+    assert "Add 1 more paper to robots" in str(feed.listing(store, "day", DAY, sort="foryou").notices[0])
