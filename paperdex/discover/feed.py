@@ -173,7 +173,7 @@ class Listing(_Page):
     notices: list[str] = field(default_factory=list)
     # the period's shape, for a day's digest: what ranked it ("upvotes", "stars", "tags",
     # "listing"), its most upvoted (else starred) papers, and per tag how many of its papers
-    # the tag's chip (recommend.strength) and the tag does not hold yet
+    # earn the tag's chip (recommend.strength) and are not in the tag yet
     ranked_by: list[str] = field(default_factory=list)
     trending: list[Paper] = field(default_factory=list)
     for_tags: list[tuple[str, int]] = field(default_factory=list)

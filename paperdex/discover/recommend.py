@@ -840,8 +840,8 @@ def _surface(stems: list[str], text: str) -> list[str]:
 # --- "for you": the daily page's order and its "for TAG" chips ----------------------------------
 
 # The chance that a paper is on a tag's topic, from its z-score: sigmoid(a + b z), fitted over 18
-# topics of the 63k corpus (the tag's size added nothing); a card says "for TAG" from CHIP_P,
-# "strong" from STRONG_P. Measured, and how chosen: docs/recommendations.md ("The for-TAG chip").
+# topics of the 63k corpus (the tag's size hardly mattered); a card says "for TAG" from CHIP_P,
+# "strong" from STRONG_P. Measured, and how chosen: docs/recommendations.md ('The "for TAG" chip').
 ON_TOPIC = (-4.511, 1.010)
 CHIP_P = 0.8
 STRONG_P = 0.9
