@@ -37,10 +37,8 @@ class StaticAssets(StaticFiles):
     def file_response(self, full_path, stat_result, scope: Scope, status_code: int = 200) -> Response:
         resp = super().file_response(full_path, stat_result, scope, status_code)
         name = self.get_path(scope).replace("\\", "/")  # relative to static/, as served
-        wanted = ""
-        for pair in scope.get("query_string", b"").decode("latin-1").split("&"):
-            if pair.startswith("v="):
-                wanted = pair[2:]
+        pairs = scope.get("query_string", b"").decode("latin-1").split("&")
+        wanted = next((p[2:] for p in reversed(pairs) if p.startswith("v=")), "")
         try:
             current = version(name)
         except (OSError, ValueError):

@@ -23,20 +23,12 @@ from paperdex.service import CLIENT
 from paperdex.web.redact import secret_in_query
 
 MAX_BODY = 1 << 20  # bytes of a request body: a pasted text (20,000 characters), a form, a list of ids
-# Paths with a larger body: a library export being imported back (tags, saved searches, ids).
-BODY_LIMITS = {"/api/library/import": 32 << 20}
+BODY_LIMITS = {"/api/library/import": 32 << 20}  # a library export being imported back
 EXEMPT = ("/static/", "/favicon.ico")  # what a page on another site may embed: it costs nothing
-
-
-# The longest path parameter an endpoint is handed: well over the longest paper id (MAX_ID, plus
-# an `arXiv:` prefix and a version), tag and saved-search name (64) or category (64).
+# The longest path parameter: well over the longest paper id (with `arXiv:` and a version), tag or category
 MAX_PATH_PARAM = 2 * MAX_ID + 100
-# Path parameters that name a row by its number when they are all digits (library.row_number),
-# and what the row is.
-ROW_PARAMS = {"key": "saved search"}
-# A request body's JSON: nesting beyond this is refused before parsing. The deepest body an
-# endpoint takes is a library import (web/views/library_api.py): an object of lists of objects, depth 4.
-MAX_JSON_DEPTH = 32
+ROW_PARAMS = {"key": "saved search"}  # path parameters naming a row by number when all digits (row_number)
+MAX_JSON_DEPTH = 32  # of a request body; the deepest a view takes is a library import's, 4
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*+"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
@@ -58,10 +50,8 @@ def cross_site(scope) -> bool:
     if site is not None:
         if site in ("same-origin", "none"):
             return False
-        navigation = header(scope, b"sec-fetch-mode") == "navigate" and header(scope, b"sec-fetch-dest") in (
-            "document",
-            None,
-        )
+        dest = header(scope, b"sec-fetch-dest")
+        navigation = header(scope, b"sec-fetch-mode") == "navigate" and dest in ("document", None)
         return not (navigation and method in ("GET", "HEAD"))
     origin = header(scope, b"origin")
     if not origin or origin == "null":  # no-referrer pages send "null" for their own forms
@@ -80,11 +70,9 @@ def host_name(value: str) -> str | None:
 
 
 async def check_path(request: Request) -> None:
-    """Every route's path parameters, checked once before the endpoint runs (a dependency of
-    the whole app, web/app.py): at most MAX_PATH_PARAM characters (a 400), and a number naming
-    a row (ROW_PARAMS) that a row can carry (else a 404: there is no such row, and SQLite could
-    not even be asked: OverflowError). Digits of other scripts (`²`, `١٢`) name no row either.
-    Async so that it runs on the event loop: a thread for this would cost more than the check."""
+    """Every route's path parameters, checked once before the endpoint runs: at most
+    MAX_PATH_PARAM characters (a 400), and a number naming a row (ROW_PARAMS) that a row can
+    carry (else a 404: SQLite could not even be asked). Async: a thread would cost more."""
     for name, value in request.path_params.items():
         if not isinstance(value, str):
             continue
@@ -126,9 +114,8 @@ class TooLarge(HTTPException):
 
 
 async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> None:
-    """Run the ASGI `app` on an HTTP request that passes the checks described in the module
-    docstring, else answer it here; called by app.Guard (so its answers carry the security
-    headers), outside FastAPI. `hosts`: the Host names answered (None: any)."""
+    """Run the ASGI `app` on an HTTP request that passes the module docstring's checks, else
+    answer it here (outside FastAPI). `hosts`: the Host names answered (None: any)."""
     if hosts is not None and host_name(header(scope, b"host") or "") not in hosts:
         return await _refuse(scope, send, 400, "this Host is not allowed (see --allow-host)", True)
     client = scope.get("client")

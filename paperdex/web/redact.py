@@ -12,11 +12,9 @@ import re
 import unicodedata
 from urllib.parse import unquote_plus
 
-# Query parameter names that carry a credential, whatever their value (compared decoded and
-# in lower case). The same names web/limits.py refuses.
+# Query parameter names that carry a credential, whatever their value (compared decoded, lower case)
 TOKEN_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "auth", "authorization", "bearer"})
-# library.TOKEN_PREFIX + secrets.token_urlsafe; any case, so a token typed or folded to upper
-# case is still recognised.
+# library.TOKEN_PREFIX + secrets.token_urlsafe, in any case (one typed or folded to upper case)
 TOKEN_VALUE = re.compile(r"pdx_[A-Za-z0-9_\-]{16,}", re.IGNORECASE)
 ROUNDS = 8  # decodings of one part at most; one still changing after them is redacted whole
 REDACTED = "REDACTED"

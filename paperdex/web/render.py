@@ -145,8 +145,7 @@ def author_names(p: Paper, cut: int = 10) -> tuple[list[str], bool]:
 
 
 def authors_line(p: Paper, etal: str, cut: int = 10) -> str:
-    """First `cut` authors, then "et al." (or "等"), as the seed products show them: the Chinese
-    venue search also separates names with ", " and writes "A, B, … J 等"."""
+    """First `cut` authors, then "et al." (or "等": "A, B, … J 等", as Chinese venue search writes it)."""
     names, more = author_names(p, cut)
     line = ", ".join(names)
     return f"{line} {etal}" if more else line
@@ -178,10 +177,8 @@ SOURCE_NAMES = {
 
 
 def sources_shown(p: Paper) -> list[str]:
-    """The sources worth a line on the paper page: only when the record was merged from two
-    or more of them (an arXiv preprint with its OpenReview record, its Hugging Face page), which
-    says where its venue, decision or upvotes come from. One source, or only "file", is noise
-    ("Sources: file" on every paper of a JSONL store)."""
+    """The sources worth a line on the paper page: only when the record was merged from two or
+    more of them, which says where its venue, decision or upvotes come from; one is noise."""
     names = list(dict.fromkeys(SOURCE_NAMES[s] for s in p.sources if s in SOURCE_NAMES))
     return names if len(names) > 1 else []
 
@@ -266,10 +263,9 @@ def query_categories(q: str, category: str | None) -> list[str]:
 
 
 def why_words(hit: Any, plan: Any) -> dict[str, Any]:
-    """Why this matched, in plain words: from the hit's ranks and the query's concepts: how
-    many of the query's concepts the title holds (and the abstract), whether the meaning was
-    close (the embedding side ranked it), and for a Chinese query the English it was read as.
-    The raw ranks and scores ride along for the details toggle."""
+    """Why this matched, in plain words: how many of the query's concepts the title (and the
+    abstract) holds, whether the meaning was close (the embedding side ranked it), and for a
+    Chinese query the English it was read as; the raw ranks and scores for the details toggle."""
     p = hit.paper
     concepts = plan.rank_concepts(plan.concepts) if plan is not None else []
     title = {stem(w) for w in tokens(clean_tex(p.title))}
@@ -281,11 +277,8 @@ def why_words(hit: Any, plan: Any) -> dict[str, Any]:
     n = len(concepts)
     in_title = sum(holds(title, c) for c in concepts)
     in_abstract = sum(holds(title | abstract, c) for c in concepts)
-    read_as = None
-    if plan is not None and has_cjk(plan.q):
-        text = plan.dense_text
-        if text and not has_cjk(text):
-            read_as = text
+    text = plan.dense_text if plan is not None and has_cjk(plan.q) else None
+    read_as = text if text and not has_cjk(text) else None
     return {
         "n": n,
         "in_title": in_title if hit.lexical_rank is not None else 0,

@@ -43,8 +43,7 @@ def _token(request: Request) -> dict[str, Any]:
 def _check_csrf(request: Request, rec: dict[str, Any], form: dict[str, Any] | None) -> None:
     if presented(request)[1] == "cookie":
         sent = (form or {}).get("csrf") or request.headers.get("x-csrf-token") or ""
-        # cross_site: what limits.admit refused already (a write is never a navigation), checked
-        # again with the token it guards
+        # cross_site: refused by limits.admit already, checked again with the token it guards
         if not hmac.compare_digest(str(sent), csrf_for(rec["hash"])) or cross_site(request.scope):
             raise ServiceError(403, message("csrf_failed"))
 

@@ -72,11 +72,10 @@ def daily_page(
 def daily_listing(
     pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
 ) -> feed.Listing:
-    """feed.listing behind the service's checks of a listing, with two rules of the page's:
-    per_page up to the feed's own cap (the compact view's), past the API's MAX_PER_PAGE; and
-    "Top" on a day without Hugging Face upvotes ranked as "For you" when there are tags, else in
-    the listing's order, saying so (ranked_by starts with "no_upvotes"); the Stars sort stays
-    one click away. Why not by GitHub stars: docs/web.md ("The daily page is a digest")."""
+    """feed.listing behind the service's checks, with two rules of the page's: per_page up to
+    the feed's own cap (past the API's MAX_PER_PAGE); and "Top" on a day without upvotes ranked
+    as "For you" when there are tags, else in the listing's order, saying so (ranked_by starts
+    with "no_upvotes"). Why not by GitHub stars: docs/web.md ("The daily page is a digest")."""
     day, category = service._listing_args(day, category, page, 1)
     d = service._read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
@@ -89,12 +88,10 @@ def daily_listing(
 
 
 def day_completeness(pool: Pool, d: feed.Listing) -> tuple[dict[str, Any] | None, str | None]:
-    """Whether the store holds every paper the arXiv listings read for this day named, from the
-    records `sync --check` reads (sources/completeness.py): "complete", or "missing" with the
-    ids and whether a later sync still asks for them; and the feed's English notice saying the
-    same, which the page replaces with a translated line of its own. (None, None) for a week,
-    a month, trending, or a day no sync read a listing for: the page says nothing it does not
-    know."""
+    """Whether the store holds every paper this day's arXiv listings named (sources/completeness.py):
+    "complete", or "missing" with the ids and whether a later sync still asks for them; and the
+    feed's English notice saying it, which the page replaces. (None, None) for a week, a month,
+    trending, or a day no sync read a listing for."""
     if d.view != "day" or not d.start:
         return None, None
     with pool.reader() as st:

@@ -47,9 +47,8 @@ def tag_feed(request: Request, name: str, fmt: str) -> Response:
             within = st.rowids_since(first)
     recs = service.recommend(pool, tag.name, FEED_ITEMS, within=within or None)
     items = [digest.Item(r.paper, digest.reason_note(r)) for r in recs.items]
-    return _feed(
-        request, fmt, f"paperdex: recommended for {tag.name}", f"{_base(request)}/tag/{quote(tag.name)}", items
-    )
+    page_url = f"{_base(request)}/tag/{quote(tag.name)}"
+    return _feed(request, fmt, f"paperdex: recommended for {tag.name}", page_url, items)
 
 
 @router.get("/feeds/saved/{key}.{fmt}", include_in_schema=False)

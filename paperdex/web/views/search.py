@@ -1,8 +1,5 @@
-"""The search page (/), its JSON twin (/search.json) and the home page it is without a query.
-
-One handler serves the page and its .json twin, as datasette's views do, so what the page shows
-and what the JSON says cannot drift apart.
-"""
+"""The search page (/), its JSON twin (/search.json) and the home page it is without a query:
+one handler for the page and its twin, as datasette's views do, so that the two cannot drift."""
 
 from __future__ import annotations
 
@@ -28,9 +25,8 @@ EXAMPLES = (
     ("fielded", 'ti:"reinforcement learning" cat:cs.LG'),
     ("fielded", "abs:(robot OR robotic) date:2025"),
 )
-# Longer text in the search box is a pasted abstract or paragraph: it finds related work (the
-# whole text embedded, BM25 over its key terms; recommend.related), not a query-language query.
-# Titles and one-sentence summaries, the longest queries people type, stay well under it.
+# Longer text in the search box is a pasted abstract or paragraph, which finds related work
+# (recommend.related); titles and one-sentence summaries, the longest queries typed, stay well under it.
 PASTED_TEXT_AT = 500
 
 router = APIRouter()
@@ -68,8 +64,7 @@ def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Respo
     if json_view:
         return paged_json(request, service.search(pool, params), "hits")
     res: Result | None = None
-    err: str | None = None
-    status = 200
+    err, status = None, 200
     try:  # the service checks the parameters; the page shows what it says is wrong
         res = service.search(pool, params)
     except ServiceError as e:

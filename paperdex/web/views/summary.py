@@ -1,8 +1,6 @@
-"""On-demand summaries through the web API: `POST /api/papers/{id}/summary` asks the configured
-language model (summaries.py) for one paper's summaries now. It writes, so it takes a token
-like every write (views/auth.py: a bearer token, or the sign-in cookie with its CSRF header);
-it answers 503 when the server has no model configured and 502 when the model cannot be used,
-with the reason and never the key."""
+"""`POST /api/papers/{id}/summary`: one paper's summaries from the configured language model
+(summaries.py), now. A write, so it takes a token (views/auth.py); 503 when no model is
+configured, 502 when it cannot be used, with the reason and never the key."""
 
 from __future__ import annotations
 
