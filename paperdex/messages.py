@@ -128,6 +128,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "no paper contains these words; showing semantic matches",
         "zh": "没有论文包含这些词；以下为语义匹配结果",
     },
+    "some_words_semantic": {
+        "en": "no paper contains enough of these words; showing semantic matches, then papers with some of them",
+        "zh": "没有论文包含足够多的这些词；以下为语义匹配结果，其后是包含部分词的论文",
+    },
     "missing_words": {"en": "no paper contains {words}", "zh": "没有论文包含 {words}"},
     "only_common_words": {
         "en": "only very common words; add a word that says what you are looking for",

@@ -147,6 +147,16 @@ def test_nonsense_says_no_close_matches(searcher):
     assert any("no close matches" in n for n in res.notices)
 
 
+def test_the_notice_says_which_side_matched(searcher):
+    """Words that stand in papers, though never enough of them together, are not reported as
+    in no paper (issue 35): the notice says so, and the order still ranks those papers."""
+    res = searcher.search("robot speech")
+    lexical = searcher.search("robot speech", mode="lexical")
+    assert lexical.total == 0 and lexical.ranked and res.total > 0
+    assert not any("no paper contains these words" in n for n in res.notices)
+    assert any("enough of these words" in n for n in res.notices)
+
+
 def test_a_word_no_paper_has_is_set_aside_with_a_notice(searcher):
     base = searcher.search("learning", mode="lexical").total
     res = searcher.search("learning transformerz", mode="lexical")

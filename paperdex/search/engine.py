@@ -210,8 +210,8 @@ class Searcher:
         M = matched_set(ix.n, words, dense, p)
         total = int(M.sum())
         if dense is not None and dense.mode == "hybrid":
-            if not words.L.any() and dense.close.size:
-                notices.append(message("no_words_semantic"))
+            if not words.L.any() and dense.close.size:  # words in some papers, or in none
+                notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
             elif words.L.any() and not dense.close.size and (p.concepts or p.positives):
                 notices.append(message("no_close_semantic"))
         if total == 0 and p.dense_text:
