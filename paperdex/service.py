@@ -1,20 +1,11 @@
 """One code path per feature, shared by the HTML views, the JSON API, the MCP tools and the CLI.
 
-Each function takes a pool and plain arguments, validates them the same way for every
-interface, and returns library objects (a search ``Result``, a ``Paper``, a feed ``Day``,
-``Recommendations``); the interfaces only choose how to show them. Errors are
-:class:`ServiceError` with the HTTP status they mean (the CLI prints their message). The server
-passes a :class:`SearcherPool`; a command a :class:`Local` pool of one searcher.
-
-Searchers are not thread-safe, so a small pool of them is shared by the server's threads: a
-request borrows one for the duration of a call (the index snapshots they read are shared by the
-process). Cheap look-ups (a paper, a day's list) borrow from a pool of plain store connections
-of their own, so they never queue behind searches. Every searcher and store has its own SQLite
-connection, never used by two threads at once; WAL lets them read while an ingest writes.
-
-Every search runs within a time budget (``TIME_BUDGET``; $PAPERDEX_TIME_BUDGET through the settings): the engine
-checks the deadline between its steps, and the store stops a statement still running at the
-deadline (``Store.time_limit``). A search over its budget is a 503 with a message.
+Each function takes a pool and plain arguments, validates them once for every interface and
+returns library objects; errors are :class:`ServiceError` with the HTTP status they mean. The
+server passes a :class:`SearcherPool` (searchers are not thread-safe: a request borrows one, and
+cheap look-ups borrow plain store connections so they never queue behind searches); a command a
+:class:`Local` pool of one searcher. Every search runs within a time budget (:func:`within_budget`,
+docs/request-costs.md).
 """
 
 from __future__ import annotations
@@ -31,7 +22,7 @@ import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,8 +30,10 @@ import numpy as np
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
+from paperdex.index import lexical, vectors
 from paperdex.index.embed import EmbedOptions
 from paperdex.index.publish import publish_if_abandoned, unpublished
+from paperdex.index.snapshots import REPAIR_COMMAND, stamp, writer_alive
 from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
 from paperdex.paper import Paper
@@ -72,14 +65,13 @@ MAX_RELATED = 100  # related papers one request lists (k)
 MAX_K = 200  # recommendations, papers "for you" or new papers of a saved search one request lists
 MAX_RECOMMEND_PAGE = 50  # pages of a tag's recommendations
 MAX_DAYS = 1000  # days the list of days goes back
-# Who is asking (the client's address, set by web/limits.py for each request): searchers are
-# handed out client by client, so one client's queue of requests cannot starve the others.
+# Who is asking (set by web/limits.py): searchers are handed out client by client, so one
+# client's queue of requests cannot starve the others
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
 log = logging.getLogger("paperdex.service")
 _VERSION = re.compile(r"v\d+$")
-# YYYY, YYYY-MM or YYYY-MM-DD of a day that can exist (the API spec's pattern, so a client
-# generating dates from it, schemathesis included, makes ones the server takes): year 0001 to
-# 9999, month 01-12, a day the month has (02-29 in any year: the leap year is checked after).
+# The API spec's pattern of a day that can exist (so a client generating dates from it makes
+# ones the server takes): YYYY, YYYY-MM or YYYY-MM-DD, 02-29 in any year (check_date sees to it)
 _YEAR = r"(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])"
 _MONTH_DAY = r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2\d))"
 _MONTH = r"(?:0[1-9]|1[0-2])"
@@ -116,9 +108,8 @@ def check_date(value: str | None, name: str) -> str | None:
 def make_searcher(
     store: Store, backend: str | None = None, embed_options: EmbedOptions | None = None, zh_dict: bool = True
 ) -> Searcher:
-    """The web ranks exactly as the CLI does: same Searcher, same defaults; with a backend
-    URI (`--backend`), searches read that backend's copy of the store; `embed_options`: the
-    settings' (Settings.embedding)."""
+    """The web ranks exactly as the CLI does: same Searcher, same defaults; with a backend URI
+    (`--backend`), searches read that backend's copy of the store."""
     from paperdex.backends import search_corpus
 
     return Searcher(store, corpus=search_corpus(backend), embed_options=embed_options, zh_dict=zh_dict)
@@ -128,11 +119,9 @@ def make_searcher(
 def within_budget(
     store: Store, budget: float, what: str = "a request", over: Callable[[float], ServiceError] | None = None
 ) -> Iterator[float]:
-    """Run a request's statements within `budget` s (Store.time_limit): yields the deadline
-    for the engine to check between its steps. Running out of time (the engine's OverBudget,
-    or a statement the store stopped) is the 503 of a search over its budget (logged with
-    `what`; `over` makes its error, default `over_budget`), a query the user must fix
-    (QueryError) a 400, a library error its own status."""
+    """Run a request's statements within `budget` s (Store.time_limit), yielding the deadline
+    for the engine's own checks. Out of time is a 503 (made by `over`, logged with `what`), a
+    QueryError a 400, a library error its own status."""
     try:
         with store.time_limit(budget) as deadline:
             yield deadline
@@ -236,8 +225,7 @@ class SearcherPool:
     ) -> None:
         self.data_dir = Path(data_dir)
         self.backend = backend  # a URI searches read (`--backend`); None: the store itself
-        self.embed_options = embed_options  # how queries are embedded (Settings.embedding)
-        self.zh_dict = zh_dict  # Chinese read through the dictionary (Settings.zh_dict)
+        self.embed_options, self.zh_dict = embed_options, zh_dict
         self.size = max(1, size or min(4, os.cpu_count() or 2))
         self.wait = POOL_WAIT if wait is None else wait
         self.budget = TIME_BUDGET if budget is None else budget
@@ -249,12 +237,10 @@ class SearcherPool:
         self._gate = FairGate(self.size, client_queue)  # client_queue: one client's waiting requests
         self._watch: threading.Thread | None = None
         self._closing = threading.Event()
-        self.pasted = PastedVectors()  # the vectors of pasted texts (related work), made and kept
-        # why this server could not publish a dead writer's papers (None: it could, or had no need)
-        self.publish_error: str | None = None
+        self.pasted = PastedVectors()
+        self.publish_error: str | None = None  # why this server could not publish a dead writer's papers
         self._retry_at = 0.0  # when to try publishing again after it failed
-        # Fail fast (and readably) when there is no data directory.
-        with Store(self.data_dir, readonly=True):
+        with Store(self.data_dir, readonly=True):  # fails fast, and readably, without a data directory
             pass
 
     def _borrow(self, kind: str, free: queue.LifoQueue, make, wait: float | None):
@@ -302,9 +288,8 @@ class SearcherPool:
             self._gate.release(client)
 
     def embed_pasted(self, emb, model: str, text: str) -> np.ndarray | None:
-        """The vector of a pasted text (:class:`PastedVectors`), None when it is not there
-        within RELATED_EMBED_WAIT s. No searcher is held meanwhile: holding one for the model
-        made every other client's search wait."""
+        """The vector of a pasted text (:class:`PastedVectors`), None when it is not there within
+        RELATED_EMBED_WAIT s; no searcher is held meanwhile, so no other client's search waits."""
         return self.pasted.vector(CLIENT.get(), emb, model, text, RELATED_EMBED_WAIT)
 
     def _new_searcher(self) -> Searcher:
@@ -347,18 +332,11 @@ class SearcherPool:
             step("zh", _warm_zh)
         finally:
             first.store.close()
-        held = []
-        try:
-            for _ in range(self.size):
-                cm = self.searcher()
-                held.append((cm, cm.__enter__()))
-            for _, sr in held:
+        with ExitStack() as held:
+            for sr in [held.enter_context(self.searcher()) for _ in range(self.size)]:
                 step("searchers", lambda sr=sr: sr.search("warm up", per_page=1, facets=False))
             with self.reader() as st:
                 step("searchers", lambda: st.count())
-        finally:
-            for cm, _ in held:
-                cm.__exit__(None, None, None)
         return took
 
     def watch(self, interval: float = 1.0) -> None:
@@ -366,19 +344,17 @@ class SearcherPool:
         loaded on this thread's own connection, so no request pays for it. Idempotent."""
         if self._watch is not None:
             return
-        from paperdex.index.lexical import POINTER as LEX
-        from paperdex.index.snapshots import stamp as _stamp
-        from paperdex.index.vectors import POINTER as VEC
+        pointers = (self.data_dir / lexical.POINTER, self.data_dir / vectors.POINTER)
 
         def run() -> None:
             store = Store(self.data_dir, readonly=True)
-            seen = (_stamp(self.data_dir / LEX), _stamp(self.data_dir / VEC))
+            seen = tuple(map(stamp, pointers))
             behind_since: float | None = None
             try:
                 while not self._closing.wait(interval):
                     if self.backend is None:  # a backend's copy is its writer's (backends/migrate.py)
                         behind_since = self._catch_up(store, behind_since)
-                    now = (_stamp(self.data_dir / LEX), _stamp(self.data_dir / VEC))
+                    now = tuple(map(stamp, pointers))
                     if now == seen:
                         continue
                     t = time.perf_counter()
@@ -418,8 +394,6 @@ class SearcherPool:
         """Publish a dead writer's committed papers (index.publish.publish_if_abandoned); False
         while a writer is alive or publishing, or when this server cannot write the directory
         (then /healthz and the log name the command; tried again every PUBLISH_RETRY s)."""
-        from paperdex.index.snapshots import REPAIR_COMMAND
-
         if self.publish_error is not None and time.monotonic() < self._retry_at:
             return False
         t = time.perf_counter()
@@ -510,14 +484,10 @@ class _Pasted:
 
 
 class PastedVectors:
-    """The vectors of pasted texts, per process: each text's bounded prefix embedded once
-    (recommend.pasted_prefix) and kept (PASTED_CACHE texts, least recently used out), by one
-    thread at EMBED_NICE, below searches.
-
-    Texts wait in one lane per client, the next taken from the client served longest ago, so
-    one client pasting many texts waits behind its own; MAX_WAITING queued per client. Requests
-    for a text already queued wait for that one. A text nobody waits for any more is dropped
-    before the model starts on it: an overloaded server works through no backlog nobody reads."""
+    """The vectors of pasted texts, per process, made by one thread below searches (EMBED_NICE)
+    and kept (PASTED_CACHE, least recently used out). Texts wait in one lane per client, served
+    client by client (docs/request-costs.md); a text nobody waits for any more is dropped before
+    the model starts on it, so an overloaded server works through no backlog nobody reads."""
 
     IDLE = 60.0  # seconds the thread waits for a text before it ends
 
@@ -648,8 +618,7 @@ def _warm_model(s: Searcher) -> None:
         emb.embed_query("warm up")
 
 
-# One search request as every interface makes it: the query, how to rank and page it, and
-# its filters; the engine's own request type, so its fields are written once.
+# One search request as every interface makes it: the engine's own type, its fields written once
 SearchParams = Request
 
 
@@ -717,9 +686,8 @@ def _yield_to_the_loop() -> None:
 
 def health(pool: Pool) -> dict:
     """For a load balancer: the store and the backend searches read answer, or a 503 saying
-    which does not. `ok` is false, with `degraded` saying why and what is done about it, while
-    the snapshots this process searches are behind the committed rows: still a 200, but not
-    everything committed is found."""
+    which does not. While the snapshots searched lag the committed rows, `ok` is false and
+    `degraded` says why (still a 200)."""
     try:
         with pool.reader(wait=1.0) as st:
             with st.read_snapshot():
@@ -750,8 +718,6 @@ def health(pool: Pool) -> dict:
 def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed: int) -> dict:
     """What /healthz says while the searched snapshots lag: which, by how much, what is being
     done about it and the one command that closes it."""
-    from paperdex.index.snapshots import REPAIR_COMMAND, writer_alive
-
     error = getattr(pool, "publish_error", None)
     if not unpublished(st):
         action = message("index_behind_loading")
@@ -787,11 +753,9 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
 
 
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
-    """Related work for a pasted text, the one path of the page, the API and the MCP tool. The
-    text's bounded prefix is embedded within its own wait (SearcherPool.embed_pasted), then the
-    search runs within the time budget. No vector in time: the answer is found by the text's
-    words alone and says so; over the budget: a 503 whose message fits a pasted text (a
-    search's says to narrow the query, which a pasted text cannot)."""
+    """Related work for a pasted text. Its prefix is embedded within a wait of its own
+    (SearcherPool.embed_pasted); without a vector by then the answer comes from the text's words
+    and says so. Over the budget: a 503 whose message fits a pasted text, not a query."""
     text = str(text or "")
     if len(text) > MAX_RELATED_TEXT:
         raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))

@@ -149,10 +149,8 @@ MIGRATIONS: list[str] = [
 ]
 
 
-# Migrations that free much of the file (4 -> 5 halves every vector blob), after which the
-# file is rewritten once: SQLite does not give freed pages back, nor merge half-empty ones
-# (10k papers: the vectors' pages 10.3 MB after the update, 4.6 MB after VACUUM); 6 -> 7
-# drops the stemmed index, a large share of the file.
+# Migrations that free much of the file (4 -> 5 halves every vector blob, 6 -> 7 drops the
+# stemmed index): SQLite gives no freed page back, so the file is rewritten (docs/performance.md)
 VACUUM_AFTER = {5, 7}
 
 
@@ -336,17 +334,12 @@ def paper_from_row(row: sqlite3.Row) -> Paper:
     return Paper(**d)
 
 
-def _is_older(new: Paper, old_updated: str | None) -> bool:
-    """A record dated before the stored one is a stale copy (an old dump), not an update."""
-    return bool(new.updated and old_updated and new.updated < old_updated)
-
-
 class Store:
     """A paperdex data directory. Cheap to open; one per thread (sqlite3 connections are not
     shared across threads)."""
 
     def __init__(self, data_dir: str | Path, *, readonly: bool = False) -> None:
-        if not data_dir:  # the default directory is the settings' (settings.default_data_dir)
+        if not data_dir:
             raise StoreError("no data directory given")
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / "paperdex.db"
@@ -485,7 +478,9 @@ class Store:
                     inserts.append(row)
                     s.added += 1
                     continue
-                if prev["content_hash"] == row["content_hash"] or _is_older(p, prev["updated"]):
+                # a record dated before the stored one is a stale copy (an old dump), not an update
+                stale = p.updated and prev["updated"] and p.updated < prev["updated"]
+                if prev["content_hash"] == row["content_hash"] or stale:
                     s.unchanged += 1
                     continue
                 rowid = prev["rowid"]
@@ -649,7 +644,6 @@ class Store:
         return self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
 
     def vector_dim(self) -> int | None:
-        """Dimensions of the stored vectors (None: none stored)."""
         row = self.conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()
         return None if row is None else self.vectors_from_blobs([row[0]]).shape[1]
 
@@ -663,8 +657,8 @@ class Store:
         ).fetchall()
 
     def load_vectors(self, chunk: int = 50_000) -> tuple[np.ndarray, np.ndarray]:
-        """All (rowids int64, vectors int8) in rowid order, read a chunk at a time into one
-        array (1M vectors: 384 MB, where a list of every row first took 1 GB)."""
+        """All (rowids int64, vectors int8) in rowid order, read a chunk at a time into one array
+        (its memory: docs/performance.md)."""
         with self.read_snapshot():
             n = self.vector_count()
             keys = np.zeros(n, dtype=np.int64)
@@ -701,7 +695,6 @@ class Store:
             yield [(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
 
     def texts_of(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
-        """(title, abstract, authors) of these rows."""
         q = "SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({})"
         return {r[0]: (r[1], r[2], json.loads(r[3])) for r in self._rows_in(q, rowids)}
 
@@ -841,7 +834,6 @@ class Store:
         return self.conn.execute("SELECT count(*) FROM papers WHERE rowid > ?", (rowid,)).fetchone()[0]
 
     def ids_and_dates_after_rowid(self, rowid: int) -> list[tuple[str, str | None]]:
-        """(id, date) of the papers stored after `rowid`."""
         return [(r[0], r[1]) for r in self.conn.execute("SELECT id, date FROM papers WHERE rowid > ?", (rowid,))]
 
     def paper_id(self, rowid: int) -> str | None:
@@ -856,7 +848,6 @@ class Store:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date = ? ORDER BY rowid", (day,))]
 
     def rowids_since(self, day: str) -> list[int]:
-        """Rowids of the papers dated `day` or later."""
         return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (day,))]
 
     def rowid_and_text_hash_by_id(self) -> dict[str, tuple[int, str]]:
@@ -914,7 +905,6 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, [match, limit])]
 
     def paper_counts_by_category(self) -> list[tuple[str, int]]:
-        """Every category with its number of papers, most first."""
         rows = self.conn.execute("SELECT category, count(*) n FROM paper_categories GROUP BY category ORDER BY n DESC")
         return [(r[0], r[1]) for r in rows]
 
@@ -959,7 +949,6 @@ class Store:
 
     # --- the feed: days and periods -------------------------------------------------------
     def dates_with_counts(self, limit: int | None = None) -> list[tuple[str, int]]:
-        """Dates that have papers, newest first, with how many papers each has."""
         sql = "SELECT date, count(*) FROM papers WHERE date IS NOT NULL GROUP BY date ORDER BY date DESC LIMIT ?"
         limit = -1 if limit is None else int(limit)  # SQLite reads a negative LIMIT as none
         return [(r[0], r[1]) for r in self.conn.execute(sql, [limit])]
@@ -968,11 +957,9 @@ class Store:
         return self.conn.execute("SELECT max(date) FROM papers").fetchone()[0]
 
     def date_before(self, day: str) -> str | None:
-        """The latest date with papers before `day`."""
         return self.conn.execute("SELECT max(date) FROM papers WHERE date < ?", [day]).fetchone()[0]
 
     def date_after(self, day: str) -> str | None:
-        """The earliest date with papers after `day`."""
         return self.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [day]).fetchone()[0]
 
     def count_on(self, day: str) -> int:
@@ -1055,7 +1042,6 @@ class Store:
         return [r[0] for r in self._library_rows(q, [pid])]
 
     def tagged_paper_ids(self) -> list[str]:
-        """Ids of the papers in any tag."""
         return [r[0] for r in self._library_rows("SELECT DISTINCT paper FROM tag_papers")]
 
     def tag_id(self, name: str) -> int | None:
@@ -1097,7 +1083,6 @@ class Store:
         return sum(self.conn.execute("DELETE FROM dismissed WHERE paper = ?", (p,)).rowcount for p in pids)
 
     def dismissed_ids(self) -> list[str]:
-        """Papers marked "not interested", the latest first."""
         return [r[0] for r in self._library_rows("SELECT paper FROM dismissed ORDER BY added DESC, paper")]
 
     def saved_search_rows(self) -> list[sqlite3.Row]:
@@ -1150,7 +1135,6 @@ class Store:
     # The new model's vectors fill a table of their own (VECTORS_NEXT) while the old ones
     # keep serving; finish_vector_switch puts them in place in one transaction.
     def has_vector_switch(self) -> bool:
-        """Whether a switch's table of new vectors exists."""
         q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
         return self.conn.execute(q, (VECTORS_NEXT,)).fetchone() is not None
 

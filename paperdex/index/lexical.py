@@ -1,22 +1,13 @@
 """The lexical side in memory: an inverted index as plain sparse arrays (the bm25s approach),
 scored exactly, with no term dropped.
 
-SQLite stays the source of truth. A writer (ingest, delete) builds this index from it and
-publishes it as a snapshot next to the database: a folder of ``.npy`` arrays plus a versioned
-``lexical.json`` naming the store, its change counter and the parameters. Readers map the
-published arrays (``mmap``, shared by every process through the page cache) and never write;
-when no snapshot exists they build one in memory for themselves.
-
-What a snapshot holds, per document (rows sorted by SQLite rowid): its date, its categories,
-and for every term (Porter stem of an NFKC-folded, case-folded, accent-stripped word) the
-documents containing it in each field and a precomputed BM25F score. A query is then a few
-numpy operations over arrays of length N: masks for what matches, a float accumulator for
-how well.
-
-FORMAT 4: the sorted vocabulary is one UTF-8 buffer with offsets (`vocab`, `vocab_ptr`), and
-the adjacent word pairs are a CSR by first term, then by pair (`bigram_ptr`, `bigrams`,
-`bigram_doc_ptr`, `bigram_doc`), with no bound on the vocabulary or the corpus (sizes against
-FORMAT 3: docs/performance.md).
+A writer builds it from SQLite (the source of truth) and publishes it beside the database: a
+folder of ``.npy`` arrays and a ``lexical.json`` pointer naming the store, its change counter
+and the parameters. Readers map the published arrays (shared through the page cache) and never
+write; without a snapshot they build one in memory. Per document (in rowid order) it holds the
+date and categories, per term (a Porter stem) the documents holding it in each field and a
+precomputed BM25F score, so a query is a few numpy operations over arrays of length N. FORMAT 4
+and how the build streams: docs/performance.md, "How the lexical build streams".
 """
 
 from __future__ import annotations
@@ -53,9 +44,8 @@ class BM25F(TypedDict):
     w: dict[str, float]
 
 
-# BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are
-# weighted and summed before the saturation k1. A word in the title says more about what
-# a paper is than the same word deep in its abstract.
+# BM25F (Robertson & Zaragoza 2009): per-field normalised term frequencies weighted and summed
+# before the saturation k1: a word in the title says more than the same word deep in the abstract
 PARAMS: BM25F = {
     "k1": 1.2,
     "b": {"title": 0.5, "abstract": 0.75, "authors": 0.3},
@@ -279,25 +269,11 @@ def find_sorted(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _runs(sorted_keys: np.ndarray) -> np.ndarray:
-    """Start positions of the runs of equal values in a sorted array (numpy's hash-based
-    np.unique is 30x slower than a sort at these sizes)."""
+    """Start positions of the runs of equal values in a sorted array (cheaper than np.unique:
+    docs/performance.md)."""
     if len(sorted_keys) == 0:
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
-
-
-def _count_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    k = np.sort(keys)
-    starts = _runs(k)
-    return k[starts], np.diff(np.append(starts, len(k)))
-
-
-def _sum_counts(parts: list[np.ndarray]) -> np.ndarray:
-    """The sum of per-block counts per stem id (later blocks have seen more stems)."""
-    total = np.zeros(max((len(c) for c in parts), default=0), dtype=np.int64)
-    for c in parts:
-        total[: len(c)] += c
-    return total
 
 
 def _hash64(text_hash: str) -> int:
@@ -344,8 +320,6 @@ class Source(Protocol):
 
 
 class StoreSource:
-    """The embedded store as a `Source`."""
-
     def __init__(self, store: Store) -> None:
         self.store = store
         self.data_dir = store.data_dir
@@ -492,7 +466,9 @@ def _tokenise(
         flat = array("i")
         lens = lengths[f]
         for i in todo.tolist():
-            ids = terms.ids(_field_text(texts[int(rows.rowids[i])], f))
+            title, abstract, authors = texts[int(rows.rowids[i])]
+            # names joined by spaces (a name is not TeX), the title and abstract made plain
+            ids = terms.ids(" ".join(authors) if f == "authors" else index_text(title if f == "title" else abstract))
             lens[i] = len(ids)
             flat.extend(ids)
         term = np.array(flat, dtype=np.int32)
@@ -500,7 +476,9 @@ def _tokenise(
         if f != "authors":  # adjacent words, for the phrase bonus of multi-word queries
             same = doc[1:] == doc[:-1]
             pairs.append((doc[:-1][same], term[:-1][same], term[1:][same]))
-        uk, tf = _count_unique(term.astype(np.int64) * span + (doc - lo))
+        k = np.sort(term.astype(np.int64) * span + (doc - lo))
+        starts = _runs(k)
+        uk, tf = k[starts], np.diff(np.append(starts, len(k)))
         parts = [((uk % span + lo).astype(np.int32), (uk // span).astype(np.int32), tf.astype(np.int32))]
         if carry is not None:
             parts.append(carry.postings(f, lo, hi))
@@ -509,15 +487,6 @@ def _tokenise(
     keys = np.sort(np.concatenate([t.astype(np.int64) * span + (d - lo) for d, t, _ in postings.values()]))
     df = np.bincount(keys[_runs(keys)] // span)
     return _Block(lo, hi, postings, _concat3(pairs), counts, df)
-
-
-def _field_text(text: tuple[str, str, list[str]], field: str) -> str:
-    """One field of a (title, abstract, authors) row as the tokeniser reads it: the names
-    joined by spaces (a name is not TeX), the title and abstract made plain by index_text."""
-    title, abstract, authors = text
-    if field == "authors":
-        return " ".join(authors)
-    return index_text(title if field == "title" else abstract)
 
 
 def _concat3(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -557,12 +526,9 @@ _KEY_MAX = 2**63 - 1
 
 
 def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int, N: int) -> dict[str, np.ndarray]:
-    """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair.
-
-    Sorted as int64 keys ((a - a0) * V + b) * N + doc, written into one array, sorted in place
-    and read back in chunks. The keys hold every first term a at once up to V^2 * N <= 2^63
-    (3M stems for 1M papers); beyond that, one sort per range of first terms keeps them in
-    int64, the blocks being read once per range."""
+    """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair:
+    int64 keys ((a - a0) * V + b) * N + doc sorted in place, one range of first terms a at a time
+    where all would pass 2^63 (docs/performance.md, "How the lexical build streams")."""
     bound = sum(len(b.pairs[0]) for b in blocks) + (len(carry.prev.pairs.doc) if carry else 0)
     width = max(1, _KEY_MAX // max(V * N, 1))  # first terms per sort
     # written up to the bound, read back as views: pages past the end are never touched
@@ -621,8 +587,10 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
     V = len(remap)
 
     def per_term(parts: list[np.ndarray]) -> np.ndarray:
-        """Per-block counts by stem id, summed, by term id."""
-        total = _sum_counts(parts)
+        """Per-block counts by stem id (later blocks have seen more stems), summed, by term id."""
+        total = np.zeros(max((len(c) for c in parts), default=0), dtype=np.int64)
+        for c in parts:
+            total[: len(c)] += c
         by_term = np.zeros(V, dtype=np.int64)
         by_term[remap[: len(total)]] = total
         return by_term
@@ -704,8 +672,7 @@ def build(store: Store | Source, previous: LexIndex | None = None, *, block: int
             for lo in range(0, n, max(block, 1))
         ]
 
-    # vocabulary sorted, so a query term is a binary search away: UTF-8 bytes, which sort as
-    # their code points do
+    # vocabulary sorted (UTF-8 bytes sort as their code points do): a term is a binary search away
     names = [_utf8(t) for t in terms.stem_id]
     order_v = sorted(range(len(names)), key=names.__getitem__)
     V, N = len(names), max(n, 1)
@@ -839,9 +806,8 @@ def published_generation(data_dir: Path) -> int | None:
 
 
 def index_lag(store) -> Lag | None:
-    """The lag of the published word index behind `store`, None when there is none. Reads
-    only: the pointer, the snapshot's row ids and text hashes (mapped), and each paper's
-    rowid and text hash (~1 s at 1M papers, paid only when the generations differ)."""
+    """The lag of the published word index behind `store`, None when there is none. Reads only;
+    compares every paper's text hash only when the generations differ."""
     current = store.generation()
     if published_generation(store.data_dir) == current:
         return None

@@ -43,18 +43,16 @@ def unpublished(store: Store) -> list[str]:
 
 
 def publish_if_abandoned(store: Store) -> str | None:
-    """Publish what committed writes left unpublished when no writer is left to do it (the one
-    that committed them was killed before its publish) and no process has the store open for
-    writing (writer.lock) nor is publishing; nothing while one is: a live writer publishes at
-    its end. Runs on a read-only store (the server's), under the same publish lock as a writer.
-    Returns what it published, said for a log (None: nothing). Raises OSError when the data
-    directory cannot be written (then `REPAIR_COMMAND`, run by someone who can)."""
+    """Publish what committed writes left unpublished when no process has the store open for
+    writing nor is publishing (a live writer publishes at its end), from a read-only store under
+    the writers' publish lock. Returns what it published, for a log (None: nothing); OSError
+    when the data directory cannot be written (then `REPAIR_COMMAND`)."""
     with try_publish_lock(store.data_dir) as got:
         if not got or writer_alive(store.data_dir):
             return None
         behind = unpublished(store)
         if not behind:
             return None
-        lag = lexical.index_lag(store) if "lexical" in behind else None  # ~1 s at 1M: only under the lock
+        lag = lexical.index_lag(store) if "lexical" in behind else None  # costly: only under the lock
         publish(store)
     return lag.message() if lag is not None else "the published vectors were behind the database"

@@ -1,26 +1,16 @@
 """Publishing the derived indexes safely with several writers, and noticing when it did not
 happen.
 
-**One publisher at a time.** Every writer that publishes (an ingest, an embed, a tag edit
-that bumps nothing, ``migrate``, a server closing a lag) takes an exclusive lock on
-``publish.lock`` in the data directory (``flock``: the kernel drops it when the process dies,
-so a writer killed with -9 never leaves it held). Under it the writer checks again what is
-published, builds if the store moved on, writes its snapshot into its own temporary folder,
-swaps the pointer and prunes. Without it, two writers publishing at once raced: one's pruning
-removed the temporary folder the other was still filling (``FileNotFoundError`` after its data
-had committed), and a slower writer could swap in an older generation after a newer one.
-Readers never take the lock: they read the pointer, which is replaced atomically.
+**One publisher at a time.** Every writer that publishes takes an exclusive ``flock`` on
+``publish.lock`` in the data directory (the kernel drops it when the process dies) and under it
+checks again what is published, builds if the store moved on, writes its own temporary folder,
+swaps the pointer and prunes: no writer's pruning removes a folder another is filling, and no
+older generation replaces a newer one. Readers never take it: the pointer is replaced atomically.
 
 **A writer says it is alive.** Every process with the store open for writing holds a shared
-lock on ``writer.lock`` (``hold_writer``) until it closes it; kill -9 drops it with the
-process. A server that finds the published index behind the database can then tell a live
-writer's lag (it publishes when it finishes: leave it alone) from a dead writer's (nobody
-will: the server publishes it, ``writer_alive``), without guessing from time alone.
+lock on ``writer.lock`` (``hold_writer``), so a server finding the index behind the database
+tells a live writer's lag (left to it) from a dead one's (``writer_alive``; docs/request-costs.md).
 
-**Shared by a process.** A published snapshot is mapped once per process (`shared`), keyed
-by its pointer file's stamp, and replaced when a writer publishes again.
-
-(The lag of the word index behind the database is measured by paperdex.index.lexical.index_lag.)
 This module imports nothing of paperdex: every stage that publishes or reads snapshots uses it.
 """
 
@@ -133,9 +123,8 @@ def writer_alive(data_dir: Path) -> bool:
 
 def prune_snapshots(d: Path, prefix: str, current: str) -> None:
     """Remove old published index folders; the newest previous one stays for readers that
-    still map it, and unfinished ``.tmp`` folders go. Called under the publish lock
-    (paperdex.index.snapshots), so a ``.tmp`` is never one another writer is still filling: every
-    live publisher holds the lock while it has one."""
+    still map it, and unfinished ``.tmp`` folders go (under the publish lock, no other writer is
+    filling one)."""
     olds = [p for p in d.glob(prefix + "*") if p.is_dir() and p.name != current]
     olds.sort(key=lambda p: p.stat().st_mtime, reverse=True)
     for p in olds:
