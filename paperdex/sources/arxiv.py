@@ -1,17 +1,10 @@
 """arXiv: incremental OAI-PMH harvesting, the Atom API for id look-ups, and the RSS daily
 listing for what was announced today.
 
-arXiv's terms set one limit across all its APIs together: one request every 3 s on one
-connection. Every call here goes through one :class:`HttpClient` with that interval, and
-``paperdex sync`` shares one such client across all its arXiv jobs (OAI, API, RSS).
-
-Harvests ask for the ``arXivRaw`` format because it lists every version with its date: in the
-``arXiv`` format ``<created>`` is the date of the *current* version, so a harvest would replace
-a revised paper's first-version date (0806.4129: v1 2008-06-25, v6 2014-12-12). A harvest
-records its resumption token in the store's state table after each page is stored, so an
-interrupted run resumes from the page it was on; re-storing that page is harmless (upsert of
-identical records), so the final store is the same as an uninterrupted run's. The next
-harvest starts at the day of the service's own ``responseDate`` (UTC), never the local date.
+arXiv's terms allow one request every 3 s across all its APIs: every call goes through one
+:class:`HttpClient` with that interval, which ``paperdex sync`` shares across its arXiv jobs.
+Harvests ask for ``arXivRaw`` (every version with its date) and resume at their saved
+resumption token (docs/sources.md, "arXiv").
 """
 
 from __future__ import annotations
@@ -97,11 +90,8 @@ _ID_IN_TEXT = re.compile(
 def normalise_id(text: str) -> str | None:
     """An arXiv id (with its version, if given) from ``2510.05491``, ``arXiv:hep-th/9901002v1``,
     ``https://arxiv.org/abs/2510.05491v2`` or ``oai:arXiv.org:math/0510544``; None otherwise."""
-    text = text.strip()
-    m = _ID_IN_TEXT.fullmatch(text)
-    if not m:
-        return None
-    return m.group(1) + (m.group(2) or "")
+    m = _ID_IN_TEXT.fullmatch(text.strip())
+    return m.group(1) + (m.group(2) or "") if m else None
 
 
 # --- author lists ------------------------------------------------------------------------------
@@ -126,13 +116,10 @@ def cut_author_list(raw: str | None) -> bool:
 
 
 def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
-    """Names and affiliations from arXiv's one-string author list (RSS ``dc:creator``,
-    ``arXivRaw`` ``<authors>``): commas and "and" separate authors, text in parentheses is the
-    affiliation of the author before it ("C. Neri (Lloyds Banking Group, London, UK)" is one
-    author), a bare suffix ("Jr.") belongs to the name before it, and TeX accents are decoded.
-    A leading "X Collaboration:" and a trailing "et al." are not authors (see
-    :func:`collaboration` and :func:`cut_author_list`).
-    Returns (names, affiliations), aligned; an author without one has None."""
+    """(names, affiliations), aligned, of arXiv's one-string author list: commas and "and"
+    separate authors, parentheses hold the affiliation of the author before them, a bare suffix
+    ("Jr.") belongs to the name before it; a leading "X Collaboration:" and a trailing "et al."
+    are not authors."""
     names: list[str] = []
     affs: list[str | None] = []
     buf: list[str] = []
@@ -276,10 +263,9 @@ def _rfc_day(text: str) -> str:
 
 
 def oai_record(rec: ET.Element) -> Paper:
-    """A Paper from one OAI-PMH record in the ``arXivRaw`` format (every version with its
-    date: ``published`` is version 1's day, ``updated`` the latest version's) or in the
-    ``arXiv`` format (whose ``<created>`` is the current version's day, so it only fills
-    ``updated``: a first-version date is never replaced by a revision's)."""
+    """A Paper from one OAI-PMH record: ``arXivRaw`` dates version 1 (``published``) and the
+    latest (``updated``); ``arXiv``'s ``<created>`` is the current version's day, so it only
+    fills ``updated``."""
     raw = rec.find("oai:metadata/raw:arXivRaw", NS)
     meta = raw if raw is not None else rec.find("oai:metadata/arXiv:arXiv", NS)
     if meta is None:
@@ -582,13 +568,9 @@ def fetch_ids(
 
 
 def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
-    """Today's announcements of one listing (``rss.arxiv.org/rss/cs.CL``, RSS 2.0 or Atom).
-
-    ``listed`` is the announcement day, which neither OAI-PMH nor the API tell. Records carry
-    the source ``arxiv-rss``, ranked below OAI and the API, so a listing fills gaps but never
-    overwrites what they supplied. Authors come from one ``dc:creator`` string: affiliations in
-    parentheses are split off (kept under ``extra["arxiv-rss"]["affiliations"]``), TeX accents
-    decoded. Raises SourceError for the feed service's error page (an unknown category)."""
+    """Today's announcements of one listing (``rss.arxiv.org/rss/cs.CL``, RSS 2.0 or Atom), with
+    the day they were ``listed`` (which neither OAI-PMH nor the API tell), as the source
+    ``arxiv-rss``; SourceError for the feed's error page (an unknown category)."""
     feed = _feed(body, "RSS feed")
     title = _ws(feed.feed.get("title"))
     if title.startswith("Feed error"):
@@ -660,11 +642,9 @@ def read_listing(
     base_url: str = RSS_URL,
     api_url: str = API_URL,
 ) -> IngestSummary:
-    """Today's listing into the store, recorded for the completeness check (the day, the ids
-    it announced, the days the feed skips); then every paper a listing of the last days named
-    that the store still lacks, or holds only as a listing gave it (one the OAI harvest has not
-    returned yet: no submission date, no comment), is fetched by id, 100 ids a request
-    (sources/completeness.py)."""
+    """Today's listing into the store, recorded for the completeness check; then the papers the
+    last days' listings named that the store lacks, or holds only as a listing gave them, are
+    fetched by id (sources/completeness.py)."""
     body, (papers, errors) = http.fetch(_listing_url(listing, base_url), lambda r: (r.content, parse_rss(r.content)))
     day, skip = completeness.schedule(body)
     announced = [p.id for p in papers if p.listed]
@@ -740,9 +720,8 @@ register(
         ),
         ranks={
             SOURCE: trust(title=50, abstract=50, authors=50, venue=5, dates=50, links=50, code=20, categories=50),
-            # the RSS listing: hours-old text and a one-string author list. Below OAI/API and
-            # the JSON Lines dumps ("file") in every group, so it fills gaps (the listed day, a
-            # paper not harvested yet) but never overwrites a field they supplied.
+            # hours-old text and a one-string author list: below OAI/API and the JSON Lines
+            # dumps ("file") in every group, so it fills gaps but never overwrites them
             RSS_SOURCE: trust(title=29, abstract=29, authors=29, venue=1, dates=29, links=29, code=5, categories=29),
         },
         plan=_plan,

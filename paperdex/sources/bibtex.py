@@ -1,13 +1,7 @@
-"""BibTeX in and out, through bibtexparser (v2).
-
-Import maps the usual fields onto a Paper and keeps every other field under
-``extra["bibtex"]`` so nothing is lost. :func:`entry` is paperdex's only BibTeX writer (export,
-the JSON API, the paper page and the MCP tool all call it, so one paper has one entry
-everywhere): what a reference manager needs (title, authors, year, venue, arXiv eprint, DOI,
-URL, abstract) plus the paperdex fields (categories as ``keywords``, ``area``), so that
-export -> import gives the same records back.
-Entries that do not parse are reported with their line and skipped.
-"""
+"""BibTeX in and out, through bibtexparser (v2). Import keeps every field it does not map
+under ``extra["bibtex"]``; :func:`entry` is the one BibTeX writer (export, the API, the paper
+page, MCP), with paperdex's own fields so that export -> import gives the same records back
+(docs/sources.md, "BibTeX")."""
 
 from __future__ import annotations
 
@@ -321,10 +315,8 @@ NOT_ACCEPTED = ("rejected", "desk_rejected", "withdrawn", "under_review", "submi
 
 
 def publication(p: Paper) -> tuple[str | None, str | None]:
-    """(where the paper was published, a note): "NeurIPS 2024 oral" is published in "NeurIPS
-    2024" (how it was presented is no part of a booktitle), and a paper OpenReview says was not
-    accepted ("Submitted to ICLR 2025", a rejected or withdrawn one) has no venue at all; its
-    venue string becomes a note."""
+    """(where the paper was published, a note): "NeurIPS 2024 oral" was published in "NeurIPS
+    2024"; a paper OpenReview did not accept has no venue, its venue string becomes a note."""
     if not p.venue:
         return None, None
     o = p.extra.get("openreview")
@@ -336,11 +328,8 @@ def publication(p: Paper) -> tuple[str | None, str | None]:
 
 def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     """(entry type, [(field, raw value)]) of a paper. An arXiv paper without a venue is an
-    ``@article`` in "arXiv preprint arXiv:ID", the form every bibliography style prints with
-    its id (``eprint`` alone is dropped by plain.bst and friends); the import reads it back as
-    no venue. A conference (a venue from OpenReview or the arXiv comment) is an
-    ``@inproceedings``; a journal keeps ``journal``. Categories go to ``keywords`` and the venue
-    area to ``area``, so export -> import gives the same records back."""
+    ``@article`` in "arXiv preprint arXiv:ID", which every bibliography style prints with its id
+    (plain.bst drops ``eprint`` alone); a conference is an ``@inproceedings``."""
     bib = _bib(p)
     venue, note = publication(p)
     bib_type = str(bib.get("type") or "")

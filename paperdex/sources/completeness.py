@@ -95,10 +95,8 @@ def record(store: Any, listing: str, day: str, ids: Iterable[str], skip: list[st
 
 
 def held(store: Any, ids: list[str]) -> tuple[set[str], set[str]]:
-    """(the ``ids`` the store holds, those of them it holds only as a listing gave them). A
-    listing's record has no submission date and no comment (hence no venue): a paper is only
-    complete once another source (OAI, the API, a file) supplied it. One query per 500 ids
-    reading only the ``sources`` column (the daily page asks this for every listing day)."""
+    """(the ``ids`` the store holds, those of them it holds only as a listing gave them: without
+    a submission date or comment, a paper is complete once another source supplied it)."""
     found = store.sources_of(ids)
     return set(found), {i for i, sources in found.items() if sources == [LISTING_SOURCE]}
 
@@ -145,9 +143,8 @@ def backfill(
     matcher: Matcher | None = None,
 ) -> Any:
     """Fetch by id (``fetch_ids``: arXiv's API) the papers recent listings named that the store
-    lacks or holds only from the listing; they get the listing's day. One look-up for every
-    day's ids (the API takes them 100 a request, not a request a day), and one ingest (one match
-    index, one publish; `matcher`: the caller's, to share it). Returns the merge summary."""
+    lacks or holds only from the listing, with the listing's day: one look-up for every day's
+    ids and one ingest. Returns the merge summary."""
     data = _load(store, listing)
     retried = [st for st in states(store, listing) if st.missing and st.retries_left]
     if not retried:

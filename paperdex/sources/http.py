@@ -1,11 +1,7 @@
-"""One HTTP client for every network source.
-
-Polite (a minimum interval between requests to one service: arXiv asks for one request every
-3 s across OAI-PMH, its export API and RSS, three hosts; with a data directory the spacing is
-kept in a small file per service there, so two processes syncing one store keep it together),
-patient (429, 5xx, timeouts and bodies that cannot be read, such as a truncated page, are
-retried with exponential back-off, honouring ``Retry-After``) and testable (transport, clock
-and sleep are injectable, so tests run against recorded responses and never really wait).
+"""One HTTP client for every network source: polite (a minimum interval between requests to
+one service, kept across processes with a data directory: :class:`HostSpacing`), patient (429,
+5xx, timeouts and unreadable bodies are retried with back-off, honouring ``Retry-After``) and
+testable (transport, clock and sleep are injectable: tests never really wait).
 """
 
 from __future__ import annotations
@@ -84,15 +80,10 @@ class UnreadableResponse(SourceError):
 
 
 class HostSpacing:
-    """The time of the last request to each service (:func:`service_of`: arXiv's hosts are
-    one), in a file per service under ``folder``, read
-    and written under an exclusive lock: every process that uses the folder (two ``paperdex
-    ingest arxiv`` run back to back, a cron ``sync`` next to a manual one) waits its turn, so
-    the interval a service asks for holds across processes, not only inside one.
-
-    Times are wall-clock seconds (``clock``): a monotonic clock is not comparable across
-    processes. A time in the future (a clock set back) never makes a process wait longer than
-    one interval."""
+    """The time of the last request to each service (:func:`service_of`), in a file per service
+    under ``folder`` read and written under an exclusive lock, so a service's interval holds
+    across every process using the folder. Wall-clock times (a monotonic clock is not comparable
+    across processes); one set in the future never makes a process wait over one interval."""
 
     def __init__(self, folder: str | Path, clock: Callable[[], float] = time.time) -> None:
         self.folder = Path(folder)

@@ -1,9 +1,6 @@
-"""JSON Lines / JSON files of paper records (arXiv metadata dumps and paperdex's own exports).
-
-They are read by :func:`paperdex.ingest.ingest_file`, which streams big files with progress
-and strict checks; this module registers the record source name ``file`` with its merge
-ranks (trusted nearly as much as arXiv itself: they are copies of its metadata, more than
-arXiv's RSS listing) and reads the arXiv metadata snapshot's records (:func:`from_snapshot`).
+"""JSON Lines / JSON files of paper records (arXiv metadata dumps and paperdex's own exports),
+read by :func:`paperdex.ingest.ingest_file`: here the record source ``file`` with its merge ranks,
+and the arXiv metadata snapshot's records (:func:`from_snapshot`).
 """
 
 from __future__ import annotations
@@ -25,11 +22,8 @@ def is_snapshot(rec: Any) -> bool:
 
 
 def from_snapshot(rec: dict[str, Any]) -> dict[str, Any]:
-    """A snapshot record as a paperdex record: every author (affiliations in parentheses
-    split off, TeX accents decoded, no "et al."), every category, the first version's day as
-    ``published`` and the last one's as ``updated``, the title on one line with its accents
-    decoded, abstract paragraphs kept. Fields of the wrong type are left for
-    :func:`paperdex.paper.paper_from_dict` to refuse with their name."""
+    """A snapshot record as a paperdex record, read as docs/sources.md ("arXiv") says; fields of
+    the wrong type are left for :func:`paperdex.paper.paper_from_dict` to refuse by name."""
     from paperdex.paper import RecordError
     from paperdex.sources.arxiv import _rfc_day, abstract_text, read_authors, title_text
 

@@ -1,13 +1,10 @@
 """One record per paper, whichever sources it arrives from.
 
-A record is matched to a stored one by, in order: the same id; the arXiv id it links (an
-OpenReview or BibTeX record naming its preprint); its normalised title plus the surname of its
-first author; and, for records whose title was not captured (seed pages), the start of its
-abstract plus that surname. The merged record keeps the union of sources, categories and
-source-specific ``extra`` fields; each visible field comes from the source trusted most for it
-(text and dates from arXiv, venue and area from OpenReview, code links from Hugging Face), and
-``extra["merge"]`` records which source gave which field and how the sources were matched, so a
-merge can be explained and nothing a source said is lost.
+A record is matched to a stored one by the same id, the arXiv id it links, its normalised title
+plus its first author's surname, or (untitled seed records) its abstract's start plus that
+surname. The merged record keeps the union of sources, categories and ``extra`` fields; each
+shown field comes from the source trusted most for it (``registry.Source.ranks``), and
+``extra["merge"]`` says which source gave which field and how they were matched.
 """
 
 from __future__ import annotations
@@ -29,9 +26,7 @@ from paperdex.store import IngestSummary, Store
 
 log = logging.getLogger("paperdex.sources")
 
-# Field groups and how much each source is trusted for them (higher wins; ties: newest wins,
-# so a source updating its own record always goes through). Each source declares its ranks
-# where it registers itself (registry.Source.ranks); unknown sources get DEFAULT_RANK.
+# Higher rank wins; ties: the newest, so a source updating its own record always goes through.
 FIELDS: dict[str, str] = {  # field -> the rank group it is judged by
     "title": "title",
     "abstract": "abstract",
@@ -326,11 +321,10 @@ def ingest_with_merge(
     matcher: Matcher | None = None,
     errors: Sequence[str] = (),
 ) -> IngestSummary:
-    """Merge each record into the paper it belongs to, then upsert. Records replaced by a
-    merged record under another id (an OpenReview record that met its arXiv preprint) are
-    deleted only after the merged record is written, so a crash never loses a paper.
-    ``errors`` are the records the source skipped: counted as rejected once ``papers`` is read
-    (a file's reader adds to them as it goes)."""
+    """Merge each record into the paper it belongs to, then upsert. A record replaced under
+    another id (an OpenReview record that met its preprint) is deleted only after the merged one
+    is written, so a crash never loses a paper. ``errors``: the records the source skipped,
+    counted once ``papers`` is read (a file's reader adds to them as it goes)."""
     matcher = matcher or Matcher(store)  # pass one in to reuse its index across calls
     total = IngestSummary()
     it = iter(papers)

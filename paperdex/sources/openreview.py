@@ -1,12 +1,7 @@
-"""OpenReview venues through openreview-py (API v2).
-
-``fetch_venue("NeurIPS.cc/2025/Conference")`` reads the venue's accepted papers (notes whose
-``content.venueid`` is the venue id) or, with ``submissions=True``, everything submitted to it.
-Each note gives title, authors, abstract, the decision/venue string ("NeurIPS 2025 poster"),
-the primary area as a readable label ("Deep Learning · Large Language Models", as the venue
-search pages show it) and, when the note names one, the arXiv id of its preprint; a note with a
-linked arXiv id takes that id, so it is the same record as the preprint.
-"""
+"""OpenReview venues through openreview-py (API v2): a venue's accepted papers (or, with
+``submissions``, everything submitted), each with its decision, its primary area as the venue
+search pages label it, and the arXiv id of its preprint when it names one (then its own id, so
+it is the same record as the preprint)."""
 
 from __future__ import annotations
 
@@ -105,13 +100,10 @@ def _title_case(words: str) -> str:
 
 
 def area_label(raw: str | None, text: str = "") -> str | None:
-    """A venue's primary area as a readable label, always under one of GROUPS.
-
-    ``Deep Learning->Large Language Models`` (ICML) -> ``Deep Learning · Large Language Models``;
-    ``machine_vision`` (NeurIPS) -> ``Applications · Computer Vision``; ``Deep learning (e.g.,
-    architectures, ...)`` -> ``Deep Learning``; an unknown ``trustworthy_ml`` -> ``Social
-    Aspects · Trustworthy ML``. ICLR's area for vision, audio and language papers is decided by
-    ``text`` (the paper's title and keywords): a speech paper is not labelled Computer Vision."""
+    """A venue's primary area as a readable label under one of GROUPS: ``Deep Learning->Large
+    Language Models`` (ICML) -> ``Deep Learning · Large Language Models``, an unknown
+    ``trustworthy_ml`` -> ``Social Aspects · Trustworthy ML``. ICLR's area for vision, audio and
+    language papers is decided by ``text`` (the paper's title and keywords)."""
     if not raw or not str(raw).strip():
         return None
     raw = " ".join(str(raw).split())
@@ -180,17 +172,11 @@ _PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
 
 
 def decision_of(venue: str | None, venueid: str | None = None) -> tuple[str | None, str | None]:
-    """(decision, presentation) of a note, from ``content.venueid`` and the venue string.
-
-    ``venueid`` is the venue's own id for accepted papers and ends in ``/Submission``,
-    ``/Rejected_Submission``, ``/Withdrawn_Submission`` or ``/Desk_Rejected_Submission``
-    otherwise (TMLR: ``TMLR/Under_Review``, ``TMLR/Decision_Pending``, ...). The venue string
-    says the same in words ("NeurIPS 2024 poster", "Submitted to ICLR 2025", "Under review for
-    TMLR", "ICLR 2024 Conference Desk Rejected Submission"). Decision is accepted, rejected,
-    desk_rejected, withdrawn, under_review or submitted (the search filter's DECISIONS):
-    ``submitted`` is a paper posted to the venue that was not accepted, whose outcome the note
-    does not say ("ICLR 2024 Conference Submission"). Presentation is oral, spotlight, poster
-    or highlight when an accepted paper's venue string says so."""
+    """(decision, presentation) of a note, from ``content.venueid`` (the venue's own id when
+    accepted, else ending in ``/Rejected_Submission``, ``TMLR/Under_Review``, ...) and the venue
+    string ("NeurIPS 2024 poster", "Submitted to ICLR 2025"). Decision is one of the search
+    filter's DECISIONS (``submitted``: posted and not accepted, the outcome unsaid);
+    presentation is oral, spotlight, poster or highlight when the venue string says so."""
     v = " ".join((venue or "").lower().split())
     tail = (venueid or "").rsplit("/", 1)[-1].lower() if venueid and "/" in venueid else ""
     for words, decision in (
@@ -318,12 +304,10 @@ def make_client(
     retries: int = RETRIES,
     session_file: str | Path | None = None,
 ) -> Any:
-    """An openreview-py API v2 client with a timeout on every request, retries of 429/5xx
-    that are logged (openreview-py prints them, which becomes cron mail), and a login when
-    credentials are given: anonymous ``notes`` requests have been refused with 403
-    ``ChallengeRequiredError`` since mid-2026. With ``session_file`` (the data directory's), the
-    session of an earlier run is used again while it is fresh, so back-to-back ``ingest
-    openreview`` runs log in once, not once each (OpenReview limits logins per minute)."""
+    """An openreview-py API v2 client with a timeout on every request, logged retries of 429/5xx
+    (openreview-py prints them, which becomes cron mail) and a login when credentials are given.
+    With ``session_file``, a fresh session of an earlier run is used again: OpenReview limits
+    logins per minute."""
     import openreview  # imported late: pulls in requests and friends
     from requests.adapters import HTTPAdapter
     from urllib3.util.retry import Retry
@@ -479,8 +463,7 @@ def fetch_venue(venue_id: str, client: Any, *, submissions: bool = False) -> tup
 
 
 def _client(section: dict[str, Any]) -> Any:
-    """One logged-in client per sync run (credentials: OPENREVIEW_USERNAME/PASSWORD as the
-    command passed them, else sources.toml's), with the data directory's saved session when
+    """One logged-in client per sync run, with the data directory's saved session when
     ``sync``/``ingest`` pass it (``_data_dir``)."""
     data_dir = section.get("_data_dir")
     return make_client(

@@ -1,11 +1,6 @@
-"""The sources paperdex knows, each declared once, by its own module.
-
-A source module ends with ``register(Source(...))`` naming everything the rest of paperdex
-needs: its ``sources.toml`` section(s) and keys, its ``paperdex ingest NAME`` options, how much
-the merge trusts it per field, how ``paperdex sync`` turns its section into jobs and how one
-job runs. ``cli``, ``sync.py`` (ingest_source, sync_sources, load_config) and ``merge.py`` read this
-registry instead of listing the sources, so a new source is one new module in this package:
-:func:`load` imports every module here the first time anyone asks.
+"""The sources paperdex knows, each declared once, by its own module's ``register(Source(...))``:
+the CLI, sync.py and merge.py read this registry instead of listing the sources, so a new source
+is one new module in this package (:func:`load` imports them all the first time anyone asks).
 """
 
 from __future__ import annotations
@@ -39,19 +34,12 @@ class Parsed:
 
 @dataclass(frozen=True)
 class Source:
-    """One place papers come from.
-
-    ``run(store, client, opts, section, today)`` fetches one job and returns ``(papers,
-    errors)`` for the caller to merge, or a summary when it wrote to the store itself (a
-    resumable harvest). ``client(section)`` makes the connection a whole ``sync`` run shares;
-    ``uses_http`` says it is a :class:`~paperdex.sources.http.HttpClient` (the tests' hook
-    ``sync.http_factory`` makes those). ``plan(section, store, today)`` lists the jobs
-    ``sync`` runs; ``done(store, opts)`` records a finished job (where to continue next time).
-    ``check(opts)`` refuses impossible options before any connection is made. ``env`` names the
-    environment variables (OpenReview's credentials) that the command passes in over a
-    section's keys: read once, by the command, never by a source.
-    ``reads(path)`` marks a file source: ``paperdex ingest FILE`` hands it the files it accepts.
-    """
+    """One place papers come from. ``run(store, client, opts, section, today)`` fetches one job
+    and returns ``(papers, errors)`` to merge, or a summary when it wrote to the store itself (a
+    resumable harvest); ``client(section)`` makes the connection a whole ``sync`` run shares
+    (an HttpClient if ``uses_http``, made by ``sync.http_factory``); ``plan(section, store,
+    today)`` lists the jobs ``sync`` runs; ``done(store, opts)`` records a finished one.
+    ``env``'s variables are read by the command, never by a source."""
 
     name: str
     ranks: dict[str, Ranks]  # record source name ("arxiv", "arxiv-rss") -> its ranks

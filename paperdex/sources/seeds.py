@@ -1,17 +1,9 @@
-"""The plain-text result pages the project was seeded from, as an import format.
-
-Two products' pages are recognised by their first line:
-
-* ``论文检索`` (a venue-paper search): per result an optional area line such as
-  ``Deep Learning · Large Language Models``, an author line (cut after ten names with ``等``,
-  "and others") and the abstract. Titles were not captured, so a record's title is the first
-  sentence of its abstract, flagged ``extra["seed"]["title_from_abstract"]``; merging lets a
-  real title (arXiv, OpenReview) replace it, matched by abstract and first author.
-* ``Daily Papers`` (Hugging Face search): abstracts only, with neither titles nor authors.
-  Nothing there identifies a paper, so those pages are reported and not imported.
-
-Parsing is tolerant: blank lines are optional, a block that does not fit is reported with its
-line number and skipped, and the rest of the page still imports.
+"""The plain-text result pages the project was seeded from, as an import format, told by their
+first line. ``论文检索`` (a venue-paper search): per result an optional area line, an author line
+(cut after ten names with ``等``) and the abstract; no title was captured, so a record's title is
+its abstract's first sentence (``extra["seed"]["title_from_abstract"]``) until a merge brings the
+real one. ``Daily Papers``: abstracts alone identify no paper, so it is reported, not imported.
+A block that does not fit is reported with its line and skipped; the rest still imports.
 """
 
 from __future__ import annotations

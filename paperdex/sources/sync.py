@@ -1,9 +1,6 @@
 """Running the sources: one job of a network source (``ingest_source``), a file a file source
-reads (``import_file``), every source of sources.toml (``sync_sources``). The commands that call
-them (``paperdex ingest``, ``sync``, ``export``) are in paperdex/cli.
-
-Network clients are made by factories that tests replace, so every command runs offline
-against recorded responses.
+reads (``import_file``), every source of sources.toml (``sync_sources``). Network clients come
+from factories that tests replace, so every command runs offline against recorded responses.
 """
 
 from __future__ import annotations
@@ -88,16 +85,11 @@ def ingest_source(
     environ: Mapping[str, str] | None = None,
     **options: Any,
 ) -> IngestSummary:
-    """Fetch one job of a network source into the store, merging with what is there.
-
-    The options are the source's own (its ``ingest`` options by name, e.g. arxiv: set,
-    from_, until, categories, ids, listing; openreview: venue, submissions; hf: date,
-    week, month); ``base_url`` overrides the section's ``url``. Service addresses (and
-    OpenReview credentials) come from ``config`` (sources.toml; read from the store's data
-    directory when not given), under the variables of ``environ`` a source names (``Source.env``).
-    ``http``/``client`` let a caller share one connection across jobs (``sync`` does); without
-    one, a connection is made for this job and closed after.
-    """
+    """Fetch one job of a network source into the store, merging with what is there. The
+    options are the source's ``ingest`` options by name (``base_url`` overrides the section's
+    ``url``); ``config`` is sources.toml (the data directory's when not given), under the
+    variables of ``environ`` a source names. ``http``/``client``: a connection shared across
+    jobs; without one, one is made for this job and closed after."""
     src = registry.get(name)
     opts = {k: v for k, v in options.items() if v not in (None, (), [])}
     section = source_section(_stored_config(store) if config is None else config, name, environ)
@@ -198,15 +190,11 @@ def sync_sources(
     progress: Callable[[int, int, str], None] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[IngestSummary, list[str]]:
-    """Run every configured source incrementally; one failing source does not stop the
-    others. Returns the total and the failures. ``quiet`` reports only sources that changed
-    something or failed (for cron mail). ``progress(i, n, label)`` is told as job i of n starts
-    (`paperdex sync` prints a line while a long one runs). ``environ``: as for :func:`ingest_source`.
-
-    Each source's jobs share one client made once per run: every arXiv job (OAI sets, RSS
-    listings) goes through one connection, so arXiv's one-request-per-3-s limit, which covers
-    all its APIs together, holds across the whole run; OpenReview logs in once. A client that
-    could not be made (a failed login) fails that source's later jobs with the same error."""
+    """Run every configured source incrementally; one failing source does not stop the others.
+    Returns the total and the failures. ``quiet`` reports only sources that changed something or
+    failed (for cron mail); ``progress(i, n, label)`` is told as job i of n starts. Each source's
+    jobs share one client (arXiv's 3 s spacing holds across the run, OpenReview logs in once); one
+    that could not be made fails the source's later jobs with the same error."""
     cfg = load_config(store.data_dir) if cfg is None else cfg
     today = today or utc_today()
     only = set(only)

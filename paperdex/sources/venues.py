@@ -1,17 +1,7 @@
-"""The venue a paper names in its arXiv comment or journal-ref: "Accepted at NeurIPS 2025",
-"CVPR 2026 (Highlight)", "ICLR 2026 Oral", "Findings of ACL 2025", "Workshop X @ ICML 2026".
-
-About one arXiv paper in nine says where it was accepted only there. The venues and their
-spellings are a table (``paperdex/data/venues.tsv``); the rules here decide when a mention is
-a claim of acceptance (a cue such as "accepted", "to appear", "published", or the venue opening
-the sentence) and not a submission, a review, an earlier version or a challenge entry, which
-are skipped: a wrong venue costs more than a missing one. Precision and recall on the shared
-corpus are measured in docs/venues.md.
-
-The result is stored as the paper's ``venue`` ("NeurIPS 2025", "CVPR 2026 highlight", "ACL 2025
-Findings", "ICML 2026 Workshop") with ``extra["venue_parsed"]`` saying what was read from where;
-its provenance is ``comment``, ranked below every source that states a venue, so OpenReview's
-decision replaces it (see :func:`apply`).
+"""The venue a paper names in its arXiv comment or journal-ref ("Accepted at NeurIPS 2025",
+"CVPR 2026 (Highlight)"), from a table of spellings (``paperdex/data/venues.tsv``). A mention
+counts only as a claim of acceptance: a wrong venue costs more than a missing one. The rules and
+their precision and recall: docs/venues.md.
 """
 
 from __future__ import annotations
@@ -97,7 +87,7 @@ def table() -> tuple[_Entry, ...]:
 @lru_cache(maxsize=1)
 def _any() -> re.Pattern:
     """Every spelling in one pattern, a group per venue: most comments name none, and one pass
-    over them is ~20x cheaper than a pattern per spelling."""
+    is far cheaper than a pattern per spelling (docs/venues.md)."""
     by_name: dict[str, list[str]] = {}
     for line in data_lines("venues.tsv"):
         name, _, spellings = line.split("\t")
