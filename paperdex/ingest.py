@@ -211,9 +211,8 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
 def ingest_file(
     store: Store, path: str | Path, progress: Progress | None = None, notes: list[str] | None = None
 ) -> IngestSummary:
-    """Every file takes the same road as every source: merged into the paper it belongs to,
-    so re-ingesting a JSONL dump never drops a venue or upvotes another source attached.
-    `progress` receives file bytes as they are read (ingest writes as it reads, in batches)."""
+    """A file takes every source's road: merged into the paper it belongs to, so re-ingesting a
+    dump never drops what another source attached. `progress` receives file bytes as read."""
     errors: list[str] = []
     return ingest_with_merge(store, read_records(path, errors, notes, progress), errors=errors)
 
@@ -221,9 +220,8 @@ def ingest_file(
 def ingest_files(
     store: Store, paths: list[Path], progress: Progress | None = None, notes: list[str] | None = None
 ) -> IngestSummary:
-    """Files one after another, each read by the file source that takes it (.bib, a seed
-    page), else as JSON Lines or JSON; a directory is a rejected record. `progress` receives
-    file bytes."""
+    """Files one after another, each read by the file source that takes it (.bib, a seed page),
+    else as JSON Lines or JSON; a directory is a rejected record. `progress` receives file bytes."""
     from paperdex.sources.sync import import_file
 
     total = IngestSummary()

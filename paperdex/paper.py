@@ -14,24 +14,19 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Plain words for the tokenizer: `$\beta$-VAE` -> `beta -VAE`, `\textbf{X}` -> `X`. The one LaTeX
-# reader is paperdex.text.latex (pylatexenc); the index's callers import it by this name.
+# Plain words for the tokenizer (`$\beta$-VAE` -> `beta -VAE`): the index's callers import it by this name
 from paperdex.text.latex import index_text as index_text
 
 OPENREVIEW_SITE = "https://openreview.net"
 # An arXiv id without its version: new style (2501.00001) or old (hep-th/9901002, math.GT/0309136)
 ARXIV_ID_SHAPE = r"\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
 ARXIV_ID = re.compile(rf"^({ARXIV_ID_SHAPE})(v\d+)?$")
-# The category grammar, in one place. An arXiv category as a record carries it: an archive in
-# lower case (cs, hep-th, q-bio), optionally a subject class after a dot (cs.LG, astro-ph.GA,
-# cond-mat.mes-hall). What BibTeX import takes for a category, and what search facets, the
-# daily chips and the search box's completions offer: the MSC (68T10) and ACM (I.2.6) classes
-# some records list among their categories are not of this shape.
+# The category grammar, in one place: an arXiv category as a record carries it, an archive in lower
+# case (cs, hep-th, q-bio), optionally a subject class (cs.LG, cond-mat.mes-hall). What BibTeX import,
+# facets, daily chips and completions take; the MSC (68T10) and ACM (I.2.6) classes are not of it.
 CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
-# The same as typed after `cat:` (a pattern, to be embedded; also what a card links as a filter,
-# web/links.py, and an arXiv listing's parts, sources/arxiv.py): any case, since the filter
-# matches case-insensitively (LexIndex.category_docs); a value of this shape that names no
-# category matches no paper rather than being an error, so it is wider (a part may begin with "-").
+# The same as typed after `cat:` (a pattern to embed; also web/links.py's and sources/arxiv.py's):
+# any case, and wider (a part may begin with "-"): a value that names no category matches no paper.
 CATEGORY_TYPED = r"[A-Za-z\-]+(?:\.[A-Za-z\-]+)?"
 
 

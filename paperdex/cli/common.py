@@ -1,6 +1,5 @@
-"""What the `paperdex` command and its subcommand modules share: the error a user sees, terminal-
-and JSON-safe text, and the settings, store and service a command runs on. It imports none of
-the command modules, so each of them, and cli/__init__.py which registers them, imports it."""
+"""What the `paperdex` command modules share (and import; it imports none of them): the error a
+user sees, terminal- and JSON-safe text, and the settings, store and service a command runs on."""
 
 from __future__ import annotations
 
@@ -61,8 +60,7 @@ def _settings(ctx: click.Context) -> Settings:
 
 def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> Store:
     """The data directory's store. Only `ingest`, `demo` and `init` make one (create=True): any
-    other writer given a directory without a store (a mistyped --data-dir) stops, rather than
-    leave a new empty store there and report success on it."""
+    other writer given a directory without one (a mistyped --data-dir) stops."""
     data_dir = _settings(ctx).data_dir
     if not readonly and not create and not (data_dir / "paperdex.db").is_file():
         raise UserError(
@@ -90,18 +88,15 @@ def pass_store(readonly: bool = False) -> Callable[[Callable[..., None]], Callab
     return decorate
 
 
-# The time budget ($PAPERDEX_TIME_BUDGET, 2 s) is a server's: it keeps one search from holding
-# cores other users wait for. A command has its user's machine to itself, and a busy laptop
-# (or CI at load 5 on 2 cores) ran a 0.3 s `related` past 2 s; it still gets a bound.
+# The time budget ($PAPERDEX_TIME_BUDGET, 2 s) is a server's, for cores other users wait for; a
+# command has its machine to itself (a busy CI at load 5 ran a 0.3 s `related` past 2 s).
 CLI_TIME_BUDGET = 60.0
 
 
 @contextmanager
 def _service(ctx: click.Context, readonly: bool = False) -> Iterator:
-    """The service over the data directory's store, searching the backend of the settings
-    within a command's time budget (CLI_TIME_BUDGET, or the settings' if longer): a command
-    runs a feature as the web and MCP do, and a request the service refuses is one line on
-    stderr."""
+    """The service over the data directory's store, as the web and MCP run it, within
+    CLI_TIME_BUDGET (or the settings' if longer); a refused request is one line on stderr."""
     from paperdex.service import Local, ServiceError
 
     settings = _settings(ctx)

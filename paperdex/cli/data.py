@@ -1,5 +1,5 @@
-"""`paperdex ingest`, `embed`, `init` and `migrate` (registered by paperdex/cli): the commands
-that fill the data directory and bring it up to date."""
+"""`paperdex ingest`, `embed`, `init` and `migrate`: the commands that fill the data directory
+and bring it up to date."""
 
 from __future__ import annotations
 
@@ -129,9 +129,8 @@ def _ingest_files(store: Store, files: list[Path], strict: bool, quiet: bool, no
 
 @contextmanager
 def _write_errors(store: Store) -> Iterator[None]:
-    """A failed write (disk full, a database that is not one) is one line, not a traceback.
-    Each batch is one transaction, so nothing of the failing batch is stored; batches before
-    it are, and the same command continues where it stopped."""
+    """A failed write (disk full, a database that is not one) is one line, not a traceback. Each
+    batch is one transaction: the batches before the failing one are stored, and a rerun goes on."""
     try:
         yield
     except (sqlite3.DatabaseError, OSError) as exc:

@@ -1,5 +1,4 @@
-"""`paperdex search`, `show`, `stats` and `eval` (registered by paperdex/cli): the commands that
-read the store."""
+"""`paperdex search`, `show`, `stats` and `eval`: the commands that read the store."""
 
 from __future__ import annotations
 
@@ -81,8 +80,8 @@ def search(ctx: click.Context, query: tuple[str, ...], as_json: bool, explain: b
 
 
 def _print_hits(res: Result, explain: bool) -> None:
-    """A table of the hits; with --explain, one block per hit whose lines wrap as the terminal
-    does (a fifth column left the title a few characters at 80 columns, one word per line)."""
+    """A table of the hits; with --explain, one block per hit (a fifth column would leave the
+    title a few characters at 80 columns)."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -148,8 +147,7 @@ def show(store, paper_id, as_json) -> None:
     from paperdex.web.render import author_names, authors_line
 
     click.secho(tty(p.title), bold=True)
-    # the author line of the cards, `search` and the API (one rule: render.author_names); a
-    # collaboration's thousands of names would bury the paper, and --json has them all
+    # the cards' author line (render.author_names): a collaboration's thousands of names would bury the paper
     shown, _ = author_names(p)
     more = f" ({len(p.authors):,} authors; --json lists them all)" if len(p.authors) > len(shown) else ""
     click.echo(tty(authors_line(p, "et al.") + more))

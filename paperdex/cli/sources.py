@@ -1,5 +1,4 @@
-"""`paperdex sync` and `paperdex export` (registered by paperdex/cli): the commands over the
-sources' library functions in paperdex/sources/sync.py."""
+"""`paperdex sync` and `paperdex export`, over paperdex/sources/sync.py."""
 
 from __future__ import annotations
 
@@ -42,7 +41,6 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
         cfg = load_config(store.data_dir)
     except (FileNotFoundError, ValueError) as e:
         raise click.ClickException(str(e)) from None
-
     try:
         with sync_log(store.data_dir, quiet), Progress("sync", unit="jobs", quiet=quiet, rate=False, bar=False) as p:
             total, failures = sync_sources(
@@ -117,7 +115,6 @@ def select_papers(
     limit: int = 100,
 ) -> list[Paper]:
     """Papers named by id, else found by a lexical search of the terms, else by filters."""
-
     terms = list(terms)
     if terms and all(ARXIV_ID.match(t) or t.startswith(ID_PREFIXES) or store.get(t) for t in terms):
         found = [store.get(t) for t in terms]
