@@ -37,7 +37,7 @@ def _brief(p: Paper) -> dict[str, Any]:
 def _hit(h: Hit) -> dict[str, Any]:
     d = _brief(h.paper)
     d["snippet"] = render.plain_tex("".join(s for s, _ in h.snippet)) if h.snippet else None
-    d["why"] = {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)}
+    d["why"] = render.ranks(h)
     return d
 
 

@@ -47,10 +47,8 @@ def _script(value: str) -> bool:
 
 def safe_extra(value: Any, url: bool = False) -> Any:
     """A paper's `extra` (a source's own fields, any JSON) with every link that is not http(s)
-    left out: a string under a link key (_URL_KEY) must pass safe_url, and a `javascript:` or
-    `vbscript:` string is left out under any key. A client shows these fields as links (the
-    Hugging Face page, the project page), so they are filtered exactly as the pages filter
-    theirs; everything else is kept as stored."""
+    left out, as the pages filter theirs (a client shows these as links): a string under a link
+    key (_URL_KEY) must pass safe_url, a `javascript:` or `vbscript:` one goes under any key."""
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():

@@ -163,6 +163,11 @@ def brief(p: Paper) -> dict[str, Any]:
     }
 
 
+def ranks(h: Any) -> dict[str, Any]:
+    """A hit's "why" in a JSON answer (the library API, MCP): its rank on each side, its score."""
+    return {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)}
+
+
 def safe_links(p: Paper) -> dict[str, str]:
     return {k: v for k, v in ((k, safe_url(v)) for k, v in p.links().items()) if v}
 
@@ -274,16 +279,14 @@ def why_words(hit: Any, plan: Any) -> dict[str, Any]:
     def holds(words: set[str], c: Any) -> bool:
         return any(alt and all(s in words for s in alt) for alt in c.alts)
 
-    n = len(concepts)
-    in_title = sum(holds(title, c) for c in concepts)
-    in_abstract = sum(holds(title | abstract, c) for c in concepts)
+    words = hit.lexical_rank is not None
     text = plan.dense_text if plan is not None and has_cjk(plan.q) else None
     read_as = text if text and not has_cjk(text) else None
     return {
-        "n": n,
-        "in_title": in_title if hit.lexical_rank is not None else 0,
-        "in_text": in_abstract if hit.lexical_rank is not None else 0,
-        "words": hit.lexical_rank is not None,
+        "n": len(concepts),
+        "in_title": sum(holds(title, c) for c in concepts) if words else 0,
+        "in_text": sum(holds(title | abstract, c) for c in concepts) if words else 0,
+        "words": words,
         "meaning": hit.dense_rank is not None,
         "read_as": read_as,
         "lexical_rank": hit.lexical_rank,

@@ -34,8 +34,7 @@ def back_to(form: dict[str, Any], default: str) -> str:
 
 
 def search_url(ss: library.SavedSearch) -> str:
-    qs = {"q": ss.query, **{k: v for k, v in ss.params.items() if k != "lang"}}
-    return "/?" + urlencode(qs)
+    return "/?" + urlencode({"q": ss.query, **{k: v for k, v in ss.params.items() if k != "lang"}})
 
 
 # --- the library page, sign-in -------------------------------------------------------------------
@@ -150,8 +149,7 @@ def form_delete_tag(st: Store, form: dict[str, str], request: Request) -> str:
 def form_dismiss(st: Store, form: dict[str, str], request: Request) -> str:
     pid = form.get("id") or ""
     library.dismiss(st, [pid])
-    back = back_to(form, "")
-    # the page it came from offers to undo it
+    back = back_to(form, "")  # the page it came from offers to undo it
     return _with(back, f"dismissed={quote(pid, safe='')}") if back else "/library"
 
 
@@ -218,8 +216,7 @@ def related_form(request: Request) -> Response:
 @router.post("/related", response_class=HTMLResponse, include_in_schema=False)
 async def related_page(request: Request) -> Response:
     form = await form_of(request)
-    # the model and the searcher block: in a worker thread, never on the event loop (which
-    # would stall every other request of this worker, and wait for a searcher while holding it)
+    # the model and the searcher block: in a worker thread, never on the event loop (every request's)
     return await run_in_threadpool(related_view, request, form.get("text") or "", form)
 
 

@@ -55,15 +55,8 @@ async def api_related(request: Request) -> Response:
     data = await json_of(request)
     text = data.get("text")  # none, or not a string: the service's "paste a text"
     res = await run_in_threadpool(related, request, text if isinstance(text, str) else "", data.get("k", 20), data)
-    out = res.to_dict()
-    out["hits"] = [
-        {
-            **render.brief(h.paper),
-            "why": {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)},
-        }
-        for h in res.hits
-    ]
-    return JSONResponse(out)
+    hits = [{**render.brief(h.paper), "why": render.ranks(h)} for h in res.hits]
+    return JSONResponse({**res.to_dict(), "hits": hits})
 
 
 @router.get("/api/tags", include_in_schema=False)
