@@ -98,7 +98,8 @@ def _lines(path: Path, problems: list[str], progress: Progress | None) -> Iterat
         yield buf
 
 
-def _check_paper(rec, where: str, errors: list[str], notes: list[str] | None) -> Paper | None:
+def _checked(rec, where: str, errors: list[str], notes: list[str] | None) -> Iterator[Paper]:
+    """The record's paper, if it is one; else its problem, at `where`, in `errors`."""
     got: list[str] = []
     try:
         if is_snapshot(rec):  # the arXiv metadata snapshot's shape, read as what it means
@@ -106,10 +107,10 @@ def _check_paper(rec, where: str, errors: list[str], notes: list[str] | None) ->
         p = paper_from_dict(rec, notes=got)
     except RecordError as e:
         errors.append(f"{where}: {e}")
-        return None
+        return
     if notes is not None:
         notes.extend(f"{where}: note: {n}" for n in got)
-    return p
+    yield p
 
 
 def _parse(raw: str):
@@ -168,9 +169,7 @@ def _read_lines(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
         if problem:
             errors.append(f"{where}: {problem}")
             continue
-        p = _check_paper(rec, where, errors, notes)
-        if p is not None:
-            yield p
+        yield from _checked(rec, where, errors, notes)
 
 
 def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
@@ -203,9 +202,7 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
             msg = "nested too deeply" if isinstance(e, RecursionError) else str(e).splitlines()[0][:120]
             errors.append(f"{where}: invalid JSON: {msg}; the rest of the array is lost")
             return
-        p = _check_paper(rec, where, errors, notes)
-        if p is not None:
-            yield p
+        yield from _checked(rec, where, errors, notes)
 
 
 def ingest_file(

@@ -139,7 +139,6 @@ def create_app(
         redoc_url=None,
         dependencies=[Depends(check_path)],  # every route's path parameters, checked once
     )
-    # the Host names it answers: as told, else loopback plus the configured ones
     app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else [*LOOPBACK_HOSTS, *st.allowed_hosts]
     app.state.pool = pool  # what every view reads (views/base.pool_of)
     app.state.settings = st  # what on-demand writes (views/summary.py) are configured with

@@ -77,9 +77,8 @@ class SafeJSON(JSONResponse):
 
 
 def paged_json(request: Request, found: Any, rows: str, **more: Any) -> SafeJSON:
-    """One page of a search (rows "hits") or a listing ("papers") as the API and the .json
-    views answer: with its page count, links filtered as the pages do, machine summaries
-    (and `more` fields: a day's completeness)."""
+    """One page of a search (rows "hits") or a listing ("papers") as the API and the .json views
+    answer: its page count, links filtered as the pages do, machine summaries, and `more`."""
     d = {**found.to_dict(), **more}
     d["pages"] = found.pages
     d[rows] = summaries.attach_json(pool_of(request), [safe_paper(x) for x in d[rows]])
@@ -105,8 +104,7 @@ def presented(request: Request) -> tuple[str | None, str]:
 
 
 def session_of(request: Request) -> dict[str, Any] | None:
-    """The token record of this request's bearer token or sign-in cookie, if valid (every
-    page's nav, and "Save this search", need to know)."""
+    """The token record of this request's bearer token or sign-in cookie, if valid."""
     tok, _ = presented(request)
     if not tok:
         return None
