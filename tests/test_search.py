@@ -548,3 +548,37 @@ def test_fields_given_by_name_replace_a_requests_own(searcher):
     got = searcher.search(req, mode="lexical", per_page=3, filters=Filters(category="cs.CV"))
     assert got.mode == "lexical" and len(got.hits) == 3
     assert all("cs.CV" in h.paper.categories for h in got.hits)
+
+
+def test_the_same_words_are_encoded_once(ro_store):
+    """Page 2, a facet, a sort and a filter of the same words reuse the query's vector; other
+    words are encoded (docs/performance.md: the encoder costs more than the engine)."""
+    from paperdex.index.embed import get_embedder
+    from paperdex.search import Searcher
+
+    real = get_embedder(ro_store.model)
+
+    class Counting:
+        name, dim = real.name, real.dim
+
+        def __init__(self):
+            self.read: list[str] = []
+
+        def embed_docs(self, texts):
+            return real.embed_docs(texts)
+
+        def embed_query(self, text):
+            self.read.append(text)
+            return real.embed_query(text)
+
+    emb = Counting()
+    s = Searcher(ro_store, embedder=emb)
+    first = s.search("weight decay regularization", facets=False)
+    assert emb.read == ["weight decay regularization"] and first.mode == "hybrid"
+    s.search("weight decay regularization", page=2)
+    s.search("weight  decay regularization", filters=Filters(category="cs.LG"))
+    s.search("weight decay regularization cat:cs.LG", sort="newest")
+    assert emb.read == ["weight decay regularization"]
+    assert ids(s.search("weight decay regularization", facets=False)) == ids(first)
+    s.search("Weight decay schedules")
+    assert emb.read == ["weight decay regularization", "Weight decay schedules"]

@@ -10,7 +10,10 @@ step. Every hit says why it matched: its rank and score on each side, and the fu
 from __future__ import annotations
 
 import html
+import re
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +50,7 @@ from paperdex.store import Store
 NOTICE_UNPUBLISHED = message("index_unpublished")
 UNPUBLISHED_NOTICE_AT = 5000  # papers: below this, building in memory takes about a second
 NOTICE_NO_VECTORS = message("no_vectors")
+QUERY_VECTORS = 2048  # query vectors kept per process: 6 KB each with the default pair, 12.6 MB in all
 
 
 @dataclass
@@ -123,6 +127,36 @@ def marked_html(segments: list[tuple[str, bool]]) -> str:
     return "".join(f"<mark>{html.escape(s)}</mark>" if hit else html.escape(s) for s, hit in segments)
 
 
+class QueryVectors:
+    """Query vectors by (the embedder, its text with each run of whitespace one space), the
+    least recently used out: page 2, a facet, a sort or a filter of the same words is a new
+    search, which would pay the encoder again (docs/performance.md). The built-in models read
+    such runs as one space; case is not folded (e5 is cased). One per process, shared by the
+    searchers of a pool: a store that switches models gets another embedder, so other keys."""
+
+    def __init__(self, size: int = QUERY_VECTORS) -> None:
+        self.size, self._lock = size, threading.Lock()
+        self._kept: OrderedDict[tuple[Embedder, str], np.ndarray] = OrderedDict()
+
+    def get(self, emb: Embedder, text: str) -> np.ndarray:
+        key = (emb, re.sub(r"\s+", " ", text))
+        with self._lock:
+            got = self._kept.get(key)
+            if got is not None:
+                self._kept.move_to_end(key)
+                return got
+        got = emb.embed_query(text)  # outside the lock: other searches go on meanwhile
+        got.setflags(write=False)  # shared: nobody changes it in place
+        with self._lock:
+            self._kept[key] = got
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return got
+
+
+_QUERY_VECTORS = QueryVectors()
+
+
 class Searcher:
     """Search over one corpus (paperdex.search.corpus): the embedded store, or a Milvus collection.
     Not shared across threads (a store's SQLite connection is its own); the index snapshots
@@ -136,16 +170,18 @@ class Searcher:
         corpus: Corpus | None = None,
         embed_options: EmbedOptions | None = None,
         zh_dict: bool = True,
+        embedder: Embedder | None = None,
     ) -> None:
         """`source`: the store (or, with no local store at all, a corpus); `corpus`: what
         searches read when it is not the store itself (a Milvus collection copied from it:
         the library and the recommendations keep their state in the store); `embed_options`:
         how queries are embedded (Settings.embedding; None: the built-in defaults); `zh_dict`:
-        whether Chinese is read through the dictionary (Settings.zh_dict)."""
+        whether Chinese is read through the dictionary (Settings.zh_dict); `embedder`: the
+        query model, given (None: loaded by the corpus's model name)."""
         self._store = source if isinstance(source, Store) else None
         self.corpus: Corpus = corpus or (StoreCorpus(source) if isinstance(source, Store) else source)
         self.fusion = fusion or FUSION
-        self._embedder: Embedder | None = None
+        self._embedder = embedder
         self.embed_options = embed_options
         self.zh_dict = zh_dict
 
@@ -178,7 +214,7 @@ class Searcher:
 
     def embed_query(self, text: str, model: str | None) -> np.ndarray | None:
         emb = self.embedder(model)
-        return None if emb is None or not text else emb.embed_query(text)
+        return None if emb is None or not text else _QUERY_VECTORS.get(emb, text)
 
     # --- the composed search --------------------------------------------------------------
     def search(
