@@ -1,11 +1,10 @@
 """Files into the store: JSON Lines (plain or .gz) and JSON arrays of paper records, and
 precomputed vectors aligned to ids.
 
-Records are validated at the edge (:func:`paperdex.paper.paper_from_dict`). A bad record is
-reported as ``FILE:LINE: reason`` and skipped; every good record of the file lands, whatever
-went wrong around it: lines are decoded one at a time (an invalid UTF-8 byte costs its line,
-not the rest of the file), a corrupt gzip member costs that member (reading resumes at the next
-one), and a JSON array is read element by element.
+Records are validated by paper.paper_from_dict; a bad one is reported as ``FILE:LINE: reason``
+and skipped, and every good one lands, whatever went wrong around it: an invalid UTF-8 byte
+costs its line, a corrupt gzip member that member (reading resumes at the next one), and a JSON
+array is read element by element.
 """
 
 from __future__ import annotations

@@ -289,12 +289,9 @@ def _extra(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = None) -> Paper:
-    """Validate a JSON object (the shared corpus format, or Paper.to_dict output).
-
-    Every field is checked for type and range; a record that cannot be stored faithfully raises
-    :class:`RecordError` naming the field. Over-long text is cut, and what was cut is appended
-    to ``notes`` (the record is kept).
-    """
+    """A JSON object (the corpus format, or Paper.to_dict's) as a Paper, every field checked:
+    a record that cannot be stored faithfully raises RecordError naming the field; over-long
+    text is cut, and what was cut appended to ``notes`` (the record is kept)."""
     if not isinstance(rec, dict):
         raise RecordError(f"expected a JSON object, got {_kind(rec)}")
     pid = _id(rec.get("id"))

@@ -44,10 +44,9 @@ JSON_PATHS = ("/api", "/openapi.json", "/search.json", "/daily.json")  # and eve
 
 
 class Guard:
-    """The outermost layer, around FastAPI's own error handling, so that every response
-    (a 500 included) carries the security headers. It answers HEAD as GET without the body, and
-    lets in what limits.admit admits: the allowed Host names only (a DNS-rebinding page could
-    otherwise read the API). Plain ASGI: no per-request task overhead."""
+    """The outermost layer, around FastAPI's error handling, so that every response (a 500
+    included) carries the security headers; HEAD is answered as GET without the body, and only
+    what limits.admit admits gets in. Plain ASGI: no per-request task overhead."""
 
     HEADERS = [
         (b"content-security-policy", CSP.encode()),

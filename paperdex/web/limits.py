@@ -84,11 +84,9 @@ async def check_path(request: Request) -> None:
 
 
 def parse_json(body: bytes) -> Any:
-    """A request body's JSON, its depth checked before it is parsed: ValueError (with the
-    message a 400 says) when it is not UTF-8 (RFC 8259: JSON between systems is), is nested
-    deeper than MAX_JSON_DEPTH, is not JSON, or holds NaN or Infinity (not JSON either). Its
-    size was bounded while it was read (admit). In UTF-8 no byte of a multi-byte character is
-    a quote or a bracket, so counting the brackets outside strings is the parser's depth."""
+    """A request body's JSON, or ValueError (a 400's message) when it is not UTF-8 (RFC 8259),
+    is nested deeper than MAX_JSON_DEPTH (counted before parsing: in UTF-8 no byte of a multi-byte
+    character is a quote or a bracket), is not JSON, or holds NaN or Infinity."""
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError:
