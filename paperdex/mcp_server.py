@@ -160,7 +160,13 @@ def run(settings: Settings) -> None:
     """Serve on stdio until the client closes the pipe."""
     st = settings
     pool = SearcherPool(
-        st.data_dir, size=1, wait=st.pool_wait, budget=st.time_budget, backend=st.backend, zh_dict=st.zh_dict
+        st.data_dir,
+        size=1,
+        wait=st.pool_wait,
+        budget=st.time_budget,
+        backend=st.backend,
+        embed_options=st.embedding,
+        zh_dict=st.zh_dict,
     )
     build_server(st.data_dir, pool).run("stdio")
 

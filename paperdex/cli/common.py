@@ -103,6 +103,6 @@ def _service(ctx: click.Context, readonly: bool = False) -> Iterator:
     with _store(ctx, readonly=readonly) as store:
         try:
             budget = max(settings.time_budget, CLI_TIME_BUDGET)
-            yield Local(store, settings.backend, budget, zh_dict=settings.zh_dict)
+            yield Local(store, settings.backend, budget, settings.embedding, settings.zh_dict)
         except ServiceError as e:
             raise UserError(e.message) from None

@@ -174,14 +174,23 @@ def embed(ctx, model, batch_size, limit, threads, device, reset, quiet) -> None:
     # the store's model (or the one it is switching to) wins over the setting
     name = model or store.get_state("model_next") or store.model or settings.model
     # load the model before --reset drops anything: a model that cannot load costs nothing
-    get_embedder(name, threads, device=device, allow_download=True)
+    get_embedder(name, threads, device=device, allow_download=True, options=settings.embedding)
     if reset:
         store.reset_vectors()
     todo = pending_count(store, name)
     if limit is not None:
         todo = min(todo, limit)
     with Progress("embedding", todo, quiet=quiet) as bar:
-        n = embed_store(store, name, batch_size, limit, progress=bar.update, threads=threads, device=device)
+        n = embed_store(
+            store,
+            name,
+            batch_size,
+            limit,
+            progress=bar.update,
+            threads=threads,
+            device=device,
+            options=settings.embedding,
+        )
     nxt = store.get_state("model_next")
     if nxt:
         left = pending_count(store, nxt)

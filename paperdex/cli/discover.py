@@ -328,7 +328,8 @@ def digest(ctx, day, to_file, smtp, starttls, base_url, per_section, **mail) -> 
         raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
     settings = _settings(ctx)
     with _store(ctx, readonly=True) as st:
-        searcher = make_searcher(st, settings.backend, zh_dict=settings.zh_dict)  # saved searches: the backend's
+        # saved searches: the backend's
+        searcher = make_searcher(st, settings.backend, settings.embedding, settings.zh_dict)
         d = D.build(st, day, base_url, per_section, searcher=searcher)
     m = D.message(d, mail["mail_from"], mail["mail_to"])
     if to_file:

@@ -200,7 +200,8 @@ def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
     store = _store(ctx, readonly=True)
     try:
         qs = load_queries(queries)[:limit]
-        m = evaluate(Searcher(store, zh_dict=_settings(ctx).zh_dict), qs, mode=mode)
+        st = _settings(ctx)
+        m = evaluate(Searcher(store, embed_options=st.embedding, zh_dict=st.zh_dict), qs, mode=mode)
     except (EvalError, QueryError) as e:
         raise _fail(e) from None
     if as_json:

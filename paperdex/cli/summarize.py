@@ -8,6 +8,8 @@ from paperdex.cli.common import UserError, _settings, _store, json_text, tty
 from paperdex.discover import digest
 from paperdex.discover import summaries as S
 from paperdex.paper import Paper
+from paperdex.search import Searcher
+from paperdex.settings import Settings
 from paperdex.store import Store
 
 
@@ -52,7 +54,7 @@ def summarize(ctx, ids, day, langs, force, quiet, as_json, **llm) -> None:
             click.echo(f"\r{rep.finished}/{todo} summarised ({rep.failed} failed)", nl=False, err=True)
 
     with _store(ctx) as st:
-        papers = _papers(st, ids, day)
+        papers = _papers(st, ids, day, settings)
         if show:
             click.echo(f"{len(papers)} papers; model {tty(cfg.model)} at {tty(cfg.host)}", err=True)
         rep = S.run(st, papers, cfg, langs=wanted, force=force, progress=progress)
@@ -68,11 +70,13 @@ def summarize(ctx, ids, day, langs, force, quiet, as_json, **llm) -> None:
         raise UserError(f"stopped: {rep.stopped}")
 
 
-def _papers(st: Store, ids: tuple[str, ...], day: str | None) -> list[Paper]:
+def _papers(st: Store, ids: tuple[str, ...], day: str | None, settings: Settings) -> list[Paper]:
     """The papers IDS name, else the ones a reader of `day` meets first."""
     if not ids:
         try:
-            return digest.likely_first(st, day)
+            return digest.likely_first(
+                st, day, searcher=Searcher(st, embed_options=settings.embedding, zh_dict=settings.zh_dict)
+            )
         except ValueError as e:  # a malformed --day
             raise UserError(str(e)) from None
     papers = [st.get(pid.removeprefix("arXiv:")) for pid in ids]
