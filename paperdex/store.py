@@ -122,7 +122,7 @@ MIGRATIONS: list[str] = [
         created TEXT NOT NULL
     );
     """,
-    # 4 -> 5: vectors as int8 (see `quantize`): half the bytes, nDCG@10 within 0.002 (21k sets)
+    # 4 -> 5: vectors as int8 (see `quantize`): half the bytes (what it costs: docs/performance.md)
     """
     UPDATE vectors SET vec = int8_from_f16(vec);
     """,
@@ -213,9 +213,8 @@ class Period:
 
 
 class PrefixCounts:
-    """A word-count table in a SQLite file of its own (zh.py keeps jieba's prefix dictionary
-    so, in the user cache dir), read one key at a time through a read-only connection shared
-    by a process's threads. Behaves as the read side of a dict: get, in, []."""
+    """A word-count table in a SQLite file of its own (jieba's prefix dictionary, zh.py), read a
+    key at a time through one read-only connection per process; the read side of a dict."""
 
     def __init__(self, db: Path) -> None:
         self._c = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
@@ -454,9 +453,8 @@ class Store:
 
     # --- writes ---------------------------------------------------------------------
     def upsert(self, papers: Iterable[Paper], batch_size: int = 2000) -> IngestSummary:
-        """Insert new papers, replace changed ones, skip identical ones. One transaction per
-        batch: a crash loses at most the batch in flight, never half of one. Readers of the
-        derived indexes see them once the writer publishes (paperdex.index.publish)."""
+        """Insert new papers, replace changed ones, skip identical ones, one transaction per
+        batch: a crash loses at most the batch in flight, never half of one."""
         total, it = IngestSummary(), iter(papers)
         while batch := list(islice(it, batch_size)):
             total = total + self._upsert_batch(batch)
@@ -648,9 +646,8 @@ class Store:
         return None if row is None else self.vectors_from_blobs([row[0]]).shape[1]
 
     def missing_vectors(self, limit: int, *, switch: bool = False) -> list[tuple[int, str, str, str]]:
-        """(rowid, text_hash, title, abstract) of papers without a vector or whose vector was
-        made from other text (a stale one, e.g. written by an embed racing an edit), oldest
-        first; with `switch`, those lacking one in the table of a switch of models."""
+        """(rowid, text_hash, title, abstract) of papers without a vector made from their present
+        text, oldest first; with `switch`, in the table of a switch of models."""
         return self.conn.execute(
             f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(switch)} ORDER BY p.rowid LIMIT ?",
             (limit,),
@@ -818,9 +815,8 @@ class Store:
     # --- transactions -----------------------------------------------------------------
     @contextmanager
     def write_transaction(self) -> Iterator[Store]:
-        """One write transaction (BEGIN IMMEDIATE, so it holds the write lock from its first
-        read): committed when the block ends, rolled back if it raises; a reader never sees
-        half of it. Yields the store, whose methods run inside it."""
+        """One write transaction (BEGIN IMMEDIATE: the write lock from its first read), committed
+        when the block ends, rolled back if it raises; yields the store, whose methods run in it."""
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             yield self

@@ -197,8 +197,7 @@ class LexIndex:
 
     def pair_docs(self, a: int, b: int) -> np.ndarray:
         """The documents (sorted) where term b directly follows term a in the title or the
-        abstract (stopwords aside): one slice, found by a binary search among the pairs
-        starting with a."""
+        abstract (stopwords aside): a binary search among the pairs starting with a."""
         lo, hi = int(self.pair_ptr[a]), int(self.pair_ptr[a + 1])
         k = lo + int(np.searchsorted(self.pair_next[lo:hi], b))
         if k == hi or self.pair_next[k] != b:
@@ -648,9 +647,8 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
 
 def build(store: Store | Source, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
     """Index every paper of one consistent snapshot of the store. With `previous` (the last
-    published snapshot of the same store) only papers whose text changed are tokenised
-    again; the rest of their postings are carried over. Papers are tokenised `block` at a
-    time, which bounds the memory the texts and tokens take; the arrays do not depend on it."""
+    published snapshot) only papers whose text changed are tokenised again. `block` papers at a
+    time bound the memory of texts and tokens; the arrays do not depend on it."""
     store = _source(store)
     with store.read_snapshot():  # held throughout: texts are read a block at a time
         generation = store.generation()
@@ -718,10 +716,8 @@ POINTER = "lexical.json"
 
 
 def publish(store: Store | Source, index: LexIndex | None = None) -> LexIndex:
-    """Build (unless given) and publish a snapshot: arrays into a new folder, then the
-    pointer file replaced atomically. Readers holding the previous snapshot keep it. Under
-    the data directory's publish lock (paperdex.index.snapshots): another writer's pruning never
-    removes this one's folder, and an older generation never replaces a newer one."""
+    """Build (unless given) and publish a snapshot under the publish lock (index.snapshots): a
+    new folder, then the pointer replaced atomically; readers of the previous one keep it."""
     with publish_lock(store.data_dir):
         index = index or build(store, load(store))
         published = load(store)

@@ -12,9 +12,8 @@ from paperdex.store import Store
 
 
 def publish(store: Store) -> None:
-    """Bring the published snapshots up to `store`. Cheap when nothing changed (only changed
-    papers are tokenised again). It reads the database and writes only the derived files, so a
-    read-only store publishes too."""
+    """Bring the published snapshots up to `store`; cheap when nothing changed. Only the
+    derived files are written, so a read-only store publishes too."""
     with publish_lock(store.data_dir):  # one publisher at a time; what is published is read under it
         current = lexical.load(store)
         if current is None or current.generation != store.generation():

@@ -81,9 +81,8 @@ def publish_lock(data_dir: Path) -> Iterator[None]:
 
 
 def try_publish_lock(data_dir: Path) -> AbstractContextManager[bool]:
-    """The publish lock if it is free now (True), else False at once: a server catching up in
-    the background skips a tick rather than queue behind a writer that is publishing (which
-    makes the catch-up moot) or behind its other worker doing the same catch-up."""
+    """The publish lock if it is free now (True), else False at once: a server catching up skips
+    a tick rather than queue behind a writer, or its other worker, publishing the same."""
     return _lock(data_dir, wait=False)
 
 

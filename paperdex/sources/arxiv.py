@@ -220,9 +220,8 @@ class OaiPage:
 
 
 def parse_oai_page(body: bytes | str) -> OaiPage:
-    """One ListRecords (or GetRecord) response in the ``arXivRaw`` or ``arXiv`` format.
-    Raises SourceError when the XML is not well-formed (a truncated download), since a partial
-    page must not be trusted."""
+    """One ListRecords (or GetRecord) response in the ``arXivRaw`` or ``arXiv`` format; a page
+    that is not well-formed XML (truncated) is a SourceError: a partial page is not trusted."""
     try:
         root = ET.fromstring(body)
     except ET.ParseError as e:
@@ -353,10 +352,8 @@ def harvest(
     today: date | None = None,
     ingest: Callable[[Store, Iterable[Paper]], IngestSummary] | None = None,
 ) -> IngestSummary:
-    """Harvest ``job``, page by page. An unfinished window resumes at its saved resumption
-    token; a finished one makes the next start at the day of the service's ``responseDate``
-    when it began (overlap is harmless: unchanged records stay unchanged). ``today`` is the UTC
-    day, for tests."""
+    """Harvest ``job``, page by page: an unfinished window resumes at its saved resumption token,
+    a finished one makes the next start at the ``responseDate`` it began on (docs/sources.md)."""
     set_spec = check_set(job.set_spec)
     key = f"arxiv:oai:{set_spec}"
     from_, until, token, began = _window(job, set_spec, json.loads(store.get_state(key) or "{}"), today)
@@ -467,9 +464,8 @@ def _feed(body: bytes | str, what: str) -> feedparser.FeedParserDict:
 
 
 def parse_atom(body: bytes | str) -> tuple[list[Paper], list[str]]:
-    """Papers of an arXiv API response, and its errors (the service answers a malformed id
-    with an entry whose id is ``.../api/errors#...``). Raises SourceError on a malformed or
-    truncated feed."""
+    """Papers of an arXiv API response, and its errors (a malformed id is answered with an entry
+    whose id is ``.../api/errors#...``); SourceError on a malformed or truncated feed."""
     feed = _feed(body, "API response")
     papers, errors = [], []
     for n, e in enumerate(feed.entries, 1):
@@ -661,9 +657,8 @@ URL_KEYS = (("oai_url", OAI_URL), ("api_url", API_URL), ("rss_url", RSS_URL))
 
 
 def _client(section: dict[str, Any]) -> HttpClient:
-    """One client for every arXiv API: its 3 s spacing covers them all. A shorter
-    ``min_interval`` is only honoured when no URL it will be used for is arXiv's own (a mirror
-    or a test server)."""
+    """One client for every arXiv API, its 3 s spacing covering them all; a shorter
+    ``min_interval`` only where no URL it serves is arXiv's own (a mirror, a test server)."""
     min_interval = float(section.get("min_interval", MIN_INTERVAL))
     if min_interval < MIN_INTERVAL and any(merge.on_arxiv(section.get(k) or d) for k, d in URL_KEYS):
         log.warning("arXiv allows one request every %.0f s; ignoring min_interval = %s", MIN_INTERVAL, min_interval)

@@ -202,13 +202,12 @@ def _read_days(store: Any) -> set[str]:
 
 
 def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, dict[str, Any]]]:
-    """Every day since the first sync (at most LOOK_BACK_LIMIT back) that was not read yet, a
-    failed one included, and the last ``refresh_days`` days again. The first sync starts
-    ``days`` back. A store from before the read days were kept continues from its last day."""
+    """Every day since the first sync (``days`` back, at most LOOK_BACK_LIMIT) not read whole
+    yet, and the last ``refresh_days`` days again (docs/sources.md)."""
     back = int(section.get("days", 3))
     refresh = int(section.get("refresh_days", REFRESH_DAYS))
     read = _read_days(store)
-    first = store.get_state("hf:first_day") or store.get_state("hf:last_day")
+    first = store.get_state("hf:first_day") or store.get_state("hf:last_day")  # a store from before first_day
     start = date.fromisoformat(first) if first else today - timedelta(days=max(back, 1) - 1)
     since = (today - timedelta(days=max(refresh, 1) - 1)).isoformat()
     return [

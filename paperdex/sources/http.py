@@ -183,9 +183,8 @@ class HttpClient:
         accept: tuple[int, ...] = (),
         headers: Mapping[str, str] | None = None,
     ) -> T:
-        """GET and ``parse`` the response; a body the parser refuses with UnreadableResponse (a page
-        cut off mid-transfer, an HTML error page in place of XML) is asked for again like a
-        503, so one bad transfer does not stop a harvest until the next run."""
+        """GET and ``parse`` the response; a body the parser refuses with UnreadableResponse (cut
+        off, an HTML error page in place of XML) is asked for again like a 503."""
         attempt = 0
         while True:
             self._wait_turn(url)

@@ -11,9 +11,8 @@ from paperdex.sources.registry import Source, register, trust
 
 
 def is_snapshot(rec: Any) -> bool:
-    """A record of the arXiv metadata snapshot (the JSON Lines bulk dump: ``authors`` as one
-    string, ``categories`` space-separated, ``versions`` with RFC 822 dates), not paperdex's own
-    record format."""
+    """A record of the arXiv metadata snapshot (``authors`` one string, ``versions`` with RFC 822
+    dates), not paperdex's own record format."""
     return (
         isinstance(rec, dict)
         and isinstance(rec.get("authors"), str)

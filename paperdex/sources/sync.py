@@ -168,9 +168,8 @@ def load_config(data_dir: Path) -> dict[str, Any]:
 
 
 def plan(cfg: dict[str, Any], store: Store, today: date) -> list[tuple[str, str, dict[str, Any]]]:
-    """(source, label, options) for every job the config asks for, in run order: each
-    configured source's own plan (which checks its names, so a misspelt one fails before any
-    request)."""
+    """(source, label, options) for every job the config asks for, in run order: each source's
+    own plan, which checks its names, so a misspelt one fails before any request."""
     jobs: list[tuple[str, str, dict[str, Any]]] = []
     for src in registry.network():
         if src.plan is None or not any(name in cfg for name in src.sections):
@@ -245,9 +244,8 @@ def fmt_summary(s: IngestSummary) -> str:
 
 @contextmanager
 def sync_log(data_dir: Path, quiet: bool) -> Iterator[None]:
-    """Retries, resumed harvests and other notes of a sync go to <data-dir>/sync.log with their
-    time; they are printed too (warnings) unless ``quiet``: cron mail carries only what changed
-    and what failed."""
+    """A sync's notes (retries, resumed harvests) go to <data-dir>/sync.log with their time, its
+    warnings to stderr too unless ``quiet`` (cron mail carries only what changed and failed)."""
     logger = logging.getLogger("paperdex.sources")
     handlers: list[logging.Handler] = []
     try:
