@@ -289,12 +289,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "recommendations get better with more papers in the tag",
         "zh": "标签中的论文越多，推荐越准",
     },
-    "import_zotero": {
-        "en": "Bring a Zotero library in as tags: paperdex tag import FILE --tag NAME (its CSL JSON or"
-        " BibTeX export), or paperdex tag import --zotero users/ID (a tag per collection).",
-        "zh": "把 Zotero 文库导入为标签：paperdex tag import 文件 --tag 名称（其 CSL JSON 或 BibTeX 导出），"
-        "或 paperdex tag import --zotero users/ID（每个分类一个标签）。",
-    },
+    "import_zotero": {"en": "Bring a Zotero library in as tags:", "zh": "把 Zotero 文库导入为标签："},
+    "import_zotero_file": {"en": "its CSL JSON or BibTeX export", "zh": "其 CSL JSON 或 BibTeX 导出"},
+    "import_zotero_api": {"en": "a tag per collection", "zh": "每个分类一个标签"},
     # the tag page, below {n} papers (bench/tag_size.py; docs/recommendations.md, "How many papers a tag needs")
     "tag_needs_papers": {
         "en": "This tag has {count} of the {n} papers from which its recommendations were measured"

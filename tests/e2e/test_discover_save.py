@@ -7,19 +7,23 @@ token is read-only."""
 from __future__ import annotations
 
 import email
+import json
 import shutil
 import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import feedparser
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from paperdex.cli import cli
 from paperdex.discover import digest as D
 from paperdex.discover import library as L
+from paperdex.ingest import import_vectors, ingest_file
 from paperdex.store import Store
+from tests.conftest import DATA, PAPERS
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
 from live_server import in_thread, smtp_inbox, wait_for  # noqa: E402
@@ -41,6 +45,20 @@ def site(built_store_dir, tmp_path_factory):
         ).fetchone()[0]
     with in_thread(create_app(d, pool_size=1)) as base:
         yield base, d, token, day
+
+
+def _published_copy(d: Path, pid: str, day: str, tmp: Path) -> None:
+    """Add to the store, listed on `day`, the published version of sample paper `pid`: its
+    abstract and vector under another id and title (as tests/test_feed_chips.py does)."""
+    line = next(json.loads(x) for x in PAPERS.read_text().splitlines() if json.loads(x)["id"] == pid)
+    line.update(id="2599.09002", title=line["title"] + " (extended version)", listed=day, date=day)
+    (tmp / "copy.jsonl").write_text(json.dumps(line) + "\n")
+    (tmp / "ids.txt").write_text("2599.09002\n")
+    ids = (DATA / "papers.ids.txt").read_text().split()
+    with Store(d) as st:
+        ingest_file(st, tmp / "copy.jsonl")
+        vec = np.load(DATA / "papers.minilm.f16.npy")[[ids.index(pid)]]
+        import_vectors(st, vec, tmp / "ids.txt", "all-MiniLM-L6-v2")
 
 
 def _save(page, card, tag: str) -> str:
@@ -67,7 +85,7 @@ def test_read_only_without_a_token(page, site):
     assert page.get_by_test_id("save-form").count() == 0
 
 
-def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, shots):
+def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, shots, tmp_path):
     base, d, token, day = site
     page.goto(f"{base}/library")
     page.get_by_test_id("token").fill(token)
@@ -127,7 +145,9 @@ def test_save_five_from_the_ui_then_recommendations_feed_and_digest(page, site, 
     assert all(e.link.startswith(f"{base}/paper/") for e in f.entries)
     assert page.request.get(f.entries[0].link).ok
 
-    # the digest of that day arrives in a local SMTP server with the tag's papers
+    # the digest of that day arrives in a local SMTP server with the tag's papers: a paper of that
+    # day on the tag's topic, the published version of a saved one, earns its calibrated place
+    _published_copy(d, saved[0], day, tmp_path)
     with Store(d, readonly=True) as st:
         expected = D.build(st, day, base)  # the day whose robot papers were saved: it has more
     assert any(s.kind == "tag" and "robots" in s.title for s in expected.sections), [s.title for s in expected.sections]

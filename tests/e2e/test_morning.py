@@ -353,7 +353,7 @@ ALLOWED = {
     "arxiv", "pdf", "bibtex", "rss", "atom", "json", "api", "openapi", "github", "hugging", "face", "paperdex",
     "cc0", "svm", "mrr", "cos", "bm25", "yyyy", "mm", "dd", "ti", "au", "abs", "cat", "and", "or", "not",
     "token", "create", "english", "tf", "idf", "centroid", "dense", "vs", "cc", "bm", "enter", "date", "venue",
-    "area", "id", "all", "get", "cs",
+    "area", "id", "all", "get", "cs", "zotero", "csl",
 }  # fmt: skip
 UI_TEXT_JS = """
 () => {
