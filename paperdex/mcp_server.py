@@ -1,8 +1,6 @@
-"""An MCP server (official `mcp` SDK) giving AI agents the search and the library of the web UI.
-
-Its tools call the service functions behind the JSON API (:mod:`paperdex.service`), so an agent
-sees what ``/api/search`` returns, minus HTML: snippets as plain text with LaTeX made legible.
-"""
+"""An MCP server (official `mcp` SDK) giving AI agents the search and the library of the web UI:
+its tools call the service functions behind the JSON API, so an agent sees what ``/api/search``
+returns, minus HTML (snippets as plain text, LaTeX made legible)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """The ASGI app: server-rendered pages and a JSON API over the same service functions, one view
-module per resource (web/views/).
-
-Pages work without JavaScript (forms, links and <details>); ``static/app.js`` only adds a
-copy button and a keyboard shortcut. All assets are served from ``static/``: no CDN, the UI
-works offline. Every page carries a strict Content-Security-Policy, a second line of defence
-behind escaping for paper text that contains markup.
+module per resource (web/views/). Pages work without JavaScript (forms, links, <details>;
+``static/app.js`` adds to them), every asset is served from ``static/`` (no CDN: the UI works
+offline), and a strict Content-Security-Policy backs up the escaping of paper text.
 """
 
 from __future__ import annotations

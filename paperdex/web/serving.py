@@ -341,10 +341,9 @@ def _stop_all(workers: list[_Worker]) -> None:
 
 
 def close_index_lag(st: ServeOptions) -> threading.Thread | None:
-    """Papers a killed write committed but never published are invisible to word search:
-    say so, and publish them in a background thread of this process (searches meanwhile use
-    the published snapshot; the workers' watchers load the new one). A server that cannot
-    write its data directory names the command that does instead."""
+    """Papers a killed write committed but never published are invisible to word search: say
+    so, and publish them in a background thread (the workers' watchers load the new snapshot),
+    or, when this server cannot write, name the command that does."""
     from paperdex.index.lexical import index_lag
     from paperdex.index.publish import publish
     from paperdex.index.snapshots import REPAIR_COMMAND

@@ -1,10 +1,7 @@
 """Suggestions while typing in the search box: authors, categories, venues and the query syntax,
-read from the store (never a fixed list of names), for the word being typed.
-
-Each suggestion is the whole query with its last word completed, so choosing one never leaves a
-half-written filter; every one is checked to parse. Categories are matched by code and by name
-in English and Chinese (机器人 finds cs.RO), so the box helps in either language.
-"""
+read from the store, for the word being typed. Each is the whole query with its last word
+completed (and checked to parse); categories match by code and by English or Chinese name
+(机器人 finds cs.RO)."""
 
 from __future__ import annotations
 
