@@ -261,8 +261,8 @@ def phrase_bonus(
     if not units:
         return False
     cand = np.flatnonzero(L & (acc > 0))
-    if len(cand) > PHRASE_DEPTH:
-        cand = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
+    if len(cand) > PHRASE_DEPTH:  # in doc order: the lookups below take half the time (performance.md)
+        cand = np.sort(cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]])
     if len(cand) == 0:
         return False
     got = np.zeros(len(cand), dtype=np.float32)
