@@ -1,12 +1,10 @@
 """Progress of long work (`embed`, `ingest`, `migrate --to`, `sync`), one rule for every command.
 
 On a terminal, click's bar. Anywhere else (a cron log, `nohup.out`), where the bar prints only
-its label, a line every :data:`INTERVAL` seconds says what is done, the rate and the time left:
+its label, a line every :data:`INTERVAL` seconds, even while the work reports nothing (a heartbeat
+thread), says what is done, the rate and the time left; a last line gives the total and the time:
 
     embedding: 1,200 of 5,183 papers, 2.1 papers/s, about 31 min left
-
-A heartbeat thread prints it when the work has reported nothing for an interval (one OAI-PMH
-harvest in a `sync` takes minutes), and a last line gives the total and the time it took.
 """
 
 from __future__ import annotations

@@ -4,9 +4,8 @@ paperdex.text.latex: :func:`parse_tex`).
 Paper text is data, never markup: everything goes through :func:`html.escape` here, and the
 only tags that come out are the ones this module writes (``<mark>``, ``<strong>``, ``<em>``,
 ``<span class="math" data-tex="…">``, ``<a rel="noopener nofollow">`` for http(s) URLs). Math is
-written twice: as readable text (``$\\beta$-VAE`` reads ``β-VAE``, ``x^{2}`` reads ``x²``), which
-is what a reader without JavaScript sees, and as its TeX source in ``data-tex``, which the local
-KaTeX (``static/katex``) typesets in the browser. ``\\textbf{X}`` and ``**X**`` become bold X.
+written as readable text (``$\\beta$-VAE`` reads ``β-VAE``), what a reader without JavaScript
+sees, and as its TeX source in ``data-tex``, which the local KaTeX (``static/katex``) typesets.
 """
 
 from __future__ import annotations
