@@ -76,9 +76,8 @@ def _utf8(s: str) -> bytes:
 
 
 class Vocab:
-    """The sorted stems, stem i being the UTF-8 bytes text[ptr[i]:ptr[i+1]]. UTF-8 bytes sort
-    as their code points do, so the buffer is in the order of the strings. `vocab[i]` is a
-    stem (str), `vocab.index(stem)` its position."""
+    """The sorted stems, stem i being the UTF-8 bytes text[ptr[i]:ptr[i+1]] (which sort as the
+    strings do): `vocab[i]` is a stem, `vocab.index(stem)` its position."""
 
     def __init__(self, text: np.ndarray, ptr: np.ndarray) -> None:
         self.text, self.ptr = text, ptr
@@ -387,9 +386,8 @@ class _Terms:
 
 
 class _Carry:
-    """The incremental path: what the previous snapshot holds for documents whose text did
-    not change, renumbered to their new positions (both are in rowid order, so a run of
-    new positions comes from a run of old ones, in the same order)."""
+    """The incremental path: the previous snapshot's postings of documents whose text did not
+    change, renumbered to their new positions (both in rowid order, so runs map to runs)."""
 
     def __init__(self, previous: LexIndex, reuse: np.ndarray, prev_pos: np.ndarray) -> None:
         self.prev, self.reuse, self.prev_pos = previous, reuse, prev_pos
@@ -723,27 +721,21 @@ def publish(store: Store | Source, index: LexIndex | None = None) -> LexIndex:
         published = load(store)
         if published is not None and published.generation > index.generation:
             return published  # a writer that waited for the lock built from an older state
-        return _publish(store, index)
-
-
-def _publish(store: Store | Source, index: LexIndex) -> LexIndex:
-    d = store.data_dir
-    name = f"lexical.{index.generation}.{os.getpid()}"
-    tmp = d / (name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    arrays = index.arrays
-    for k, v in arrays.items():
-        np.save(tmp / f"{k}.npy", np.asarray(v), allow_pickle=False)
-    (tmp / "meta.json").write_text(json.dumps({k: v for k, v in index.meta.items() if k != "published"}))
-    final = d / name
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(tmp, final)
-    ptr_tmp = d / f"{POINTER}.{os.getpid()}.tmp"
-    ptr_tmp.write_text(json.dumps({"format": FORMAT, "dir": name, "generation": index.generation}))
-    os.replace(ptr_tmp, d / POINTER)
-    prune_snapshots(d, "lexical.", name)
-    return index
+        d = store.data_dir
+        name = f"lexical.{index.generation}.{os.getpid()}"
+        tmp = d / (name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for k, v in index.arrays.items():
+            np.save(tmp / f"{k}.npy", np.asarray(v), allow_pickle=False)
+        (tmp / "meta.json").write_text(json.dumps({k: v for k, v in index.meta.items() if k != "published"}))
+        shutil.rmtree(d / name, ignore_errors=True)
+        os.replace(tmp, d / name)
+        ptr_tmp = d / f"{POINTER}.{os.getpid()}.tmp"
+        ptr_tmp.write_text(json.dumps({"format": FORMAT, "dir": name, "generation": index.generation}))
+        os.replace(ptr_tmp, d / POINTER)
+        prune_snapshots(d, "lexical.", name)
+        return index
 
 
 def load(store: Store | Source) -> LexIndex | None:

@@ -146,9 +146,8 @@ class HttpClient:
         )
 
     def share_spacing(self, folder: str | Path) -> HttpClient:
-        """Keep this client's interval in ``folder`` (a data directory's), with every other
-        process that uses it. Times are wall-clock, unless the client was given a clock of its
-        own (a test's fake clock, which its other clients share)."""
+        """Keep this client's interval in ``folder`` (a data directory's) with every process that
+        uses it; wall-clock times, unless the client was given a clock of its own (a test's)."""
         self.spacing = HostSpacing(folder, time.time if self.clock is time.monotonic else self.clock)
         return self
 
