@@ -135,10 +135,9 @@ def within_budget(
 
 
 class FairGate:
-    """`size` slots (the searchers) handed out fairly between clients: a free slot goes to the
-    waiting client holding the fewest, then to the one served longest ago, each client's own
-    requests in order. One client firing many requests waits behind its own, not in front of
-    everyone else's; past MAX_WAITING waiting, one more is refused at once."""
+    """`size` slots (the searchers) handed out fairly: a free slot goes to the waiting client
+    holding the fewest, then to the one served longest ago, so one client firing many requests
+    waits behind its own; past MAX_WAITING waiting, one more is refused at once."""
 
     def __init__(self, size: int, max_waiting: int = MAX_WAITING) -> None:
         self._cv = threading.Condition(threading.Lock())
@@ -270,9 +269,8 @@ class SearcherPool:
 
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
-        """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`); when all
-        are busy past a bounded wait, a 503 with Retry-After, never a hang. Each service
-        function counts its budget from when it holds the searcher (:func:`within_budget`)."""
+        """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`); all busy
+        past a bounded wait is a 503 with Retry-After, never a hang."""
         client = CLIENT.get()
         if not self._gate.acquire(client, self.wait if wait is None else wait):
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)})
@@ -372,9 +370,8 @@ class SearcherPool:
         self._watch.start()
 
     def _catch_up(self, store: Store, since: float | None) -> float | None:
-        """One tick of closing a dead writer's lag: behind for CATCH_UP_AFTER s, the snapshots
-        are published if no writer is alive to (`_publish_abandoned`). Returns since when the
-        lag has been seen (None: there is none)."""
+        """One tick of closing a dead writer's lag (behind for CATCH_UP_AFTER s: `_publish_abandoned`);
+        returns since when the lag has been seen (None: there is none)."""
         try:
             behind = unpublished(store)
         except (sqlite3.Error, StoreError) as e:

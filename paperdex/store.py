@@ -414,10 +414,9 @@ class Store:
             )
 
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
-        """Forward-only migrations, each in its own transaction, run only by writers and only
-        under the write lock: the version is read again after BEGIN IMMEDIATE, so several
-        processes opening an old store at once apply each migration exactly once.
-        Returns how many migrations ran."""
+        """Run the forward-only migrations (how many ran), each in its own transaction under the
+        write lock: the version is read again after BEGIN IMMEDIATE, so several processes
+        opening an old store at once apply each exactly once."""
         if self.readonly:
             raise StoreError("a read-only store does not migrate; open it for writing")
         ran = 0
@@ -750,10 +749,9 @@ class Store:
 
     @contextmanager
     def time_limit(self, seconds: float) -> Iterator[float]:
-        """Run this store's statements within `seconds` (datasette's ``sqlite_timelimit``): a
-        progress handler stops a statement still running at the deadline, which is then
-        OverTime. Yields the deadline (``time.monotonic()``) for the caller's own checks
-        between statements. A read left open is rolled back: it must not pin an old snapshot."""
+        """Run this store's statements within `seconds` (datasette's ``sqlite_timelimit``): one
+        still running at the deadline is stopped (OverTime). Yields the deadline (monotonic);
+        a read left open is rolled back: it must not pin an old snapshot."""
         outer = self._deadline
         deadline = time.monotonic() + seconds
         self._deadline = deadline if outer is None else min(outer, deadline)

@@ -517,10 +517,9 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
 def fetch_ids(
     http: HttpClient, ids: Iterable[str], *, base_url: str = API_URL, chunk: int = 100
 ) -> tuple[list[Paper], list[str]]:
-    """Look papers up by arXiv id (new or old style, with or without version, or as an
-    arxiv.org link). The service answers a chunk holding one malformed id with HTTP 400 and an
-    Atom body naming it: that id is reported and the rest of the chunk asked again, so one bad
-    id never loses the others. Ids the service does not know are reported too."""
+    """Look papers up by arXiv id (any style, or an arxiv.org link). A chunk holding a malformed
+    id is answered with HTTP 400 naming it: that id is reported and the rest asked again, so one
+    bad id never loses the others; ids the service does not know are reported too."""
     wanted: list[str] = []
     errors: list[str] = []
     for raw in ids:

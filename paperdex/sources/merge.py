@@ -228,9 +228,8 @@ def on_arxiv(url: str) -> bool:
 
 
 class Matcher:
-    """Lookup of match keys over the store, built on first need (one scan of the papers
-    table) and kept current as records are merged. Abstract keys are only built when a
-    record without a real title (a seed page) has to be matched."""
+    """Lookup of match keys over the store, built on first need and kept current as records are
+    merged; abstract keys only when an untitled record (a seed page) has to be matched."""
 
     HOW = {"a": "linked arXiv id", "t": "title + first author", "b": "abstract + first author"}
 
