@@ -14,7 +14,6 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-
 from click.testing import CliRunner
 
 from paperdex.cli import cli
