@@ -264,7 +264,19 @@ def _id(raw_id: Any) -> str:
         raise RecordError(f"'id' contains spaces or control characters: {pid[:60]!r}")
     if any(seg in ("", ".", "..") for seg in pid.split("/")) or "\\" in pid:
         raise RecordError(f"'id' is not usable in a link (an empty, '.' or '..' part, or a backslash): {pid[:60]!r}")
+    return unversioned(pid)
+
+
+def unversioned(pid: str) -> str:
+    """An arXiv id without its version (arXiv papers are stored once, under the bare id)."""
     return re.sub(r"v\d+$", "", pid) if ARXIV_ID.match(pid) else pid
+
+
+def typed_id(text: str) -> str:
+    """The stored id a user means by what they typed: spaces, an `arXiv:` prefix (any case) and
+    an arXiv version suffix dropped. The one rule for every place that looks a typed id up."""
+    pid = (text or "").strip()
+    return unversioned(pid[6:] if pid[:6].lower() == "arxiv:" else pid)
 
 
 def _extra(rec: dict[str, Any]) -> dict[str, Any]:

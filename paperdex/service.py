@@ -36,7 +36,7 @@ from paperdex.index.publish import publish_if_abandoned, unpublished
 from paperdex.index.snapshots import REPAIR_COMMAND, stamp, writer_alive
 from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
-from paperdex.paper import Paper
+from paperdex.paper import Paper, typed_id
 from paperdex.search import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
@@ -69,7 +69,6 @@ MAX_DAYS = 1000  # days the list of days goes back
 # client's queue of requests cannot starve the others
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
 log = logging.getLogger("paperdex.service")
-_VERSION = re.compile(r"v\d+$")
 # The API spec's pattern of a day that can exist (so a client generating dates from it makes
 # ones the server takes): YYYY, YYYY-MM or YYYY-MM-DD, 02-29 in any year (check_date sees to it)
 _YEAR = r"(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])"
@@ -782,13 +781,11 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
 
 def get_paper(pool: Pool, pid: str) -> Paper:
     """One paper by id (arXiv ids may carry an `arXiv:` prefix or a version suffix)."""
-    pid = (pid or "").strip().removeprefix("arXiv:").removeprefix("arxiv:")
+    pid = typed_id(pid)
     if not pid or len(pid) > 200 or "\x00" in pid:
         raise ServiceError(404, message("no_paper_this_id"))
     with pool.reader() as st:
         p = st.get(pid)
-        if p is None and _VERSION.search(pid):
-            p = st.get(_VERSION.sub("", pid))
     if p is None:
         raise ServiceError(404, message("no_paper_id", id=pid[:80]))
     return p

@@ -23,7 +23,7 @@ from typing import Any
 
 from paperdex.index.publish import publish
 from paperdex.messages import message
-from paperdex.paper import Paper
+from paperdex.paper import Paper, typed_id
 from paperdex.search import MAX_WINDOW, URL_NAMES, Filters
 from paperdex.search.query import QueryError, date_range, parse
 from paperdex.store import Store
@@ -39,7 +39,6 @@ TOKEN_PREFIX = "pdx_"
 SAVED_PARAMS = ("mode", "category", "from", "to", "venue", "area", "author", "lang")
 MODES = ("hybrid", "lexical", "dense")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_VERSION = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+$")
 
 
 class LibraryError(ValueError):
@@ -89,18 +88,12 @@ def paper_ids(store: Store, ids: Iterable[str]) -> tuple[list[str], list[str]]:
     dropped when the bare id is the stored one), and the ones not in the store."""
     found, missing = [], []
     for raw in ids:
-        pid = str(raw).strip()
-        if pid.lower().startswith("arxiv:"):
-            pid = pid[6:]
+        pid = typed_id(str(raw))
         if not pid:
             continue
         if store.rowid(pid) is None:
-            m = _VERSION.match(pid)
-            if m and store.rowid(m.group(1)) is not None:
-                pid = m.group(1)
-            else:
-                missing.append(pid)
-                continue
+            missing.append(pid)
+            continue
         if pid not in found:
             found.append(pid)
     return found, missing

@@ -63,6 +63,8 @@ def test_paper_and_unknown_id(client):
     assert d["id"] == HOSTILE_ID and len(d["authors"]) == 12
     assert d["bibtex"].startswith("@article{") and f"eprint       = {{{HOSTILE_ID}}}" in d["bibtex"]
     assert client.get(f"/api/papers/arXiv:{HOSTILE_ID}v2").json()["id"] == HOSTILE_ID
+    # typed ids are read by the library's rule too (paper.typed_id): the prefix in any case
+    assert client.get(f"/api/papers/ARXIV:{HOSTILE_ID}v3").json()["id"] == HOSTILE_ID
     r = client.get("/api/papers/0000.00000")
     assert r.status_code == 404 and "no paper" in r.json()["error"]["message"]
 
