@@ -46,10 +46,18 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdex.index.publish import publish
 from paperdex.ingest import import_vectors, ingest_file
-from paperdex.search import Filters, Searcher
 from paperdex.store import Store
+
+try:
+    from paperdex.index.publish import publish
+    from paperdex.search import Filters, Searcher
+except ImportError:  # --previous: a checkout from before issue 33's layout, the same names at their old homes
+    from paperdex.search.engine import Filters, Searcher
+
+    def publish(store: Store) -> None:
+        store.publish()
+
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CORPUS = SHARED / "arxiv-2025-2026.jsonl.gz"
