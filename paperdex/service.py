@@ -829,6 +829,25 @@ def _read_feed(pool: Pool, fn, *args):
             raise ServiceError(400, str(e)) from None
 
 
+def listing(
+    pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
+) -> feed.Listing:
+    """A day's, week's or month's papers (feed.listing) behind the service's checks, with two
+    rules of the daily page's: per_page up to the feed's own cap (past the API's MAX_PER_PAGE);
+    and "Top" on a day without upvotes ranked as "For you" when there are tags, else in the
+    listing's order, saying so (ranked_by starts with "no_upvotes"). Why not by GitHub stars:
+    docs/web.md ("The daily page is a digest")."""
+    day, category = _listing_args(day, category, page, 1)
+    d = _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+    if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
+        return d
+    instead = "foryou" if "tags" in d.ranked_by else "newest"
+    alt = _read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
+    alt.sort = "top"
+    alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
+    return alt
+
+
 def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
     _within(limit, MAX_DAYS, "limit_range")
     with pool.reader() as st:

@@ -43,7 +43,7 @@ def daily_page(
     cookie = request.cookies.get(LAYOUT_COOKIE)
     current = chosen or (cookie if cookie in LAYOUTS else "cards")
     per_page = COMPACT_PER_PAGE if current == "compact" and not json_view else 30
-    d = daily_listing(pool, view, day or None, category, sort, page_, per_page)
+    d = service.listing(pool, view, day or None, category, sort, page_, per_page)
     done, feed_line = day_completeness(pool, d)
     if json_view:
         return paged_json(request, d, "papers", completeness=done)
@@ -67,24 +67,6 @@ def daily_page(
     if chosen:
         resp.set_cookie(LAYOUT_COOKIE, chosen, max_age=YEAR, samesite="lax")
     return resp
-
-
-def daily_listing(
-    pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
-) -> feed.Listing:
-    """feed.listing behind the service's checks, with two rules of the page's: per_page up to
-    the feed's own cap (past the API's MAX_PER_PAGE); and "Top" on a day without upvotes ranked
-    as "For you" when there are tags, else in the listing's order, saying so (ranked_by starts
-    with "no_upvotes"). Why not by GitHub stars: docs/web.md ("The daily page is a digest")."""
-    day, category = service._listing_args(day, category, page, 1)
-    d = service._read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
-    if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
-        return d
-    instead = "foryou" if "tags" in d.ranked_by else "newest"
-    alt = service._read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
-    alt.sort = "top"
-    alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
-    return alt
 
 
 def day_completeness(pool: Pool, d: feed.Listing) -> tuple[dict[str, Any] | None, str | None]:
