@@ -224,6 +224,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "filter_nul": {"en": "a filter value contains a NUL character", "zh": "筛选值含有 NUL 字符"},
     "query_longer_than": {"en": "the query is longer than {limit} characters", "zh": "查询超过 {limit} 个字符"},
     "query_nul": {"en": "the query contains a NUL character", "zh": "查询含有 NUL 字符"},
+    "param_not_text": {"en": "{name} must be text, got {value}", "zh": "{name} 应为文本，收到 {value}"},
     "page_range": {"en": "page must be between 1 and {limit}", "zh": "页码应在 1 到 {limit} 之间"},
     "per_page_range": {"en": "per_page must be between 1 and {limit}", "zh": "每页数量应在 1 到 {limit} 之间"},
     "k_range": {"en": "k must be between 1 and {limit}", "zh": "k 应在 1 到 {limit} 之间"},

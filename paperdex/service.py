@@ -759,6 +759,10 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
         raise ServiceError(400, message("text_missing"))
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_RELATED:
         raise ServiceError(400, message("k_related", limit=MAX_RELATED))
+    f = filters or Filters()
+    for name, v in (("category", f.category), ("from", f.date_from), ("to", f.date_to)):
+        if v is not None and not isinstance(v, str):  # a JSON body's number or object
+            raise ServiceError(400, message("param_not_text", name=name, value=repr(v)[:40]))
     _yield_to_the_loop()
     pool.prepare(text[: R.MAX_TEXT], True)
     with pool.searcher() as s:  # a moment: the model the vectors were made with

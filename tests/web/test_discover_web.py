@@ -111,6 +111,9 @@ def test_related_api_and_page(site):
     assert len(body["hits"]) == 5 and "grasping" in body["key_terms"]
     assert c.post("/api/related", json={"text": ""}).status_code == 400
     assert c.post("/api/related", json={"text": "x", "k": 0}).status_code == 400
+    for bad in ({"from": 2024}, {"to": {"y": 1}}, {"category": ["cs.CL"]}):  # found by the fuzz test: a 500
+        r = c.post("/api/related", json={"text": "x", **bad})
+        assert r.status_code == 400 and "must be text" in r.json()["error"]["message"]
     assert c.post("/api/related", content=b"not json", headers={"content-type": "application/json"}).status_code == 400
     # a no-cors POST from another site's page is text/plain: JSON endpoints refuse it unread
     assert c.post("/api/related", content=b'{"text": "x"}', headers={"content-type": "text/plain"}).status_code == 415
