@@ -267,6 +267,12 @@ def _id(raw_id: Any) -> str:
     return unversioned(pid)
 
 
+def is_stale_copy(p: Paper, stored_updated: str | None) -> bool:
+    """A record dated before the stored one is a stale copy (an old dump), not an update: both
+    backends' upserts keep what they hold."""
+    return bool(p.updated and stored_updated and p.updated < stored_updated)
+
+
 def unversioned(pid: str) -> str:
     """An arXiv id without its version (arXiv papers are stored once, under the bare id)."""
     return re.sub(r"v\d+$", "", pid) if ARXIV_ID.match(pid) else pid

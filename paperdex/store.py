@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from paperdex.index.snapshots import hold_writer
-from paperdex.paper import Paper, index_text
+from paperdex.paper import Paper, index_text, is_stale_copy
 
 SCHEMA_VERSION = 7
 # The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
@@ -475,9 +475,7 @@ class Store:
                     inserts.append(row)
                     s.added += 1
                     continue
-                # a record dated before the stored one is a stale copy (an old dump), not an update
-                stale = p.updated and prev["updated"] and p.updated < prev["updated"]
-                if prev["content_hash"] == row["content_hash"] or stale:
+                if prev["content_hash"] == row["content_hash"] or is_stale_copy(p, prev["updated"]):
                     s.unchanged += 1
                     continue
                 rowid = prev["rowid"]

@@ -40,7 +40,7 @@ import numpy as np
 from paperdex.index import lexical
 from paperdex.index.vectors import unit
 from paperdex.messages import message
-from paperdex.paper import Paper, index_text
+from paperdex.paper import Paper, index_text, is_stale_copy
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
 from paperdex.search.corpus import lex_index
@@ -402,8 +402,7 @@ class MilvusBackend:
                 written.add(pid)
                 continue
             same = prev["content_hash"] == p.content_hash()
-            # a record dated before the stored one is a stale copy, not an update (as in Store.upsert)
-            older = bool(p.updated and prev["updated"] and p.updated < prev["updated"])
+            older = is_stale_copy(p, prev["updated"])
             if (same or older) and vec is None:
                 s.unchanged += 1
                 continue
