@@ -1,6 +1,6 @@
-"""The one table of messages and interface labels (paperdex/messages.py): complete in both
-languages with the same fields, every producer naming a code it has and the fields its
-templates need, and the Chinese the pages show."""
+"""The one table of messages and interface labels (paperdex/messages.toml, read by
+paperdex/messages.py): complete in both languages with the same fields, every producer naming
+a code it has and the fields its templates need, and the Chinese the pages show."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """How a request picks its interface language, and the lookups the pages use; the text itself
-is in the one table of paperdex/messages.py.
+is in the one table of paperdex/messages.toml, read by paperdex/messages.py.
 
 Order of precedence: an explicit ``?lang=`` (which also sets a cookie), the ``lang`` cookie,
 then the browser's ``Accept-Language``. Paper text is never translated; only the interface.
