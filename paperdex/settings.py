@@ -1,16 +1,12 @@
 """One settings object, built once from command-line flags and the environment, passed down.
 
-This module is the one place paperdex reads its ``PAPERDEX_*`` environment variables: an entry
-point (the ``paperdex`` command, a ``serve`` worker, ``create_app`` called without settings)
-builds a :class:`Settings` with :meth:`Settings.from_env` and hands the values its library
-calls need to them as parameters. Library modules hold only built-in defaults, so what a
-function does never depends on the environment at the time something was imported, and a
-worker process gets the settings it was started with (pickled), not whatever its environment
-says. A bad value is refused here with one line naming the variable, instead of a traceback
-from deep inside a search.
-
-Each variable and the field it sets are listed in :data:`VARIABLES`; its flag, default and
-meaning in the README's "Settings" table, which a test keeps in step with it.
+The one place paperdex reads its ``PAPERDEX_*`` variables: an entry point (the command, a
+``serve`` worker, ``create_app`` without settings) builds a :class:`Settings` and hands its
+library calls the values they need, so what a function does never depends on the environment
+at import time, and a worker gets the settings it was started with (pickled). A bad value is
+one line naming the variable, not a traceback from deep inside a search. The variables are in
+:data:`VARIABLES`; their flags, defaults and meanings in the README's "Settings" table (a test
+keeps the two in step).
 """
 
 from __future__ import annotations
@@ -26,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from platformdirs import user_data_dir
+
 from paperdex.index.embed import DEFAULT_MODEL, OPENAI_URL, EmbedError, EmbedOptions, check_model_name
 
 DEFAULT_TIME_BUDGET = 2.0  # seconds one search may run
@@ -36,31 +34,14 @@ class SettingsError(ValueError):
     """A setting has a value paperdex cannot use; the message is one line naming it."""
 
 
-def platform_data_dir() -> Path:
-    """The user data directory of the platform (~/.local/share/paperdex on Linux)."""
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("paperdex"))
-
-
 # --- parsers: a string from the environment -> the field's value (ValueError says why not) ---
-
-
-def _path(s: str) -> Path:
-    return Path(s).expanduser()
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
 
 
 def _switch(s: str) -> bool:
     v = s.strip().lower()
-    if v in _TRUE:
-        return True
-    if v in _FALSE:
-        return False
-    raise ValueError("expected 1 or 0 (also true/false, yes/no, on/off)")
+    if v not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise ValueError("expected 1 or 0 (also true/false, yes/no, on/off)")
+    return v in ("1", "true", "yes", "on")
 
 
 def _model(s: str) -> str:
@@ -71,34 +52,23 @@ def _model(s: str) -> str:
         raise ValueError(str(e).replace(f"unknown model {name!r}", "unknown model")) from None
 
 
-def _whole(s: str, least: int, want: str) -> int:
-    """A whole number >= `least`; else ValueError(`want`)."""
-    try:
-        n = int(s.strip())
-    except ValueError:
-        raise ValueError(want) from None
-    if n < least:
-        raise ValueError(want)
-    return n
+def _number(kind: Callable[[str], Any], ok: Callable[[Any], bool], want: str) -> Callable[[str], Any]:
+    """A parser of one finite number (`kind`: int or float) that `ok` accepts; else ValueError(`want`)."""
 
-
-def _threads(s: str) -> int | None:
-    return _whole(s, 0, "expected a whole number of threads (0: the engine's own choice)") or None
-
-
-def _seconds(positive: bool) -> Callable[[str], float]:
-    want = "> 0" if positive else ">= 0"
-
-    def parse(s: str) -> float:
+    def parse(s: str) -> Any:
         try:
-            v = float(s.strip())
+            v = kind(s.strip())
         except ValueError:
-            raise ValueError(f"expected a number of seconds {want}") from None
-        if not math.isfinite(v) or v < 0 or (positive and v == 0):
-            raise ValueError(f"expected a number of seconds {want}")
+            raise ValueError(want) from None
+        if not (ok(v) and abs(v) < math.inf):  # not NaN or infinite (a huge int compares exactly)
+            raise ValueError(want)
         return v
 
     return parse
+
+
+_count = _number(int, lambda n: n > 0, "expected a whole number > 0")
+_threads = _number(int, lambda n: n >= 0, "expected a whole number of threads (0: the engine's own choice)")
 
 
 def _hosts(s: str) -> tuple[str, ...]:
@@ -124,11 +94,6 @@ def proxy_addresses(s: str) -> tuple[str, ...]:
     return ("*",) if "*" in out else tuple(dict.fromkeys(out))
 
 
-DEFAULT_LLM_KEY_ENV = "PAPERDEX_LLM_KEY"
-DEFAULT_LLM_PER_DAY = 200
-DEFAULT_LLM_MAX_TOKENS = 1200
-
-
 def check_url(url: str) -> str:
     """An http(s) base URL with a host and no credentials or query in it (the key belongs in
     its environment variable, where it is never printed)."""
@@ -147,10 +112,6 @@ def _variable_name(s: str) -> str:
     return name
 
 
-def _count(s: str) -> int:
-    return _whole(s, 1, "expected a whole number > 0")
-
-
 @dataclass(frozen=True)
 class Variable:
     """One environment variable: the field it sets and how its text is read. Its flag, default
@@ -162,15 +123,17 @@ class Variable:
 
 
 VARIABLES: tuple[Variable, ...] = (
-    Variable("PAPERDEX_HOME", "data_dir", _path),
+    Variable("PAPERDEX_HOME", "data_dir", lambda s: Path(s).expanduser()),
     Variable("PAPERDEX_MODEL", "model", _model),
     Variable("PAPERDEX_EMBED_URL", "embed_url", check_url),
     Variable("PAPERDEX_EMBED_KEY", "embed_key", str.strip),
     Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch),
     Variable("PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch),
-    Variable("PAPERDEX_EMBED_THREADS", "embed_threads", _threads),
-    Variable("PAPERDEX_TIME_BUDGET", "time_budget", _seconds(True)),
-    Variable("PAPERDEX_POOL_WAIT", "pool_wait", _seconds(False)),
+    Variable("PAPERDEX_EMBED_THREADS", "embed_threads", lambda s: _threads(s) or None),  # 0: None
+    Variable(
+        "PAPERDEX_TIME_BUDGET", "time_budget", _number(float, lambda v: v > 0, "expected a number of seconds > 0")
+    ),
+    Variable("PAPERDEX_POOL_WAIT", "pool_wait", _number(float, lambda v: v >= 0, "expected a number of seconds >= 0")),
     Variable("PAPERDEX_ALLOWED_HOSTS", "allowed_hosts", _hosts),
     Variable("PAPERDEX_FORWARDED_ALLOW_IPS", "forwarded_allow_ips", proxy_addresses),
     Variable("PAPERDEX_BACKEND", "backend", str.strip),
@@ -183,7 +146,6 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("PAPERDEX_LLM_MAX_TOKENS", "llm_max_tokens", _count),
     Variable("PAPERDEX_LLM_CONCURRENCY", "llm_concurrency", _count),
 )
-_BY_FIELD = {v.field: v for v in VARIABLES}
 
 
 @dataclass(frozen=True)
@@ -192,7 +154,7 @@ class Settings:
     the built-in default. Frozen, so it can be shared by threads and pickled to workers. What
     each field means, its flag and its default: the README's "Settings" table (None: not set)."""
 
-    data_dir: Path = field(default_factory=platform_data_dir)
+    data_dir: Path = field(default_factory=lambda: Path(user_data_dir("paperdex")))  # ~/.local/share/paperdex
     model: str = DEFAULT_MODEL
     embed_url: str | None = None
     embed_key: str | None = field(default=None, repr=False)
@@ -210,11 +172,11 @@ class Settings:
     smtp_password: str | None = field(default=None, repr=False)
     llm_url: str | None = None
     llm_model: str | None = None
-    llm_key_env: str = DEFAULT_LLM_KEY_ENV
+    llm_key_env: str = "PAPERDEX_LLM_KEY"
     llm_key: str | None = field(default=None, repr=False)
     """The key itself, read from the variable llm_key_env names."""
-    llm_per_day: int = DEFAULT_LLM_PER_DAY
-    llm_max_tokens: int = DEFAULT_LLM_MAX_TOKENS
+    llm_per_day: int = 200
+    llm_max_tokens: int = 1200
     llm_concurrency: int = 2
 
     @classmethod
@@ -233,7 +195,7 @@ class Settings:
                 values[var.field] = _parse(var, raw)
         values.update({k: v for k, v in flags.items() if v is not None})
         if "llm_key" not in values:  # the key is read from the variable the settings name
-            key = environ.get(values.get("llm_key_env", DEFAULT_LLM_KEY_ENV), "").strip()
+            key = environ.get(values.get("llm_key_env", cls.llm_key_env), "").strip()
             values["llm_key"] = key or None
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"]).expanduser()
@@ -268,12 +230,9 @@ def read_env(name: str, environ: Mapping[str, str] | None = None) -> Any:
     entry points kept for compatibility (``Store()`` without a directory, ``open_backend()``
     without a URI) that must not fail on an unrelated bad variable."""
     environ = os.environ if environ is None else environ
-    var = _BY_FIELD[name]
+    var = next(v for v in VARIABLES if v.field == name)
     raw = environ.get(var.name)
-    if raw is not None and raw.strip():
-        return _parse(var, raw)
-    f = next(f for f in dataclasses.fields(Settings) if f.name == name)
-    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    return _parse(var, raw) if raw is not None and raw.strip() else getattr(Settings(), name)
 
 
 def from_context(obj: object) -> Settings:
@@ -285,12 +244,3 @@ def from_context(obj: object) -> Settings:
     if isinstance(s, Settings):
         return s
     return Settings.from_env(data_dir=d.get("data_dir"))
-
-
-__all__ = ["DEFAULT_MODEL", "VARIABLES", "Settings", "SettingsError", "Variable", "from_context", "read_env"]
-
-
-def default_data_dir() -> Path:
-    """``PAPERDEX_HOME`` if set, else the platform's user data dir: for a caller that was given
-    no directory (the CLI passes Settings.data_dir)."""
-    return read_env("data_dir")

@@ -165,9 +165,9 @@ def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, 
 
         uri = read_env("backend")
     if not uri:
-        from paperdex.settings import default_data_dir
+        from paperdex.settings import read_env
 
-        return EmbeddedBackend(Store(data_dir or default_data_dir()))
+        return EmbeddedBackend(Store(data_dir or read_env("data_dir")))
     kind, target, opts = parse_uri(uri)
     if kind == "embedded":
         return EmbeddedBackend(target)
