@@ -114,7 +114,7 @@ class Paper:
 
 
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")
-_KNOWN = {f for f in Paper.__dataclass_fields__}
+_NOT_EXTRA = {*Paper.__dataclass_fields__, "date", "links", "summary"}  # to_dict's and the corpus format's
 
 # Bounds for what one record may hold. Real metadata sits far below them (arXiv caps abstracts
 # at 1,920 characters); anything larger is junk that would only cost memory and CPU on every
@@ -288,14 +288,10 @@ def typed_id(text: str) -> str:
 def _extra(rec: dict[str, Any]) -> dict[str, Any]:
     """``extra`` with every field the record has that Paper does not (e.g. code_stars: never
     dropped), checked for what JSON clients can read back."""
-    extra = rec.get("extra")
-    extra = {} if extra is None else extra
-    if not isinstance(extra, dict):
-        raise RecordError(f"'extra' must be a JSON object, got {_kind(extra)}")
-    extra = dict(extra)
-    for k, v in rec.items():
-        if k not in _KNOWN and k not in ("date", "links", "summary"):
-            extra[k] = v
+    given = rec.get("extra")
+    if given is not None and not isinstance(given, dict):
+        raise RecordError(f"'extra' must be a JSON object, got {_kind(given)}")
+    extra = {**(given or {}), **{k: v for k, v in rec.items() if k not in _NOT_EXTRA}}
     _check_json_value(extra, "extra")
     stars = extra.get("code_stars")
     if stars is not None and (isinstance(stars, bool) or not isinstance(stars, int) or stars < 0):
@@ -315,18 +311,14 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
     pid = _id(rec.get("id"))
     title = _text(rec.get("title"), "title", MAX_TITLE, notes, required=True)
     assert title is not None
-    abstract = rec.get("abstract")
-    if abstract is None:
-        abstract = rec.get("summary")
-    abstract = _text(abstract, "abstract", MAX_ABSTRACT, notes) or ""
+    raw_abstract = rec["abstract"] if rec.get("abstract") is not None else rec.get("summary")
+    abstract = _text(raw_abstract, "abstract", MAX_ABSTRACT, notes) or ""
     dates = {key: _date(rec.get(key), key) for key in ("published", "listed", "updated")}
     truncated = rec.get("authors_truncated")
-    truncated = False if truncated is None else truncated
-    if not isinstance(truncated, bool):
+    if truncated is not None and not isinstance(truncated, bool):
         raise RecordError(f"'authors_truncated' must be true or false, got {_kind(truncated)}")
     raw_authors = rec.get("authors")
-    if isinstance(raw_authors, list) and len(raw_authors) > MAX_AUTHORS:
-        truncated = True
+    truncated = bool(truncated) or (isinstance(raw_authors, list) and len(raw_authors) > MAX_AUTHORS)
     extra = _extra(rec)
     categories = _str_list(rec, "categories")
     for c in categories:

@@ -36,41 +36,20 @@ def has_cjk(text: str) -> bool:
 
 @lru_cache(maxsize=4)
 def _load(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
-    """{chinese: [alternative, ...]} and {chinese: count in the training summaries}.
-    Lines: `zh<TAB>count<TAB>alt | alt | ...` (an older `zh<TAB>word word` form reads as one
-    alternative per word)."""
+    """{chinese: [alternative, ...]} and {chinese: count in the training summaries}, from lines
+    `zh<TAB>count<TAB>alt | alt | ...` (bench/train_zh_dict.py writes no other form)."""
     alts: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
-            if not line or line.startswith("#"):
-                continue
             parts = line.split("\t")
-            if len(parts) >= 3 and parts[1].isdigit():
+            if not line.startswith("#") and len(parts) >= 3 and parts[1].isdigit():
                 alts[parts[0]] = [a.strip() for a in parts[2].split("|") if a.strip()]
                 counts[parts[0]] = int(parts[1])
-            elif len(parts) == 2:
-                alts[parts[0]] = parts[1].split()
-                counts[parts[0]] = 1
     return alts, counts
 
 
-def dictionary() -> dict[str, list[str]]:
-    return _load(DICT)[0]
-
-
 CACHE_FORMAT = 1
-
-
-# jieba's prefix dictionary (word or word prefix -> count) read from SQLite one key at a time
-# (the file's SQL is the storage module's). Segmenting a query looks up a few dozen fragments;
-# loading the whole dictionary (over half a million entries, from jieba's own marshal cache,
-# then our 33k phrases added) cost 3.5-5 s of a Chinese CLI search on a busy 2-core machine. The
-# counts are the same, so the segmentation is the same (tests/test_zh.py compares the two on
-# every query of the sample). One per process, shared by a server's threads (it locks).
-# The table's class (`table`, store.PrefixCounts: all SQL is the store's, and text sits below
-# it) is handed in by the caller of `segment` and `concepts`. None: no cache file, the
-# tokenizer builds its dictionary in memory.
 
 
 def _cache_file(path: Path, jieba) -> Path | None:
@@ -91,22 +70,18 @@ def _cache_file(path: Path, jieba) -> Path | None:
         return None
 
 
-def _write_cache(db: Path, freq: dict[str, int], total: int, table: Any) -> None:
-    """Write the prefix dictionary beside its final name, then rename it: a process that reads
-    it meanwhile sees the whole file or none."""
-    db.parent.mkdir(parents=True, exist_ok=True)
-    tmp = db.with_name(f"{db.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    table.write(tmp, freq, total)
-    os.replace(tmp, db)
-
-
 @lru_cache(maxsize=4)
 def _tokenizer(path: Path, table: Any = None):
     """A jieba tokenizer of its own that also knows the dictionary's phrases, weighted by how
-    often the training summaries use them (the global jieba stays untouched). Its prefix
-    dictionary is read lazily from a cache file when there is one (`table`); the first process
-    without one builds it in memory, as before, and saves it for the next."""
+    often the training summaries use them (the global jieba stays untouched).
+
+    Its prefix dictionary (word or prefix -> count) is read from a SQLite cache file one key at
+    a time when there is one: a query looks up a few dozen fragments, and loading all of it
+    (half a million entries, then our 33k phrases) cost 3.5-5 s of a Chinese CLI search on a busy
+    2-core machine. The counts are the same, so is the segmentation (tests/test_zh.py compares
+    them on every sample query). `table` is the cache's class (store.PrefixCounts: all SQL is the
+    store's, and text sits below it); None: no cache, the dictionary is built in memory. The
+    first process without the file builds it so and saves it for the next."""
     with warnings.catch_warnings():  # jieba imports pkg_resources, which warns on every CLI run
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
         import jieba
@@ -129,8 +104,12 @@ def _tokenizer(path: Path, table: Any = None):
         if len(word) >= 2 and n > 1:
             tok.add_word(word, max(tok.FREQ.get(word) or 0, n))
     if db is not None:
-        try:
-            _write_cache(db, tok.FREQ, tok.total, table)
+        try:  # beside its final name, then renamed: a process reading it sees the whole file or none
+            db.parent.mkdir(parents=True, exist_ok=True)
+            tmp = db.with_name(f"{db.name}.{os.getpid()}.tmp")
+            tmp.unlink(missing_ok=True)
+            table.write(tmp, tok.FREQ, tok.total)
+            os.replace(tmp, db)
         except (OSError, sqlite3.Error):
             pass  # a read-only home: segmenting still works, just without the cache
     return tok
@@ -184,7 +163,7 @@ def concepts(text: str, enabled: bool = True, table: Any = None) -> list[list[st
     (Settings.zh_dict, handed down by the searcher); `table`: the cache's table."""
     if not enabled:
         return []
-    d = dictionary()
+    d = _load(DICT)[0]
     out: list[list[str]] = []
     for word in segment(text, table):
         for alts in _whole(word, d):
