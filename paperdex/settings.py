@@ -233,14 +233,3 @@ def read_env(name: str, environ: Mapping[str, str] | None = None) -> Any:
     var = next(v for v in VARIABLES if v.field == name)
     raw = environ.get(var.name)
     return _parse(var, raw) if raw is not None and raw.strip() else getattr(Settings(), name)
-
-
-def from_context(obj: object) -> Settings:
-    """The settings a click command runs with: the group's (``ctx.obj["settings"]``), else
-    built now from the environment and the group's data_dir (a command invoked on its own,
-    as tests do)."""
-    d = obj if isinstance(obj, dict) else {}
-    s = d.get("settings")
-    if isinstance(s, Settings):
-        return s
-    return Settings.from_env(data_dir=d.get("data_dir"))

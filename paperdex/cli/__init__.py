@@ -62,7 +62,6 @@ def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
     except SettingsError as e:
         raise _fail(e) from None
     ctx.obj["settings"] = settings
-    ctx.obj["data_dir"] = settings.data_dir  # for commands that read only the directory
 
 
 for command in (

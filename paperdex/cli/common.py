@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from paperdex.paper import finite
-from paperdex.settings import Settings, SettingsError, from_context
+from paperdex.settings import Settings, SettingsError
 from paperdex.store import Store, StoreError
 
 
@@ -51,9 +51,13 @@ def json_text(obj, indent: int | None = 1) -> str:
 
 
 def _settings(ctx: click.Context) -> Settings:
-    """The settings the group built (or, for a command invoked on its own, built now)."""
+    """The settings the group built, or, for a command invoked on its own (as tests do), built now
+    from the environment and the obj's data_dir."""
+    obj = ctx.find_object(dict) or {}
+    if isinstance(obj.get("settings"), Settings):
+        return obj["settings"]
     try:
-        return from_context(ctx.find_object(dict))
+        return Settings.from_env(data_dir=obj.get("data_dir"))
     except SettingsError as e:
         raise _fail(e) from None
 

@@ -38,18 +38,15 @@ class Progress:
         file: TextIO | None = None,
         interval: float | None = None,
     ) -> None:
-        self.label, self.total, self.unit = label, total, unit
-        self.quiet, self.rate = quiet, rate
+        self.label, self.total, self.unit, self.quiet, self.rate = label, total, unit, quiet, rate
         self.file = file if file is not None else sys.stderr
         self.interval = INTERVAL if interval is None else interval
-        self.clock = time.monotonic
         self.done = 0
         self.doing: str | None = None
         self._bar: Any = None
         if not quiet and bar and total is not None and _isatty(self.file):
             self._bar = click.progressbar(length=total, label=label, file=self.file)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
+        self._lock, self._stop = threading.Lock(), threading.Event()
         self._thread: threading.Thread | None = None
 
     def update(self, n: int) -> None:
@@ -64,11 +61,11 @@ class Progress:
         """``done`` of ``total`` steps finished and ``doing`` under way (sync's jobs)."""
         self.done, self.total = done, total
         if doing != self.doing:
-            self.doing, self._doing_since = doing, self.clock()
+            self.doing, self._doing_since = doing, time.monotonic()
         self._maybe_line()
 
     def __enter__(self) -> Progress:
-        self.start = self.last = self._doing_since = self.clock()
+        self.start = self.last = self._doing_since = time.monotonic()
         if self._bar is not None:
             self._bar.__enter__()
         elif not self.quiet and self.interval > 0:
@@ -93,7 +90,7 @@ class Progress:
 
     def line(self) -> str:
         """What is done, then the rate and the time left (or how long the step has run)."""
-        now = self.clock()
+        now = time.monotonic()
         elapsed = now - self.start
         if self.unit is None:  # nothing counted: that it is alive, and for how long
             parts = ["working", f"{duration(elapsed)} so far"]
@@ -112,7 +109,7 @@ class Progress:
 
     def summary(self, stopped: bool = False) -> str:
         """How much, in how long, at what rate; or where it stopped."""
-        elapsed = self.clock() - self.start
+        elapsed = time.monotonic() - self.start
         if self.unit is None:
             return f"{self.label}: {'stopped after' if stopped else 'done in'} {duration(elapsed)}"
         if stopped:
@@ -137,18 +134,18 @@ class Progress:
         if self.quiet or self._bar is not None:
             return
         with self._lock:
-            if self.clock() - self.last >= self.interval:
+            if time.monotonic() - self.last >= self.interval:
                 self._echo(self.line())
 
     def _echo(self, text: str) -> None:
         click.echo(text, file=self.file)
-        self.last = self.clock()
+        self.last = time.monotonic()
 
     def _heartbeat(self) -> None:
         """A line whenever none was printed for an interval, even while a step reports nothing."""
-        while not self._stop.wait(max(0.0, self.last + self.interval - self.clock())):
+        while not self._stop.wait(max(0.0, self.last + self.interval - time.monotonic())):
             with self._lock:
-                if self.clock() - self.last >= self.interval and not self._stop.is_set():
+                if time.monotonic() - self.last >= self.interval and not self._stop.is_set():
                     self._echo(self.line())
 
 

@@ -1,13 +1,12 @@
 """LaTeX to plain text, in one place.
 
-arXiv metadata is TeX: author names in listings carry accents as macros (``Fr\\'ed\\'eric``,
-``J{\\o}rgen``), titles and abstracts carry math and markup. Paper records keep titles and
-abstracts as the source gave them; names are decoded on the way in (a name is not math, and
-matching and display both want ``Frédéric``). Anything that needs readable text from TeX comes
-here rather than to a regular expression of its own: names and accents through pylatexenc
-(:func:`to_text`), the search index's words (:func:`index_text`), and the legible text a reader
-sees (:func:`parse_tex`, :func:`plain_tex`: ``$\\beta$-VAE`` reads ``β-VAE``), whose markers
-paperdex/web/render.py turns into HTML.
+arXiv metadata is TeX: names carry accents as macros (``Fr\\'ed\\'eric``, ``J{\\o}rgen``), titles
+and abstracts math and markup. Records keep titles and abstracts as given; names are decoded on
+the way in (a name is not math; matching and display both want ``Frédéric``). Whatever needs
+readable text from TeX comes here, not to a regular expression of its own: names and accents
+through pylatexenc (:func:`to_text`), the index's words (:func:`index_text`), and the legible
+text a reader sees (:func:`parse_tex`, :func:`plain_tex`: ``$\\beta$-VAE`` reads ``β-VAE``),
+whose markers paperdex/web/render.py turns into HTML.
 """
 
 from __future__ import annotations
@@ -94,13 +93,15 @@ def decode_name(name: str) -> str:
 
 # --- the search index's text ------------------------------------------------------------------
 
-# Greek letters are indexed by name ($\beta$-VAE is found by "beta-VAE", as before pylatexenc),
-# and \ell as "ell"; everything else is pylatexenc's text (\mathbb{R} -> ℝ, which NFKC folds to R).
-_GREEK = (
-    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi "
-    "varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi "
-    "Sigma Upsilon Phi Psi Omega ell"
+# Greek letters and \ell: a reader sees the letter (SYMBOLS), the index keeps the name ($\beta$-VAE
+# is found by "beta-VAE", as before pylatexenc), four more of them too; everything else is
+# pylatexenc's text (\mathbb{R} -> ℝ, which NFKC folds to R).
+_GREEK_NAMES = (
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho sigma "
+    "tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega ell"
 ).split()
+_GREEK = dict(zip(_GREEK_NAMES, "αβγδεεζηθϑικλμνξπρστυφφχψωΓΔΘΛΞΠΣΦΨΩℓ", strict=True))
+_NAMED_IN_INDEX = [*_GREEK, "varpi", "varrho", "varsigma", "Upsilon"]
 # Where TeX is: a math span, a macro with its braced arguments, an escaped character, a group.
 _ISLAND = re.compile(
     r"\$\$?[^$]{0,400}?\$\$?"  # math
@@ -123,7 +124,7 @@ def _index_converter() -> LatexNodes2Text:
         "paperdex-index",
         prepend=True,
         macros=[
-            *(MacroTextSpec(g, f" {g.lower()} ") for g in _GREEK),
+            *(MacroTextSpec(g, f" {g.lower()} ") for g in _NAMED_IN_INDEX),
             *(MacroTextSpec(m, "") for m in _DROPPED),
         ],
     )
@@ -166,17 +167,13 @@ LBRACE, RBRACE = "\ue0fe", "\ue0ff"  # escaped braces, kept apart from grouping 
 MARKERS = re.compile("[\ue000-\ue0ff]")
 
 SYMBOLS = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
-    "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
-    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
-    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
-    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    **_GREEK,
     "times": "×", "cdot": "·", "pm": "±", "mp": "∓", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥",
     "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
     "infty": "∞", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒", "leftrightarrow": "↔",
     "mapsto": "↦", "uparrow": "↑", "downarrow": "↓", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆",
     "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "∑",
-    "prod": "∏", "int": "∫", "sqrt": "√", "ell": "ℓ", "dots": "…", "ldots": "…", "cdots": "⋯", "circ": "∘",
+    "prod": "∏", "int": "∫", "sqrt": "√", "dots": "…", "ldots": "…", "cdots": "⋯", "circ": "∘",
     "star": "⋆", "ast": "∗", "oplus": "⊕", "otimes": "⊗", "langle": "⟨", "rangle": "⟩", "lfloor": "⌊",
     "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "emptyset": "∅", "neg": "¬", "land": "∧", "lor": "∨",
     "checkmark": "✓", "degree": "°", "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}",
@@ -188,7 +185,6 @@ SYMBOLS = {
 BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
 SUP = str.maketrans("0123456789+-=()nix", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱˣ")
 SUB = str.maketrans("0123456789+-=()aeiox", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒₓ")
-_SUP_CHARS, _SUB_CHARS = set("0123456789+-=()nix"), set("0123456789+-=()aeiox")
 
 _BOLD_CMD = re.compile(r"\\(?:textbf|mathbf|bm|boldsymbol)\s*\{([^{}]*)\}")
 _EM_CMD = re.compile(r"\\(?:textit|emph|mathit)\s*\{([^{}]*)\}")
@@ -215,9 +211,9 @@ _MD_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 def _script(m: re.Match) -> str:
     kind, body = m.group(1), m.group(3) if m.group(3) is not None else m.group(2)
     body = _CMD.sub(lambda c: SYMBOLS.get(c.group(1), c.group(1)), body).strip()
-    chars = _SUP_CHARS if kind == "^" else _SUB_CHARS
-    if body and all(ch in chars for ch in body):
-        return body.translate(SUP if kind == "^" else SUB)
+    table = SUP if kind == "^" else SUB
+    if body and all(ord(ch) in table for ch in body):
+        return body.translate(table)
     # a word needs no parentheses: Θ_post, L_KL; an expression does: x^(n+1)
     return kind + (body if len(body) == 1 or body.isalpha() else f"({body})")
 
