@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -89,11 +88,11 @@ def _check(ctx: click.Context) -> None:
 @click.option("--category", help="Papers in this category (cs.LG) or archive (cs).")
 @click.option("-n", "--limit", default=100, show_default=True, help="At most this many papers for a query.")
 @click.pass_context
-def export(ctx, terms, fmt, output, limit, **filters) -> None:
+def export(ctx, terms, fmt, output, limit, all_, **where) -> None:
     """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), by a search
     query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
     with _store(ctx, readonly=True) as store:  # a reader: a mistyped --data-dir is an error, not a new empty store
-        papers = select_papers(store, terms, limit=limit, **filters)  # --all, --venue, --area, --category
+        papers = _select(store, terms, limit, all_, **where)
         text = bibtex.to_bibtex(papers)
     if not papers:
         raise click.ClickException("nothing to export: no paper matched")
@@ -104,18 +103,9 @@ def export(ctx, terms, fmt, output, limit, **filters) -> None:
         sys.stdout.write(text)
 
 
-def select_papers(
-    store: Store,
-    terms: Iterable[str] = (),
-    *,
-    all_: bool = False,
-    venue: str | None = None,
-    area: str | None = None,
-    category: str | None = None,
-    limit: int = 100,
-) -> list[Paper]:
-    """Papers named by id, else found by a lexical search of the terms, else by filters."""
-    terms = list(terms)
+def _select(store: Store, terms: tuple[str, ...], limit: int, all_: bool, **where: str | None) -> list[Paper]:
+    """Papers named by id, else found by a lexical search of the terms, else by the filters in
+    `where` (venue, area, category)."""
     if terms and all(ARXIV_ID.match(t) or t.startswith(ID_PREFIXES) or store.get(t) for t in terms):
         found = [store.get(t) for t in terms]
         missing = [t for t, p in zip(terms, found, strict=True) if p is None]
@@ -126,12 +116,9 @@ def select_papers(
         from paperdex.search import Filters, Searcher
 
         res = Searcher(store).search(
-            " ".join(terms),
-            mode="lexical",
-            per_page=min(limit, 200),
-            filters=Filters(category=category, venue=venue, area=area),
+            " ".join(terms), mode="lexical", per_page=min(limit, 200), filters=Filters(**where)
         )
         return [h.paper for h in res.hits]
-    if not (all_ or venue or area or category):
+    if not (all_ or any(where.values())):
         raise click.UsageError("name ids or a query, or use --all / --venue / --area / --category")
-    return store.papers_by_venue_area_category(venue, area, category)
+    return store.papers_by_venue_area_category(**where)
