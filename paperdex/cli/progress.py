@@ -134,7 +134,7 @@ class Progress:
         if self.quiet or self._bar is not None:
             return
         with self._lock:
-            if time.monotonic() - self.last >= self.interval:
+            if time.monotonic() - self.last >= self.interval and not self._stop.is_set():
                 self._echo(self.line())
 
     def _echo(self, text: str) -> None:
@@ -144,9 +144,7 @@ class Progress:
     def _heartbeat(self) -> None:
         """A line whenever none was printed for an interval, even while a step reports nothing."""
         while not self._stop.wait(max(0.0, self.last + self.interval - time.monotonic())):
-            with self._lock:
-                if time.monotonic() - self.last >= self.interval and not self._stop.is_set():
-                    self._echo(self.line())
+            self._maybe_line()
 
 
 def _isatty(f: TextIO) -> bool:

@@ -194,13 +194,12 @@ _PLAIN_CMD = re.compile(
 _MATH_ACCENT = re.compile(r"\\(widetilde|tilde|widehat|hat|bar|overline|vec|dot|ddot)\s*(?:\{([^{}]*)\}|([A-Za-z]))")
 _MATH_ACCENT_MARK = {"tilde": "\u0303", "widetilde": "\u0303", "hat": "\u0302", "widehat": "\u0302", "bar": "\u0304",
                 "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}  # fmt: skip
-_BARE_FRAC = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\\?[A-Za-z0-9])\s*(\{[^{}]*\}|\\?[A-Za-z0-9])")
+_FRAC = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\\?[A-Za-z0-9])\s*(\{[^{}]*\}|\\?[A-Za-z0-9])")  # {a}{b}, or \frac12
 _CITE = re.compile(r"\s*~?\\(?:cite[a-z]*|ref|eqref|label|footnote)\*?(?:\[[^\]]*\])*\{[^{}]*\}")
 _URL_CMD = re.compile(r"\\url\s*\{([^{}]*)\}|\\href\s*\{([^{}]*)\}\s*\{[^{}]*\}")
 _URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\ue000-\ue0ff]+", re.IGNORECASE)
 _BB = re.compile(r"\\mathbb\s*\{\s*([A-Za-z])\s*\}|\\mathbb\s*([A-Za-z])")
 _CAL = re.compile(r"\\mathcal\s*\{\s*([A-Za-z]+)\s*\}|\\mathcal\s*([A-Za-z])")
-_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
 _SCRIPT = re.compile(r"([\^_])\s*(\{([^{}]*)\}|\\?[A-Za-z0-9+\-*])")
 _CMD = re.compile(r"\\([A-Za-z]+|[%&_#${},;:! ])\s?")
@@ -219,7 +218,8 @@ def _script(m: re.Match) -> str:
 
 
 def _group(s: str) -> str:
-    s = s.strip()
+    """An argument as it reads after a / or √: a word or number alone, else in parentheses."""
+    s = s.removeprefix("{").removesuffix("}").strip()  # a \frac's argument comes with its braces
     return s if re.fullmatch(r"[\w.\\]+", s) else f"({s})"
 
 
@@ -228,10 +228,6 @@ def _math_accent(m: re.Match) -> str:
     so \\hat{\\theta} becomes θ̂ once the command is replaced)."""
     base = (m.group(2) if m.group(2) is not None else m.group(3)).strip()
     return base + _MATH_ACCENT_MARK[m.group(1)]
-
-
-def _unbrace(arg: str) -> str:
-    return arg[1:-1] if arg.startswith("{") else arg
 
 
 def _math(body: str) -> str:
@@ -243,7 +239,6 @@ def _math(body: str) -> str:
         before = s
         s = _SQRT.sub(lambda m: "√" + _group(m.group(1)), s)
         s = _FRAC.sub(lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", s)
-        s = _BARE_FRAC.sub(lambda m: f"{_group(_unbrace(m.group(1)))}/{_group(_unbrace(m.group(2)))}", s)
         s = _MATH_ACCENT.sub(_math_accent, s)
         s = _SCRIPT.sub(_script, s)
         if s == before:

@@ -156,11 +156,9 @@ def segment(text: str, table: Any = None) -> list[str]:
 
 
 def concepts(text: str, enabled: bool = True, table: Any = None) -> list[list[str]]:
-    """For each Chinese word/phrase of `text` (in order, after segmentation), its English
-    alternatives, best first; an alternative is one or more lowercase English words
-    ("large language model", "llm"). Words with no translation are left out; so is non-Chinese
-    text. A word repeated in the query gives one concept. `enabled`: use the dictionary at all
-    (Settings.zh_dict, handed down by the searcher); `table`: the cache's table."""
+    """The concepts of `text`'s Chinese words, in order (the module's docstring says what they
+    are): words without a translation and non-Chinese text are left out, a repeated word gives
+    one concept. `enabled`: Settings.zh_dict, handed down by the searcher; `table`: see _tokenizer."""
     if not enabled:
         return []
     d = _load(DICT)[0]
