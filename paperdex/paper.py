@@ -71,16 +71,14 @@ class Paper:
         """abs, pdf, code, and the OpenReview forum of a paper OpenReview knows: a preprint
         merged with its venue record keeps arXiv's abstract and PDF links (merge.py), and the
         forum, where its reviews and decision are, is a link of its own."""
-        out: dict[str, str] = {}
-        if self.abs_url or self.is_arxiv:
-            out["abs"] = self.abs_url or f"https://arxiv.org/abs/{self.id}"
-        if self.pdf_url or self.is_arxiv:
-            out["pdf"] = self.pdf_url or f"https://arxiv.org/pdf/{self.id}"
-        if self.code_url:
-            out["code"] = self.code_url
-        if forum := self.openreview_forum:
-            out["openreview"] = forum
-        return out
+        arxiv = self.is_arxiv
+        links = {
+            "abs": self.abs_url or (f"https://arxiv.org/abs/{self.id}" if arxiv else None),
+            "pdf": self.pdf_url or (f"https://arxiv.org/pdf/{self.id}" if arxiv else None),
+            "code": self.code_url,
+            "openreview": self.openreview_forum,
+        }
+        return {k: v for k, v in links.items() if v}
 
     @property
     def openreview_forum(self) -> str | None:

@@ -164,17 +164,14 @@ class Settings:
     time_budget: float = DEFAULT_TIME_BUDGET
     pool_wait: float = DEFAULT_POOL_WAIT
     allowed_hosts: tuple[str, ...] = ()
-    forwarded_allow_ips: tuple[str, ...] = ()
-    """(): no proxy is believed, so a client connecting directly cannot choose the address it
-    is queued under."""
+    forwarded_allow_ips: tuple[str, ...] = ()  # (): none, so a direct client cannot choose the address it queues under
     backend: str | None = None
     smtp_user: str | None = None
     smtp_password: str | None = field(default=None, repr=False)
     llm_url: str | None = None
     llm_model: str | None = None
     llm_key_env: str = "PAPERDEX_LLM_KEY"
-    llm_key: str | None = field(default=None, repr=False)
-    """The key itself, read from the variable llm_key_env names."""
+    llm_key: str | None = field(default=None, repr=False)  # the key itself, from the variable llm_key_env names
     llm_per_day: int = 200
     llm_max_tokens: int = 1200
     llm_concurrency: int = 2
