@@ -327,8 +327,7 @@ def digest(ctx, day, to_file, smtp, starttls, base_url, per_section, **mail) -> 
     if to_file and to_file.suffix.lower() not in D.FILE_KINDS:
         raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
     settings = _settings(ctx)
-    with _store(ctx, readonly=True) as st:
-        # saved searches: the backend's
+    with _store(ctx, readonly=True) as st:  # the saved searches run on the backend's searcher
         searcher = make_searcher(st, settings.backend, settings.embedding, settings.zh_dict)
         d = D.build(st, day, base_url, per_section, searcher=searcher)
     m = D.message(d, mail["mail_from"], mail["mail_to"])

@@ -54,8 +54,7 @@ class Progress:
         self.done += n
         if self._bar is not None:
             self._bar.update(n)
-        else:
-            self._maybe_line()
+        self._maybe_line()  # off a terminal only
 
     def step(self, done: int, total: int | None, doing: str) -> None:
         """``done`` of ``total`` steps finished and ``doing`` under way (sync's jobs)."""

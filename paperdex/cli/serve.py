@@ -106,15 +106,10 @@ def serve(ctx: click.Context, host: str, port: int, workers: int | None, pool: i
         raise click.ClickException(str(e)) from None
     if why:
         click.echo(f"paperdex: {why}", err=True)
-    st = serving.ServeOptions(
-        settings=settings,
-        host=host,
-        port=port,
-        workers=n,
-        pool=pool or (1 if n > 1 else None),  # one search thread per worker: see serving.py
-        warm=not options.pop("no_warm"),
-        **options,  # log_level, the timeouts, client_queue: named as its fields
-    )
+    pool = pool or (1 if n > 1 else None)  # one search thread per worker: see serving.py
+    warm = not options.pop("no_warm")
+    # options: log_level, the timeouts and client_queue, named as ServeOptions' fields
+    st = serving.ServeOptions(settings=settings, host=host, port=port, workers=n, pool=pool, warm=warm, **options)
     try:
         Store(settings.data_dir, readonly=True).close()  # fail here, readably, rather than in every worker
         status = serving.serve(st)

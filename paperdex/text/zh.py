@@ -129,8 +129,7 @@ def _back_off(word: str, d: dict[str, list[str]], counts: dict[str, int]) -> lis
 
     for i in range(n):
         here = best[i]
-        if here is None:
-            continue
+        assert here is not None  # every position is reached: each offers the next (a skipped character)
         cov, pieces, score, parts = here
         offer(i + 1, here)  # skip one character
         for j in range(i + 2, n + 1):
