@@ -68,9 +68,7 @@ def _check(ctx: click.Context) -> None:
     if not found:
         click.echo("no listing read yet: add listings = [...] under [arxiv] in sources.toml and run sync")
         return
-    for st in found:
-        click.echo(st.line())
-    for line in unread:
+    for line in [*(st.line() for st in found), *unread]:
         click.echo(line)
     gaps = sum(len(st.missing) for st in found)
     click.echo(f"check: {len(found)} listing days, {gaps} papers missing, {len(unread)} days not read")
