@@ -43,10 +43,7 @@ def tty(text: object, newlines: bool = False) -> str:
 def json_text(obj, indent: int | None = 1) -> str:
     """Valid JSON whatever the data holds (a NaN stored before records were validated becomes
     null), with the control characters JSON allows raw (C1, DEL, bidi overrides) escaped."""
-    try:
-        s = json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False)
-    except ValueError:
-        s = json.dumps(finite(obj), ensure_ascii=False, indent=indent, allow_nan=False)
+    s = json.dumps(finite(obj), ensure_ascii=False, indent=indent, allow_nan=False)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
 
 
