@@ -27,6 +27,7 @@ from jinja2 import Environment, select_autoescape
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
+from paperdex.discover.summaries import attach_items
 from paperdex.paper import Paper
 from paperdex.search import Searcher
 from paperdex.store import Store
@@ -232,8 +233,6 @@ def build(
     if not d.sections and rowids:
         items = [Item(p) for p in feed.daily(store, day, per_page=per_section).papers]
         d.sections.append(Section(f"Papers of {day}", "day", f"{base}/daily?day={day}", items, d.day_total))
-    from paperdex.discover.summaries import attach_items
-
     attach_items(store, [it for s in d.sections for it in s.items])
     return d
 

@@ -107,9 +107,8 @@ def _check_day(day: str) -> str:
 
 
 def _in_category(store: Store, period: Period, category: str) -> Period:
-    """The papers of `period` in `category`: `cs.LG` matches that category, `cs` any category
-    of the archive, case-insensitive: the `cat:` rule itself (`LexIndex.category_docs`), not a
-    copy of it in SQL."""
+    """The papers of `period` in `category` (`cs.LG`, or `cs`: any of the archive's) by the `cat:`
+    rule itself (`LexIndex.category_docs`), not a copy of it in SQL."""
     ix = lex_index(store)
     rowids = tuple(int(r) for r in ix.rowids[ix.category_docs(category)])
     return Period(period.first, period.last, period.upvoted, rowids)
@@ -141,7 +140,6 @@ def daily(
 
 
 # --- periods: a day, a week, a month, trending (the web UI's daily page) ------------------------
-
 VIEWS = ("day", "week", "month", "trending")
 # top: the day as a digest (community signal, then the user's tags, then listing order);
 # foryou: by the user's tags (recommend.py)
@@ -190,9 +188,8 @@ class Listing(_Page):
 
 
 def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int], list[str], dict]:
-    """The period's rowids as a digest: papers with a community signal first (Hugging Face
-    upvotes, then GitHub stars), then the rest by the user's tags' recommenders when there are
-    tags, else in `base_order`. Also what ranked it and the for-you scores."""
+    """The period's rowids as a digest: papers with upvotes or stars first, then the rest "for
+    you" when there are tags, else in `base_order`; also what ranked it and the for-you scores."""
     rows = store.rowids_by_signal_in(where, base_order)
     signal = [r for r, up, st in rows if (up or 0) > 0 or (st or 0) > 0]
     ranked_by = []
@@ -245,9 +242,8 @@ def listing(
     page: int = 1,
     per_page: int = 30,
 ) -> Listing:
-    """The papers of a period, sorted by date, Hugging Face upvotes, GitHub stars or "for you"
-    (the user's tags' recommenders). "trending"
-    is always the last TRENDING_DAYS days of the store, by upvotes, papers with upvotes only."""
+    """The papers of a period, sorted by date, Hugging Face upvotes, GitHub stars or "for you";
+    "trending" is the store's last TRENDING_DAYS days, by upvotes, papers with upvotes only."""
     if view not in VIEWS:
         raise FeedError(message("unknown_view", value=view, choices=", ".join(VIEWS)))
     if sort not in LISTING_SORTS:

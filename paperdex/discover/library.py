@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import re
 import secrets
@@ -87,14 +88,10 @@ def paper_ids(store: Store, ids: Iterable[str]) -> tuple[list[str], list[str]]:
     """The stored ids for user-typed ones (an `arXiv:` prefix and a version suffix are
     dropped when the bare id is the stored one), and the ones not in the store."""
     found, missing = [], []
-    for raw in ids:
-        pid = typed_id(str(raw))
-        if not pid:
-            continue
+    for pid in filter(None, (typed_id(str(raw)) for raw in ids)):
         if store.rowid(pid) is None:
             missing.append(pid)
-            continue
-        if pid not in found:
+        elif pid not in found:
             found.append(pid)
     return found, missing
 
@@ -393,38 +390,32 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
     then), exactly, through the search itself (`sort=newest`): every new match dated on or
     after the oldest new paper comes before any older paper in that order, so the pages are
     read only down to that date."""
-    store = searcher.store
-    rows = store.ids_and_dates_after_rowid(saved.seen_rowid)
+    rows = searcher.store.ids_and_dates_after_rowid(saved.seen_rowid)
     if not rows:
         return NewMatches(saved, 0, [])
     new_ids = {r[0] for r in rows}
     dated = [r[1] for r in rows if r[1]]
     oldest = min(dated) if dated and len(dated) == len(rows) else None
-    count, complete, notices = 0, True, []
+    count, notices = 0, []
     papers: list[Paper] = []
-    page = 1
-    while True:
+    for page in itertools.count(1):
         try:
             res = run_saved(searcher, saved, page=page, per_page=PAGE, deadline=deadline)
         except QueryError as e:  # stored before saving checked it, or by an older version
             return NewMatches(saved, 0, [], notices=[message("saved_search_broken", error=e.message)], error=str(e))
         if page == 1:
             notices = list(res.notices)
-        for h in res.hits:
-            if h.paper.id in new_ids:
-                count += 1
-                if len(papers) < limit:
-                    papers.append(h.paper)
+        new = [h.paper for h in res.hits if h.paper.id in new_ids]
+        count += len(new)
+        papers += new[: max(0, limit - len(papers))]
         last = res.hits[-1].paper.date if res.hits else None
-        if len(res.hits) < PAGE or page * PAGE >= res.total or res.total == 0:
+        if len(res.hits) < PAGE or page * PAGE >= res.total:
             break
         if oldest is not None and last is not None and last < oldest:
             break
         if (page + 1) * PAGE > MAX_WINDOW:
-            complete = False
-            break
-        page += 1
-    return NewMatches(saved, count, papers, complete, notices)
+            return NewMatches(saved, count, papers, False, notices)
+    return NewMatches(saved, count, papers, True, notices)
 
 
 # --- tokens (writing through the web) ---------------------------------------------------------

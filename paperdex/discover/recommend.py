@@ -1,15 +1,12 @@
-"""Recommendations for a tag, and related work for a pasted text (docs/recommendations.md has
-the design and every measurement behind it: bench/recommend.py).
+"""Recommendations for a tag, and related work for a pasted text (the design and its
+measurements: docs/recommendations.md, bench/recommend.py).
 
-**For a tag**, arxiv-sanity-lite's per-tag linear SVM is the reference: the tag's papers are the
-positives, the papers marked "not interested" and a fixed random sample of the store the
-negatives; the features are a paper's tf-idf vector (the lexical snapshot's BM25 weights over
-the positives' terms, unit length) next to its unit-length embedding; the loss LinearSVC's
-(squared hinge, L2, balanced class weights), fitted in the primal by L-BFGS. No one model wins
-every tag, so each tag's is chosen on the tag's own papers (:func:`fit`, :func:`validate`): the
-SVM or the tf-idf centroid, whichever ranks more held-out papers into the first 20. Models are
-cached per tag and snapshot and refitted from the last weights when either changes; each
-recommendation says why (:func:`explain_one`).
+**For a tag**: arxiv-sanity-lite's per-tag linear SVM. The tag's papers are the positives, the
+papers marked "not interested" and a fixed random sample the negatives; a paper's features are
+its unit-length tf-idf vector (BM25 weights over the positives' terms) beside its embedding;
+LinearSVC's loss, fitted in the primal by L-BFGS. No one model wins every tag, so each tag gets
+the SVM or the tf-idf centroid, whichever ranks more of its held-out papers into the first 20
+(:func:`fit`). Models are cached per tag and snapshot, refitted warm; each pick says why.
 
 **Related work** (:func:`related`): a pasted text embedded whole and its key terms searched
 lexically, the two rankings fused by reciprocal rank.
@@ -50,8 +47,7 @@ MODEL_CACHE = 32
 # Choosing the model per tag (:func:`fit`): candidates, compared on the tag's own papers
 CANDIDATES = ("svm", "tf-idf centroid")  # the first is the default, kept on ties and small tags
 MIN_VALIDATE = 8  # a tag needs this many papers (in the store) to be validated
-FOLDS = 4  # the tag's papers are split in this many parts, each held out once...
-REPEATS = 1  # ...in this many different splits
+FOLDS = 4  # the tag's papers are split in this many parts, each held out once
 MIN_TOP20 = 0.05  # another candidate must put at least this share of them in the first 20
 CHOICE_CACHE = 256
 EXPLAIN_NEIGHBOURS = 3
@@ -82,8 +78,7 @@ FIT = Fit()
 
 
 class Sparse(NamedTuple):
-    """A sparse matrix by rows (CSR): row i holds the columns idx[ptr[i]:ptr[i+1]] with the values
-    val[ptr[i]:ptr[i+1]]. The lexical index's postings are one by terms (term -> papers); a few
+    """A sparse matrix by rows (CSR), as the lexical index's postings are (term -> papers): a few
     numpy passes over such arrays are all the recommender needs of a sparse-matrix library."""
 
     ptr: np.ndarray
@@ -165,10 +160,9 @@ def column_sums(A: Sparse) -> np.ndarray:
 
 
 class Corpus:
-    """The features of one pair of snapshots (lexical, dense), aligned by the lexical index's
-    documents: tf-idf as the snapshot's own BM25 postings (by term, no copy) and the same matrix
-    by paper (made on first use), its row norms, and the dense vectors (zero rows for papers
-    without one)."""
+    """The features of one pair of snapshots (lexical, dense), by the lexical index's documents:
+    tf-idf as the snapshot's own BM25 postings (by term, no copy; by paper on first use), its row
+    norms, and the dense vectors (zero rows for papers without one)."""
 
     def __init__(self, ix, vindex) -> None:
         self.ix = ix
@@ -253,13 +247,11 @@ def corpus(store: Store, source: SearchCorpus | None = None) -> Corpus:
     """The features of the snapshots searches use now (shared by the process): the store's, or
     those of `source`, the corpus searches read (a Milvus collection: `--backend`)."""
     src = _source(store, source)
-    ix = src.lexical()
-    vindex = src.vectors()
-    key = _key(ix, vindex)
+    ix, vindex = src.lexical(), src.vectors()
     name = str(store.data_dir.resolve()) if isinstance(src, StoreCorpus) else ix.store_id
     with _CORPUS_LOCK:
         c = _CORPORA.get(name)
-        if c is not None and c.key == key and c.ix is ix:
+        if c is not None and c.key == _key(ix, vindex) and c.ix is ix:
             return c
     c = Corpus(ix, vindex)
     with _CORPUS_LOCK:
@@ -293,9 +285,8 @@ LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid", "dense centroid": 
 
 @dataclass
 class Choice:
-    """Which model a tag gets and the measurement behind it (:func:`validate`): per candidate,
-    the share of the tag's held-out papers ranked in the first 20 of the papers no model of the
-    fold saw, their MRR and recall@100."""
+    """Which model a tag gets and the measurement behind it: per candidate, :func:`validate`'s
+    figures."""
 
     kind: str
     metrics: dict[str, dict[str, float]]  # candidate -> {"top20", "mrr", "recall@100"}
@@ -567,16 +558,13 @@ def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tup
 def validate(
     c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str, candidates: tuple[str, ...], folds: int
 ) -> dict[str, dict[str, float]]:
-    """How well each candidate ranks the tag's own papers (`full`'s positives; each fold's SVM
-    starts from `full`, the SVM of all of them) it did not see: the tag is split in
-    `folds` parts (REPEATS times, different splits); each part is held out once, every
-    candidate is fitted on the rest (same negatives: held-out papers are never sampled), and
-    the held-out papers are ranked among every paper no candidate saw (not the tag, not
-    dismissed, not the SVM's negatives), as a recommendation list ranks them.
+    """How well each candidate ranks the tag's papers it did not see: each of `folds` parts of
+    the tag (`full`'s positives) is held out once, every candidate fitted on the rest (the SVM
+    warm from `full`; held-out papers never sampled as negatives), and the held-out papers are
+    ranked among every paper no candidate saw, as a recommendation list ranks them.
 
-    Returns per candidate: "top20", the share of held-out papers in the first 20 of their fold
-    (what P@20 on the page counts; the choice), "mrr" and "recall@100". Scoring is one pass over
-    the tf-idf matrix per fold and candidate and one dense matrix product for all of them."""
+    Per candidate: "top20", the share of held-out papers in the first 20 of their fold (what
+    P@20 on the page counts; the choice), "mrr" and "recall@100"."""
     from threadpoolctl import threadpool_limits
 
     pos = full.positives
@@ -584,7 +572,7 @@ def validate(
     neg = _negatives(c, seed, np.union1d(pos, dis), FIT.negatives)
     terms = _terms_of(c, pos)
     k = max(2, min(folds, len(pos)))
-    parts = [p for r in range(REPEATS) for p in _folds(pos, f"{seed}:{r}" if r else seed, k)]
+    parts = _folds(pos, seed, k)
     cols: list[tuple[int, str]] = []
     Wt, Wd = [], []
     dim = c.D.shape[1] if c.D is not None else 0
@@ -970,14 +958,12 @@ def related(
     query_vector: np.ndarray | None = None,
     dense: bool = True,
 ) -> Related:
-    """Papers related to a pasted abstract or paragraph: the dense side embeds its opening
-    EMBED_CHARS characters, as documents are embedded; the lexical side ranks by BM25 over the
-    text's KEY_TERMS key terms, any of which may match (requiring half of them, the search's
-    rule for long free text, leaves almost nothing to rank); reciprocal-rank fusion of the two,
-    as hybrid search fuses. `query_vector`: the text's vector when the caller embedded it
-    already (service.related does, off the searcher); `dense=False`: the words alone (the model
-    could not embed it in time: the caller says so). Everything is read from the searcher's
-    corpus: the store, or the backend's (`--backend`)."""
+    """Papers related to a pasted abstract or paragraph: its opening EMBED_CHARS characters
+    embedded as documents are, fused by reciprocal rank with BM25 over its KEY_TERMS key terms,
+    any of which may match (requiring half, the search's rule for long text, leaves almost
+    nothing to rank). `query_vector`: the text's vector if the caller embedded it already
+    (service.related, off the searcher); `dense=False`: the words alone (it could not be
+    embedded in time)."""
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED

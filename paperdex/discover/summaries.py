@@ -82,11 +82,11 @@ class LLMConfig:
             raise ValueError("the model name is empty")
 
     @classmethod
-    def from_settings(cls, s, **overrides) -> LLMConfig | None:
+    def from_settings(cls, s) -> LLMConfig | None:
         """The configured endpoint, or None when the layer is off (no URL or no model)."""
         if not s.llm_url or not s.llm_model:
             return None
-        values = dict(
+        return cls(
             base_url=s.llm_url,
             model=s.llm_model,
             api_key=s.llm_key,
@@ -94,8 +94,6 @@ class LLMConfig:
             max_tokens=s.llm_max_tokens,
             concurrency=s.llm_concurrency,
         )
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
 
     @property
     def host(self) -> str:
@@ -196,12 +194,6 @@ class Client:
     def close(self) -> None:
         self.http.close()
 
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def _wait(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
             try:
@@ -278,12 +270,7 @@ def due(store: Store, papers: Iterable[Paper], model: str, langs: Sequence[str] 
     another model's, or one made from an abstract since edited)."""
     papers = list({p.id: p for p in papers}.values())
     have = store.summaries(p.id for p in papers)
-    out = []
-    for p in papers:
-        mine = have.get(p.id, {})
-        if any(lang not in mine or mine[lang]["model"] != model for lang in langs):
-            out.append(p)
-    return out
+    return [p for p in papers if any(have.get(p.id, {}).get(lang, {}).get("model") != model for lang in langs)]
 
 
 @dataclass
