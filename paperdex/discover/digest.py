@@ -169,8 +169,6 @@ def reason_note(rec: R.Recommendation) -> str:
 
 
 # --- the digest ----------------------------------------------------------------------------------
-
-
 @dataclass
 class Section:
     title: str

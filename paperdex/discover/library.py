@@ -56,8 +56,6 @@ def now() -> str:
 
 
 # --- plumbing ---------------------------------------------------------------------------
-
-
 @contextmanager
 def _write(store: Store) -> Iterator[Store]:
     """One write transaction on a writable store."""
@@ -97,8 +95,6 @@ def paper_ids(store: Store, ids: Iterable[str]) -> tuple[list[str], list[str]]:
 
 
 # --- tags -------------------------------------------------------------------------------
-
-
 @dataclass
 class Tag:
     name: str
@@ -199,8 +195,6 @@ def rename_tag(store: Store, old: str, new: str) -> None:
 
 
 # --- not interested -----------------------------------------------------------------------
-
-
 def dismiss(store: Store, ids: Iterable[str]) -> int:
     """Mark papers "not interested": recommendations leave them out and learn from them."""
     found, missing = paper_ids(store, ids)
@@ -220,8 +214,6 @@ def dismissed(store: Store) -> list[str]:
 
 
 # --- saved searches -------------------------------------------------------------------------
-
-
 @dataclass
 class SavedSearch:
     id: int
@@ -386,10 +378,9 @@ PAGE = 200
 
 
 def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: float | None = None) -> NewMatches:
-    """Count the matches of `saved` stored since its last visit (rowid above the newest one
-    then), exactly, through the search itself (`sort=newest`): every new match dated on or
-    after the oldest new paper comes before any older paper in that order, so the pages are
-    read only down to that date."""
+    """Count the matches of `saved` stored since its last visit, exactly, through the search
+    itself (`sort=newest`): new matches come before any paper older than the oldest new one,
+    so the pages are read only down to that date."""
     rows = searcher.store.ids_and_dates_after_rowid(saved.seen_rowid)
     if not rows:
         return NewMatches(saved, 0, [])
@@ -419,8 +410,6 @@ def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: floa
 
 
 # --- tokens (writing through the web) ---------------------------------------------------------
-
-
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
 
@@ -459,8 +448,6 @@ def check_token(store: Store, token: str | None) -> dict[str, Any] | None:
 
 
 # --- export and import ------------------------------------------------------------------------
-
-
 def export_json(store: Store) -> dict[str, Any]:
     """The whole library as one JSON object (tokens excepted)."""
     return {
@@ -528,11 +515,10 @@ def import_bibtex(store: Store, text: str, name: str) -> dict[str, Any]:
 
 
 def import_papers(store: Store, entries: list[tuple[Paper, list[str]]], errors: Sequence[str] = ()) -> dict[str, Any]:
-    """Save papers read from a reference manager (a .bib or CSL-JSON file, a Zotero library)
-    into tags. Each is found in the store the way a sync finds a record's paper: its id (an arXiv
-    id), its DOI, the arXiv id it names, its title and first author; the store's papers are
-    tagged, the others added first (their own source's record), so a library brought in works
-    for recommendations at once. Every tag name is checked before anything is written."""
+    """Save papers read from a reference manager (.bib, CSL-JSON, Zotero) into tags. Each is
+    found as a sync finds a record's paper (id, DOI, named arXiv id, title and first author);
+    the others are added first, so the library works for recommendations at once. Every tag
+    name is checked before anything is written."""
     from paperdex.sources.merge import Matcher
 
     entries = [(p, [tag_name(t) for t in names]) for p, names in entries]

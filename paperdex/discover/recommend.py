@@ -75,8 +75,6 @@ FIT = Fit()
 
 
 # --- sparse matrices as arrays -----------------------------------------------------------------
-
-
 class Sparse(NamedTuple):
     """A sparse matrix by rows (CSR), as the lexical index's postings are (term -> papers): a few
     numpy passes over such arrays are all the recommender needs of a sparse-matrix library."""
@@ -157,8 +155,6 @@ def column_sums(A: Sparse) -> np.ndarray:
 
 
 # --- features of one snapshot -------------------------------------------------------------------
-
-
 class Corpus:
     """The features of one pair of snapshots (lexical, dense), by the lexical index's documents:
     tf-idf as the snapshot's own BM25 postings (by term, no copy; by paper on first use), its row
@@ -260,8 +256,6 @@ def corpus(store: Store, source: SearchCorpus | None = None) -> Corpus:
 
 
 # --- the model -----------------------------------------------------------------------------------
-
-
 @dataclass
 class Model:
     """A linear model over [tf-idf of `terms`, dense] plus a bias, and the tag's centroid."""
@@ -304,9 +298,7 @@ class Choice:
         top = " vs ".join(f"{self.metrics[k]['top20']:.0%} {LABELS[k]}" for k in others)
         mrr = " vs ".join(f"{self.metrics[k]['mrr']:.2f}" for k in others)
         figures = message("model_figures", top20=f"{me['top20']:.0%} vs {top}", mrr=f"{me['mrr']:.2f} vs {mrr}")
-        if self.kind != self.default:
-            return message("model_better", model=label, figures=figures)
-        return message("model_default", model=label, figures=figures)
+        return message("model_better" if self.kind != self.default else "model_default", model=label, figures=figures)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -526,8 +518,6 @@ def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT)
 
 
 # --- choosing the model per tag ------------------------------------------------------------------
-
-
 def as_kind(m: Model, kind: str) -> Model:
     """The same tag's model ranking as `kind`: a fitted SVM carries both centroids already."""
     return replace(m, kind=kind)
@@ -636,8 +626,6 @@ def fit(
 
 
 # --- recommendations for a tag -----------------------------------------------------------------
-
-
 @dataclass
 class Reason:
     neighbours: list[tuple[str, str, float]]  # (id, title, cosine) of the nearest saved papers
@@ -769,12 +757,11 @@ def recommend(
     docs = top_k(s, cand, want)[(page - 1) * k :]
     rowids = [int(c.rowids[d]) for d in docs]
     papers = src.papers(rowids)
-    items = []
-    for d, r in zip(docs, rowids, strict=True):
-        p = papers.get(r)
-        if p is None:
-            continue
-        items.append(Recommendation(p, float(s[d]), explain_one(src, c, model, int(d), p) if explain else None))
+    items = [
+        Recommendation(p, float(s[d]), explain_one(src, c, model, int(d), p) if explain else None)
+        for d, r in zip(docs, rowids, strict=True)
+        if (p := papers.get(r)) is not None
+    ]
     notices: list[str] = [message("more_papers_better")] if len(model.positives) < 3 else []
     took = (time.perf_counter() - t0) * 1000
     n_pos, n_neg = len(model.positives), model.negatives
@@ -790,10 +777,9 @@ def explain_one(src: SearchCorpus, c: Corpus, model: Model, doc: int, p: Paper) 
         sims = c.D[pos] @ c.D[doc]
         best = np.argsort(-sims, kind="stable")[:EXPLAIN_NEIGHBOURS]
         got = src.papers([int(c.rowids[pos[i]]) for i in best])
-        for i in best:
-            q = got.get(int(c.rowids[pos[i]]))
-            if q is not None:
-                neighbours.append((q.id, q.title, float(sims[i])))
+        neighbours = [
+            (q.id, q.title, float(sims[i])) for i in best if (q := got.get(int(c.rowids[pos[i]]))) is not None
+        ]
     terms: list[str] = []
     if len(model.terms):
         A = c.by_paper
@@ -826,7 +812,6 @@ def _surface(stems: list[str], text: str) -> list[str]:
 
 
 # --- "for you": the daily page's order and its "for TAG" chips ----------------------------------
-
 # The chance that a paper is on a tag's topic, from its z-score: sigmoid(a + b z), fitted over 18
 # topics of the 63k corpus (the tag's size hardly mattered); a card says "for TAG" from CHIP_P,
 # "strong" from STRONG_P. Measured, and how chosen: docs/recommendations.md ('The "for TAG" chip').
@@ -887,7 +872,6 @@ def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int,
 
 
 # --- related work for a pasted text --------------------------------------------------------------
-
 MAX_TEXT = 5000  # characters of a pasted text read
 # Characters of it the model embeds: the prefix a document is embedded from (embed.E5Small cuts
 # there); the model's cost grows steeply with length (docs/recommendations.md), and a searcher is

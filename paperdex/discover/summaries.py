@@ -7,6 +7,8 @@ a secret: how both are handled, and the budget and retries, are in docs/summarie
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import logging
 import random
@@ -101,8 +103,6 @@ class LLMConfig:
 
 
 # --- the prompt and the answer -------------------------------------------------------------------
-
-
 def messages(p: Paper, langs: Sequence[str] = LANGS) -> list[dict[str, str]]:
     """The chat messages for one paper: the rules, then the paper as a JSON string (data)."""
     system = SYSTEM_PROMPT.format(
@@ -161,8 +161,6 @@ def parse_reply(content: str, langs: Sequence[str] = LANGS) -> dict[str, dict[st
 
 
 # --- the client ----------------------------------------------------------------------------------
-
-
 class Client:
     """A chat-completions client for one endpoint: retries with backoff on 429, 5xx and
     timeouts (a server's Retry-After honoured up to max_wait), no redirects, no proxies or
@@ -196,12 +194,9 @@ class Client:
 
     def _wait(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
-            try:
+            with contextlib.suppress(ValueError):
                 return min(self.cfg.max_wait, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
-        base = self.cfg.backoff * (2**attempt)
-        return min(self.cfg.max_wait, base * (1 + random.random() / 4))
+        return min(self.cfg.max_wait, self.cfg.backoff * (2**attempt) * (1 + random.random() / 4))
 
     def chat(self, msgs: list[dict[str, str]]) -> tuple[str, int]:
         """(the answer's text, tokens used) for one conversation. Raises LLMError when the
@@ -214,8 +209,7 @@ class Client:
                 body["response_format"] = {"type": "json_object"}
             else:
                 body.pop("response_format", None)
-            why = ""
-            retry_after = None
+            why, retry_after = "", None
             try:
                 r = self.http.post("chat/completions", json=body)
             except httpx.TimeoutException:
@@ -263,8 +257,6 @@ class Client:
 
 
 # --- which papers, and the run -------------------------------------------------------------------
-
-
 def due(store: Store, papers: Iterable[Paper], model: str, langs: Sequence[str] = LANGS) -> list[Paper]:
     """The papers without a current summary by `model` in every wanted language (none yet,
     another model's, or one made from an abstract since edited)."""
@@ -356,11 +348,9 @@ class _Run:
             pending: dict[Future, Paper] = {}
             queue = iter(todo)
             while True:
-                while not self.stop.is_set() and len(pending) < width:
-                    p = next(queue, None)
-                    if p is None:
-                        break
-                    pending[pool.submit(self.one, p)] = p
+                if not self.stop.is_set():  # only `record`, on this thread, sets it
+                    for p in itertools.islice(queue, width - len(pending)):
+                        pending[pool.submit(self.one, p)] = p
                 if not pending:
                     break
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -394,8 +384,6 @@ class _Run:
 
 
 # --- for the views ----------------------------------------------------------------------------------
-
-
 def pick(summaries: dict[str, dict], lang: str, full: bool = False) -> dict | None:
     """What a reader of `lang` is shown: the summary in their language, else none (the
     abstract is there); with its labels and the model's name."""
