@@ -62,9 +62,8 @@ def _x(text: str | None) -> str:
 
 
 def _as_html(text: str) -> str:
-    """Plain text as the HTML an RSS reader renders (an RSS 2.0 description is read as HTML;
-    Atom says type text): escaped, so `<img src=x>` in an abstract is shown, not
-    loaded; paragraphs as <br> (ElementTree then escapes all of it once more for XML)."""
+    """Plain text as the HTML an RSS 2.0 description is read as: escaped, so `<img src=x>` in an
+    abstract is shown, not loaded; paragraphs as <br> (ElementTree escapes it again for XML)."""
     return html.escape(text, quote=False).replace("\n", "<br>")
 
 
@@ -312,9 +311,8 @@ def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
 
 
 def likely_first(store: Store, day: str | None = None, per_section: int = 50, searcher=None) -> list[Paper]:
-    """The papers a user is likely to read first, in that order: the digest's picks (each
-    tag's recommendations among the day's papers, each saved search's new matches), then the
-    day's listing (default: the newest day)."""
+    """The papers a user is likely to read first, in that order: the digest's tag and saved
+    search picks, then the day's listing (default: the newest day)."""
     d = build(store, day, per_section=per_section, searcher=searcher)
     out = [it.paper for s in d.sections if s.kind != "day" for it in s.items]
     page = 1

@@ -9,6 +9,7 @@ all read the feed through here.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,11 +193,7 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
     you" when there are tags, else in `base_order`; also what ranked it and the for-you scores."""
     rows = store.rowids_by_signal_in(where, base_order)
     signal = [r for r, up, st in rows if (up or 0) > 0 or (st or 0) > 0]
-    ranked_by = []
-    if any((up or 0) > 0 for _, up, _ in rows):
-        ranked_by.append("upvotes")
-    if any((st or 0) > 0 for _, _, st in rows):
-        ranked_by.append("stars")
+    ranked_by = [name for name, i in (("upvotes", 1), ("stars", 2)) if any((row[i] or 0) > 0 for row in rows)]
     ordered, scored = for_you_order(store, [r for r, _, _ in rows])  # every paper scored, for the shape
     first = set(signal)
     ranked_by.append("tags" if scored else "listing")
@@ -207,13 +204,11 @@ def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list
     """The day's most upvoted (else most starred) papers, and per tag how many of its papers
     are new to it and earn its chip."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for r, (score, tag) in scored.items():
-        if not strength(score):
-            continue
-        pid = store.paper_id(r)
+        pid = store.paper_id(r) if strength(score) else None
         if pid and tag not in library.tags_of(store, pid):
-            counts[tag] = counts.get(tag, 0) + 1
+            counts[tag] += 1
     return trending, sorted(counts.items(), key=lambda x: (-x[1], x[0]))
 
 

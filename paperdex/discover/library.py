@@ -150,7 +150,6 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     the store are an error, unless `allow_missing` (an import from another machine keeps
     them for when the papers are ingested)."""
     name = tag_name(name)
-    ids = list(ids)
     found, missing = paper_ids(store, ids)
     if missing and not allow_missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")

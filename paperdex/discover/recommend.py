@@ -452,10 +452,9 @@ def _docs(docs: np.ndarray | None) -> np.ndarray:
 
 
 def lbfgs(f: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray) -> np.ndarray:
-    """The minimum of f (which returns the value and the gradient) from x0, by nlopt's L-BFGS,
-    stopped at a relative decrease of FTOL_REL or after MAX_EVAL. The best point evaluated is
-    returned, also when nlopt gives up near the minimum (RoundoffLimited, a failed line search;
-    it raises then, without its point), as SciPy returned its last point."""
+    """The minimum of f (value, gradient) from x0 by nlopt's L-BFGS, stopped at a relative
+    decrease of FTOL_REL or after MAX_EVAL: the best point evaluated, also when nlopt gives up
+    near the minimum (it raises then, without its point; SciPy returned its last point)."""
     import nlopt
 
     best: list[Any] = [np.inf, x0]
@@ -607,9 +606,8 @@ def fit(
     candidates: tuple[str, ...] = CANDIDATES,
     folds: int = FOLDS,
 ) -> Model:
-    """The tag's model, chosen by measurement on the tag's own papers (:func:`validate`).
-    Tags under MIN_VALIDATE papers keep the SVM. A `choice` already made for the same
-    contents is reused (no validation)."""
+    """The tag's model, chosen on the tag's own papers (:func:`validate`); tags under
+    MIN_VALIDATE papers keep the SVM. A `choice` made for the same contents is reused."""
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     m = train(c, pos, dismissed, seed=seed, warm=warm)
     if choice is None:
@@ -861,9 +859,8 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
 
 
 def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int, tuple[float, str]]]:
-    """`rowids` (a period's papers, in their date order) ordered "for you": by their best score
-    over the user's tags, best first; papers no tag scores (none are tagged, or marked "not
-    interested") keep their order after them. Also the scores, empty when there is no tag."""
+    """`rowids` (a period's papers, in date order) by their best :func:`for_you` score; papers
+    no tag scores keep their order after them. Also the scores, empty when there is no tag."""
     scored = for_you(store, rowids) if any(t.count for t in library.tags(store)) else {}
     if not scored:
         return list(rowids), {}

@@ -299,11 +299,10 @@ def run(
     client: Client | None = None,
     progress: Callable[[Report], None] | None = None,
 ) -> Report:
-    """Summarise the papers that are due, at most `cfg.concurrency` requests at a time, until
-    the day's budget (papers per UTC day, counted in the store) is spent. Summaries are written
-    by this thread as they arrive, each in its own transaction: a run stopped half-way keeps
-    what it finished. The endpoint failing for good (down, key refused, still busy after the
-    retries) stops the run with `Report.stopped` set; a bad answer skips only its paper."""
+    """Summarise the papers that are due, `cfg.concurrency` requests at a time, until the day's
+    budget (papers per UTC day, counted in the store) is spent. Each summary is written by this
+    thread in its own transaction, so a run stopped half-way keeps what it finished. The endpoint
+    failing for good stops the run (`Report.stopped`); a bad answer skips only its paper."""
     papers = list({p.id: p for p in papers}.values())
     rep = Report(total=len(papers))
     todo = papers if force else due(store, papers, cfg.model, langs)
