@@ -309,14 +309,17 @@ class Choice:
         }
 
 
+def _rng(seed: str) -> np.random.Generator:
+    """Random numbers fixed by `seed`: the same tag of the same store draws the same papers."""
+    return np.random.default_rng(int.from_bytes(hashlib.blake2b(seed.encode(), digest_size=8).digest(), "little"))
+
+
 def _negatives(c: Corpus, seed: str, exclude: np.ndarray, k: int) -> np.ndarray:
     """A fixed random sample (same tag, same store: same sample), without `exclude`."""
-    h = int.from_bytes(hashlib.blake2b(seed.encode(), digest_size=8).digest(), "little")
-    rng = np.random.default_rng(h)
     k = min(k, max(0, c.n - len(exclude)))
     if k == 0:
         return np.zeros(0, dtype=np.int64)
-    cand = rng.choice(c.n, min(c.n, k + len(exclude)), replace=False)
+    cand = _rng(seed).choice(c.n, min(c.n, k + len(exclude)), replace=False)
     return np.setdiff1d(cand, exclude, assume_unique=True)[:k]
 
 
@@ -522,12 +525,6 @@ def as_kind(m: Model, kind: str) -> Model:
     return replace(m, kind=kind)
 
 
-def _folds(pos: np.ndarray, seed: str, k: int) -> list[np.ndarray]:
-    h = int.from_bytes(hashlib.blake2b(f"folds:{seed}".encode(), digest_size=8).digest(), "little")
-    perm = np.random.default_rng(h).permutation(pos)
-    return [np.sort(part) for part in np.array_split(perm, k)]
-
-
 def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Candidate `kind`'s weights from a fold's fit `m`: over the tag's terms (`m`'s at `at`) and
     over the dense dimensions."""
@@ -561,7 +558,7 @@ def validate(
     neg = _negatives(c, seed, np.union1d(pos, dis), FIT.negatives)
     terms = _terms_of(c, pos)
     k = max(2, min(folds, len(pos)))
-    parts = _folds(pos, seed, k)
+    parts = [np.sort(part) for part in np.array_split(_rng(f"folds:{seed}").permutation(pos), k)]
     cols: list[tuple[int, str]] = []
     Wt, Wd = [], []
     dim = c.D.shape[1] if c.D is not None else 0

@@ -251,10 +251,6 @@ class Client:
         tokens = usage.get("total_tokens", 0) if isinstance(usage, dict) else 0
         return content, tokens if isinstance(tokens, int) and tokens >= 0 else 0
 
-    def summarize(self, p: Paper, langs: Sequence[str] = LANGS) -> tuple[dict[str, dict[str, str]], int]:
-        content, tokens = self.chat(messages(p, langs))
-        return parse_reply(content, langs), tokens
-
 
 # --- which papers, and the run -------------------------------------------------------------------
 def due(store: Store, papers: Iterable[Paper], model: str, langs: Sequence[str] = LANGS) -> list[Paper]:
@@ -337,7 +333,8 @@ class _Run:
     def one(self, p: Paper) -> tuple[dict[str, dict[str, str]], int]:
         if self.stop.is_set():
             raise LLMError("stopped")
-        return self.client.summarize(p, self.langs)
+        content, tokens = self.client.chat(messages(p, self.langs))
+        return parse_reply(content, self.langs), tokens
 
     def over(self, todo: list[Paper]) -> None:
         width = max(1, self.cfg.concurrency)
