@@ -202,13 +202,10 @@ class Client:
         """(the answer's text, tokens used) for one conversation. Raises LLMError when the
         endpoint is unusable (after the retries, for a busy or failing one), ReplyError when
         it answered something that is not a chat completion."""
-        body: dict = {"model": self.cfg.model, "messages": msgs, "max_tokens": self.cfg.max_tokens, "temperature": 0.2}
+        plain = {"model": self.cfg.model, "messages": msgs, "max_tokens": self.cfg.max_tokens, "temperature": 0.2}
         attempt = 0
         while True:
-            if self._json_mode:
-                body["response_format"] = {"type": "json_object"}
-            else:
-                body.pop("response_format", None)
+            body = {**plain, "response_format": {"type": "json_object"}} if self._json_mode else plain
             why, retry_after = "", None
             try:
                 r = self.http.post("chat/completions", json=body)
