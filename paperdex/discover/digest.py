@@ -234,10 +234,9 @@ def build(
     return d
 
 
-_ENV = Environment(
+_HTML = Environment(
     autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=True, lstrip_blocks=True
-)
-_HTML = _ENV.from_string((Path(__file__).parent / "digest.html").read_text(encoding="utf-8"))
+).from_string((Path(__file__).parent / "digest.html").read_text(encoding="utf-8"))
 
 
 def render_text(d: Digest) -> str:

@@ -748,8 +748,7 @@ def recommend(
     ok[model.positives] = False
     ok[_docs_of(c, src, library.dismissed(store))] = False
     cand = np.flatnonzero(ok)
-    want = page * k
-    docs = top_k(s, cand, want)[(page - 1) * k :]
+    docs = top_k(s, cand, page * k)[(page - 1) * k :]
     rowids = [int(c.rowids[d]) for d in docs]
     papers = src.papers(rowids)
     items = [
