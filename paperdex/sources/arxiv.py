@@ -104,12 +104,6 @@ _ET_AL = re.compile(r"^(?:and\s+)?et(?:\.\s*|\s+)al\.?$|^others$", re.I)
 _COLLAB_PREFIX = re.compile(r"^\s*((?:the\s+)?[^,:;]{0,80}?\bcollaborations?)\s*:\s*", re.I)
 
 
-def collaboration(raw: str | None) -> str | None:
-    """The collaboration an author list opens with ("ATLAS Collaboration: ..."), if any."""
-    m = _COLLAB_PREFIX.match(raw or "")
-    return " ".join(m.group(1).split()) if m else None
-
-
 def cut_author_list(raw: str | None) -> bool:
     """Whether an arXiv author string ends in "et al." (the list was cut by the submitter)."""
     return bool(re.search(r"(?:^|[,\s])et(?:\.\s*|\s+)al\.?\s*$", raw or "", re.I))
@@ -172,11 +166,9 @@ def read_authors(raw: str) -> tuple[list[str], bool, dict[str, Any]]:
     """(names, whether "et al." cut the list, the affiliations and collaboration it names) of
     an arXiv author string; the last as ``extra`` fields, None when there are none."""
     names, affs = split_authors(raw)
-    return (
-        names,
-        cut_author_list(raw),
-        {"affiliations": affs if any(affs) else None, "collaboration": collaboration(raw)},
-    )
+    group = _COLLAB_PREFIX.match(raw)
+    who = {"affiliations": affs if any(affs) else None, "collaboration": _ws(group.group(1)) if group else None}
+    return names, cut_author_list(raw), who
 
 
 def abstract_text(raw: str | None) -> str:
@@ -203,6 +195,10 @@ def title_text(raw: str | None) -> str:
 
 def _extra(**fields: object) -> dict:
     return {k: v for k, v in fields.items() if v not in (None, "", [], {})}
+
+
+# arXiv's metadata fields (OAI-PMH and the snapshot spell them alike) -> their ``extra`` names
+META_FIELDS = {"doi": "doi", "journal-ref": "journal_ref", "report-no": "report_no", "license": "license"}
 
 
 # --- OAI-PMH ---------------------------------------------------------------------------------
@@ -306,14 +302,7 @@ def oai_record(rec: ET.Element) -> Paper:
                 authors.append(name)
                 affs.append("; ".join(_ws(x.text) for x in a.findall("arXiv:affiliation", NS)) or None)
         who = {"affiliations": affs if any(affs) else None}
-    extra = _extra(
-        version=version,
-        doi=text("doi"),
-        journal_ref=text("journal-ref"),
-        report_no=text("report-no"),
-        license=text("license"),
-        **who,
-    )
+    extra = _extra(version=version, **{name: text(tag) for tag, name in META_FIELDS.items()}, **who)
     return Paper(
         id=aid,
         title=title,
@@ -623,12 +612,6 @@ def _local_day(value: str | None) -> str | None:
         return m.group(0) if m else None
 
 
-def _listing_url(listing: str, base_url: str) -> str:
-    if not re.fullmatch(rf"{CATEGORY_TYPED}(?:\+{CATEGORY_TYPED})*", listing):  # categories joined by +
-        raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
-    return base_url.rstrip("/") + "/" + listing
-
-
 def read_listing(
     store: Store,
     http: HttpClient,
@@ -640,7 +623,10 @@ def read_listing(
     """Today's listing into the store, recorded for the completeness check; then the papers the
     last days' listings named that the store lacks, or holds only as a listing gave them, are
     fetched by id (sources/completeness.py)."""
-    body, (papers, errors) = http.fetch(_listing_url(listing, base_url), lambda r: (r.content, parse_rss(r.content)))
+    if not re.fullmatch(rf"{CATEGORY_TYPED}(?:\+{CATEGORY_TYPED})*", listing):  # categories joined by +
+        raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
+    url = base_url.rstrip("/") + "/" + listing
+    body, (papers, errors) = http.fetch(url, lambda r: (r.content, parse_rss(r.content)))
     day, skip = completeness.schedule(body)
     announced = [p.id for p in papers if p.listed]
     if day or announced:

@@ -74,7 +74,7 @@ def _split_top(text: str, sep: str) -> list[str]:
 def _strip_braces(text: str) -> str:
     """`{{Attention}}` -> `Attention`: the outer case-protecting pair only."""
     text = " ".join(text.split())
-    while text.startswith("{") and text.endswith("}") and _balanced(text[1:-1]):
+    while text.startswith("{") and text.endswith("}") and not _unmatched(text[1:-1]):
         text = text[1:-1]
     return text
 
@@ -87,14 +87,17 @@ def _unprotect(title: str) -> str:
     return title
 
 
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "{"
-        depth -= ch == "}"
-        if depth < 0:
-            return False
-    return depth == 0
+def _unmatched(text: str) -> set[int]:
+    """Where ``text`` has a brace without its partner."""
+    unmatched, opened = set(), []
+    for i, ch in enumerate(text):
+        if ch == "{":
+            opened.append(i)
+        elif ch == "}" and opened:
+            opened.pop()
+        elif ch == "}":
+            unmatched.add(i)
+    return unmatched | set(opened)
 
 
 def _date(fields: dict[str, str]) -> tuple[str | None, str | None]:
@@ -279,18 +282,7 @@ def _escape(text: str) -> str:
     because BibTeX counts every brace, escaped or not, and one stray ``}`` would end the
     value and let the rest of the text write fields of its own."""
     text = _BARE_SPECIAL.sub(r"\\\1", " ".join(text.split()))
-    if _balanced(text):
-        return text
-    unmatched, opened = set(), []
-    for i, ch in enumerate(text):
-        if ch == "{":
-            opened.append(i)
-        elif ch == "}":
-            if opened:
-                opened.pop()
-            else:
-                unmatched.add(i)
-    unmatched.update(opened)
+    unmatched = _unmatched(text)
     return "".join(
         ("\\textbraceleft{}" if ch == "{" else "\\textbraceright{}") if i in unmatched else ch
         for i, ch in enumerate(text)

@@ -24,22 +24,23 @@ def from_snapshot(rec: dict[str, Any]) -> dict[str, Any]:
     """A snapshot record as a paperdex record, read as docs/sources.md ("arXiv") says; fields of
     the wrong type are left for :func:`paperdex.paper.paper_from_dict` to refuse by name."""
     from paperdex.paper import RecordError
-    from paperdex.sources.arxiv import _rfc_day, abstract_text, read_authors, title_text
+    from paperdex.sources.arxiv import META_FIELDS, _rfc_day, abstract_text, read_authors, title_text
 
-    out: dict[str, Any] = {"id": rec.get("id")}
-    title = rec.get("title")
-    out["title"] = title_text(title) if isinstance(title, str) else title
-    abstract = rec.get("abstract")
-    out["abstract"] = abstract_text(abstract) if isinstance(abstract, str) else abstract
-    authors = rec.get("authors")
+    title, abstract, authors, cats, comment = (
+        rec.get(k) for k in ("title", "abstract", "authors", "categories", "comments")
+    )
+    out: dict[str, Any] = {
+        "id": rec.get("id"),
+        "title": title_text(title) if isinstance(title, str) else title,
+        "abstract": abstract_text(abstract) if isinstance(abstract, str) else abstract,
+        "authors": authors,
+        "categories": cats.split() if isinstance(cats, str) else cats,
+        "comment": " ".join(comment.split()) if isinstance(comment, str) else comment,
+    }
     extra: dict[str, Any] = {}
     if isinstance(authors, str):
         out["authors"], out["authors_truncated"], who = read_authors(authors)
         extra.update((k, v) for k, v in who.items() if v)
-    else:
-        out["authors"] = authors
-    cats = rec.get("categories")
-    out["categories"] = cats.split() if isinstance(cats, str) else cats
     versions = rec.get("versions") or []
     if not isinstance(versions, list):
         raise RecordError(f"'versions' must be a list of {{version, created}}, got {type(versions).__name__}")
@@ -59,14 +60,7 @@ def from_snapshot(rec: dict[str, Any]) -> dict[str, Any]:
             extra["version"] = last
     elif isinstance(rec.get("update_date"), str):
         out["updated"] = rec["update_date"]
-    comment = rec.get("comments")
-    out["comment"] = " ".join(comment.split()) if isinstance(comment, str) else comment
-    for key, name in (
-        ("journal-ref", "journal_ref"),
-        ("doi", "doi"),
-        ("report-no", "report_no"),
-        ("license", "license"),
-    ):
+    for key, name in META_FIELDS.items():
         v = rec.get(key)
         if isinstance(v, str) and v.strip():
             extra[name] = " ".join(v.split())

@@ -19,8 +19,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from paperdex.paper import ARXIV_ID_SHAPE, Paper, RecordError, paper_from_dict
 from paperdex.sources.http import HttpClient, parse_retry_after
 from paperdex.sources.registry import Parsed
@@ -119,20 +117,10 @@ def csl_to_paper(item: Any) -> Paper:
     return paper_from_dict(rec, SOURCE)
 
 
-def read_items(items: list[Any], name: str) -> Parsed:
-    """Items as papers; one that cannot be read is skipped with its place and why."""
-    out = Parsed()
-    for i, item in enumerate(items):
-        try:
-            out.papers.append(csl_to_paper(item))
-        except RecordError as e:
-            out.errors.append(f"{name}: item {i + 1}: {e}; skipped")
-    return out
-
-
 def parse_csl(text: str, name: str = "<csl-json>") -> Parsed:
     """A CSL-JSON file: a list of items (or ``{"items": [...]}``, as the web API's ``format=csljson`` sends it).
-    A file that is not one raises ZoteroError before anything is read from it."""
+    A file that is not one raises ZoteroError before anything is read from it; an item that
+    cannot be read is skipped with its place and why."""
     try:
         data = json.loads(text)
     except ValueError as e:
@@ -140,7 +128,13 @@ def parse_csl(text: str, name: str = "<csl-json>") -> Parsed:
     items = data.get("items") if isinstance(data, dict) else data
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise ZoteroError(f"{name}: not CSL-JSON (expected a list of items, each an object)")
-    return read_items(items, name)
+    out = Parsed()
+    for i, item in enumerate(items, 1):
+        try:
+            out.papers.append(csl_to_paper(item))
+        except RecordError as e:
+            out.errors.append(f"{name}: item {i}: {e}; skipped")
+    return out
 
 
 def read_csl(path: str | Path) -> Parsed:
@@ -190,7 +184,9 @@ class WebLibrary:
             yield page
             if wait := parse_retry_after(resp.headers.get("Backoff")):  # a pause the API asks for
                 self.http.sleep(wait)
-            url, query = _next(resp), None
+            url = resp.links.get("next", {}).get("url")  # followed only to the API: the key goes with it
+            url = url if isinstance(url, str) and url.startswith(API + "/") else None
+            query = None
 
     def collections(self) -> dict[str, str]:
         """Every collection's key -> name (subcollections too)."""
@@ -206,11 +202,6 @@ class WebLibrary:
                 data = item.get("data") if isinstance(item, dict) else None
                 if isinstance(data, dict) and data.get("itemType") not in SKIPPED_TYPES:
                     yield item
-
-
-def _next(resp: httpx.Response) -> str | None:
-    nxt = resp.links.get("next", {}).get("url")
-    return nxt if isinstance(nxt, str) and nxt.startswith(API + "/") else None
 
 
 def read_library(
@@ -234,13 +225,10 @@ def read_library(
             errors.append(f"zotero item {str(item.get('key'))[:20]} (#{i + 1}): {e}; skipped")
             continue
         keys = [key] if key else item["data"].get("collections") or []
-        out.append((paper, [tag] if tag else [_tag(names.get(k, k)) for k in keys] or [SOURCE]))
+        # a collection's name as a tag name can be: no / or \, at most 64 characters
+        tags = [re.sub(r"[/\\]", "-", names.get(k, k))[:64] for k in keys]
+        out.append((paper, [tag] if tag else tags or [SOURCE]))
     return out, errors
-
-
-def _tag(name: str) -> str:
-    """A collection's name as a tag name can be: no / or \\, at most 64 characters."""
-    return re.sub(r"[/\\]", "-", name)[:64]
 
 
 def api_key(variable: str | None, environ: Mapping[str, str]) -> str | None:
