@@ -173,22 +173,13 @@ LOOK_BACK_LIMIT = 31  # days: a sync after a long pause reads at most a month of
 REFRESH_DAYS = 7  # the last days read again on every sync: their upvotes still move
 
 
-def _client(section: dict[str, Any]) -> HttpClient:
-    return HttpClient(min_interval=1.0)  # one request a second
-
-
 def _run(
     store: Any, http: HttpClient, opts: dict[str, Any], section: dict[str, Any], today: date | None
 ) -> tuple[list[Paper], list[str]]:
     """One day (default today, UTC), ISO week or month; or given papers (``--paper``)."""
     if papers := opts.get("papers"):
-        out: list[Paper] = []
-        errors: list[str] = []
-        for aid in words(papers):
-            got, errs = fetch_paper(http, aid, base_url=section.get("paper_url") or PAPER_URL)
-            out += got
-            errors += errs
-        return out, errors
+        got = [fetch_paper(http, aid, base_url=section.get("paper_url") or PAPER_URL) for aid in words(papers)]
+        return [p for ps, _ in got for p in ps], [e for _, errs in got for e in errs]
     day = opts.get("date") or opts.get("day")
     week, month = opts.get("week"), opts.get("month")
     if not (day or week or month):
@@ -246,7 +237,6 @@ register(
         ranks={SOURCE: trust(title=30, abstract=30, authors=30, venue=5, dates=15, links=30, code=45, categories=10)},
         plan=_plan,
         run=_run,
-        client=_client,
         done=_done,
         example="""\
 [huggingface]

@@ -370,6 +370,3 @@ def ingest_with_merge(
     total.rejected += len(errors)
     total.errors.extend(errors)
     return total
-
-
-__all__ = ["Matcher", "ingest_with_merge", "linked_arxiv_id", "merge_papers"]

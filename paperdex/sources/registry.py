@@ -187,6 +187,3 @@ def cli_options() -> Iterable[click.Option]:
 
 def source_of_option(name: str) -> Source | None:
     return next((s for s in network() if any(o.name == name for o in s.options)), None)
-
-
-__all__ = ["Job", "Source", "as_list", "file_sources", "get", "load", "network", "network_names", "ranks", "register"]

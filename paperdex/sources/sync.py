@@ -65,12 +65,6 @@ def source_section(
     return {**section, **given} if given else section
 
 
-def _stored_config(store: Store) -> dict[str, Any]:
-    """sources.toml of the store's data directory, if there is one: `paperdex ingest arxiv`
-    uses the same service addresses and credentials as `paperdex sync`."""
-    return load_config(store.data_dir) if (Path(store.data_dir) / CONFIG_NAME).exists() else {}
-
-
 # --- network sources ---------------------------------------------------------------------
 
 
@@ -92,7 +86,9 @@ def ingest_source(
     jobs; without one, one is made for this job and closed after."""
     src = registry.get(name)
     opts = {k: v for k, v in options.items() if v not in (None, (), [])}
-    section = source_section(_stored_config(store) if config is None else config, name, environ)
+    if config is None:  # `paperdex ingest arxiv` uses the service addresses and credentials `sync` uses
+        config = load_config(store.data_dir) if (Path(store.data_dir) / CONFIG_NAME).exists() else {}
+    section = source_section(config, name, environ)
     if opts.get("base_url"):
         section = {**section, "url": opts["base_url"]}
     if src.check:
