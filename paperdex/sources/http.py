@@ -89,14 +89,12 @@ class HostSpacing:
         self.folder = Path(folder)
         self.clock = clock
 
-    def _file(self, host: str) -> Path:
-        return self.folder / (re.sub(r"[^A-Za-z0-9.\-]", "_", service_of(host)) or "_")
-
     def wait(self, host: str, interval: float, sleep: Callable[[float], None]) -> None:
         """Sleep until ``interval`` seconds after the last request any process made to
         ``host``'s service through this folder, then record now as the last request."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._file(host), os.O_RDWR | os.O_CREAT, 0o644)
+        name = re.sub(r"[^A-Za-z0-9.\-]", "_", service_of(host)) or "_"
+        fd = os.open(self.folder / name, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # held while waiting: the next process queues behind
             try:

@@ -44,17 +44,7 @@ AREA_LABELS: dict[str, str] = {
 
 # The groups every label starts with (ICML's taxonomy, which the venue search pages use): an
 # area no table knows is put under the group its words name, so the area filter still finds it.
-GROUPS = (
-    "Applications",
-    "Deep Learning",
-    "General Machine Learning",
-    "Optimization",
-    "Probabilistic Methods",
-    "Reinforcement Learning",
-    "Social Aspects",
-    "Theory",
-    "Infrastructure",
-)
+GROUPS = frozenset(label.split(" · ")[0] for label in AREA_LABELS.values())
 _GROUP_WORDS = (  # first match wins; matched against area_key()
     (r"theor", "Theory"),
     (r"reinforcement|bandit", "Reinforcement Learning"),
@@ -260,8 +250,6 @@ CREDENTIALS_HINT = (
     "set OPENREVIEW_USERNAME and OPENREVIEW_PASSWORD to your OpenReview account (or username and "
     "password under [openreview] in sources.toml)"
 )
-
-
 SESSION_FILE = "openreview-session.json"  # in the data directory: one login serves every run
 SESSION_SECONDS = 50 * 60  # OpenReview's tokens last an hour unless asked otherwise
 
