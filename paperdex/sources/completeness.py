@@ -94,13 +94,6 @@ def record(store: Any, listing: str, day: str, ids: Iterable[str], skip: list[st
     store.set_state(KEY + listing, json.dumps(data, sort_keys=True))
 
 
-def held(store: Any, ids: list[str]) -> tuple[set[str], set[str]]:
-    """(the ``ids`` the store holds, those of them it holds only as a listing gave them: without
-    a submission date or comment, a paper is complete once another source supplied it)."""
-    found = store.sources_of(ids)
-    return set(found), {i for i, sources in found.items() if sources == [LISTING_SOURCE]}
-
-
 def states(store: Any, listing: str | None = None) -> list[DayState]:
     """Every recorded listing day, newest first (read-only)."""
     names = [listing] if listing is not None else [k[len(KEY) :] for k in store.state_keys_starting(KEY)]
@@ -110,12 +103,12 @@ def states(store: Any, listing: str | None = None) -> list[DayState]:
         newest = max(data) if data else None
         for day, entry in data.items():
             ids = [i for i in entry.get("ids", []) if isinstance(i, str)]
-            stored, partial = held(store, ids)
-            missing = [i for i in ids if i not in stored or i in partial]
+            found = store.sources_of(ids)
+            # without a submission date or comment, a paper is complete once another source supplied it
+            partial = [i for i in ids if found.get(i) == [LISTING_SOURCE]]
+            missing = [i for i in ids if i not in found or found[i] == [LISTING_SOURCE]]
             tries = int(entry.get("tries", 0))
-            state = DayState(name, day, len(ids), len(stored), missing, entry.get("read"), tries, newest)
-            state.partial = [i for i in ids if i in partial]
-            out.append(state)
+            out.append(DayState(name, day, len(ids), len(found), missing, entry.get("read"), tries, newest, partial))
     return sorted(out, key=lambda s: (s.day, s.listing), reverse=True)
 
 
