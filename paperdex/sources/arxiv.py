@@ -276,9 +276,7 @@ def oai_record(rec: ET.Element) -> Paper:
     title = title_text(text("title"))
     if not title:
         raise ValueError("empty title")
-    published: str | None
-    updated: str | None
-    version: str | None
+    published = updated = version = None
     if raw is not None:
         versions = [
             (v.get("version", ""), _rfc_day(_ws(v.findtext("raw:date", "", NS))))
@@ -292,7 +290,7 @@ def oai_record(rec: ET.Element) -> Paper:
         created = text("created")
         if created and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", created):
             raise ValueError(f"bad date {created!r}")
-        published, updated, version = None, created or None, None
+        updated = created or None
         authors, affs, cut = [], [], False
         for a in meta.findall("arXiv:authors/arXiv:author", NS):
             parts = [_ws(a.findtext(f"arXiv:{t}", "", NS)) for t in ("forenames", "keyname", "suffix")]

@@ -13,7 +13,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
-from paperdex.paper import ARXIV_ID, CATEGORY, Paper
+from paperdex.paper import ARXIV_ID, CATEGORY, Paper, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
 from paperdex.text.latex import decode_accents, decode_name
 
@@ -154,8 +154,7 @@ def entry_to_paper(entry: Entry) -> Paper:
             corr,
         )
         arxiv_id = next((m.group(1) for m in found if m and ARXIV_ID.match(m.group(1))), None)
-    if arxiv_id:
-        arxiv_id = re.sub(r"v\d+$", "", arxiv_id)
+    arxiv_id = unversioned(arxiv_id) if arxiv_id else None
     key = entry.key
     pid = arxiv_id or (key if ":" in key else f"bib:{key}")
     cats = [c.strip() for c in re.split(r"[,;]", f.get("keywords", "")) if c.strip()]

@@ -1,5 +1,5 @@
 """One HTTP client for every network source: polite (a minimum interval between requests to
-one service, kept across processes with a data directory: :class:`HostSpacing`), patient (429,
+one service, kept across processes with a data directory: :meth:`HttpClient.share_spacing`), patient (429,
 5xx, timeouts and unreadable bodies are retried with back-off, honouring ``Retry-After``) and
 testable (transport, clock and sleep are injectable: tests never really wait).
 """
@@ -79,37 +79,6 @@ class UnreadableResponse(SourceError):
     JSON): :meth:`HttpClient.fetch` asks for it again, like a 503."""
 
 
-class HostSpacing:
-    """The time of the last request to each service (:func:`service_of`), in a file per service
-    under ``folder`` read and written under an exclusive lock, so a service's interval holds
-    across every process using the folder. Wall-clock times (a monotonic clock is not comparable
-    across processes); one set in the future never makes a process wait over one interval."""
-
-    def __init__(self, folder: str | Path, clock: Callable[[], float] = time.time) -> None:
-        self.folder = Path(folder)
-        self.clock = clock
-
-    def wait(self, host: str, interval: float, sleep: Callable[[float], None]) -> None:
-        """Sleep until ``interval`` seconds after the last request any process made to
-        ``host``'s service through this folder, then record now as the last request."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        name = re.sub(r"[^A-Za-z0-9.\-]", "_", service_of(host)) or "_"
-        fd = os.open(self.folder / name, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # held while waiting: the next process queues behind
-            try:
-                last = float(os.read(fd, 64).decode("ascii", "replace").strip())
-            except ValueError:  # a new file: no request recorded yet
-                last = None
-            if last is not None and (gap := self.clock() - last) < interval:
-                sleep(min(interval, interval - gap))
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{self.clock():.3f}\n".encode())
-        finally:
-            os.close(fd)  # closing releases the lock
-
-
 class HttpClient:
     """A rate-limited, retrying GET client. One per source: its interval is per service
     (:func:`service_of`), and shared with other processes when ``spacing`` is given (see :meth:`share_spacing`)."""
@@ -133,7 +102,8 @@ class HttpClient:
         self.clock = clock
         self.sleep = sleep
         self._last: float | None = None
-        self.spacing: HostSpacing | None = None
+        self.spacing: Path | None = None  # see share_spacing
+        self._wall = clock
         self.sent: list[float] = []  # clock() at each request, to check the spacing
         self._client = httpx.Client(
             transport=transport,
@@ -145,13 +115,37 @@ class HttpClient:
 
     def share_spacing(self, folder: str | Path) -> HttpClient:
         """Keep this client's interval in ``folder`` (a data directory's) with every process that
-        uses it; wall-clock times, unless the client was given a clock of its own (a test's)."""
-        self.spacing = HostSpacing(folder, time.time if self.clock is time.monotonic else self.clock)
+        uses it: the time of the last request to each service (:func:`service_of`), in a file per
+        service read and written under an exclusive lock. Wall-clock times (a monotonic clock is
+        not comparable across processes), unless the client was given a clock of its own (a
+        test's); one set in the future never makes a process wait over one interval."""
+        self.spacing = Path(folder)
+        self._wall = time.time if self.clock is time.monotonic else self.clock
         return self
+
+    def _wait_shared(self, folder: Path, host: str) -> None:
+        """Sleep until ``min_interval`` after the last request any process made to ``host``'s
+        service through ``folder``, then record now as the last request."""
+        folder.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9.\-]", "_", service_of(host)) or "_"
+        fd = os.open(folder / name, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held while waiting: the next process queues behind
+            try:
+                last = float(os.read(fd, 64).decode("ascii", "replace").strip())
+            except ValueError:  # a new file: no request recorded yet
+                last = None
+            if last is not None and (gap := self._wall() - last) < self.min_interval:
+                self.sleep(min(self.min_interval, self.min_interval - gap))
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{self._wall():.3f}\n".encode())
+        finally:
+            os.close(fd)  # closing releases the lock
 
     def _wait_turn(self, url: str) -> None:
         if self.min_interval > 0 and self.spacing is not None:
-            self.spacing.wait(urlparse(url).hostname or "", self.min_interval, self.sleep)
+            self._wait_shared(self.spacing, urlparse(url).hostname or "")
         elif self._last is not None and self.min_interval > 0:
             gap = self.clock() - self._last
             if gap < self.min_interval:
