@@ -61,8 +61,7 @@ def check_set(spec: str) -> str:
     spec = spec.strip()
     if spec in SETS:
         return spec
-    hint = _SET_BY_CATEGORY.get(spec) or _SET_BY_CATEGORY.get(spec.replace(":", "."))
-    if hint:
+    if hint := _SET_BY_CATEGORY.get(spec) or _SET_BY_CATEGORY.get(spec.replace(":", ".")):
         raise ValueError(f"arXiv OAI-PMH set {spec!r} does not exist: write it as {hint!r}")
     raise ValueError(
         f"arXiv OAI-PMH set {spec!r} does not exist; sets are a group (cs, math, physics, ...), "
@@ -558,7 +557,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
     if title.startswith("Feed error"):
         raise SourceError(f"arXiv RSS: {_ws(feed.feed.get('description') or feed.feed.get('subtitle')) or title}")
     # RSS: the channel's pubDate, in arXiv's time zone
-    day = _local_day(feed.feed.get("published")) if feed.feed.get("published_parsed") else None
+    day = completeness.local_day(feed.feed.get("published")) if feed.feed.get("published_parsed") else None
     papers, errors = [], []
     for n, e in enumerate(feed.entries, 1):
         aid = None
@@ -573,7 +572,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
         kind = e.get("arxiv_announce_type", "new")
         abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", _ws(e.get("summary")))
         authors, cut, who = read_authors(e.get("author", ""))
-        entry_day = day or _local_day(e.get("published"))
+        entry_day = day or completeness.local_day(e.get("published"))
         extra = _extra(
             version=version,
             announce_type=kind,
@@ -596,18 +595,6 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
             )
         )
     return papers, errors
-
-
-def _local_day(value: str | None) -> str | None:
-    """The calendar day of an RFC 822 / ISO date as written (arXiv dates its listings in its
-    own time zone: 'Mon, 30 Nov 2026 00:00:00 -0500' is the 30th)."""
-    if not value:
-        return None
-    try:
-        return parsedate_to_datetime(value).date().isoformat()
-    except (TypeError, ValueError):
-        m = re.match(r"\d{4}-\d{2}-\d{2}", value)
-        return m.group(0) if m else None
 
 
 def read_listing(

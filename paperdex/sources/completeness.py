@@ -59,16 +59,25 @@ class DayState:
             return False
 
 
+def local_day(value: str | None) -> str | None:
+    """The calendar day of an RFC 822 / ISO date as written (arXiv dates its listings in its
+    own time zone: 'Mon, 30 Nov 2026 00:00:00 -0500' is the 30th)."""
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).date().isoformat()
+    except (TypeError, ValueError):
+        m = re.match(r"\d{4}-\d{2}-\d{2}", value)
+        return m.group(0) if m else None
+
+
 def schedule(body: bytes | str) -> tuple[str | None, list[str]]:
     """(the listing's day, the weekdays it skips) from an RSS listing's channel: its
     ``<pubDate>`` in arXiv's time zone and its ``<skipDays>``."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     channel = text[max(text.find("<channel"), 0) :].split("<item", 1)[0]
     m = re.search(r"<pubDate>([^<]+)</pubDate>", channel)
-    try:
-        day = parsedate_to_datetime(m.group(1).strip()).date().isoformat() if m else None
-    except (TypeError, ValueError):
-        day = None
+    day = local_day(m.group(1).strip()) if m else None
     skip = re.search(r"<skipDays>(.*?)</skipDays>", channel, re.S)
     days = re.findall(r"<day>\s*(\w+)\s*</day>", skip.group(1)) if skip else []
     return day, days

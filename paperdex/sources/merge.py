@@ -338,8 +338,7 @@ def ingest_with_merge(
             links = any(isinstance(v, dict) and v.get("arxiv_id") == p.id for v in p.extra.values())
             how = "linked arXiv id" if links else "same id"
             if base is None:
-                hit = matcher.find(p)
-                if hit:
+                if hit := matcher.find(p):
                     base = pending.get(hit[0]) or store.get(hit[0])
                     how = hit[1]
             if base is None:

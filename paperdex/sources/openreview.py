@@ -146,8 +146,7 @@ def find_arxiv_id(note: Any) -> str | None:
     for key in ("arxiv", "arxiv_id", "arXiv", "arxiv_link", "preprint"):
         v = _value(content, key)
         if isinstance(v, str):
-            m = _ARXIV_IN_TEXT.search(v) or re.fullmatch(rf"\s*{_ID}(?:v\d+)?\s*", v)
-            if m:
+            if m := _ARXIV_IN_TEXT.search(v) or re.fullmatch(rf"\s*{_ID}(?:v\d+)?\s*", v):
                 return next(g for g in m.groups() if g)
     for key, raw in content.items():
         if key in _PROSE:  # an abstract may cite other preprints

@@ -138,8 +138,7 @@ def load_config(data_dir: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: {e}") from e
     sections = registry.sections()
-    unknown = set(cfg) - set(sections)
-    if unknown:
+    if unknown := set(cfg) - set(sections):
         known = ", ".join(s.sections[0] for s in registry.network() if s.sections)
         raise ValueError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: {known}")
     for src in registry.network():
@@ -150,8 +149,7 @@ def load_config(data_dir: Path) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise ValueError(f"{path}: [{section}] must be a table")
         keys = sections[section].config_keys
-        bad = set(body) - keys
-        if bad:
+        if bad := set(body) - keys:
             raise ValueError(
                 f"{path}: unknown key(s) {', '.join(sorted(bad))} in [{section}]; known: {', '.join(sorted(keys))}"
             )
