@@ -57,10 +57,6 @@ class Source:
     check: Callable[[dict[str, Any]], None] | None = None  # refuse bad options before connecting
     example: str = ""  # its part of the example sources.toml
 
-    @property
-    def is_network(self) -> bool:
-        return self.run is not None
-
 
 _SOURCES: dict[str, Source] = {}
 _RANKS: dict[str, Ranks] = {}
@@ -113,15 +109,15 @@ def load() -> dict[str, Source]:
 
 
 def get(name: str) -> Source:
-    sources = load()
-    if name not in sources or not sources[name].is_network:
+    source = load().get(name)
+    if source is None or source.run is None:  # a network source: one that runs
         raise ValueError(f"unknown source {name!r}; known: {', '.join(network_names())}")
-    return sources[name]
+    return source
 
 
 def network() -> list[Source]:
     """The sources `ingest NAME` and `sync` run, in their run order."""
-    return sorted((s for s in load().values() if s.is_network), key=lambda s: (s.order, s.name))
+    return sorted((s for s in load().values() if s.run is not None), key=lambda s: (s.order, s.name))
 
 
 def network_names() -> tuple[str, ...]:

@@ -224,23 +224,11 @@ def parse(text: str | None, source: str = "comment", latest_year: int | None = N
                 for g in ("w", "w2", "t")
                 if g in m2.re.groupindex
             ).lower()
-            track = "Findings" if "findings" in glued else "Workshop" if "w" in glued else None
-            if track is None and "@" in clause:
-                track = "Workshop"
-            if track is None:
-                track = next((name for rx, name in _TRACKS if rx.search(clause)), None)
+            track = "Findings" if "findings" in glued else "Workshop" if "w" in glued or "@" in clause else None
+            track = track or next((name for rx, name in _TRACKS if rx.search(clause)), None)
             pres = _PRESENTATION.search(clause)
-            found.append(
-                Venue(
-                    e.name,
-                    e.kind,
-                    year,
-                    track,
-                    pres.group(1).lower() if pres else None,
-                    source,
-                    clause[:300],
-                )
-            )
+            presentation = pres.group(1).lower() if pres else None
+            found.append(Venue(e.name, e.kind, year, track, presentation, source, clause[:300]))
     names = {(v.name, v.year) for v in found}
     dated = {name for name, year in names if year is not None}
     # "Transactions on Machine Learning Research (TMLR), 2026": one journal named twice, once
