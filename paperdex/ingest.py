@@ -20,8 +20,8 @@ import numpy as np
 
 from paperdex.index.publish import publish
 from paperdex.paper import Paper, RecordError, paper_from_dict
-from paperdex.sources import ingest_with_merge
 from paperdex.sources.jsonl import from_snapshot, is_snapshot
+from paperdex.sources.merge import ingest_with_merge
 from paperdex.store import IngestSummary, Store, StoreError
 
 Progress = Callable[[int], None]

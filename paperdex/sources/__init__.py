@@ -4,6 +4,5 @@ result pages, all merged into one record per paper on the way into the store."""
 from __future__ import annotations
 
 from paperdex.sources.http import SourceError
-from paperdex.sources.merge import ingest_with_merge, merge_papers
 
-__all__ = ["SourceError", "ingest_with_merge", "merge_papers"]
+__all__ = ["SourceError"]
