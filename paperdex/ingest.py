@@ -306,5 +306,4 @@ def load_sample(store: Store) -> tuple[IngestSummary, int | None]:
     n = None
     if store.model in (None, Pair.name) and store.vector_count() < store.count():
         n = import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", Pair.name)
-    publish(store)
     return s, n

@@ -49,8 +49,6 @@ NS = {
 
 # The service's ListSets answer (copied from it): groups, archives and categories.
 SETS = frozenset(" ".join(data_lines("arxiv-sets.txt")).split())
-
-
 # a set by what it holds: "cs:cs:CL" by "cs.CL", "physics:hep-th" by "hep-th"
 _SET_BY_CATEGORY = {(".".join(s.split(":")[1:]) or s): s for s in sorted(SETS, key=len)}
 

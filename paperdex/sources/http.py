@@ -61,7 +61,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 T = TypeVar("T")
 
-
 # Domains whose hosts are one service to whoever runs it: a request to any of them waits for the
 # last request to all of them (arXiv's terms count oaipmh., export. and rss.arxiv.org together)
 ONE_SERVICE = ("arxiv.org",)

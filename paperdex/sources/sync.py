@@ -25,7 +25,6 @@ LOG_NAME = "sync.log"  # <data-dir>/sync.log: retries and notes of every sync, w
 SPACING_DIR = "requests"  # <data-dir>/requests/<host>: the last request to each host, for every process
 NETWORK_SOURCES = registry.network_names()  # every source registers itself (registry.py)
 
-
 # An example sources.toml: each source's own part.
 EXAMPLE_CONFIG = "# paperdex sync reads this file; every section is optional.\n\n" + "\n".join(
     s.example for s in registry.network() if s.example
