@@ -205,7 +205,7 @@ def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
     forum = getattr(note, "forum", None) or note.id
     pdf = _value(content, "pdf")
     code = _value(content, "code")
-    keywords = _value(content, "keywords")
+    keywords = found if isinstance(found := _value(content, "keywords"), list) else []
     extra = {
         "id": note.id,
         "forum": forum,
@@ -214,32 +214,27 @@ def note_to_paper(note: Any, venue_id: str | None = None) -> Paper:
         "decision": decision,
         "presentation": presentation,
         "primary_area": raw_area,
-        "keywords": keywords if isinstance(keywords, list) else None,
+        "keywords": keywords,
         "tldr": _value(content, "TLDR") or _value(content, "tldr"),
         "arxiv_id": arxiv_id,
         "url": f"{SITE_URL}/forum?id={forum}",
     }
+    # decision and presentation are always written, None included: a paper that went from
+    # poster to withdrawn must lose "poster" when its record is merged over the old one
+    kept = {k: v for k, v in extra.items() if v not in (None, [], "") or k in ("decision", "presentation")}
     return Paper(
         id=arxiv_id or f"openreview:{forum}",
         title=title,
         authors=[" ".join(str(a).split()) for a in authors if str(a).strip()],
         abstract=" ".join(str(_value(content, "abstract") or "").split()),
         venue=" ".join(str(venue).split()) if venue else None,
-        venue_area=area_label(
-            raw_area, f"{title}\n{' ; '.join(map(str, keywords)) if isinstance(keywords, list) else ''}"
-        ),
+        venue_area=area_label(raw_area, f"{title}\n{' ; '.join(map(str, keywords))}"),
         published=_day(getattr(note, "pdate", None)) or _day(getattr(note, "cdate", None)),
         abs_url=None if arxiv_id else f"{SITE_URL}/forum?id={forum}",
         pdf_url=(SITE_URL + pdf if isinstance(pdf, str) and pdf.startswith("/") else pdf) if not arxiv_id else None,
         code_url=code if isinstance(code, str) and code.startswith("http") else None,
         sources=[SOURCE],
-        # decision and presentation are always written, None included: a paper that went from
-        # poster to withdrawn must lose "poster" when its record is merged over the old one
-        extra={
-            "openreview": {
-                k: v for k, v in extra.items() if v not in (None, [], "") or k in ("decision", "presentation")
-            }
-        },
+        extra={SOURCE: kept},
     )
 
 
