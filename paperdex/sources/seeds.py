@@ -35,11 +35,8 @@ def split_authors(line: str) -> tuple[list[str], bool] | None:
     if not text or text.endswith((".", ":", ";")) or len(text) > 1500:
         return None
     names = [n.strip() for n in re.split(r",|，|、", text)]
-    if any(not n for n in names):
+    if any(not n or len(n) > 60 or len(n.split()) > 6 or re.search(r"[.!?]\s|[()\[\]{}$=]", n) for n in names):
         return None
-    for n in names:
-        if len(n) > 60 or len(n.split()) > 6 or re.search(r"[.!?]\s|[()\[\]{}$=]", n):
-            return None
     return names, truncated
 
 

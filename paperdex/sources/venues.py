@@ -32,9 +32,6 @@ class Venue:
         parts = [self.name, str(self.year) if self.year else "", self.track or "", self.presentation or ""]
         return " ".join(p for p in parts if p)
 
-    def as_extra(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
 
 @dataclass(frozen=True)
 class _Entry:
@@ -272,7 +269,7 @@ def apply(p: Any) -> Any:
         p.extra.pop("venue_parsed", None)
         return p
     p.venue = v.label
-    p.extra["venue_parsed"] = {**v.as_extra(), "label": v.label}
+    p.extra["venue_parsed"] = {**{k: x for k, x in asdict(v).items() if x is not None}, "label": v.label}
     return p
 
 
