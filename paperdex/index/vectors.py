@@ -1,17 +1,11 @@
 """The dense side of the store: its int8 vectors, read from SQLite into memory and searched
-exactly with SIMD dot products (numkong). SQLite's table stays the one copy on disk; why a scan
-and not an ANN graph, with the figures: docs/performance.md, "Why the dense side scans".
+exactly with SIMD dot products (numkong); SQLite's table stays the one copy on disk (why a scan
+and not an ANN graph: docs/performance.md, "Why the dense side scans").
 
-Lifecycle, kept simple enough to be obviously right:
-
-* **Writers publish** (``publish``, called by `embed`, vector import and ingest): the pointer
-  ``vectors.json`` (store identity, model, vectors epoch, count) is replaced atomically. It is
-  what tells readers the vectors changed; it holds no vectors.
-* **Readers only read** (``VectorIndex.current``): every vector, read in one SQLite
-  transaction when the pointer changes, shared by every searcher of a
-  process. Vectors written after a publish join at the next one. A reader never writes a file.
-
-Nothing is pickled.
+Writers publish (``publish``: `embed`, vector import, ingest): the pointer ``vectors.json``
+(store identity, model, vectors epoch, count) is replaced atomically and tells readers the
+vectors changed. Readers only read (``VectorIndex.current``): every vector, in one SQLite
+transaction when the pointer changes, shared by a process's searchers. Nothing is pickled.
 """
 
 from __future__ import annotations
@@ -46,9 +40,8 @@ CHUNK = 65_536
 
 @lru_cache(maxsize=1)
 def _numkong():
-    """numkong, the SIMD kernels, imported on first use. (usearch 2.26 bundled the same kernels
-    and crashed onnxruntime's import when loaded first; numkong on its own does not: tested in
-    tests/test_embed.py.)"""
+    """numkong's SIMD kernels, imported on first use (usearch 2.26 bundled them and crashed
+    onnxruntime's import when loaded first; numkong alone does not: tests/test_embed.py)."""
     import numkong
 
     return numkong
@@ -67,7 +60,6 @@ class VectorIndex:
     def __init__(self, keys: np.ndarray, vecs: np.ndarray, meta: dict) -> None:
         self.keys = keys  # rowids, ascending
         self.vecs = np.ascontiguousarray(vecs, dtype=np.int8)  # each row scaled to ±127 (store.quantize)
-        self.meta = meta
         self.model: str | None = meta.get("model")
         self.epoch: int = int(meta.get("epoch", -1))
         self.inv = _inverse_norms(self.vecs)
@@ -96,7 +88,7 @@ class VectorIndex:
     def from_store(cls, store: Store) -> VectorIndex:
         """Every vector, read in one transaction."""
         with store.read_snapshot():
-            meta = {"model": store.model, "epoch": store.vectors_epoch(), "store_id": store.store_id()}
+            meta = {"model": store.model, "epoch": store.vectors_epoch()}
             keys, vecs = store.load_vectors()
         return cls(keys, vecs, meta)
 
@@ -111,26 +103,11 @@ class VectorIndex:
         return {r: v for r in rowids if (v := self.vector(r)) is not None}
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it: int8
-        dot products of every allowed row with the quantised query, the best few scored again
-        with the float query."""
-        if len(self.keys) == 0 or k <= 0 or q is None:
+        """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it: `scan`'s
+        int8 scores and float rescoring, over the allowed rows only."""
+        if q is None or k <= 0:
             return []
-        q = np.asarray(q, dtype=np.float32)
-        pos = None if allowed is None else _present(self.keys, np.asarray(allowed, dtype=np.int64))
-        if pos is not None and len(pos) == 0:
-            return []
-        q8 = quantize(q)[None, :]
-        mask = None
-        if pos is not None and len(pos) > SCAN_ALL_ABOVE * len(self.keys):
-            mask, pos = _mask(len(self.keys), pos), None
-        rows = self.vecs if pos is None else self._rows(pos)
-        inv = self.inv if pos is None else self.inv[pos]
-        scores = _dots8(q8, rows)[0]
-        scores *= inv
-        if mask is not None:
-            scores[~mask] = -np.inf
-        return self._exact(q, scores, k, mask, rows, self.keys if pos is None else self.keys[pos])
+        return self.nearest(q, k) if allowed is None else self.scan_within(q, k, allowed)[0]
 
     def scan(
         self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
@@ -160,13 +137,10 @@ class VectorIndex:
         return self._exact(q, self._cosines8(quantize(q)), k, None)
 
     def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], np.ndarray]:
-        """`scan`'s second and third parts alone: the top k_in among `allowed` (rowids) and the
-        int8 cosines of the allowed rows (-inf elsewhere), without the top over all rows, which
-        a filtered query needs only for its close matches (`Searcher._dense_side` knows when
-        none can be within the filter; the saving: docs/performance.md). Each allowed row's
-        score is the same float32 as `scan` gives it (int8 dot products are exact integers,
-        the same scalings element by element) and the same candidates are scored again, so
-        both return the same top k_in."""
+        """`scan`'s second and third parts alone (the top k_in among `allowed`, and the allowed
+        rows' int8 cosines, -inf elsewhere), for a filtered query with no close match possible
+        (`Searcher._dense_side`; the saving: docs/performance.md). The scores are `scan`'s to the
+        bit (int8 products are exact integers, scaled alike), so both give the same top k_in."""
         n = len(self.keys)
         q = np.asarray(q, dtype=np.float32)
         pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
@@ -196,20 +170,16 @@ class VectorIndex:
         out[ok] = scores[pos[ok]]
         return out
 
-    def _exact(
-        self, q: np.ndarray, scores: np.ndarray, k: int, mask: np.ndarray | None, rows=None, keys=None
-    ) -> list[tuple[int, float]]:
-        """The best k of int8 `scores` (of `rows`, all rows by default), each scored again with
-        the float query; equal cosines put the older paper first."""
+    def _exact(self, q: np.ndarray, scores: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
+        """The best k of the int8 `scores`, each scored again with the float query; equal
+        cosines put the older paper first."""
         if k <= 0:
             return []
-        rows = self.vecs if rows is None else rows
-        keys = self.keys if keys is None else keys
         cand = _top(scores, min(len(scores), candidates(k)))
         if mask is not None:
             cand = cand[mask[cand]]
-        exact = unit(rows[cand]) @ q
-        found = keys[cand]
+        exact = unit(self.vecs[cand]) @ q
+        found = self.keys[cand]
         best = np.lexsort((found, -exact))[:k]
         return [(int(found[i]), float(exact[i])) for i in best]
 
