@@ -1,17 +1,15 @@
 """Publishing the derived indexes safely with several writers, and noticing when it did not
-happen.
+happen. This module imports nothing of paperdex: every stage that publishes or reads snapshots uses it.
 
-**One publisher at a time.** Every writer that publishes takes an exclusive ``flock`` on
-``publish.lock`` in the data directory (the kernel drops it when the process dies) and under it
-checks again what is published, builds if the store moved on, writes its own temporary folder,
-swaps the pointer and prunes: no writer's pruning removes a folder another is filling, and no
-older generation replaces a newer one. Readers never take it: the pointer is replaced atomically.
+**One publisher at a time.** A writer publishing holds an exclusive ``flock`` on ``publish.lock``
+(the kernel drops it when the process dies) and under it checks what is published, builds if the
+store moved on, fills its own temporary folder, swaps the pointer and prunes: no pruning removes a
+folder another writer is filling, and no older generation replaces a newer one. Readers never
+take it: the pointer is replaced atomically.
 
-**A writer says it is alive.** Every process with the store open for writing holds a shared
-lock on ``writer.lock`` (``hold_writer``), so a server finding the index behind the database
-tells a live writer's lag (left to it) from a dead one's (``writer_alive``; docs/request-costs.md).
-
-This module imports nothing of paperdex: every stage that publishes or reads snapshots uses it.
+**A writer says it is alive.** A process with the store open for writing holds a shared lock on
+``writer.lock`` (``hold_writer``), so a server finding the index behind the database tells a live
+writer's lag (left to it) from a dead one's (``writer_alive``; docs/request-costs.md).
 """
 
 from __future__ import annotations
@@ -43,9 +41,7 @@ def _lock(data_dir: Path, wait: bool) -> Iterator[bool]:
     """The data directory's publish lock, re-entrant within a thread: True once held; False at
     once, without `wait`, while another process holds it."""
     key = str(Path(data_dir).resolve())
-    held = getattr(_depth, "dirs", None)
-    if held is None:
-        held = _depth.dirs = {}
+    held = _depth.__dict__.setdefault("dirs", {})
     if held.get(key):
         held[key] += 1
         try:
@@ -73,11 +69,9 @@ def _lock(data_dir: Path, wait: bool) -> Iterator[bool]:
         os.close(fd)
 
 
-@contextmanager
-def publish_lock(data_dir: Path) -> Iterator[None]:
+def publish_lock(data_dir: Path) -> AbstractContextManager[bool]:
     """Hold the data directory's publish lock, waiting for it."""
-    with _lock(data_dir, wait=True):
-        yield
+    return _lock(data_dir, wait=True)
 
 
 def try_publish_lock(data_dir: Path) -> AbstractContextManager[bool]:
