@@ -267,7 +267,7 @@ def import_vectors(store: Store, vectors: str | Path | np.ndarray, ids: str | Pa
         raise StoreError(
             f"{vectors} has {arr.shape[0]} rows but {ids} lists {len(id_list)} ids: they must be aligned row for line"
         )
-    rows = store.rowid_and_text_hash_by_id()
+    rows = store.rowids_and_hashes_of()
     items = []
     for k, pid in enumerate(id_list):
         hit = rows.get(pid)

@@ -38,8 +38,9 @@ SCHEMA_VERSION = 7
 MIN_READABLE_VERSION = 2
 
 
+FTS_COLUMNS = ("title", "abstract", "authors", "categories")  # of both full-text indexes
+_FTS_COLS = ", ".join(FTS_COLUMNS)
 # Each migration takes a schema from version i to i+1. Never edit a released one: add another.
-_FTS_COLS = "title, abstract, authors, categories"
 MIGRATIONS: list[str] = [
     # 0 -> 1: papers, categories, stemmed FTS, vectors, key/value state
     f"""
@@ -296,13 +297,11 @@ class IngestSummary:
         return latest
 
 
-def _fts_values(p: Paper) -> tuple[str, str, str, str]:
-    return (
-        index_text(p.title),
-        index_text(p.abstract),
-        " ; ".join(p.authors),
-        " ".join(p.categories),
-    )
+def fts_texts(p: Paper) -> dict[str, str]:
+    """A paper's texts as the exact-phrase index holds them, by column (the Milvus backend checks
+    phrases on the same texts)."""
+    texts = (index_text(p.title), index_text(p.abstract), " ; ".join(p.authors), " ".join(p.categories))
+    return dict(zip(FTS_COLUMNS, texts, strict=True))
 
 
 # The columns of papers holding JSON: lists and the `extra` object.
@@ -369,12 +368,8 @@ class Store:
         """A reader opens the file with SQLite's `mode=ro`: it never writes (no journal-mode
         change, no migration), so it works on a read-only or full disk. A writer sets WAL once
         and brings the schema up to date under the write lock."""
-        if self.readonly:
-            uri = f"{self.path.absolute().as_uri()}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
-        else:
-            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        self.conn = conn
+        target = f"{self.path.absolute().as_uri()}?mode=ro" if self.readonly else self.path
+        conn = self.conn = sqlite3.connect(target, uri=self.readonly, timeout=30, check_same_thread=False)
         try:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA foreign_keys = ON")
@@ -421,8 +416,7 @@ class Store:
             raise StoreError("a read-only store does not migrate; open it for writing")
         ran = 0
         while True:
-            with self.conn:
-                self.conn.execute("BEGIN IMMEDIATE")
+            with self.write_transaction():
                 version = self.schema_version()
                 if version > SCHEMA_VERSION:
                     raise self._too_new(version)
@@ -463,8 +457,7 @@ class Store:
         s = IngestSummary()
         latest = s.last_of_each(batch)
         c = self.conn
-        with c:
-            c.execute("BEGIN IMMEDIATE")
+        with self.write_transaction():
             ids = list(latest)
             old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", ids)}
             inserts, written = [], []  # written: (rowid, paper) of every row updated or added
@@ -497,7 +490,7 @@ class Store:
                 written += [(new[r["id"]], latest[r["id"]]) for r in inserts]
             cats = [(rowid, cat) for rowid, p in written for cat in p.categories]
             c.executemany("INSERT OR IGNORE INTO paper_categories VALUES (?, ?)", cats)
-            fts_rows = [(rowid, *_fts_values(p)) for rowid, p in written]
+            fts_rows = [(rowid, *fts_texts(p).values()) for rowid, p in written]
             c.executemany(f"INSERT INTO fts_exact(rowid, {_FTS_COLS}) VALUES (?, ?, ?, ?, ?)", fts_rows)
             if written:
                 self._bump_generation()
@@ -506,7 +499,7 @@ class Store:
     def _fts_delete(self, rowid: int, p: Paper) -> None:
         self.conn.execute(
             f"INSERT INTO fts_exact(fts_exact, rowid, {_FTS_COLS}) VALUES ('delete', ?, ?, ?, ?, ?)",
-            (rowid, *_fts_values(p)),
+            (rowid, *fts_texts(p).values()),
         )
 
     def delete(self, pid: str) -> bool:
@@ -589,13 +582,8 @@ class Store:
             "WHERE s.paper IN ({})"
         )
         for r in self._rows_in(q, ids):
-            out.setdefault(r["paper"], {})[r["lang"]] = {
-                **json.loads(r["body"]),
-                "model": r["model"],
-                "text_hash": r["text_hash"],
-                "tokens": r["tokens"],
-                "created": r["created"],
-            }
+            meta = {k: r[k] for k in ("model", "text_hash", "tokens", "created")}
+            out.setdefault(r["paper"], {})[r["lang"]] = {**json.loads(r["body"]), **meta}
         return out
 
     def summarized_since(self, since: str) -> int:
@@ -622,8 +610,7 @@ class Store:
 
     def add_vectors(self, model: str, items: list[tuple[int, str, np.ndarray]]) -> None:
         """items: (paper rowid, text_hash the vector was computed from, vector)."""
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
+        with self.write_transaction():
             self._claim_model(model)
             rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
             self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
@@ -655,18 +642,14 @@ class Store:
         (its memory: docs/performance.md)."""
         with self.read_snapshot():
             n = self.vector_count()
-            keys = np.zeros(n, dtype=np.int64)
-            vecs = None
+            keys, vecs = np.zeros(n, dtype=np.int64), np.zeros((n, self.vector_dim() or 0), dtype=np.int8)
             cur = self.conn.execute("SELECT paper, vec FROM vectors ORDER BY paper")
             at = 0
             while rows := cur.fetchmany(chunk):
-                block = self.vectors_from_blobs([r[1] for r in rows])
-                if vecs is None:
-                    vecs = np.zeros((n, block.shape[1]), dtype=np.int8)
                 keys[at : at + len(rows)] = [r[0] for r in rows]
-                vecs[at : at + len(rows)] = block
+                vecs[at : at + len(rows)] = self.vectors_from_blobs([r[1] for r in rows])
                 at += len(rows)
-        return keys[:at], vecs[:at] if vecs is not None else np.zeros((0, 0), dtype=np.int8)
+        return keys[:at], vecs[:at]
 
     def vectors_from_blobs(self, blobs: list[bytes]) -> np.ndarray:
         """Stored vector blobs as int8 rows; a store a reader opens before its migration to
@@ -676,8 +659,8 @@ class Store:
         return np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
 
     def vectors_epoch(self) -> int:
-        """Bumped in the same transaction as every change to the vectors; the ANN index
-        records the epoch it was built at and is rebuilt when they differ."""
+        """Bumped in the same transaction as every change to the vectors: the published pointer
+        records it, and is published again when they differ (index.publish)."""
         return int(self.get_state("vectors_epoch") or 0)
 
     # --- what the index stage and a migration read ------------------------------------------
@@ -692,14 +675,12 @@ class Store:
         q = "SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({})"
         return {r[0]: (r[1], r[2], json.loads(r[3])) for r in self._rows_in(q, rowids)}
 
-    def rowids_and_hashes_of(self, ids: list[str]) -> dict[str, tuple[int, str]]:
-        """id -> (rowid, text hash) of the papers with these ids (vectors are attached by them)."""
-        q = "SELECT id, rowid, text_hash FROM papers WHERE id IN ({})"
-        return {r[0]: (r[1], r[2]) for r in self._rows_in(q, ids)}
-
-    def count_up_to(self, rowid: int) -> int:
-        """Papers with a rowid at most this one (what a resumed migration has copied)."""
-        return self.conn.execute("SELECT count(*) FROM papers WHERE rowid <= ?", (rowid,)).fetchone()[0]
+    def rowids_and_hashes_of(self, ids: list[str] | None = None) -> dict[str, tuple[int, str]]:
+        """id -> (rowid, text hash) of the papers with these ids, of every paper without: what
+        vectors (imported, or given to a backend's upsert) are attached by."""
+        q = "SELECT id, rowid, text_hash FROM papers"
+        rows = self.conn.execute(q) if ids is None else self._rows_in(q + " WHERE id IN ({})", ids)
+        return {r[0]: (r[1], r[2]) for r in rows}
 
     def papers_after(self, rowid: int, n: int) -> list[tuple[int, Paper, bytes | None]]:
         """The next `n` papers after `rowid`, in rowid order, each with its current vector's
@@ -842,10 +823,6 @@ class Store:
     def rowids_since(self, day: str) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (day,))]
 
-    def rowid_and_text_hash_by_id(self) -> dict[str, tuple[int, str]]:
-        """Every paper's id -> (rowid, text_hash): what a vector import matches against."""
-        return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT id, rowid, text_hash FROM papers")}
-
     def rowids_and_text_hashes(self) -> list[tuple[int, str]]:
         """(rowid, text_hash) of every paper in rowid order: what a lexical snapshot is checked against."""
         return [(r[0], r[1]) for r in self.conn.execute("SELECT rowid, text_hash FROM papers ORDER BY rowid")]
@@ -875,18 +852,16 @@ class Store:
         """Per paper, what finding a record's paper by title needs, read lazily: (id, title,
         first author, extra JSON when it may name an arXiv id or says the title came from the
         abstract, the abstract's first 600 characters for those titled from it)."""
-        return iter(
-            self.conn.execute(
-                "SELECT id, title, json_extract(authors, '$[0]'), "
-                "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END, "
-                "CASE WHEN instr(extra, 'title_from_abstract') THEN substr(abstract, 1, 600) END "
-                "FROM papers"
-            )
+        return self.conn.execute(
+            "SELECT id, title, json_extract(authors, '$[0]'), "
+            "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END, "
+            "CASE WHEN instr(extra, 'title_from_abstract') THEN substr(abstract, 1, 600) END "
+            "FROM papers"
         )
 
     def abstract_match_rows(self) -> Iterator[tuple[str, str, str | None]]:
         """Per paper, read lazily: (id, the abstract's first 600 characters, first author)."""
-        return iter(self.conn.execute("SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers"))
+        return self.conn.execute("SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers")
 
     def author_lists_matching(self, match: str, limit: int) -> list[str]:
         """The authors (JSON lists) of up to `limit` papers matching an FTS5 expression over
@@ -953,9 +928,6 @@ class Store:
 
     def date_after(self, day: str) -> str | None:
         return self.conn.execute("SELECT min(date) FROM papers WHERE date > ?", [day]).fetchone()[0]
-
-    def count_on(self, day: str) -> int:
-        return self.conn.execute("SELECT count(*) FROM papers WHERE date = ?", [day]).fetchone()[0]
 
     def count_in(self, period: Period) -> int:
         where, params = period.where()
@@ -1057,9 +1029,6 @@ class Store:
 
     def delete_tag(self, name: str) -> bool:
         return self.conn.execute("DELETE FROM tags WHERE name = ?", (name,)).rowcount > 0
-
-    def tag_exists(self, name: str) -> bool:
-        return self.conn.execute("SELECT 1 FROM tags WHERE name = ?", (name,)).fetchone() is not None
 
     def rename_tag(self, old: str, new: str) -> bool:
         """False if there is no tag named `old`."""

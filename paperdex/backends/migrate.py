@@ -1,18 +1,15 @@
-"""Copy an embedded store into another backend (Milvus), with its vectors, resumably.
+"""Copy an embedded store into Milvus, with its vectors, resumably.
 
-Papers go in rowid order, in batches; after each batch the target records the last rowid it
-holds (``migrated:<store_id>`` in its state), so an interrupted copy resumes where it stopped
-and a finished one copies only papers added since. Each paper keeps its rowid as its primary
-key, so ties break the same way on both backends. A vector is copied only when it was made
-from the paper's current text.
+Papers go in rowid order, in batches; after each the target records the last rowid it holds
+(``migrated:<store_id>`` in its state), so an interrupted copy resumes where it stopped and a
+finished one copies only papers added since. A paper keeps its rowid as its primary key, so ties
+break the same way on both backends; a vector is copied only when made from the current text.
 
-A run that resumes from a checkpoint also brings what it copied before up to date: a paper
-whose record changed since (an edit, a merge from another source, a vector added by `embed`)
-is written again, and one the store deleted is deleted (``refreshed``, ``removed``). So the
-embedded store stays the system of record and one command, run after each sync
-(`paperdex migrate --to URI`), publishes everything to the copy. ``restart=True`` copies
-everything again (writes are idempotent by primary key), into a collection made again when an
-older paperdex made it.
+A resumed run also writes again what changed since it was copied (an edit, a merge, a vector
+from `embed`) and deletes what the store deleted (``refreshed``, ``removed``): the embedded store
+stays the system of record, and `paperdex migrate --to URI` after each sync publishes it all.
+``restart=True`` copies everything again (writes are idempotent by primary key), into a
+collection made again when an older paperdex made it.
 """
 
 from __future__ import annotations
@@ -49,14 +46,13 @@ def migrate_store(
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> MigrateSummary:
-    """Copy `store` into `target` (a backend with get_state/set_state/write_rows)."""
+    """Copy `store` into `target` (a MilvusBackend)."""
     dim = store.vector_dim()
-    if restart and (getattr(target, "legacy", False) or (dim and getattr(target, "dim", dim) != dim)):
+    if restart and (target.legacy or (dim and target.dim != dim)):
         target.recreate(dim)  # made by an older paperdex, or for vectors of another size: made again
     key = checkpoint_key(store)
     last = 0 if restart else int(target.get_state(key) or 0)
-    out = MigrateSummary(last_rowid=last)
-    out.skipped = store.count_up_to(last)
+    out = MigrateSummary(last_rowid=last, skipped=store.count() - store.count_after_rowid(last))
     model = store.model
     if last:
         out.refreshed, out.removed = _refresh(store, target, last, model, batch_size)
@@ -74,10 +70,7 @@ def migrate_store(
         out.last_rowid = last
         if progress is not None:
             progress(len(rows))
-    if hasattr(target, "publish"):
-        target.publish()  # the lexical snapshot readers of the collection search
-    elif hasattr(target, "flush"):
-        target.flush()
+    target.publish()  # the lexical snapshot readers of the collection search
     return out
 
 

@@ -129,7 +129,7 @@ def daily(
     if day is None:
         return Day(None, [], 0, 0, [], None, None, category, page, per_page, [message("store_empty")])
     cats = store.category_counts_in(Period(day, day), MAX_CATEGORIES)
-    day_total = store.count_on(day)
+    day_total = store.count_in(Period(day, day))
     where = _in_category(store, Period(day, day), category) if category else Period(day, day)
     total = store.count_in(where)
     papers = store.papers_in(where, "listing", per_page, (page - 1) * per_page)

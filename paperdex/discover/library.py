@@ -187,7 +187,7 @@ def delete_tag(store: Store, name: str) -> bool:
 def rename_tag(store: Store, old: str, new: str) -> None:
     old, new = tag_name(old), tag_name(new)
     with _write(store) as c:
-        if old.lower() != new.lower() and c.tag_exists(new):
+        if old.lower() != new.lower() and c.tag_id(new) is not None:
             raise LibraryError(message("tag_exists", name=new), 409)
         if not c.rename_tag(old, new):
             raise LibraryError(message("no_tag", name=old), 404)
