@@ -1,18 +1,13 @@
-"""Where papers live and how they are searched, behind one interface.
-
-Two implementations satisfy :class:`Backend`:
+"""Where papers live and how they are searched, behind one interface (:class:`Backend`):
 
 * ``embedded`` (:class:`EmbeddedBackend`): the data directory of ``paperdex.store`` searched by
-  ``paperdex.search.engine.Searcher`` -- one machine, no server. A thin adapter: it adds nothing to
-  what the store and the searcher do.
-* ``milvus`` (:class:`paperdex.backends.milvus.MilvusBackend`): a Milvus collection, either a
-  local Milvus Lite file or a Milvus standalone/cluster server, for corpora and traffic one
-  machine does not serve.
+  ``paperdex.search.engine.Searcher``, one machine and no server; a thin adapter.
+* ``milvus`` (:class:`paperdex.backends.milvus.MilvusBackend`): a Milvus collection, a local
+  Milvus Lite file or a Milvus server, for corpora and traffic one machine does not serve.
 
-Both answer ``search`` with the same :class:`paperdex.search.engine.Result` under the contract of
-docs/search.md; docs/scale-out.md lists what Milvus cannot express and how each gap is handled.
-
-A backend is named by a URI (``PAPERDEX_BACKEND``, or ``paperdex migrate --to``):
+Both answer ``search`` with the same Result under docs/search.md's contract; docs/scale-out.md
+lists what Milvus cannot express and how each gap is handled. A backend is named by a URI
+(``PAPERDEX_BACKEND``, or ``paperdex migrate --to``):
 
     embedded:///path/to/data-dir     or a plain directory path
     milvus:///path/to/papers.db      a Milvus Lite file (relative: milvus://papers.db)
@@ -28,7 +23,7 @@ import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -44,7 +39,6 @@ if TYPE_CHECKING:
     from paperdex.backends.milvus import MilvusBackend
 
 
-@runtime_checkable
 class Backend(Protocol):
     """Storage and search of papers. Vectors are optional per paper; a store holds the
     vectors of one model (``model``)."""
@@ -53,30 +47,22 @@ class Backend(Protocol):
     def model(self) -> str | None: ...
 
     def upsert(
-        self,
-        papers: Iterable[Paper],
-        vectors: dict[str, np.ndarray] | None = None,
-        model: str | None = None,
+        self, papers: Iterable[Paper], vectors: dict[str, np.ndarray] | None = None, model: str | None = None
     ) -> IngestSummary:
-        """Insert new papers, replace changed ones, skip identical or older copies; attach
-        the given vectors (by paper id, computed by `model`). A paper whose title or
-        abstract changed loses its vector unless a new one is given."""
+        """Insert new papers, replace changed ones, skip identical or older copies; attach the
+        given vectors (by paper id, made by `model`). A paper whose title or abstract changed
+        loses its vector unless a new one is given."""
         ...
 
     def delete(self, pid: str) -> bool: ...
-
     def get(self, pid: str) -> Paper | None: ...
-
     def count(self) -> int: ...
 
     def search(self, q: str, **kw: Any) -> Result:
-        """Searcher.search over this backend: its keyword arguments (mode, sort, page,
-        per_page, filters, facets, literal, query_vector, highlight, deadline) are written
-        once, there."""
+        """Searcher.search over this backend (its keyword arguments are written once, there)."""
         ...
 
     def facets(self, q: str, *, mode: str = "hybrid", filters: Filters | None = None) -> dict: ...
-
     def close(self) -> None: ...
 
 
@@ -160,13 +146,10 @@ def _milvus_target(rest: str) -> str:
 def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, **kw: Any) -> Backend:
     """The backend a URI names (default: Settings.backend, i.e. $PAPERDEX_BACKEND, else the
     embedded store in `data_dir`). A caller holding a Settings passes ``settings.backend``."""
-    if not uri:
-        from paperdex.settings import read_env
+    from paperdex.settings import read_env
 
-        uri = read_env("backend")
+    uri = uri or read_env("backend")
     if not uri:
-        from paperdex.settings import read_env
-
         return EmbeddedBackend(Store(data_dir or read_env("data_dir")))
     kind, target, opts = parse_uri(uri)
     if kind == "embedded":

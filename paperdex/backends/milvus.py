@@ -1,23 +1,21 @@
 """The search contract (docs/search.md) on Milvus, through pymilvus: a Milvus Lite file for one
-machine, or a Milvus standalone/cluster server (``http://host:19530``) for many. One collection
-holds the papers (its fields: `_ensure`; the primary key is the store's rowid when migrated, so
-ties go to the lower one as on the store), a second one its settings and counters.
+machine, or a Milvus server (``http://host:19530``) for many. One collection holds the papers
+(fields: `_ensure`; the primary key is the store's rowid when migrated, so ties go to the lower
+one as on the store), a second one its settings and counters. Search is the one engine's
+(paperdex.search.engine); this module supplies its primitives (`MilvusCorpus`), no contract.
 
-Search is the one engine's (paperdex.search.engine over paperdex.search.corpus): this module
-supplies its primitives (`MilvusCorpus`) and nothing of the contract.
-
-* Records and vectors live in Milvus: a page's papers, a field's text, an id or DOI look-up
-  are queries; `venue:` / `area:` / `decision:` read the values once per write and match them
-  here (`MilvusCorpus.rowids_where`); the dense side is Milvus's own search (`MilvusVectors`).
+* Records and vectors live in Milvus: a page's papers, a field's text, an id or DOI are queries;
+  `venue:` / `area:` / `decision:` read the values once per write and match them here
+  (`MilvusCorpus.rowids_where`); the dense side is Milvus's own search (`MilvusVectors`).
 * The lexical side is paperdex.index.lexical's snapshot, built from the collection
-  (`MilvusSource`) and published by the writer after every write in a folder beside it
-  (`snapshot_dir`: next to a Milvus Lite file; for a server, ``?snapshots=DIR`` in the URI, a
-  folder every web pod mounts). Readers map it and never build it, as on the embedded store.
-* An exact phrase is checked on the texts of the papers holding all of its words (at most
-  `MAX_PHRASE_CHECK` of them; past that the query is refused with a message).
+  (`MilvusSource`) and published by the writer after every write in a folder (`snapshot_dir`:
+  beside a Lite file; for a server ``?snapshots=DIR``, a folder every web pod mounts). Readers
+  map it and never build it, as on the embedded store.
+* An exact phrase is checked on the texts of the papers holding all its words (at most
+  `MAX_PHRASE_CHECK`; past that the query is refused with a message).
 
-A collection made before the lexical snapshot (it has a ``lex`` field) is still searched as it
-is, but not written: ``paperdex migrate --to URI --restart`` makes it again (docs/scale-out.md).
+A collection made before the lexical snapshot (it has a ``lex`` field) is searched as it is but
+not written: ``paperdex migrate --to URI --restart`` makes it again (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -40,11 +38,11 @@ import numpy as np
 from paperdex.index import lexical
 from paperdex.index.vectors import unit
 from paperdex.messages import message
-from paperdex.paper import Paper, index_text, is_stale_copy
+from paperdex.paper import Paper, is_stale_copy
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
 from paperdex.search.corpus import lex_index
-from paperdex.store import IngestSummary, StoreError
+from paperdex.store import FTS_COLUMNS, IngestSummary, StoreError, fts_texts
 from paperdex.text import has_cjk, tokens
 
 log = logging.getLogger(__name__)
@@ -56,10 +54,8 @@ _LITE_REFS: dict[str, int] = {}
 
 
 class _QuietEmptyArray(logging.Filter):
-    """pymilvus 2.5 logs ERRORs (and raises) when a query on a collection with an ARRAY field
-    matches nothing, whatever it outputs; `_query` reads that as no rows and re-raises anything
-    else, so while it runs pymilvus's own query-failure lines are noise. Only collections made
-    by an older paperdex have ARRAY fields (cats, archives, categories): this goes with them."""
+    """pymilvus 2.5 logs ERRORs (and raises) when a query on a collection with an ARRAY field (made
+    by an older paperdex) matches nothing; `_query` reads that as no rows, so those lines are noise."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not getattr(_QUIET, "on", False)
@@ -74,11 +70,10 @@ PK_BLOCK = 4096  # primary keys one filtered vector search names
 INDEX_PAGE = 4096  # records read at a time to build the lexical snapshot
 DEFAULT_DIM = 384  # a collection's when not told (`migrate --to` tells it the store's)
 LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (module docstring)
-# The consistency of every read but the writer's counters (`get_state(strong=True)`): a process
-# sees its own writes at once and another's as soon as the server has applied them. A Strong
-# read waits for the server's next time tick, several times a search (docs/scale-out.md,
-# "Consistency"); Milvus has no read transaction anyway, so a reader could always see records
-# newer or older than its lexical snapshot.
+# Every read's consistency but the writer's counters (`get_state(strong=True)`): a process sees
+# its own writes at once, another's once the server applied them. A Strong read waits for the
+# server's next time tick, several times a search; Milvus has no read transaction anyway
+# (docs/scale-out.md, "Consistency").
 READ = "Session"
 
 
@@ -158,7 +153,6 @@ class MilvusBackend:
         self.col = collection
         self.meta_col = f"{collection}_meta"
         self.dim = dim
-        self._written: set[str] = set()
         self._vstate: tuple[float, str | None, int] | None = None  # (when read, model, vectors)
         self.snapshot_dir = Path(snapshots) if snapshots else _default_snapshots(self.uri, self.lite)
         self.snapshot_dir = self.snapshot_dir.expanduser().absolute() / collection
@@ -252,19 +246,16 @@ class MilvusBackend:
         return got[1], got[2]
 
     def close(self) -> None:
-        """Close the connection; the last backend of a URI closes it (pymilvus shares one
-        connection alias per URI between clients) and, for a Milvus Lite file, stops its
-        server process (milvus-lite runs one per file)."""
+        """The last backend of a URI closes the connection (pymilvus shares one per URI) and, for a
+        Lite file, stops its server process (milvus-lite runs one per file)."""
         if self._closed:
             return
         self._closed = True
         with _LITE_LOCK:
             _LITE_REFS[self.uri] -= 1
-            last = _LITE_REFS[self.uri] == 0
-            if last:
-                del _LITE_REFS[self.uri]
-        if not last:
-            return
+            if _LITE_REFS[self.uri]:
+                return
+            del _LITE_REFS[self.uri]
         try:
             self.client.close()
         finally:
@@ -312,20 +303,16 @@ class MilvusBackend:
                 return
             last = got[-1]["pk"]
 
-    def _by_ids(self, ids: list[str], fields: list[str]) -> Iterator[dict]:
-        """The rows of these paper ids, 500 ids a query."""
-        for i in range(0, len(ids), 500):
-            yield from self._query(
-                filter=f"id in [{', '.join(_lit(x) for x in ids[i : i + 500])}]", output_fields=fields
-            )
-
-    def _by_pks(self, pks: list[int], fields: list[str], where: str = "") -> Iterator[dict]:
-        """The rows of these primary keys (matching `where` too), 1,000 keys a query."""
-        for i in range(0, len(pks), 1000):
-            yield from self._query(f"pk in {pks[i : i + 1000]}{where}", fields)
+    def _where_in(self, key: str, values: list, fields: list[str], where: str = "") -> Iterator[dict]:
+        """The rows whose `key` ("id" or "pk") is one of `values` (matching `where` too), 500
+        paper ids or 1,000 primary keys a query."""
+        step = 500 if key == "id" else 1000
+        for i in range(0, len(values), step):
+            listed = ", ".join(_lit(v) if key == "id" else str(int(v)) for v in values[i : i + step])
+            yield from self._query(f"{key} in [{listed}]{where}", fields)
 
     def _docs(self, pks: list[int]) -> dict[int, Paper]:
-        return {int(r["pk"]): _decode_doc(r["doc"]) for r in self._by_pks(pks, ["pk", "doc"])}
+        return {int(r["pk"]): _decode_doc(r["doc"]) for r in self._where_in("pk", pks, ["pk", "doc"])}
 
     def count(self) -> int:
         return self._count(None)
@@ -370,36 +357,30 @@ class MilvusBackend:
             if not model:
                 raise ValueError("vectors need the name of the model that made them")
             self._claim_model(model)
-        total = IngestSummary()
-        rest_of = iter(papers)
+        total, written, rest_of = IngestSummary(), set[str](), iter(papers)
         while batch := list(itertools.islice(rest_of, batch_size)):
-            total = total + self._upsert_batch(batch, vectors)
-        # vectors for papers already stored and unchanged
-        rest = {pid: v for pid, v in vectors.items() if pid not in self._written}
-        if rest:
-            self._attach_vectors(rest)
-        self._written = set()
+            total = total + self._upsert_batch(batch, vectors, written)
+        if rest := {pid: v for pid, v in vectors.items() if pid not in written}:  # papers stored and unchanged
+            docs = [(int(r["pk"]), _decode_doc(r["doc"])) for r in self._where_in("id", list(rest), ["pk", "doc"])]
+            self.write_rows([(pk, p, rest[p.id]) for pk, p in docs])
         self._vstate = None
         self.publish()
         return total
 
-    def _upsert_batch(self, batch: list[Paper], vectors: dict[str, np.ndarray]) -> IngestSummary:
+    def _upsert_batch(self, batch: list[Paper], vectors: dict[str, np.ndarray], written: set[str]) -> IngestSummary:
+        """One batch of `upsert`; adds the ids it wrote to `written`."""
         s = IngestSummary()
         latest = s.last_of_each(batch)
-        ids = list(latest)
         fields = ["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"]
-        old = {r["id"]: r for r in self._by_ids(ids, fields)}
-        rows = []
-        new_ids = [pid for pid in ids if pid not in old]
+        old = {r["id"]: r for r in self._where_in("id", list(latest), fields)}
+        new_ids = [pid for pid in latest if pid not in old]
         pks = dict(zip(new_ids, self._next_pks(len(new_ids)), strict=True)) if new_ids else {}
-        written = set()
+        items: list[tuple[int, Paper, np.ndarray | None]] = []
         for pid, p in latest.items():
-            prev = old.get(pid)
-            vec = vectors.get(pid)
+            prev, vec = old.get(pid), vectors.get(pid)
             if prev is None:
-                rows.append(_row(pks[pid], p, vec, self.dim))
+                items.append((pks[pid], p, vec))
                 s.added += 1
-                written.add(pid)
                 continue
             same = prev["content_hash"] == p.content_hash()
             older = is_stale_copy(p, prev["updated"])
@@ -411,30 +392,16 @@ class MilvusBackend:
             s.unchanged += same or older
             s.updated += not (same or older)
             cur = self.get(pid) if older else None  # an older copy keeps the stored record
-            rows.append(_row(prev["pk"], cur or p, vec, self.dim))
-            written.add(pid)
-        if rows:
-            self.client.upsert(self.col, rows)
-            self._bump()
-        self._vstate = None
-        self._written = self._written | written
+            items.append((prev["pk"], cur or p, vec))
+        written.update(p.id for _, p, _ in items)
+        self.write_rows(items)
         return s
-
-    def _attach_vectors(self, vectors: dict[str, np.ndarray]) -> None:
-        rows = []
-        for r in self._by_ids(list(vectors), ["pk", "doc"]):
-            p = _decode_doc(r["doc"])
-            rows.append(_row(int(r["pk"]), p, vectors[p.id], self.dim))
-        for i in range(0, len(rows), 500):
-            self.client.upsert(self.col, rows[i : i + 500])
-        if rows:
-            self._bump()
 
     def write_rows(
         self, items: list[tuple[int, Paper, np.ndarray | None]], model: str | None = None, contiguous: bool = False
     ) -> None:
-        """Write papers under given primary keys as they are (migration: pk = the store's
-        rowid); keeps next_pk past them. `contiguous`: the items are all the papers whose
+        """Write papers under given primary keys as they are (upsert's rows; migration: pk = the
+        store's rowid); keeps next_pk past them. `contiguous`: the items are all the papers whose
         keys lie between their smallest and largest key."""
         self._writable()
         self._vstate = None
@@ -450,7 +417,8 @@ class MilvusBackend:
             self.client.delete(self.col, filter=f"pk >= {lo} and pk <= {hi}")
             self.client.insert(self.col, rows)
         else:
-            self.client.upsert(self.col, rows)
+            for i in range(0, len(rows), 500):
+                self.client.upsert(self.col, rows[i : i + 500])
         self._bump()
         top = max(pk for pk, _, _ in items) + 1
         if top > int(self.get_state("next_pk", strong=True) or 1):
@@ -502,12 +470,9 @@ class MilvusBackend:
         return self.get_state("store_id") or ""
 
     def publish(self) -> None:
-        """Publish the lexical snapshot of what the collection holds now (the papers whose text
-        is unchanged carry their postings over from the last one).
-
-        A Milvus Lite file is flushed first; a server is not: its queries and searches see rows
-        not yet sealed into segments, it seals them itself, and a flush per write is slow there
-        and leaves one small segment per write (docs/scale-out.md)."""
+        """Publish the lexical snapshot of what the collection holds now (unchanged texts carry their
+        postings over). A Lite file is flushed first; a server is not: its reads see unsealed rows,
+        and a flush per write is slow there and leaves a small segment each (docs/scale-out.md)."""
         if self.lite:
             self.flush()
         if not self.store_id():
@@ -629,7 +594,7 @@ class MilvusVectors:
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
         """The unit vectors of those of `rowids` that have one, in one query."""
-        rows = self.b._by_pks(rowids, ["pk", "dense"], " and has_vec == true")
+        rows = self.b._where_in("pk", rowids, ["pk", "dense"], " and has_vec == true")
         return {int(r["pk"]): unit(v) for r in rows if (v := _vec_of(r["dense"])) is not None}
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
@@ -681,9 +646,9 @@ class MilvusCorpus:
         if len(cand) > MAX_PHRASE_CHECK:
             raise Q.QueryError(message("milvus_phrase", n=len(cand), limit=MAX_PHRASE_CHECK))
         ws = [w for w in t.words if not has_cjk(w)]
-        cols = [t.column] if t.column else ["title", "abstract", "authors", "categories"]
-        docs = self.b._docs([int(r) for r in cand])
-        return sorted(pk for pk, p in docs.items() if any(_has_run(tokens(_phrase_text(p, c)), ws) for c in cols))
+        cols = [t.column] if t.column else FTS_COLUMNS
+        texts = {pk: fts_texts(p) for pk, p in self.b._docs([int(r) for r in cand]).items()}
+        return sorted(pk for pk, tx in texts.items() if any(_has_run(tokens(tx[c]), ws) for c in cols))
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
         """`venue:` / `area:` (a substring of the ASCII-lower-cased field, as SQLite's LIKE on
@@ -696,11 +661,9 @@ class MilvusCorpus:
         return [pk for pk, v in self._values(kind).items() if needle in v]
 
     def _values(self, kind: str) -> dict[int, str]:
-        """pk -> the papers' venue, area or decision (only those that have one), read once per
-        generation of the collection and kept: venue and area are a column of short strings;
-        a decision is read from every record (there is no field for it; a collection made by
-        this version is still read the same way), the cost of the first `decision:` query
-        after each write, as the embedded store reads every row's JSON for it."""
+        """pk -> the papers' venue, area or decision (those that have one), read once per generation
+        of the collection: venue and area are columns; a decision is read from every record (no
+        field holds it), the first `decision:` query's cost after each write, as on the store."""
         gen = self.b.generation()  # before the rows: a write in between reads them again next time
         got = self._cache.get(kind)
         if got is not None and got[0] == gen:
@@ -721,19 +684,9 @@ class MilvusCorpus:
 
 
 def _field(p: Paper, column: str) -> str:
-    """A field's text as the store holds it (the authors joined by spaces)."""
-    if column == "authors":
-        return " ".join(p.authors)
-    if column == "categories":
-        return " ".join(p.categories)
-    return p.title if column == "title" else p.abstract
-
-
-def _phrase_text(p: Paper, column: str) -> str:
-    """A field as the embedded store's phrase index holds it (store._fts_values)."""
-    if column == "authors":
-        return " ; ".join(p.authors)
-    return index_text(p.title if column == "title" else p.abstract) if column != "categories" else _field(p, column)
+    """A field's text as the store holds it (a list's items, such as the authors, joined by spaces)."""
+    value = getattr(p, column)
+    return " ".join(value) if isinstance(value, list) else value
 
 
 def _has_run(seq: list[str], ws: list[str]) -> bool:
