@@ -1,15 +1,12 @@
 """All storage behind one module: one data directory, one SQLite database (WAL), the single
 source of truth, plus derived snapshots (``lexical.py``, ``vectors.py``) published from it.
-
-Layout of a data directory::
+Writers commit each batch in one transaction, so a reader (the web server, a second CLI) never
+sees half of one: WAL gives every reader the last committed snapshot. A data directory::
 
     paperdex.db          papers, their categories, the exact-phrase FTS5 index, vectors (int8
                          blobs), the library, summaries, state
     lexical.N/           published lexical snapshot (derived; safe to delete)
     vectors.json         tells readers the vectors changed (vectors.py); SQLite holds them
-
-Writers batch their rows in one transaction each, so a reader (the web server, a second
-CLI) never sees half a batch: WAL gives every reader the last committed snapshot.
 """
 
 from __future__ import annotations
@@ -569,10 +566,9 @@ class Store:
             )
 
     def summaries(self, ids: Iterable[str]) -> dict[str, dict[str, dict]]:
-        """{paper id: {lang: {model, text_hash, created, tokens, **body}}} for the summaries
-        still made from the paper's current title and abstract (an edited abstract hides its
-        old summary until a new one is written). Empty for a store older than version 6: a
-        reader does not migrate."""
+        """{paper id: {lang: {model, text_hash, created, tokens, **body}}} of the summaries made from
+        the paper's current title and abstract (an edited abstract hides its old summary until a
+        new one is written); empty for a store older than version 6 (a reader does not migrate)."""
         ids = list(dict.fromkeys(ids))
         if not ids or self.schema_version() < 6:
             return {}
@@ -683,9 +679,8 @@ class Store:
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def papers_after(self, rowid: int, n: int) -> list[tuple[int, Paper, bytes | None]]:
-        """The next `n` papers after `rowid`, in rowid order, each with its current vector's
-        stored bytes (None without one): every paper between two rowids, so a copy may replace
-        that range whole."""
+        """The next `n` papers after `rowid` in rowid order, each with its current vector's stored
+        bytes (None without one): every paper between two rowids, so a copy may replace the range."""
         rows = self.conn.execute(f"{_WITH_VECTOR} WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?", (rowid, n))
         return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 

@@ -42,9 +42,8 @@ OPENAI_URL = "https://api.openai.com/v1"
 
 @dataclass(frozen=True)
 class EmbedOptions:
-    """How models are run beyond their names, as the settings say (Settings.embedding): the
-    Chinese-query adapter of multilingual-e5, and where ``openai:`` models are served with the
-    key they want. Handed to get_embedder by whoever builds an embedder, never read from globals."""
+    """How models run beyond their names (Settings.embedding): e5's Chinese-query adapter, and
+    where ``openai:`` models are served with their key; handed to get_embedder, never a global."""
 
     zh_adapter: bool = True
     url: str = OPENAI_URL
@@ -80,10 +79,9 @@ def _cut(text: str, max_chars: int) -> str:
 
 
 def _cut_tokens(text: str, max_tokens: int, count) -> str:
-    """The longest opening of `text` that `count` (a tokenizer's token count, specials
-    included) keeps within `max_tokens`, in whole words, or in characters where the first
-    word alone is too long (Chinese has no spaces): what a 512-token truncation sees. A binary
-    search, ~10 counts for a long abstract."""
+    """The longest opening of `text` that `count` (a tokenizer's, specials included) keeps within
+    `max_tokens`, in whole words, or in characters where the first word alone is too long (Chinese
+    has no spaces): what a 512-token truncation sees. A binary search, ~10 counts an abstract."""
     if len(text.encode()) + 2 <= max_tokens or count(text) <= max_tokens:  # a token takes a byte or more
         return text
     words = text.split(" ")

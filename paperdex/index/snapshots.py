@@ -115,9 +115,8 @@ def writer_alive(data_dir: Path) -> bool:
 
 
 def prune_snapshots(d: Path, prefix: str, current: str) -> None:
-    """Remove old published index folders; the newest previous one stays for readers that
-    still map it, and unfinished ``.tmp`` folders go (under the publish lock, no other writer is
-    filling one)."""
+    """Remove old published index folders but the newest previous one (readers may still map it);
+    unfinished ``.tmp`` folders go too (under the publish lock no other writer is filling one)."""
     olds = [p for p in d.glob(prefix + "*") if p.is_dir() and p.name != current]
     olds.sort(key=lambda p: p.stat().st_mtime, reverse=True)
     for p in olds:
