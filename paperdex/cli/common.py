@@ -15,6 +15,7 @@ import click
 from paperdex.paper import finite
 from paperdex.settings import Settings, SettingsError
 from paperdex.store import Store, StoreError
+from paperdex.text import HIDDEN
 
 
 class UserError(click.ClickException):
@@ -25,9 +26,6 @@ def _fail(e: Exception) -> UserError:
     return UserError(str(e))
 
 
-# C0 and C1 controls (ESC starts a terminal escape sequence; 0x9b is CSI on its own) and the
-# bidirectional overrides that make text read differently from what it is.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -37,7 +35,7 @@ def tty(text: object, newlines: bool = False) -> str:
     s = str(text)
     if not newlines:
         s = re.sub(r"[\r\n\t\v\f]+", " ", s)
-    return _CONTROLS.sub("", s)
+    return HIDDEN.sub("", s)
 
 
 def json_text(obj, indent: int | None = 1) -> str:

@@ -13,7 +13,6 @@ import hashlib
 import hmac
 import itertools
 import json
-import re
 import secrets
 import sqlite3
 import time
@@ -28,6 +27,7 @@ from paperdex.paper import Paper, typed_id
 from paperdex.search import MAX_WINDOW, URL_NAMES, Filters
 from paperdex.search.query import QueryError, date_range, parse
 from paperdex.store import Store
+from paperdex.text import HIDDEN
 
 MAX_TAG = 64  # characters of a tag name
 MAX_TAGS = 1000
@@ -39,7 +39,6 @@ FORMAT_VERSION = 1
 TOKEN_PREFIX = "pdx_"
 SAVED_PARAMS = ("mode", "category", "from", "to", "venue", "area", "author", "lang")
 MODES = ("hybrid", "lexical", "dense")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 class LibraryError(ValueError):
@@ -49,6 +48,11 @@ class LibraryError(ValueError):
         super().__init__(message)
         self.message = message
         self.status = status
+
+
+def _unsafe(s: str) -> bool:
+    """Whether a name or a value holds a hidden character (text.HIDDEN), a tab or a line break."""
+    return HIDDEN.search(s) is not None or "\t" in s or "\n" in s
 
 
 def now() -> str:
@@ -77,7 +81,7 @@ def tag_name(name: str) -> str:
         raise LibraryError(message("tag_needs_name"))
     if len(name) > MAX_TAG:
         raise LibraryError(message("tag_name_too_long", limit=MAX_TAG))
-    if _CONTROL.search(name) or "/" in name or "\\" in name:
+    if _unsafe(name) or "/" in name or "\\" in name:
         raise LibraryError(message("tag_name_chars"))
     return name
 
@@ -155,7 +159,7 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise LibraryError(message("ids_not_in_store", ids=shown), 404)
     if allow_missing:
-        found += [m for m in missing if len(m) <= 200 and not _CONTROL.search(m)]
+        found += [m for m in missing if len(m) <= 200 and not _unsafe(m)]
     stamp = now()
     with _write(store) as c:
         tid = _tag_id(c, name)
@@ -246,7 +250,7 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
         if k not in SAVED_PARAMS or v is None or str(v).strip() == "":
             continue
         v = str(v).strip()
-        if len(v) > 200 or _CONTROL.search(v):
+        if len(v) > 200 or _unsafe(v):
             raise LibraryError(message("search_value_bad", param=k))
         out[k] = v
     if out.get("mode", "hybrid") not in MODES:
@@ -274,7 +278,7 @@ def save_search(
     --replace, so a search is never lost to a name typed twice)."""
     name = tag_name(name)
     query = str(query or "").strip()
-    if len(query) > MAX_QUERY or _CONTROL.search(query.replace("\n", " ")):
+    if len(query) > MAX_QUERY or _unsafe(query.replace("\n", " ")):
         raise LibraryError(message("saved_query_too_long", limit=MAX_QUERY))
     p = clean_params(params)
     if not query and not any(k in p for k in ("category", "from", "to", "venue", "area", "author")):

@@ -27,6 +27,7 @@ from paperdex.messages import text
 from paperdex.paper import Paper
 from paperdex.settings import check_url
 from paperdex.store import Store
+from paperdex.text import HIDDEN
 
 log = logging.getLogger("paperdex.discover.summaries")
 
@@ -116,14 +117,12 @@ def messages(p: Paper, langs: Sequence[str] = LANGS) -> list[dict[str, str]]:
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
-# control characters, bidirectional overrides and zero-width marks: never part of a summary
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def clean(text: str, cap: int) -> str:
     """Plain text of at most `cap` characters: controls removed, whitespace collapsed, a longer
     text cut at a word (or anywhere, for Chinese) with an ellipsis."""
-    s = " ".join(_UNPRINTABLE.sub("", text).split())
+    s = " ".join(HIDDEN.sub("", text).split())
     if len(s) <= cap:
         return s
     cut = s[: cap - 1]

@@ -23,6 +23,11 @@ QUERY_FILLER = frozenset(
     "techniques way ways paper papers work works study studies research researchers existing recent current "
     "propose proposed proposes use used uses help helps make makes".split()
 )
+# Characters that make text read other than it is: C0 and C1 controls but tab and newline (ESC
+# starts a terminal escape sequence; 0x9b is CSI on its own), bidirectional marks, overrides
+# and isolates, the zero-width space and the byte-order mark. One rule for what shown text
+# loses (the CLI, machine summaries) and what a name may not hold (tags, saved searches).
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 # The CJK scripts by Unicode block: the one home of these ranges, each user naming the one it
 # means. `CJK`, any of them, is "text in Chinese, Japanese or Korean": where a query's words
 # part (`WORD`), what the index and the highlighter treat as unspaced text, and which
