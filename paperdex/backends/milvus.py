@@ -271,13 +271,15 @@ class MilvusBackend:
         self.close()
 
     # --- low-level reads ---------------------------------------------------------------------
-    def _query(self, filter: str, output_fields: list[str], limit: int | None = None) -> list[dict]:
+    def _query(
+        self, filter: str, output_fields: list[str], limit: int | None = None, strong: bool = False
+    ) -> list[dict]:
         from pymilvus import MilvusException
 
         _QUIET.on = True
         try:
-            kw = {} if limit is None else {"limit": limit}
-            return self.client.query(self.col, filter=filter, output_fields=output_fields, consistency_level=READ, **kw)
+            kw = {"consistency_level": "Strong" if strong else READ} | ({} if limit is None else {"limit": limit})
+            return self.client.query(self.col, filter=filter, output_fields=output_fields, **kw)
         except MilvusException as e:  # an older collection, nothing matched (_QuietEmptyArray)
             if "Unsupported data type: 0" in str(e):
                 return []
@@ -324,8 +326,8 @@ class MilvusBackend:
         got = self._query(filter=f"id == {_lit(pid)}", output_fields=["doc"], limit=1)
         return _decode_doc(got[0]["doc"]) if got else None
 
-    def pk(self, pid: str) -> int | None:
-        got = self._query(filter=f"id == {_lit(pid)}", output_fields=["pk"], limit=1)
+    def pk(self, pid: str, strong: bool = False) -> int | None:
+        got = self._query(filter=f"id == {_lit(pid)}", output_fields=["pk"], limit=1, strong=strong)
         return int(got[0]["pk"]) if got else None
 
     # --- writes ------------------------------------------------------------------------------
@@ -425,8 +427,10 @@ class MilvusBackend:
             self.set_state("next_pk", str(top))
 
     def delete(self, pid: str) -> bool:
+        """Whether `pid` was there to delete: a writer's read-modify-write, so the read is Strong
+        (under Session consistency a Milvus server once showed a paper its own delete had removed)."""
         self._vstate = None
-        pk = self.pk(pid)
+        pk = self.pk(pid, strong=True)
         if pk is None:
             return False
         self.client.delete(self.col, filter=f"pk in [{pk}]")
