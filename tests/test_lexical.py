@@ -112,16 +112,39 @@ def test_the_pairs_are_the_adjacent_words_of_each_title_and_abstract(ro_store):
     assert len(with_pair) > 0 and ix.pair_docs(a, b).tolist() == with_pair
     everyone = np.arange(ix.n, dtype=np.int32)
     assert np.flatnonzero(ix.has_bigram(everyone, a, b)).tolist() == with_pair
+    few = everyone[:: max(1, ix.n // 7)][:6]  # few documents: looked up in the pair's list instead
+    assert 16 * len(few) <= ix.n and ix.has_bigram(few, a, b).tolist() == [int(d) in with_pair for d in few]
     assert not ix.has_bigram(everyone, b, a).any() or len(ix.pair_docs(b, a)) > 0
     assert len(ix.pair_docs(len(ix.vocab) - 1, 0)) == 0
 
 
-def test_the_vocabulary_is_utf8_with_offsets(ro_store):
+def test_a_common_terms_column_holds_its_postings_scores(ro_store, monkeypatch):
+    ix = lexical.build(ro_store, block=7)
+    common = [t for t in range(len(ix.vocab)) if ix.df[t] >= lexical.COLUMN_SHARE * ix.n]
+    rare = [t for t in range(len(ix.vocab)) if ix.df[t] < lexical.COLUMN_SHARE * ix.n]
+    assert common and rare
+    assert all(ix.column(t) is None for t in rare)
+    monkeypatch.setattr(lexical, "COLUMN_BYTES", 3 * 4 * ix.n)  # three columns kept
+    for t in common:
+        d, sc = ix.term_scores(t)
+        col = ix.column(t)
+        assert col is not None and col.dtype == np.float32 and not col.flags.writeable
+        assert np.flatnonzero(col > 0).tolist() == d.tolist() and np.array_equal(col[d], sc)
+        assert len(ix._columns) <= 3
+    assert list(ix._columns) == common[-3:]  # the last used
+    assert ix.column(common[0]) is not None and list(ix._columns)[-1] == common[0]
+
+
+def test_the_vocabulary_is_utf8_with_offsets(ro_store, monkeypatch):
     ix = lexical.build(ro_store, block=7)
     stems = sorted({s for texts in _texts(ro_store) for t in texts for s in _stems(t)})
     assert ix.arrays["vocab"].dtype == np.uint8 and ix.arrays["vocab_ptr"].dtype == np.int64
     assert ix.vocab.tolist() == stems and len(ix.vocab) == len(stems) == ix.meta["terms"]
     assert [ix.term(s) for s in stems] == list(range(len(stems)))
+    assert [ix.term(s) for s in stems] == list(range(len(stems)))  # again, from the kept answers
+    monkeypatch.setattr(lexical, "TERMS_KEPT", 5)  # kept answers dropped as they pass it
+    ix._terms.clear()
+    assert [ix.term(s) for s in stems] == list(range(len(stems))) and len(ix._terms) <= 5
     assert ix.vocab[-1] == stems[-1] and ix.vocab[np.int32(3)] == stems[3]
     for missing in ("", "0", stems[0][:-1] + "\x00", stems[-1] + "z", "zzzzzzzz", "\U0010ffff"):
         assert missing in stems or ix.term(missing) is None, missing

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paperdex.index.publish import publish
-from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, required, rrf, snippet
+from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, rank, required, rrf, snippet
 from paperdex.search.engine import marked_html
 from paperdex.search.query import QueryError
 from paperdex.text import stem
@@ -255,6 +255,38 @@ def test_similar_papers(searcher):
     assert len(sims) == 5 and "2505.13738" not in [h.paper.id for h in sims]
     with pytest.raises(KeyError):
         searcher.similar("0000.00000")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(0, 6), min_size=1, max_size=3000),
+    st.lists(st.booleans(), min_size=1, max_size=3000),
+    st.sampled_from([1, 5, 40, 100]),
+)
+def test_the_candidates_above_a_sampled_floor_hold_the_best_k_and_their_ties(scores, keep, k):
+    """rank.above and rank.phrase_candidates give what sorting out every candidate gives."""
+    n = min(len(scores), len(keep))
+    acc = np.array(scores[:n], dtype=np.float32) / 3
+    mask = np.array(keep[:n]) & (acc > 0)
+    cand = rank.above(acc, mask, k)
+    assert np.all(np.diff(cand) > 0) and mask[cand].all()
+    assert np.array_equal(rank.top_k(acc, cand, k), rank.top_k(acc, np.flatnonzero(mask), k))
+    every = np.flatnonzero(mask)
+    with_ties = np.flatnonzero(mask & (acc >= np.sort(acc[every])[-k])) if len(every) >= k else every
+    assert set(with_ties) <= set(cand)
+
+
+def test_phrase_candidates_are_the_best_and_argpartitions_choice_at_a_tie(monkeypatch):
+    monkeypatch.setattr(rank, "PHRASE_DEPTH", 50)
+    rng = np.random.default_rng(3)
+    acc = rng.random(40_000).astype(np.float32) + 0.01
+    mask = rng.random(40_000) < 0.7
+    got = rank.phrase_candidates(acc, mask)
+    every = np.flatnonzero(mask)
+    assert got.tolist() == sorted(every[np.argsort(-acc[every])[:50]].tolist())
+    acc[:] = 1.0  # every candidate tied: argpartition over all of them decides, as before
+    got = rank.phrase_candidates(acc, mask)
+    assert got.tolist() == sorted(every[np.argpartition(-acc[every], 49)[:50]].tolist())
 
 
 def test_rrf_arithmetic():

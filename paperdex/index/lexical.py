@@ -16,8 +16,10 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from array import array
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -52,6 +54,11 @@ PARAMS: BM25F = {
     "w": {"title": 3.0, "abstract": 1.0, "authors": 2.0},
 }
 FIELDS = ("title", "abstract", "authors")
+# A term in at least this share of the papers is scored from a dense column (`LexIndex.column`),
+# the columns of the terms last used kept up to COLUMN_BYTES per snapshot (docs/performance.md)
+COLUMN_SHARE = 1 / 16
+COLUMN_BYTES = 64 << 20
+TERMS_KEPT = 100_000  # stems whose term ids a snapshot keeps (`LexIndex.term`)
 # --- the snapshot -----------------------------------------------------------------------
 
 
@@ -164,6 +171,9 @@ class LexIndex:
         self.pair_next: np.ndarray = arrays["bigrams"]
         self.pairs = Postings(arrays["bigram_doc_ptr"], arrays["bigram_doc"])
         self.n = len(self.rowids)
+        self._columns: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._columns_lock = threading.Lock()
+        self._terms: dict[str, int | None] = {}
 
     # identity of what it was built from
     @property
@@ -175,7 +185,16 @@ class LexIndex:
         return str(self.meta["store_id"])
 
     def term(self, stemmed: str) -> int | None:
-        return self.vocab.index(stemmed)
+        """The stem's term id (None: no paper holds it). A query asks for each of its stems
+        several times (masks, scores, pairs, the bonus) and a bisection in Python costs ~10 us:
+        the answers are kept, up to TERMS_KEPT stems."""
+        got = self._terms.get(stemmed, -1)
+        if got == -1:
+            got = self.vocab.index(stemmed)
+            if len(self._terms) >= TERMS_KEPT:
+                self._terms.clear()
+            self._terms[stemmed] = got
+        return got
 
     def prefix_terms(self, prefix: str, limit: int = 256) -> np.ndarray:
         """Term ids whose stem starts with `prefix`, most frequent first, at most `limit`."""
@@ -194,6 +213,29 @@ class LexIndex:
         a, b = self.bm.ptr[t], self.bm.ptr[t + 1]
         return self.bm.doc[a:b], self.bm_score[a:b]
 
+    def column(self, t: int) -> np.ndarray | None:
+        """A common term's BM25F scores as one float32 per document (0 where it is absent),
+        None for a rarer one. Adding a column is a pass over N floats; scattering the postings of
+        a word in half the papers costs ten times that, and the sums are the same bits (x + 0 is
+        x, and no document gets two addends of one term). The columns of the terms used last are
+        kept (COLUMN_BYTES); one is made from the postings on first use."""
+        if self.df[t] < COLUMN_SHARE * self.n:
+            return None
+        with self._columns_lock:
+            col = self._columns.get(t)
+            if col is not None:
+                self._columns.move_to_end(t)
+                return col
+        col = np.zeros(self.n, dtype=np.float32)
+        d, sc = self.term_scores(t)
+        col[d] = sc
+        col.setflags(write=False)  # shared by the process's searches
+        with self._columns_lock:
+            self._columns[t] = col
+            while len(self._columns) * col.nbytes > COLUMN_BYTES:
+                self._columns.popitem(last=False)
+        return col
+
     def pair_docs(self, a: int, b: int) -> np.ndarray:
         """The documents (sorted) where term b directly follows term a in the title or the
         abstract (stopwords aside): a binary search among the pairs starting with a."""
@@ -209,6 +251,10 @@ class LexIndex:
         with_pair = self.pair_docs(a, b) if len(docs) else ()
         if len(with_pair) == 0:
             return np.zeros(len(docs), dtype=bool)
+        if 16 * len(docs) > self.n:  # many docs: a mask of the pair's documents, read at each
+            m = np.zeros(self.n, dtype=bool)
+            m[with_pair] = True
+            return m[docs]
         pos = np.minimum(np.searchsorted(with_pair, docs), len(with_pair) - 1)
         return with_pair[pos] == docs
 

@@ -73,12 +73,18 @@ class Eval:
         key = (s, column)
         m = self._stem_cache.get(key)
         if m is None:
-            m = np.zeros(self.ix.n, dtype=bool)
             t = self.ix.term(s)
-            if t is not None:
-                docs = self.ix.term_docs(t, column)
-                self._charge(len(docs))
-                m[docs] = True
+            col = self.ix.column(t) if t is not None and column is None else None
+            if col is not None:  # a common word: its column says where it is
+                self._charge(int(self.ix.df[t]))
+                m = col > 0  # BM25F is positive wherever the word is
+            else:
+                m = np.zeros(self.ix.n, dtype=bool)
+                if t is not None:
+                    docs = self.ix.term_docs(t, column)
+                    self._charge(len(docs))
+                    m[docs] = True
+            m.setflags(write=False)  # handed out as it is (`concept_mask`)
             self._stem_cache[key] = m
         return m
 
@@ -90,6 +96,8 @@ class Eval:
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
         """The papers holding the concept (in `column`, or anywhere): any of its alternatives,
         a multi-word one only where its words stand together (``alt_pairs``)."""
+        if len(c.alts) == 1 and len(c.alts[0]) == 1:
+            return self.stem_mask(c.alts[0][0], column)  # one word: its mask (read-only)
         out = np.zeros(self.ix.n, dtype=bool)
         for alt in c.alts:
             m = self.stem_mask(alt[0], column)
@@ -156,7 +164,13 @@ class Eval:
         """acc += the BM25F of each distinct word of one alternative."""
         for s in dict.fromkeys(alt):
             t = self.ix.term(s)
-            if t is not None:
+            if t is None:
+                continue
+            col = self.ix.column(t)
+            if col is not None:  # a common word: one pass over N, the same sums (LexIndex.column)
+                self._charge(int(self.ix.df[t]))
+                acc += col  # outside `within` too, where no score is read
+            else:
                 d, sc = self.ix.term_scores(t)
                 self._charge(len(d))  # read, whatever is kept: the budget does not depend on C
                 if self.within is not None:
@@ -260,9 +274,9 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     if missing and present:
         notices.append(message("missing_words_without", words=", ".join(f"“{w}”" for w in missing)))
     if present:
-        cov = np.zeros(n, dtype=np.int16)
+        cov: np.ndarray = np.zeros(n, dtype=np.uint8) if len(present) < 256 else np.zeros(n, dtype=np.int32)
         for _, m in present:
-            cov += m
+            cov += m.view(np.uint8)
         n_all = len(present)
         # how many papers hold them all, counted only where `required` depends on it
         with_all = int(np.count_nonzero(cov >= n_all)) if required(n_all) != required(n_all, RELAX_BELOW) else None

@@ -137,6 +137,24 @@ def top_k(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
     return cand[np.lexsort((cand, -s))][:k]
 
 
+def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
+    """The documents of `mask` (scores positive there), in order, that score at least the k-th
+    best of them, and maybe some more: a common word puts most papers in the mask, and its
+    best 1,000 are a few percent of them (docs/performance.md). A strided sample's high scores
+    give a floor v; when at least k of the mask score v or more, the k-th best is at least v,
+    so they hold the best k and every tie at the cut. Otherwise the whole mask."""
+    stride = len(mask) // (8 * k) if k > 0 else 0
+    if stride >= 4:
+        sample = acc[::stride][mask[::stride]]
+        take = 2 * k // stride + 1  # about 2k of the mask score at least the take-th of the sample
+        if take < len(sample):
+            v = np.partition(sample, len(sample) - take)[len(sample) - take]
+            sel = mask & (acc >= v)
+            if v > 0 and np.count_nonzero(sel) >= k:
+                return np.flatnonzero(sel)
+    return np.flatnonzero(mask)
+
+
 def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dense: float, want: int):
     """The relevance order (its first `want` documents), why each is there, and how many
     documents it ranks. It ranks every paper any concept or the dense side finds (R), not
@@ -145,8 +163,8 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     papers of M with no score (constraints only) close it, newest first."""
     acc = words.acc
     A = words.A & (acc > 0)
-    lex_cand = np.flatnonzero(A)
-    pool_lex = top_k(acc, lex_cand, max(LEX_POOL, want))
+    n_cand = int(np.count_nonzero(A))
+    pool_lex = top_k(acc, above(acc, A, max(LEX_POOL, want)), max(LEX_POOL, want))
     if dense is None:
         pool, fused = pool_lex, acc[pool_lex]
         cos = np.full(len(pool), np.nan, dtype=np.float32)
@@ -168,7 +186,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     rest: list[np.ndarray] = []
     n_tail = 0
     if dense is None or dense.mode == "hybrid":
-        n_tail = len(lex_cand) - int(np.count_nonzero(A[pool]))  # deeper word candidates, by words
+        n_tail = n_cand - int(np.count_nonzero(A[pool]))  # deeper word candidates, by words
         if len(order) < want and n_tail:
             in_pool = np.zeros(len(A), dtype=bool)
             in_pool[pool] = True
@@ -181,27 +199,34 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
         rest.append(newest(ix, unscored, want - len(order)))
     full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
     ranked = len(order) + n_tail + n_unscored
-    return full, _why(full, pool, fused, cos, acc, pool_lex, lex_cand, dense), ranked
+    return full, _why(full, pool, fused, cos, acc, pool_lex, A, dense), ranked
 
 
-def _why(docs, pool, fused, cos, acc, pool_lex, lex_cand, dense: Dense | None) -> dict:
+def _why(docs, pool, fused, cos, acc, pool_lex, A, dense: Dense | None) -> dict:
     """Per document: (lexical rank, BM25F, dense rank, cosine, fused score). A lexical rank is
     the paper's place in the word order: read off the best LEX_POOL, counted below them."""
     dense_docs = dense.docs if dense is not None else np.zeros(0, dtype=np.int64)
+    places = [_places(x, docs).tolist() for x in (pool_lex, pool, dense_docs)]
+    deeper = None  # the word candidates' scores, for a rank below the best LEX_POOL
     info = {}
-    for d in docs.tolist():
+    for d, lp, i, dp in zip(docs.tolist(), *places, strict=True):
         a = float(acc[d])
-        hit = np.flatnonzero(pool_lex == d)
-        lr = int(hit[0]) + 1 if len(hit) else None
+        lr = lp + 1 if lp >= 0 else None
         if lr is None and a > 0:
-            lr = int(np.count_nonzero(acc[lex_cand] > a)) + 1
-        hit = np.flatnonzero(pool == d)
-        i = int(hit[0]) if len(hit) else None
-        c = None if i is None or np.isnan(cos[i]) else float(cos[i])
-        hit = np.flatnonzero(dense_docs == d)
-        dr = int(hit[0]) + 1 if len(hit) else None
-        info[d] = (lr, a if a > 0 else None, dr, c, float(fused[i]) if i is not None else 0.0)
+            deeper = acc[A] if deeper is None else deeper
+            lr = int(np.count_nonzero(deeper > a)) + 1
+        c = None if i < 0 or np.isnan(cos[i]) else float(cos[i])
+        info[d] = (lr, a if a > 0 else None, dp + 1 if dp >= 0 else None, c, float(fused[i]) if i >= 0 else 0.0)
     return info
+
+
+def _places(arr: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """Where each of `docs` is in `arr` (distinct documents, in any order), -1 where it is not."""
+    if len(arr) == 0:
+        return np.full(len(docs), -1, dtype=np.int64)
+    order = np.argsort(arr, kind="stable")
+    at = np.minimum(np.searchsorted(arr[order], docs), len(arr) - 1)
+    return np.where(arr[order[at]] == docs, order[at], -1)
 
 
 def newest(ix: lexical.LexIndex, M: np.ndarray, want: int) -> np.ndarray:
@@ -260,9 +285,7 @@ def phrase_bonus(
     units = phrase_units(concepts)
     if not units:
         return False
-    cand = np.flatnonzero(L & (acc > 0))
-    if len(cand) > PHRASE_DEPTH:  # in doc order: the lookups below take half the time (performance.md)
-        cand = np.sort(cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]])
+    cand = phrase_candidates(acc, L & (acc > 0))
     if len(cand) == 0:
         return False
     got = np.zeros(len(cand), dtype=np.float32)
@@ -285,6 +308,21 @@ def phrase_bonus(
         return False
     held = np.count_nonzero(got >= QUOTED_SHARE * len(units))
     return held == 1  # one paper, and only one, holds the sentence nearly word for word
+
+
+def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The best PHRASE_DEPTH of `mask` by score, in doc order (the lookups that follow take
+    half the time so: performance.md). Exactly PHRASE_DEPTH: which of the papers tied at the
+    cut are in is argpartition's choice over every candidate, so that is asked when there is
+    such a tie."""
+    cand = above(acc, mask, PHRASE_DEPTH)
+    if len(cand) <= PHRASE_DEPTH:
+        return cand
+    part = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
+    if np.count_nonzero(acc[cand] >= acc[part].min()) > PHRASE_DEPTH:  # a tie at the cut
+        cand = np.flatnonzero(mask)
+        part = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
+    return np.sort(part)
 
 
 def adjacent(ix: lexical.LexIndex, docs: np.ndarray, alt: tuple[str, ...]) -> np.ndarray:
