@@ -295,7 +295,7 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     acc = np.zeros(n, dtype=np.float32)
     # Nothing reads a score outside the constraints (the candidates, the pool and the phrase
     # bonus are all within C), so a narrow C's postings alone are added up: the same sums for
-    # its papers, each added in the same order.
+    # its papers, each added in the same order (a common word's column is added whole: one pass).
     ev.within = C if C is not None and np.count_nonzero(C) <= SCORE_WITHIN * n else None
     for c in rank_concepts:
         ev.concept_score(c, acc)
