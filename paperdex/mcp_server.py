@@ -70,7 +70,9 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     ) -> dict[str, Any]:
         """Search papers. `query` uses the paperdex query language (words, "phrases", ti:, au:,
         cat:cs.CV, date:2025..2026, OR, -not); sort is relevance or newest; mode is hybrid,
-        lexical or dense. Returns total, hits (id, title, authors, date, snippet, links, why)."""
+        lexical or dense. Returns total (the papers that match), tiers (the lists in order: "match"
+        then "related", or one "ranked" list for a question) and hits (id, title, authors, date,
+        snippet, links, why, tier)."""
         params = SearchParams(
             q=query,
             mode=mode,
@@ -82,8 +84,9 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
             date_to=date_to,
         )
         res = service.search(pool, params, facets=False)
-        head = {k: getattr(res, k) for k in ("query", "total", "page", "pages", "notices")}
-        return {**head, "hits": [_hit(h) for h in res.hits]}
+        head = {k: getattr(res, k) for k in ("query", "total", "page", "pages", "notices", "read_as")}
+        tiers = [{"tier": t, "count": n} for t, n in res.tiers]  # each hit's "tier" names its list
+        return {**head, "tiers": tiers, "hits": [{**_hit(h), "tier": h.tier} for h in res.hits]}
 
     @tool
     def get_paper(id: str) -> dict[str, Any]:

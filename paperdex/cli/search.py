@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, pass_store, tty
+from paperdex.messages import text
 from paperdex.search import Hit, Result
 from paperdex.search.query import QueryError
 
@@ -96,8 +97,13 @@ def _print_hits(res: Result, explain: bool) -> None:
 
     console = Console(highlight=False, soft_wrap=explain)
     numbered = list(enumerate(res.hits, start=(res.page - 1) * res.per_page + 1))
+    n_related = res.listed - res.total
+    divider = text("en", "tier_related_what", n=f"{n_related:,}", count=n_related)
+    meets = res.total + 1 if dict(res.tiers).get("related") else None  # the first related paper's number
     if explain:
         for i, h in numbered:
+            if i == meets:
+                console.print(Text(f"── {divider} ──", style="bold"))
             head = Text(f"{i:>2}. ", style="dim")
             head.append(tty(h.paper.id), style="cyan")
             head.append(f"  {tty(h.paper.date or '')}  ", style="dim")
@@ -112,15 +118,14 @@ def _print_hits(res: Result, explain: bool) -> None:
         table.add_column("date", style="dim", no_wrap=True)
         table.add_column("title / authors")
         for i, h in numbered:
+            if i == meets:
+                table.add_row("", "", "", Text(f"── {divider} ──", style="bold"))
             cell = title(h)
             cell.append("\n" + tty(authors_line(h.paper, "et al.")), style="dim")
             table.add_row(str(i), tty(h.paper.id), tty(h.paper.date or ""), cell)
         console.print(table)
-    more = f" (+{res.listed - res.total} more ranked)" if res.listed > res.total else ""
-    console.print(
-        f"[dim]{res.total} {'result' if res.total == 1 else 'results'}{more} · page {res.page}/{res.pages}"
-        f" · {res.mode} · {res.took_ms:.0f} ms[/dim]"
-    )
+    counts = " · ".join(text("en", f"tier_{t}", n=f"{n:,}", count=n) for t, n in res.tiers)
+    console.print(f"[dim]{counts} · page {res.page}/{res.pages} · {res.mode} · {res.took_ms:.0f} ms[/dim]")
 
 
 def _explain(h: Hit) -> str:

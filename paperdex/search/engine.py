@@ -15,6 +15,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,9 @@ from paperdex.search.rank import (
     FEEDBACK_BETA,
     FEEDBACK_DOCS,
     FUSION,
+    LEX_POOL,
     Dense,
+    Words,
     close_matches,
     floors,
     listed_count,
@@ -63,10 +66,12 @@ class Hit:
     dense_score: float | None = None
     title_marked: list[tuple[str, bool]] = field(default_factory=list)
     snippet: list[tuple[str, bool]] = field(default_factory=list)
+    tier: str = "match"  # the list it is in (`Result.tiers`): "match", "related" or "ranked"
 
     def to_dict(self) -> dict[str, Any]:
         d = self.paper.to_dict()
         d.update(
+            tier=self.tier,
             score=round(self.score, 6),
             why={
                 "lexical_rank": self.lexical_rank,
@@ -98,11 +103,23 @@ class Result:
     ranked: int | None = None
     plan: Plan | None = None  # what was searched (None: a result made without a plan)
     highlight: frozenset[str] = frozenset()  # the stems worth highlighting (`distinguishing`)
+    read_as: str | None = None  # how a relevance order read the query (`read_as`)
+    one_list: bool = False  # listed as one ranked list, not two tiers (`ONE_TIER`)
 
     @property
     def listed(self) -> int:
         """How many papers the pages list (docs/search.md, "Pages")."""
         return listed_count(self.total, self.ranked)
+
+    @property
+    def tiers(self) -> list[tuple[str, int]]:
+        """The lists the pages show, in order, and how many papers each lists over all pages
+        (docs/search.md, "Tiers"): the matched set M, then "related", the rest of the ranked
+        papers listed; or one "ranked" list for a query read as a question or a sentence."""
+        if self.one_list:
+            return [("ranked", self.listed)]
+        more = self.listed - self.total
+        return [("match", self.total)] + ([("related", more)] if more > 0 else [])
 
     @property
     def pages(self) -> int:
@@ -113,6 +130,8 @@ class Result:
             **{k: getattr(self, k) for k in ("query", "mode", "sort", "total")},
             "ranked": self.ranked if self.ranked is not None else self.total,
             "listed": self.listed,
+            "read_as": self.read_as,
+            "tiers": [{"tier": t, "count": n} for t, n in self.tiers],
             "page": self.page,
             "per_page": self.per_page,
             "took_ms": round(self.took_ms, 2),
@@ -120,6 +139,40 @@ class Result:
             "facets": {k: [{"value": v, "count": n} for v, n in vs] for k, vs in self.facets.items()},
             "hits": [h.to_dict() for h in self.hits],
         }
+
+
+# How `read_as` reads a query, and which readings list one tier, by measurement (docs/search.md,
+# "Tiers"): a keyword query lists its matched set first; a question, a sentence or a pasted
+# sentence, whose matched set is "half the words", one ranked list.
+ONE_TIER = frozenset({"question", "sentence", "pasted"})
+
+
+def read_as(p: Plan, words: Words) -> str:
+    """What a query was read as: "pasted" (a sentence copied from one paper, `Words.quoted`),
+    "question" (a question's frame set aside), "sentence" (a longer text: a claim, a
+    description) or "keywords" (up to three concepts as typed)."""
+    if words.quoted:
+        return "pasted"
+    if p.query_class[1] == "keywords":
+        return "keywords"
+    return "question" if p.filler else "sentence"
+
+
+def matched_first(fused, order: np.ndarray, info: dict, M: np.ndarray, want: int, listed: int):
+    """The relevance order as two tiers, M's papers before the rest, each tier in the fused
+    order (docs/search.md, "Tiers"), cut to the first `want` (at most `listed`). `order` is the
+    fused order's first papers; while it holds too few of either tier, `fused(k)` gives its
+    first k, up to LEX_POOL at first (every such prefix is one order), then deeper."""
+    total = int(M.sum())
+    need_m, need_r = min(want, total), max(0, min(want, listed) - total)
+    k = len(order)
+    while True:
+        in_m = M[order]
+        got_m = int(in_m.sum())
+        if (got_m >= need_m and len(order) - got_m >= need_r) or len(order) < k:
+            return np.concatenate([order[in_m][:need_m], order[~in_m][:need_r]]), info
+        k = min(4 * k, LEX_POOL) if k < LEX_POOL else 4 * k
+        order, info, _ = fused(k)
 
 
 def marked_html(segments: list[tuple[str, bool]]) -> str:
@@ -254,22 +307,30 @@ class Searcher:
             notices.append(message("no_close_matches"))
         mode_eff = dense.mode if dense is not None else "lexical"
         want = p.offset + p.per_page
+        reading = None
         if p.sort == "newest" or not (words.scored or dense is not None):
             order, info, ranked = newest(ix, M, want), {}, total
         else:
+            reading = read_as(p, words)
             w_dense = 0.0 if words.quoted else self.fusion[p.query_class]
             feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
             order, info, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
             if feedback and dense is not None and len(order):
                 dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
                 order, info, ranked = relevance_order(ix, M, words, dense, w_dense, want)
+            if reading not in ONE_TIER:
+                fused = partial(relevance_order, ix, M, words, dense, w_dense)
+                order, info = matched_first(fused, order, info, M, want, listed_count(total, ranked))
+            else:
+                notices.append(message(f"read_as_{reading}"))
             order = order[:want]
         page_docs = order[p.offset : min(want, listed_count(total, ranked))]
         hl = distinguishing(frozenset(s for c in words.rank_concepts for alt in c.alts for s in alt), ix)
-        hits = self._hits(ix, page_docs, info, hl if highlight else frozenset())
+        tiers = None if reading in ONE_TIER else M
+        hits = self._hits(ix, page_docs, info, hl if highlight else frozenset(), tiers)
         fac = self._facets(ix, M) if facets else {}
         took = (time.perf_counter() - t0) * 1000
-        return Result(p.q, mode_eff, p.sort, hits, total, p.page, p.per_page, took, fac, notices, ranked, p, hl)
+        return Result(p.q, mode_eff, p.sort, hits, total, p.page, p.per_page, took, fac, notices, ranked, p, hl, reading, reading in ONE_TIER)
 
     def _dense_side(
         self,
@@ -334,7 +395,9 @@ class Searcher:
         qv /= max(float(np.linalg.norm(qv)), 1e-9)
         return self._dense_side(ix, p, C, qv, [], words_found, need_close=False) or dense
 
-    def _hits(self, ix, page_docs: np.ndarray, info: dict, hl: frozenset[str]) -> list[Hit]:
+    def _hits(self, ix, page_docs: np.ndarray, info: dict, hl: frozenset[str], M: np.ndarray | None) -> list[Hit]:
+        """The page's hits, each in its tier: "match" or "related" by M, "ranked" with no M
+        (one list, `read_as`)."""
         rowids = [int(ix.rowids[d]) for d in page_docs]
         papers = self.corpus.papers(rowids)
         hits = []
@@ -344,7 +407,8 @@ class Searcher:
                 continue
             lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
             marked, snip = mark(paper.title, hl), snippet(paper.abstract, hl)
-            hits.append(Hit(paper, score, lr, ls, dr, ds, title_marked=marked, snippet=snip))
+            tier = "ranked" if M is None else "match" if M[d] else "related"
+            hits.append(Hit(paper, score, lr, ls, dr, ds, marked, snip, tier))
         return hits
 
     def _lookup(self, pl: Plan, t0: float) -> Result:

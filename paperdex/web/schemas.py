@@ -56,6 +56,7 @@ class Why(_Open):
 
 
 class HitOut(PaperOut):
+    tier: str = Field(description='The list it is in (`tiers`): "match", "related" or "ranked"')
     score: float
     why: Why
     snippet_html: str | None = Field(description="Escaped HTML, query words in <mark>")
@@ -67,11 +68,18 @@ class FacetValue(_Open):
     count: int
 
 
+class Tier(_Open):
+    tier: str = Field(description='"match": the papers that match; "related": the rest listed; "ranked": one list')
+    count: int = Field(description="How many papers this list holds over all pages")
+
+
 class SearchOut(_Open):
     query: str
     mode: str
     sort: str
-    total: int
+    total: int = Field(description="The papers that match (the first tier)")
+    read_as: str | None = Field(description='How the query was read: "keywords", "question", "sentence", "pasted"')
+    tiers: list[Tier] = Field(description="The lists the pages show, in order, with their counts")
     page: int
     pages: int
     per_page: int

@@ -23,7 +23,7 @@ def test_search_then_open_a_paper(page, server, shots):
     cards = page.locator("article.card")
     expect(cards.first).to_be_visible()
     assert cards.count() == 20
-    expect(page.get_by_test_id("total")).to_contain_text("results")
+    expect(page.get_by_test_id("total")).to_contain_text("papers match")
     assert page.url.endswith("/?q=diffusion+model")  # empty filters are left out of the URL
     page.screenshot(path=str(shots / "search-1280.png"))
     page.set_viewport_size({"width": 390, "height": 844})
@@ -75,7 +75,7 @@ def test_switch_language(page, server, shots):
     page.get_by_test_id("lang-switch").click()
     expect(page.locator("html")).to_have_attribute("lang", "zh-CN")
     expect(page.get_by_role("searchbox")).to_have_value("zebrafinch")  # same query, now in Chinese
-    expect(page.get_by_test_id("total")).to_contain_text("条结果")
+    expect(page.get_by_test_id("total")).to_contain_text("篇论文匹配")
     expect(hostile).to_contain_text("Author Number10 等")  # the Chinese venue search writes "A, B, … J 等"
     # the choice sticks (cookie) on the next page, and a Chinese query works in the same box
     _search(page, server, "斑胸草雀 注意力")

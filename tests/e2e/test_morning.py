@@ -404,7 +404,7 @@ def test_chinese_interface_has_no_untranslated_text(signed):
 
 def test_plural_forms(lp, server):
     lp.goto(server + "/?q=" + quote(f"id:{SIGNALS_ID}"))
-    expect(lp.get_by_test_id("total")).to_have_text({"en": "1 result", "zh": "共 1 条结果"}[lp.lang])
+    expect(lp.get_by_test_id("total")).to_have_text({"en": "1 paper matches", "zh": "1 篇论文匹配"}[lp.lang])
     lp.goto(server + "/daily?day=2025-03-27")  # one paper
     expect(lp.get_by_test_id("daily-count")).to_contain_text({"en": "1 paper ·", "zh": "共 1 篇论文"}[lp.lang])
     assert "1 papers" not in lp.locator("body").inner_text()
