@@ -177,11 +177,9 @@ def relevance_table(s: S.Searcher) -> None:
         for key, got in sorted(rows.items(), key=lambda kv: kv[0] != "all"):
             fused, first, ruled = (sum(r[i] for r in got) / len(got) for i in range(3))
             d, se = mean_se([r[1] - r[0] for r in got])
-            print(
-                f"{name:18} {key:9} {len(got):4} {qs[0][2]:9} {fused:7.4f} {first:7.4f} {d:+8.4f} ±{se:.4f} {ruled:7.4f}"
-                + (f"  [{time.time() - t0:.0f} s]" if key == "all" else ""),
-                flush=True,
-            )
+            took = f"  [{time.time() - t0:.0f} s]" if key == "all" else ""
+            print(f"{name:18} {key:9} {len(got):4} {qs[0][2]:9} {fused:7.4f} {first:7.4f}", end="")
+            print(f" {d:+8.4f} ±{se:.4f} {ruled:7.4f}{took}", flush=True)
     S.ONE_TIER, S.matched_first = rule, MATCHED_FIRST
 
 

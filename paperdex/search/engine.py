@@ -326,11 +326,13 @@ class Searcher:
             order = order[:want]
         page_docs = order[p.offset : min(want, listed_count(total, ranked))]
         hl = distinguishing(frozenset(s for c in words.rank_concepts for alt in c.alts for s in alt), ix)
-        tiers = None if reading in ONE_TIER else M
-        hits = self._hits(ix, page_docs, info, hl if highlight else frozenset(), tiers)
+        one_list = reading in ONE_TIER
+        hits = self._hits(ix, page_docs, info, hl if highlight else frozenset(), None if one_list else M)
         fac = self._facets(ix, M) if facets else {}
         took = (time.perf_counter() - t0) * 1000
-        return Result(p.q, mode_eff, p.sort, hits, total, p.page, p.per_page, took, fac, notices, ranked, p, hl, reading, reading in ONE_TIER)
+        res = Result(p.q, mode_eff, p.sort, hits, total, p.page, p.per_page, took, fac, notices, ranked, p, hl)
+        res.read_as, res.one_list = reading, one_list
+        return res
 
     def _dense_side(
         self,

@@ -104,6 +104,9 @@ def _cards(request: Request, res: Result) -> list[dict[str, Any]]:
     # a looked-up id is not parsed: only its filters ask for categories
     wanted = render.asked_categories(pl.hard if pl.ref is None else pl.nodes()) if pl is not None else []
     return [
-        {**render.card(h.paper, etal, h, highlight=res.highlight, wanted=wanted, plan=pl, explain=explain), "tier": h.tier}
+        {
+            **render.card(h.paper, etal, h, highlight=res.highlight, wanted=wanted, plan=pl, explain=explain),
+            "tier": h.tier,
+        }
         for h in res.hits
     ]
