@@ -66,12 +66,12 @@ class Hit:
     dense_score: float | None = None
     title_marked: list[tuple[str, bool]] = field(default_factory=list)
     snippet: list[tuple[str, bool]] = field(default_factory=list)
-    tier: str = "match"  # the list it is in (`Result.tiers`): "match", "related" or "ranked"
+    tier: str | None = None  # a search hit's list (`Result.tiers`): "match", "related" or "ranked"
 
     def to_dict(self) -> dict[str, Any]:
         d = self.paper.to_dict()
         d.update(
-            tier=self.tier,
+            **({"tier": self.tier} if self.tier else {}),
             score=round(self.score, 6),
             why={
                 "lexical_rank": self.lexical_rank,
@@ -165,7 +165,7 @@ def matched_first(fused, order: np.ndarray, info: dict, M: np.ndarray, want: int
     first k, up to LEX_POOL at first (every such prefix is one order), then deeper."""
     total = int(M.sum())
     need_m, need_r = min(want, total), max(0, min(want, listed) - total)
-    k = len(order)
+    k = max(len(order), 1)  # an empty order is a whole one
     while True:
         in_m = M[order]
         got_m = int(in_m.sum())
@@ -423,7 +423,7 @@ class Searcher:
             notices.append(message("id_not_in_store" if kind == "id" else "not_in_store", id=value))
             hits = []
         else:
-            hits = [Hit(p, 1.0, title_marked=[(p.title, False)], snippet=snippet(p.abstract, frozenset()))]
+            hits = [Hit(p, 1.0, None, None, None, None, [(p.title, False)], snippet(p.abstract, frozenset()), "match")]
         took = (time.perf_counter() - t0) * 1000
         shown = hits if pl.page == 1 else []
         return Result(pl.q, "lookup", pl.sort, shown, len(hits), pl.page, pl.per_page, took, {}, notices, plan=pl)

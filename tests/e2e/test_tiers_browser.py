@@ -53,6 +53,11 @@ def test_keywords_list_their_matches_then_the_related_papers(page, server):
             assert page.get_by_test_id("tier-divider").count() == (n == meets), (params, n)
             if n == meets:
                 _divider_sits_between_the_tiers(page)
+    page.goto(server + "/?" + urlencode({"q": "diffusion model"}))
+    meets = _count(page.get_by_test_id("total").inner_text()) // 20 + 1
+    page.get_by_test_id("tier-related").click()  # the related count leads to where they start
+    expect(page).to_have_url(re.compile(rf"page={meets}#related$"))
+    expect(page.get_by_test_id("tier-divider")).to_be_in_viewport()
     page.goto(server + "/?" + urlencode({"q": "diffusion model"}))  # the facet's count is the first tier
     link = page.locator("aside.facets a").filter(has_text=re.compile(r"^cs\.CV")).first
     counted = _count(link.locator(".count").inner_text())
