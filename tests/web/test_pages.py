@@ -138,7 +138,7 @@ def test_links_stay_on_this_site(client):
 def test_counts_read_naturally():
     from paperdex.web.i18n import t
 
-    assert t("en", "results", n=1) == "1 result" and t("en", "results", n=3) == "3 results"
+    assert t("en", "tier_match", n=1) == "1 paper matches" and t("en", "tier_match", n=3) == "3 papers match"
     assert t("zh", "papers_in", n=1, span="2025-03-19") == "2025-03-19 共 1 篇论文"
 
 
