@@ -14,7 +14,7 @@ def _count(text: str) -> int:
 
 
 def test_clicking_a_category_facet_lists_as_many_papers_as_it_counted(page, server):
-    page.goto(server + "/?q=" + quote("diffusion models for image generation"))
+    page.goto(server + "/?q=" + quote("diffusion image generation"))  # keywords: two tiers, the first M
     facets = page.locator("aside.facets")
     link = facets.locator("a").filter(has_text=re.compile(r"^cs\.CV")).first
     counted = _count(link.locator(".count").inner_text())
