@@ -51,7 +51,6 @@
   // opens /save/ID, which says why saving is read-only. For a signed-in browser it opens a
   // small form in place: a tag name (existing tags offered), posted to the JSON API with the
   // sign-in's CSRF value; the link then says where the paper went.
-  var saveLinks = document.querySelectorAll("a.save-link[data-id]");
   var session = null;
   function getSession() {
     if (!session) {
@@ -128,14 +127,14 @@
       }, function () { btn.disabled = false; err.textContent = "network error"; });
     });
   }
-  saveLinks.forEach(function (link) {
-    link.addEventListener("click", function (e) {
-      if (link.classList.contains("saved") || e.ctrlKey || e.metaKey || e.shiftKey) return;
-      e.preventDefault();
-      getSession().then(function (s) {
-        if (s.signed_in) openSaveForm(link, s);
-        else window.location.href = link.getAttribute("href") + "?next=" + encodeURIComponent(location.pathname + location.search);
-      });
+  // one listener for the page: links of lines added after load (static/daily.js) are served too
+  document.addEventListener("click", function (e) {
+    var link = e.target.closest && e.target.closest("a.save-link[data-id]");
+    if (!link || link.classList.contains("saved") || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    getSession().then(function (s) {
+      if (s.signed_in) openSaveForm(link, s);
+      else window.location.href = link.getAttribute("href") + "?next=" + encodeURIComponent(location.pathname + location.search);
     });
   });
   // "/" focuses the search box, as on most search sites.
@@ -147,61 +146,8 @@
     if (box) { e.preventDefault(); box.focus(); box.select(); }
   });
 
-  // Keyboard reading of a list of papers (the daily page): j / k move to the next / previous
-  // paper, Enter or x opens a compact line in place, o opens the paper's page, s saves it.
-  var list = document.querySelector("[data-nav]");
-  if (list) {
-    var items = function () { return Array.prototype.slice.call(list.querySelectorAll(":scope > details.row, :scope > article.card")); };
-    var current = -1;
-    var focusItem = function (i) {
-      var all = items();
-      if (!all.length) return;
-      current = Math.max(0, Math.min(all.length - 1, i));
-      all.forEach(function (el) { el.classList.remove("current"); });
-      var el = all[current];
-      el.classList.add("current");
-      var target = el.tagName === "DETAILS" ? el.querySelector("summary") : el.querySelector(".card-title a");
-      if (target) target.focus({ preventScroll: true });
-      el.scrollIntoView({ block: "nearest" });
-    };
-    list.addEventListener("focusin", function (e) {
-      var all = items();
-      for (var i = 0; i < all.length; i++) if (all[i].contains(e.target)) { current = i; break; }
-    });
-    document.addEventListener("keydown", function (e) {
-      if (e.ctrlKey || e.metaKey || e.altKey) return;
-      var tag = (document.activeElement && document.activeElement.tagName) || "";
-      if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
-      var all = items();
-      if (!all.length) return;
-      if (e.key === "j") { e.preventDefault(); focusItem(current + 1); return; }
-      if (e.key === "k") { e.preventDefault(); focusItem(current < 0 ? 0 : current - 1); return; }
-      if (current < 0) return;
-      var el = all[current];
-      if (e.key === "x" && el.tagName === "DETAILS") { e.preventDefault(); el.open = !el.open; return; }
-      if (e.key === "o") {
-        e.preventDefault();
-        var a = el.querySelector(".card-title a");
-        if (a) window.location.href = a.getAttribute("href");
-        return;
-      }
-      if (e.key === "s") {
-        var save = el.querySelector("a.save-link:not(.saved)");
-        if (save) {
-          e.preventDefault();
-          if (el.tagName === "DETAILS") el.open = true;
-          save.click();
-        }
-      }
-    });
-    // a paper named in the day's shape: open its line in place
-    document.querySelectorAll("a[data-goto]").forEach(function (a) {
-      a.addEventListener("click", function () {
-        var row = document.getElementById("r-" + a.getAttribute("data-goto").replace(/\//g, "-"));
-        if (row) row.open = true;
-      });
-    });
-  }
+  // lines a page added after load (the daily page's next part, static/daily.js): their math too
+  document.addEventListener("paperdex:added", function (e) { typeset(e.target); });
 
   // Suggestions while typing (authors, categories, venues, the query syntax) from
   // /api/suggest: a listbox under the box, driven by the arrow keys, Enter and Escape. Nothing

@@ -17,8 +17,9 @@ from paperdex.web.views.base import YEAR, etal_of, mark_saved, page, page_window
 
 LAYOUTS = ("cards", "compact")  # a card per paper, or one line per paper
 LAYOUT_COOKIE = "layout"
-# The compact view's page: up to the feed's own cap; why 200: docs/web.md ("The daily page is a digest").
-COMPACT_PER_PAGE = 200
+# The compact view's part: the first screenfuls, the rest brought in by static/daily.js as the
+# reader scrolls; why 100: docs/web.md ("The whole day in one sitting").
+COMPACT_PER_PAGE = 100
 
 router = APIRouter()
 
@@ -36,7 +37,8 @@ def daily_page(
 ) -> Response:
     """A day, week or month of papers, or the trending week: by default a digest (the
     community's signal, then the user's tags; feed.listing "top"), else by date, upvotes,
-    stars or the tags alone; as cards or one line per paper (`layout`, remembered)."""
+    stars or the tags alone; as cards or one line per paper (`layout`, remembered), whose
+    page is one part of the period that daily.js joins to the parts before it."""
     pool = pool_of(request)
     json_view = request.url.path.endswith(".json")
     chosen = layout if layout in LAYOUTS else None
