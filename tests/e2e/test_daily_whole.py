@@ -133,8 +133,10 @@ def test_first_paper_in_the_first_screen(browser, sample, lang):
         assert not p.events, p.events
     print(lang, {k: round(v) for k, v in found.items()})
     for (name, path), y in found.items():
-        height = (DESKTOP if name.startswith("1280") else PHONE)["height"]
-        assert y < height, (name, path, round(y))
+        # under half a desktop screen, 60% of a phone's (before issue 34's work on the daily
+        # page: 529 and 767 px on BIG_DAY; docs/web.md has the table)
+        fold = DESKTOP["height"] * 0.5 if name.startswith("1280") else PHONE["height"] * 0.6
+        assert y < fold, (name, path, round(y))
 
 
 def test_the_day_says_what_it_holds_and_what_ranked_it(browser, sample):
