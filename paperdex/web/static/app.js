@@ -127,9 +127,9 @@
       }, function () { btn.disabled = false; err.textContent = "network error"; });
     });
   }
-  // one listener for the page: links of lines added after load (static/daily.js) are served too
+  // one listener: lines added later (daily.js) too
   document.addEventListener("click", function (e) {
-    var link = e.target.closest && e.target.closest("a.save-link[data-id]");
+    var link = e.target.closest("a.save-link[data-id]");
     if (!link || link.classList.contains("saved") || e.ctrlKey || e.metaKey || e.shiftKey) return;
     e.preventDefault();
     getSession().then(function (s) {
@@ -147,8 +147,7 @@
   });
 
   // Keyboard reading of a list of papers (the daily page): j / k move to the next / previous
-  // paper, Enter or x opens a compact line in place, o opens the paper's page, s saves it. The
-  // lines are looked up at each key: those static/daily.js adds count as soon as they are there.
+  // paper, Enter or x opens a compact line in place, o opens the paper's page, s saves it.
   var list = document.querySelector("[data-nav]");
   if (list) {
     var items = function () { return Array.prototype.slice.call(list.querySelectorAll(":scope > details.row, :scope > article.card")); };
@@ -203,7 +202,7 @@
     });
   }
 
-  // lines a page added after load (the daily page's next part, static/daily.js): their math too
+  // lines added later (daily.js): their math
   document.addEventListener("paperdex:added", function (e) { typeset(e.target); });
 
   // Suggestions while typing (authors, categories, venues, the query syntax) from
