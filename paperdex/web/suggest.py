@@ -1,22 +1,30 @@
-"""Suggestions while typing in the search box: authors, categories, venues and the query syntax,
-read from the store, for the word being typed. Each is the whole query with its last word
-completed (and checked to parse); categories match by code and by English or Chinese name
-(机器人 finds cs.RO)."""
+"""Suggestions while typing in the search box, read from the store, for the word being typed:
+words and phrases of the papers' titles (acronyms with what they stand for), Chinese words the
+zh dictionary knows whose English reading the store holds, authors, categories, venues and the
+query syntax. Each is the whole query with its last word completed (and checked to parse);
+categories match by code and by English or Chinese name (机器人 finds cs.RO). Latency on a 63k
+store: docs/web.md ("Suggestions while typing")."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass
+from functools import cache
 
 from paperdex.paper import CATEGORY
 from paperdex.store import Store
-from paperdex.text import fold
+from paperdex.text import IDEOGRAPHS, QUERY_FILLER, STOPWORDS, acronyms, fold, tokens, zh
 from paperdex.web import i18n
 from paperdex.web.render import parses
 
 MAX_SUGGESTIONS = 8
 MAX_AUTHOR_ROWS = 400  # papers read to find the authors whose names start so
+MAX_TERMS = 5  # title words and phrases offered, before the other kinds
+TITLE_SAMPLE = 1500  # titles read for a prefix (the newest of those holding it; cost: docs/web.md)
+PHRASE_WORDS = 2  # words a phrase may run past the word being typed ("large" -> "large language models")
 # arXiv's names for the categories a CS corpus holds, in English and Chinese
 CATEGORY_NAMES: dict[str, tuple[str, str]] = {
     "cs.AI": ("Artificial Intelligence", "人工智能"),
@@ -69,7 +77,7 @@ _CATEGORIES: dict[tuple[str, int], list[tuple[str, int]]] = {}  # per store and 
 class Suggestion:
     query: str  # the whole query with the last word completed
     label: str  # what the list shows
-    kind: str  # author / category / venue / syntax
+    kind: str  # term / acronym / zh / author / category / venue / syntax
     note: str = ""  # a count or a description
 
     def to_dict(self) -> dict[str, str]:
@@ -157,6 +165,142 @@ def venues(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUG
     ]
 
 
+# a word of a title as the index parts it, but `-` kept inside (vision-language, GPT-4)
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+# the plain words (no field, no quote, no minus) that end what was typed before the last word
+_CONTEXT = re.compile(rf"(?:^|(?<=\s))((?:[^\W_]+(?:-[^\W_]+)*\s+){{1,{PHRASE_WORDS}}})$")
+_TRAILING_IDEOGRAPHS = re.compile(f"[{IDEOGRAPHS}]+$")
+_PUNCTUATION = re.compile(r"[^\w\s-]|_|\s-|-\s")  # what parts a title into runs a phrase stays in
+
+
+def _title_phrases(title: str, typed: list[str]) -> dict[str, str]:
+    """The words and phrases of one title that start with the `typed` words (folded, the last
+    one a prefix), running at most PHRASE_WORDS words further inside one run of words (no colon
+    or comma crossed), not ending on a stopword nor alone a question's filler (can, use):
+    {folded: as the title writes it}."""
+    out: dict[str, str] = {}
+    k = len(typed)
+    for run in _PUNCTUATION.split(title):
+        if typed[-1] not in fold(run):  # most of a title: one fold for the run, not one a word
+            continue
+        words = _COMPOUND.findall(run)
+        folded = [fold(w) for w in words]
+        for i in range(len(words) - k + 1):
+            if folded[i + k - 1].startswith(typed[-1]) and folded[i : i + k - 1] == typed[:-1]:
+                for j in range(i + k, min(i + k + PHRASE_WORDS, len(words)) + 1):
+                    if folded[j - 1] not in STOPWORDS and (j > i + 1 or folded[i] not in QUERY_FILLER):
+                        out.setdefault(" ".join(folded[i:j]), " ".join(words[i:j]))
+    return out
+
+
+def _shown(written: str) -> str:
+    """A title's words as a suggestion shows them: lower case, but a word written with two
+    capitals or more (LLMs, ViT, ImageNet) as the title writes it."""
+    return re.sub(r"[^\W_]+", lambda m: m[0] if sum(c.isupper() for c in m[0]) >= 2 else m[0].lower(), written)
+
+
+def _titles_holding(store: Store, phrase: str, prefix: bool = False) -> list[int]:
+    """Rowids of the papers whose title holds `phrase` (its last word a prefix if `prefix`)."""
+    expr = '{title} : "' + " ".join(tokens(phrase)) + '"' + ("*" if prefix else "")
+    return store.exact_phrase_rowids(expr)
+
+
+def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, int]]:
+    """(words as shown, papers whose title holds them), most papers first, for the `typed`
+    words: read from the titles holding them (the newest TITLE_SAMPLE, then counted in full).
+    A phrase running past the typed words needs two titles; a phrase or word nearly always
+    followed by the same next word (large language -> large language models) gives way to the
+    longer one."""
+    if not tokens(" ".join(typed)) or len(typed[-1]) < 2:
+        return []
+    rowids = _titles_holding(store, " ".join(typed), prefix=True)
+    sample = rowids[-TITLE_SAMPLE:]
+    counts: Counter[str] = Counter()
+    written: dict[str, Counter[str]] = {}
+    for title in store.column_texts(sample, "title").values():
+        for key, words in _title_phrases(title, typed).items():
+            counts[key] += 1
+            written.setdefault(key, Counter())[words] += 1
+    longer: dict[str, int] = {}  # phrase -> the most papers of one phrase one word longer
+    for key, n in counts.items():
+        if n >= 2:  # a phrase offered
+            shorter = key.rpartition(" ")[0]
+            longer[shorter] = max(longer.get(shorter, 0), n)
+    keep = [k for k, n in counts.items() if (n >= 2 or k.count(" ") < len(typed)) and longer.get(k, 0) < 0.8 * n]
+    keep = sorted(keep, key=lambda k: (-counts[k], len(k)))[:limit]
+    if len(sample) < len(rowids):
+        counts.update({k: len(_titles_holding(store, k)) for k in keep})
+        keep.sort(key=lambda k: (-counts[k], len(k)))
+    return [(_shown(written[k].most_common(1)[0][0]), counts[k]) for k in keep]
+
+
+def terms(
+    store: Store, head: str, value: str, lang: str, field: str = "", quoted: bool = False, limit: int = MAX_TERMS
+) -> list[Suggestion]:
+    """Words and phrases of this store's titles that start with the word being typed, or with
+    it and the plain words typed just before it ("speculative dec" -> speculative decoding), an
+    acronym noted with what it stands for (data/acronyms.tsv). After `ti:` or `abs:` (`field`),
+    or in an open quote, the words typed there are completed there (ti:"speculative decoding")."""
+    words = value.split()
+    if not words or not all(_COMPOUND.fullmatch(w) for w in words):
+        return []
+    if field or quoted:
+        found = _title_terms(store, [fold(w) for w in words], limit)
+        opening = f'{field}:"' if field else '"'
+        return [_term(head + (f'{opening}{t}"' if quoted else _quoted(field, t)), t, n, lang) for t, n in found]
+    m = _CONTEXT.search(head)
+    before = list(_COMPOUND.finditer(head, m.start(1))) if m else []
+    for n in range(len(before), -1, -1):  # the longest phrase the titles hold first
+        used = before[len(before) - n :]
+        found = _title_terms(store, [fold(w[0]) for w in used] + [fold(value)], limit)
+        if found:
+            start = used[0].start() if used else len(head)
+            return [_term(head[:start] + label, label, count, lang) for label, count in found]
+    return []
+
+
+def _term(query: str, label: str, count: int, lang: str) -> Suggestion:
+    forms = acronyms.expand(label) if " " not in label and sum(c.isupper() for c in label) >= 2 else ()
+    if forms:
+        return Suggestion(query, label, "acronym", f"{forms[0]} · {_papers(lang, count)}")
+    return Suggestion(query, label, "term", _papers(lang, count))
+
+
+@cache
+def _zh_words() -> tuple[list[str], dict[str, list[str]], dict[str, int]]:
+    """The zh dictionary's words in order (for prefix search), their English readings and how
+    often its training summaries used them."""
+    readings, used = zh._load(zh.DICT)
+    return sorted(readings), readings, used
+
+
+def chinese(store: Store, head: str, value: str, lang: str, limit: int = MAX_TERMS) -> list[Suggestion]:
+    """Words of the zh dictionary (text/zh.py) that start with the Chinese characters typed
+    last (their longest ending that starts some word: 大语言模型推 -> 模型推理), one per English
+    reading (the whole word rather than the piece of it the training summaries used about as
+    often: 大语言模型, not 大语言); most used first (the common word before the one that only
+    matches more titles: 扩散模型 before 扩散方法, "diffusion"), of the 3 x `limit` most used
+    those whose reading titles of this store hold, noted with the reading and their number."""
+    run = _TRAILING_IDEOGRAPHS.search(value)
+    if not run:
+        return []
+    keys, readings, used = _zh_words()
+    for n in range(min(len(run[0]), 8), 0, -1):
+        typed = run[0][-n:]
+        starting = keys[bisect.bisect_left(keys, typed) : bisect.bisect_left(keys, typed + "\uffff")]
+        if words := [w for w in starting if w != typed and readings[w]]:
+            break
+    best: dict[str, str] = {}  # English reading -> the word offered for it
+    for w in sorted(words, key=lambda w: -used[w]):
+        shown = best.get(readings[w][0], w)
+        if shown in w and used[w] >= 0.8 * used[shown]:
+            best[readings[w][0]] = w
+    held = [(len(_titles_holding(store, r)) if tokens(r) else 0, r, w) for r, w in list(best.items())[: 3 * limit]]
+    held = [h for h in held if h[0]][:limit]
+    start = head + value[: len(value) - len(typed)]
+    return [Suggestion(start + w, w, "zh", f"{r} · {_papers(lang, n)}") for n, r, w in held]
+
+
 def _syntax(head: str, lang: str) -> list[Suggestion]:
     return [Suggestion(head + token, token, "syntax", zh if lang == "zh" else en) for token, en, zh in SYNTAX]
 
@@ -173,12 +317,16 @@ def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
         out = categories(store, head, value, lang)
     elif field == "venue":
         out = venues(store, head, value, lang)
+    elif field in ("ti", "abs"):
+        out = terms(store, head, value, lang, field, quoted=q.count('"') % 2 == 1)
     elif not field and value:
         low = value.lower()
         out = [s for s in _syntax(head, lang) if s.label.startswith(low) and s.label != low and s.label[0].isalpha()]
+        out += terms(store, head, value, lang, quoted=q.count('"') % 2 == 1)  # after a field it may be starting
         out += categories(store, head, value, lang, 3, fielded=True)
         if len(value) >= 3 and value.isascii():
             out += authors(store, head, value, lang, 3) + venues(store, head, value, lang, 2)
+        out += chinese(store, head, value, lang)  # after the category its Chinese name matched
     elif not field and not q.strip():
         out = _syntax("", lang)[:7]
     # every one a query that parses, or a field waiting for its value
