@@ -126,8 +126,8 @@ def healthz(request: Request) -> Response:
 
 @router.get("/api/suggest", include_in_schema=False)
 def api_suggest(request: Request, q: Annotated[str, Query(max_length=500)] = "", lang: str | None = None) -> Response:
-    """Completions of the query typed so far (web/suggest.py): authors, categories, venues
-    and the query syntax, from this store."""
+    """Completions of the query typed so far (web/suggest.py): title words and phrases,
+    Chinese words, authors, categories, venues and the query syntax, from this store."""
     with pool_of(request).reader() as st:
         found = suggest(st, q, lang if lang in i18n.LANGS else lang_of(request))
     return SafeJSON({"q": q, "suggestions": [s.to_dict() for s in found]})
