@@ -23,7 +23,7 @@ from paperdex.web.render import parses
 MAX_SUGGESTIONS = 8
 MAX_AUTHOR_ROWS = 400  # papers read to find the authors whose names start so
 MAX_TERMS = 5  # title words and phrases offered, before the other kinds
-TITLE_SAMPLE = 1500  # titles read for a prefix (the newest of those holding it; cost: docs/web.md)
+TITLE_SAMPLE = 800  # titles read for a prefix at most (an even sample past that; cost: docs/web.md)
 PHRASE_WORDS = 2  # words a phrase may run past the word being typed ("large" -> "large language models")
 # arXiv's names for the categories a CS corpus holds, in English and Chinese
 CATEGORY_NAMES: dict[str, tuple[str, str]] = {
@@ -105,8 +105,8 @@ def _quoted(field: str, value: str) -> str:
     return f'{field}:"{value}"' if re.search(r"[\s()]", value) else f"{field}:{value}"
 
 
-def _papers(lang: str, n: int) -> str:
-    return i18n.t(lang, "papers_n", n=n)
+def _papers(lang: str, n: int, about: bool = False) -> str:
+    return i18n.t(lang, "papers_about_n" if about else "papers_n", n=n)
 
 
 def authors(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
@@ -170,7 +170,8 @@ _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 # the plain words (no field, no quote, no minus) that end what was typed before the last word
 _CONTEXT = re.compile(rf"(?:^|(?<=\s))((?:[^\W_]+(?:-[^\W_]+)*\s+){{1,{PHRASE_WORDS}}})$")
 _TRAILING_IDEOGRAPHS = re.compile(f"[{IDEOGRAPHS}]+$")
-_PUNCTUATION = re.compile(r"[^\w\s-]|_|\s-|-\s")  # what parts a title into runs a phrase stays in
+# a run of words a phrase stays in: words apart by spaces or one hyphen, no colon or comma between
+_RUN = re.compile(r"[^\W_]+(?:(?:\s+|-)[^\W_]+)*")
 
 
 def _title_phrases(title: str, typed: list[str]) -> dict[str, str]:
@@ -178,13 +179,16 @@ def _title_phrases(title: str, typed: list[str]) -> dict[str, str]:
     one a prefix), running at most PHRASE_WORDS words further inside one run of words (no colon
     or comma crossed), not ending on a stopword nor alone a question's filler (can, use):
     {folded: as the title writes it}."""
+    low = fold(title)
+    aligned = len(low) == len(title)  # folding kept every letter in place: fold once, not per word
     out: dict[str, str] = {}
     k = len(typed)
-    for run in _PUNCTUATION.split(title):
-        if typed[-1] not in fold(run):  # most of a title: one fold for the run, not one a word
+    for run in _RUN.finditer(low if aligned else title):
+        if aligned and typed[-1] not in run[0]:
             continue
-        words = _COMPOUND.findall(run)
-        folded = [fold(w) for w in words]
+        spans = [(run.start() + m.start(), run.start() + m.end()) for m in _COMPOUND.finditer(run[0])]
+        words = [title[a:b] for a, b in spans]
+        folded = [low[a:b] for a, b in spans] if aligned else [fold(w) for w in words]
         for i in range(len(words) - k + 1):
             if folded[i + k - 1].startswith(typed[-1]) and folded[i : i + k - 1] == typed[:-1]:
                 for j in range(i + k, min(i + k + PHRASE_WORDS, len(words)) + 1):
@@ -205,16 +209,19 @@ def _titles_holding(store: Store, phrase: str, prefix: bool = False) -> list[int
     return store.exact_phrase_rowids(expr)
 
 
-def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, int]]:
-    """(words as shown, papers whose title holds them), most papers first, for the `typed`
-    words: read from the titles holding them (the newest TITLE_SAMPLE, then counted in full).
-    A phrase running past the typed words needs two titles; a phrase or word nearly always
+def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, int, bool]]:
+    """(words as shown, papers whose title holds them, whether that is an estimate), most
+    papers first, for the `typed` words: read from the titles holding them, or from every
+    k-th of them when there are more than TITLE_SAMPLE (the counts then scaled up and rounded
+    to two digits: counting each offered phrase in full took most of an answer's time). A
+    phrase running past the typed words needs two titles; a phrase or word nearly always
     followed by the same next word (large language -> large language models) gives way to the
     longer one."""
     if not tokens(" ".join(typed)) or len(typed[-1]) < 2:
         return []
     rowids = _titles_holding(store, " ".join(typed), prefix=True)
-    sample = rowids[-TITLE_SAMPLE:]
+    step = max(1, -(-len(rowids) // TITLE_SAMPLE))  # spread over the whole store, not its newest papers
+    sample = rowids[::step]
     counts: Counter[str] = Counter()
     written: dict[str, Counter[str]] = {}
     for title in store.column_texts(sample, "title").values():
@@ -228,10 +235,13 @@ def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, 
             longer[shorter] = max(longer.get(shorter, 0), n)
     keep = [k for k, n in counts.items() if (n >= 2 or k.count(" ") < len(typed)) and longer.get(k, 0) < 0.8 * n]
     keep = sorted(keep, key=lambda k: (-counts[k], len(k)))[:limit]
-    if len(sample) < len(rowids):
-        counts.update({k: len(_titles_holding(store, k)) for k in keep})
-        keep.sort(key=lambda k: (-counts[k], len(k)))
-    return [(_shown(written[k].most_common(1)[0][0]), counts[k]) for k in keep]
+    found = [(k, counts[k]) if step == 1 else (k, _two_digits(counts[k] * len(rowids) / len(sample))) for k in keep]
+    return [(_shown(written[k].most_common(1)[0][0]), n, step > 1) for k, n in found]
+
+
+def _two_digits(n: float) -> int:
+    """`n` rounded to two significant digits (3272.4 -> 3300, 56.3 -> 56): an estimate's precision."""
+    return int(round(n, 2 - len(str(int(n)))))
 
 
 def terms(
@@ -247,7 +257,7 @@ def terms(
     if field or quoted:
         found = _title_terms(store, [fold(w) for w in words], limit)
         opening = f'{field}:"' if field else '"'
-        return [_term(head + (f'{opening}{t}"' if quoted else _quoted(field, t)), t, n, lang) for t, n in found]
+        return [_term(head + (f'{opening}{t}"' if quoted else _quoted(field, t)), t, n, e, lang) for t, n, e in found]
     m = _CONTEXT.search(head)
     before = list(_COMPOUND.finditer(head, m.start(1))) if m else []
     for n in range(len(before), -1, -1):  # the longest phrase the titles hold first
@@ -255,15 +265,15 @@ def terms(
         found = _title_terms(store, [fold(w[0]) for w in used] + [fold(value)], limit)
         if found:
             start = used[0].start() if used else len(head)
-            return [_term(head[:start] + label, label, count, lang) for label, count in found]
+            return [_term(head[:start] + label, label, n, about, lang) for label, n, about in found]
     return []
 
 
-def _term(query: str, label: str, count: int, lang: str) -> Suggestion:
+def _term(query: str, label: str, count: int, about: bool, lang: str) -> Suggestion:
     forms = acronyms.expand(label) if " " not in label and sum(c.isupper() for c in label) >= 2 else ()
     if forms:
-        return Suggestion(query, label, "acronym", f"{forms[0]} · {_papers(lang, count)}")
-    return Suggestion(query, label, "term", _papers(lang, count))
+        return Suggestion(query, label, "acronym", f"{forms[0]} · {_papers(lang, count, about)}")
+    return Suggestion(query, label, "term", _papers(lang, count, about))
 
 
 @cache

@@ -49,6 +49,17 @@ def test_a_word_being_typed_is_completed_from_the_titles(sc, web_dir):
     assert _ask(sc, 'ti:"weight decay" ca')[0]["query"] == 'ti:"weight decay" cat:'
 
 
+def test_counts_read_from_a_sample_say_about(sc, web_dir, monkeypatch):
+    from paperdex.web import suggest
+
+    monkeypatch.setattr(suggest, "TITLE_SAMPLE", 4)  # as on a large store: every k-th title read
+    got = _ask(sc, "diffusion mo")[0]
+    exact = _titles_with(web_dir, "diffusion models")
+    assert got["label"] == "diffusion models" and got["note"].startswith("about ")
+    assert abs(int(got["note"].split()[1]) - exact) <= exact / 2, (got, exact)
+    assert _ask(sc, "diffusion mo", "zh")[0]["note"].startswith("约 ")
+
+
 def test_words_are_completed_inside_a_field_or_a_quote(sc):
     assert _ask(sc, 'ti:"diffusion mo')[0]["query"] == 'ti:"diffusion models"'
     assert _ask(sc, '"diffusion mo')[0]["query"] == '"diffusion models"'
