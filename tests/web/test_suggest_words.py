@@ -9,6 +9,8 @@ import re
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
 from paperdex.store import Store
 from paperdex.web.app import create_app
@@ -93,6 +95,21 @@ def test_chinese_words_the_dictionary_knows_and_the_store_holds(sc, web_dir):
      "\\", "扩散'", "扩散*", "ｓｐｅｃ", "Spéc", "x" * 500, "a b c d e f g", "大语言模型 推理 扩"],
 )  # fmt: skip
 def test_any_text_gets_queries_that_parse(sc, q):
+    for s in _ask(sc, q):
+        assert (s["kind"] == "syntax" and s["query"].endswith(":")) or parses(s["query"]), (q, s)
+
+
+# what a search box receives: words, field prefixes, quotes, operators, Chinese, other scripts
+PIECES = ["spec", "ul", "large", " ", "-", '"', "ti:", "abs:", "au:", "(", ")", "*", "扩散", "推", "ﬁ", "é", "ß"]
+TYPED = hs.lists(
+    hs.sampled_from(PIECES) | hs.text(max_size=4),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(q=TYPED)
+def test_whatever_is_typed_gets_an_answer(sc, q):
     for s in _ask(sc, q):
         assert (s["kind"] == "syntax" and s["query"].endswith(":")) or parses(s["query"]), (q, s)
 
