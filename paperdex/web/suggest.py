@@ -105,8 +105,8 @@ def _quoted(field: str, value: str) -> str:
     return f'{field}:"{value}"' if re.search(r"[\s()]", value) else f"{field}:{value}"
 
 
-def _papers(lang: str, n: int, about: bool = False) -> str:
-    return i18n.t(lang, "papers_about_n" if about else "papers_n", n=n)
+def _papers(lang: str, n: int) -> str:
+    return i18n.t(lang, "papers_n", n=n)
 
 
 def authors(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
@@ -209,19 +209,16 @@ def _titles_holding(store: Store, phrase: str, prefix: bool = False) -> list[int
     return store.exact_phrase_rowids(expr)
 
 
-def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, int, bool]]:
-    """(words as shown, papers whose title holds them, whether that is an estimate), most
-    papers first, for the `typed` words: read from the titles holding them, or from every
-    k-th of them when there are more than TITLE_SAMPLE (the counts then scaled up and rounded
-    to two digits: counting each offered phrase in full took most of an answer's time). A
-    phrase running past the typed words needs two titles; a phrase or word nearly always
-    followed by the same next word (large language -> large language models) gives way to the
-    longer one."""
+def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, int]]:
+    """(words as shown, papers whose title holds them), most papers first, for the `typed`
+    words: found in the titles holding them (in every k-th of them past TITLE_SAMPLE, spread
+    over the store), then counted in the index as a search for them would find them. A phrase
+    running past the typed words needs two titles; a phrase or word nearly always followed by
+    the same next word (large language -> large language models) gives way to the longer one."""
     if not tokens(" ".join(typed)) or len(typed[-1]) < 2:
         return []
     rowids = _titles_holding(store, " ".join(typed), prefix=True)
-    step = max(1, -(-len(rowids) // TITLE_SAMPLE))  # spread over the whole store, not its newest papers
-    sample = rowids[::step]
+    sample = rowids[:: max(1, -(-len(rowids) // TITLE_SAMPLE))]
     counts: Counter[str] = Counter()
     written: dict[str, Counter[str]] = {}
     for title in store.column_texts(sample, "title").values():
@@ -234,14 +231,8 @@ def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, 
             shorter = key.rpartition(" ")[0]
             longer[shorter] = max(longer.get(shorter, 0), n)
     keep = [k for k, n in counts.items() if (n >= 2 or k.count(" ") < len(typed)) and longer.get(k, 0) < 0.8 * n]
-    keep = sorted(keep, key=lambda k: (-counts[k], len(k)))[:limit]
-    found = [(k, counts[k]) if step == 1 else (k, _two_digits(counts[k] * len(rowids) / len(sample))) for k in keep]
-    return [(_shown(written[k].most_common(1)[0][0]), n, step > 1) for k, n in found]
-
-
-def _two_digits(n: float) -> int:
-    """`n` rounded to two significant digits (3272.4 -> 3300, 56.3 -> 56): an estimate's precision."""
-    return int(round(n, 2 - len(str(int(n)))))
+    held = {k: len(_titles_holding(store, k)) for k in sorted(keep, key=lambda k: (-counts[k], len(k)))[:limit]}
+    return [(_shown(written[k].most_common(1)[0][0]), n) for k, n in sorted(held.items(), key=lambda x: -x[1])]
 
 
 def terms(
@@ -257,7 +248,7 @@ def terms(
     if field or quoted:
         found = _title_terms(store, [fold(w) for w in words], limit)
         opening = f'{field}:"' if field else '"'
-        return [_term(head + (f'{opening}{t}"' if quoted else _quoted(field, t)), t, n, e, lang) for t, n, e in found]
+        return [_term(head + (f'{opening}{t}"' if quoted else _quoted(field, t)), t, n, lang) for t, n in found]
     m = _CONTEXT.search(head)
     before = list(_COMPOUND.finditer(head, m.start(1))) if m else []
     for n in range(len(before), -1, -1):  # the longest phrase the titles hold first
@@ -265,15 +256,15 @@ def terms(
         found = _title_terms(store, [fold(w[0]) for w in used] + [fold(value)], limit)
         if found:
             start = used[0].start() if used else len(head)
-            return [_term(head[:start] + label, label, n, about, lang) for label, n, about in found]
+            return [_term(head[:start] + label, label, n, lang) for label, n in found]
     return []
 
 
-def _term(query: str, label: str, count: int, about: bool, lang: str) -> Suggestion:
+def _term(query: str, label: str, count: int, lang: str) -> Suggestion:
     forms = acronyms.expand(label) if " " not in label and sum(c.isupper() for c in label) >= 2 else ()
     if forms:
-        return Suggestion(query, label, "acronym", f"{forms[0]} · {_papers(lang, count, about)}")
-    return Suggestion(query, label, "term", _papers(lang, count, about))
+        return Suggestion(query, label, "acronym", f"{forms[0]} · {_papers(lang, count)}")
+    return Suggestion(query, label, "term", _papers(lang, count))
 
 
 @cache

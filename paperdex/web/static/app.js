@@ -205,9 +205,8 @@
   // lines added later (daily.js): their math
   document.addEventListener("paperdex:added", function (e) { typeset(e.target); });
 
-  // Suggestions while typing (title words and phrases, acronyms, Chinese words, authors,
-  // categories, venues, the query syntax) from /api/suggest: a listbox under the box, driven by
-  // the arrow keys, Enter and Escape. Nothing is asked while a Chinese input method is composing.
+  // Suggestions while typing (web/suggest.py) from /api/suggest: a listbox under the box, driven
+  // by the arrow keys, Enter and Escape. Nothing is asked while an input method is composing.
   var box = document.querySelector("input[data-suggest]");
   var listbox = document.getElementById("suggestions");
   if (box && listbox && window.fetch) {
