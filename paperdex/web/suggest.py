@@ -256,7 +256,7 @@ def terms(
         found = _title_terms(store, [fold(w[0]) for w in used] + [fold(value)], limit)
         if found:
             start = used[0].start() if used else len(head)
-            return [_term(head[:start] + label, label, n, lang) for label, n in found]
+            return [_term(head[:start] + label, label, count, lang) for label, count in found]
     return []
 
 
