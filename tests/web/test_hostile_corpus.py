@@ -31,6 +31,7 @@ SAFE_TAGS = {
     "p", "h1", "h2", "h3", "form", "input", "button", "select", "option", "label", "ul", "ol", "li", "details",
     "summary", "article", "section", "aside", "mark", "strong", "em", "dl", "dt", "dd", "pre", "code", "br", "small",
     "time", "table", "thead", "tbody", "tr", "th", "td", "fieldset", "legend", "svg", "path", "textarea", "b", "i",
+    "hr",
 }  # fmt: skip
 
 
