@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "web"))
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
 import webstore  # noqa: E402
 from live_server import in_thread  # noqa: E402
+from watched import watched_page  # noqa: E402
 
 CHROMIUM = os.environ.get("PAPERDEX_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -58,16 +59,10 @@ def page(browser):
     """A fresh context per test (no cookies carried over), English by default, which fails
     the test if any dialog (an injected alert) opens, a script errors, or the console reports
     an error (a CSP violation, a missing asset)."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-    p = ctx.new_page()
-    events: list[str] = []
-    p.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
-    p.on("pageerror", lambda e: events.append(f"pageerror: {e}"))
-    p.on("console", lambda m: events.append(f"console: {m.text}") if m.type == "error" else None)
-    p.events = events
+    ctx, p = watched_page(browser, viewport={"width": 1280, "height": 900}, locale="en-US")
     yield p
     ctx.close()
-    assert not events, events
+    assert not p.events, p.events
 
 
 @pytest.fixture(scope="session")

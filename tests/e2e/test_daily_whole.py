@@ -13,6 +13,7 @@ import httpx
 import pytest
 from live_server import in_thread
 from playwright.sync_api import expect
+from watched import watched_page
 
 from paperdex.discover import feed
 from paperdex.ingest import load_sample
@@ -44,14 +45,7 @@ def sample(tmp_path_factory):
 
 def _open(browser, viewport, lang="en", **kw):
     """A page that fails the test on a script error, a console error or a dialog."""
-    ctx = browser.new_context(viewport=viewport, locale=LANGS[lang], **kw)
-    p = ctx.new_page()
-    events: list[str] = []
-    p.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
-    p.on("pageerror", lambda e: events.append(f"pageerror: {e}"))
-    p.on("console", lambda m: events.append(f"console: {m.text}") if m.type == "error" else None)
-    p.events = events
-    return ctx, p
+    return watched_page(browser, viewport=viewport, locale=LANGS[lang], **kw)
 
 
 def _day_ids(base: str) -> list[str]:

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import expect
+from watched import watched_page
 from webstore import SIGNALS_ID, SIGNALS_WEEK
 
 LANGS = {"en": "en-US", "zh": "zh-CN"}
@@ -25,16 +26,11 @@ def lp(request, browser):
     """A page in one interface language (from the browser's Accept-Language), failing the test
     on any script error, console error (a CSP violation, a missing asset) or dialog."""
     lang = request.param
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale=LANGS[lang])
-    p = ctx.new_page()
-    events: list[str] = []
-    p.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
-    p.on("pageerror", lambda e: events.append(f"pageerror: {e}"))
-    p.on("console", lambda m: events.append(f"console: {m.text}") if m.type == "error" else None)
+    ctx, p = watched_page(browser, viewport={"width": 1280, "height": 900}, locale=LANGS[lang])
     p.lang = lang
     yield p
     ctx.close()
-    assert not events, events
+    assert not p.events, p.events
 
 
 def _query(url: str) -> dict[str, str]:
