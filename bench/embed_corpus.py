@@ -27,18 +27,22 @@ def main() -> None:
     ap.add_argument("corpus")
     ap.add_argument("out", help="output prefix: writes OUT.npy, OUT.ids.txt")
     ap.add_argument("--model", default="multilingual-e5-small")
+    ap.add_argument("--threads", type=int, help="the model's threads (default: the engine's choice)")
+    ap.add_argument("--shard", default="0/1", help="K/N: this process does every Nth chunk from the Kth")
+    ap.add_argument("--no-join", action="store_true", help="only embed; another shard joins the parts")
     args = ap.parse_args()
+    k, n_shards = (int(x) for x in args.shard.split("/"))
     out = Path(args.out)
     parts = Path(str(out) + ".parts")
     parts.mkdir(parents=True, exist_ok=True)
     with gzip.open(args.corpus, "rt") if args.corpus.endswith(".gz") else open(args.corpus) as f:
         recs = [json.loads(line) for line in f if line.strip()]
-    emb = get_embedder(args.model)
+    emb = get_embedder(args.model, threads=args.threads)
     t0 = time.time()
     done = 0
     for start in range(0, len(recs), CHUNK):
         part = parts / f"{start:08d}.npy"
-        if part.exists():
+        if (start // CHUNK) % n_shards != k or part.exists():
             continue
         batch = recs[start : start + CHUNK]
         vecs = emb.embed_docs([doc_text(r["title"], r["abstract"]) for r in batch])
@@ -46,7 +50,10 @@ def main() -> None:
         Path(str(part) + ".tmp.npy").rename(part)
         done += len(batch)
         rate = done / (time.time() - t0)
-        Path(str(out) + ".progress").write_text(f"{start + len(batch)}/{len(recs)} docs, {rate:.2f} docs/s this run\n")
+        have = len(list(parts.glob("*[0-9].npy"))) * CHUNK
+        Path(f"{out}.progress.{k}").write_text(f"~{have}/{len(recs)} docs, {rate:.2f} docs/s this shard this run\n")
+    if args.no_join or not all((parts / f"{s:08d}.npy").exists() for s in range(0, len(recs), CHUNK)):
+        return
     arrays = [np.load(parts / f"{s:08d}.npy") for s in range(0, len(recs), CHUNK)]
     np.save(str(out) + ".npy", np.concatenate(arrays))
     Path(str(out) + ".ids.txt").write_text("".join(r["id"] + "\n" for r in recs))
