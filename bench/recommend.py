@@ -33,6 +33,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +81,7 @@ def sklearn_svm(c: R.Corpus, features: str, Cval: float):
     from sklearn.svm import LinearSVC
 
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        neg = R._negatives(c, seed, tag, R.FIT.negatives)
+        neg = R._negatives(c, seed, tag, R.NEGATIVES)
         idx = np.concatenate([tag, neg])
         y = np.r_[np.ones(len(tag)), -np.ones(len(neg))]
         parts = []
@@ -103,6 +104,111 @@ def sklearn_svm(c: R.Corpus, features: str, Cval: float):
     return fit_score
 
 
+@dataclass(frozen=True)
+class Fit:
+    """How the SVM is fitted: paperdex's defaults (recommend.C, recommend.NEGATIVES, balanced
+    class weights, dense and tf-idf features), and the levers --grid tried against the tf-idf
+    centroid (none won overall, so paperdex has none of them)."""
+
+    C: float = R.C  # regularisation
+    negatives: int = R.NEGATIVES  # random papers taken as negatives
+    dense: bool = True  # the embeddings as features
+    tfidf: bool = True  # the tf-idf vectors as features
+    tfidf_scale: float = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
+    balanced: bool = True  # class weights balanced (else 1 per paper)
+    near_share: float = 0.0  # share of the corpus nearest the tag's centroid never sampled as negatives
+    prior: float = 0.0  # the weights are pulled toward this multiple of the positives' mean features
+    min_pos_df: int = 1  # words weighed: those in at least this many of the tag's papers
+
+
+MIN_POS_DF_TAG = 5  # Fit.min_pos_df applies to tags of at least this many papers
+
+
+class LeverSvm(R._Svm):
+    """recommend's SVM problem with the levers: C, the features, their scale, the class
+    weights and a prior `w0` the weights are pulled toward."""
+
+    def __init__(self, c: R.Corpus, pos: np.ndarray, neg: np.ndarray, terms: np.ndarray, opts: Fit) -> None:
+        super().__init__(c, pos, neg, 0, terms)
+        self.C, self.alpha = opts.C, opts.tfidf_scale
+        if not opts.balanced:
+            self.cw = np.ones(len(pos) + len(neg))
+        if self.Zs is not None and self.alpha != 1.0:
+            self.Zs = self.Zs._replace(val=self.Zs.val * self.alpha)
+            self.ZsT = R.transpose(self.Zs)
+        if not opts.dense:
+            self.D = self.Zd = None
+            self.dd = 0
+        dk, dd = self.dk, self.dd
+        self.w0 = np.zeros(dk + dd)
+        if opts.prior:
+            if self.P is not None:
+                self.w0[:dk] = opts.prior * self.alpha * R.column_sums(self.P) / len(pos)
+            if self.Zd is not None:
+                self.w0[dk:] = opts.prior * self.Zd[: len(pos)].mean(axis=0)
+
+    def objective(self, wb: np.ndarray) -> tuple[float, np.ndarray]:
+        dk, dd, C_, y, cw, w0 = self.dk, self.dd, self.C, self.y, self.cw, self.w0
+        ws, wd, b = wb[:dk], wb[dk : dk + dd], wb[-1]
+        s = np.full(len(y), b)
+        if self.Zs is not None:
+            s += R.matvec(self.Zs, ws)
+        if self.Zd is not None:
+            s += self.Zd @ wd
+        h = np.maximum(0.0, 1.0 - y * s)
+        g = -2.0 * C_ * cw * h * y
+        grad = np.empty_like(wb)
+        grad[:dk] = ws - w0[:dk] + (R.matvec(self.ZsT, g) if self.ZsT is not None else 0.0)
+        grad[dk : dk + dd] = wd - w0[dk:] + (self.Zd.T @ g if self.Zd is not None else 0.0)
+        grad[-1] = g.sum()
+        dw = wb[:-1] - w0
+        return 0.5 * float(dw @ dw) + C_ * float(np.sum(cw * h * h)), grad
+
+
+def train(c: R.Corpus, pos: np.ndarray, opts: Fit, seed: str) -> R.Model:
+    """recommend.train (no dismissals, no warm start) with the levers of `opts`."""
+    from threadpoolctl import threadpool_limits
+
+    pos = np.unique(np.asarray(pos, dtype=np.int64))
+    exclude = pos
+    if opts.near_share > 0 and c.D is not None:  # the papers nearest the tag are likely on its topic
+        cs = c.D @ np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
+        kk = int(opts.near_share * c.n)
+        if kk > 0:
+            exclude = np.union1d(exclude, np.argpartition(-cs, kk - 1)[:kk])
+    neg = R._negatives(c, seed, exclude, opts.negatives).astype(np.int64)
+    terms = R._terms_of(c, pos) if opts.tfidf else np.zeros(0, dtype=np.int64)
+    if opts.tfidf and opts.min_pos_df > 1 and len(pos) >= MIN_POS_DF_TAG:  # a word of one saved paper
+        df = np.bincount(c.terms_in(pos), minlength=c.n_terms)[terms]  # lets the fit single it out
+        terms = terms[df >= opts.min_pos_df]
+    svm = LeverSvm(c, pos, neg, terms, opts)
+    with threadpool_limits(limits=1, user_api="blas"):
+        x = R.lbfgs(svm.objective, np.r_[svm.w0, 0.0])
+    dk, dd, P = svm.dk, svm.dd, svm.P
+    return R.Model(
+        terms=terms,
+        w_terms=(x[:dk] * svm.alpha).astype(np.float32),  # weights of the unscaled tf-idf
+        w_dense=x[dk : dk + dd].astype(np.float32) if dd else None,
+        bias=float(x[-1]),
+        centroid=np.asarray(svm.D[pos], dtype=np.float32).mean(axis=0) if svm.D is not None else None,
+        c_terms=(R.column_sums(P) / len(pos)).astype(np.float32) if P is not None else np.zeros(0, np.float32),
+        pos_df=np.bincount(P.idx, minlength=dk).astype(np.int32) if P is not None else np.zeros(0, np.int32),
+        positives=pos,
+        negatives=len(neg),
+    )
+
+
+def with_centroids(c: R.Corpus, m: R.Model, weight: float) -> np.ndarray:
+    """The SVM's z-score plus `weight` x the mean z-score of its two centroids."""
+    out = R.scores(c, m)
+    parts = [] if not weight else [R._z(c.D @ m.centroid)] if m.centroid is not None else []
+    if weight and len(m.terms):
+        parts.append(R._z(c.score_terms(m.terms, m.c_terms)))
+    if parts:
+        out += weight * sum(parts) / len(parts)
+    return out
+
+
 def paperdex_svm(
     c: R.Corpus,
     dense: bool,
@@ -110,11 +216,10 @@ def paperdex_svm(
     centroid_weight: float = 0.0,
     **fit,
 ):
-    opts = R.Fit(dense=dense, tfidf=tfidf, **fit)  # C, tfidf_scale and the levers of --grid
+    opts = Fit(dense=dense, tfidf=tfidf, **fit)  # C, tfidf_scale and the levers of --grid
 
     def fit_score(tag: np.ndarray, seed: str) -> np.ndarray:
-        m = R.train(c, tag, None, opts, seed=seed)
-        return R.scores(c, m, centroid_weight=centroid_weight)
+        return with_centroids(c, train(c, tag, opts, seed), centroid_weight)
 
     return fit_score
 
@@ -411,7 +516,7 @@ def main() -> None:
         print("# scikit-learn not installed: LinearSVC rows skipped", file=sys.stderr)
     recs["SVM dense"] = paperdex_svm(c, True, False)
     recs["SVM tf-idf"] = paperdex_svm(c, False, True)
-    recs["SVM dense+tf-idf"] = paperdex_svm(c, True, True, R.CENTROID_WEIGHT)
+    recs["SVM dense+tf-idf"] = paperdex_svm(c, True, True)
     picks: dict[str, list[str]] = {}
     recs["chosen per tag (default)"] = chosen_per_tag(c, picks)
     recs["centroid (dense+tf-idf)"] = centroid_both(c)

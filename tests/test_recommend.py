@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -156,8 +158,8 @@ def test_the_model_that_ranks_held_out_papers_higher_is_chosen(sample_store):
     c = R.corpus(store)
     pos = c.docs([store.rowid(x) for x in tag])
     m = R.fit(c, pos, seed="eess.IV")
-    svm_hits = _held_in_top(c, store, R.as_kind(m, "svm"), tag, held)
-    cen_hits = _held_in_top(c, store, R.as_kind(m, "tf-idf centroid"), tag, held)
+    svm_hits = _held_in_top(c, store, replace(m, kind="svm"), tag, held)
+    cen_hits = _held_in_top(c, store, replace(m, kind="tf-idf centroid"), tag, held)
     assert svm_hits >= cen_hits + 3, (svm_hits, cen_hits)  # clearly better on the held-out rest
     assert m.kind == "svm" and m.choice is not None and m.choice.folds == R.FOLDS
     got = m.choice.metrics
@@ -166,7 +168,7 @@ def test_the_model_that_ranks_held_out_papers_higher_is_chosen(sample_store):
     assert other_default.kind == "svm", other_default.choice.metrics
     assert other_default.choice.text().startswith("SVM: ranked held-out saved papers higher (")
     # a centroid ranks, and explains itself, by the tag's mean tf-idf vector
-    cen = R.as_kind(m, "tf-idf centroid")
+    cen = replace(m, kind="tf-idf centroid")
     cen.choice = R.Choice("tf-idf centroid", got, R.FOLDS, len(pos), default="svm")
     doc = int(np.argmax(np.where(np.isin(np.arange(c.n), pos), -np.inf, R.scores(c, cen))))
     why = R.explain_one(StoreCorpus(store), c, cen, doc, store.get_many([int(c.rowids[doc])])[int(c.rowids[doc])])
@@ -211,8 +213,8 @@ def test_every_kind_scores_as_a_z_score(sample_store):
     tag, _ = _category_tag(sample_store, "eess.IV", 12)
     c = R.corpus(sample_store)
     m = R.fit(c, c.docs([sample_store.rowid(x) for x in tag]), seed="z")
-    for kind in R.MODEL_KINDS:
-        s = R.scores(c, R.as_kind(m, kind))
+    for kind in R.LABELS:
+        s = R.scores(c, replace(m, kind=kind))
         assert abs(float(s.mean())) < 1e-3 and abs(float(s.std()) - 1.0) < 1e-3, kind
 
 
@@ -220,8 +222,6 @@ def test_pages_of_recommendations_are_slices_of_one_order_even_among_ties(store)
     """Six copies of a tagged paper (same text, same vector) score exactly alike. Reading the
     recommendations two at a time lists what one page of twelve lists, in the same order:
     no copy twice, none skipped, whichever page boundary falls among the ties."""
-    from dataclasses import replace
-
     topic = _topic(store, "cs.RO")
     L.add_to_tag(store, "ties", topic[:8])
     src = store.get(topic[0])

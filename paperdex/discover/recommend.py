@@ -39,9 +39,11 @@ from paperdex.text import STOPWORDS, stemmer, tokens
 FTOL_REL = 1e7 * float(np.finfo(float).eps)
 LBFGS_MEMORY = 30
 MAX_EVAL = 200
-CENTROID_WEIGHT = 0.0  # weight of the centroid's z-score beside the SVM's (measured: 0 is best)
+# The SVM's fit: the measured defaults (the levers bench/recommend.py --grid tried against the
+# tf-idf centroid won nothing overall and live in that script)
+C = 0.3  # regularisation
+NEGATIVES = 3000  # random papers taken as negatives
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
-MIN_POS_DF_TAG = 5  # Fit.min_pos_df applies to tags of at least this many papers
 MIN_POSITIVES = 1
 MODEL_CACHE = 32
 # Choosing the model per tag (:func:`fit`): candidates, compared on the tag's own papers
@@ -53,25 +55,6 @@ CHOICE_CACHE = 256
 EXPLAIN_NEIGHBOURS = 3
 EXPLAIN_TERMS = 6
 EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown as reasons
-
-
-@dataclass(frozen=True)
-class Fit:
-    """How the SVM is fitted: the measured defaults, and the levers bench/recommend.py --grid
-    tried against the tf-idf centroid (none won overall, so they are off)."""
-
-    C: float = 0.3  # regularisation
-    negatives: int = 3000  # random papers taken as negatives
-    dense: bool = True  # the embeddings as features
-    tfidf: bool = True  # the tf-idf vectors as features
-    tfidf_scale: float = 1.0  # length of a paper's tf-idf vector beside its unit-length embedding
-    balanced: bool = True  # class weights balanced (else 1 per paper, DISMISSED_WEIGHT per dismissal)
-    near_share: float = 0.0  # share of the corpus nearest the tag's centroid never sampled as negatives
-    prior: float = 0.0  # the weights are pulled toward this multiple of the positives' mean features
-    min_pos_df: int = 1  # words weighed: those in at least this many of the tag's papers
-
-
-FIT = Fit()
 
 
 # --- sparse matrices as arrays -----------------------------------------------------------------
@@ -269,11 +252,10 @@ class Model:
     pos_df: np.ndarray  # how many positives contain each of `terms`
     positives: np.ndarray  # docs
     negatives: int
-    kind: str = "svm"  # one of MODEL_KINDS: how `scores` ranks
+    kind: str = "svm"  # a key of LABELS: how `scores` ranks
     choice: Choice | None = None  # why this kind (set by `fit`)
 
 
-MODEL_KINDS = ("svm", "tf-idf centroid", "dense centroid")
 LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid", "dense centroid": "dense centroid"}
 
 
@@ -323,64 +305,32 @@ def _negatives(c: Corpus, seed: str, exclude: np.ndarray, k: int) -> np.ndarray:
     return np.setdiff1d(cand, exclude, assume_unique=True)[:k]
 
 
-def _sample(c: Corpus, pos: np.ndarray, exclude: np.ndarray, opts: Fit, seed: str) -> np.ndarray:
-    """The random negatives: never a paper of `exclude`, nor (`near_share`) one of the papers
-    nearest the tag, which are likely on its topic."""
-    if opts.near_share > 0 and c.D is not None and len(pos):
-        cs = c.D @ np.asarray(c.D[pos], dtype=np.float32).mean(axis=0)
-        kk = int(opts.near_share * c.n)
-        if kk > 0:
-            exclude = np.union1d(exclude, np.argpartition(-cs, kk - 1)[:kk])
-    return _negatives(c, seed, exclude, opts.negatives)
-
-
-def _weighed_terms(c: Corpus, pos: np.ndarray, opts: Fit) -> np.ndarray:
-    """The terms the SVM weighs: those of the positives (with `min_pos_df`, of several of them:
-    a word of one saved paper lets the fit single that paper out)."""
-    if not opts.tfidf:
-        return np.zeros(0, dtype=np.int64)
-    terms = _terms_of(c, pos)
-    if opts.min_pos_df > 1 and len(pos) >= MIN_POS_DF_TAG:
-        df = np.bincount(c.terms_in(pos), minlength=c.n_terms)[terms]
-        terms = terms[df >= opts.min_pos_df]
-    return terms
-
-
 class _Svm:
-    """The SVM's problem: the features of the positives and negatives (tf-idf over `terms`,
-    scaled, then dense), labels, class weights, the prior `w0`, and the objective."""
+    """The SVM's problem: the features of the positives and negatives (tf-idf over `terms`, then
+    dense), labels, balanced class weights (a dismissal weighs DISMISSED_WEIGHT), the objective."""
 
-    def __init__(self, c: Corpus, pos: np.ndarray, neg: np.ndarray, dismissed: int, terms: np.ndarray, opts: Fit):
+    def __init__(self, c: Corpus, pos: np.ndarray, neg: np.ndarray, dismissed: int, terms: np.ndarray):
         idx = np.concatenate([pos, neg])
         self.y = np.r_[np.ones(len(pos)), -np.ones(len(neg))]
         m = len(idx)
         w_neg = np.ones(len(neg))
         w_neg[:dismissed] = DISMISSED_WEIGHT
-        if opts.balanced:
-            self.cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
-        else:
-            self.cw = np.r_[np.ones(len(pos)), w_neg]
-        self.C, self.alpha, self.terms = opts.C, opts.tfidf_scale, terms
+        self.cw = np.r_[np.full(len(pos), m / (2 * len(pos))), w_neg * m / (2 * w_neg.sum())]
+        self.terms = terms
         dk = self.dk = len(terms)
         self.P = c.rows(pos, terms) if dk else None  # the positives' tf-idf (their mean: the centroid)
         self.Zs = self.ZsT = None
         if dk:
             Zs = c.rows(idx, terms)
-            self.Zs = Zs._replace(val=Zs.val.astype(np.float64) * self.alpha)  # float64 like the weights
+            self.Zs = Zs._replace(val=Zs.val.astype(np.float64))  # float64 like the weights
             self.ZsT = transpose(self.Zs)
-        self.D = c.D if opts.dense else None
+        self.D = c.D
         self.Zd = np.asarray(self.D[idx], dtype=np.float64) if self.D is not None else None
-        dd = self.dd = self.Zd.shape[1] if self.Zd is not None else 0
-        self.w0 = np.zeros(dk + dd)  # the weights the fit is pulled toward: `prior` x the positives' mean
-        if opts.prior:
-            if self.P is not None:
-                self.w0[:dk] = opts.prior * self.alpha * column_sums(self.P) / len(pos)
-            if self.Zd is not None:
-                self.w0[dk : dk + dd] = opts.prior * self.Zd[: len(pos)].mean(axis=0)
+        self.dd = self.Zd.shape[1] if self.Zd is not None else 0
 
     def objective(self, wb: np.ndarray) -> tuple[float, np.ndarray]:
         """The loss at weights and bias `wb`, and its gradient."""
-        dk, dd, C_, y, cw, w0 = self.dk, self.dd, self.C, self.y, self.cw, self.w0
+        dk, dd, y, cw = self.dk, self.dd, self.y, self.cw
         ws, wd, b = wb[:dk], wb[dk : dk + dd], wb[-1]
         s = np.full(len(y), b)
         if self.Zs is not None:
@@ -388,26 +338,25 @@ class _Svm:
         if self.Zd is not None:
             s += self.Zd @ wd
         h = np.maximum(0.0, 1.0 - y * s)
-        g = -2.0 * C_ * cw * h * y
+        g = -2.0 * C * cw * h * y
         grad = np.empty_like(wb)
-        grad[:dk] = ws - w0[:dk] + (matvec(self.ZsT, g) if self.ZsT is not None else 0.0)
-        grad[dk : dk + dd] = wd - w0[dk:] + (self.Zd.T @ g if self.Zd is not None else 0.0)
+        grad[:dk] = ws + (matvec(self.ZsT, g) if self.ZsT is not None else 0.0)
+        grad[dk : dk + dd] = wd + (self.Zd.T @ g if self.Zd is not None else 0.0)
         grad[-1] = g.sum()
-        dw = wb[:-1] - w0
-        return 0.5 * float(dw @ dw) + C_ * float(np.sum(cw * h * h)), grad
+        w = wb[:-1]
+        return 0.5 * float(w @ w) + C * float(np.sum(cw * h * h)), grad
 
     def start(self, warm: Model | None) -> np.ndarray:
-        """The first point: the prior, or (incremental) the last fit of this tag."""
+        """The first point: zero, or (incremental) the last fit of this tag."""
         dk, dd = self.dk, self.dd
         x0 = np.zeros(dk + dd + 1)
-        x0[:-1] = self.w0
         if warm is not None:
             if dd and warm.w_dense is not None and len(warm.w_dense) == dd:
                 x0[dk : dk + dd] = warm.w_dense
             if dk and len(warm.terms):
                 at = np.clip(np.searchsorted(warm.terms, self.terms), 0, len(warm.terms) - 1)
                 hit = warm.terms[at] == self.terms
-                x0[:dk][hit] = warm.w_terms[at[hit]] / self.alpha
+                x0[:dk][hit] = warm.w_terms[at[hit]]
             x0[-1] = warm.bias
         return x0
 
@@ -416,7 +365,6 @@ def train(
     c: Corpus,
     pos: np.ndarray,
     dismissed: np.ndarray | None = None,
-    opts: Fit = FIT,
     *,
     seed: str = "",
     warm: Model | None = None,
@@ -432,14 +380,14 @@ def train(
     exclude = np.union1d(pos, dismissed)
     if unlabelled is not None:
         exclude = np.union1d(exclude, _docs(unlabelled))
-    neg = np.concatenate([dismissed, _sample(c, pos, exclude, opts, seed)]).astype(np.int64)
-    svm = _Svm(c, pos, neg, len(dismissed), _weighed_terms(c, pos, opts), opts)
+    neg = np.concatenate([dismissed, _negatives(c, seed, exclude, NEGATIVES)]).astype(np.int64)
+    svm = _Svm(c, pos, neg, len(dismissed), _terms_of(c, pos))
     with threadpool_limits(limits=1, user_api="blas"):
         x = lbfgs(svm.objective, svm.start(warm))
     dk, dd, P = svm.dk, svm.dd, svm.P
     return Model(
         terms=svm.terms,
-        w_terms=(x[:dk] * svm.alpha).astype(np.float32),  # weights of the unscaled tf-idf
+        w_terms=x[:dk].astype(np.float32),
         w_dense=x[dk : dk + dd].astype(np.float32) if dd else None,
         bias=float(x[-1]),
         centroid=np.asarray(svm.D[pos], dtype=np.float32).mean(axis=0) if svm.D is not None else None,
@@ -492,9 +440,9 @@ def _z(a: np.ndarray) -> np.ndarray:
     return (a - float(a.mean())) / (sd if sd > 0 else 1.0)
 
 
-def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT) -> np.ndarray:
+def scores(c: Corpus, model: Model) -> np.ndarray:
     """Every paper's score under the model, as a z-score over the corpus whatever the kind ("for
-    you" and the chips read them through :func:`on_topic`); `centroid_weight` adds the centroids'."""
+    you" and the chips read them through :func:`on_topic`)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
@@ -507,24 +455,10 @@ def scores(c: Corpus, model: Model, *, centroid_weight: float = CENTROID_WEIGHT)
             s += c.score_terms(model.terms, model.w_terms)
         if model.w_dense is not None:
             s += c.D @ model.w_dense
-        out = _z(s)
-        if centroid_weight:
-            parts = []
-            if model.centroid is not None:
-                parts.append(_z(c.D @ model.centroid))
-            if len(model.terms):
-                parts.append(_z(c.score_terms(model.terms, model.c_terms)))
-            if parts:
-                out += centroid_weight * sum(parts) / len(parts)
-    return out
+        return _z(s)
 
 
 # --- choosing the model per tag ------------------------------------------------------------------
-def as_kind(m: Model, kind: str) -> Model:
-    """The same tag's model ranking as `kind`: a fitted SVM carries both centroids already."""
-    return replace(m, kind=kind)
-
-
 def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Candidate `kind`'s weights from a fold's fit `m`: over the tag's terms (`m`'s at `at`) and
     over the dense dimensions."""
@@ -555,7 +489,7 @@ def validate(
 
     pos = full.positives
     dis = np.setdiff1d(_docs(dismissed), pos)
-    neg = _negatives(c, seed, np.union1d(pos, dis), FIT.negatives)
+    neg = _negatives(c, seed, np.union1d(pos, dis), NEGATIVES)
     terms = _terms_of(c, pos)
     k = max(2, min(folds, len(pos)))
     parts = [np.sort(part) for part in np.array_split(_rng(f"folds:{seed}").permutation(pos), k)]
