@@ -88,12 +88,6 @@ def latest_day(store: Store) -> str | None:
     return store.latest_date()
 
 
-def neighbours(store: Store, day: str) -> tuple[str | None, str | None]:
-    """The nearest earlier and later days that have papers (days without papers, such as
-    weekends, are skipped)."""
-    return store.date_before(day), store.date_after(day)
-
-
 def _check_day(day: str) -> str:
     """A real calendar day, by the query language's one date rule."""
     day = day.strip()
@@ -133,7 +127,7 @@ def daily(
     where = _in_category(store, Period(day, day), category) if category else Period(day, day)
     total = store.count_in(where)
     papers = store.papers_in(where, "listing", per_page, (page - 1) * per_page)
-    prev, nxt = neighbours(store, day)
+    prev, nxt = store.date_before(day), store.date_after(day)  # the nearest days with papers
     notices: list[str] = [] if day_total else [message("no_papers_on", day=day)]
     if state := completeness.day_notice(store, day):
         notices.append(state)

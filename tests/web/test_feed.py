@@ -20,9 +20,9 @@ def test_days_and_neighbours(store):
     ds = feed.days(store)
     assert ds[0][0] == feed.latest_day(store) and [d for d, _ in ds] == sorted((d for d, _ in ds), reverse=True)
     assert sum(n for _, n in ds) == store.count()
-    prev, nxt = feed.neighbours(store, "2025-03-21")  # a day without papers still has neighbours
-    assert prev is not None and prev <= "2025-03-21" <= (nxt or "9999")
-    assert feed.neighbours(store, DAY_WITH_PAGES)[0] is None
+    empty = feed.daily(store, "2025-03-21")  # a day without papers still has neighbours
+    assert empty.prev_day is not None and empty.prev_day <= "2025-03-21" <= (empty.next_day or "9999")
+    assert feed.daily(store, DAY_WITH_PAGES).prev_day is None
 
 
 def test_daily_by_category(store):
