@@ -144,6 +144,11 @@ def test_export_import_json_and_bibtex(store, tmp_path):
     assert L.get_saved(other, "s").params == {"category": "cs.CV"}
     with pytest.raises(L.LibraryError):
         L.import_json(other, {"format": "something-else"})
+    broken = {"format": L.FORMAT, "saved_searches": [{"name": "old", "query": 'a "b'}]}  # no longer parses
+    refused = L.import_json(other, broken)["refused"]
+    why = 'unbalanced quote: this " has no closing " (at character 3)'
+    assert refused == [f"saved search 'old': cannot save this search: {why}"]
+    assert refused[0].in_lang("zh").startswith("已保存的搜索 'old'：无法保存这个搜索：")
 
     bib = L.export_bibtex(store, "one")
     assert bib.count("@") == 2

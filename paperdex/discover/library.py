@@ -493,7 +493,7 @@ def import_json(store: Store, data: dict[str, Any]) -> dict[str, Any]:
         try:
             save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {})
         except LibraryError as e:  # one that no longer parses (saved by an older version): said, not fatal
-            refused.append(f"saved search {str(s.get('name'))[:80]!r}: {e.message}")
+            refused.append(message("import_saved_refused", name=str(s.get("name"))[:80], error=e.message))
             continue
         out["saved_searches"] += 1
     return {**out, "refused": refused} if refused else out
