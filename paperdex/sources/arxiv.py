@@ -41,11 +41,7 @@ RSS_URL = "https://rss.arxiv.org/rss/"
 MIN_INTERVAL = 3.0  # seconds between requests to arXiv, across all its APIs
 EARLIEST = "2005-09-16"  # the OAI-PMH earliestDatestamp; an earlier `from` is refused
 
-NS = {
-    "oai": "http://www.openarchives.org/OAI/2.0/",
-    "arXiv": "http://arxiv.org/OAI/arXiv/",
-    "raw": "http://arxiv.org/OAI/arXivRaw/",
-}
+NS = {"oai": "http://www.openarchives.org/OAI/2.0/", "raw": "http://arxiv.org/OAI/arXivRaw/"}
 
 # The service's ListSets answer (copied from it): groups, archives and categories.
 SETS = frozenset(" ".join(data_lines("arxiv-sets.txt")).split())
@@ -71,9 +67,11 @@ def _ws(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _strip_version(aid: str) -> tuple[str, str | None]:
-    m = re.match(r"^(.*?)(v\d+)?$", aid)
-    assert m
+def _split_id(text: str) -> tuple[str, str | None]:
+    """(id, version) of an arXiv id as a record gives it; ValueError for anything else."""
+    if not (m := ARXIV_ID.match(text)):
+        bare = re.sub(r"v\d+$", "", text)
+        raise ValueError(f"bad arXiv id {bare!r}")
     return m.group(1), m.group(2)
 
 
@@ -190,8 +188,15 @@ def title_text(raw: str | None) -> str:
     return decode_accents(_ws(raw))
 
 
-def _extra(**fields: object) -> dict:
-    return {k: v for k, v in fields.items() if v not in (None, "", [], {})}
+def _paper(raw_id: str, title: str | None, source: str = SOURCE, extra: dict | None = None, **fields: Any) -> Paper:
+    """A Paper of one arXiv record (OAI-PMH, the API, the RSS listing): its id split from its
+    version, its title on one line; the version and ``extra``'s non-empty fields under
+    ``extra[source]``."""
+    aid, version = _split_id(raw_id)
+    if not (title := title_text(title)):
+        raise ValueError("empty title")
+    kept = {k: v for k, v in {"version": version, **(extra or {})}.items() if v not in (None, "", [], {})}
+    return Paper(id=aid, title=title, sources=[source], extra={source: kept} if kept else {}, **fields)
 
 
 # arXiv's metadata fields (OAI-PMH and the snapshot spell them alike) -> their ``extra`` names
@@ -255,61 +260,32 @@ def _rfc_day(text: str) -> str:
 
 
 def oai_record(rec: ET.Element) -> Paper:
-    """A Paper from one OAI-PMH record: ``arXivRaw`` dates version 1 (``published``) and the
-    latest (``updated``); ``arXiv``'s ``<created>`` is the current version's day, so it only
-    fills ``updated``."""
-    raw = rec.find("oai:metadata/raw:arXivRaw", NS)
-    meta = raw if raw is not None else rec.find("oai:metadata/arXiv:arXiv", NS)
+    """A Paper from one ``arXivRaw`` record, which dates version 1 (``published``) and the
+    latest (``updated``)."""
+    meta = rec.find("oai:metadata/raw:arXivRaw", NS)
     if meta is None:
-        raise ValueError("no arXivRaw or arXiv metadata (metadataPrefix must be arXivRaw or arXiv)")
-    ns = "raw" if raw is not None else "arXiv"
+        raise ValueError("no arXivRaw metadata (metadataPrefix must be arXivRaw)")
 
     def text(tag: str) -> str:
-        return _ws(meta.findtext(f"{ns}:{tag}", "", NS))
+        return _ws(meta.findtext(f"raw:{tag}", "", NS))
 
-    aid, _ = _strip_version(text("id"))
-    if not ARXIV_ID.match(aid):
-        raise ValueError(f"bad arXiv id {aid!r}")
-    title = title_text(text("title"))
-    if not title:
-        raise ValueError("empty title")
-    published = updated = version = None
-    if raw is not None:
-        versions = [
-            (v.get("version", ""), _rfc_day(_ws(v.findtext("raw:date", "", NS))))
-            for v in meta.findall("raw:version", NS)
-        ]
-        if not versions:
-            raise ValueError("no <version> elements")
-        published, updated, version = versions[0][1], versions[-1][1], versions[-1][0] or None
-        authors, cut, who = read_authors(text("authors"))
-    else:
-        created = text("created")
-        if created and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", created):
-            raise ValueError(f"bad date {created!r}")
-        updated = created or None
-        authors, affs, cut = [], [], False
-        for a in meta.findall("arXiv:authors/arXiv:author", NS):
-            parts = [_ws(a.findtext(f"arXiv:{t}", "", NS)) for t in ("forenames", "keyname", "suffix")]
-            # "Dong Liu and and Linsheng Zhu" reaches this format as forenames "and Linsheng"
-            name = re.sub(r"^and\s+", "", decode_name(" ".join(p for p in parts if p)))
-            if name:
-                authors.append(name)
-                affs.append("; ".join(_ws(x.text) for x in a.findall("arXiv:affiliation", NS)) or None)
-        who = {"affiliations": affs if any(affs) else None}
-    extra = _extra(version=version, **{name: text(tag) for tag, name in META_FIELDS.items()}, **who)
-    return Paper(
-        id=aid,
-        title=title,
+    versions = [
+        (v.get("version"), _rfc_day(_ws(v.findtext("raw:date", "", NS)))) for v in meta.findall("raw:version", NS)
+    ]
+    if not versions:
+        raise ValueError("no <version> elements")
+    authors, cut, who = read_authors(text("authors"))
+    return _paper(
+        text("id"),
+        text("title"),
+        extra={"version": versions[-1][0], **{name: text(tag) for tag, name in META_FIELDS.items()}, **who},
         authors=authors,
         authors_truncated=cut,
-        abstract=abstract_text(meta.findtext(f"{ns}:abstract", "", NS)),
+        abstract=abstract_text(meta.findtext("raw:abstract", "", NS)),
         categories=text("categories").split(),
-        published=published,
-        updated=updated,
+        published=versions[0][1],
+        updated=versions[-1][1],
         comment=text("comments") or None,
-        sources=[SOURCE],
-        extra={"arxiv": extra} if extra else {},
     )
 
 
@@ -473,28 +449,20 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
     m = re.search(r"arxiv\.org/abs/(.+)$", e.get("id", ""))
     if not m:
         raise ValueError("no arXiv abs link in <id>")
-    aid, version = _strip_version(m.group(1))
-    if not ARXIV_ID.match(aid):
-        raise ValueError(f"bad arXiv id {aid!r}")
-    title = title_text(e.get("title"))
-    if not title:
-        raise ValueError("empty title")
     primary = (e.get("arxiv_primary_category") or {}).get("term")
     cats = [t["term"] for t in e.get("tags", []) if t.get("term")]
     if primary:
         cats = [primary, *[c for c in cats if c != primary]]
-    extra = _extra(version=version, doi=e.get("arxiv_doi"), journal_ref=_ws(e.get("arxiv_journal_ref")))
-    return Paper(
-        id=aid,
-        title=title,
+    return _paper(
+        m.group(1),
+        e.get("title"),
+        extra={"doi": e.get("arxiv_doi"), "journal_ref": _ws(e.get("arxiv_journal_ref"))},
         authors=[decode_name(_ws(a.get("name"))) for a in e.get("authors", []) if _ws(a.get("name"))],
         abstract=abstract_text(e.get("summary")),
         categories=list(dict.fromkeys(cats)),
         published=(e.get("published") or "")[:10] or None,
         updated=(e.get("updated") or "")[:10] or None,
         comment=_ws(e.get("arxiv_comment")) or None,
-        sources=[SOURCE],
-        extra={"arxiv": extra} if extra else {},
     )
 
 
@@ -566,30 +534,28 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
         if not aid or not _ws(e.get("title")):
             errors.append(f"RSS entry {n}: no arXiv id or title; skipped")
             continue
-        aid, version = _strip_version(aid)
         kind = e.get("arxiv_announce_type", "new")
         abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", _ws(e.get("summary")))
         authors, cut, who = read_authors(e.get("author", ""))
         entry_day = day or completeness.local_day(e.get("published"))
-        extra = _extra(
-            version=version,
-            announce_type=kind,
-            doi=_ws(e.get("arxiv_doi")),
-            journal_ref=_ws(e.get("arxiv_journal_reference")),
-            license=_ws(e.get("rights")),
+        extra = {
+            "announce_type": kind,
+            "doi": _ws(e.get("arxiv_doi")),
+            "journal_ref": _ws(e.get("arxiv_journal_reference")),
+            "license": _ws(e.get("rights")),
             **who,
-        )
+        }
         papers.append(
-            Paper(
-                id=aid,
-                title=title_text(e.get("title")),
+            _paper(
+                aid,
+                e.get("title"),
+                RSS_SOURCE,
+                extra,
                 authors=authors,
                 authors_truncated=cut,
                 abstract=abstract,
                 categories=[t["term"] for t in e.get("tags", []) if t.get("term")],
                 listed=entry_day if kind in ("new", "cross") else None,
-                sources=[RSS_SOURCE],
-                extra={RSS_SOURCE: extra},
             )
         )
     return papers, errors

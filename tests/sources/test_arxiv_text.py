@@ -63,9 +63,9 @@ def test_abstract_paragraph_breaks_are_kept():
 
 
 def test_a_category_harvest_keeps_papers_listed_under_the_alias(store, make_http):
-    """The set cs holds a math.NA paper (cs.NA is an alias of math.NA): --category cs.NA and
-    --category cs keep it."""
-    page = real("arxiv_oai", "listrecords_arXiv_cs_p1.xml")
+    """A math.NA paper (cs.NA is an alias of math.NA) in a harvest of the set cs: --category
+    cs.NA and --category cs keep it."""
+    page = real("arxiv_oai", "listrecords_arXivRaw_math.xml")
     na = [p.id for p in arxiv.parse_oai_page(page.read_bytes()).papers if p.categories[0] == "math.NA"]
     assert len(na) == 1
     for wanted in (["cs.NA"], ["cs"]):
