@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import bibtexparser
+from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.paper import ARXIV_ID, CATEGORY, Paper, unversioned
@@ -38,37 +39,18 @@ _MAPPED = frozenset(  # read into the Paper; every other field is kept under ext
 
 def split_names(value: str) -> tuple[list[str], bool]:
     """BibTeX names ("Last, First and First Last and others") as display names plus
-    whether the list was cut with "and others"."""
+    whether the list was cut with "and others"; bibtexparser splits them as BibTeX does."""
     names, truncated = [], False
-    for p in (" ".join(x.split()) for x in _split_top(value, r"\s+and\s+")):
-        if not p:
-            continue
+    for p in split_multiple_persons_names(" ".join(value.split())):
         if p.lower() == "others":
             truncated = True
             continue
-        bits = [b.strip() for b in _split_top(p, ",")]
-        if len(bits) == 2:
-            p = f"{bits[1]} {bits[0]}".strip()
-        elif len(bits) == 3:  # von Last, Jr, First
-            p = f"{bits[2]} {bits[0]} {bits[1]}".strip()
+        n = parse_single_name_into_parts(p, strict=False)
+        p = " ".join([*n.first, *n.von, *n.last, *n.jr])  # "von Last, Jr, First" -> "First von Last Jr"
         # `Lo{\"\i}c` -> `Loïc`: names are matched and shown as text, so they are decoded as
         # arXiv's are, by the one TeX name reader (its fixes for doubled backslashes, % and &)
         names.append(decode_name(p) if "\\" in p or "{" in p else p)
     return names, truncated
-
-
-def _split_top(text: str, sep: str) -> list[str]:
-    """``text`` cut at each match of the regex ``sep`` outside braces."""
-    out, depth, buf = [], 0, ""
-    for tok in re.split(f"({sep}|[{{}}])", text):
-        depth += (tok == "{") - (tok == "}")
-        if depth == 0 and re.fullmatch(sep, tok):
-            out.append(buf)
-            buf = ""
-        else:
-            buf += tok
-    out.append(buf)
-    return out
 
 
 def _strip_braces(text: str) -> str:
