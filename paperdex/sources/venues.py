@@ -49,15 +49,21 @@ def _spelling(s: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def table() -> tuple[_Entry, ...]:
-    """The venue table, longest spellings first so "SIGGRAPH Asia" wins over "SIGGRAPH"."""
-    rows: list[tuple[int, str, str, str]] = []
+def _spellings() -> dict[tuple[str, str], list[str]]:
+    """(name, kind) -> its spellings, longest first, as paperdex/data/venues.tsv lists them."""
+    by_name: dict[tuple[str, str], list[str]] = {}
     for line in data_lines("venues.tsv"):
         name, kind, spellings = line.split("\t")
-        for s in (x.strip() for x in spellings.split("|")):
-            if s:
-                rows.append((len(s), name, kind, s))
-    rows.sort(key=lambda r: -r[0])
+        by_name.setdefault((name, kind), []).extend(x.strip() for x in spellings.split("|") if x.strip())
+    return {k: sorted(v, key=len, reverse=True) for k, v in by_name.items()}
+
+
+@lru_cache(maxsize=1)
+def table() -> tuple[_Entry, ...]:
+    """The venue table, longest spellings first so "SIGGRAPH Asia" wins over "SIGGRAPH"."""
+    rows = sorted(
+        ((name, kind, s) for (name, kind), spelled in _spellings().items() for s in spelled), key=lambda r: -len(r[2])
+    )
     return tuple(
         _Entry(
             name,
@@ -77,7 +83,7 @@ def table() -> tuple[_Entry, ...]:
                 rf"(?P<y>(?:19|20)\d\d)\s+(?:(?:IEEE/CVF|IEEE|ACM|Annual)\s+)*(?P<v>{_spelling(s)})(?![A-Za-z])"
             ),
         )
-        for _, name, kind, s in rows
+        for name, kind, s in rows
     )
 
 
@@ -85,15 +91,8 @@ def table() -> tuple[_Entry, ...]:
 def _any() -> re.Pattern:
     """Every spelling in one pattern, a group per venue: most comments name none, and one pass
     is far cheaper than a pattern per spelling (docs/venues.md)."""
-    by_name: dict[str, list[str]] = {}
-    for line in data_lines("venues.tsv"):
-        name, _, spellings = line.split("\t")
-        by_name.setdefault(name, []).extend(x.strip() for x in spellings.split("|") if x.strip())
-    groups = []
-    for i, spelled in enumerate(by_name.values()):
-        alts = "|".join(_spelling(x) for x in sorted(spelled, key=len, reverse=True))
-        groups.append(f"(?P<g{i}>{alts})")
-    _NAMES[:] = list(by_name)
+    groups = [f"(?P<g{i}>{'|'.join(map(_spelling, spelled))})" for i, spelled in enumerate(_spellings().values())]
+    _NAMES[:] = [name for name, _ in _spellings()]
     return re.compile(rf"(?<![A-Za-z0-9@])(?:{'|'.join(groups)})(?![a-z])")
 
 
