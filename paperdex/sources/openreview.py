@@ -249,18 +249,15 @@ SESSION_SECONDS = 50 * 60  # OpenReview's tokens last an hour unless asked other
 
 
 def _cached_token(path: Path | None, base_url: str, username: str) -> str | None:
+    """A saved session of this user at this service while it is fresh; None for anything else."""
     if path is None:
         return None
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        fresh = (saved["url"], saved["user"]) == (base_url, username) and time.time() - saved["at"] <= SESSION_SECONDS
+        return saved["token"] if fresh and isinstance(saved["token"], str) and saved["token"] else None
+    except (OSError, ValueError, KeyError, TypeError):  # no file, not JSON, or not a session's shape
         return None
-    if not isinstance(saved, dict) or (saved.get("url"), saved.get("user")) != (base_url, username):
-        return None
-    if not isinstance(saved.get("at"), (int, float)) or time.time() - saved["at"] > SESSION_SECONDS:
-        return None
-    token = saved.get("token")
-    return token if isinstance(token, str) and token else None
 
 
 def _save_token(path: Path | None, base_url: str, username: str, token: str | None) -> None:

@@ -3,10 +3,9 @@ JSON", Better BibTeX's "Better CSL JSON") and its web API (v3), both read by one
 the library's tag import (``discover.library.import_papers``). BibTeX exports go through
 ``sources.bibtex``.
 
-The web API is read through paperdex's own HttpClient (httpx: the retries, ``Retry-After`` and
-spacing every network source has), not pyzotero: its releases after 1.6.11 require
-bibtexparser < 2, which cannot be installed beside paperdex's bibtexparser 2, and 1.6.11
-hands a 429's body back as the items (docs/sources.md, "Zotero").
+The web API is read through paperdex's own HttpClient (the retries, ``Retry-After`` and spacing
+every network source has), not pyzotero, which cannot be installed beside bibtexparser 2
+(docs/sources.md, "Zotero").
 """
 
 from __future__ import annotations
