@@ -218,7 +218,7 @@ class OaiPage:
 
 
 def parse_oai_page(body: bytes | str) -> OaiPage:
-    """One ListRecords (or GetRecord) response in the ``arXivRaw`` or ``arXiv`` format; a page
+    """One ListRecords (or GetRecord) response, its records in the ``arXivRaw`` format; a page
     that is not well-formed XML (truncated) is a SourceError: a partial page is not trusted."""
     try:
         root = ET.fromstring(body)
