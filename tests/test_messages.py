@@ -179,6 +179,8 @@ def test_chinese_notices_and_errors_on_other_pages(client):
     assert r.status_code == 404 and "没有编号为 'nope' 的论文" in html.unescape(r.text)
     r = client.get("/no-such-page", headers=ZH_HEADER)
     assert r.status_code == 404 and "未找到" in r.text
+    r = client.get("/paper/" + "x" * 600, headers=ZH_HEADER)  # refused by web/limits.py
+    assert r.status_code == 400 and "pid：最多 500 个字符" in r.text
     r = client.get("/daily", params={"view": "fortnight"}, headers=ZH_HEADER)
     assert r.status_code == 400 and "未知的 view 'fortnight'；可选：day, week, month, trending" in _shown(r)
 

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from paperdex.discover.library import row_number
+from paperdex.messages import message
 from paperdex.paper import MAX_ID
 from paperdex.service import CLIENT
 from paperdex.web.redact import secret_in_query
@@ -27,7 +28,7 @@ BODY_LIMITS = {"/api/library/import": 32 << 20}  # a library export being import
 EXEMPT = ("/static/", "/favicon.ico")  # what a page on another site may embed: it costs nothing
 # The longest path parameter: well over the longest paper id (with `arXiv:` and a version), tag or category
 MAX_PATH_PARAM = 2 * MAX_ID + 100
-ROW_PARAMS = {"key": "saved search"}  # path parameters naming a row by number when all digits (row_number)
+ROW_PARAMS = ("key",)  # path parameters naming a row (a saved search) by number when all digits (row_number)
 MAX_JSON_DEPTH = 32  # of a request body; the deepest a view takes is a library import's, 4
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*+"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
@@ -77,10 +78,10 @@ async def check_path(request: Request) -> None:
         if not isinstance(value, str):
             continue
         if len(value) > MAX_PATH_PARAM:
-            raise HTTPException(400, f"{name}: at most {MAX_PATH_PARAM} characters")
+            raise HTTPException(400, message("path_param_long", name=name, limit=MAX_PATH_PARAM))
         number = value.strip()
         if name in ROW_PARAMS and row_number(number) == 0:
-            raise HTTPException(404, f"no {ROW_PARAMS[name]} {number[:80]!r}")
+            raise HTTPException(404, message("no_saved_search", key=number[:80]))
 
 
 def parse_json(body: bytes) -> Any:
@@ -90,49 +91,47 @@ def parse_json(body: bytes) -> Any:
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ValueError("the body is not UTF-8 text") from None
+        raise ValueError(message("body_not_utf8")) from None
     brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKET)  # outside strings only
     if brackets and max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > MAX_JSON_DEPTH:
-        raise ValueError(f"the JSON body is nested too deep: arrays and objects to a depth of {MAX_JSON_DEPTH} at most")
+        raise ValueError(message("body_too_deep", limit=MAX_JSON_DEPTH))
 
     def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON value")
+        raise ValueError(message("not_json_value", name=name))
 
     try:
         return json.loads(text, parse_constant=constant)
     except RecursionError:  # not within MAX_JSON_DEPTH; a 400 all the same
-        raise ValueError("the JSON body is nested too deep") from None
+        raise ValueError(message("body_nested_deep")) from None
     except ValueError as e:
-        raise ValueError(f"the body is not valid JSON: {e}") from None
+        raise ValueError(message("body_not_valid_json", reason=str(e))) from None
 
 
 class TooLarge(HTTPException):
     def __init__(self, limit: int) -> None:
-        super().__init__(413, f"the request body is larger than {limit:,} bytes")
+        super().__init__(413, message("body_too_large", limit=limit))
 
 
 async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> None:
     """Run the ASGI `app` on an HTTP request that passes the module docstring's checks, else
     answer it here (outside FastAPI). `hosts`: the Host names answered (None: any)."""
     if hosts is not None and host_name(header(scope, b"host") or "") not in hosts:
-        return await _refuse(scope, send, 400, "this Host is not allowed (see --allow-host)", True)
+        return await _refuse(scope, send, 400, message("host_not_allowed"), True)
     client = scope.get("client")
     CLIENT.set(client[0] if client else "local")
     path = scope.get("path", "")
     api = path.startswith("/api/") or path.endswith(".json")
     if secret_in_query(scope.get("query_string", b"")):
-        return await _refuse(
-            scope, send, 400, "a token is never accepted in the URL: send it as Authorization: Bearer TOKEN", api
-        )
+        return await _refuse(scope, send, 400, message("token_in_url"), api)
     if not path.startswith(EXEMPT) and cross_site(scope):
-        return await _refuse(scope, send, 403, "this server does not answer requests made by other sites", api)
+        return await _refuse(scope, send, 403, message("cross_site"), api)
     limit = BODY_LIMITS.get(path, MAX_BODY)
     declared = header(scope, b"content-length")
     if declared is not None:
         try:
             too_large = int(declared) > limit
         except ValueError:
-            return await _refuse(scope, send, 400, "Content-Length is not a number", api)
+            return await _refuse(scope, send, 400, message("content_length_nan"), api)
         if too_large:
             return await _refuse(scope, send, 413, TooLarge(limit).detail, api)
     seen = 0
