@@ -49,6 +49,11 @@ def _load(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
     return alts, counts
 
 
+def dictionary() -> tuple[dict[str, list[str]], dict[str, int]]:
+    """The bundled dictionary as _load reads it (for the search box's suggestions, web/suggest.py)."""
+    return _load(DICT)
+
+
 CACHE_FORMAT = 1
 
 

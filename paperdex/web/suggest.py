@@ -271,7 +271,7 @@ def _term(query: str, label: str, count: int, lang: str) -> Suggestion:
 def _zh_words() -> tuple[list[str], dict[str, list[str]], dict[str, int]]:
     """The zh dictionary's words in order (for prefix search), their English readings and how
     often its training summaries used them."""
-    readings, used = zh._load(zh.DICT)
+    readings, used = zh.dictionary()
     return sorted(readings), readings, used
 
 
