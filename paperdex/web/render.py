@@ -298,7 +298,6 @@ def why_words(hit: Any, plan: Any) -> dict[str, Any]:
 
 def card(
     p: Paper,
-    etal: str,
     hit: Any = None,
     *,
     highlight: frozenset[str] = frozenset(),
@@ -306,10 +305,9 @@ def card(
     plan: Any = None,
     explain: bool = False,
 ) -> dict[str, Any]:
-    """Everything a card shows, with paper text already escaped. `etal`: the interface's "et
-    al." (等); `highlight`: the stems the search chose to mark (Result.highlight); `wanted`:
-    categories the search asked for, listed first; `plan` (the search's Plan) and `explain`
-    give the card its "why this matched"."""
+    """Everything a card shows, with paper text already escaped. `highlight`: the stems the
+    search chose to mark (Result.highlight); `wanted`: categories the search asked for, listed
+    first; `plan` (the search's Plan) and `explain` give the card its "why this matched"."""
     names, more = author_names(p)
     links = safe_links(p)
     sig = signals(p)
@@ -324,7 +322,6 @@ def card(
         "categories": ordered_categories(p.categories, wanted or []),
         "authors": names,
         "authors_more": more,
-        "authors_line": authors_line(p, etal),
         "date": p.date or "",
         "snippet_html": snippet_html(p.abstract, highlight),
         "abstract_html": tex_html(p.abstract, highlight),

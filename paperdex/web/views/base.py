@@ -60,11 +60,6 @@ def lang_of(request: Request) -> str:
     )
 
 
-def etal_of(request: Request) -> str:
-    """The cards' "et al." (等) in the interface language."""
-    return i18n.t(lang_of(request), "et_al")
-
-
 class SafeJSON(JSONResponse):
     """Valid JSON whatever is stored: a NaN that reached the store before records were
     validated becomes null instead of a 500 for every answer that includes it."""
@@ -191,14 +186,13 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
     lang = lang_of(request)
     qs = dict(request.query_params)
     qs["lang"] = "en" if lang == "zh" else "zh"
-    etal = i18n.t(lang, "et_al")
     known: dict[str, tuple[list[str], dict | None]] = {}
 
     def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
         if p.id not in known:
             with pool_of(request).reader() as st:
                 known[p.id] = library.tags_of(st, p.id), summaries.pick(st.summaries([p.id]).get(p.id, {}), lang)
-        c = render.card(p, etal)
+        c = render.card(p)
         c["in_tags"], c["summary"] = known[p.id]
         c["note"] = note
         return c

@@ -13,7 +13,7 @@ from paperdex.discover import feed
 from paperdex.service import Pool
 from paperdex.sources import completeness
 from paperdex.web import render
-from paperdex.web.views.base import YEAR, etal_of, mark_saved, page, page_window, paged_json, pool_of
+from paperdex.web.views.base import YEAR, mark_saved, page, page_window, paged_json, pool_of
 
 LAYOUTS = ("cards", "compact")  # a card per paper, or one line per paper
 LAYOUT_COOKIE = "layout"
@@ -49,8 +49,7 @@ def daily_page(
     done, feed_line = day_completeness(pool, d)
     if json_view:
         return paged_json(request, d, "papers", completeness=done)
-    etal = etal_of(request)
-    cards = [render.card(p, etal, wanted=[d.category] if d.category else []) for p in d.papers]
+    cards = [render.card(p, wanted=[d.category] if d.category else []) for p in d.papers]
     mark_saved(request, cards)
     for c in cards:
         if c["id"] in d.scores:
@@ -62,7 +61,7 @@ def daily_page(
         cards=cards,
         window=page_window(d.page, d.pages),
         layout=current,
-        trending=[render.card(p, etal) for p in d.trending],
+        trending=[render.card(p) for p in d.trending],
         completeness=done,
         notices=[n for n in d.notices if n != feed_line],  # the completeness line replaces the feed's
     )

@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from paperdex import service
 from paperdex.web import render
-from paperdex.web.views.base import etal_of, mark_saved, page, pool_of, state_of
+from paperdex.web.views.base import mark_saved, page, pool_of, state_of
 
 router = APIRouter()
 
@@ -18,14 +18,13 @@ router = APIRouter()
 def paper_page(request: Request, pid: str, q: str = "", category: str | None = None) -> Response:
     """One paper; the search or daily state it was opened from rides along in the query
     string, so "Back" returns to the same query, filters, sort and page."""
-    etal = etal_of(request)
     paper, hits = service.similar(pool_of(request), pid, 8)
     back = state_of(request)
     src = back.pop("src", "")
     back_url = ("/daily" if src == "daily" else "/") + (f"?{urlencode(back)}" if back else "")
     back_url += "#p-" + paper.id.replace("/", "-")  # back to the card it was opened from
-    c = render.card(paper, etal, wanted=render.query_categories(q, category))
-    similar = [render.card(h.paper, etal) for h in hits]
+    c = render.card(paper, wanted=render.query_categories(q, category))
+    similar = [render.card(h.paper) for h in hits]
     mark_saved(request, [c, *similar])
     return page(
         request,

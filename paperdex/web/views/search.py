@@ -13,7 +13,7 @@ from paperdex import service
 from paperdex.search import Result
 from paperdex.service import SearchParams, ServiceError
 from paperdex.web import render
-from paperdex.web.views.base import etal_of, mark_saved, page, page_window, paged_json, pool_of
+from paperdex.web.views.base import mark_saved, page, page_window, paged_json, pool_of
 from paperdex.web.views.library import related_view
 
 # Queries the home page offers to try: English, Chinese, fielded.
@@ -98,14 +98,13 @@ def _cards(request: Request, res: Result) -> list[dict[str, Any]]:
     """The hits' cards, marked with the words the search chose, the categories it asked for
     first, each with "why this matched" unless the search listed the newest papers or looked an
     id up."""
-    etal = etal_of(request)
     pl = res.plan
     explain = pl is not None and bool(pl.q) and res.mode != "lookup"
     # a looked-up id is not parsed: only its filters ask for categories
     wanted = render.asked_categories(pl.hard if pl.ref is None else pl.nodes()) if pl is not None else []
     return [
         {
-            **render.card(h.paper, etal, h, highlight=res.highlight, wanted=wanted, plan=pl, explain=explain),
+            **render.card(h.paper, h, highlight=res.highlight, wanted=wanted, plan=pl, explain=explain),
             "tier": h.tier,
         }
         for h in res.hits
