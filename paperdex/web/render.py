@@ -101,7 +101,7 @@ def _open_tag(kind: str, opening: str, ref: int | None, maths: tuple[str, ...], 
     whose URL was cut off (a snippet's window): its text stays plain."""
     if kind == "math":
         tex = maths[ref] if ref is not None and ref < len(maths) else None
-        return f'<span class="math" data-tex="{html.escape(tex)}">' if tex and needs_typesetting(tex) else opening
+        return f'<span class="math" data-tex="{html.escape(tex)}">' if tex and _TYPESET.search(tex) else opening
     if kind == "link":
         url = safe_url(urls[ref]) if ref is not None and ref < len(urls) else None
         return None if url is None else f'<a class="extlink" href="{html.escape(url)}" rel="noopener nofollow">'
@@ -117,11 +117,6 @@ _TYPESET = re.compile(
     r"sum|prod|int|oint|lim|bigcup|bigcap)(?![A-Za-z])"
     r"|[\^_]\s*\{[^{}]*[\^_{]"
 )
-
-
-def needs_typesetting(tex: str) -> bool:
-    """Whether KaTeX adds anything to this math over its text form (see _TYPESET)."""
-    return bool(_TYPESET.search(tex))
 
 
 def tex_html(text: str, stems: frozenset[str] = frozenset(), links: bool = True) -> Markup:
@@ -351,8 +346,11 @@ def unparse(node: Any, top: bool = True) -> str:
         if node.phrase:
             body = '"' + body.replace('"', " ").strip() + '"'
         return f"{field}:{body}" if field else body
+    if isinstance(node, Q.Filter) and isinstance(node.value, tuple):  # a date range
+        start, end = node.value
+        return f"date:{start}" if start == end else f"date:{start}..{end}"
     if isinstance(node, Q.Filter):
-        return _unparse_filter(node)
+        return quoted(node.kind, str(node.value)) if node.kind in ("venue", "area") else f"{node.kind}:{node.value}"
     if isinstance(node, Q.Not):
         inner = unparse(node.child, top=False)
         return f"-{inner}" if not isinstance(node.child, Q.Bool) else f"-({unparse(node.child)})"
@@ -361,13 +359,6 @@ def unparse(node: Any, top: bool = True) -> str:
         text = sep.join(unparse(c, top=False) for c in node.children)
         return text if top or node.op == "AND" and len(node.children) < 2 else f"({text})"
     return ""
-
-
-def _unparse_filter(node: Q.Filter) -> str:
-    if isinstance(node.value, tuple):  # a date range
-        start, end = node.value
-        return f"date:{start}" if start == end else f"date:{start}..{end}"
-    return quoted(node.kind, str(node.value)) if node.kind in ("venue", "area") else f"{node.kind}:{node.value}"
 
 
 def parses(q: str) -> bool:
