@@ -17,7 +17,6 @@ import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event
-from pathlib import Path
 from typing import NoReturn
 
 from paperdex.settings import Settings
@@ -52,10 +51,6 @@ class ServeOptions:
     header_timeout: float = HEADER_TIMEOUT
     body_timeout: float = BODY_TIMEOUT
     client_queue: int = CLIENT_QUEUE  # requests of one client waiting for a searcher, per worker
-
-    @property
-    def data_dir(self) -> Path:
-        return self.settings.data_dir
 
 
 def default_workers() -> int:
@@ -102,7 +97,9 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
     from paperdex.web.app import create_app
 
     t = time.perf_counter()
-    app = create_app(st.data_dir, pool_size=st.pool, warm=False, settings=st.settings, client_queue=st.client_queue)
+    app = create_app(
+        st.settings.data_dir, pool_size=st.pool, warm=False, settings=st.settings, client_queue=st.client_queue
+    )
     if st.warm:
         detail = ", ".join(f"{k} {v:.2f} s" for k, v in app.state.pool.warm().items())
         _say(f"{worker or 'server'} [{os.getpid()}] warm in {time.perf_counter() - t:.2f} s ({detail})")
@@ -210,7 +207,7 @@ def serve_single(st: ServeOptions) -> None:
 
     sock = _listen(st)
     app = build_app(st)
-    _say(f"serving {st.data_dir} on http://{st.host}:{st.port}/ (1 process)")
+    _say(f"serving {st.settings.data_dir} on http://{st.host}:{st.port}/ (1 process)")
     try:  # after the grace period uvicorn re-raises SIGTERM (the process ends) or SIGINT
         uvicorn.Server(_uvicorn_config(app, st)).run(sockets=[sock])
     finally:
@@ -296,7 +293,7 @@ def serve_workers(st: ServeOptions) -> int:
     try:
         while not stop.is_set():
             if not announced and all(w.ready.is_set() for w in workers):
-                _say(f"serving {st.data_dir} on http://{st.host}:{st.port}/ ({len(workers)} worker processes)")
+                _say(f"serving {st.settings.data_dir} on http://{st.host}:{st.port}/ ({len(workers)} worker processes)")
                 announced = True
             for i, w in enumerate(workers):
                 if w.proc.is_alive():
@@ -350,7 +347,7 @@ def close_index_lag(st: ServeOptions) -> threading.Thread | None:
     from paperdex.store import Store, StoreError
 
     try:
-        with Store(st.data_dir, readonly=True) as ro:
+        with Store(st.settings.data_dir, readonly=True) as ro:
             lag = index_lag(ro)
     except (StoreError, OSError) as e:
         _say(f"could not check the word index: {e}")
@@ -362,7 +359,7 @@ def close_index_lag(st: ServeOptions) -> threading.Thread | None:
     def run() -> None:
         t = time.perf_counter()
         try:
-            with Store(st.data_dir) as store:
+            with Store(st.settings.data_dir) as store:
                 publish(store)
         except Exception as e:  # a read-only directory, a full disk: the operator can fix it
             _say(f"could not publish the missing papers ({e}); run `{REPAIR_COMMAND}`")
