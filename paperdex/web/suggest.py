@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import cache
 
+from paperdex.messages import MESSAGES
 from paperdex.paper import CATEGORY
 from paperdex.store import Store
 from paperdex.text import IDEOGRAPHS, QUERY_FILLER, STOPWORDS, acronyms, fold, tokens, zh
@@ -25,51 +26,20 @@ MAX_AUTHOR_ROWS = 400  # papers read to find the authors whose names start so
 MAX_TERMS = 5  # title words and phrases offered, before the other kinds
 TITLE_SAMPLE = 800  # titles read for a prefix at most (an even sample past that; cost: docs/web.md)
 PHRASE_WORDS = 2  # words a phrase may run past the word being typed ("large" -> "large language models")
-# arXiv's names for the categories a CS corpus holds, in English and Chinese
-CATEGORY_NAMES: dict[str, tuple[str, str]] = {
-    "cs.AI": ("Artificial Intelligence", "人工智能"),
-    "cs.CL": ("Computation and Language", "计算与语言 自然语言处理"),
-    "cs.CV": ("Computer Vision and Pattern Recognition", "计算机视觉与模式识别"),
-    "cs.LG": ("Machine Learning", "机器学习"),
-    "cs.RO": ("Robotics", "机器人学"),
-    "cs.IR": ("Information Retrieval", "信息检索"),
-    "cs.NE": ("Neural and Evolutionary Computing", "神经与进化计算"),
-    "cs.CR": ("Cryptography and Security", "密码学与安全"),
-    "cs.HC": ("Human-Computer Interaction", "人机交互"),
-    "cs.SE": ("Software Engineering", "软件工程"),
-    "cs.DC": ("Distributed, Parallel, and Cluster Computing", "分布式与并行计算"),
-    "cs.DB": ("Databases", "数据库"),
-    "cs.GR": ("Graphics", "计算机图形学"),
-    "cs.MA": ("Multiagent Systems", "多智能体系统"),
-    "cs.SD": ("Sound", "声音"),
-    "cs.CY": ("Computers and Society", "计算机与社会"),
-    "cs.SI": ("Social and Information Networks", "社会与信息网络"),
-    "cs.MM": ("Multimedia", "多媒体"),
-    "cs.PL": ("Programming Languages", "编程语言"),
-    "cs.DS": ("Data Structures and Algorithms", "数据结构与算法"),
-    "cs.GT": ("Computer Science and Game Theory", "博弈论"),
-    "cs.IT": ("Information Theory", "信息论"),
-    "cs.SY": ("Systems and Control", "系统与控制"),
-    "eess.IV": ("Image and Video Processing", "图像与视频处理"),
-    "eess.AS": ("Audio and Speech Processing", "音频与语音处理"),
-    "eess.SP": ("Signal Processing", "信号处理"),
-    "eess.SY": ("Systems and Control", "系统与控制"),
-    "stat.ML": ("Machine Learning (Statistics)", "统计机器学习"),
-    "math.OC": ("Optimization and Control", "优化与控制"),
-    "q-bio.NC": ("Neurons and Cognition", "神经元与认知"),
+# arXiv's English and Chinese names of the categories a CS corpus holds (messages.toml: cat_name_<code>)
+CATEGORY_NAMES = {code[9:]: (e["en"], e["zh"]) for code, e in MESSAGES.items() if code.startswith("cat_name_")}
+# The query language's fields and signs, each with the message saying what it does
+SYNTAX = {
+    "ti:": "syntax_ti",
+    "au:": "syntax_au",
+    "abs:": "syntax_abs",
+    "cat:": "syntax_cat",
+    "venue:": "syntax_venue",
+    "area:": "syntax_area",
+    "date:": "syntax_date",
+    "-": "syntax_minus",
+    '"': "syntax_phrase",
 }
-# The query language's fields, with what each one does in both interface languages
-SYNTAX: list[tuple[str, str, str]] = [
-    ("ti:", "in the title", "标题中"),
-    ("au:", "an author", "作者"),
-    ("abs:", "in the abstract", "摘要中"),
-    ("cat:", "a category (cs.LG) or archive (cs)", "分类（cs.LG）或大类（cs）"),
-    ("venue:", "a venue (NeurIPS 2025)", "会议/期刊"),
-    ("area:", "a venue's area", "会议领域"),
-    ("date:", "a date or range: 2025, 2025-01..2025-06", "日期或范围：2025、2025-01..2025-06"),
-    ("-", "leave out papers with a word", "排除含某词的论文"),
-    ('"', "an exact phrase", "精确短语"),
-]
 _CATEGORIES: dict[tuple[str, int], list[tuple[str, int]]] = {}  # per store and its newest rowid
 
 
@@ -303,7 +273,7 @@ def chinese(store: Store, head: str, value: str, lang: str, limit: int = MAX_TER
 
 
 def _syntax(head: str, lang: str) -> list[Suggestion]:
-    return [Suggestion(head + token, token, "syntax", zh if lang == "zh" else en) for token, en, zh in SYNTAX]
+    return [Suggestion(head + token, token, "syntax", i18n.t(lang, code)) for token, code in SYNTAX.items()]
 
 
 def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
