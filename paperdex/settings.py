@@ -114,8 +114,7 @@ def _variable_name(s: str) -> str:
 
 @dataclass(frozen=True)
 class Variable:
-    """One environment variable: the field it sets and how its text is read. Its flag, default
-    and meaning are in the README's "Settings" table (a test keeps the two in step)."""
+    """One environment variable: the field it sets and how its text is read."""
 
     name: str
     field: str
@@ -196,10 +195,6 @@ class Settings:
             values["llm_key"] = key or None
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"]).expanduser()
-        if "allowed_hosts" in values:
-            values["allowed_hosts"] = tuple(values["allowed_hosts"])
-        if "forwarded_allow_ips" in values:
-            values["forwarded_allow_ips"] = tuple(values["forwarded_allow_ips"])
         return cls(**values)
 
     def replace(self, **changes: Any) -> Settings:

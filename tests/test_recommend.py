@@ -121,8 +121,7 @@ def test_key_terms_are_distinctive_words(searcher):
 
 @pytest.fixture(scope="module")
 def sample_store(tmp_path_factory):
-    from paperdex.cli import SAMPLE
-    from paperdex.ingest import import_vectors, ingest_file
+    from paperdex.ingest import SAMPLE, import_vectors, ingest_file
     from paperdex.store import Store
 
     s = Store(tmp_path_factory.mktemp("sample-rec"))

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from paperdex.cli import SAMPLE, sample_vectors
 from paperdex.index.embed import DEFAULT_MODEL
-from paperdex.ingest import import_vectors, ingest_file
+from paperdex.ingest import SAMPLE, import_vectors, ingest_file, sample_vectors
 from paperdex.search import Searcher
 from paperdex.search.evaluate import evaluate, load_queries
 from paperdex.store import Store

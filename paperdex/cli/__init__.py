@@ -10,14 +10,13 @@ from pathlib import Path
 
 import click
 
-from paperdex.cli.common import UserError, _fail
+from paperdex.cli.common import UserError
 from paperdex.cli.data import embed, ingest, init, migrate
 from paperdex.cli.discover import digest, related, saved, tag, token
 from paperdex.cli.search import eval_cmd, search, show, stats
 from paperdex.cli.serve import demo, mcp, serve
 from paperdex.cli.sources import export, sync
 from paperdex.cli.summarize import summarize
-from paperdex.ingest import SAMPLE, sample_vectors
 from paperdex.settings import Settings, SettingsError
 from paperdex.store import StoreError
 
@@ -60,7 +59,7 @@ def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
     try:  # once, here: a bad variable is one line naming it, before any command runs
         settings = Settings.from_env(data_dir=data_dir, backend=backend)
     except SettingsError as e:
-        raise _fail(e) from None
+        raise UserError(str(e)) from None
     ctx.obj["settings"] = settings
 
 
@@ -79,4 +78,4 @@ def main() -> None:
     cli(obj={})
 
 
-__all__ = ["SAMPLE", "cli", "main", "sample_vectors"]  # the bundled sample, as tests name it here
+__all__ = ["cli", "main"]

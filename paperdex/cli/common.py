@@ -22,10 +22,6 @@ class UserError(click.ClickException):
     exit_code = 1
 
 
-def _fail(e: Exception) -> UserError:
-    return UserError(str(e))
-
-
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -54,7 +50,7 @@ def _settings(ctx: click.Context) -> Settings:
     try:
         return Settings.from_env(data_dir=obj.get("data_dir"))
     except SettingsError as e:
-        raise _fail(e) from None
+        raise UserError(str(e)) from None
 
 
 def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> Store:
@@ -68,7 +64,7 @@ def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> 
     try:
         return Store(data_dir, readonly=readonly)
     except StoreError as e:
-        raise _fail(e) from None
+        raise UserError(str(e)) from None
 
 
 def pass_store(readonly: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:

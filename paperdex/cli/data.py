@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from paperdex.cli.common import UserError, _fail, _settings, _store, tty
+from paperdex.cli.common import UserError, _settings, _store, tty
 from paperdex.cli.progress import Progress
 from paperdex.index.publish import publish
 from paperdex.ingest import check_file, import_vectors, ingest_files, load_vectors_file
@@ -112,7 +112,7 @@ def _ingest_source(store: Store, source: str, given: dict[str, Any], quiet: bool
         with _write_errors(store), Progress(f"ingest {source}", unit=None, quiet=quiet):
             return ingest_source(store, source, environ=os.environ, **given)
     except (SourceError, ValueError) as e:
-        raise _fail(e) from None
+        raise UserError(str(e)) from None
 
 
 def _ingest_files(store: Store, files: list[Path], strict: bool, quiet: bool, notes: list[str]) -> IngestSummary:
@@ -245,7 +245,7 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int, model
     try:
         kind, where, _ = parse_uri(target)
     except ValueError as e:
-        raise _fail(e) from None
+        raise UserError(str(e)) from None
     if kind != "milvus":
         raise UserError(f"--to takes a milvus:// URI, not {target!r}")
     sized: dict[str, Any] = {"dim": dim} if dim else {}

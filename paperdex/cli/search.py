@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from paperdex.cli.common import UserError, _fail, _service, _settings, _store, json_text, pass_store, tty
+from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.messages import text
 from paperdex.search import Hit, Result
 from paperdex.search.query import QueryError
@@ -208,7 +208,7 @@ def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
         st = _settings(ctx)
         m = evaluate(Searcher(store, embed_options=st.embedding, zh_dict=st.zh_dict), qs, mode=mode)
     except (EvalError, QueryError) as e:
-        raise _fail(e) from None
+        raise UserError(str(e)) from None
     if as_json:
         click.echo(json.dumps(m))
         return

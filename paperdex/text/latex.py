@@ -36,8 +36,8 @@ _BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 
 
 @lru_cache(maxsize=1)
-def _converter(math: str) -> LatexNodes2Text:
-    return LatexNodes2Text(math_mode=math, strict_latex_spaces=False)
+def _converter() -> LatexNodes2Text:
+    return LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
 
 
 def _prepare(text: str) -> str:
@@ -46,16 +46,15 @@ def _prepare(text: str) -> str:
     return _BARE_SPECIAL.sub(r"\\\1", text)
 
 
-def to_text(text: str | None, *, keep_math: bool = True) -> str:
+def to_text(text: str | None) -> str:
     """Readable text from TeX: accents decoded, markup (``\\textbf{x}``, ``{\\it x}``) removed,
-    whitespace collapsed. Math (``$\\beta$``) is kept verbatim unless ``keep_math`` is False, in
-    which case it becomes text as well (``β``)."""
+    math made text (``$\\beta$`` -> ``β``), whitespace collapsed."""
     if not text:
         return ""
     if "\\" not in text and "{" not in text and "$" not in text:
         return " ".join(text.split())
     try:
-        out = _converter("verbatim" if keep_math else "text").latex_to_text(_prepare(text))
+        out = _converter().latex_to_text(_prepare(text))
     except Exception:  # pylatexenc is tolerant, but a name must never stop an ingest
         return " ".join(text.split())
     return " ".join(out.split())
@@ -82,13 +81,13 @@ def decode_accents(text: str | None) -> str:
     parts = _MATH_SPAN.split(text)
     for i in range(0, len(parts), 2):  # even parts are outside math
         if "\\" in parts[i]:
-            parts[i] = _ACCENT.sub(lambda m: to_text(m.group(0), keep_math=False) or m.group(0), parts[i])
+            parts[i] = _ACCENT.sub(lambda m: to_text(m.group(0)) or m.group(0), parts[i])
     return "".join(parts)
 
 
 def decode_name(name: str) -> str:
     """A person's name as text: ``Lor\\'and E\\"otv\\"os`` -> ``Loránd Eötvös``."""
-    return to_text(name, keep_math=False).strip(" ,")
+    return to_text(name).strip(" ,")
 
 
 # --- the search index's text ------------------------------------------------------------------
