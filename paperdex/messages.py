@@ -1,19 +1,13 @@
-"""Every text paperdex shows a person, once: a code, and its English and Chinese templates with
-named fields. One table (MESSAGES, read from messages.toml) for the core's messages (query errors, search notices,
-service errors) and the interface's labels (the web templates' ``t('code')``), and one lookup,
-:func:`text`.
+"""Every text paperdex shows a person, once: a code with English and Chinese templates and named
+fields, in one table (MESSAGES, read from messages.toml) for the core's messages and the
+interface's labels (the web templates' ``t('code')``), and one lookup, :func:`text`.
 
-A producer writes ``message("unbalanced_quote")`` or ``message("no_paper_id", id=pid)``; what it
-gets is a :class:`Message`, which *is* the English text (a ``str``), so callers, log lines, JSON
-fields and tests that read it as a string are unchanged, and which carries its code and fields,
-so the interface shows it in another language with ``msg.in_lang("zh")`` instead of matching
-the English text. A field whose value is a Message (a query error inside "… (at character N)")
-is shown in the same language.
-
-Text that code outside paperdex produces as plain English (Starlette's 404, the OpenAPI
-descriptions) has its English text as its code: :func:`shown` recognises it by that.
-
-The bottom layer: this module imports nothing of paperdex.
+``message("no_paper_id", id=pid)`` gives a :class:`Message`, which *is* the English text (a
+``str``), so callers, log lines, JSON fields and tests read it as a string, and which keeps its
+code and fields, so an interface shows it in another language (``msg.in_lang("zh")``) instead of
+matching the English text; a field that is a Message is shown in the same language. Text from
+outside paperdex (Starlette's 404, the OpenAPI descriptions) has its English as its code
+(:func:`shown`). The bottom layer: this module imports nothing of paperdex.
 """
 
 from __future__ import annotations

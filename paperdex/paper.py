@@ -114,19 +114,16 @@ class Paper:
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")
 _NOT_EXTRA = {*Paper.__dataclass_fields__, "date", "links", "summary"}  # to_dict's and the corpus format's
 
-# Bounds for what one record may hold. Real metadata sits far below them (arXiv caps abstracts
-# at 1,920 characters); anything larger is junk that would only cost memory and CPU on every
-# request that touches it. Text over a bound is cut with a note; structure over a bound is refused,
-# except an author list: real ones run to thousands (Gemini 2.5: 3,303; ATLAS/CMS: over 5,000),
-# so a paper is never refused for its authors. Up to MAX_AUTHORS they are all kept (every one is
-# searchable with au:, while every view shows ten); past it the list is cut and marked truncated.
+# Bounds for what one record may hold, far above real metadata (docs/code-notes.md): text over a
+# bound is cut with a note, structure over one refused, except an author list (real ones run to
+# thousands): up to MAX_AUTHORS all are kept, every one searchable with au:; past it, cut and marked.
 MAX_ID = 200
 MAX_TITLE = 1_000
 MAX_ABSTRACT = 20_000
 MAX_SHORT = 1_000  # venue, area, comment, an author name, a source name
 MAX_URL = 2_000
 MAX_LIST = 2_000  # categories, sources
-MAX_AUTHORS = 20_000  # four times the longest real list; the 4 MiB line bound caps it anyway
+MAX_AUTHORS = 20_000  # four times the longest real list
 MAX_CATEGORY = 300  # real ones include ACM class lists: "I.2.6; C.1.4; D.1.3"
 MAX_EXTRA_BYTES = 100_000
 MAX_DEPTH = 8

@@ -6,15 +6,8 @@
   Milvus Lite file or a Milvus server, for corpora and traffic one machine does not serve.
 
 Both answer ``search`` with the same Result under docs/search.md's contract; docs/scale-out.md
-lists what Milvus cannot express and how each gap is handled. A backend is named by a URI
-(``PAPERDEX_BACKEND``, or ``paperdex migrate --to``):
-
-    embedded:///path/to/data-dir     or a plain directory path
-    milvus:///path/to/papers.db      a Milvus Lite file (relative: milvus://papers.db)
-    milvus://http://host:19530       a Milvus server; also milvus://host:19530, plain http://host:19530
-    ...?collection=NAME              the collection (default "papers")
-    ...&snapshots=DIR                where the collection's lexical snapshot is published (a
-                                     folder every reader mounts; default beside a Lite file)
+lists what Milvus cannot express and how each gap is handled, and the URIs that name a backend
+(``PAPERDEX_BACKEND``, ``paperdex migrate --to``; "Choosing a backend").
 """
 
 from __future__ import annotations

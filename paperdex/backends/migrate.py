@@ -1,15 +1,8 @@
-"""Copy an embedded store into Milvus, with its vectors, resumably.
-
-Papers go in rowid order, in batches; after each the target records the last rowid it holds
-(``migrated:<store_id>`` in its state), so an interrupted copy resumes where it stopped and a
-finished one copies only papers added since. A paper keeps its rowid as its primary key, so ties
-break the same way on both backends; a vector is copied only when made from the current text.
-
-A resumed run also writes again what changed since it was copied (an edit, a merge, a vector
-from `embed`) and deletes what the store deleted (``refreshed``, ``removed``): the embedded store
-stays the system of record, and `paperdex migrate --to URI` after each sync publishes it all.
-``restart=True`` copies everything again (writes are idempotent by primary key), into a
-collection made again when an older paperdex made it.
+"""Copy an embedded store into Milvus, with its vectors, resumably: in rowid order (a paper keeps
+its rowid as primary key, so ties break alike on both backends), a checkpoint
+(``migrated:<store_id>``) after each batch; a resumed run also writes again what changed in the
+store since and deletes what it deleted, so the store stays the system of record
+(docs/scale-out.md, "Copying a store over").
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """The search contract (docs/search.md) on Milvus, through pymilvus: a Milvus Lite file for one
-machine, or a Milvus server (``http://host:19530``) for many. One collection holds the papers
-(fields: `_ensure`; the primary key is the store's rowid when migrated, so ties go to the lower
-one as on the store), a second one its settings and counters. Search is the one engine's
-(paperdex.search.engine); this module supplies its primitives (`MilvusCorpus`), no contract.
-
-* Records and vectors live in Milvus: a page's papers, a field's text, an id or DOI are queries;
-  `venue:` / `area:` / `decision:` read the values once per write and match them here
-  (`MilvusCorpus.rowids_where`); the dense side is Milvus's own search (`MilvusVectors`).
-* The lexical side is paperdex.index.lexical's snapshot, built from the collection
-  (`MilvusSource`) and published by the writer after every write in a folder (`snapshot_dir`:
-  beside a Lite file; for a server ``?snapshots=DIR``, a folder every web pod mounts). Readers
-  map it and never build it, as on the embedded store.
-* An exact phrase is checked on the texts of the papers holding all its words (at most
-  `MAX_PHRASE_CHECK`; past that the query is refused with a message).
+machine, or a Milvus server (``http://host:19530``) for many. Search is the one engine's
+(paperdex.search.engine); this module supplies its primitives (`MilvusCorpus`) over a collection
+of papers and one of settings and counters, and the writer publishes the lexical snapshot beside
+them, which readers map and never build. docs/scale-out.md says what lives where, how each
+primitive is done on Milvus, and why.
 
 A collection made before the lexical snapshot (it has a ``lex`` field) is searched as it is but
 not written: ``paperdex migrate --to URI --restart`` makes it again (docs/scale-out.md).
@@ -53,16 +44,10 @@ _LITE_LOCK = threading.Lock()
 _LITE_REFS: dict[str, int] = {}
 
 
-class _QuietEmptyArray(logging.Filter):
-    """pymilvus 2.5 logs ERRORs (and raises) when a query on a collection with an ARRAY field (made
-    by an older paperdex) matches nothing; `_query` reads that as no rows, so those lines are noise."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not getattr(_QUIET, "on", False)
-
-
+# pymilvus 2.5 logs ERRORs (and raises) when a query on a collection with an ARRAY field (made by an
+# older paperdex) matches nothing; `_query` reads that as no rows, and those lines are noise.
 for _name in ("pymilvus.decorators", "pymilvus.milvus_client.milvus_client"):
-    logging.getLogger(_name).addFilter(_QuietEmptyArray())
+    logging.getLogger(_name).addFilter(lambda record: not getattr(_QUIET, "on", False))
 
 MAX_TOPK = 16_384  # Milvus's largest query/search window
 MAX_PHRASE_CHECK = 16_384  # papers an exact phrase is checked on at most
@@ -70,10 +55,8 @@ PK_BLOCK = 4096  # primary keys one filtered vector search names
 INDEX_PAGE = 4096  # records read at a time to build the lexical snapshot
 DEFAULT_DIM = 384  # a collection's when not told (`migrate --to` tells it the store's)
 LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (module docstring)
-# Every read's consistency but the writer's counters (`get_state(strong=True)`): a process sees
-# its own writes at once, another's once the server applied them. A Strong read waits for the
-# server's next time tick, several times a search; Milvus has no read transaction anyway
-# (docs/scale-out.md, "Consistency").
+# Every read's but the writer's counters (`get_state(strong=True)`): a Strong read waits for the
+# server's next time tick, several times a search (docs/scale-out.md, "Consistency").
 READ = "Session"
 
 
@@ -104,7 +87,6 @@ def _decode_doc(s: str) -> Paper:
 
 def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
     doi = str((p.extra or {}).get("doi") or "").lower()
-    has = vec is not None
     v = np.zeros(dim, dtype=np.float32) if vec is None else np.asarray(vec, dtype=np.float32)
     if v.shape != (dim,):
         raise StoreError(
@@ -122,7 +104,7 @@ def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
         "content_hash": p.content_hash(),
         "text_hash": p.text_hash(),
         "updated": p.updated or "",
-        "has_vec": has,
+        "has_vec": vec is not None,
         "dense": v,
     }
 
@@ -173,13 +155,10 @@ class MilvusBackend:
             ip = c.prepare_index_params()
             ip.add_index("v", index_type="FLAT", metric_type="L2")
             c.create_collection(self.meta_col, schema=s, index_params=ip, consistency_level="Strong")
-        self.legacy = c.has_collection(self.col) and LEGACY_FIELD in {
-            f["name"] for f in c.describe_collection(self.col)["fields"]
-        }
+        self.legacy = False
         if c.has_collection(self.col):
-            dim = self.get_state("dim")
-            if dim:
-                self.dim = int(dim)
+            self.legacy = LEGACY_FIELD in {f["name"] for f in c.describe_collection(self.col)["fields"]}
+            self.dim = int(self.get_state("dim") or self.dim)
             c.load_collection(self.col)
             return
         s = c.create_schema()
@@ -280,7 +259,7 @@ class MilvusBackend:
         try:
             kw = {"consistency_level": "Strong" if strong else READ} | ({} if limit is None else {"limit": limit})
             return self.client.query(self.col, filter=filter, output_fields=output_fields, **kw)
-        except MilvusException as e:  # an older collection, nothing matched (_QuietEmptyArray)
+        except MilvusException as e:  # an older collection, nothing matched (the filter above)
             if "Unsupported data type: 0" in str(e):
                 return []
             raise

@@ -80,13 +80,12 @@ def _tokenizer(path: Path, table: Any = None):
     """A jieba tokenizer of its own that also knows the dictionary's phrases, weighted by how
     often the training summaries use them (the global jieba stays untouched).
 
-    Its prefix dictionary (word or prefix -> count) is read from a SQLite cache file one key at
-    a time when there is one: a query looks up a few dozen fragments, and loading all of it
-    (half a million entries, then our 33k phrases) cost 3.5-5 s of a Chinese CLI search on a busy
-    2-core machine. The counts are the same, so is the segmentation (tests/test_zh.py compares
-    them on every sample query). `table` is the cache's class (store.PrefixCounts: all SQL is the
-    store's, and text sits below it); None: no cache, the dictionary is built in memory. The
-    first process without the file builds it so and saves it for the next."""
+    Its prefix dictionary (word or prefix -> count) is read from a SQLite cache file one key at a
+    time when there is one: a query looks up a few dozen fragments, and loading all of it cost
+    seconds of a Chinese CLI search (docs/code-notes.md); the segmentation is the same
+    (tests/test_zh.py). `table` is the cache's class (store.PrefixCounts: all SQL is the store's,
+    and text sits below it); None: no cache, the dictionary is built in memory. The first
+    process without the file builds it so and saves it for the next."""
     with warnings.catch_warnings():  # jieba imports pkg_resources, which warns on every CLI run
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
         import jieba
