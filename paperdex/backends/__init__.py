@@ -62,8 +62,6 @@ class Backend(Protocol):
 class EmbeddedBackend:
     """The embedded store (SQLite + published lexical and vector snapshots) as a Backend."""
 
-    name = "embedded"
-
     def __init__(self, data_dir: str | Path | Store) -> None:
         self.store = data_dir if isinstance(data_dir, Store) else Store(data_dir)
         self.searcher = Searcher(self.store)

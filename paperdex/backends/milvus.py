@@ -115,8 +115,6 @@ def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
 class MilvusBackend:
     """Papers in a Milvus collection, searched under the contract of docs/search.md."""
 
-    name = "milvus"
-
     def __init__(
         self, uri: str | Path, *, collection: str = "papers", dim: int = DEFAULT_DIM, snapshots: str | None = None
     ) -> None:
@@ -525,9 +523,6 @@ class MilvusVectors:
     def __len__(self) -> int:
         return self.n
 
-    def warm(self) -> None:
-        """Nothing to load: the vectors stay in Milvus."""
-
     def _search(self, q: np.ndarray, k: int, expr: str | None) -> list[tuple[int, float]]:
         got = self.b.client.search(
             self.b.col,
@@ -581,9 +576,7 @@ class MilvusVectors:
         return {int(r["pk"]): unit(v) for r in rows if (v := _vec_of(r["dense"])) is not None}
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (rowid, cosine); `allowed` (rowids) restricts it."""
-        if allowed is None:
-            return self._search(unit(np.asarray(q, dtype=np.float32)), k, None)
+        """Top-k (rowid, cosine); `allowed` (rowids) restricts it: `scan`'s second list."""
         return self.scan(q, 0, k, allowed)[1]
 
 
