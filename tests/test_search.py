@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from paperdex.index.publish import publish
 from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, rank, required, rrf, snippet
-from paperdex.search.engine import marked_html
 from paperdex.search.query import QueryError
 from paperdex.text import stem
+from paperdex.web.render import hit_json, marked_html
 
 
 def ids(res):
@@ -80,7 +80,7 @@ def test_hybrid_hits_say_why_they_matched(searcher):
     # a paper both sides rank first scores 1: the convex combination of normalised scores,
     # the dense weight 0.3 shrunk by the words' gap between their best two (1 - 0.5)
     assert fuse(np.array([2.0, 1.0]), np.array([0.9, 0.5]), 0.3, 0.5).tolist() == pytest.approx([1.0, 0.425])
-    assert "<mark>" in top.to_dict()["title_html"] or "<mark>" in top.to_dict()["snippet_html"]
+    assert "<mark>" in hit_json(top)["title_html"] or "<mark>" in hit_json(top)["snippet_html"]
 
 
 def test_pages_are_slices_of_one_order(searcher):

@@ -6,6 +6,7 @@ import pytest
 from paperdex.search import Searcher
 from paperdex.store import PrefixCounts
 from paperdex.text import zh
+from paperdex.web.render import hit_json
 
 
 def test_concepts_are_alternatives_per_chinese_word():
@@ -32,7 +33,7 @@ def test_a_phrase_listed_by_its_halves_needs_both_halves():
 def test_chinese_query_finds_english_paper_lexically(searcher):
     res = searcher.search("权重衰减", mode="lexical", per_page=5)
     assert res.hits and "weight decay" in res.hits[0].paper.title.lower()
-    assert any("<mark>" in h.to_dict()["title_html"] for h in res.hits)  # translations are highlighted
+    assert any("<mark>" in hit_json(h)["title_html"] for h in res.hits)  # translations are highlighted
 
 
 def test_mixed_query_keeps_english_words(searcher):

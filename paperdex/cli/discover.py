@@ -293,7 +293,9 @@ def related(ctx, text, limit, as_json) -> None:
     with _service(ctx, readonly=True) as pool:
         res = service.related(pool, text, limit)
     if as_json:
-        click.echo(json_text(res.to_dict()))
+        from paperdex.web.render import hit_json
+
+        click.echo(json_text({**res.to_dict(), "hits": [hit_json(h) for h in res.hits]}))
         return
     if res.key_terms:
         click.echo(f"key terms: {', '.join(res.key_terms)}", err=True)

@@ -73,7 +73,9 @@ def search(ctx: click.Context, query: tuple[str, ...], as_json: bool, explain: b
     with _service(ctx, readonly=True) as pool:
         res = service.search(pool, request, facets=False)
     if as_json:
-        click.echo(json_text([h.to_dict() for h in res.hits]))
+        from paperdex.web.render import hit_json
+
+        click.echo(json_text([hit_json(h) for h in res.hits]))
         return
     for n in res.notices:
         click.echo(f"note: {tty(n)}", err=True)

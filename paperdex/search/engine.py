@@ -9,7 +9,6 @@ step. Every hit says why it matched: its rank and score on each side, and the fu
 
 from __future__ import annotations
 
-import html
 import re
 import threading
 import time
@@ -69,6 +68,7 @@ class Hit:
     tier: str | None = None  # a search hit's list (`Result.tiers`): "match", "related" or "ranked"
 
     def to_dict(self) -> dict[str, Any]:
+        """The hit as JSON, its marks plain; the interfaces render them (web/render.hit_json)."""
         d = self.paper.to_dict()
         d.update(
             **({"tier": self.tier} if self.tier else {}),
@@ -80,8 +80,6 @@ class Hit:
                 "dense_score": None if self.dense_score is None else round(self.dense_score, 4),
             },
             snippet=plain(self.snippet),
-            snippet_html=marked_html(self.snippet),
-            title_html=marked_html(self.title_marked),
         )
         return d
 
@@ -173,11 +171,6 @@ def matched_first(fused, order: np.ndarray, info: dict, M: np.ndarray, want: int
             return np.concatenate([order[in_m][:need_m], order[~in_m][:need_r]]), info
         k = min(4 * k, LEX_POOL) if k < LEX_POOL else 4 * k
         order, info, _ = fused(k)
-
-
-def marked_html(segments: list[tuple[str, bool]]) -> str:
-    """Escaped HTML with <mark> around matches: paper text is never trusted as markup."""
-    return "".join(f"<mark>{html.escape(s)}</mark>" if hit else html.escape(s) for s, hit in segments)
 
 
 class QueryVectors:

@@ -18,7 +18,7 @@ from typing import Any
 from markupsafe import Markup
 
 from paperdex.paper import Paper
-from paperdex.search import mark, snippet
+from paperdex.search import Hit, mark, snippet
 from paperdex.search import query as Q
 from paperdex.text import has_cjk, stem, tokens
 from paperdex.text.latex import (
@@ -160,6 +160,17 @@ def brief(p: Paper) -> dict[str, Any]:
 def ranks(h: Any) -> dict[str, Any]:
     """A hit's "why" in a JSON answer (the library API, MCP): its rank on each side, its score."""
     return {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)}
+
+
+def marked_html(segments: list[tuple[str, bool]]) -> str:
+    """Escaped HTML with <mark> around matches: paper text is never trusted as markup."""
+    return "".join(f"<mark>{html.escape(s)}</mark>" if hit else html.escape(s) for s, hit in segments)
+
+
+def hit_json(h: Hit) -> dict[str, Any]:
+    """A search hit as /api/search and the CLI's --json give it: its fields, then its snippet
+    and title as escaped HTML."""
+    return {**h.to_dict(), "snippet_html": marked_html(h.snippet), "title_html": marked_html(h.title_marked)}
 
 
 def safe_links(p: Paper) -> dict[str, str]:

@@ -17,6 +17,7 @@ from pydantic.config import JsonDict
 
 from paperdex import service
 from paperdex.discover import summaries
+from paperdex.search import Result
 from paperdex.service import SearchParams
 from paperdex.web import i18n, render, schemas
 from paperdex.web.links import safe_paper
@@ -69,7 +70,12 @@ def api(path: str, summary: str, model: type, description: str, errors: dict[int
 @api("/api/search", "Search papers", schemas.SearchOut, "One page of hits")
 def api_search(request: Request, query: Annotated[SearchQuery, Query()]) -> Response:
     """Hits carry title_html and snippet_html (escaped, query words in <mark>), and why (ranks per side)."""
-    return paged_json(request, service.search(pool_of(request), SearchParams(**query.model_dump())), "hits")
+    return search_json(request, service.search(pool_of(request), SearchParams(**query.model_dump())))
+
+
+def search_json(request: Request, res: Result) -> Response:
+    """A search's page as /api/search and /search.json answer it, its hits with their HTML."""
+    return paged_json(request, res, "hits", hits=[render.hit_json(h) for h in res.hits])
 
 
 @api("/api/papers/{pid:path}/similar", "Similar papers", schemas.SimilarOut, "Nearest neighbours", PAPER_ERRORS)

@@ -13,7 +13,8 @@ from paperdex import service
 from paperdex.search import Result
 from paperdex.service import SearchParams, ServiceError
 from paperdex.web import render
-from paperdex.web.views.base import mark_saved, page, page_window, paged_json, pool_of
+from paperdex.web.views.api import search_json
+from paperdex.web.views.base import mark_saved, page, page_window, pool_of
 from paperdex.web.views.library import related_view
 
 # Queries the home page offers to try: English, Chinese, fielded.
@@ -62,7 +63,7 @@ def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Respo
             request, params.q.strip(), {"category": params.category, "from": params.date_from, "to": params.date_to}
         )
     if json_view:
-        return paged_json(request, service.search(pool, params), "hits")
+        return search_json(request, service.search(pool, params))
     res: Result | None = None
     err, status = None, 200
     try:  # the service checks the parameters; the page shows what it says is wrong
