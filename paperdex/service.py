@@ -464,7 +464,8 @@ class Local:
 Pool = SearcherPool | Local
 
 
-EMBED_NICE = 10  # the pasted-text embedding thread's niceness (searches: SEARCH_NICE)
+EMBED_NICE = 10  # the pasted-text embedding threads' niceness (searches: SEARCH_NICE)
+TURN_WAIT = 3600.0  # seconds a pasted text waits for the model's turn (its requests wait seconds)
 
 
 class _Pasted:
@@ -475,116 +476,67 @@ class _Pasted:
     def __init__(self, key: tuple[str, str], emb) -> None:
         self.key, self.emb = key, emb
         self.waiting = 0
-        self.done = False
+        self.done = threading.Event()
         self.vector: np.ndarray | None = None
 
 
 class PastedVectors:
-    """The vectors of pasted texts, per process, made by one thread below searches (EMBED_NICE)
-    and kept (PASTED_CACHE, least recently used out). Texts wait in one lane per client, served
-    client by client (docs/request-costs.md); a text nobody waits for any more is dropped before
-    the model starts on it, so an overloaded server works through no backlog nobody reads."""
-
-    IDLE = 60.0  # seconds the thread waits for a text before it ends
+    """The vectors of pasted texts, per process, kept (PASTED_CACHE, least recently used out).
+    Each text is embedded on a thread of its own below searches (EMBED_NICE), one text at a
+    time: the model is a :class:`FairGate` of one slot, so texts take turns client by client
+    (docs/request-costs.md); a text nobody waits for any more by its turn is dropped before the
+    model starts on it, so an overloaded server works through no backlog nobody reads."""
 
     def __init__(self, size: int = PASTED_CACHE, max_waiting: int = MAX_WAITING) -> None:
-        self._cv = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._jobs: dict[tuple[str, str], _Pasted] = {}
-        self._lanes: OrderedDict[str, deque[_Pasted]] = OrderedDict()
-        self._served: dict[str, int] = {}
-        self._clock = itertools.count(1)
-        self._thread: threading.Thread | None = None
-        self.size, self.max_waiting = size, max_waiting
+        self._model = FairGate(1, max_waiting)  # past max_waiting of one client: not embedded
+        self.size = size
 
     def vector(self, client: str, emb, model: str, text: str, wait: float) -> np.ndarray | None:
         """The vector of `text` by `emb` (model `model`); None if not made within `wait` s."""
         key = (model, text)
-        with self._cv:
+        with self._lock:
             got = self._cache.get(key)
             if got is not None:
                 self._cache.move_to_end(key)
                 return got
             job = self._jobs.get(key)
             if job is None:
-                lane = self._lanes.setdefault(client, deque())
-                if len(lane) >= self.max_waiting:
-                    return None
                 job = self._jobs[key] = _Pasted(key, emb)
-                lane.append(job)
-                self._start()
-                self._cv.notify_all()
+                threading.Thread(target=self._embed, args=(client, job), name="paperdex-embed", daemon=True).start()
             job.waiting += 1
-            end = time.monotonic() + wait
-            while not job.done and (left := end - time.monotonic()) > 0:
-                self._cv.wait(left)
+        job.done.wait(wait)
+        with self._lock:
             job.waiting -= 1
-            return job.vector
+        return job.vector
 
-    def _keep(self, key: tuple[str, str], vector: np.ndarray | None) -> np.ndarray | None:
-        if vector is not None:
-            with self._cv:
-                self._cache[key] = vector
-                self._cache.move_to_end(key)
-                while len(self._cache) > self.size:
-                    self._cache.popitem(last=False)
-        return vector
-
-    def _start(self) -> None:
-        if self._thread is None:  # under the lock
-            self._thread = threading.Thread(target=self._run, name="paperdex-embed", daemon=True)
-            self._thread.start()
-
-    def _next(self) -> _Pasted | None:
-        """The next text to embed (under the lock, waiting for one); None after IDLE s without
-        one: the thread ends, and the next text starts another, so no idle thread is kept."""
-        idle_until = time.monotonic() + self.IDLE
-        while True:
-            for client in list(self._lanes):
-                lane = self._lanes[client]
-                while lane and lane[0].waiting == 0:  # nobody waits for it any more
-                    gone = lane.popleft()
-                    gone.done = True
-                    self._jobs.pop(gone.key, None)
-                if not lane:
-                    del self._lanes[client]
-            if self._lanes:
-                client = min(self._lanes, key=lambda c: self._served.get(c, 0))
-                lane = self._lanes[client]
-                job = lane.popleft()
-                if not lane:
-                    del self._lanes[client]
-                self._served[client] = next(self._clock)
-                if len(self._served) > 4 * self.size:  # forget clients long gone
-                    for c in [c for c in self._served if c not in self._lanes][: len(self._served) // 2]:
-                        del self._served[c]
-                return job
-            left = idle_until - time.monotonic()
-            if left <= 0:
-                self._thread = None
-                return None
-            self._cv.wait(left)
-
-    def _run(self) -> None:
+    def _embed(self, client: str, job: _Pasted) -> None:
+        """Wait for the model's turn, then embed the text if anybody still waits for it."""
         try:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), EMBED_NICE)
         except (AttributeError, OSError):
             pass
-        while True:
-            with self._cv:
-                job = self._next()
-            if job is None:
-                return
-            vector = None
+        vector = None
+        if self._model.acquire(client, TURN_WAIT):
             try:
-                vector = job.emb.embed_query(job.key[1])
+                with self._lock:
+                    wanted = job.waiting > 0
+                if wanted:
+                    vector = job.emb.embed_query(job.key[1])
             except Exception:  # a model that fails: the request answers from the words, and says so
                 log.warning("embedding a pasted text failed", exc_info=True)
-            self._keep(job.key, vector)
-            with self._cv:
-                job.vector, job.done = vector, True
-                self._jobs.pop(job.key, None)
-                self._cv.notify_all()
+            finally:
+                self._model.release(client)
+        with self._lock:
+            if vector is not None:
+                self._cache[job.key] = vector
+                while len(self._cache) > self.size:
+                    self._cache.popitem(last=False)
+            job.vector = vector
+            self._jobs.pop(job.key, None)
+        job.done.set()
 
 
 def _warm_vectors(s: Searcher) -> None:

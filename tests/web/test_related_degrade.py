@@ -90,13 +90,39 @@ def test_texts_take_turns_client_by_client(searcher, monkeypatch):
         t = threading.Thread(target=paste, args=(client, text))
         t.start()
         threads.append(t)
-        _until(lambda text=text: (MODEL, text) in pv._jobs, f"{text} to be queued")
+        _until(lambda n=len(threads) - 1: pv._model.waiting == n, f"{text} to be queued")
     assert pv.vector("a", emb, MODEL, "a4", 60) is None  # a's lane is full: not queued, no wait
     go.set()
     for t in threads:
         t.join(60)
     assert order == ["a1", "b1", "a2", "a3"], order
     assert all(got[t] is not None for t in ("a1", "a2", "a3", "b1"))
+
+
+def test_a_text_nobody_waits_for_is_dropped_before_the_model_reads_it(searcher, monkeypatch):
+    """A text queued behind another whose request gave up waiting is never embedded."""
+    order: list[str] = []
+    busy, go = threading.Event(), threading.Event()
+    real = MiniLM.embed_query
+
+    def held(self, text):
+        order.append(text)
+        if text == "a1":
+            busy.set()
+            go.wait(60)
+        return real(self, text)
+
+    monkeypatch.setattr(MiniLM, "embed_query", held)
+    emb = searcher.embedder(MODEL)
+    pv = PastedVectors()
+    first = threading.Thread(target=pv.vector, args=("a", emb, MODEL, "a1", 60))
+    first.start()
+    assert busy.wait(60)
+    assert pv.vector("b", emb, MODEL, "b1", 0.05) is None  # gave up: nobody waits for b1 now
+    go.set()
+    first.join(60)
+    _until(lambda: not pv._jobs, "the queue to empty")
+    assert order == ["a1"], order
 
 
 def test_related_work_answers_from_the_words_when_the_model_is_late(web_dir, monkeypatch):
