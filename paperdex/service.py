@@ -24,6 +24,7 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -293,7 +294,7 @@ class SearcherPool:
         """A searcher with what every query needs already loaded (once per process), so that
         one-time loading is never charged to the first queries' time budget."""
         s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
-        _load(lambda: s.lex, lambda: _warm_vectors(s), lambda: _warm_model(s), _warm_zh)
+        _load({}, **_first_loads(s))
         return s
 
     def prepare(self, text: str, dense: bool) -> None:
@@ -311,29 +312,16 @@ class SearcherPool:
 
     def warm(self) -> dict[str, float]:
         """Load now what the first searches would otherwise pay for; seconds per part."""
-        took: dict[str, float] = {}
-
-        def step(name: str, fn) -> None:
-            t = time.perf_counter()
-            try:
-                fn()
-            except (QueryError, StoreError, OSError, ValueError) as e:
-                log.warning("warm-up of %s failed: %s", name, e)
-            took[name] = took.get(name, 0.0) + time.perf_counter() - t
-
         first = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
         try:
-            step("lexical", lambda: first.lex)
-            step("vectors", lambda: _warm_vectors(first))
-            step("model", lambda: _warm_model(first))
-            step("zh", _warm_zh)
+            took = _load({}, **_first_loads(first))
         finally:
             first.store.close()
         with ExitStack() as held:
             for sr in [held.enter_context(self.searcher()) for _ in range(self.size)]:
-                step("searchers", lambda sr=sr: sr.search("warm up", per_page=1, facets=False))
+                _load(took, searchers=partial(sr.search, "warm up", per_page=1, facets=False))
             with self.reader() as st:
-                step("searchers", lambda: st.count())
+                _load(took, searchers=st.count)
         return took
 
     def watch(self, interval: float = 1.0) -> None:
@@ -448,7 +436,7 @@ class Local:
         """Load what searches for `text` need before their time budget starts, as the server
         does when it makes a searcher."""
         s, model = self._searcher, dense and "model" not in self._loaded
-        _load(lambda: s.lex, lambda: _warm_model(s) if model else None, lambda: _warm_zh(text))
+        _load({}, lexical=lambda: s.lex, model=lambda: _warm_model(s) if model else None, zh=lambda: _warm_zh(text))
         if dense:
             self._loaded.add("model")
 
@@ -550,14 +538,22 @@ def _warm_zh(text: str = "扩散模型") -> None:
         zh.concepts("扩散模型", table=PrefixCounts)  # jieba's dictionary and ours
 
 
-def _load(*steps) -> None:
-    """Load what searches need, each step on its own: one that fails is logged, and the
-    search that needs it then says why."""
-    for fn in steps:
+def _load(took: dict[str, float], **steps: Callable[[], object]) -> dict[str, float]:
+    """Load what searches need, each step on its own, adding its seconds to `took`: one that
+    fails is logged, and the search that needs it then says why."""
+    for name, fn in steps.items():
+        t = time.perf_counter()
         try:
             fn()
         except (QueryError, StoreError, OSError, ValueError) as e:
-            log.warning("loading for a searcher failed: %s", e)
+            log.warning("loading %s failed: %s", name, e)
+        took[name] = took.get(name, 0.0) + time.perf_counter() - t
+    return took
+
+
+def _first_loads(s: Searcher) -> dict[str, Callable[[], object]]:
+    """What a searcher loads before its first query, by the names `warm` reports."""
+    return dict(lexical=lambda: s.lex, vectors=lambda: _warm_vectors(s), model=lambda: _warm_model(s), zh=_warm_zh)
 
 
 def _warm_model(s: Searcher) -> None:
