@@ -1,4 +1,4 @@
-"""What the query vector cache (search/engine.py, QueryVectors) saves a user, end to end.
+"""What the query vector cache (search/engine.py, _query_vector) saves a user, end to end.
 
     python bench/query_vectors.py [--store DIR] [--queries 50]
 
@@ -43,7 +43,7 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"store {args.store}: {store.vector_count():,} vectors of {emb.name}; {len(queries)} queries of 3 words")
     searcher.search("warm up")  # the model, the snapshots and the tokenizers loaded
-    cache = search_engine._QUERY_VECTORS
+    cache = search_engine._query_vector
     cols: dict[str, list[float]] = {
         k: [] for k in ("encoder", "first", "page 2, uncached", "page 2", "facet", "newest", "engine")
     }
@@ -59,8 +59,7 @@ def main() -> None:
         res = searcher.search(q)
         cols["first"].append((time.perf_counter() - t) * 1000)
         cat = res.facets["category"][0][0] if res.facets.get("category") else "cs.LG"
-        with cache._lock:
-            cache._kept.clear()
+        cache.cache_clear()
         timed("page 2, uncached", lambda q=q: searcher.search(q, page=2))
         timed("page 2", lambda q=q: searcher.search(q, page=2))
         timed("facet", lambda q=q, c=cat: searcher.search(q, filters=Filters(category=c)))
@@ -72,8 +71,8 @@ def main() -> None:
         print(f"{k:18} {statistics.median(xs):8.2f} {pct(xs, 0.9):8.2f}")
     r = [a / b for a, b in zip(cols["page 2, uncached"], cols["page 2"], strict=True)]
     print(f"page 2 uncached / cached, per query: median {statistics.median(r):.2f}x")
-    size = next(iter(cache._kept.values())).nbytes
-    print(f"a cached vector: {size:,} bytes; {cache.size:,} kept at most: {size * cache.size / 2**20:.1f} MiB")
+    size, kept = emb.embed_query(queries[0]).nbytes, cache.cache_info().maxsize or 0
+    print(f"a cached vector: {size:,} bytes; {kept:,} kept at most: {size * kept / 2**20:.1f} MiB")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

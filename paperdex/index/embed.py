@@ -60,6 +60,7 @@ class Embedder(Protocol):
 
     def embed_docs(self, texts: list[str]) -> np.ndarray: ...
     def embed_query(self, text: str) -> np.ndarray: ...
+    def __hash__(self) -> int: ...  # a key of the query vectors kept (search/engine._query_vector)
 
 
 def _verify(path: Path, expected: str) -> None:

@@ -10,11 +10,9 @@ step. Every hit says why it matched: its rank and score on each side, and the fu
 from __future__ import annotations
 
 import re
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -173,34 +171,16 @@ def matched_first(fused, order: np.ndarray, info: dict, M: np.ndarray, want: int
         order, info, _ = fused(k)
 
 
-class QueryVectors:
-    """Query vectors by (the embedder, its text with each run of whitespace one space), the
-    least recently used out: page 2, a facet, a sort or a filter of the same words is a new
-    search, which would pay the encoder again (docs/performance.md). The built-in models read
-    such runs as one space; case is not folded (e5 is cased). One per process, shared by the
-    searchers of a pool: a store that switches models gets another embedder, so other keys."""
-
-    def __init__(self, size: int = QUERY_VECTORS) -> None:
-        self.size, self._lock = size, threading.Lock()
-        self._kept: OrderedDict[tuple[Embedder, str], np.ndarray] = OrderedDict()
-
-    def get(self, emb: Embedder, text: str) -> np.ndarray:
-        key = (emb, re.sub(r"\s+", " ", text))
-        with self._lock:
-            got = self._kept.get(key)
-            if got is not None:
-                self._kept.move_to_end(key)
-                return got
-        got = emb.embed_query(text)  # outside the lock: other searches go on meanwhile
-        got.setflags(write=False)  # shared: nobody changes it in place
-        with self._lock:
-            self._kept[key] = got
-            while len(self._kept) > self.size:
-                self._kept.popitem(last=False)
-        return got
-
-
-_QUERY_VECTORS = QueryVectors()
+@lru_cache(maxsize=QUERY_VECTORS)
+def _query_vector(emb: Embedder, text: str) -> np.ndarray:
+    """A query's vector, kept per process by (the embedder, its text with each run of
+    whitespace one space), the least recently used out: page 2, a facet, a sort or a filter of
+    the same words is a new search, which would pay the encoder again (docs/performance.md).
+    The built-in models read such runs as one space; case is not folded (e5 is cased). A store
+    that switches models gets another embedder, so other keys."""
+    got = emb.embed_query(text)
+    got.setflags(write=False)  # shared: nobody changes it in place
+    return got
 
 
 class Searcher:
@@ -260,7 +240,7 @@ class Searcher:
 
     def embed_query(self, text: str, model: str | None) -> np.ndarray | None:
         emb = self.embedder(model)
-        return None if emb is None or not text else _QUERY_VECTORS.get(emb, text)
+        return None if emb is None or not text else _query_vector(emb, re.sub(r"\s+", " ", text))
 
     # --- the composed search --------------------------------------------------------------
     def search(
