@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -243,10 +243,8 @@ class SearcherPool:
             pass
 
     def _borrow(self, kind: str, free: queue.LifoQueue, make, wait: float | None):
-        try:
+        with suppress(queue.Empty):
             return free.get_nowait()
-        except queue.Empty:
-            pass
         with self._lock:
             made = self._made[kind] < self._limit[kind]
             self._made[kind] += made
@@ -502,10 +500,8 @@ class PastedVectors:
 
     def _embed(self, client: str, job: _Pasted) -> None:
         """Wait for the model's turn, then embed the text if anybody still waits for it."""
-        try:
+        with suppress(AttributeError, OSError):  # as _yield_to_the_loop
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), EMBED_NICE)
-        except (AttributeError, OSError):
-            pass
         vector = None
         if self._model.acquire(client, TURN_WAIT):
             try:
@@ -622,10 +618,8 @@ def _yield_to_the_loop() -> None:
     if getattr(_niced, "done", False) or threading.current_thread() is threading.main_thread():
         return
     _niced.done = True
-    try:
+    with suppress(AttributeError, OSError):  # not Linux, or not allowed: same priority as before
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SEARCH_NICE)
-    except (AttributeError, OSError):  # not Linux, or not allowed: same priority as before
-        pass
 
 
 def health(pool: Pool) -> dict:

@@ -1,17 +1,10 @@
-"""What the search engine reads, on any backend: a `Corpus`.
+"""What the search engine reads, on any backend: a `Corpus`, the primitives of docs/scale-out.md.
 
-The engine (paperdex.search.engine) decides everything a query means over two index snapshots -- the
-lexical arrays (paperdex.index.lexical) and the vectors -- and reads records only to show them or to
-check what the arrays cannot say (a field's own word pairs, an exact phrase, a venue
-substring). A corpus supplies exactly those primitives, so the contract of docs/search.md is
-written once and a backend adds storage, never a second copy of the search:
-
-* `StoreCorpus`: the embedded data directory (SQLite + published snapshots);
-* paperdex.backends.milvus.MilvusCorpus: a Milvus collection (records and vectors in Milvus,
-  the lexical snapshot published beside it).
-
-Row ids are the system of record's own (SQLite rowids, Milvus primary keys): the lexical
-snapshot lists them in order, and the vector index answers with them.
+The engine decides everything a query means over two index snapshots (the lexical arrays and
+the vectors) and reads records only to show them or to check what the arrays cannot say; a
+backend supplies these primitives and never a second copy of the search: `StoreCorpus` (the
+embedded data directory) here, paperdex.backends.milvus.MilvusCorpus on Milvus. Row ids are the
+system of record's own (SQLite rowids, Milvus primary keys), in the lexical snapshot's order.
 """
 
 from __future__ import annotations
