@@ -122,6 +122,7 @@ class Result:
         return max(1, -(-min(self.listed, MAX_WINDOW) // self.per_page))
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON but its hits, which each interface renders (web/views/api.search_json)."""
         return {
             **{k: getattr(self, k) for k in ("query", "mode", "sort", "total")},
             "ranked": self.ranked if self.ranked is not None else self.total,
@@ -133,7 +134,6 @@ class Result:
             "took_ms": round(self.took_ms, 2),
             "notices": self.notices,
             "facets": {k: [{"value": v, "count": n} for v, n in vs] for k, vs in self.facets.items()},
-            "hits": [h.to_dict() for h in self.hits],
         }
 
 
