@@ -48,14 +48,14 @@ def tag_feed(request: Request, name: str, fmt: str) -> Response:
     recs = service.recommend(pool, tag.name, FEED_ITEMS, within=within or None)
     items = [digest.Item(r.paper, digest.reason_note(r)) for r in recs.items]
     page_url = f"{_base(request)}/tag/{quote(tag.name)}"
-    return _feed(request, fmt, f"paperdex: recommended for {tag.name}", page_url, items)
+    return _feed(request, fmt, message("feed_title_tag", tag=tag.name), page_url, items)
 
 
 @router.get("/feeds/saved/{key}.{fmt}", include_in_schema=False)
 def saved_feed(request: Request, key: str, fmt: str) -> Response:
     ss, res = service.run_saved(pool_of(request), key, FEED_ITEMS)
     items = [digest.Item(h.paper) for h in res.hits]
-    return _feed(request, fmt, f"paperdex: {ss.name}", _base(request) + search_url(ss), items)
+    return _feed(request, fmt, message("feed_title_saved", name=ss.name), _base(request) + search_url(ss), items)
 
 
 @router.get("/feeds/category/{category}.{fmt}", include_in_schema=False)
@@ -63,7 +63,13 @@ def category_feed(request: Request, category: str, fmt: str) -> Response:
     newest = service.SearchParams(mode="lexical", sort="newest", per_page=FEED_ITEMS, category=category)
     res = service.search(pool_of(request), newest, facets=False)
     items = [digest.Item(h.paper) for h in res.hits]
-    return _feed(request, fmt, f"paperdex: {category}", f"{_base(request)}/?q=cat:{quote(category)}", items)
+    return _feed(
+        request,
+        fmt,
+        message("feed_title_category", category=category),
+        f"{_base(request)}/?q=cat:{quote(category)}",
+        items,
+    )
 
 
 @router.get("/feeds/daily.{fmt}", include_in_schema=False)
@@ -74,5 +80,9 @@ def daily_feed(request: Request, fmt: str, category: str | None = None) -> Respo
         except feed.FeedError as e:
             raise ServiceError(400, str(e)) from None
     items = [digest.Item(p) for p in d.papers]
-    title = f"paperdex: papers of {d.day}" + (f" in {category}" if category else "")
+    title = (
+        message("feed_title_daily_in", day=d.day, category=category)
+        if category
+        else message("feed_title_daily", day=d.day)
+    )
     return _feed(request, fmt, title, f"{_base(request)}/daily", items)
