@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
+from paperdex.discover import summaries as S
 from paperdex.messages import LANGS, MESSAGES, Message, fields, message, text
 from paperdex.search import query as Q
 from paperdex.service import ServiceError
@@ -136,6 +137,18 @@ def test_discover_producers_make_messages(store, empty_store):
         "dense centroid：把留出的已存论文排得更靠前（留出的已存论文进入前 20 的比例：60% vs 40% SVM；MRR 0.50 vs 0.30）"
     )
     assert pickle.loads(pickle.dumps(text)).in_lang("zh") == text.in_lang("zh")
+
+
+def test_summaries_make_messages():
+    """A summary run's failures and report are Messages: the English as before, the Chinese from
+    the table (shown once the CLI or the API gets an interface language)."""
+    with pytest.raises(S.ReplyError) as e:
+        S.parse_reply('{"en": {"tldr": 1}}', ("en",))
+    assert str(e.value) == "the answer's en.tldr is missing or not text"
+    assert e.value.args[0].in_lang("zh") == "回答中的 en.tldr 缺失或不是文本"
+    line = S.Report(done=3, cached=1, failed=2, over_budget=7, tokens=1500).line()
+    assert line == "summarised 3, already current 1, failed 2, 7 left for tomorrow (daily budget); 1500 tokens"
+    assert line.in_lang("zh") == "已生成 3 篇，已是最新 1 篇，失败 2 篇，7 篇留待明天（每日额度）；共 1500 个 token"
 
 
 @pytest.fixture(scope="module")

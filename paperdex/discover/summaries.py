@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from paperdex.messages import text
+from paperdex.messages import message, text
 from paperdex.paper import Paper
 from paperdex.settings import check_url
 from paperdex.store import Store
@@ -82,7 +82,7 @@ class LLMConfig:
     def __post_init__(self) -> None:
         check_url(self.base_url)
         if not self.model.strip():
-            raise ValueError("the model name is empty")
+            raise ValueError(message("llm_model_empty"))
 
     @classmethod
     def from_settings(cls, s) -> LLMConfig | None:
@@ -139,22 +139,22 @@ def parse_reply(content: str, langs: Sequence[str] = LANGS) -> dict[str, dict[st
     try:
         data = json.loads(raw)
     except ValueError:
-        raise ReplyError(f"the answer is not JSON: {raw[:80]!r}") from None
+        raise ReplyError(message("reply_not_json", start=raw[:80])) from None
     if not isinstance(data, dict):
-        raise ReplyError("the answer is not a JSON object")
+        raise ReplyError(message("reply_not_object"))
     out: dict[str, dict[str, str]] = {}
     for lang in langs:
         part = data.get(lang)
         if not isinstance(part, dict):
-            raise ReplyError(f"the answer has no {lang!r} object")
+            raise ReplyError(message("reply_no_lang", lang=lang))
         body = {}
         for f in FIELDS:
             v = part.get(f)
             if not isinstance(v, str) or not v.strip():
-                raise ReplyError(f"the answer's {lang}.{f} is missing or not text")
+                raise ReplyError(message("reply_field_missing", lang=lang, field=f))
             body[f] = clean(v, CAPS[f])
             if not body[f]:
-                raise ReplyError(f"the answer's {lang}.{f} is empty")
+                raise ReplyError(message("reply_field_empty", lang=lang, field=f))
         out[lang] = body
     return out
 
@@ -182,7 +182,7 @@ class Client:
     def _only_our_host(self, request: httpx.Request) -> None:
         base, url = self.http.base_url, request.url  # both normalised by httpx (case, default port)
         if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
-            raise LLMError(f"refused a request to {request.url.host}: only {self.cfg.host} is configured")
+            raise LLMError(message("llm_other_host", to=request.url.host, host=self.cfg.host))
 
     def redact(self, text: str) -> str:
         key = self.cfg.api_key
@@ -209,27 +209,29 @@ class Client:
             try:
                 r = self.http.post("chat/completions", json=body)
             except httpx.TimeoutException:
-                why = f"timed out after {self.cfg.timeout:g} s"
+                why = message("llm_timed_out", seconds=self.cfg.timeout)
             except httpx.TransportError as e:
-                raise LLMError(self.redact(f"cannot reach the language model at {self.cfg.host}: {e}")) from None
+                raise LLMError(self.redact(message("llm_unreachable", host=self.cfg.host, reason=str(e)))) from None
             else:
                 if r.is_redirect:
-                    to = urlsplit(r.headers.get("location", "")).netloc or "elsewhere"
-                    raise LLMError(f"{self.cfg.host} redirected to {to}; redirects are not followed")
+                    to = urlsplit(r.headers.get("location", "")).netloc or message("llm_elsewhere")
+                    raise LLMError(message("llm_redirected", host=self.cfg.host, to=to))
                 if r.status_code in (401, 403):
-                    raise LLMError(f"{self.cfg.host} refused the key ({r.status_code}); check the key's variable")
+                    raise LLMError(message("llm_key_refused", host=self.cfg.host, status=r.status_code))
                 if r.status_code == 400 and self._json_mode and "response_format" in r.text:
                     self._json_mode = False  # a server without JSON mode: the prompt still asks for JSON
                     continue
                 if r.status_code in RETRY_STATUS:
-                    why = f"answered {r.status_code}"
+                    why = message("llm_answered", status=r.status_code)
                     retry_after = r.headers.get("retry-after")
                 elif r.status_code >= 400:
-                    raise ReplyError(self.redact(f"{self.cfg.host} answered {r.status_code}: {r.text[:200]}"))
+                    raise ReplyError(
+                        self.redact(message("llm_status", host=self.cfg.host, status=r.status_code, body=r.text[:200]))
+                    )
                 else:
                     return self._content(r)
             if attempt >= self.cfg.retries:
-                raise LLMError(f"{self.cfg.host} {why}, {attempt + 1} tries; try again later")
+                raise LLMError(message("llm_gave_up", host=self.cfg.host, why=why, tries=attempt + 1))
             pause = self._wait(attempt, retry_after)
             log.info("language model %s %s; retrying in %.1f s", self.cfg.host, why, pause)
             self.sleep(pause)
@@ -240,9 +242,9 @@ class Client:
             data = r.json()
             content = data["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise ReplyError(f"{self.cfg.host} did not answer with a chat completion") from None
+            raise ReplyError(message("llm_no_completion", host=self.cfg.host)) from None
         if not isinstance(content, str):
-            raise ReplyError(f"{self.cfg.host} answered a message without text")
+            raise ReplyError(message("llm_no_text", host=self.cfg.host))
         usage = data.get("usage") if isinstance(data, dict) else None
         tokens = usage.get("total_tokens", 0) if isinstance(usage, dict) else 0
         return content, tokens if isinstance(tokens, int) and tokens >= 0 else 0
@@ -275,10 +277,10 @@ class Report:
         return self.done + self.failed
 
     def line(self) -> str:
-        s = f"summarised {self.done}, already current {self.cached}, failed {self.failed}"
-        if self.over_budget:
-            s += f", {self.over_budget} left for tomorrow (daily budget)"
-        return s + f"; {self.tokens} tokens"
+        left = message("summaries_left", n=self.over_budget) if self.over_budget else ""
+        return message(
+            "summaries_line", done=self.done, cached=self.cached, failed=self.failed, left=left, tokens=self.tokens
+        )
 
 
 def run(
