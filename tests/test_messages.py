@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from paperdex.discover import digest as D
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
 from paperdex.discover import summaries as S
 from paperdex.messages import LANGS, MESSAGES, Message, fields, message, text
+from paperdex.paper import Paper
 from paperdex.search import query as Q
 from paperdex.service import ServiceError
 from paperdex.web import i18n
@@ -149,6 +151,19 @@ def test_summaries_make_messages():
     line = S.Report(done=3, cached=1, failed=2, over_budget=7, tokens=1500).line()
     assert line == "summarised 3, already current 1, failed 2, 7 left for tomorrow (daily budget); 1500 tokens"
     assert line.in_lang("zh") == "已生成 3 篇，已是最新 1 篇，失败 2 篇，7 篇留待明天（每日额度）；共 1500 个 token"
+
+
+def test_the_digest_makes_messages():
+    """The digest's words are Messages: the English as before, the Chinese from the table (shown
+    once the digest gets a language setting); a tag's note is one Message with its parts."""
+    d = D.Digest(None, "http://h")
+    assert d.subject == "paperdex digest for today: 0 for you, 0 new papers"
+    assert d.subject.in_lang("zh") == "paperdex 每日简报 · 今天：为你推荐 0 篇，新论文 0 篇"
+    assert D.render_text(d).endswith("\nNothing new today.\n") and "<p>Nothing new today.</p>" in D.render_html(d)
+    reason = R.Reason([("1", "A $\\alpha$ title", 0.9)], ["robot", "pose"])
+    why = D.reason_note(R.Recommendation(Paper(id="2", title="t"), 1.0, reason))
+    assert why == "Why: like “A α title” · words: robot, pose"
+    assert why.in_lang("zh") == "推荐理由：与 “A α title” 相似 · 关键词：robot, pose"
 
 
 @pytest.fixture(scope="module")

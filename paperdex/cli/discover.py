@@ -332,7 +332,7 @@ def digest(ctx, day, to_file, smtp, starttls, base_url, per_section, **mail) -> 
     with _store(ctx, readonly=True) as st:  # the saved searches run on the backend's searcher
         searcher = make_searcher(st, settings.backend, settings.embedding, settings.zh_dict)
         d = D.build(st, day, base_url, per_section, searcher=searcher)
-    m = D.message(d, mail["mail_from"], mail["mail_to"])
+    m = D.mail(d, mail["mail_from"], mail["mail_to"])
     if to_file:
         D.write(m, d, to_file)
         click.echo(f"wrote {to_file}", err=True)

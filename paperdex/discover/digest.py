@@ -7,7 +7,8 @@ always escaped; every item links back to the paper's page on this server (`base_
 **Digest**: for one day (default: the newest day in the store), each tag's best
 recommendations among that day's papers and each saved search's new matches, as one e-mail
 with a plain-text and an HTML part (``email.message``), sent through SMTP (``smtplib``) or
-written to a file (``.eml`` the whole message, ``.html`` or ``.txt`` one part).
+written to a file (``.eml`` the whole message, ``.html`` or ``.txt`` one part). Its words are
+Messages of the table (messages.toml), shown in English: neither has a language setting.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from jinja2 import Environment, select_autoescape
 from paperdex.discover import feed, library
 from paperdex.discover import recommend as R
 from paperdex.discover.summaries import attach_items
+from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search import Searcher
 from paperdex.store import Store
@@ -91,14 +93,14 @@ class Item:
 
 def tldr_line(it: Item) -> str:
     """The summary as a feed, e-mail or terminal shows it: marked as machine-written, by whom."""
-    return f"TL;DR (machine-written by {it.tldr_model}): {it.tldr}" if it.tldr else ""
+    return message("digest_tldr", model=it.tldr_model, tldr=it.tldr) if it.tldr else ""
 
 
 def _summary(it: Item) -> str:
     s = _plain(it.paper.abstract)
     if len(s) > MAX_SUMMARY:
         s = s[:MAX_SUMMARY].rsplit(" ", 1)[0] + " …"
-    authors = ", ".join(it.paper.authors[:8]) + (" et al." if len(it.paper.authors) > 8 else "")
+    authors = ", ".join(it.paper.authors[:8]) + (f" {message('et_al')}" if len(it.paper.authors) > 8 else "")
     return "\n\n".join(x for x in (authors, tldr_line(it), s, it.note) if x)
 
 
@@ -161,10 +163,13 @@ def reason_note(rec: R.Recommendation) -> str:
         return ""
     bits = []
     if rec.reason.neighbours:
-        bits.append("like " + "; ".join(f"“{_plain(t)[:80]}”" for _, t, _ in rec.reason.neighbours[:2]))
+        like = "; ".join(f"“{_plain(t)[:80]}”" for _, t, _ in rec.reason.neighbours[:2])
+        bits.append(message("reason_like", titles=like))
     if rec.reason.terms:
-        bits.append("words: " + ", ".join(rec.reason.terms[:5]))
-    return "Why: " + " · ".join(bits) if bits else ""
+        bits.append(message("reason_words", words=", ".join(rec.reason.terms[:5])))
+    if len(bits) == 2:  # one Message, so each part is shown in the note's language
+        bits = [message("reason_both", like=bits[0], words=bits[1])]
+    return message("reason_note", why=bits[0]) if bits else ""
 
 
 # --- the digest ----------------------------------------------------------------------------------
@@ -191,7 +196,7 @@ class Digest:
     @property
     def subject(self) -> str:
         n = sum(s.count for s in self.sections if s.kind != "day")
-        return f"paperdex digest for {self.day or 'today'}: {n} for you, {self.day_total} new papers"
+        return message("digest_subject", day=self.day or message("digest_today"), n=n, total=self.day_total)
 
 
 def build(
@@ -214,7 +219,7 @@ def build(
         items = [Item(r.paper, reason_note(r)) for r in recs.items if r.score >= MIN_SCORE]
         if items:
             link = f"{base}/tag/{quote(t.name, safe='')}"
-            d.sections.append(Section(f"Recommended for “{t.name}”", "tag", link, items, len(items)))
+            d.sections.append(Section(message("digest_for_tag", tag=t.name), "tag", link, items, len(items)))
     saved = library.saved_searches(store)
     if saved:
         s = searcher or Searcher(store)
@@ -222,14 +227,14 @@ def build(
             nm = library.new_matches(s, ss, per_section)
             link = f"{base}/saved/{ss.id}"
             if nm.error:  # said in the digest, which still goes out with everything else
-                title = f"The saved search “{ss.name}”: {nm.notices[0]}"
+                title = message("digest_saved_broken", name=ss.name, notice=nm.notices[0])
                 d.sections.append(Section(title, "saved", link, [], 0))
             elif nm.count:
-                title = f"New for the saved search “{ss.name}” ({nm.count})"
+                title = message("digest_saved_new", name=ss.name, n=nm.count)
                 d.sections.append(Section(title, "saved", link, [Item(p) for p in nm.papers], nm.count))
     if not d.sections and rowids:
         items = [Item(p) for p in feed.daily(store, day, per_page=per_section).papers]
-        d.sections.append(Section(f"Papers of {day}", "day", f"{base}/daily?day={day}", items, d.day_total))
+        d.sections.append(Section(message("digest_day", day=day), "day", f"{base}/daily?day={day}", items, d.day_total))
     attach_items(store, [it for s in d.sections for it in s.items])
     return d
 
@@ -240,25 +245,26 @@ _HTML = Environment(
 
 
 def render_text(d: Digest) -> str:
-    lines = [f"paperdex · {d.day}", f"{d.day_total} papers were listed on {d.day}: {d.base_url}/daily?day={d.day}", ""]
+    listed = message("digest_listed", total=d.day_total, day=d.day, link=f"{d.base_url}/daily?day={d.day}")
+    lines = [f"paperdex · {d.day}", listed, ""]
     for s in d.sections:
         lines += [s.title, "=" * min(len(s.title), 72), s.link, ""]
         for i, it in enumerate(s.items, 1):
             p = it.paper
-            authors = ", ".join(p.authors[:6]) + (" et al." if len(p.authors) > 6 else "")
+            authors = ", ".join(p.authors[:6]) + (f" {message('et_al')}" if len(p.authors) > 6 else "")
             lines += [f"{i}. {_plain(p.title)}", f"   {authors}", f"   {paper_url(d.base_url, p)}"]
             lines += [f"   {x}" for x in (tldr_line(it), it.note) if x]
             lines.append("")
     if d.empty:
-        lines.append("Nothing new today.")
+        lines.append(message("digest_nothing_new"))
     return "\n".join(lines).rstrip() + "\n"
 
 
 def render_html(d: Digest) -> str:
-    return _HTML.render(d=d, url=lambda p: paper_url(d.base_url, p), plain=_plain)
+    return _HTML.render(d=d, url=lambda p: paper_url(d.base_url, p), plain=_plain, t=message)
 
 
-def message(d: Digest, sender: str = "paperdex@localhost", to: str = "you@localhost") -> EmailMessage:
+def mail(d: Digest, sender: str = "paperdex@localhost", to: str = "you@localhost") -> EmailMessage:
     """The digest as one e-mail: text/plain with a text/html alternative."""
     m = EmailMessage()
     m["Subject"] = d.subject
