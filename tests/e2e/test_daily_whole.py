@@ -19,6 +19,7 @@ from paperdex.discover import feed
 from paperdex.ingest import load_sample
 from paperdex.sources import completeness
 from paperdex.store import Store
+from paperdex.web.views import daily as daily_view
 
 LANGS = {"en": "en-US", "zh": "zh-CN"}
 DESKTOP = {"width": 1280, "height": 800}
@@ -175,3 +176,51 @@ def test_compact_day_screenshots(browser, sample, shots, lang):
         p.screenshot(path=str(shots / f"daily-whole-{lang}-{name}.png"))
         ctx.close()
         assert not p.events, p.events
+
+
+def test_back_from_a_paper_lands_where_the_reader_was(browser, sample, monkeypatch):
+    """Deep in a later part of the compact day, open a line, open its paper, press Back: the
+    parts read so far are there again, the same line at the same height, open and current (j
+    goes on from it). Parts of 25 lines make the sample's 172-paper day seven parts, as a
+    530-paper day is six of 100: with two, the browser's own scroll restoration (to the bottom
+    of the first part) happened to bring the second in. Playwright's Chromium has no
+    back/forward cache, so this is the path of a browser that does not keep the page (a reload,
+    a page evicted from the cache)."""
+    monkeypatch.setattr(daily_view, "COMPACT_PER_PAGE", 25)
+    base, n = sample
+    ctx, p = _open(browser, DESKTOP)
+    p.goto(f"{base}/daily?day={BIG_DAY}&layout=compact")
+    rows = p.locator("#results > details.row")
+    expect(p.get_by_test_id("more-rows")).to_contain_text(re.compile(r"\b(26|51)–"))  # parts of 25
+    _scroll_to_end(p, rows, n)
+    expect(rows).to_have_count(n)
+    row = rows.nth(130)  # in the sixth part
+    pid = row.get_attribute("data-id")
+    row.evaluate("r => window.scrollTo(0, r.getBoundingClientRect().top + window.scrollY - 200)")
+    row.locator(":scope > summary").click()
+    expect(row.locator("article.card .authors")).to_be_visible()
+    top = row.evaluate("r => r.getBoundingClientRect().top")
+    row.locator("article.card .card-title a").click()
+    p.wait_for_url(re.compile(r"/paper/"))
+    p.go_back()
+    rows = p.locator("#results > details.row")
+    expect(rows).to_have_count(n)  # the parts already loaded are there again
+    row = p.locator(f'#results > details.row[data-id="{pid}"]')
+    expect(row).to_have_js_property("open", True)
+    expect(row).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(row).to_be_in_viewport()
+    assert abs(row.evaluate("r => r.getBoundingClientRect().top") - top) <= 2
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.id)") == _day_ids(base)  # once each, in order
+    p.keyboard.press("j")
+    expect(rows.nth(131)).to_have_class(re.compile(r"\bcurrent\b"))
+    # a new visit (from another page, not Back) starts afresh: at the top, nothing open, not
+    # every part (the same URL asked for again is a reload to Chromium, which keeps the place)
+    p.goto(f"{base}/")
+    p.goto(f"{base}/daily?day={BIG_DAY}&layout=compact")
+    expect(rows.first).to_be_in_viewport()
+    p.wait_for_timeout(500)
+    assert p.evaluate("window.scrollY") == 0
+    assert rows.count() < n
+    expect(p.locator("#results > details.row[open], #results > details.row.current")).to_have_count(0)
+    ctx.close()
+    assert not p.events, p.events

@@ -10,7 +10,46 @@
   // window (j on the last lines brings it there too), and put under the lines. Lines already
   // shown are skipped (a sync between two parts can move a paper). On a failed answer the link
   // stays, a plain link to that part.
-  var loading = false;
+  var loading = false, parts = 1;
+  // The place is kept in this page's history entry (a later visit by a link starts afresh):
+  // the parts loaded, the line at the top of the window and its height there, the lines open
+  // and the current one. A browser that keeps the page in its back/forward cache restores all
+  // of it itself; without that (a reload, an evicted page) the browser's own restoration only
+  // knows the first part, so the parts are asked for again and the place found in them.
+  var back = history.state && history.state.daily;
+  back = back && back.parts > 1 ? back : null;
+  if (back && "scrollRestoration" in history) history.scrollRestoration = "manual";
+  function place() {
+    var rows = list.querySelectorAll(":scope > details.row"), top = null;
+    for (var i = 0; i < rows.length && !top; i++) if (rows[i].getBoundingClientRect().bottom > 0) top = rows[i];
+    // the line the reader was at: the one holding the focus (the link just followed), or j/k's
+    var at = document.activeElement, cur = at && at.closest && at.closest("#results > details.row");
+    cur = cur || list.querySelector(":scope > details.row.current");
+    return {
+      parts: parts,
+      top: top && top.id,
+      y: top ? top.getBoundingClientRect().top : 0,
+      open: Array.prototype.map.call(list.querySelectorAll(":scope > details.row[open]"), function (r) { return r.id; }),
+      current: cur && cur.id
+    };
+  }
+  window.addEventListener("pagehide", function () {
+    var state = history.state || {};
+    state.daily = place();
+    history.replaceState(state, "");
+  });
+  function land() {
+    var b = back;
+    back = null;
+    if ("scrollRestoration" in history) history.scrollRestoration = "auto";
+    b.open.forEach(function (id) { var r = document.getElementById(id); if (r) r.open = true; });
+    var cur = b.current && document.getElementById(b.current);
+    if (cur) { cur.classList.add("current"); cur.querySelector("summary").focus({ preventScroll: true }); }
+    var top = b.top && document.getElementById(b.top);
+    if (top) window.scrollTo(0, top.getBoundingClientRect().top + window.scrollY - b.y);
+    var a = link();
+    if (a && watcher) watcher.observe(a);
+  }
   var watcher = window.IntersectionObserver && new IntersectionObserver(function (seen) {
     if (seen.some(function (s) { return s.isIntersecting; })) more();
   }, { rootMargin: "0px 0px 200% 0px" });
@@ -30,12 +69,19 @@
         });
         var next = doc.querySelector("#results > .more-rows a[data-more]");
         if (next) { a.setAttribute("href", next.getAttribute("href")); a.textContent = next.textContent; } else nav.remove();
+        parts += 1;
         typeset(doc);
         loading = false;
         a.removeAttribute("aria-busy");
+        if (back) { if (next && parts < back.parts) more(); else land(); return; }
         if (next && watcher) { watcher.unobserve(a); watcher.observe(a); }  // still near: the next at once
       })
-      .catch(function () { loading = false; a.removeAttribute("aria-busy"); if (watcher) watcher.unobserve(a); });
+      .catch(function () {
+        loading = false;
+        a.removeAttribute("aria-busy");
+        if (watcher) watcher.unobserve(a);
+        if (back) land();
+      });
   }
   // app.js typesets the new lines' math; KaTeX first, when this part needs it and the first did not
   function typeset(doc) {
@@ -47,5 +93,6 @@
     s.onload = added;
     document.head.appendChild(s);
   }
-  if (link() && watcher) watcher.observe(link());
+  if (back) more();
+  else if (link() && watcher) watcher.observe(link());
 })();
