@@ -7,7 +7,7 @@ encodedDataLength: compressed size plus headers) and the cumulative layout shift
 reports (PerformanceObserver "layout-shift", shifts right after input excluded), after load
 and one second of idle so KaTeX's typesetting and its fonts are counted.
 
-    .venv/bin/python bench/page_weight.py [DATA_DIR] [--query Q ...]
+    .venv/bin/python bench/page_weight.py [DATA_DIR] [--query Q ...] [--page PATH ...]
 
 Targets (issue 23): a results page ≤ 150 KB transferred, layout shift ≤ 0.05.
 """
@@ -91,6 +91,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data_dir", nargs="?", default="bench/out/s63k")
     ap.add_argument("--query", action="append", help="queries to measure (default: four, one with math)")
+    ap.add_argument("--page", action="append", default=[], help="another path to measure, e.g. /paper/ID")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -98,6 +99,7 @@ def main() -> None:
     try:
         pages = [("home", "/"), ("daily", "/daily"), ("daily compact", "/daily?layout=compact")]
         pages += [(f"search {q!r}", "/?q=" + quote(q)) for q in (args.query or QUERIES)]
+        pages += [(path, path) for path in args.page]
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             httpx.get(base + "/?q=warm", timeout=120)  # the first search loads the models

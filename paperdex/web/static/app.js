@@ -1,12 +1,9 @@
 // Progressive enhancement only: every page works without this file.
 (function () {
   "use strict";
-  // Math: the server writes each $...$ span as readable text, with its TeX in data-tex where the
-  // text cannot say it, and puts the local KaTeX (/static/katex, never a CDN: the CSP allows only
-  // this origin) in the head of a page that has any, deferred before this file: typesetting runs
-  // here, before the page is first shown, so nothing jumps. KaTeX writes MathML, which the
-  // browser lays out with its own math font: no web fonts, no stylesheet to download. A span
-  // KaTeX cannot parse keeps its text form.
+  // Math: the local KaTeX, deferred before this file on a page that needs it, typesets the
+  // data-tex spans as MathML before the first frame; one it cannot parse keeps its text
+  // (docs/web.md, page weight).
   function typeset(root) {
     if (!window.katex) return;
     root.querySelectorAll(".math[data-tex]:not(.typeset):not(.tex-error)").forEach(function (el) {
@@ -47,10 +44,8 @@
   window.addEventListener("pageshow", function () {
     document.querySelectorAll("form.searchform [disabled]").forEach(function (el) { el.disabled = false; });
   });
-  // "Save to a tag" on cards and paper pages: without script (or without a sign-in) the link
-  // opens /save/ID, which says why saving is read-only. For a signed-in browser it opens a
-  // small form in place: a tag name (existing tags offered), posted to the JSON API with the
-  // sign-in's CSRF value; the link then says where the paper went.
+  // "Save to a tag": the link opens /save/ID (which says why saving is read-only); for a
+  // signed-in browser, a small form in place posting to the JSON API with the CSRF value.
   var session = null;
   function getSession() {
     if (!session) {
@@ -137,11 +132,12 @@
       else window.location.href = link.getAttribute("href") + "?next=" + encodeURIComponent(location.pathname + location.search);
     });
   });
+  // a key pressed while a field has the focus is typing
+  function typing() { return /^(INPUT|TEXTAREA|SELECT)$/.test((document.activeElement || {}).tagName); }
   // "/" focuses the search box, as on most search sites.
   document.addEventListener("keydown", function (e) {
     if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;
-    var tag = (document.activeElement && document.activeElement.tagName) || "";
-    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    if (typing()) return;
     var box = document.querySelector('input[name="q"]');
     if (box) { e.preventDefault(); box.focus(); box.select(); }
   });
@@ -169,8 +165,7 @@
     });
     document.addEventListener("keydown", function (e) {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
-      var tag = (document.activeElement && document.activeElement.tagName) || "";
-      if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+      if (typing()) return;
       var all = items();
       if (!all.length) return;
       if (e.key === "j") { e.preventDefault(); focusItem(current + 1); return; }

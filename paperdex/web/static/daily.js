@@ -11,18 +11,16 @@
   // shown are skipped (a sync between two parts can move a paper). On a failed answer the link
   // stays, a plain link to that part.
   var loading = false, parts = 1;
-  // The place is kept in this page's history entry (a later visit by a link starts afresh):
-  // the parts loaded, the line at the top of the window and its height there, the lines open
-  // and the current one. A browser that keeps the page in its back/forward cache restores all
-  // of it itself; without that (a reload, an evicted page) the browser's own restoration only
-  // knows the first part, so the parts are asked for again and the place found in them.
+  // Back without the back/forward cache (a reload, an evicted page): the browser's scroll
+  // restoration knows only the first part, so the parts read are asked for again and the
+  // place, kept in this history entry, found in them (docs/web.md).
   var back = history.state && history.state.daily;
   back = back && back.parts > 1 ? back : null;
   if (back && "scrollRestoration" in history) history.scrollRestoration = "manual";
   function place() {
     var rows = list.querySelectorAll(":scope > details.row"), top = null;
     for (var i = 0; i < rows.length && !top; i++) if (rows[i].getBoundingClientRect().bottom > 0) top = rows[i];
-    // the line the reader was at: the one holding the focus (the link just followed), or j/k's
+    // the reader's line: the one holding the focus (the link followed), else j/k's
     var at = document.activeElement, cur = at && at.closest && at.closest("#results > details.row");
     cur = cur || list.querySelector(":scope > details.row.current");
     return {
