@@ -137,6 +137,17 @@ def test_math_is_typeset_by_katex(lp, server):
     expect(lp.locator("h1.paper-title .katex")).to_be_visible()
 
 
+def test_bibtex_copy_button_beside_its_heading(lp, server):
+    """The Copy button stood 12 px lower than "BibTeX", on the code block's top edge (issue 34's
+    screenshots): now on the heading's line, above the block."""
+    lp.goto(server + f"/paper/{SIGNALS_ID}")
+    button, heading = lp.locator(".bibtex-head button.copy"), lp.locator(".bibtex-head h2")
+    expect(button).to_be_visible()  # the clipboard API exists in Chromium
+    b, h, pre = button.bounding_box(), heading.bounding_box(), lp.locator("#bibtex-text").bounding_box()
+    assert abs((b["y"] + b["height"] / 2) - (h["y"] + h["height"] / 2)) <= 2, (b, h)
+    assert b["y"] + b["height"] <= pre["y"] - 4, (b, pre)
+
+
 def test_math_text_without_javascript(nojs_page, server):
     nojs_page.goto(server + f"/paper/{SIGNALS_ID}")
     abstract = nojs_page.get_by_test_id("abstract")
