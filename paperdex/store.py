@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from paperdex.index.lexical import date_int
 from paperdex.index.snapshots import hold_writer
 from paperdex.paper import Paper, index_text, is_stale_copy
 
@@ -660,14 +661,14 @@ class Store:
         return int(self.get_state("vectors_epoch") or 0)
 
     # --- what the index stage and a migration read ------------------------------------------
-    def rows_for_index(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], str | None]]]:
-        """Every paper's (rowid, text hash, categories, date), in rowid order, `chunk` at a time
-        (the lexical snapshot's rows)."""
+    def index_rows(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], int]]]:
+        """Every paper's (rowid, text hash, categories, date as YYYYMMDD or 0), in rowid order,
+        `chunk` at a time: the store is the lexical snapshot's `Source`."""
         cur = self.conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
         while rows := cur.fetchmany(chunk):
-            yield [(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
+            yield [(r[0], r[1], json.loads(r[2]), date_int(r[3])) for r in rows]
 
-    def texts_of(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
+    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
         q = "SELECT rowid, title, abstract, authors FROM papers WHERE rowid IN ({})"
         return {r[0]: (r[1], r[2], json.loads(r[3])) for r in self._rows_in(q, rowids)}
 
@@ -817,10 +818,6 @@ class Store:
 
     def rowids_since(self, day: str) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (day,))]
-
-    def rowids_and_text_hashes(self) -> list[tuple[int, str]]:
-        """(rowid, text_hash) of every paper in rowid order: what a lexical snapshot is checked against."""
-        return [(r[0], r[1]) for r in self.conn.execute("SELECT rowid, text_hash FROM papers ORDER BY rowid")]
 
     def papers_by_venue_area_category(
         self, venue: str | None = None, area: str | None = None, category: str | None = None

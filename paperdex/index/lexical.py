@@ -24,16 +24,13 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
+from typing import Protocol, TypedDict
 
 import numpy as np
 
 from paperdex.index.snapshots import REPAIR_COMMAND, prune_snapshots, publish_lock
 from paperdex.paper import index_text
 from paperdex.text import STOPWORDS, stemmer, tokens
-
-if TYPE_CHECKING:
-    from paperdex.store import Store
 
 FORMAT = 4
 
@@ -341,7 +338,6 @@ class _Rows:
     categories: list[str]  # names, in order of first sight
 
 
-@runtime_checkable
 class Source(Protocol):
     """What a snapshot is built from and published beside: the embedded store, or a Milvus
     collection (paperdex.backends.milvus). Rows come in rowid order, one consistent state."""
@@ -361,26 +357,6 @@ class Source(Protocol):
     def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
         """(title, abstract, authors) of these rows."""
         ...
-
-
-class StoreSource:
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.data_dir = store.data_dir
-        self.store_id, self.generation, self.read_snapshot = store.store_id, store.generation, store.read_snapshot
-
-    def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
-        for rows in self.store.rows_for_index():
-            yield [(r, h, cats, date_int(d)) for r, h, cats, d in rows]
-
-    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
-        return self.store.texts_of(rowids)
-
-
-def _source(store: Store | Source) -> Source:
-    """A Source as given, or the store's, told apart by the protocol's members (a runtime
-    check, which the type checker follows too)."""
-    return store if isinstance(store, Source) else StoreSource(store)
 
 
 def _read_rows(source: Source) -> _Rows:
@@ -689,11 +665,10 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
     return out
 
 
-def build(store: Store | Source, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
+def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
     """Index every paper of one consistent snapshot of the store. With `previous` (the last
     published snapshot) only papers whose text changed are tokenised again. `block` papers at a
     time bound the memory of texts and tokens; the arrays do not depend on it."""
-    store = _source(store)
     with store.read_snapshot():  # held throughout: texts are read a block at a time
         generation = store.generation()
         rows = _read_rows(store)
@@ -759,7 +734,7 @@ def build(store: Store | Source, previous: LexIndex | None = None, *, block: int
 POINTER = "lexical.json"
 
 
-def publish(store: Store | Source, index: LexIndex | None = None) -> LexIndex:
+def publish(store: Source, index: LexIndex | None = None) -> LexIndex:
     """Build (unless given) and publish a snapshot under the publish lock (index.snapshots): a
     new folder, then the pointer replaced atomically; readers of the previous one keep it."""
     with publish_lock(store.data_dir):
@@ -784,7 +759,7 @@ def publish(store: Store | Source, index: LexIndex | None = None) -> LexIndex:
         return index
 
 
-def load(store: Store | Source) -> LexIndex | None:
+def load(store: Source) -> LexIndex | None:
     """The published snapshot of this store, mapped read-only; None if there is none
     (or it belongs to another store, or another format)."""
     d = store.data_dir
@@ -847,7 +822,7 @@ def index_lag(store) -> Lag | None:
         return None
     with store.read_snapshot():
         current = store.generation()
-        rows = store.rowids_and_text_hashes()
+        rows = list(store.rowids_and_hashes_of().values())
     ix = load(store)
     if ix is not None and ix.generation == current:
         return None
