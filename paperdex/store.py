@@ -605,11 +605,15 @@ class Store:
             )
         self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
 
-    def add_vectors(self, model: str, items: list[tuple[int, str, np.ndarray]]) -> None:
-        """items: (paper rowid, text_hash the vector was computed from, vector)."""
+    def add_vectors(self, model: str, items: list[tuple[int, str, np.ndarray]], *, switch: bool = False) -> None:
+        """items: (paper rowid, text_hash the vector was computed from, vector); with `switch`,
+        into the table of a switch to `model` (the serving vectors and model stay)."""
+        rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
         with self.write_transaction():
+            if switch:
+                self.conn.executemany(f"INSERT OR REPLACE INTO {VECTORS_NEXT} VALUES (?, ?, ?)", rows)
+                return
             self._claim_model(model)
-            rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
             self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
             self._bump_epoch()
 
@@ -1106,12 +1110,6 @@ class Store:
                 "ON DELETE CASCADE, text_hash TEXT NOT NULL, vec BLOB NOT NULL)"
             )
             self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model_next', ?)", (model,))
-
-    def add_switch_vectors(self, items: list[tuple[int, str, np.ndarray]]) -> None:
-        """items: (paper rowid, text_hash the vector was computed from, vector), into the switch's table."""
-        with self.conn:
-            rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
-            self.conn.executemany(f"INSERT OR REPLACE INTO {VECTORS_NEXT} VALUES (?, ?, ?)", rows)
 
     def finish_vector_switch(self, model: str) -> bool:
         """Put the switch's vectors in place of the old in one transaction, once every paper

@@ -659,10 +659,7 @@ def embed_store(
             continue
         vecs = emb.embed_docs([doc_text(r[2], r[3]) for r in rows])
         items = [(r[0], r[1], v) for r, v in zip(rows, vecs, strict=True)]
-        if switch:
-            store.add_switch_vectors(items)
-        else:
-            store.add_vectors(name, items)
+        store.add_vectors(name, items, switch=switch)
         done += len(rows)
         if progress:
             progress(len(rows))
