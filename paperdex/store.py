@@ -406,20 +406,19 @@ class Store:
                 "run `paperdex migrate` (or any write command, such as `paperdex ingest`) first"
             )
 
-    def migrate(self, target: int = SCHEMA_VERSION) -> int:
-        """Run the forward-only migrations (how many ran), each in its own transaction under the
-        write lock: the version is read again after BEGIN IMMEDIATE, so several processes
-        opening an old store at once apply each exactly once."""
+    def migrate(self) -> None:
+        """Run the forward-only migrations, each in its own transaction under the write lock:
+        the version is read again after BEGIN IMMEDIATE, so several processes opening an old
+        store at once apply each exactly once."""
         if self.readonly:
             raise StoreError("a read-only store does not migrate; open it for writing")
-        ran = 0
         while True:
             with self.write_transaction():
                 version = self.schema_version()
                 if version > SCHEMA_VERSION:
                     raise self._too_new(version)
-                if version >= target:
-                    return ran
+                if version == SCHEMA_VERSION:
+                    return
                 script = MIGRATIONS[version]
                 if "fts_source" in script:
                     self._create_fts_source()
@@ -427,7 +426,6 @@ class Store:
                 for stmt in _split_sql(script):
                     self.conn.execute(stmt)
                 self.conn.execute(f"PRAGMA user_version = {version + 1}")
-            ran += 1
             if version + 1 in VACUUM_AFTER:
                 self.conn.execute("VACUUM")
 
