@@ -474,7 +474,7 @@ class Store:
                 c.execute("DELETE FROM paper_categories WHERE paper = ?", (rowid,))
                 if prev["text_hash"] != row["text_hash"]:
                     if c.execute("DELETE FROM vectors WHERE paper = ?", (rowid,)).rowcount:
-                        self._bump_epoch()
+                        self._bump("vectors_epoch")
                 written.append((rowid, p))
                 s.updated += 1
             if inserts:
@@ -489,7 +489,7 @@ class Store:
             fts_rows = [(rowid, *fts_texts(p).values()) for rowid, p in written]
             c.executemany(f"INSERT INTO fts_exact(rowid, {_FTS_COLS}) VALUES (?, ?, ?, ?, ?)", fts_rows)
             if written:
-                self._bump_generation()
+                self._bump("generation")
         return s
 
     def _fts_delete(self, rowid: int, p: Paper) -> None:
@@ -505,8 +505,8 @@ class Store:
                 return False
             self._fts_delete(row["rowid"], paper_from_row(row))
             self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
-            self._bump_epoch()
-            self._bump_generation()
+            self._bump("vectors_epoch")
+            self._bump("generation")
         return True
 
     def _rows_in(self, sql: str, values: Sequence) -> Iterator[sqlite3.Row]:
@@ -613,13 +613,13 @@ class Store:
                 return
             self._claim_model(model)
             self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
-            self._bump_epoch()
+            self._bump("vectors_epoch")
 
     def reset_vectors(self) -> None:
         with self.conn:
             self.conn.execute("DELETE FROM vectors")
             self.conn.execute("DELETE FROM state WHERE key = 'model'")
-            self._bump_epoch()
+            self._bump("vectors_epoch")
 
     def vector_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
@@ -708,9 +708,6 @@ class Store:
         """Bumped in the transaction of every change to the papers."""
         return int(self.get_state("generation") or 0)
 
-    def _bump_generation(self) -> None:
-        self.conn.execute("UPDATE state SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
         """Several SELECTs that must see one committed state (WAL keeps it for the
@@ -749,10 +746,11 @@ class Store:
     def _past_deadline(self) -> bool:
         return self._deadline is not None and time.monotonic() >= self._deadline
 
-    def _bump_epoch(self) -> None:
+    def _bump(self, counter: str) -> None:
+        """Add one to a change counter of the state table (`generation`, `vectors_epoch`)."""
         self.conn.execute(
-            "INSERT INTO state VALUES ('vectors_epoch', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            "INSERT INTO state VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (counter,),
         )
 
     def stats(self) -> dict:
@@ -1122,7 +1120,7 @@ class Store:
             self.conn.execute(f"DROP TABLE {VECTORS_NEXT}")
             self.conn.execute("DELETE FROM state WHERE key = 'model_next'")
             self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
-            self._bump_epoch()
+            self._bump("vectors_epoch")
         return True
 
     def drop_vector_switch(self) -> None:
