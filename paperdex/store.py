@@ -1009,9 +1009,6 @@ class Store:
     def insert_tag(self, name: str, created: str) -> int:
         return int(self.conn.execute("INSERT INTO tags (name, created) VALUES (?, ?)", (name, created)).lastrowid or 0)
 
-    def paper_ids_in_tag(self, tag_id: int) -> set[str]:
-        return {r[0] for r in self.conn.execute("SELECT paper FROM tag_papers WHERE tag = ?", (tag_id,))}
-
     def add_to_tag(self, tag_id: int, pids: list[str], added: str) -> None:
         self.conn.executemany("INSERT INTO tag_papers VALUES (?, ?, ?)", [(tag_id, pid, added) for pid in pids])
 

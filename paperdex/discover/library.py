@@ -163,7 +163,7 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     stamp = now()
     with _write(store) as c:
         tid = _tag_id(c, name)
-        have_ids = c.paper_ids_in_tag(tid)
+        have_ids = set(c.tag_paper_ids(name))
         if len(have_ids) + len(found) > MAX_TAG_PAPERS:
             raise LibraryError(message("tag_too_full", limit=MAX_TAG_PAPERS))
         fresh = [pid for pid in found if pid not in have_ids]
