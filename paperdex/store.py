@@ -812,10 +812,6 @@ class Store:
         """The id of the paper with the latest date (the last stored of that day)."""
         return self._value("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1")
 
-    def rowids_on(self, day: str) -> list[int]:
-        """Rowids of the papers dated `day`, in listing order."""
-        return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date = ? ORDER BY rowid", (day,))]
-
     def rowids_since(self, day: str) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (day,))]
 

@@ -1,5 +1,5 @@
 """paperdex.store: the one module that speaks SQL. Every other module asks the store a
-question by name (``store.rowids_on(day)``, ``store.tag_paper_ids(name)``); a statement run,
+question by name (``store.count_in(period)``, ``store.tag_paper_ids(name)``); a statement run,
 or SQL written, anywhere else fails this test."""
 
 import ast
@@ -98,7 +98,7 @@ def test_it_finds_sql(code):
         '"""Select the papers from a day and update the feed: delete from the list."""',
         'msg = f"no papers listed on {day}"',
         'raise StoreError("run `paperdex ingest` first")',
-        "store.rowids_on(day)",
+        "store.count_in(period)",
         'log("Insert into the tag")',
     ],
 )

@@ -96,9 +96,10 @@ def tag_dismiss(st, ids, undo) -> None:
 def tag_recommend(ctx, name, limit, day, as_json) -> None:
     """Unseen papers ranked by the tag's model, with why."""
     from paperdex.service import recommend
+    from paperdex.store import Period
 
     with _service(ctx, readonly=True) as pool:
-        recs = recommend(pool, name, limit, within=pool.store.rowids_on(day) if day else None)
+        recs = recommend(pool, name, limit, within=pool.store.rowids_in(Period(day, day), "listing") if day else None)
     if as_json:
         click.echo(json_text(recs.to_dict()))
         return

@@ -32,7 +32,7 @@ from paperdex.discover.summaries import attach_items
 from paperdex.messages import message
 from paperdex.paper import Paper
 from paperdex.search import Searcher
-from paperdex.store import Store
+from paperdex.store import Period, Store
 from paperdex.text.latex import plain_tex
 
 FORMATS = ("rss", "atom")
@@ -210,7 +210,7 @@ def build(
     d = Digest(day, base)
     if day is None:
         return d
-    rowids = store.rowids_on(day)
+    rowids = store.rowids_in(Period(day, day), "listing")
     d.day_total = len(rowids)
     for t in library.tags(store):
         if t.count < R.MIN_CHIP_PAPERS or not rowids:  # a smaller tag's picks are too often wrong
