@@ -3,6 +3,8 @@
     python bench/search.py [--queries 200] [--peers bm25s,milvus,milvus3] [--growth]
                            [--milvus3-python /work/venvs/milvus3/bin/python] [--milvus-budget 60]
                            [--store DIR] [--previous CHECKOUT --previous-store DIR]
+                           [--no-e2e-default] [--pair-store DIR] [--no-embed] [--embed-papers 200]
+                           [--only-user-rows]
 
 Same 63,104 papers, same queries, same all-MiniLM-L6-v2 query vectors for every engine:
 
@@ -27,9 +29,18 @@ by each Milvus peer's, plain and filtered (issue #13: at least 3x Milvus Lite 2.
 
 "Engine time" is the search call with the query vector given (no query encoder, no
 snippets); "end to end" adds the query encoder and highlighting, as a user waits for them.
+
 Queries: 200 titles sampled with a fixed seed, whole and cut to their first three words.
 `--growth` repeats paperdex's figures on the first 16k and 32k papers. Needs the bench extra
 (`pip install -e '.[bench]'`) and ../shared.
+
+Two more rows, after the peers (bench/search_user.py): end to end with the default model
+(`multilingual-e5-small+all-MiniLM-L6-v2`, 768 dimensions) on the timing store
+bench/out/full-pair (built on the first run: the shared MiniLM vectors in both halves under the
+pair's name, so only its timing counts), with the encoder's share; and `paperdex embed` timed
+as a user runs it on a fresh store of the first `--embed-papers` SciFact abstracts (papers/s,
+cores used). `--no-e2e-default` and `--no-embed` leave one out; `--only-user-rows` runs only
+them.
 """
 
 from __future__ import annotations
@@ -59,7 +70,11 @@ except ImportError:  # --previous: a checkout from before issue 33's layout, the
         store.publish()
 
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data beside the clone; from a worktree (/work/wt/NAME), the first ancestor that has one
+SHARED = next(
+    (p / "shared" / "data" for p in Path(__file__).resolve().parents[1:] if (p / "shared" / "data").is_dir()),
+    Path(__file__).resolve().parents[1].parent / "shared" / "data",
+)
 CORPUS = SHARED / "arxiv-2025-2026.jsonl.gz"
 VECTORS = SHARED / "arxiv-2025-2026.all-MiniLM-L6-v2.f16.npy"
 IDS = SHARED / "arxiv-2025-2026.ids.txt"
@@ -92,7 +107,10 @@ def rrf_lists(a: list[int], b: list[int], k: int = 60) -> list[int]:
     return sorted(s, key=lambda d: -s[d])[:K]
 
 
-def build_store(d: Path, limit: int | None = None) -> Store:
+def build_store(d: Path, limit: int | None = None, pair: bool = False) -> Store:
+    """The 63k store (or its first `limit` papers) with the shared MiniLM vectors; `pair`: the
+    timing store of the default model, those vectors in both halves under the pair's name
+    (`Pair.join(m, m)`, 768 dimensions: its rankings mean nothing, its timing counts)."""
     if (d / "paperdex.db").exists():
         store = Store(d)
         publish(store)  # a no-op unless the snapshot formats changed since the last run
@@ -111,9 +129,16 @@ def build_store(d: Path, limit: int | None = None) -> Store:
     t = time.perf_counter()
     s = ingest_file(store, src)
     print(f"  ingest {s.added} papers (lexical snapshot included): {time.perf_counter() - t:.1f} s")
+    if s.errors:
+        raise SystemExit(f"{src}: {s.errors[0]}")
     t = time.perf_counter()
     if limit:
         import_vectors(store, vec, ids, "all-MiniLM-L6-v2")
+    elif pair:
+        from paperdex.index.embed import Pair
+
+        m = np.load(VECTORS).astype(np.float32)
+        import_vectors(store, Pair.join(m, m), IDS, Pair.name)
     else:
         import_vectors(store, VECTORS, IDS, "all-MiniLM-L6-v2")
     print(f"  vector import + publish: {time.perf_counter() - t:.1f} s")
@@ -155,7 +180,7 @@ def paperdex_rows(store: Store, short, full, qv, label: str, sentences=None) -> 
     return rows
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--peers", default="bm25s,milvus,milvus3")
@@ -165,23 +190,36 @@ def main() -> None:
     ap.add_argument("--previous", help="a checkout of an earlier paperdex: its engine timed in this run too")
     ap.add_argument("--previous-store", help="the store the earlier engine reads (default: the same one)")
     ap.add_argument("--store", default=str(OUT / "full"), help="paperdex's store (another model's: no peers)")
+    ap.add_argument("--pair-store", default=str(OUT / "full-pair"), help="the default model's timing store")
+    ap.add_argument("--no-e2e-default", action="store_true", help="no end-to-end row with the default model")
+    ap.add_argument("--no-embed", action="store_true", help="no `paperdex embed` row")
+    ap.add_argument("--embed-papers", type=int, default=200, help="SciFact abstracts the embed row embeds")
+    ap.add_argument("--only-user-rows", action="store_true", help="only those two rows: no engine rows, no peers")
     ap.add_argument("--only-paperdex", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--label", default="paperdex", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
     peers = [p for p in args.peers.split(",") if p]
     print(f"load average at start: {loadavg()}")
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, "blas")  # for every engine: threaded BLAS only waits at these sizes
 
-    print("paperdex store (63k):")
-    store = build_store(Path(args.store))
     with gzip.open(CORPUS, "rt") as f:
         recs = [json.loads(line) for line in f]
     rnd = random.Random(42)
     full = [r["title"] for r in rnd.sample(recs, args.queries)]
     short = [" ".join(q.split()[:3]) for q in full]
     sentences = claim_length(recs, args.queries)
+    if args.only_user_rows:
+        user_rows(args, {"3 words": short, "full title": full, "sentence": sentences})
+        print(f"\nload average at end: {loadavg()}")
+        return
+    print("paperdex store (63k):")
+    store = build_store(Path(args.store))
     searcher = Searcher(store)
     emb = searcher.embedder()
     t = time.perf_counter()
@@ -193,23 +231,7 @@ def main() -> None:
     pdx = paperdex_rows(store, short, full, qv, args.label, sentences)
     if args.only_paperdex:
         return
-    if args.previous:
-        import os
-
-        env = dict(os.environ, PYTHONPATH=str(Path(args.previous).resolve()))
-        cmd = [
-            sys.executable,
-            __file__,
-            "--only-paperdex",
-            "--queries",
-            str(args.queries),
-            "--label",
-            "previous engine",
-            "--store",
-            args.previous_store or args.store,
-        ]
-        out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True).stdout
-        print("\n".join(line for line in out.splitlines() if line.startswith("previous engine")))
+    previous_rows(args)
 
     # recall@10 of paperdex's dense side (int8 SIMD scan) against exact float search
     vi = searcher.index
@@ -288,12 +310,47 @@ def main() -> None:
                 got[label] = res
         ratios(pdx, got)
 
+    user_rows(args, {"3 words": short, "full title": full, "sentence": sentences})
     if args.growth:
         print("\npaperdex as the corpus grows (engine time p50 / p99 ms):")
         for n in (16_000, 32_000):
             st = build_store(OUT / f"grow{n // 1000}k", limit=n)
             paperdex_rows(st, short, full, qv, f"paperdex {n // 1000}k")
     print(f"\nload average at end: {loadavg()}")
+
+
+def previous_rows(args: argparse.Namespace) -> None:
+    """--previous: the earlier checkout's engine, this file run with its package, its rows printed."""
+    if not args.previous:
+        return
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(Path(args.previous).resolve()))
+    cmd = [
+        sys.executable,
+        __file__,
+        "--only-paperdex",
+        "--queries",
+        str(args.queries),
+        "--label",
+        "previous engine",
+        "--store",
+        args.previous_store or args.store,
+    ]
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True).stdout
+    print("\n".join(line for line in out.splitlines() if line.startswith("previous engine")))
+
+
+def user_rows(args: argparse.Namespace, rows: dict[str, list[str]]) -> None:
+    """What a user of the default model waits for (bench/search_user.py): a search end to end,
+    and `paperdex embed` of a new corpus."""
+    import search_user  # here: a --previous checkout's engine never needs it
+
+    if not args.no_e2e_default:
+        print("\nthe default model's timing store (63k):")
+        search_user.e2e_default(build_store(Path(args.pair_store), pair=True), rows)
+    if not args.no_embed:
+        search_user.embed_row(SHARED / "claims-corpus.jsonl.gz", args.embed_papers)
 
 
 def claim_length(recs: list[dict], n: int) -> list[str]:
