@@ -206,3 +206,13 @@ def test_loading_e5_leaves_the_environment_as_it_was():
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["None"]
+
+
+def test_the_pair_query_is_both_models_joined():
+    """The pair encodes a query's two halves at once (MiniLM on a thread of its own): the same
+    vector as one after the other, for English; a Chinese query is e5's alone."""
+    p = embed.get_embedder(embed.Pair.name, threads=1)
+    q = "speculative decoding for large language models"
+    want = embed.Pair.join(p.e5.embed_query(q), p.minilm.embed_query(q))[0]
+    assert all(np.array_equal(p.embed_query(q), want) for _ in range(3))
+    assert np.array_equal(p.embed_query("推测解码"), embed.Pair.join(p.e5.embed_query("推测解码"), None)[0])
