@@ -60,10 +60,9 @@ def test_a_pasted_text_is_embedded_once_for_all_its_requests(web_dir, monkeypatc
     assert len(seen) == 1, len(seen)
 
 
-def test_texts_take_turns_client_by_client(searcher, monkeypatch):
-    """One client pastes three texts while the model is busy with its first; another client's
-    text, pasted after them, is embedded next; a third text waiting from one client is the
-    most it may have queued (one more is not queued: None at once)."""
+def _hold_a1(monkeypatch) -> tuple[list[str], threading.Event, threading.Event]:
+    """MiniLM's query encoder notes each text it reads and holds "a1" (setting `busy`) until
+    `go` is set: the model busy with one text while others queue."""
     order: list[str] = []
     busy, go = threading.Event(), threading.Event()
     real = MiniLM.embed_query
@@ -76,6 +75,14 @@ def test_texts_take_turns_client_by_client(searcher, monkeypatch):
         return real(self, text)
 
     monkeypatch.setattr(MiniLM, "embed_query", held)
+    return order, busy, go
+
+
+def test_texts_take_turns_client_by_client(searcher, monkeypatch):
+    """One client pastes three texts while the model is busy with its first; another client's
+    text, pasted after them, is embedded next; a third text waiting from one client is the
+    most it may have queued (one more is not queued: None at once)."""
+    order, busy, go = _hold_a1(monkeypatch)
     emb = searcher.embedder(MODEL)
     pv = PastedVectors(max_waiting=2)
     got: dict[str, object] = {}
@@ -101,18 +108,7 @@ def test_texts_take_turns_client_by_client(searcher, monkeypatch):
 
 def test_a_text_nobody_waits_for_is_dropped_before_the_model_reads_it(searcher, monkeypatch):
     """A text queued behind another whose request gave up waiting is never embedded."""
-    order: list[str] = []
-    busy, go = threading.Event(), threading.Event()
-    real = MiniLM.embed_query
-
-    def held(self, text):
-        order.append(text)
-        if text == "a1":
-            busy.set()
-            go.wait(60)
-        return real(self, text)
-
-    monkeypatch.setattr(MiniLM, "embed_query", held)
+    order, busy, go = _hold_a1(monkeypatch)
     emb = searcher.embedder(MODEL)
     pv = PastedVectors()
     first = threading.Thread(target=pv.vector, args=("a", emb, MODEL, "a1", 60))
