@@ -62,7 +62,8 @@ class VectorIndex:
         self.vecs = np.ascontiguousarray(vecs, dtype=np.int8)  # each row scaled to ±127 (store.quantize)
         self.model: str | None = meta.get("model")
         self.epoch: int = int(meta.get("epoch", -1))
-        self.inv = _inverse_norms(self.vecs)
+        self.norms = _norms(self.vecs)  # `unit`'s divisors, kept: a query's rescoring is then one division
+        self.inv = np.divide(1, self.norms, out=np.zeros_like(self.norms), where=self.norms > 0)
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
 
@@ -95,12 +96,20 @@ class VectorIndex:
     def vector(self, rowid: int) -> np.ndarray | None:
         i = int(np.searchsorted(self.keys, rowid))
         if i < len(self.keys) and self.keys[i] == rowid:
-            return unit(self.vecs[i])
+            return self._unit(np.array([i]))[0]
         return None
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
-        """The unit vectors of those of `rowids` that have one."""
-        return {r: v for r in rowids if (v := self.vector(r)) is not None}
+        """The unit vectors of those of `rowids` that have one (one lookup for all: a query's
+        feedback asks for ten)."""
+        wanted = np.asarray(rowids, dtype=np.int64)
+        pos, ok = find_sorted(self.keys, wanted)
+        return dict(zip(wanted[ok].tolist(), self._unit(pos[ok]), strict=True))
+
+    def _unit(self, pos: np.ndarray) -> np.ndarray:
+        """`unit` of the rows at `pos`, by the norms kept (the same floats: computed alike)."""
+        n = self.norms[pos][:, None]
+        return self.vecs[pos].astype(np.float32) / np.where(n > 0, n, 1)
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it: `scan`'s
@@ -178,10 +187,10 @@ class VectorIndex:
         cand = _top(scores, min(len(scores), candidates(k)))
         if mask is not None:
             cand = cand[mask[cand]]
-        exact = unit(self.vecs[cand]) @ q
+        exact = self._unit(cand) @ q
         found = self.keys[cand]
         best = np.lexsort((found, -exact))[:k]
-        return [(int(found[i]), float(exact[i])) for i in best]
+        return list(zip(found[best].tolist(), exact[best].tolist(), strict=True))
 
     def dots(self, w: np.ndarray) -> np.ndarray:
         """unit(row) @ w for every row (w: [dim] or [dim, m]) as float32, without a float32
@@ -249,13 +258,13 @@ def candidates(k: int) -> int:
     return max(64, CANDIDATES * min(k, 100) + max(0, k - 100))
 
 
-def _inverse_norms(vecs: np.ndarray) -> np.ndarray:
-    """1/‖row‖ as float32 (0 for an all-zero row), a chunk at a time."""
-    inv = np.zeros(len(vecs), dtype=np.float32)
+def _norms(vecs: np.ndarray) -> np.ndarray:
+    """‖row‖ as float32, a chunk at a time, as `unit` computes it (a row's norm is reduced
+    along the row alone, so it is the same float in a chunk of any size)."""
+    norms = np.zeros(len(vecs), dtype=np.float32)
     for at in range(0, len(vecs), CHUNK):
-        n = np.linalg.norm(vecs[at : at + CHUNK].astype(np.float32), axis=1)
-        inv[at : at + CHUNK] = np.divide(1, n, out=np.zeros_like(n), where=n > 0)
-    return inv
+        norms[at : at + CHUNK] = np.linalg.norm(vecs[at : at + CHUNK].astype(np.float32), axis=1)
+    return norms
 
 
 def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
