@@ -154,21 +154,33 @@ def read_as(p: Plan, words: Words) -> str:
     return "question" if p.filler else "sentence"
 
 
-def matched_first(fused, order: np.ndarray, info: dict, M: np.ndarray, want: int, listed: int):
+def matched_first(fused, order: np.ndarray, why, M: np.ndarray, want: int, listed: int):
     """The relevance order as two tiers, M's papers before the rest, each tier in the fused
     order (docs/search.md, "Tiers"), cut to the first `want` (at most `listed`). `order` is the
     fused order's first papers; while it holds too few of either tier, `fused(k)` gives its
-    first k, up to LEX_POOL at first (every such prefix is one order), then deeper."""
+    first k, up to LEX_POOL at first (every such prefix is one order: `fused(LEX_POOL)`'s,
+    asked once and cut), then deeper."""
     total = int(M.sum())
     need_m, need_r = min(want, total), max(0, min(want, listed) - total)
     k = max(len(order), 1)  # an empty order is a whole one
+    pooled = None
     while True:
         in_m = M[order]
         got_m = int(in_m.sum())
         if (got_m >= need_m and len(order) - got_m >= need_r) or len(order) < k:
-            return np.concatenate([order[in_m][:need_m], order[~in_m][:need_r]]), info
+            return np.concatenate([order[in_m][:need_m], order[~in_m][:need_r]]), why
         k = min(4 * k, LEX_POOL) if k < LEX_POOL else 4 * k
-        order, info, _ = fused(k)
+        if k > LEX_POOL:
+            order, why, _ = fused(k)
+            continue
+        if pooled is None:
+            pooled = fused(LEX_POOL)
+        order, why = pooled[0][:k], pooled[1]
+
+
+def no_why(docs: np.ndarray) -> dict:
+    """Why papers are in an order that is not a relevance order (Newest): nothing to say."""
+    return {}
 
 
 @lru_cache(maxsize=QUERY_VECTORS)
@@ -282,25 +294,25 @@ class Searcher:
         want = p.offset + p.per_page
         reading = None
         if p.sort == "newest" or not (words.scored or dense is not None):
-            order, info, ranked = newest(ix, M, want), {}, total
+            order, why, ranked = newest(ix, M, want), no_why, total
         else:
             reading = read_as(p, words)
             w_dense = 0.0 if words.quoted else self.fusion[p.query_class]
             feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
-            order, info, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
+            order, why, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
             if feedback and dense is not None and len(order):
                 dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
-                order, info, ranked = relevance_order(ix, M, words, dense, w_dense, want)
+                order, why, ranked = relevance_order(ix, M, words, dense, w_dense, want)
             if reading not in ONE_TIER:
                 fused = partial(relevance_order, ix, M, words, dense, w_dense)
-                order, info = matched_first(fused, order, info, M, want, listed_count(total, ranked))
+                order, why = matched_first(fused, order, why, M, want, listed_count(total, ranked))
             else:
                 notices.append(message(f"read_as_{reading}"))
             order = order[:want]
         page_docs = order[p.offset : min(want, listed_count(total, ranked))]
         hl = distinguishing(frozenset(s for c in words.rank_concepts for alt in c.alts for s in alt), ix)
         one_list = reading in ONE_TIER
-        hits = self._hits(ix, page_docs, info, hl if highlight else frozenset(), None if one_list else M)
+        hits = self._hits(ix, page_docs, why(page_docs), hl if highlight else frozenset(), None if one_list else M)
         fac = self._facets(ix, M) if facets else {}
         took = (time.perf_counter() - t0) * 1000
         res = Result(p.q, mode_eff, p.sort, hits, total, p.page, p.per_page, took, fac, notices, ranked, p, hl)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -156,8 +157,9 @@ def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
 
 
 def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dense: float, want: int):
-    """The relevance order (its first `want` documents), why each is there, and how many
-    documents it ranks. It ranks every paper any concept or the dense side finds (R), not
+    """The relevance order (its first `want` documents), why some are there (a function of
+    the documents asked about: a page's ten, not the hundreds a deeper order holds), and how
+    many documents it ranks. It ranks every paper any concept or the dense side finds (R), not
     only the matched set: the best LEX_POOL by words and the DENSE_POOL nearest are scored on
     both sides and fused (`fuse`), the rest of the word candidates follow by words, and
     papers of M with no score (constraints only) close it, newest first."""
@@ -199,10 +201,10 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
         rest.append(newest(ix, unscored, want - len(order)))
     full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
     ranked = len(order) + n_tail + n_unscored
-    return full, _why(full, pool, fused, cos, acc, pool_lex, A, dense), ranked
+    return full, partial(_why, pool, fused, cos, acc, pool_lex, A, dense), ranked
 
 
-def _why(docs, pool, fused, cos, acc, pool_lex, A, dense: Dense | None) -> dict:
+def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarray) -> dict:
     """Per document: (lexical rank, BM25F, dense rank, cosine, fused score). A lexical rank is
     the paper's place in the word order: read off the best LEX_POOL, counted below them."""
     dense_docs = dense.docs if dense is not None else np.zeros(0, dtype=np.int64)
