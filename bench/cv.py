@@ -1,7 +1,7 @@
 """Cross-validation of the fusion's rules over query folds, on the graded development sets and
 the silver ones of the 63k store (docs/relevance.md, "Cross-validated").
 
-    python bench/cv.py cache [--store bench/out/s63k] [--out /tmp/h11]   # one pass per query
+    python bench/cv.py cache [--store bench/out/s63k] [--kind 63k|21k] [--out /tmp/h11]   # one pass per query
     python bench/cv.py cv [--out /tmp/h11] [--folds 5] [--seeds 3]       # every rule, offline
 
 `cache` runs both sides of every query once and keeps, per query, the candidates' word scores
@@ -40,23 +40,10 @@ WGRID = np.round(np.arange(0, 1.0001, 0.05), 2)
 EXTRA_DENSE = 400  # nearest papers kept beside the word candidates (feedback moves the dense side)
 
 
-def graded_sets() -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {}
-    for sub in ("", "dev-en", "dev-zh"):
-        d = ROOT / "bench" / "questions" / sub
-        grades: dict[str, dict[str, int]] = {}
-        for r in judge.read_jsonl(d / "qrels.jsonl"):
-            grades.setdefault(r["query"], {})[r["id"]] = int(r["grade"])
-        for r in judge.read_jsonl(d / "queries.jsonl"):
-            g = grades.get(r["query"], {})
-            if any(v > 0 for v in g.values()):
-                out.setdefault(f"{sub or 'q'}/{r['class']}", []).append({"query": r["query"], "grades": g})
-    return out
-
-
-def silver_sets() -> dict[str, list[dict]]:
-    cl = relevance.classes(["63k"])
-    return {k: v[1] for k, v in cl.items() if not k.startswith("q-")}
+def query_sets(kind: str) -> dict[str, list[dict]]:
+    """The graded questions (bench/questions/ and its dev-*/, by class) and the silver sets of
+    bench/relevance.py, on the 63k store or the 21k sub-corpus (the grades of its papers)."""
+    return {k: v[1] for k, v in relevance.classes([kind]).items()}
 
 
 def sides(e: relevance.Engine, q: str):
@@ -180,7 +167,7 @@ def cmd_cache(args) -> None:
     ids = np.array([""] * (int(ix.rowids.max()) + 1), dtype=object)
     for r, paper in rows.items():
         ids[r] = paper.id
-    sets = {**graded_sets(), **silver_sets()}
+    sets = query_sets(args.kind)
     for name, qs in sets.items():
         if args.only and name not in args.only:
             continue
@@ -467,6 +454,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cmd", choices=["cache", "feats", "cv"])
     ap.add_argument("--store", default=str(ROOT / "bench" / "out" / "s63k"))
+    ap.add_argument("--kind", default="63k", choices=["63k", "21k"], help="the store's corpus")
     ap.add_argument("--out", default="/tmp/h11")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--rules", nargs="*")

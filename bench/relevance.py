@@ -10,9 +10,11 @@ Each store holds one corpus (with vectors for the dense and hybrid rows):
 * ``63k``: ../shared/data/arxiv-2025-2026.jsonl.gz; classes ``topics-63k-en`` / ``-zh`` (the
   37 development topics, nDCG@10), ``known-zh-63k`` (500 of the one-sentence Chinese
   summaries, fixed seed; Recall@1), ``known-en-63k`` (400 sentences from the middle of
-  abstracts, fixed seed; Recall@1), and the graded questions of bench/questions/ (``q-*``,
+  abstracts, fixed seed; Recall@1), and the graded questions of bench/questions/ and its dev-en/, dev-zh/ (``q-*``,
   graded nDCG@10; unjudged papers count as not relevant) when that folder exists.
-* ``21k``: ../shared/data/arxiv-21k.jsonl.gz; the same classes on the sub-corpus.
+* ``21k``: ../shared/data/arxiv-21k.jsonl.gz; the same classes on the sub-corpus, the graded
+  questions (``q21-*``) judged on the grades of the papers it holds (a question none of whose
+  relevant papers it holds is left out).
 
 Beside paperdex's three modes, every run prints two textbook systems on the same queries:
 ``bm25s`` (BM25, k1 1.5, b 0.75, English stopwords and Porter stemmer, title + abstract) and
@@ -68,19 +70,20 @@ def sentence_queries(kind: str, n: int = 400, seed: int = 7) -> list[dict]:
     return out
 
 
-def graded_questions() -> dict[str, list[dict]]:
-    d = ROOT / "bench" / "questions"
-    if not (d / "queries.jsonl").exists() or not (d / "qrels.jsonl").exists():
-        return {}
-    grades: dict[str, dict[str, int]] = {}
-    for line in (d / "qrels.jsonl").read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            grades.setdefault(r["query"], {})[r["id"]] = int(r["grade"])
+def graded_questions(only: set[str] | None = None) -> dict[str, list[dict]]:
+    """The graded questions of bench/questions/ and its dev-en/, dev-zh/ by class; with `only`
+    (a sub-corpus's ids), their grades of those papers, and the questions that keep a relevant
+    one: the 21k store is judged on what it holds."""
     out: dict[str, list[dict]] = {}
-    for line in (d / "queries.jsonl").read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
+    for sub in ("", "dev-en", "dev-zh"):
+        d = ROOT / "bench" / "questions" / sub
+        if not (d / "queries.jsonl").exists() or not (d / "qrels.jsonl").exists():
+            continue
+        grades: dict[str, dict[str, int]] = {}
+        for r in judge.read_jsonl(d / "qrels.jsonl"):
+            if only is None or r["id"] in only:
+                grades.setdefault(r["query"], {})[r["id"]] = int(r["grade"])
+        for r in judge.read_jsonl(d / "queries.jsonl"):
             g = grades.get(r["query"], {})
             if any(v > 0 for v in g.values()):
                 out.setdefault("q-" + r["class"], []).append({"query": r["query"], "grades": g})
@@ -103,6 +106,9 @@ def classes(kinds: list[str]) -> dict[str, tuple[str, list[dict], str]]:
     if "63k" in kinds:
         for name, qs in graded_questions().items():
             out[name] = ("63k", qs, "graded")
+    if "21k" in kinds:
+        for name, qs in graded_questions({d["id"] for d in corpus("21k")}).items():
+            out[name.replace("q-", "q21-", 1)] = ("21k", qs, "graded")
     return out
 
 
