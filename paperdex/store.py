@@ -30,10 +30,7 @@ from paperdex.index.lexical import date_int
 from paperdex.index.snapshots import hold_writer
 from paperdex.paper import Paper, index_text, is_stale_copy
 
-SCHEMA_VERSION = 7
-# The oldest schema a read-only opener reads as it is (2 added the exact-phrase index that
-# searches need); older stores must be migrated by a writer first.
-MIN_READABLE_VERSION = 2
+SCHEMA_VERSION = 7  # the one schema a reader reads; a writer migrates an older store first
 
 
 FTS_COLUMNS = ("title", "abstract", "authors", "categories")  # of both full-text indexes
@@ -393,14 +390,14 @@ class Store:
         )
 
     def _check_readable(self) -> None:
-        """A reader takes the schema as it is when this code can read it (every version from
-        MIN_READABLE_VERSION on), and otherwise says which command brings it up to date."""
+        """A reader takes the current schema only (so no read has a branch per version) and
+        otherwise says which command brings the store up to date (docs/code-notes.md)."""
         version = self.schema_version()
         if version > SCHEMA_VERSION:
             raise self._too_new(version)
         if version == 0:
             raise StoreError(f"{self.path} is empty or not a paperdex store (run `paperdex ingest` first)")
-        if version < MIN_READABLE_VERSION:
+        if version < SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} has schema version {version}, older than this paperdex reads; "
                 "run `paperdex migrate` (or any write command, such as `paperdex ingest`) first"
@@ -567,9 +564,9 @@ class Store:
     def summaries(self, ids: Iterable[str]) -> dict[str, dict[str, dict]]:
         """{paper id: {lang: {model, text_hash, created, tokens, **body}}} of the summaries made from
         the paper's current title and abstract (an edited abstract hides its old summary until a
-        new one is written); empty for a store older than version 6 (a reader does not migrate)."""
+        new one is written)."""
         ids = list(dict.fromkeys(ids))
-        if not ids or self.schema_version() < 6:
+        if not ids:
             return {}
         out: dict[str, dict[str, dict]] = {}
         q = (
@@ -583,8 +580,6 @@ class Store:
 
     def summarized_since(self, since: str) -> int:
         """How many papers got a summary written at or after `since` (UTC ISO): the daily budget."""
-        if self.schema_version() < 6:
-            return 0
         q = "SELECT count(DISTINCT paper) FROM summaries WHERE created >= ?"
         return self.conn.execute(q, (since,)).fetchone()[0]
 
@@ -650,11 +645,9 @@ class Store:
                 at += len(rows)
         return keys[:at], vecs[:at]
 
-    def vectors_from_blobs(self, blobs: list[bytes]) -> np.ndarray:
-        """Stored vector blobs as int8 rows; a store a reader opens before its migration to
-        version 5 still holds float16."""
-        if self.schema_version() < 5:
-            return quantize(np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), -1))
+    @staticmethod
+    def vectors_from_blobs(blobs: list[bytes]) -> np.ndarray:
+        """Stored vector blobs as int8 rows."""
         return np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
 
     def vectors_epoch(self) -> int:
@@ -964,15 +957,9 @@ class Store:
         return [r[0] for r in self.conn.execute("SELECT key FROM state WHERE key LIKE ?", [prefix + "%"])]
 
     # --- the library (library.py): tags, "not interested", saved searches, tokens ----------
-    # Reads answer for any store, a read-only one older than the library's tables (version 4)
-    # too: its library is empty. Writes run inside write_transaction().
+    # Writes run inside write_transaction().
     def _library_rows(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
-        try:
-            return self.conn.execute(sql, list(params)).fetchall()
-        except sqlite3.OperationalError as e:
-            if "no such table" in str(e):
-                return []
-            raise
+        return self.conn.execute(sql, list(params)).fetchall()
 
     def tags_with_counts(self) -> list[sqlite3.Row]:
         """Every tag by name: (name, created, n papers, upd: when a paper was last added)."""

@@ -11,7 +11,7 @@ from paperdex.discover import library as L
 from paperdex.index.publish import publish
 from paperdex.index.vectors import unit
 from paperdex.paper import Paper
-from paperdex.store import SCHEMA_VERSION, Store
+from paperdex.store import SCHEMA_VERSION, Store, StoreError
 
 
 def _ids(store: Store, n: int) -> list[str]:
@@ -66,8 +66,8 @@ def test_readonly_store_reads_and_refuses_writes(store, tmp_path):
     ro.close()
 
 
-def test_old_schema_reads_as_an_empty_library(store):
-    """A read-only opener of a store from before the library sees an empty one."""
+def test_old_schema_is_refused_by_a_reader_and_a_writer_adds_the_library(store):
+    """A read-only opener of a store from before the library is told to migrate it."""
     c = store.conn
     for t in ("tag_papers", "tags", "dismissed", "saved_searches", "tokens"):
         c.execute(f"DROP TABLE {t}")
@@ -78,13 +78,13 @@ def test_old_schema_reads_as_an_empty_library(store):
     )
     c.execute("PRAGMA user_version = 3")
     c.commit()
-    ro = Store(store.data_dir, readonly=True)
-    assert L.tags(ro) == [] and L.dismissed(ro) == [] and L.saved_searches(ro) == []
-    assert L.check_token(ro, "pdx_x") is None
-    ro.close()
+    with pytest.raises(StoreError, match="schema version 3, older than this paperdex reads"):
+        Store(store.data_dir, readonly=True)
     # a writer brings it up to date
     with Store(store.data_dir) as w:
         assert w.schema_version() == SCHEMA_VERSION
+        assert L.tags(w) == [] and L.dismissed(w) == [] and L.saved_searches(w) == []
+        assert L.check_token(w, "pdx_x") is None
         L.add_to_tag(w, "t", _ids(w, 1))
 
 

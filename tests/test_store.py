@@ -9,7 +9,7 @@ from paperdex.index.vectors import unit
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.paper import Paper, index_text
 from paperdex.search import Searcher
-from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from paperdex.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError, quantize
 from tests.conftest import DATA, PAPERS
 
 
@@ -200,9 +200,9 @@ def test_duplicate_ids_in_one_file_count_once(empty_store, tmp_path):
     assert empty_store.get(rec["id"]).title == "Retitled"
 
 
-def test_float16_vectors_of_version_4_are_read_and_migrated_to_int8(built_store_dir, tmp_path):
-    """A store whose vectors were written as float16 (schema 4) answers a reader as it is and
-    keeps every vector's direction through `migrate` (int8, half the bytes)."""
+def test_float16_vectors_of_version_4_are_refused_by_a_reader_and_migrated_to_int8(built_store_dir, tmp_path):
+    """A store whose vectors were written as float16 (schema 4) is refused by a reader, which
+    names the command, and keeps every vector's direction through `migrate` (int8, half the bytes)."""
     import shutil
 
     d = tmp_path / "v4"
@@ -219,9 +219,8 @@ def test_float16_vectors_of_version_4_are_read_and_migrated_to_int8(built_store_
     pages = "SELECT sum(pgsize) FROM dbstat WHERE name = 'vectors'"
     f16_bytes = conn.execute(pages).fetchone()[0]
     conn.close()
-    with Store(d, readonly=True) as r:
-        k4, v4 = r.load_vectors()
-        assert r.schema_version() == 4 and v4.dtype == np.int8
+    with pytest.raises(StoreError, match="schema version 4, older than this paperdex reads; run `paperdex migrate`"):
+        Store(d, readonly=True)
     with Store(d) as w:  # a writer migrates
         assert w.schema_version() == SCHEMA_VERSION
         k5, v5 = w.load_vectors()
@@ -229,6 +228,6 @@ def test_float16_vectors_of_version_4_are_read_and_migrated_to_int8(built_store_
         int8_bytes = w.conn.execute(pages).fetchone()[0]
     assert len(blob) == now.shape[1]  # one byte a dimension
     assert int8_bytes < 0.6 * f16_bytes  # and the file gives the rest back
-    assert np.array_equal(k5, keys) and np.array_equal(v5, v4)
+    assert np.array_equal(k5, keys) and np.array_equal(v5, quantize(f16))
     cos = np.sum(unit(v5) * unit(f16), axis=1)
     assert cos.min() > 0.999

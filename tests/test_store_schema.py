@@ -1,12 +1,14 @@
 """Schema 7: the stemmed FTS5 index (`fts`) and its vocab table are gone. Nothing read them
 (searches read the lexical snapshot and `fts_exact`); writers dropped them from old stores,
-readers leave an old store as it is."""
+readers refuse an old store and leave it as it is."""
 
 import sqlite3
 
+import pytest
+
 from paperdex.paper import Paper
 from paperdex.search import Searcher
-from paperdex.store import SCHEMA_VERSION, Store
+from paperdex.store import SCHEMA_VERSION, Store, StoreError
 
 
 def _tables(path) -> set[str]:
@@ -32,15 +34,14 @@ def test_a_new_store_has_no_stemmed_index_and_no_vocab(tmp_path):
     assert "fts_exact" in tables and "fts" not in tables
 
 
-def test_a_writer_drops_the_stemmed_index_of_a_version_6_store_and_a_reader_does_not(tmp_path):
+def test_a_writer_drops_the_stemmed_index_of_a_version_6_store_and_a_reader_refuses_it(tmp_path):
     with Store(tmp_path) as s:
         s.upsert(_papers())
     with sqlite3.connect(tmp_path / "paperdex.db") as c:  # as version 6 left it
         c.execute("CREATE VIRTUAL TABLE fts USING fts5(title, abstract, authors, categories, content='')")
         c.execute("PRAGMA user_version = 6")
-    with Store(tmp_path, readonly=True) as r:
-        assert r.schema_version() == 6 and r.count() == 2
-        assert [h.paper.id for h in Searcher(r).search('"weight decay"', mode="lexical").hits] == ["a1"]
+    with pytest.raises(StoreError, match="schema version 6, older than this paperdex reads"):
+        Store(tmp_path, readonly=True)
     assert "fts" in _tables(tmp_path / "paperdex.db")
     with Store(tmp_path) as w:
         assert w.schema_version() == SCHEMA_VERSION

@@ -20,7 +20,7 @@ from paperdex.discover import digest
 from paperdex.discover import summaries as S
 from paperdex.paper import Paper
 from paperdex.settings import Settings, SettingsError
-from paperdex.store import SCHEMA_VERSION, Store
+from paperdex.store import SCHEMA_VERSION, Store, StoreError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from llm_stub import LLMStub, Reply  # noqa: E402
@@ -462,7 +462,7 @@ def test_on_demand_through_the_api_needs_a_token_and_the_layer(store, stub):
     assert len(stub.requests) == 2
 
 
-def test_a_reader_of_a_store_before_summaries_sees_none_and_changes_nothing(store):
+def test_a_reader_of_a_store_before_summaries_is_refused_and_a_writer_migrates_it(store):
     import sqlite3
 
     pid = papers(store, 1)[0].id
@@ -472,11 +472,11 @@ def test_a_reader_of_a_store_before_summaries_sees_none_and_changes_nothing(stor
     conn.execute("PRAGMA user_version = 5")
     conn.commit()
     conn.close()
-    with Store(store.data_dir, readonly=True) as r:
-        assert r.summaries([pid]) == {} and r.summarized_since("2000-01-01") == 0
-        assert r.schema_version() == 5  # a reader does not migrate
+    with pytest.raises(StoreError, match="schema version 5, older than this paperdex reads"):
+        Store(store.data_dir, readonly=True)  # a reader does not migrate
     with Store(store.data_dir) as w:  # a writer does
         assert w.schema_version() == SCHEMA_VERSION and w.summaries([pid]) == {}
+        assert w.summarized_since("2000-01-01") == 0
 
 
 def test_the_client_sends_nothing_to_another_host(stub):

@@ -2,9 +2,8 @@
 "not interested", saved searches, and the tokens that allow writing through the web; in the
 store's database, keyed by paper id, so it survives re-ingests (docs/recommendations.md).
 
-Reads work on any store (an older read-only one has an empty library); each write is one
-transaction of a writable store. Every function raises :class:`LibraryError` with a message fit
-to show a user.
+Each write is one transaction of a writable store. Every function raises :class:`LibraryError`
+with a message fit to show a user.
 """
 
 from __future__ import annotations
