@@ -216,7 +216,7 @@ def ingest_file(
 def ingest_files(
     store: Store, paths: list[Path], progress: Progress | None = None, notes: list[str] | None = None
 ) -> IngestSummary:
-    """Files one after another, each read by the file source that takes it (.bib, a seed page),
+    """Files one after another, each read by the file source that takes it (.bib),
     else as JSON Lines or JSON; a directory is a rejected record. `progress` receives file bytes."""
     from paperdex.sources.sync import import_file
 

@@ -46,7 +46,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     """Add or update papers from files or a source.
 
     \b
-    Files: JSON Lines / JSON (plain or .gz), BibTeX (.bib), seed result pages (.txt).
+    Files: JSON Lines / JSON (plain or .gz), BibTeX (.bib).
     Sources: `ingest arxiv --set cs --from 2025-06-01`, `ingest arxiv --id 2510.05491`,
     `ingest openreview --venue NeurIPS.cc/2025/Conference`, `ingest hf --date 2025-06-02`.
 

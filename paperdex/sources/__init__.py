@@ -1,5 +1,5 @@
-"""Where papers come from: arXiv, OpenReview, Hugging Face Daily Papers, BibTeX and the seed
-result pages, all merged into one record per paper on the way into the store."""
+"""Where papers come from: arXiv, OpenReview, Hugging Face Daily Papers and BibTeX, all merged
+into one record per paper on the way into the store."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def ingest_source(
 
 
 def import_file(store: Store, path: str | Path) -> IngestSummary | None:
-    """Import a file a file source reads (``.bib``, a seed result page); None for other
+    """Import a file a file source reads (``.bib``); None for other
     formats, so the caller can try its own readers (JSON Lines)."""
     path = Path(path)
     for src in registry.file_sources():

@@ -24,7 +24,7 @@ from .conftest import FakeClock, Router, fixture, param, xml
 def test_the_builtin_sources_are_registered_in_run_order():
     assert registry.network_names() == ("arxiv", "openreview", "hf")
     assert sources_sync.NETWORK_SOURCES == ("arxiv", "openreview", "hf")
-    assert {s.name for s in registry.file_sources()} == {"bibtex", "seed"}
+    assert {s.name for s in registry.file_sources()} == {"bibtex"}
     assert set(registry.ranks()) == {"arxiv", "arxiv-rss", "file", "openreview", "hf", "bibtex", "seed", "comment"}
     assert registry.sections() == {
         "arxiv": registry.get("arxiv"),
