@@ -41,8 +41,8 @@ def migrate_store(
 ) -> MigrateSummary:
     """Copy `store` into `target` (a MilvusBackend)."""
     dim = store.vector_dim()
-    if restart and (target.legacy or (dim and target.dim != dim)):
-        target.recreate(dim)  # made by an older paperdex, or for vectors of another size: made again
+    if restart and dim and target.dim != dim:
+        target.recreate(dim)  # made for vectors of another size: made again
     key = checkpoint_key(store)
     last = 0 if restart else int(target.get_state(key) or 0)
     out = MigrateSummary(last_rowid=last, skipped=store.count() - store.count_after_rowid(last))

@@ -4,9 +4,6 @@ machine, or a Milvus server (``http://host:19530``) for many. Search is the one 
 of papers and one of settings and counters, and the writer publishes the lexical snapshot beside
 them, which readers map and never build. docs/scale-out.md says what lives where, how each
 primitive is done on Milvus, and why.
-
-A collection made before the lexical snapshot (it has a ``lex`` field) is searched as it is but
-not written: ``paperdex migrate --to URI --restart`` makes it again (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -15,7 +12,6 @@ import base64
 import contextlib
 import itertools
 import json
-import logging
 import threading
 import time
 import zlib
@@ -36,25 +32,15 @@ from paperdex.search.corpus import lex_index
 from paperdex.store import FTS_COLUMNS, IngestSummary, StoreError, fts_texts
 from paperdex.text import has_cjk, tokens
 
-log = logging.getLogger(__name__)
-
-
-_QUIET = threading.local()
 _LITE_LOCK = threading.Lock()
 _LITE_REFS: dict[str, int] = {}
-
-
-# pymilvus 2.5 logs ERRORs (and raises) when a query on a collection with an ARRAY field (made by an
-# older paperdex) matches nothing; `_query` reads that as no rows, and those lines are noise.
-for _name in ("pymilvus.decorators", "pymilvus.milvus_client.milvus_client"):
-    logging.getLogger(_name).addFilter(lambda record: not getattr(_QUIET, "on", False))
 
 MAX_TOPK = 16_384  # Milvus's largest query/search window
 MAX_PHRASE_CHECK = 16_384  # papers an exact phrase is checked on at most
 PK_BLOCK = 4096  # primary keys one filtered vector search names
 INDEX_PAGE = 4096  # records read at a time to build the lexical snapshot
 DEFAULT_DIM = 384  # a collection's when not told (`migrate --to` tells it the store's)
-LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (module docstring)
+LEGACY_FIELD = "lex"  # held by collections made before the lexical snapshot (docs/scale-out.md)
 # Every read's but the writer's counters (`get_state(strong=True)`): a Strong read waits for the
 # server's next time tick, several times a search (docs/scale-out.md, "Consistency").
 READ = "Session"
@@ -116,8 +102,16 @@ class MilvusBackend:
     """Papers in a Milvus collection, searched under the contract of docs/search.md."""
 
     def __init__(
-        self, uri: str | Path, *, collection: str = "papers", dim: int = DEFAULT_DIM, snapshots: str | None = None
+        self,
+        uri: str | Path,
+        *,
+        collection: str = "papers",
+        dim: int = DEFAULT_DIM,
+        snapshots: str | None = None,
+        remake: bool = False,
     ) -> None:
+        """`remake`: a collection made by an older paperdex is dropped and made again (`migrate
+        --to --restart`); otherwise opening it stops with a message naming that command."""
         from pymilvus import MilvusClient
 
         self.uri = str(uri)
@@ -136,12 +130,12 @@ class MilvusBackend:
         self._vstate: tuple[float, str | None, int] | None = None  # (when read, model, vectors)
         self.snapshot_dir = Path(snapshots) if snapshots else _default_snapshots(self.uri, self.lite)
         self.snapshot_dir = self.snapshot_dir.expanduser().absolute() / collection
-        self._ensure()
+        self._ensure(remake)
         self.corpus = MilvusCorpus(self)
         self._searchers = threading.local()
 
     # --- schema ---------------------------------------------------------------------------
-    def _ensure(self) -> None:
+    def _ensure(self, remake: bool = False) -> None:
         from pymilvus import DataType
 
         c = self.client
@@ -153,12 +147,18 @@ class MilvusBackend:
             ip = c.prepare_index_params()
             ip.add_index("v", index_type="FLAT", metric_type="L2")
             c.create_collection(self.meta_col, schema=s, index_params=ip, consistency_level="Strong")
-        self.legacy = False
         if c.has_collection(self.col):
-            self.legacy = LEGACY_FIELD in {f["name"] for f in c.describe_collection(self.col)["fields"]}
-            self.dim = int(self.get_state("dim") or self.dim)
-            c.load_collection(self.col)
-            return
+            if LEGACY_FIELD not in {f["name"] for f in c.describe_collection(self.col)["fields"]}:
+                self.dim = int(self.get_state("dim") or self.dim)
+                c.load_collection(self.col)
+                return
+            if not remake:
+                self.close()
+                raise StoreError(
+                    f"the collection {self.col} in {self.uri} was made by an older paperdex; "
+                    "`paperdex migrate --to URI --restart` makes it again"
+                )
+            c.drop_collection(self.col)
         s = c.create_schema()
         s.add_field("pk", DataType.INT64, is_primary=True)
         s.add_field("id", DataType.VARCHAR, max_length=512)
@@ -193,13 +193,6 @@ class MilvusBackend:
 
     def set_state(self, key: str, value: str) -> None:
         self.client.upsert(self.meta_col, [{"key": key, "value": value, "v": [0.0, 0.0]}])
-
-    def _writable(self) -> None:
-        if self.legacy:
-            raise StoreError(
-                f"the collection {self.col} in {self.uri} was made by an older paperdex: it is searched as it "
-                "is, not written; `paperdex migrate --to URI --restart` makes it again"
-            )
 
     def recreate(self, dim: int | None = None) -> None:
         """Make the collection again, empty, with this version's fields and `dim` (default: its
@@ -251,18 +244,8 @@ class MilvusBackend:
     def _query(
         self, filter: str, output_fields: list[str], limit: int | None = None, strong: bool = False
     ) -> list[dict]:
-        from pymilvus import MilvusException
-
-        _QUIET.on = True
-        try:
-            kw = {"consistency_level": "Strong" if strong else READ} | ({} if limit is None else {"limit": limit})
-            return self.client.query(self.col, filter=filter, output_fields=output_fields, **kw)
-        except MilvusException as e:  # an older collection, nothing matched (the filter above)
-            if "Unsupported data type: 0" in str(e):
-                return []
-            raise
-        finally:
-            _QUIET.on = False
+        kw = {"consistency_level": "Strong" if strong else READ} | ({} if limit is None else {"limit": limit})
+        return self.client.query(self.col, filter=filter, output_fields=output_fields, **kw)
 
     def _count(self, expr: str | None) -> int:
         got = self._query(filter=expr or "", output_fields=["count(*)"])
@@ -330,7 +313,6 @@ class MilvusBackend:
         """The embedded store's upsert rules: new papers added, changed ones replaced (losing
         their vector when the title or abstract changed, unless a new one is given), identical
         or older copies skipped."""
-        self._writable()
         vectors = vectors or {}
         if vectors:
             if not model:
@@ -382,7 +364,6 @@ class MilvusBackend:
         """Write papers under given primary keys as they are (upsert's rows; migration: pk = the
         store's rowid); keeps next_pk past them. `contiguous`: the items are all the papers whose
         keys lie between their smallest and largest key."""
-        self._writable()
         self._vstate = None
         if model and any(v is not None for _, _, v in items):
             self._claim_model(model)
@@ -428,7 +409,6 @@ class MilvusBackend:
         """Delete the papers under these primary keys (a copy losing what its store deleted)."""
         if not pks:
             return
-        self._writable()
         self._vstate = None
         for i in range(0, len(pks), 1000):
             self.client.delete(self.col, filter=f"pk in {pks[i : i + 1000]}")

@@ -249,7 +249,7 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int, model
     if kind != "milvus":
         raise UserError(f"--to takes a milvus:// URI, not {target!r}")
     sized: dict[str, Any] = {"dim": dim} if dim else {}
-    dest: Any = open_backend(target, **sized)  # a Milvus backend: it keeps the checkpoint
+    dest: Any = open_backend(target, remake=restart, **sized)  # a Milvus backend: it keeps the checkpoint
     try:
         last = 0 if restart else int(dest.get_state(checkpoint_key(store)) or 0)
         with Progress(f"copying to {where}", store.count_after_rowid(last)) as bar:

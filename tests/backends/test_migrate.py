@@ -87,21 +87,21 @@ def _legacy_collection(db, papers) -> None:
     c.close()
 
 
-def test_a_collection_of_an_older_version_is_searched_and_remade_by_restart(built_store_dir, tmp_path):
+def test_a_collection_of_an_older_version_is_refused_and_remade_by_restart(built_store_dir, tmp_path):
     d = tmp_path / "store"
     shutil.copytree(built_store_dir, d)
     db = tmp_path / "old.db"
     with Store(d) as s:
         n = s.count()
         _legacy_collection(db, [(r, p) for r, p, _ in s.papers_after(0, 20)])
-    with MilvusBackend(db) as mv:
-        assert mv.count() == 20 and mv.search("diffusion", mode="lexical").total > 0
-        with pytest.raises(StoreError, match="--restart"):
-            mv.upsert([mv.get(mv.search("diffusion", mode="lexical").hits[0].paper.id)])
+    with pytest.raises(StoreError, match="made by an older paperdex; `paperdex migrate --to URI --restart`"):
+        MilvusBackend(db)
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{db}"])
+    assert r.exit_code == 1 and "--restart" in r.output
     r = CliRunner().invoke(cli, ["--data-dir", str(d), "migrate", "--to", f"milvus://{db}", "--restart"])
     assert r.exit_code == 0, r.output
     with MilvusBackend(db) as mv:
-        assert mv.count() == n and not mv.legacy
+        assert mv.count() == n and mv.search("diffusion", mode="lexical").total > 0
 
 
 def test_a_later_migrate_publishes_edits_deletions_and_new_vectors(built_store_dir, tmp_path):
