@@ -86,10 +86,7 @@ def authors(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SU
     if not words or len(words[-1]) < 2 and len(words) == 1:
         return []
     expr = " AND ".join(f'"{w}"' + ("*" if i == len(words) - 1 else "") for i, w in enumerate(words))
-    try:
-        lists = store.author_lists_matching(f"{{authors}} : ({expr})", MAX_AUTHOR_ROWS)
-    except Exception:  # an older store without the exact index: no author suggestions
-        return []
+    lists = store.author_lists_matching(f"{{authors}} : ({expr})", MAX_AUTHOR_ROWS)
     counts: dict[str, int] = {}
     for raw in lists:
         for name in json.loads(raw):
