@@ -190,7 +190,6 @@ def train(c: R.Corpus, pos: np.ndarray, opts: Fit, seed: str) -> R.Model:
         w_terms=(x[:dk] * svm.alpha).astype(np.float32),  # weights of the unscaled tf-idf
         w_dense=x[dk : dk + dd].astype(np.float32) if dd else None,
         bias=float(x[-1]),
-        centroid=np.asarray(svm.D[pos], dtype=np.float32).mean(axis=0) if svm.D is not None else None,
         c_terms=(R.column_sums(P) / len(pos)).astype(np.float32) if P is not None else np.zeros(0, np.float32),
         pos_df=np.bincount(P.idx, minlength=dk).astype(np.int32) if P is not None else np.zeros(0, np.int32),
         positives=pos,
@@ -201,7 +200,8 @@ def train(c: R.Corpus, pos: np.ndarray, opts: Fit, seed: str) -> R.Model:
 def with_centroids(c: R.Corpus, m: R.Model, weight: float) -> np.ndarray:
     """The SVM's z-score plus `weight` x the mean z-score of its two centroids."""
     out = R.scores(c, m)
-    parts = [] if not weight else [R._z(c.D @ m.centroid)] if m.centroid is not None else []
+    # the tag's dense centroid (paperdex's Model keeps none: no user can choose it)
+    parts = [] if not weight or c.D is None else [R._z(c.D @ np.asarray(c.D[m.positives], np.float32).mean(axis=0))]
     if weight and len(m.terms):
         parts.append(R._z(c.score_terms(m.terms, m.c_terms)))
     if parts:

@@ -131,12 +131,13 @@ def test_discover_producers_make_messages(store, empty_store):
     with pytest.raises(library.LibraryError) as le:
         library.add_to_tag(store, "t", ["2501.99999"])
     assert le.value.message.code == "ids_not_in_store" and le.value.message == "not in this store: 2501.99999"
-    metrics = {"svm": {"top20": 0.4, "mrr": 0.3}, "dense centroid": {"top20": 0.6, "mrr": 0.5}}
-    text = R.Choice("dense centroid", metrics, 4, 10).text()
+    metrics = {"svm": {"top20": 0.4, "mrr": 0.3}, "tf-idf centroid": {"top20": 0.6, "mrr": 0.5}}
+    text = R.Choice("tf-idf centroid", metrics, 4, 10).text()
     figures = "held-out saved papers in the first 20: 60% vs 40% SVM; MRR 0.50 vs 0.30"
-    assert text == f"dense centroid: ranked held-out saved papers higher ({figures})"
+    assert text == f"tf-idf centroid: ranked held-out saved papers higher ({figures})"
     assert i18n.message("zh", text) == (
-        "dense centroid：把留出的已存论文排得更靠前（留出的已存论文进入前 20 的比例：60% vs 40% SVM；MRR 0.50 vs 0.30）"
+        "tf-idf centroid：把留出的已存论文排得更靠前"
+        "（留出的已存论文进入前 20 的比例：60% vs 40% SVM；MRR 0.50 vs 0.30）"
     )
     assert pickle.loads(pickle.dumps(text)).in_lang("zh") == text.in_lang("zh")
 

@@ -241,13 +241,12 @@ def corpus(store: Store, source: SearchCorpus | None = None) -> Corpus:
 # --- the model -----------------------------------------------------------------------------------
 @dataclass
 class Model:
-    """A linear model over [tf-idf of `terms`, dense] plus a bias, and the tag's centroid."""
+    """A linear model over [tf-idf of `terms`, dense] plus a bias, and the tag's tf-idf centroid."""
 
     terms: np.ndarray  # term ids (columns of the tf-idf matrix)
     w_terms: np.ndarray
     w_dense: np.ndarray | None
     bias: float
-    centroid: np.ndarray | None  # mean dense vector of the positives
     c_terms: np.ndarray  # mean tf-idf vector of the positives (over `terms`)
     pos_df: np.ndarray  # how many positives contain each of `terms`
     positives: np.ndarray  # docs
@@ -256,7 +255,7 @@ class Model:
     choice: Choice | None = None  # why this kind (set by `fit`)
 
 
-LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid", "dense centroid": "dense centroid"}
+LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid"}
 
 
 @dataclass
@@ -390,7 +389,6 @@ def train(
         w_terms=x[:dk].astype(np.float32),
         w_dense=x[dk : dk + dd].astype(np.float32) if dd else None,
         bias=float(x[-1]),
-        centroid=np.asarray(svm.D[pos], dtype=np.float32).mean(axis=0) if svm.D is not None else None,
         c_terms=(column_sums(P) / len(pos)).astype(np.float32) if P is not None else np.zeros(0, np.float32),
         pos_df=np.bincount(P.idx, minlength=dk).astype(np.int32) if P is not None else np.zeros(0, np.int32),
         positives=pos,
@@ -448,8 +446,6 @@ def scores(c: Corpus, model: Model) -> np.ndarray:
     with threadpool_limits(limits=1, user_api="blas"):
         if model.kind == "tf-idf centroid":
             return _z(c.score_terms(model.terms, model.c_terms)) if len(model.terms) else np.zeros(c.n, np.float32)
-        if model.kind == "dense centroid":
-            return _z(c.D @ model.centroid) if model.centroid is not None else np.zeros(c.n, np.float32)
         s = np.full(c.n, model.bias, dtype=np.float32)
         if len(model.terms):
             s += c.score_terms(model.terms, model.w_terms)
@@ -470,8 +466,6 @@ def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tup
             wd[:] = m.w_dense
     elif kind == "tf-idf centroid":
         wt[at] = m.c_terms
-    elif kind == "dense centroid" and m.centroid is not None:
-        wd[:] = m.centroid
     return wt, wd
 
 
