@@ -651,14 +651,8 @@ def _has_run(seq: list[str], ws: list[str]) -> bool:
 
 
 def _vec_of(v) -> np.ndarray | None:
-    """A vector as pymilvus returns it (a list of floats; bytes for f16)."""
-    if v is None:
-        return None
-    if isinstance(v, list) and v and isinstance(v[0], bytes | bytearray):
-        v = v[0]
-    if isinstance(v, bytes | bytearray):
-        return np.frombuffer(v, dtype=np.float16).astype(np.float32)
-    return np.asarray(v, dtype=np.float32)
+    """A FLOAT_VECTOR as pymilvus returns it (a list of floats)."""
+    return None if v is None else np.asarray(v, dtype=np.float32)
 
 
 __all__ = ["MilvusBackend", "MilvusCorpus"]
