@@ -216,3 +216,16 @@ def test_the_pair_query_is_both_models_joined():
     want = embed.Pair.join(p.e5.embed_query(q), p.minilm.embed_query(q))[0]
     assert all(np.array_equal(p.embed_query(q), want) for _ in range(3))
     assert np.array_equal(p.embed_query("推测解码"), embed.Pair.join(p.e5.embed_query("推测解码"), None)[0])
+
+
+def test_a_mixed_query_gets_minilm_on_its_english_words():
+    """A query with Chinese left in it and English words beside (a model's name, or the
+    dictionary's translations of the rest): e5 reads it whole, MiniLM its English words, so
+    the English half is not thrown away; with no English word it is e5's alone."""
+    p = embed.get_embedder(embed.Pair.name, threads=1)
+    q = "LoRA 微调 大模型 diffusion"
+    want = embed.Pair.join(p.e5.embed_query(q), p.minilm.embed_query("LoRA diffusion"))[0]
+    assert np.allclose(p.embed_query(q), want, atol=1e-6)
+    docs = p.embed_docs(["LoRA: low-rank adaptation of large language models.", "Robot grasping with tactile sensors."])
+    assert np.argmax(docs @ p.embed_query(q)) == 0
+    assert not p.embed_query("大模型 微调，？")[384:].any()
