@@ -176,3 +176,48 @@ def test_scanning_within_a_filter_gives_what_the_whole_scan_gives(store, share):
         pos = np.searchsorted(idx.keys, allowed)
         assert np.array_equal(every_in[pos], every[pos])
         assert idx.nearest(q, 10) == nearest
+
+
+def test_the_best_scores_are_the_set_argpartition_picks_or_none_at_a_tie():
+    rng = np.random.default_rng(3)
+    for n, m in ((20_000, 500), (20_000, 64), (3_000, 400), (700, 699)):
+        s = rng.standard_normal(n).astype(np.float32)
+        got = vectors._best(s, m)
+        assert got is not None and got.tolist() == sorted(np.argpartition(-s, m - 1)[:m].tolist())
+        tied = s.copy()
+        tied[got[:2]] = tied[np.setdiff1d(np.arange(n), got)].max()  # two of them now tie with one left out
+        assert vectors._best(tied, m) is None
+    assert vectors._best(s, n) is None  # every score: nothing to choose
+
+
+def test_a_rows_float_product_does_not_depend_on_its_place_among_four_k_rows():
+    """`_exact` rescores `_best`'s candidates in ascending order, not in the scans' argpartition
+    order: the BLAS loaded must give a row the same float product wherever it stands in a
+    matrix of a multiple of BLAS_ROWS rows (OpenBLAS does not for the last n % 4 of other
+    sizes), or a cosine would move in its last bit."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    idx = VectorIndex(np.arange(n, dtype=np.int64), rng.integers(-127, 128, (n, 384), dtype=np.int8), {})
+    for m in (64, 400, 500, 8 * vectors.BLAS_ROWS):
+        assert m % vectors.BLAS_ROWS == 0
+        for _ in range(5):
+            q = unit(rng.standard_normal(384).astype(np.float32))
+            cand, perm = rng.choice(n, m, replace=False), rng.permutation(m)
+            assert np.array_equal((idx._unit(cand) @ q)[perm], idx._unit(cand[perm]) @ q)
+
+
+@pytest.mark.parametrize("share", [None, 0.05])
+def test_the_best_candidates_give_the_lists_the_scans_order_gives(share, monkeypatch):
+    """`_exact` with `_best`'s candidates and with the scans' own (`_as_scanned`): the same
+    (rowid, cosine) lists to the last bit, over every row and within a filter."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    idx = VectorIndex(np.arange(n, dtype=np.int64) * 3, rng.integers(-127, 128, (n, 384), dtype=np.int8), {})
+    pos = None if share is None else np.sort(rng.choice(n, int(n * share), replace=False))
+    for _ in range(5):
+        q = unit(rng.standard_normal(384).astype(np.float32))
+        scores = idx._cosines8(vectors.quantize(q), pos)
+        fast = [idx._exact(q, scores, k, pos) for k in (10, 100, 200)]
+        monkeypatch.setattr(vectors, "_best", lambda s, m: None)
+        assert [idx._exact(q, scores, k, pos) for k in (10, 100, 200)] == fast
+        monkeypatch.undo()

@@ -33,6 +33,10 @@ POINTER = "vectors.json"
 # int8 scores pick this many candidates per wanted hit; the candidates are scored again with
 # the float query, so a paper's cosine is the same whichever search found it.
 CANDIDATES = 4
+# OpenBLAS's float product of a matrix and a vector takes the rows four at a time and the last
+# n % 4 another way: a row's bits do not depend on its place in a matrix of 4k rows, so `_exact`
+# rescores candidates in any order only then (tests/test_vectors.py checks it of the BLAS loaded)
+BLAS_ROWS = 4
 SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
 SUBSET_CACHE_BYTES = 128 << 20
 CHUNK = 65_536
@@ -131,11 +135,10 @@ class VectorIndex:
         q = np.asarray(q, dtype=np.float32)
         scores = self._cosines8(quantize(q))
         if allowed is None:
-            ranked = self._exact(q, scores, max(k_all, k_in), None)
+            ranked = self._exact(q, scores, max(k_all, k_in))
             return ranked[:k_all], ranked[:k_in], scores
-        mask = _mask(len(self.keys), _present(self.keys, np.asarray(allowed, dtype=np.int64)))
-        inside = np.where(mask, scores, -np.inf)
-        return self._exact(q, scores, k_all, None), self._exact(q, inside, min(k_in, int(mask.sum())), mask), scores
+        pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
+        return self._exact(q, scores, k_all), self._exact(q, scores[pos], min(k_in, len(pos)), pos), scores
 
     def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
         """`scan`'s first part alone: the top k over all rows, by the same scores and the same
@@ -143,7 +146,7 @@ class VectorIndex:
         if len(self.keys) == 0 or q is None:
             return []
         q = np.asarray(q, dtype=np.float32)
-        return self._exact(q, self._cosines8(quantize(q)), k, None)
+        return self._exact(q, self._cosines8(quantize(q)), k)
 
     def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], np.ndarray]:
         """`scan`'s second and third parts alone (the top k_in among `allowed`, and the allowed
@@ -158,11 +161,10 @@ class VectorIndex:
         if len(pos) > SCAN_ALL_ABOVE * n:  # a loose filter: gathering its rows costs more than it saves
             _, ranked, scores = self.scan(q, 0, k_in, allowed)
             return ranked, scores
-        # the candidates in an array laid out as `scan`'s: BLAS gives a row's float product a
-        # last bit apart with its place in the matrix, so they go in the same order as there
+        scores = self._cosines8(quantize(q), pos)
         inside = np.full(n, -np.inf, dtype=np.float32)
-        inside[pos] = self._cosines8(quantize(q), pos)
-        return self._exact(q, inside, min(k_in, len(pos)), _mask(n, pos)), inside
+        inside[pos] = scores
+        return self._exact(q, scores, min(k_in, len(pos)), pos), inside
 
     def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None) -> np.ndarray:
         """The int8 cosines of the quantised query with every row (or the rows at `pos`)."""
@@ -179,18 +181,34 @@ class VectorIndex:
         out[ok] = scores[pos[ok]]
         return out
 
-    def _exact(self, q: np.ndarray, scores: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
-        """The best k of the int8 `scores`, each scored again with the float query; equal
-        cosines put the older paper first."""
+    def _exact(
+        self, q: np.ndarray, scores: np.ndarray, k: int, pos: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """The best k of the int8 `scores` (every row's, or with `pos` those of the rows at
+        `pos` alone), each scored again with the float query; equal cosines put the older
+        paper first."""
         if k <= 0:
             return []
-        cand = _top(scores, min(len(scores), candidates(k)))
-        if mask is not None:
-            cand = cand[mask[cand]]
+        m = candidates(k)
+        cand = _best(scores, m) if m % BLAS_ROWS == 0 else None
+        if cand is None:
+            cand = self._as_scanned(scores, m, pos)
+        elif pos is not None:
+            cand = pos[cand]
         exact = self._unit(cand) @ q
         found = self.keys[cand]
         best = np.lexsort((found, -exact))[:k]
         return list(zip(found[best].tolist(), exact[best].tolist(), strict=True))
+
+    def _as_scanned(self, scores: np.ndarray, m: int, pos: np.ndarray | None) -> np.ndarray:
+        """`_exact`'s m candidates as scans have always picked them, where `_best` does not:
+        argpartition's choice over every row's scores (-inf outside `pos`), in its order."""
+        if pos is None:
+            return _top(scores, min(len(scores), m))
+        whole = np.full(len(self.keys), -np.inf, dtype=np.float32)
+        whole[pos] = scores
+        cand = _top(whole, min(len(whole), m))
+        return cand[whole[cand] > -np.inf]
 
     def dots(self, w: np.ndarray) -> np.ndarray:
         """unit(row) @ w for every row (w: [dim] or [dim, m]) as float32, without a float32
@@ -284,10 +302,29 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
     return idx[np.argpartition(-scores[idx], m - 1)[:m]]
 
 
-def _mask(n: int, pos: np.ndarray) -> np.ndarray:
-    m = np.zeros(n, dtype=bool)
-    m[pos] = True
-    return m
+def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
+    """Positions (ascending) of the m highest scores, or None when they are not one set: the
+    m-th best is tied with a score left out (which of them is in is argpartition's choice), or
+    m is every score. They are found above a floor from a strided sample, as `rank.above` finds
+    a pool: when at least m scores pass it, the m best are among them, and a few hundred are
+    partitioned instead of every row (docs/performance.md)."""
+    n = len(scores)
+    if m >= n:
+        return None
+    among = None
+    stride = n // (8 * m)
+    if stride >= 4:
+        sample = scores[::stride]
+        take = 2 * m // stride + 1  # about 2m of the scores pass the take-th best of the sample
+        floor = np.partition(sample, len(sample) - take)[len(sample) - take]
+        among = np.flatnonzero(scores >= floor)
+        if len(among) < m:
+            among = None
+    s = scores if among is None else scores[among]
+    part = np.argpartition(-s, m - 1)[:m]
+    if np.count_nonzero(s >= s[part].min()) > m:
+        return None
+    return np.sort(part if among is None else among[part])
 
 
 def _present(keys: np.ndarray, rowids: np.ndarray) -> np.ndarray:
