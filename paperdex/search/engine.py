@@ -156,26 +156,25 @@ def read_as(p: Plan, words: Words) -> str:
 
 def matched_first(fused, order: np.ndarray, why, M: np.ndarray, want: int, listed: int):
     """The relevance order as two tiers, M's papers before the rest, each tier in the fused
-    order (docs/search.md, "Tiers"), cut to the first `want` (at most `listed`). `order` is the
-    fused order's first papers; while it holds too few of either tier, `fused(k)` gives its
-    first k, up to LEX_POOL at first (every such prefix is one order: `fused(LEX_POOL)`'s,
-    asked once and cut), then deeper."""
-    total = int(M.sum())
+    order (docs/search.md, "Tiers"), cut to the first `want` (at most `listed`). `order` is
+    `fused(max(want, LEX_POOL))`. The tiers read its first `want`; while those hold too few of
+    either tier, 4x more, up to LEX_POOL, then deeper: the first k of `fused(max(k, LEX_POOL))`
+    (every order up to LEX_POOL deep is a prefix of one, `relevance_order`), asked only when
+    `order` is not that one."""
+    total = int(np.count_nonzero(M))
     need_m, need_r = min(want, total), max(0, min(want, listed) - total)
-    k = max(len(order), 1)  # an empty order is a whole one
-    pooled = None
+    depth = max(want, LEX_POOL)
+    k = max(min(len(order), want), 1)  # an empty order is a whole one
     while True:
-        in_m = M[order]
-        got_m = int(in_m.sum())
-        if (got_m >= need_m and len(order) - got_m >= need_r) or len(order) < k:
-            return np.concatenate([order[in_m][:need_m], order[~in_m][:need_r]]), why
+        head = order[:k]
+        in_m = M[head]
+        got_m = int(np.count_nonzero(in_m))
+        if (got_m >= need_m and len(head) - got_m >= need_r) or len(head) < k:
+            return np.concatenate([head[in_m][:need_m], head[~in_m][:need_r]]), why
         k = min(4 * k, LEX_POOL) if k < LEX_POOL else 4 * k
-        if k > LEX_POOL:
-            order, why, _ = fused(k)
-            continue
-        if pooled is None:
-            pooled = fused(LEX_POOL)
-        order, why = pooled[0][:k], pooled[1]
+        if max(k, LEX_POOL) != depth:
+            depth = max(k, LEX_POOL)
+            order, why, _ = fused(depth)
 
 
 def no_why(docs: np.ndarray) -> dict:
@@ -299,10 +298,12 @@ class Searcher:
             reading = read_as(p, words)
             w_dense = 0.0 if words.quoted else self.fusion[p.query_class]
             feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
-            order, why, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, FEEDBACK_DOCS * feedback))
+            # one order LEX_POOL deep: the page, the feedback's first papers and the tiers are its prefixes
+            depth = max(want, LEX_POOL)
+            order, why, ranked = relevance_order(ix, M, words, dense, w_dense, depth)
             if feedback and dense is not None and len(order):
                 dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
-                order, why, ranked = relevance_order(ix, M, words, dense, w_dense, want)
+                order, why, ranked = relevance_order(ix, M, words, dense, w_dense, depth)
             if reading not in ONE_TIER:
                 fused = partial(relevance_order, ix, M, words, dense, w_dense)
                 order, why = matched_first(fused, order, why, M, want, listed_count(total, ranked))

@@ -6,7 +6,7 @@ paper is in it, and the phrase bonus."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -84,6 +84,17 @@ class Words:
     rank_concepts: list[Concept]
     scored: bool  # whether any concept ranks (free words, or the constraints' words)
     quoted: bool = False  # a sentence pasted from one paper (`phrase_bonus`)
+    _best: dict[int, tuple[np.ndarray, int]] = field(default_factory=dict, repr=False)
+
+    def best(self, k: int) -> tuple[np.ndarray, int]:
+        """The best k word candidates (papers of A with a positive score) by words, ties to the
+        lower doc (`top_k`), and how many candidates there are: kept per k, since a query asks
+        again after its feedback and when its tiers read deeper, and neither changes a score."""
+        got = self._best.get(k)
+        if got is None:
+            A = self.A & (self.acc > 0)
+            got = self._best[k] = top_k(self.acc, above(self.acc, A, k), k), int(np.count_nonzero(A))
+        return got
 
 
 @dataclass
@@ -165,8 +176,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     papers of M with no score (constraints only) close it, newest first."""
     acc = words.acc
     A = words.A & (acc > 0)
-    n_cand = int(np.count_nonzero(A))
-    pool_lex = top_k(acc, above(acc, A, max(LEX_POOL, want)), max(LEX_POOL, want))
+    pool_lex, n_cand = words.best(max(LEX_POOL, want))
     if dense is None:
         pool, fused = pool_lex, acc[pool_lex]
         cos = np.full(len(pool), np.nan, dtype=np.float32)
@@ -196,7 +206,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     unscored = M & ~A
     if dense is not None:
         unscored[pool] = False
-    n_unscored = int(unscored.sum())
+    n_unscored = int(np.count_nonzero(unscored))
     if len(order) + sum(len(r) for r in rest) < want and n_unscored:
         rest.append(newest(ix, unscored, want - len(order)))
     full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
