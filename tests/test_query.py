@@ -125,3 +125,13 @@ def test_parser_never_crashes(q):
     except Q.QueryError:
         return
     assert isinstance(tree, Q.Bool)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_control_characters_read_as_spaces_and_curly_quotes_as_straight(q):
+    import unicodedata
+
+    want = "".join(" " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 else ch for ch in unicodedata.normalize("NFKC", q))
+    want = want.translate(str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d"}))
+    assert Q._clean(q) == want

@@ -113,7 +113,9 @@ class VectorIndex:
     def _unit(self, pos: np.ndarray) -> np.ndarray:
         """`unit` of the rows at `pos`, by the norms kept (the same floats: computed alike)."""
         n = self.norms[pos][:, None]
-        return self.vecs[pos].astype(np.float32) / np.where(n > 0, n, 1)
+        rows = self.vecs[pos].astype(np.float32)
+        rows /= np.where(n > 0, n, 1)  # in place: the same quotients, one array fewer
+        return rows
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it: `scan`'s

@@ -93,6 +93,7 @@ class Tok:
 
 _QUOTES = str.maketrans(
     {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u300c": '"', "\u300d": '"'}
+    | {c: " " for c in [*range(32), *range(0x7F, 0xA0)]}  # NULs and control characters: spaces
 )
 
 
@@ -100,8 +101,7 @@ def _clean(q: str) -> str:
     """NFKC first, so that what a Chinese input method types means what ASCII means (ＯＲ,
     `ti：`, full-width parentheses), curly quotes as straight ones; NULs and control
     characters become spaces."""
-    q = unicodedata.normalize("NFKC", q).translate(_QUOTES)
-    return "".join(" " if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0) else ch for ch in q)
+    return unicodedata.normalize("NFKC", q).translate(_QUOTES)
 
 
 def lex(q: str) -> list[Tok]:
