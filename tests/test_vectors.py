@@ -221,3 +221,18 @@ def test_the_best_candidates_give_the_lists_the_scans_order_gives(share, monkeyp
         monkeypatch.setattr(vectors, "_best", lambda s, m: None)
         assert [idx._exact(q, scores, k, pos) for k in (10, 100, 200)] == fast
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("gap", [1, 3, 50])  # rowids one after another, with deletions, too sparse for a table
+def test_rowids_are_found_by_the_table_as_by_binary_search(gap):
+    from paperdex.index.lexical import find_sorted
+
+    rng = np.random.default_rng(gap)
+    keys = np.sort(rng.choice(2000 * gap, 2000, replace=False)).astype(np.int64)
+    idx = VectorIndex(keys, np.ones((len(keys), 4), dtype=np.int8), {})
+    assert (idx._at is None) == (gap == 50)
+    asked = np.concatenate([rng.integers(-5, 2000 * gap + 5, 3000), keys[::7], [-1, 0, keys[-1], keys[-1] + 1]])
+    pos, ok = idx._find(asked)
+    want_pos, want_ok = find_sorted(keys, asked)
+    assert np.array_equal(ok, want_ok) and np.array_equal(pos[ok], want_pos[want_ok])
+    assert pos.min() >= 0 and pos.max() < len(keys)

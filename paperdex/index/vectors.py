@@ -39,6 +39,7 @@ CANDIDATES = 4
 BLAS_ROWS = 4
 SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
 SUBSET_CACHE_BYTES = 128 << 20
+TABLE_SLOTS = 4  # `_table`'s slots per row at most
 CHUNK = 65_536
 
 
@@ -70,6 +71,7 @@ class VectorIndex:
         self.inv = np.divide(1, self.norms, out=np.zeros_like(self.norms), where=self.norms > 0)
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._at = _table(self.keys)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -107,7 +109,7 @@ class VectorIndex:
         """The unit vectors of those of `rowids` that have one (one lookup for all: a query's
         feedback asks for ten)."""
         wanted = np.asarray(rowids, dtype=np.int64)
-        pos, ok = find_sorted(self.keys, wanted)
+        pos, ok = self._find(wanted)
         return dict(zip(wanted[ok].tolist(), self._unit(pos[ok]), strict=True))
 
     def _unit(self, pos: np.ndarray) -> np.ndarray:
@@ -139,7 +141,7 @@ class VectorIndex:
         if allowed is None:
             ranked = self._exact(q, scores, max(k_all, k_in))
             return ranked[:k_all], ranked[:k_in], scores
-        pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
+        pos = self._present(allowed)
         return self._exact(q, scores, k_all), self._exact(q, scores[pos], min(k_in, len(pos)), pos), scores
 
     def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -157,7 +159,7 @@ class VectorIndex:
         bit (int8 products are exact integers, scaled alike), so both give the same top k_in."""
         n = len(self.keys)
         q = np.asarray(q, dtype=np.float32)
-        pos = _present(self.keys, np.asarray(allowed, dtype=np.int64))
+        pos = self._present(allowed)
         if n == 0 or len(pos) == 0:
             return [], np.full(n, -np.inf, dtype=np.float32)
         if len(pos) > SCAN_ALL_ABOVE * n:  # a loose filter: gathering its rows costs more than it saves
@@ -167,6 +169,23 @@ class VectorIndex:
         inside = np.full(n, -np.inf, dtype=np.float32)
         inside[pos] = scores
         return self._exact(q, scores, min(k_in, len(pos)), pos), inside
+
+    def _find(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`lexical.find_sorted` in `keys`: (a position, whether the row there is the rowid;
+        position 0 where not), read from `_table` when there is one: a gather instead of a
+        binary search per rowid (docs/performance.md)."""
+        if self._at is None:
+            return find_sorted(self.keys, rowids)
+        r = np.asarray(rowids, dtype=np.int64)
+        held = (r >= 0) & (r < len(self._at))
+        pos = self._at[np.where(held, r, 0)]
+        ok = held & (pos >= 0)
+        return np.where(ok, pos, 0).astype(np.int64), ok
+
+    def _present(self, rowids: np.ndarray) -> np.ndarray:
+        """Positions in `keys` of those `rowids` that have a vector."""
+        pos, ok = self._find(rowids)
+        return pos[ok]
 
     def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None) -> np.ndarray:
         """The int8 cosines of the quantised query with every row (or the rows at `pos`)."""
@@ -178,7 +197,7 @@ class VectorIndex:
 
     def cosines_of(self, scores: np.ndarray, rowids: np.ndarray) -> np.ndarray:
         """These papers' cosines from a `scan`'s every-row scores (NaN without a vector)."""
-        pos, ok = find_sorted(self.keys, rowids)
+        pos, ok = self._find(rowids)
         out = np.full(len(pos), np.nan, dtype=np.float32)
         out[ok] = scores[pos[ok]]
         return out
@@ -252,7 +271,7 @@ class Rows:
 
     def __init__(self, index: VectorIndex, rowids: np.ndarray) -> None:
         self.index = index
-        self.pos, self.ok = find_sorted(index.keys, rowids)
+        self.pos, self.ok = index._find(rowids)
         self.same = len(rowids) == len(index.keys) and bool(self.ok.all())  # every row, in order
         self.shape = (len(rowids), index.vecs.shape[1])
 
@@ -329,10 +348,14 @@ def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
     return np.sort(part if among is None else among[part])
 
 
-def _present(keys: np.ndarray, rowids: np.ndarray) -> np.ndarray:
-    """Positions in `keys` of those `rowids` that have a vector."""
-    pos, ok = find_sorted(keys, rowids)
-    return pos[ok]
+def _table(keys: np.ndarray) -> np.ndarray | None:
+    """Every rowid's position in `keys` (-1: no vector), for rowids up to the largest, or None
+    when they are too sparse for it (more than four slots a row): at most 16 bytes a row."""
+    if len(keys) == 0 or keys[-1] >= TABLE_SLOTS * len(keys) + 1024:
+        return None
+    at = np.full(int(keys[-1]) + 1, -1, dtype=np.int32)
+    at[keys] = np.arange(len(keys), dtype=np.int32)
+    return at
 
 
 # --- writing (writers only) ---------------------------------------------------------------
