@@ -188,3 +188,17 @@ def test_a_snapshot_of_another_format_is_refused_and_migrate_republishes_it(stor
         assert json.loads(pointer.read_text())["format"] == lexical.FORMAT
         built = lexical.build(s)
     assert_same(built, lexical.LexIndex(again.arrays, {k: v for k, v in again.meta.items() if k != "published"}))
+
+
+def test_a_snapshot_finds_rowids_by_its_table_as_by_binary_search():
+    from paperdex.index.lexical import find_sorted, position_table
+
+    rng = np.random.default_rng(2)
+    for gap in (1, 3, 50):
+        keys = np.sort(rng.choice(500 * gap, 500, replace=False)).astype(np.int64)
+        table = position_table(keys)
+        assert (table is None) == (gap == 50)
+        asked = np.concatenate([rng.integers(-3, 500 * gap + 3, 800), keys[::5]])
+        pos, ok = find_sorted(keys, asked, table)
+        want_pos, want_ok = find_sorted(keys, asked)
+        assert np.array_equal(ok, want_ok) and np.array_equal(pos[ok], want_pos[want_ok])

@@ -168,6 +168,7 @@ class LexIndex:
         self.pair_next: np.ndarray = arrays["bigrams"]
         self.pairs = Postings(arrays["bigram_doc_ptr"], arrays["bigram_doc"])
         self.n = len(self.rowids)
+        self._at = position_table(self.rowids)  # `docs_of_rowids`
         self._columns: OrderedDict[int, np.ndarray] = OrderedDict()
         self._columns_lock = threading.Lock()
         self._terms: dict[str, int | None] = {}
@@ -268,9 +269,13 @@ class LexIndex:
         parts = [self.catdoc[self.catdoc_ptr[i] : self.catdoc_ptr[i + 1]] for i in ids]
         return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
 
+    def find(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`find_sorted` of rowids among this snapshot's: (a document, whether it is that rowid)."""
+        return find_sorted(self.rowids, rowids, self._at)
+
     def docs_of_rowids(self, rowids: np.ndarray) -> np.ndarray:
         """Positions of the given rowids (those present in this snapshot)."""
-        pos, ok = find_sorted(self.rowids, rowids)
+        pos, ok = self.find(rowids)
         return pos[ok].astype(np.int32)
 
     def category_counts(self, mask: np.ndarray) -> list[tuple[str, int]]:
@@ -301,12 +306,33 @@ def date_int(d: str | None) -> int:
         return 0
 
 
-def find_sorted(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def find_sorted(keys: np.ndarray, values: np.ndarray, table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Where each of `values` (row ids) is in the sorted `keys`: (a position in `keys`,
-    whether the key there is the value); position 0 and False when `keys` is empty."""
+    whether the key there is the value); position 0 and False when `keys` is empty. With the
+    keys' `position_table`, a gather instead of a binary search per value (the positions of
+    values not found are then 0, in range all the same: docs/performance.md)."""
     values = np.asarray(values, dtype=np.int64)
+    if table is not None:
+        held = (values >= 0) & (values < len(table))
+        pos = table[np.where(held, values, 0)].astype(np.int64)
+        ok = held & (pos >= 0)
+        return np.where(ok, pos, 0), ok
     pos = np.clip(np.searchsorted(keys, values), 0, max(len(keys) - 1, 0))
     return pos, keys[pos] == values if len(keys) else np.zeros(len(values), dtype=bool)
+
+
+TABLE_SLOTS = 4  # a `position_table`'s slots per key at most
+
+
+def position_table(keys: np.ndarray) -> np.ndarray | None:
+    """Every row id's position in the sorted `keys` (-1: none), for row ids up to the largest,
+    for `find_sorted`; None when they are too sparse for one (more than TABLE_SLOTS slots a
+    key): at most 16 bytes a key."""
+    if len(keys) == 0 or keys[-1] >= TABLE_SLOTS * len(keys) + 1024:
+        return None
+    at = np.full(int(keys[-1]) + 1, -1, dtype=np.int32)
+    at[keys] = np.arange(len(keys), dtype=np.int32)
+    return at
 
 
 def _runs(sorted_keys: np.ndarray) -> np.ndarray:

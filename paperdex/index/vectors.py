@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from paperdex.index.lexical import find_sorted
+from paperdex.index.lexical import find_sorted, position_table
 from paperdex.index.snapshots import shared, stamp
 from paperdex.store import quantize
 
@@ -39,7 +39,6 @@ CANDIDATES = 4
 BLAS_ROWS = 4
 SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
 SUBSET_CACHE_BYTES = 128 << 20
-TABLE_SLOTS = 4  # `_table`'s slots per row at most
 CHUNK = 65_536
 
 
@@ -71,7 +70,7 @@ class VectorIndex:
         self.inv = np.divide(1, self.norms, out=np.zeros_like(self.norms), where=self.norms > 0)
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
-        self._at = _table(self.keys)
+        self._at = position_table(self.keys)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -171,16 +170,8 @@ class VectorIndex:
         return self._exact(q, scores, min(k_in, len(pos)), pos), inside
 
     def _find(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """`lexical.find_sorted` in `keys`: (a position, whether the row there is the rowid;
-        position 0 where not), read from `_table` when there is one: a gather instead of a
-        binary search per rowid (docs/performance.md)."""
-        if self._at is None:
-            return find_sorted(self.keys, rowids)
-        r = np.asarray(rowids, dtype=np.int64)
-        held = (r >= 0) & (r < len(self._at))
-        pos = self._at[np.where(held, r, 0)]
-        ok = held & (pos >= 0)
-        return np.where(ok, pos, 0).astype(np.int64), ok
+        """`find_sorted` in `keys`, by their `position_table` when they have one."""
+        return find_sorted(self.keys, rowids, self._at)
 
     def _present(self, rowids: np.ndarray) -> np.ndarray:
         """Positions in `keys` of those `rowids` that have a vector."""
@@ -346,16 +337,6 @@ def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
     if np.count_nonzero(s >= s[part].min()) > m:
         return None
     return np.sort(part if among is None else among[part])
-
-
-def _table(keys: np.ndarray) -> np.ndarray | None:
-    """Every rowid's position in `keys` (-1: no vector), for rowids up to the largest, or None
-    when they are too sparse for it (more than four slots a row): at most 16 bytes a row."""
-    if len(keys) == 0 or keys[-1] >= TABLE_SLOTS * len(keys) + 1024:
-        return None
-    at = np.full(int(keys[-1]) + 1, -1, dtype=np.int32)
-    at[keys] = np.arange(len(keys), dtype=np.int32)
-    return at
 
 
 # --- writing (writers only) ---------------------------------------------------------------

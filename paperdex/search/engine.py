@@ -329,20 +329,22 @@ class Searcher:
         notices: list[str],
         words_found: bool = False,
         need_close: bool = True,
+        vindex: Vectors | None = None,
     ) -> Dense | None:
         """The dense side of one query, or None when it takes no part (lexical mode, no text
         to embed, no vectors). `need_close` False (feedback: the matched set is decided before
-        it) leaves the close matches out where that saves the scan over the whole store."""
+        it) leaves the close matches out where that saves the scan over the whole store;
+        `vindex`: the vectors the query read already (feedback), else the corpus's now."""
         if p.mode == "lexical" or not p.dense_text:
             return None
-        vindex = self.index
+        vindex = vindex if vindex is not None else self.index
         if vindex is None or len(vindex) == 0:
             notices.append(NOTICE_NO_VECTORS)
             return None
         qv = query_vector if query_vector is not None else self.embed_query(p.dense_text, vindex.model)
         if qv is None:
             return None
-        allowed = None if C is None else ix.rowids[C]
+        allowed = None if C is None else ix.rowids[np.flatnonzero(C)]
         narrow = allowed is not None and len(allowed) <= SCAN_ALL_ABOVE * len(vindex)
         if allowed is not None and narrow and words_found and isinstance(vindex, VectorIndex):
             # C's own rows suffice unless C's best passes the floor (why: docs/relevance.md)
@@ -362,7 +364,7 @@ class Searcher:
             close_docs = close_docs[C[close_docs]]
         rowids = np.array([r for r, _ in ranked], dtype=np.int64)
         cos = np.array([c for _, c in ranked], dtype=np.float32)
-        pos, ok = lexical.find_sorted(ix.rowids, rowids)
+        pos, ok = ix.find(rowids)
         # best first, equal cosines by rowid, as the vector search gave them: rowid order is doc order
         return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok], every)
 
@@ -381,7 +383,7 @@ class Searcher:
             return dense
         qv = np.asarray(dense.qv, dtype=np.float32) + FEEDBACK_BETA * centroid / norm
         qv /= max(float(np.linalg.norm(qv)), 1e-9)
-        return self._dense_side(ix, p, C, qv, [], words_found, need_close=False) or dense
+        return self._dense_side(ix, p, C, qv, [], words_found, need_close=False, vindex=dense.index) or dense
 
     def _hits(self, ix, page_docs: np.ndarray, info: dict, hl: frozenset[str], M: np.ndarray | None) -> list[Hit]:
         """The page's hits, each in its tier: "match" or "related" by M, "ranked" with no M
