@@ -13,7 +13,8 @@
 * **`paperdex embed` as the user's command runs**: a fresh data directory, `paperdex ingest` of
   the first N SciFact abstracts, then `paperdex --data-dir D embed -q` as a subprocess with
   the default model and flags and no thread setting in its environment. Wall seconds,
-  papers/s, and cores used: the child's user + system CPU seconds (os.wait4) over wall.
+  papers/s, and cores used: the child's user + system CPU seconds (os.wait4) over wall; those
+  CPU seconds per paper too, the figure a shared machine's load moves least.
 """
 
 from __future__ import annotations
@@ -146,7 +147,8 @@ def embed_row(corpus: Path, n: int) -> None:
         cpu = ru.ru_utime + ru.ru_stime
         print(
             f"{'paperdex embed':24} {got} papers in {wall:.1f} s: {got / wall:.2f} papers/s, "
-            f"{cpu / wall:.2f} cores used ({cpu:.1f} CPU s), peak RSS {ru.ru_maxrss / 1024:,.0f} MiB"
+            f"{cpu / wall:.2f} cores used ({cpu:.1f} CPU s, {cpu / max(got, 1):.3f} a paper), "
+            f"peak RSS {ru.ru_maxrss / 1024:,.0f} MiB"
         )
         print(f"{'':24} load average before {before}, after {after}; it said: {said.splitlines()[-1] if said else ''}")
         shutil.rmtree(data, ignore_errors=True)
