@@ -158,15 +158,21 @@ def cmd_feats(args) -> None:
     (out / "tables.pkl").write_bytes(pickle.dumps((names, rows, T)))
 
 
+def engine_with_ids(store: str) -> tuple[relevance.Engine, np.ndarray]:
+    """The store's engine and its papers' ids by rowid (what `cache_one` reports hits by)."""
+    e = relevance.Engine(store)
+    ix = e.s.lex
+    papers = e.s.store.get_many([int(r) for r in ix.rowids])
+    ids = np.array([""] * (int(ix.rowids.max()) + 1), dtype=object)
+    for r, paper in papers.items():
+        ids[r] = paper.id
+    return e, ids
+
+
 def cmd_cache(args) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    e = relevance.Engine(args.store)
-    ix = e.s.lex
-    rows = e.s.store.get_many([int(r) for r in ix.rowids])
-    ids = np.array([""] * (int(ix.rowids.max()) + 1), dtype=object)
-    for r, paper in rows.items():
-        ids[r] = paper.id
+    e, ids = engine_with_ids(args.store)
     sets = query_sets(args.kind)
     for name, qs in sets.items():
         if args.only and name not in args.only:
@@ -264,6 +270,19 @@ def table(c: dict) -> np.ndarray:
         if b == 0 and c["lex0"] is None:
             pass
     return t
+
+
+def stratified_folds(names: np.ndarray, folds: int, seed: int) -> np.ndarray:
+    """Each query's fold: every class's queries shuffled (by `seed`) and dealt round the folds,
+    so each fold holds its share of every class."""
+    rng = random.Random(seed)
+    fold = np.zeros(len(names), dtype=int)
+    for s in sorted(set(names)):
+        ix = list(np.flatnonzero(names == s))
+        rng.shuffle(ix)
+        for j, i in enumerate(ix):
+            fold[i] = j % folds
+    return fold
 
 
 def load_all(out: Path) -> tuple[list[str], list[dict], np.ndarray]:
@@ -401,13 +420,7 @@ def cmd_cv(args) -> None:
     per_q: dict[str, np.ndarray] = {r: np.zeros((args.seeds, len(rows))) for r in rules}
     chosen: dict[str, list] = {r: [] for r in rules}
     for seed in range(args.seeds):
-        rng = random.Random(seed)
-        fold = np.zeros(len(rows), dtype=int)
-        for s in sets:
-            ix = list(np.flatnonzero(names_a == s))
-            rng.shuffle(ix)
-            for j, i in enumerate(ix):
-                fold[i] = j % args.folds
+        fold = stratified_folds(names_a, args.folds, seed)
         for k in range(args.folds):
             train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
             for rname, rule in rules.items():

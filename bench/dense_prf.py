@@ -29,7 +29,6 @@ import itertools
 import json
 import math
 import pickle
-import random
 import time
 from pathlib import Path
 
@@ -247,13 +246,8 @@ def cmd_cache(args) -> None:
     point_shared()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    e = relevance.Engine(args.store)
-    ix = e.s.lex
-    rows = e.s.store.get_many([int(r) for r in ix.rowids])
-    ids = np.array([""] * (int(ix.rowids.max()) + 1), dtype=object)
-    for r, paper in rows.items():
-        ids[r] = paper.id
-    sets = {k: v[1] for k, v in relevance.classes([args.kind]).items()}
+    e, ids = cv.engine_with_ids(args.store)
+    sets = cv.query_sets(args.kind)
     for name in SETS:
         if args.kind != "63k":  # the sub-corpus's names (bench/relevance.py `classes`)
             name = name.replace("63k", args.kind).replace("q-", "q21-", 1)
@@ -427,13 +421,7 @@ def cmd_cv(args) -> None:
     folds_mean: dict[str, dict[str, list]] = {r: {s: [] for s in sets} for r in per_q}
     chosen = []
     for seed in range(args.seeds):
-        rng = random.Random(seed)
-        fold = np.zeros(len(rows), dtype=int)
-        for s in sets:
-            ix = list(np.flatnonzero(names_a == s))
-            rng.shuffle(ix)
-            for j, i in enumerate(ix):
-                fold[i] = j % args.folds
+        fold = cv.stratified_folds(names_a, args.folds, seed)
         for k in range(args.folds):
             train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
             best = max(every, key=lambda x: ch.objective(x, train))
