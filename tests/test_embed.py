@@ -31,18 +31,17 @@ def test_e5_is_bilingual():
 
 
 def test_the_default_pair_scores_both_models_and_chinese_by_e5_alone():
-    """The default model's cosine is 0.85 x e5's + 0.15 x MiniLM's for English, so a paper
-    either model ranks first gets both opinions; a Chinese query is e5's alone (MiniLM reads
-    no Chinese), and still finds the English paper it describes."""
+    """Two papers' cosine is 0.85 x e5's + 0.15 x MiniLM's (similar papers get both opinions;
+    an English query's share: the next test); a Chinese query is e5's alone (MiniLM reads no
+    Chinese), and still finds the English paper it describes."""
     pair = embed.get_embedder()
     assert pair.name == embed.DEFAULT_MODEL == embed.Pair.name and pair.dim == 768
     texts = ["Diffusion models for image generation.", "Robot grasping with tactile sensors."]
     docs = pair.embed_docs(texts)
     assert docs.shape == (2, 768) and np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-3)
     e5, minilm = embed.get_embedder("multilingual-e5-small"), embed.get_embedder("all-MiniLM-L6-v2")
-    q = "denoising diffusion for images"
-    want = 0.85 * (e5.embed_docs(texts) @ e5.embed_query(q)) + 0.15 * (minilm.embed_docs(texts) @ minilm.embed_query(q))
-    assert np.allclose(docs @ pair.embed_query(q), want, atol=1e-3)
+    e5d, md = e5.embed_docs(texts), minilm.embed_docs(texts)
+    assert np.isclose(docs[0] @ docs[1], 0.85 * (e5d[0] @ e5d[1]) + 0.15 * (md[0] @ md[1]), atol=1e-3)
     zh = pair.embed_query("用于图像生成的扩散模型")
     assert not zh[384:].any() and np.allclose(docs @ zh, np.sqrt(0.85) * (e5.embed_docs(texts) @ zh[:384]), atol=1e-3)
     assert np.argmax(docs @ zh) == 0
@@ -213,9 +212,25 @@ def test_the_pair_query_is_both_models_joined():
     vector as one after the other, for English; a Chinese query is e5's alone."""
     p = embed.get_embedder(embed.Pair.name, threads=1)
     q = "speculative decoding for large language models"
-    want = embed.Pair.join(p.e5.embed_query(q), p.minilm.embed_query(q))[0]
+    want = embed.Pair.join_query(p.e5.embed_query(q), p.minilm.embed_query(q))
     assert all(np.array_equal(p.embed_query(q), want) for _ in range(3))
     assert np.array_equal(p.embed_query("推测解码"), embed.Pair.join(p.e5.embed_query("推测解码"), None)[0])
+
+
+def test_an_english_query_weighs_the_two_models_by_the_query_share():
+    """A paper's vector is 0.85 e5, but an English query's cosine with it weighs the two models
+    by QUERY_E5_SHARE (docs/relevance.md): MiniLM counts for half of what ranks a question in
+    plain words. The query vector is a unit vector, so both backends' products are cosines."""
+    p = embed.get_embedder(embed.Pair.name, threads=1)
+    texts = ["Distilling a large teacher network into a small student.", "Robot grasping with tactile sensors."]
+    docs, e5d, md = p.embed_docs(texts), p.e5.embed_docs(texts), p.minilm.embed_docs(texts)
+    q = "training a small network to copy the behaviour of a much bigger one"
+    qv, e5q, mq = p.embed_query(q), p.e5.embed_query(q), p.minilm.embed_query(q)
+    w = embed.Pair.QUERY_E5_SHARE
+    norm = np.sqrt(w**2 / embed.Pair.E5_SHARE + (1 - w) ** 2 / (1 - embed.Pair.E5_SHARE))
+    assert np.isclose(np.linalg.norm(qv), 1, atol=1e-5)
+    assert np.allclose(docs @ qv, (w * (e5d @ e5q) + (1 - w) * (md @ mq)) / norm, atol=2e-3)
+    assert w < embed.Pair.E5_SHARE
 
 
 def test_a_mixed_query_gets_minilm_on_its_english_words():

@@ -350,6 +350,7 @@ class Pair:
     name = "multilingual-e5-small+all-MiniLM-L6-v2"
     dim = 2 * DIM
     E5_SHARE = 0.85
+    QUERY_E5_SHARE = 0.5  # e5's share of an English query's cosine, chosen by cross-validation (docs/relevance.md)
 
     def __init__(self, threads: int | None = None, zh_adapter: bool = True, device: str = "cpu", **_: object) -> None:
         # documents: MiniLM on one core, e5 on the rest, side by side (embed_docs)
@@ -367,6 +368,19 @@ class Pair:
             return np.hstack([e5, np.zeros_like(e5)])
         return np.hstack([a * e5, b * np.atleast_2d(np.asarray(minilm, dtype=np.float32))])
 
+    @classmethod
+    def join_query(cls, e5: np.ndarray, minilm: np.ndarray) -> np.ndarray:
+        """An English query's unit vector, whose cosine with a paper is QUERY_E5_SHARE x e5's +
+        the rest x MiniLM's, divided by the vector's norm before it was made unit: MiniLM,
+        trained on question and answer pairs, reads a researcher's description in plain words
+        better than e5's query side (English questions +0.033, plain-worded +0.054; claims
+        -0.005), so it counts for half of a query's cosine though it counts for 0.15 of a
+        paper's vector (docs/relevance.md). The close-match floors follow (search.MIN_COSINE)."""
+        a, b, w = np.sqrt(cls.E5_SHARE), np.sqrt(1 - cls.E5_SHARE), cls.QUERY_E5_SHARE
+        e5, minilm = np.asarray(e5, dtype=np.float32), np.asarray(minilm, dtype=np.float32)
+        v = np.concatenate([w / a * e5, (1 - w) / b * minilm])
+        return v / np.linalg.norm(v)
+
     def embed_docs(self, texts: list[str]) -> np.ndarray:
         """MiniLM on its thread while e5 runs on the others (both release the GIL): with e5 on
         onnxruntime the two cost about alike (docs/models.md), so one after the other left a
@@ -378,14 +392,17 @@ class Pair:
         """e5 reads the whole query; MiniLM, which reads English only, its English words (the
         Chinese the dictionary left untranslated taken out: Chinese questions' dense nDCG@10
         0.364 -> 0.507 on the 21k store, docs/relevance.md); a query with no English word is
-        e5's alone. MiniLM runs on a thread of its own while e5 runs (both release the GIL),
-        so a query waits for e5 alone: 4-6 ms less on 2 cores (docs/performance.md)."""
-        english = " ".join(" ".join(run for run, cjk in split_cjk(text) if not cjk).split()) if has_cjk(text) else text
+        e5's alone. A query MiniLM reads whole (no Chinese left) is `join_query`'s; one with
+        Chinese left is weighed as the papers are, so its floors stay e5's scaled. MiniLM runs
+        on a thread of its own while e5 runs (both release the GIL), so a query waits for e5
+        alone: 4-6 ms less on 2 cores (docs/performance.md)."""
+        cjk = has_cjk(text)
+        english = " ".join(" ".join(run for run, c in split_cjk(text) if not c).split()) if cjk else text
         if not tokens(english):
             return self.join(self.e5.embed_query(text), None)[0]
         minilm = self._beside().submit(self.minilm.embed_query, english)
         e5 = self.e5.embed_query(text)
-        return self.join(e5, minilm.result())[0]
+        return self.join(e5, minilm.result())[0] if cjk else self.join_query(e5, minilm.result())
 
     def _beside(self) -> ThreadPoolExecutor:
         """MiniLM's thread, made anew in a forked child (a thread does not survive a fork)."""
