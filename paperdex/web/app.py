@@ -102,31 +102,24 @@ class App(FastAPI):
 def create_app(
     data_dir: str | Path,
     pool_size: int | None = None,
-    warm: bool = False,
-    allowed_hosts: list[str] | None = None,
-    pool_wait: float | None = None,
     *,
-    time_budget: float | None = None,
     settings: Settings | None = None,
     client_queue: int = MAX_WAITING,
 ) -> FastAPI:
-    """The paperdex web app over one data directory. `allowed_hosts`: the Host names it
-    answers ("*" for any); it, `pool_wait` and `time_budget` default to `settings`' (loopback
-    names plus Settings.allowed_hosts), and `settings` to one built from the environment, so
-    an app made without them behaves as `paperdex serve` would."""
+    """The paperdex web app over one data directory. Host names, waits and the time budget are
+    `settings`' (one built from the environment when not given, so an app made without it
+    behaves as `paperdex serve` would): it answers the loopback names and Settings.allowed_hosts."""
     st = settings if settings is not None else Settings.from_env(data_dir=data_dir)
     pool = SearcherPool(
         data_dir,
         pool_size,
-        wait=st.pool_wait if pool_wait is None else pool_wait,
-        budget=st.time_budget if time_budget is None else time_budget,
+        wait=st.pool_wait,
+        budget=st.time_budget,
         backend=st.backend,
         client_queue=client_queue,
         embed_options=st.embedding,
         zh_dict=st.zh_dict,
     )
-    if warm:
-        pool.warm()
     app = App(
         title="paperdex",
         summary="Search research papers: hybrid keyword + semantic search, paper details, daily feeds.",
@@ -135,7 +128,7 @@ def create_app(
         redoc_url=None,
         dependencies=[Depends(check_path)],  # every route's path parameters, checked once
     )
-    app.guard_hosts = list(allowed_hosts) if allowed_hosts is not None else [*LOOPBACK_HOSTS, *st.allowed_hosts]
+    app.guard_hosts = [*LOOPBACK_HOSTS, *st.allowed_hosts]
     app.state.pool = pool  # what every view reads (views/base.pool_of)
     app.state.settings = st  # what on-demand writes (views/summary.py) are configured with
     # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script

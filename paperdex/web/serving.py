@@ -97,9 +97,7 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
     from paperdex.web.app import create_app
 
     t = time.perf_counter()
-    app = create_app(
-        st.settings.data_dir, pool_size=st.pool, warm=False, settings=st.settings, client_queue=st.client_queue
-    )
+    app = create_app(st.settings.data_dir, pool_size=st.pool, settings=st.settings, client_queue=st.client_queue)
     if st.warm:
         detail = ", ".join(f"{k} {v:.2f} s" for k, v in app.state.pool.warm().items())
         _say(f"{worker or 'server'} [{os.getpid()}] warm in {time.perf_counter() - t:.2f} s ({detail})")

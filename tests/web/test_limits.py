@@ -18,6 +18,7 @@ from paperdex.discover import recommend as R
 from paperdex.index.embed import MiniLM
 from paperdex.search import OverBudget, Searcher
 from paperdex.service import FairGate
+from paperdex.settings import Settings
 from paperdex.web import limits
 from paperdex.web.app import create_app
 from paperdex.web.redact import RedactTokens
@@ -164,7 +165,10 @@ def test_related_work_stops_at_the_time_budget(web_dir, monkeypatch):
         raise OverBudget("the query ran out of its time budget")
 
     monkeypatch.setattr(Searcher, "search", over)
-    c = TestClient(create_app(web_dir, pool_size=1, time_budget=0.2), base_url="http://localhost")
+    c = TestClient(
+        create_app(web_dir, pool_size=1, settings=Settings.from_env(data_dir=web_dir, time_budget=0.2)),
+        base_url="http://localhost",
+    )
     r = c.post("/api/related", json={"text": TEXT})
     assert r.status_code == 503 and "time budget" in r.json()["error"]["message"]
     page = c.get("/?q=" + "grasping " * 80)  # the search box with a pasted text
@@ -242,7 +246,7 @@ def test_each_request_is_counted_for_its_own_client(app):
 def test_related_work_waits_for_a_searcher_off_the_event_loop(web_dir):
     """A related-work request waiting for the one searcher must not hold the worker's event
     loop: a paper look-up is answered meanwhile (it waited behind it, then got a 503)."""
-    app = create_app(web_dir, pool_size=1, pool_wait=5)
+    app = create_app(web_dir, pool_size=1, settings=Settings.from_env(data_dir=web_dir, pool_wait=5))
     done: list[int] = []
     with TestClient(app, base_url="http://localhost") as c:  # one event loop for every request
         with app.state.pool.searcher():
@@ -268,7 +272,7 @@ def test_a_pasted_text_is_embedded_without_holding_a_searcher(web_dir, monkeypat
         return real(self, text)
 
     monkeypatch.setattr(MiniLM, "embed_query", held)
-    app = create_app(web_dir, pool_size=1, pool_wait=2, time_budget=30)
+    app = create_app(web_dir, pool_size=1, settings=Settings.from_env(data_dir=web_dir, pool_wait=2, time_budget=30))
     done: list[int] = []
     with TestClient(app, base_url="http://localhost") as c:
         t = threading.Thread(target=lambda: done.append(c.post("/api/related", json={"text": TEXT}).status_code))

@@ -12,6 +12,7 @@ from webstore import HOSTILE_ID
 
 from paperdex import service
 from paperdex.paper import Paper
+from paperdex.settings import Settings
 from paperdex.store import Store
 from paperdex.web.app import create_app
 
@@ -58,7 +59,7 @@ def test_allowed_hosts_setting(web_dir, monkeypatch):
     assert TestClient(app, base_url="http://papers.lan:8000").get("/api/days").status_code == 200
     assert TestClient(app, base_url="http://other.example").get("/api/days").status_code == 200
     assert TestClient(app, base_url="http://evil.example").get("/api/days").status_code == 400
-    anyhost = create_app(web_dir, pool_size=1, allowed_hosts=["*"])
+    anyhost = create_app(web_dir, pool_size=1, settings=Settings.from_env(data_dir=web_dir, allowed_hosts=("*",)))
     assert TestClient(anyhost, base_url="http://evil.example").get("/api/days").status_code == 200
 
 
@@ -117,7 +118,7 @@ def test_security_headers_on_a_500(app, client, monkeypatch):
 
 
 def test_a_full_pool_is_a_quick_503_with_retry_after(web_dir):
-    app = create_app(web_dir, pool_size=1, pool_wait=0.3)
+    app = create_app(web_dir, pool_size=1, settings=Settings.from_env(data_dir=web_dir, pool_wait=0.3))
     c = TestClient(app, base_url="http://localhost", raise_server_exceptions=False)
     with app.state.pool.searcher():  # every searcher busy
         t = time.monotonic()
