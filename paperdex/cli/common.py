@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from paperdex.paper import finite
-from paperdex.settings import Settings, SettingsError
+from paperdex.settings import Settings
 from paperdex.store import Store, StoreError
 from paperdex.text import HIDDEN
 
@@ -42,15 +42,8 @@ def json_text(obj, indent: int | None = 1) -> str:
 
 
 def _settings(ctx: click.Context) -> Settings:
-    """The settings the group built, or, for a command invoked on its own (as tests do), built now
-    from the environment and the obj's data_dir."""
-    obj = ctx.find_object(dict) or {}
-    if isinstance(obj.get("settings"), Settings):
-        return obj["settings"]
-    try:
-        return Settings.from_env(data_dir=obj.get("data_dir"))
-    except SettingsError as e:
-        raise UserError(str(e)) from None
+    """The settings the `paperdex` group built from its flags and the environment (cli/__init__.py)."""
+    return ctx.obj["settings"]
 
 
 def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> Store:

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from paperdex.cli.sources import export
 from paperdex.paper import Paper
+from paperdex.settings import Settings
 from paperdex.sources import bibtex
 from paperdex.sources.merge import ingest_with_merge
 from paperdex.store import Store
@@ -50,7 +51,7 @@ def _export(data_dir, pid: str) -> str:
     @click.group()
     @click.pass_context
     def g(ctx):
-        ctx.obj = {"data_dir": data_dir}
+        ctx.obj = {"settings": Settings.from_env(data_dir=data_dir)}
 
     g.add_command(export)
     res = CliRunner().invoke(g, ["export", pid])

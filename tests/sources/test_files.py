@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 from paperdex.cli.sources import export
 from paperdex.paper import Paper
+from paperdex.settings import Settings
 from paperdex.sources import bibtex
 from paperdex.sources.merge import ingest_with_merge
 from paperdex.sources.sync import import_file
@@ -175,7 +176,7 @@ def _group(data_dir):
     @click.group()
     @click.pass_context
     def g(ctx):
-        ctx.obj = {"data_dir": data_dir}
+        ctx.obj = {"settings": Settings.from_env(data_dir=data_dir)}
 
     g.add_command(export)
     return g

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from paperdex.cli.sources import sync
+from paperdex.settings import Settings
 from paperdex.sources import sync as sources_sync
 from paperdex.sources.sync import load_config, plan, sync_sources
 from paperdex.store import Store
@@ -60,7 +61,7 @@ def _cli(data_dir):
     @click.group()
     @click.pass_context
     def g(ctx):
-        ctx.obj = {"data_dir": data_dir}
+        ctx.obj = {"settings": Settings.from_env(data_dir=data_dir)}
 
     g.add_command(sync)
     return g

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from paperdex.cli.serve import mcp, serve
+from paperdex.cli import cli
 from paperdex.web.app import create_app
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/live_server.py
@@ -42,8 +42,8 @@ def test_reads_do_not_wait_on_an_ingest(web_dir, tmp_path):
 
 
 def test_commands_report_a_missing_data_dir(tmp_path):
-    for cmd in (serve, mcp):
-        r = CliRunner().invoke(cmd, [], obj={"data_dir": tmp_path / "nothing"})
+    for cmd in ("serve", "mcp"):
+        r = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "nothing"), cmd])
         assert r.exit_code == 1 and "no paperdex data" in r.output
 
 
