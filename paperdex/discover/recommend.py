@@ -604,7 +604,6 @@ _LAST: dict[tuple, Model] = {}  # per (store, tag): the last fit, the start of t
 # the model chosen for a tag's contents (snapshots, its papers, the "not interested" marks): a
 # page view re-validates only when one of them changed
 _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
-VALIDATIONS = [0]  # choices made by validation in this process (tests, monitoring)
 
 
 def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
@@ -640,7 +639,6 @@ def tag_model(
             _MODELS.popitem(last=False)
         if choice is None and m.choice is not None:
             _CHOICES[key] = m.choice
-            VALIDATIONS[0] += 1
             while len(_CHOICES) > CHOICE_CACHE:
                 _CHOICES.popitem(last=False)
     return m, True, c
