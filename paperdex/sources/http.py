@@ -103,7 +103,6 @@ class HttpClient:
         self._last: float | None = None
         self.spacing: Path | None = None  # see share_spacing
         self._wall = clock
-        self.sent: list[float] = []  # clock() at each request, to check the spacing
         self._client = httpx.Client(
             transport=transport,
             timeout=timeout,
@@ -178,7 +177,6 @@ class HttpClient:
         attempt = 0
         while True:
             self._wait_turn(url)
-            self.sent.append(self.clock())
             try:
                 resp = self._client.get(url, params=params, headers=headers)
             except httpx.TimeoutException as e:
