@@ -16,7 +16,7 @@ from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.paper import ARXIV_ID, CATEGORY, Paper, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
-from paperdex.text.latex import decode_accents, decode_name
+from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name
 
 SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -224,9 +224,7 @@ def read_bibtex(path: str | Path) -> Parsed:
 
 # Field names as arXiv spells them, values aligned (archivePrefix sticks out by one).
 _ALIGN = 12
-# TeX specials that are plain characters in metadata ("50% fewer", "R&D"); escaped on the way
-# out (LaTeX would read % as a comment, & as a table column) and decoded on the way in.
-_BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
+# TeX specials that are plain characters in metadata (latex.BARE_SPECIAL), as escaped on the way out
 _ESCAPED_SPECIAL = re.compile(r"\\([%&#])")
 _HTTP = re.compile(r"^https?://[^\s{}]+$")
 # "arXiv preprint arXiv:..." (Google Scholar), "arXiv e-prints", DBLP's "CoRR": a preprint
@@ -262,7 +260,7 @@ def _escape(text: str) -> str:
     escaped; a brace without its partner becomes ``\\textbraceleft{}``/``\\textbraceright{}``,
     because BibTeX counts every brace, escaped or not, and one stray ``}`` would end the
     value and let the rest of the text write fields of its own."""
-    text = _BARE_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    text = BARE_SPECIAL.sub(r"\\\1", " ".join(text.split()))
     unmatched = _unmatched(text)
     return "".join(
         ("\\textbraceleft{}" if ch == "{" else "\\textbraceright{}") if i in unmatched else ch

@@ -32,7 +32,7 @@ _DOUBLED_ACCENT = re.compile(r"\\\\(?=['\"`^~=.uvHckbdr]\s*[{A-Za-z\\])")
 _BACKSLASH_BEFORE_DECODED = re.compile(r"\\(?=[^\x00-\x7f])")
 # TeX specials that are plain characters in metadata ("50% fewer", "R&D"); unescaped, pylatexenc
 # would treat % as a comment (dropping the rest of the text) and & as a table column.
-_BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
+BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 
 
 @lru_cache(maxsize=1)
@@ -43,7 +43,7 @@ def _converter() -> LatexNodes2Text:
 def _prepare(text: str) -> str:
     text = _DOUBLED_ACCENT.sub(r"\\", text)
     text = _BACKSLASH_BEFORE_DECODED.sub("", text)
-    return _BARE_SPECIAL.sub(r"\\\1", text)
+    return BARE_SPECIAL.sub(r"\\\1", text)
 
 
 def to_text(text: str | None) -> str:
@@ -149,7 +149,7 @@ def index_text(text: str) -> str:
     if not text:
         return ""
     if "\\" in text or "$" in text:
-        text = _ISLAND.sub(lambda m: _island_text(m.group(0)), _BARE_SPECIAL.sub(r"\\\1", text))
+        text = _ISLAND.sub(lambda m: _island_text(m.group(0)), BARE_SPECIAL.sub(r"\\\1", text))
     return " ".join(_MARKUP.sub(" ", text).split())
 
 
