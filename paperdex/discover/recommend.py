@@ -267,7 +267,6 @@ class Choice:
     metrics: dict[str, dict[str, float]]  # candidate -> {"top20", "mrr", "recall@100"}
     folds: int
     positives: int
-    default: str = CANDIDATES[0]  # the candidate kept on ties
 
     def text(self) -> str:
         """One line for the page: the model and why."""
@@ -279,7 +278,7 @@ class Choice:
         top = " vs ".join(f"{self.metrics[k]['top20']:.0%} {LABELS[k]}" for k in others)
         mrr = " vs ".join(f"{self.metrics[k]['mrr']:.2f}" for k in others)
         figures = message("model_figures", top20=f"{me['top20']:.0%} vs {top}", mrr=f"{me['mrr']:.2f} vs {mrr}")
-        return message("model_better" if self.kind != self.default else "model_default", model=label, figures=figures)
+        return message("model_better" if self.kind != CANDIDATES[0] else "model_default", model=label, figures=figures)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -469,10 +468,8 @@ def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tup
     return wt, wd
 
 
-def validate(
-    c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str, candidates: tuple[str, ...], folds: int
-) -> dict[str, dict[str, float]]:
-    """How well each candidate ranks the tag's papers it did not see: each of `folds` parts of
+def validate(c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str) -> dict[str, dict[str, float]]:
+    """How well each of CANDIDATES ranks the tag's papers it did not see: each of FOLDS parts of
     the tag (`full`'s positives) is held out once, every candidate fitted on the rest (the SVM
     warm from `full`; held-out papers never sampled as negatives), and the held-out papers are
     ranked among every paper no candidate saw, as a recommendation list ranks them.
@@ -485,7 +482,7 @@ def validate(
     dis = np.setdiff1d(_docs(dismissed), pos)
     neg = _negatives(c, seed, np.union1d(pos, dis), NEGATIVES)
     terms = _terms_of(c, pos)
-    k = max(2, min(folds, len(pos)))
+    k = max(2, min(FOLDS, len(pos)))
     parts = [np.sort(part) for part in np.array_split(_rng(f"folds:{seed}").permutation(pos), k)]
     cols: list[tuple[int, str]] = []
     Wt, Wd = [], []
@@ -493,7 +490,7 @@ def validate(
     for f, held in enumerate(parts):
         m = train(c, np.setdiff1d(pos, held, assume_unique=True), dis, seed=seed, warm=full, unlabelled=held)
         at = np.searchsorted(terms, m.terms)
-        for kind in candidates:
+        for kind in CANDIDATES:
             wt, wd = _weights(m, kind, at, len(terms), dim)
             cols.append((f, kind))
             Wt.append(wt)
@@ -504,7 +501,7 @@ def validate(
             S += c.D @ np.stack(Wd, axis=1)
     pool = np.ones(c.n, dtype=bool)  # the unseen papers: what a recommendation list is made of
     pool[pos] = pool[dis] = pool[neg] = False
-    ranks: dict[str, list[np.ndarray]] = {k: [] for k in candidates}
+    ranks: dict[str, list[np.ndarray]] = {k: [] for k in CANDIDATES}
     for j, (f, kind) in enumerate(cols):
         others = np.sort(S[pool, j])
         # rank of each held-out paper among the unseen papers (ties count against it)
@@ -528,23 +525,21 @@ def fit(
     seed: str = "",
     warm: Model | None = None,
     choice: Choice | None = None,
-    candidates: tuple[str, ...] = CANDIDATES,
-    folds: int = FOLDS,
 ) -> Model:
     """The tag's model, chosen on the tag's own papers (:func:`validate`); tags under
     MIN_VALIDATE papers keep the SVM. A `choice` made for the same contents is reused."""
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     m = train(c, pos, dismissed, seed=seed, warm=warm)
     if choice is None:
-        if len(pos) >= MIN_VALIDATE and len(candidates) > 1:
-            got = validate(c, m, dismissed, seed, candidates, folds)
-            best = candidates[0]  # another candidate must do strictly better to be chosen
-            for k in candidates[1:]:
+        if len(pos) >= MIN_VALIDATE:
+            got = validate(c, m, dismissed, seed)
+            best = CANDIDATES[0]  # another candidate must do strictly better to be chosen
+            for k in CANDIDATES[1:]:
                 if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
                     best = k
-            choice = Choice(best, got, max(2, min(folds, len(pos))), len(pos), default=candidates[0])
+            choice = Choice(best, got, max(2, min(FOLDS, len(pos))), len(pos))
         else:
-            choice = Choice(candidates[0], {}, 0, len(pos), default=candidates[0])
+            choice = Choice(CANDIDATES[0], {}, 0, len(pos))
     return replace(m, kind=choice.kind, choice=choice)
 
 
