@@ -159,17 +159,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
 
 def run(settings: Settings) -> None:
     """Serve on stdio until the client closes the pipe."""
-    st = settings
-    pool = SearcherPool(
-        st.data_dir,
-        size=1,
-        wait=st.pool_wait,
-        budget=st.time_budget,
-        backend=st.backend,
-        embed_options=st.embedding,
-        zh_dict=st.zh_dict,
-    )
-    build_server(st.data_dir, pool).run("stdio")
+    build_server(settings.data_dir, SearcherPool.of(settings, settings.data_dir, size=1)).run("stdio")
 
 
 if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR (the PAPERDEX_* settings honoured)

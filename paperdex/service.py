@@ -40,7 +40,7 @@ from paperdex.messages import message, param
 from paperdex.paper import Paper, typed_id
 from paperdex.search import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
-from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET
+from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET, Settings
 from paperdex.store import OverTime, PrefixCounts, Store, StoreError
 from paperdex.text import zh
 
@@ -241,6 +241,12 @@ class SearcherPool:
         self._retry_at = 0.0  # when to try publishing again after it failed
         with Store(self.data_dir, readonly=True):  # fails fast, and readably, without a data directory
             pass
+
+    @classmethod
+    def of(cls, st: Settings, data_dir: str | Path, size: int | None = None, queue: int = MAX_WAITING) -> SearcherPool:
+        """The pool `st` describes (waits, budget, backend, models), `queue` a client's waiting
+        requests at most: the web app's and the MCP server's."""
+        return cls(data_dir, size, st.pool_wait, st.time_budget, st.backend, queue, st.embedding, st.zh_dict)
 
     def _borrow(self, kind: str, free: queue.LifoQueue, make, wait: float | None):
         with suppress(queue.Empty):

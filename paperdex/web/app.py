@@ -110,16 +110,7 @@ def create_app(
     `settings`' (one built from the environment when not given, so an app made without it
     behaves as `paperdex serve` would): it answers the loopback names and Settings.allowed_hosts."""
     st = settings if settings is not None else Settings.from_env(data_dir=data_dir)
-    pool = SearcherPool(
-        data_dir,
-        pool_size,
-        wait=st.pool_wait,
-        budget=st.time_budget,
-        backend=st.backend,
-        client_queue=client_queue,
-        embed_options=st.embedding,
-        zh_dict=st.zh_dict,
-    )
+    pool = SearcherPool.of(st, data_dir, pool_size, client_queue)
     app = App(
         title="paperdex",
         summary="Search research papers: hybrid keyword + semantic search, paper details, daily feeds.",
