@@ -160,9 +160,3 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
 def run(settings: Settings) -> None:
     """Serve on stdio until the client closes the pipe."""
     build_server(settings.data_dir, SearcherPool.of(settings, settings.data_dir, size=1)).run("stdio")
-
-
-if __name__ == "__main__":  # python -m paperdex.mcp_server DATA_DIR (the PAPERDEX_* settings honoured)
-    import sys
-
-    run(Settings.from_env(data_dir=Path(sys.argv[1]) if len(sys.argv) > 1 else None))

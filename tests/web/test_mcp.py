@@ -48,7 +48,8 @@ def test_stdio_server_answers(web_dir):
     """Over the embedded store only: Milvus Lite serves a file to one process, and this test's
     process holds the web store's copy (a Milvus server takes clients from any process)."""
     env = {**os.environ, "PAPERDEX_BACKEND": ""}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "paperdex.mcp_server", str(web_dir)], env=env)
+    args = ["-m", "paperdex", "--data-dir", str(web_dir), "mcp"]  # `paperdex mcp`, as an agent is set up to run it
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
 
     async def go():
         async with Client(params) as c:
