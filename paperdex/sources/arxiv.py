@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, timedelta
 from email.utils import parsedate_to_datetime
@@ -304,21 +304,14 @@ class Harvest:
     base_url: str = OAI_URL
 
 
-def harvest(
-    store: Store,
-    http: HttpClient,
-    job: Harvest,
-    *,
-    today: date | None = None,
-    ingest: Callable[[Store, Iterable[Paper]], IngestSummary] | None = None,
-) -> IngestSummary:
+def harvest(store: Store, http: HttpClient, job: Harvest, *, today: date | None = None) -> IngestSummary:
     """Harvest ``job``, page by page: an unfinished window resumes at its saved resumption token,
     a finished one makes the next start at the ``responseDate`` it began on (docs/sources.md)."""
     set_spec = check_set(job.set_spec)
     key = f"arxiv:oai:{set_spec}"
     from_, until, token, began = _window(job, set_spec, json.loads(store.get_state(key) or "{}"), today)
     # one match index for the whole harvest, not one per page
-    ingest = ingest or functools.partial(merge.ingest_with_merge, matcher=merge.Matcher(store))
+    ingest = functools.partial(merge.ingest_with_merge, matcher=merge.Matcher(store))
     wanted = [c.strip() for c in job.categories or [] if c.strip()]
     total = IngestSummary()
     restarted = False

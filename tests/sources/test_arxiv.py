@@ -97,25 +97,24 @@ def test_a_page_truncated_once_is_asked_again_and_the_harvest_completes(tmp_path
     assert json.loads(store.get_state("arxiv:oai:cs")) == {"next_from": "2026-06-30"}
 
 
-def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_http):
+def test_killed_while_storing_a_page_resumes_to_the_same_store(tmp_path, make_http, monkeypatch):
     clean = Store(tmp_path / "clean")
     arxiv.harvest(clean, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
 
     store = Store(tmp_path / "killed")
     calls = []
 
-    def dies_on_page_two(st, papers):
+    def dies_on_page_two(st, papers, **kw):
         calls.append(1)
         papers = list(papers)
         if len(calls) == 2:
-            ingest_with_merge(st, papers[:1])  # half the page is written...
+            ingest_with_merge(st, papers[:1], **kw)  # half the page is written...
             raise KeyboardInterrupt  # ...then the process is killed
-        return ingest_with_merge(st, papers)
+        return ingest_with_merge(st, papers, **kw)
 
-    with pytest.raises(KeyboardInterrupt):
-        arxiv.harvest(
-            store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"), ingest=dies_on_page_two
-        )
+    with monkeypatch.context() as patch, pytest.raises(KeyboardInterrupt):
+        patch.setattr(arxiv.merge, "ingest_with_merge", dies_on_page_two)  # how harvest stores a page
+        arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     assert store.count() == 4
     store.close()
 
