@@ -36,6 +36,7 @@ def migrate_store(
     *,
     batch_size: int = 1000,
     restart: bool = False,
+    limit: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> MigrateSummary:
     """Copy `store` into `target` (a MilvusBackend)."""
@@ -48,8 +49,11 @@ def migrate_store(
     model = store.model
     if last:
         out.refreshed, out.removed = _refresh(store, target, last, model, batch_size)
-    # every paper between two rowids, a batch at a time: the target may replace that range whole
-    while rows := store.papers_after(last, batch_size):
+    while limit is None or out.copied < limit:
+        n = batch_size if limit is None else min(batch_size, limit - out.copied)
+        rows = store.papers_after(last, n)  # every paper between two rowids: the target may replace that range whole
+        if not rows:
+            break
         items = _items(store, rows)
         target.write_rows(items, model=model, contiguous=True)
         last = rows[-1][0]
