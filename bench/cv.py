@@ -359,6 +359,15 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
         grid = [(d, t) for d in WGRID[:13:2] for t in np.quantile(f, QUANTS)]
         return Rule(lambda idx, th: fixed(idx, np.clip(today[idx] + th[0] * (f[idx] < th[1]), 0, 1)), grid)
 
+    def shift_sentences(feat):  # `shift` for sentences only (questions, claims; keywords keep today's)
+        f, sent = F[feat], F["sentence"] > 0
+        grid = [(d, t) for d in WGRID[:13:2] for t in np.quantile(f, QUANTS)]
+
+        def far(idx, t):
+            return (f[idx] < t) & sent[idx]
+
+        return Rule(lambda idx, th: fixed(idx, np.clip(today[idx] + th[0] * far(idx, th[1]), 0, 1)), grid)
+
     return {
         "today": Rule(lambda idx, th: fixed(idx), [None]),
         "no-feedback": Rule(lambda idx, th: fixed(idx, fb=False), [None]),
@@ -373,6 +382,7 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
         "split-lexcos": split("lexcos"),
         "shift-cover": shift("cover"),
         "shift-lexcos": shift("lexcos"),
+        "shift-lexcos-sentences": shift_sentences("lexcos"),
     }
 
 

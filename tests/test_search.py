@@ -276,6 +276,18 @@ def test_the_candidates_above_a_sampled_floor_hold_the_best_k_and_their_ties(sco
     assert set(with_ties) <= set(cand)
 
 
+def test_words_whose_first_papers_are_far_in_meaning_earn_less_trust():
+    """rank.words_far: the words' first papers' mean cosine in the lowest FAR_WORDS of the dense
+    pool's range (a paper without a vector counts as the deepest); near ones, none, or a pool
+    of one paper: not far."""
+    pool = np.linspace(0.6, 0.4, 200, dtype=np.float32)  # best first
+    assert rank.words_far(np.array([0.42, 0.43, np.nan], dtype=np.float32), pool)
+    assert not rank.words_far(np.array([0.58, 0.55, 0.5], dtype=np.float32), pool)
+    assert not rank.words_far(np.array([0.41, 0.5, 0.6], dtype=np.float32), pool)  # mean 0.503: over a quarter
+    assert not rank.words_far(np.zeros(0, dtype=np.float32), pool)
+    assert not rank.words_far(np.array([0.1], dtype=np.float32), pool[:1])
+
+
 def test_phrase_candidates_are_the_best_and_argpartitions_choice_at_a_tie(monkeypatch):
     monkeypatch.setattr(rank, "PHRASE_DEPTH", 50)
     rng = np.random.default_rng(3)

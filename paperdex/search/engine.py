@@ -30,6 +30,7 @@ from paperdex.search.planning import MAX_WINDOW, Filters, Plan, Request, plan
 from paperdex.search.rank import (
     DENSE_DEPTH,
     DENSE_POOL,
+    FAR_WORDS_SHIFT,
     FEEDBACK,
     FEEDBACK_BETA,
     FEEDBACK_DOCS,
@@ -44,6 +45,7 @@ from paperdex.search.rank import (
     newest,
     relevance_order,
     understood,
+    words_far,
 )
 from paperdex.store import Store
 
@@ -297,6 +299,9 @@ class Searcher:
         else:
             reading = read_as(p, words)
             w_dense = 0.0 if words.quoted else self.fusion[p.query_class]
+            if w_dense > 0 and dense is not None and p.query_class[1] == "sentence":
+                first = dense.index.cosines_of(dense.every, ix.rowids[words.best(10)[0]])
+                w_dense = min(1.0, w_dense + FAR_WORDS_SHIFT) if words_far(first, dense.cos) else w_dense
             feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
             # one order LEX_POOL deep: the page, the feedback's first papers and the tiers are its prefixes
             depth = max(want, LEX_POOL)

@@ -40,6 +40,12 @@ MIN_COSINE = {
     "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
 }
 
+# Per-query trust: a sentence (a question, a claim) whose words' first ten papers sit in the
+# lowest FAR_WORDS of the dense pool's cosine range (deepest to best) gets FAR_WORDS_SHIFT more
+# dense weight (`words_far`; cross-validated on the default store: docs/relevance.md).
+FAR_WORDS = 0.25
+FAR_WORDS_SHIFT = 0.1
+
 RANKED_LIST = 100  # papers the relevance order lists at least, when it ranks that many
 # The most a paper's score grows when the query's words stand together in it (a statement's:
 # PHRASE_BOOST_STATEMENT); docs/relevance.md.
@@ -108,6 +114,17 @@ class Dense:
     docs: np.ndarray  # the DENSE_POOL nearest within C, best first (int64)
     cos: np.ndarray  # their cosines (float32)
     every: np.ndarray  # every vector's int8 cosine, by position in index.keys (VectorIndex.scan)
+
+
+def words_far(first: np.ndarray, pool: np.ndarray) -> bool:
+    """Whether the papers the words rank first are far from the query in meaning: `first`,
+    their cosines (NaN: no vector, counted as the pool's deepest); `pool`, the dense pool's,
+    best first. A question in everyday words matches papers on its incidental words ("less",
+    "during") while the dense side finds what it asks about: such words earn less trust."""
+    if len(first) == 0 or len(pool) < 2:
+        return False
+    deepest, span = float(pool[-1]), max(float(pool[0] - pool[-1]), 1e-6)
+    return (float(np.nan_to_num(first, nan=deepest).mean()) - deepest) / span < FAR_WORDS
 
 
 def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarray:
