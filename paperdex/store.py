@@ -321,9 +321,15 @@ def _row(p: Paper) -> dict:
 _COLS = list(_row(Paper(id="x", title="x")).keys())
 
 
+_PAPER_FIELDS = tuple(f.name for f in fields(Paper))
+_decode = json.JSONDecoder().decode  # json.loads's own decoder, without its per-call checks
+
+
 def paper_from_row(row: sqlite3.Row) -> Paper:
-    d = {f.name: row[f.name] for f in fields(Paper)}
-    d.update({k: json.loads(d[k]) for k in _JSON_COLS}, authors_truncated=bool(d["authors_truncated"]))
+    """A row of papers as a Paper; a search builds a page of them, so the field names are
+    listed once, not by `fields` per row."""
+    d = {k: row[k] for k in _PAPER_FIELDS}
+    d.update({k: _decode(d[k]) for k in _JSON_COLS}, authors_truncated=bool(d["authors_truncated"]))
     return Paper(**d)
 
 
