@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -98,9 +98,15 @@ class Words:
         again after its feedback and when its tiers read deeper, and neither changes a score."""
         got = self._best.get(k)
         if got is None:
-            A = self.A & (self.acc > 0)
+            A = self.scored_A
             got = self._best[k] = top_k(self.acc, above(self.acc, A, k), k), int(np.count_nonzero(A))
         return got
+
+    @cached_property
+    def scored_A(self) -> np.ndarray:
+        """The word candidates: papers of A with a positive score (every order of the query
+        reads them)."""
+        return self.A & (self.acc > 0)
 
 
 @dataclass
@@ -191,8 +197,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     only the matched set: the best LEX_POOL by words and the DENSE_POOL nearest are scored on
     both sides and fused (`fuse`), the rest of the word candidates follow by words, and
     papers of M with no score (constraints only) close it, newest first."""
-    acc = words.acc
-    A = words.A & (acc > 0)
+    acc, A = words.acc, words.scored_A
     pool_lex, n_cand = words.best(max(LEX_POOL, want))
     if dense is None:
         pool, fused = pool_lex, acc[pool_lex]
