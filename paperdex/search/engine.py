@@ -303,12 +303,11 @@ class Searcher:
                 first = dense.index.cosines_of(dense.every, ix.rowids[words.best(10)[0]])
                 w_dense = min(1.0, w_dense + FAR_WORDS_SHIFT) if words_far(first, dense.cos) else w_dense
             feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
-            # one order LEX_POOL deep: the page, the feedback's first papers and the tiers are its prefixes
-            depth = max(want, LEX_POOL)
-            order, why, ranked = relevance_order(ix, M, words, dense, w_dense, depth)
-            if feedback and dense is not None and len(order):
-                dense = self._feedback(ix, p, C, dense, order[:FEEDBACK_DOCS], bool(words.A.any()))
-                order, why, ranked = relevance_order(ix, M, words, dense, w_dense, depth)
+            if feedback and dense is not None:  # only the first order's best papers are read
+                first = relevance_order(ix, M, words, dense, w_dense, FEEDBACK_DOCS)[0]
+                dense = self._feedback(ix, p, C, dense, first, bool(words.A.any())) if len(first) else dense
+            # one order LEX_POOL deep: the page and the tiers are its prefixes
+            order, why, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, LEX_POOL))
             if reading not in ONE_TIER:
                 fused = partial(relevance_order, ix, M, words, dense, w_dense)
                 order, why = matched_first(fused, order, why, M, want, listed_count(total, ranked))

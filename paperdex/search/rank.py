@@ -163,7 +163,11 @@ def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.n
 def top_k(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
     """The best k of `cand` by score (`acc[cand]`), ties to the lower doc, in that order: the
     same k whatever k is asked, so pages cut from it never overlap or skip a tie."""
-    s = acc[cand]
+    return best_first(cand, acc[cand], k)
+
+
+def best_first(cand: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
+    """`top_k` with the candidates' scores given (`s[i]` is `cand[i]`'s)."""
     if len(cand) > k:
         keep = np.argpartition(-s, k - 1)[:k]
         v = s[keep].min()
@@ -216,7 +220,9 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
             cos[np.searchsorted(pool, dense_docs)] = dense_cos  # the exact float cosines found
             floor = float(dense_cos[-1]) if len(dense_cos) else 0.0
             fused = fuse(acc[pool], cos, w_dense, floor)
-    order = pool[np.lexsort((pool, -fused))]
+    # a pool by words alone is in its order already (`top_k`), and so are the nearest alone (as
+    # the scan ranked them: best first, equal cosines by rowid, which is doc order)
+    order = pool[:want] if dense is None or dense.mode == "dense" else best_first(pool, fused, want)
     rest: list[np.ndarray] = []
     n_tail = 0
     if dense is None or dense.mode == "hybrid":
@@ -232,7 +238,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     if len(order) + sum(len(r) for r in rest) < want and n_unscored:
         rest.append(newest(ix, unscored, want - len(order)))
     full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
-    ranked = len(order) + n_tail + n_unscored
+    ranked = len(pool) + n_tail + n_unscored
     return full, partial(_why, pool, fused, cos, acc, pool_lex, A, dense), ranked
 
 
