@@ -283,7 +283,7 @@ class Searcher:
         dense = self._dense_side(ix, p, C, query_vector, notices, bool(words.A.any()))
         ev._charge(0)
         M = matched_set(ix.n, words, dense, p)
-        total = int(M.sum())
+        total = int(np.count_nonzero(M))
         if dense is not None and dense.mode == "hybrid":
             if not words.L.any() and dense.close.size:  # words in some papers, or in none
                 notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
