@@ -228,12 +228,8 @@ def main() -> None:
 
     threadpool_limits(1, "blas")  # for every engine: threaded BLAS only waits at these sizes
 
-    with gzip.open(CORPUS, "rt") as f:
-        recs = [json.loads(line) for line in f]
-    rnd = random.Random(42)
-    full = [r["title"] for r in rnd.sample(recs, args.queries)]
-    short = [" ".join(q.split()[:3]) for q in full]
-    sentences = claim_length(recs, args.queries)
+    recs = records()
+    short, full, sentences = queries(recs, args.queries).values()
     if args.only_user_rows:
         user_rows(args, {"3 words": short, "full title": full, "sentence": sentences})
         print(f"\nload average at end: {loadavg()}")
@@ -372,6 +368,19 @@ def user_rows(args: argparse.Namespace, rows: dict[str, list[str]]) -> None:
         search_user.e2e_default(build_store(Path(args.pair_store), pair=True), rows)
     if not args.no_embed:
         search_user.embed_row(SHARED / "claims-corpus.jsonl.gz", args.embed_papers)
+
+
+def records() -> list[dict]:
+    """The shared corpus's papers, in its file's order."""
+    with gzip.open(CORPUS, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def queries(recs: list[dict], n: int) -> dict[str, list[str]]:
+    """The bench's queries by row: n titles sampled with a fixed seed, cut to their first three
+    words and whole, and n claim-length sentences (bench/search_ab.py reads the same)."""
+    full = [r["title"] for r in random.Random(42).sample(recs, n)]
+    return {"3 words": [" ".join(q.split()[:3]) for q in full], "full title": full, "sentence": claim_length(recs, n)}
 
 
 def claim_length(recs: list[dict], n: int) -> list[str]:
