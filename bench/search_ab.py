@@ -2,11 +2,11 @@
 a speed change makes, which separate runs of bench/search.py (cells move 10-15% between runs on a
 shared machine) cannot show.
 
-    python bench/search_ab.py OLD_CHECKOUT [NEW_CHECKOUT] [--store DIR] [--queries 200] [--reps 2]
+    python bench/search_ab.py OLD_CHECKOUT [NEW_CHECKOUT] [--store DIR] [--queries 200] [--reps 2] [--facets]
 
 NEW_CHECKOUT defaults to this one. bench/search.py's queries (titles, their first three words,
 sentences) and query vectors, its engine cells without the dense one (lexical, hybrid, hybrid
-within cs.RO, top 10, no facets, no highlighting), each search timed by `time.thread_time`;
+within cs.RO, top 10, no highlighting, no facets unless `--facets`), each search timed by `time.thread_time`;
 per cell the CPU p50 of both and their ratio. The order alternates query by query, so a
 machine's load falls on both alike; an A/B of one checkout against itself reads 1.00 +- 0.02.
 
@@ -51,6 +51,7 @@ def main() -> None:
     ap.add_argument("--store", default=str(HERE / "out" / "full"))
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--facets", action="store_true", help="with the facets, as the web and the API ask")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
 
@@ -69,7 +70,14 @@ def main() -> None:
         f = filters(category=bench.CAT) if cat else None
         t = time.thread_time()
         searcher.search(
-            q, mode=mode, per_page=bench.K, facets=False, literal=True, filters=f, query_vector=qv[q], highlight=False
+            q,
+            mode=mode,
+            per_page=bench.K,
+            facets=args.facets,
+            literal=True,
+            filters=f,
+            query_vector=qv[q],
+            highlight=False,
         )
         return time.thread_time() - t
 
