@@ -288,6 +288,34 @@ def test_words_whose_first_papers_are_far_in_meaning_earn_less_trust():
     assert not rank.words_far(np.array([0.1], dtype=np.float32), pool[:1])
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=300), st.sampled_from([1, 10, 100, 1000]))
+def test_an_order_cut_to_k_is_the_whole_orders_prefix(scores, k):
+    """rank.best_first (a relevance order as deep as asked) gives the first k of the whole
+    pool sorted by score, ties to the lower doc, whatever the ties at the cut."""
+    s = np.array(scores, dtype=np.float32)
+    cand = np.arange(len(s))[::-1] * 3  # distinct documents, not in doc order
+    assert rank.best_first(cand, s, k).tolist() == cand[np.lexsort((cand, -s))][:k].tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(0, 400), max_size=300, unique=True), st.lists(st.integers(0, 400), max_size=40, unique=True)
+)
+def test_a_documents_place_is_where_it_stands_whichever_way_it_is_found(arr, docs):
+    """rank._places compares a page's few documents with every entry, or sorts for more: the
+    same places either way."""
+    a, d = np.array(arr, dtype=np.int64), np.array(docs, dtype=np.int64)
+    want = [arr.index(x) if x in arr else -1 for x in docs]
+    assert rank._places(a, d).tolist() == want
+    saved = rank.PLACES_COMPARED
+    try:
+        rank.PLACES_COMPARED = -1  # every call sorts
+        assert rank._places(a, d).tolist() == want
+    finally:
+        rank.PLACES_COMPARED = saved
+
+
 def test_phrase_candidates_are_the_best_and_argpartitions_choice_at_a_tie(monkeypatch):
     monkeypatch.setattr(rank, "PHRASE_DEPTH", 50)
     rng = np.random.default_rng(3)

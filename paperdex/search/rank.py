@@ -52,6 +52,7 @@ RANKED_LIST = 100  # papers the relevance order lists at least, when it ranks th
 PHRASE_BOOST = 1.0
 PHRASE_BOOST_STATEMENT = 0.5
 PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
+PLACES_COMPARED = 1 << 16  # comparisons `_places` makes at most before it sorts instead
 # A query of QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only,
 # was pasted from it (`Words.quoted`; docs/relevance.md).
 QUOTED_UNITS = 6
@@ -261,9 +262,13 @@ def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarr
 
 
 def _places(arr: np.ndarray, docs: np.ndarray) -> np.ndarray:
-    """Where each of `docs` is in `arr` (distinct documents, in any order), -1 where it is not."""
+    """Where each of `docs` is in `arr` (distinct documents, in any order), -1 where it is not.
+    A page's few documents are compared with every entry at once; more, by sorting `arr`."""
     if len(arr) == 0:
         return np.full(len(docs), -1, dtype=np.int64)
+    if len(arr) * len(docs) <= PLACES_COMPARED:
+        hit = docs[:, None] == arr
+        return np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
     order = np.argsort(arr, kind="stable")
     at = np.minimum(np.searchsorted(arr[order], docs), len(arr) - 1)
     return np.where(arr[order[at]] == docs, order[at], -1)
