@@ -1,11 +1,14 @@
 """The search contract (docs/search.md) on the fixture store: 314 real arXiv papers with
 their all-MiniLM-L6-v2 vectors."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paperdex.index import lexical
 from paperdex.index.publish import publish
 from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, rank, required, rrf, snippet
 from paperdex.search.query import QueryError
@@ -139,6 +142,20 @@ def test_facets_count_the_matched_set_exactly(searcher):
         assert sum(n for _, n in res.facets["year"]) == res.total == len(papers)
         for cat, n in res.facets["category"]:
             assert n == sum(cat in p.categories for p in papers)
+
+
+def test_category_counts_read_either_way_are_the_papers_own(searcher, monkeypatch):
+    """LexIndex.category_counts reads a few matched papers' entries alone, more through the
+    mask at every entry: both count what the papers' records say."""
+    ix = searcher.lex
+    papers = searcher.store.get_many([int(r) for r in ix.rowids])
+    rng = np.random.default_rng(5)
+    for share in (0.0, 0.01, 0.3, 1.0):
+        mask = rng.random(ix.n) < share
+        want = Counter(c for d in np.flatnonzero(mask) for c in papers[int(ix.rowids[d])].categories)
+        for few in (1, ix.n + 1):  # the entries alone, then the mask at every entry
+            monkeypatch.setattr(lexical, "FEW_DOCS", few)
+            assert dict(ix.category_counts(mask)) == want
 
 
 def test_nonsense_says_no_close_matches(searcher):
