@@ -212,6 +212,21 @@ class Engine:
         return out
 
 
+def fold_spread(scores: list[float], folds: int, seeds: int = 3) -> float:
+    """The standard deviation of a system's per-fold means over `folds` folds of the class's
+    queries, dealt after three shuffles (the spread bench/cv.py reports for a held-out rule;
+    a system with nothing fitted has no held-out side, so this is its spread alone)."""
+    means = []
+    for seed in range(seeds):
+        order = list(range(len(scores)))
+        random.Random(seed).shuffle(order)
+        for k in range(folds):
+            part = [scores[i] for i in order[k::folds]]
+            if part:
+                means.append(sum(part) / len(part))
+    return float(np.std(means)) if means else 0.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--store", action="append", required=True, help="KIND=DIR, KIND one of claims, 63k, 21k")
@@ -219,6 +234,7 @@ def main() -> None:
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--only", nargs="*", help="class names")
     ap.add_argument("--json", help="write the table here too")
+    ap.add_argument("--folds", type=int, default=0, help="also each system's spread over K query folds (3 shuffles)")
     ap.add_argument("--weight", action="append", default=[], help="LANG,FORM=W: a dense weight of search.FUSION")
     args = ap.parse_args()
     for spec in args.weight:
@@ -235,6 +251,7 @@ def main() -> None:
         e = engines[kind]
         base = None if args.no_baselines else BM25s(kind)
         sums = {s: [0.0, 0.0] for s in systems}
+        per_query: dict[str, list[float]] = {s: [] for s in systems}
         t0 = time.time()
         for q in qs:
             runs = {m: e.run(q["query"], m) for m in ("lexical", "dense", "hybrid")}
@@ -245,6 +262,7 @@ def main() -> None:
                 a, b = score(runs[sname], q, metric)
                 sums[sname][0] += a
                 sums[sname][1] += b
+                per_query[sname].append(a)
         row = {s: (v[0] / len(qs), v[1] / len(qs)) for s, v in sums.items()}
         table[name] = {s: round(v[0], 4) for s, v in row.items()}
         cells = [f"{v[0]:.4f}" + (f" ({v[1]:.3f})" if name == "claims" else "") for v in row.values()]
@@ -254,6 +272,10 @@ def main() -> None:
             + f"  [{time.time() - t0:.0f} s]",
             flush=True,
         )
+        if args.folds:
+            spread = {s: fold_spread(v, args.folds) for s, v in per_query.items()}
+            table[name] |= {f"{s} fold sd": round(v, 4) for s, v in spread.items()}
+            print(f"  {args.folds}-fold sd {name}: " + "  ".join(f"{s} {v:.4f}" for s, v in spread.items()), flush=True)
         if args.grid:
             acc = dict.fromkeys(GRID, 0.0)
             for q in qs:
