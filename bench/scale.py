@@ -6,6 +6,9 @@
     python bench/scale.py agree --size 10k [--queries 20]        top 10 of both backends compared
     python bench/scale.py all [--sizes ...] [--milvus-sizes ...]    prepare, build, measure
     python bench/scale.py report                                 table + docs/performance-scale.png
+    python bench/scale.py --dim 768 ...                          the same with the default pair's vectors
+    python bench/scale.py --dim 768 peer --size 1m               Milvus Lite 2.5 as a peer (bench/milvus_peer.py)
+    python bench/scale.py --dim 768 compare --size 1m            embedded, then the peer: one run, ratios
 
 Every step is resumable and skips what is done (results in bench/out/scale/results.json;
 progress lines in bench/out/scale/progress.log). Run big builds in the background:
@@ -21,6 +24,21 @@ second half of the donor's; authors, categories and dates are record i's; the id
 about 0.9 to the original), renormalised. So topics, vocabulary, category and date
 distributions stay those of real arXiv, while every synthetic paper is a distinct text and
 a distinct point.
+
+At 768 dimensions (``--dim 768``, issue 36: the default model, a pair) the same records are
+used with the pair's real vectors: multilingual-e5-small's halves of the 63k papers
+(bench/out/e5-63k.npy and .ids.txt, or $SCALE_E5) beside the shared MiniLM ones. A copy's
+halves each get today's noise (sigma 0.025 per dimension, cosine about 0.9 to the original
+half) and are renormalised, then joined as every pair vector is (`embed.Pair.join`), so the
+copy's cosine to its original stays about 0.9 and each half stays a unit vector of its model.
+The 200 queries are embedded by the pair's own query encoder (`Pair.embed_query`). Everything
+of that run goes to bench/out/scale768/ (or $SCALE_OUT768), its own results.json included, so
+nothing mixes with the 384-dimension runs. ``peer`` times Milvus Lite 2.5 the way
+bench/search.py does (bench/milvus_peer.py: its own collection, BM25 function + FLAT dense,
+``hybrid_search`` with RRF), on the embedded store's rows (a copy merged by its DOI left out)
+and the same vectors and query vectors, the 200 queries cut to three words and, because that
+file measures two lists, the same 200 titles whole. ``compare`` runs the embedded measurement
+and then the peer's, back to back, and prints the ratios.
 
 Measures per backend and size: ingest time (embedded: `ingest` into SQLite, then the lexical
 snapshot built and published, side by side with the vector import into SQLite and its
@@ -57,7 +75,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+# ../shared/data beside the clone; from a worktree (/work/wt/NAME), the first ancestor that has one
+SHARED = next(
+    (p / "shared" / "data" for p in Path(__file__).resolve().parents[1:] if (p / "shared" / "data").is_dir()),
+    ROOT.parent / "shared" / "data",
+)
 CORPUS = SHARED / "arxiv-2025-2026.jsonl.gz"
 VECTORS = SHARED / "arxiv-2025-2026.all-MiniLM-L6-v2.f16.npy"
 IDS = SHARED / "arxiv-2025-2026.ids.txt"
@@ -68,7 +90,22 @@ SIZES = {"6k": 6_000, "10k": 10_000, "63k": 63_104, "250k": 250_000, "1m": 1_000
 CAT = "cs.RO"
 LOOSE = "cs"  # an archive most papers are in: a loose filter (the dense side filters afterwards)
 SIGMA = 0.025
+E5_HALVES = Path(os.environ.get("SCALE_E5", ROOT / "bench" / "out" / "e5-63k.npy"))  # the pair's e5 halves, 63k
+DIM = 384  # 768: the default pair (configure)
 SMOKE = "6k"  # a check of the steps, not a point of the curves
+
+
+def configure(dim: int) -> None:
+    """Point the run at the vectors of `dim` dimensions: 384 all-MiniLM-L6-v2 (the shared
+    vectors, as always), 768 the default pair, in a folder of its own."""
+    global OUT, RESULTS, MODEL, DIM
+    if dim == 768:
+        from paperdex.index.embed import Pair
+
+        MODEL = Pair.name
+        OUT = Path(os.environ.get("SCALE_OUT768", ROOT / "bench" / "out" / "scale768"))
+        RESULTS = OUT / "results.json"
+    DIM = dim
 
 
 def log(msg: str) -> None:
@@ -138,8 +175,22 @@ def shared_records() -> tuple[list[dict], np.ndarray]:
     with gzip.open(CORPUS, "rt") as f:
         recs = [json.loads(line) for line in f]
     row = {pid: i for i, pid in enumerate(IDS.read_text().split())}
-    vecs = np.load(VECTORS)
-    return recs, vecs[[row[r["id"]] for r in recs]]
+    vecs = np.load(VECTORS)[[row[r["id"]] for r in recs]]
+    if DIM == 768:  # each paper's e5 half, then its MiniLM half; joined by compose()
+        e5_row = {pid: i for i, pid in enumerate(E5_HALVES.with_suffix(".ids.txt").read_text().split())}
+        vecs = np.hstack([np.load(E5_HALVES)[[e5_row[r["id"]] for r in recs]], vecs])
+    return recs, vecs
+
+
+def compose(v: np.ndarray) -> np.ndarray:
+    """A paper's unit vector from its (noisy) row: at 768 dimensions the two halves, each made
+    a unit vector, joined as the pair joins them."""
+    if DIM != 768:
+        return v / np.linalg.norm(v)
+    from paperdex.index.embed import Pair
+
+    h = len(v) // 2
+    return Pair.join(v[:h] / np.linalg.norm(v[:h]), v[h:] / np.linalg.norm(v[h:]))[0]
 
 
 def _synth(r: dict, donor: dict, k: int) -> dict:
@@ -179,7 +230,7 @@ def corpus(size: str) -> tuple[Path, Path, Path]:
                 donor = recs[pick.choice(by_cat[(r.get("categories") or ["?"])[0]])]
                 rec = _synth(r, donor, k)
                 v = vecs[i].astype(np.float32) + rng.normal(0, SIGMA, vecs.shape[1]).astype(np.float32)
-            out_vecs[j] = v / np.linalg.norm(v)
+            out_vecs[j] = compose(v)
             ids.append(rec["id"])
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
             if j and j % 100_000 == 0:
@@ -206,6 +257,23 @@ def queries(n: int = 200) -> tuple[list[str], np.ndarray]:
     return qs[:n], qv[:n]
 
 
+def title_queries(n: int = 200) -> tuple[list[str], np.ndarray]:
+    """The same 200 records' titles whole (seed 42), embedded as queries: the second list
+    bench/milvus_peer.py measures (and its recall reads)."""
+    qf, vf = OUT / "queries-title.json", OUT / "queries-title.npy"
+    if qf.exists() and vf.exists():
+        return json.loads(qf.read_text())[:n], np.load(vf)[:n]
+    recs, _ = shared_records()
+    qs = [r["title"] for r in random.Random(42).sample(recs, 200)]
+    from paperdex.index.embed import get_embedder
+
+    emb = get_embedder(MODEL)
+    qv = np.stack([emb.embed_query(q) for q in qs]).astype(np.float32)
+    qf.write_text(json.dumps(qs))
+    np.save(vf, qv)
+    return qs[:n], qv[:n]
+
+
 # --- builds -----------------------------------------------------------------------------------
 
 
@@ -219,7 +287,8 @@ def milvus_path(size: str) -> Path:
 
 def _run_phase(step: str, size: str) -> int:
     """One build step in a child process (which records its own peak memory)."""
-    rc = subprocess.run([sys.executable, __file__, "phase", "--step", step, "--size", size], check=False).returncode
+    cmd = [sys.executable, __file__, "--dim", str(DIM), "phase", "--step", step, "--size", size]
+    rc = subprocess.run(cmd, check=False).returncode
     log(f"embedded/{size}: {step} exit {rc}")
     return rc
 
@@ -390,6 +459,140 @@ def build_milvus(size: str) -> None:
     log(f"{key}: done ({t_copy:.0f} s, {n:,} papers)")
 
 
+def peer_input(size: str, nq: int) -> Path:
+    """What bench/milvus_peer.py reads: the embedded store's rows (a copy merged into another
+    paper by its DOI is left out; of an id twice in the file, its first record), their vectors
+    from the corpus file, the queries cut to three words and whole, with their vectors."""
+    import sqlite3
+
+    d = OUT / f"peer-{size}"
+    if (d / "queries.npz").exists():
+        return d
+    d.mkdir(parents=True, exist_ok=True)
+    jsonl, npy, _ = corpus(size)
+    with sqlite3.connect(f"file:{emb_dir(size) / 'paperdex.db'}?mode=ro", uri=True) as c:
+        keep = {pid for (pid,) in c.execute("SELECT id FROM papers")}
+    if not keep:
+        raise SystemExit(f"peer/{size}: build the embedded store first (its rows are the peer's)")
+    rows = []
+    with open(jsonl) as f, open(d / "docs.jsonl", "w") as out:
+        for j, line in enumerate(f):
+            r = json.loads(line)
+            if r["id"] not in keep:
+                continue
+            keep.discard(r["id"])
+            rows.append(j)
+            out.write(json.dumps({"text": r["title"] + ". " + r["abstract"], "cats": r.get("categories") or []}) + "\n")
+    np.save(d / "docs.npy", np.load(npy, mmap_mode="r")[rows])
+    qs, qv = queries(nq)
+    ts, tv = title_queries(nq)
+    (d / "queries.json").write_text(json.dumps({"3 words": qs, "full title": ts}))
+    np.savez(d / "queries.npz", **{"3 words": qv, "full title": tv})
+    log(f"peer/{size}: input written, {len(rows):,} papers")
+    return d
+
+
+def peer(size: str, budget: float, nq: int) -> None:
+    """Milvus Lite 2.5 timed by bench/milvus_peer.py (its collection built at the first run; a
+    build that did not finish is started again), its JSON line kept under milvus-peer/SIZE."""
+    import shutil
+
+    key = f"milvus-peer/{size}"
+    inp = peer_input(size, nq)
+    db = OUT / f"milvus-peer-{size}.db"
+    if db.exists() and not load_results().get(key, {}).get("built"):
+        log(f"{key}: {db.name} from an unfinished build: removed")
+        db.unlink() if db.is_file() else shutil.rmtree(db)
+    label = f"Milvus Lite peer {size}"
+    log(f"{key}: bench/milvus_peer.py {db.name} (load {load_avg():.1f})")
+    cmd = [sys.executable, str(Path(__file__).with_name("milvus_peer.py")), "--db", str(db), "--input", str(inp)]
+    p = subprocess.run(
+        cmd + ["--budget", str(budget), "--label", label], stdout=subprocess.PIPE, text=True, check=False
+    )
+    if p.returncode:
+        raise SystemExit(f"{key}: bench/milvus_peer.py exit {p.returncode}")
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    if res["built_s"] is not None:
+        save_result(key, built=True, build_s=round(res["built_s"], 1), build_load=res["loadavg"][0])
+    with open(inp / "docs.jsonl") as f:
+        papers = sum(1 for _ in f)
+    res.pop("built_s")
+    save_result(
+        key,
+        **res,
+        papers=papers,
+        disk_bytes=du(db),
+        measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    )
+    for lst, cells in res["cells"].items():
+        log(f"{key} {lst}: " + ", ".join(f"{c} {v['p50']:.1f} / {v['p99']:.1f} ({v['n']})" for c, v in cells.items()))
+
+
+def compare(size: str, budget: float, nq: int) -> None:
+    """The embedded store's cells, then the peer's, back to back, the load average logged every
+    15 s meanwhile; then the ratios."""
+    import threading
+
+    trace: list[tuple[str, float]] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(15):
+            trace.append((time.strftime("%H:%M:%S"), round(load_avg(), 2)))
+
+    threading.Thread(target=watch, daemon=True).start()
+    cmd = [sys.executable, __file__, "--dim", str(DIM), "measure", "--backend", "embedded", "--size", size]
+    if subprocess.run(cmd + ["--queries", str(nq)], check=False).returncode:
+        raise SystemExit(f"compare/{size}: the embedded measurement failed")
+    peer(size, budget, nq)
+    stop.set()
+    save_result(f"compare/{size}", load_trace=trace, measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    peer_report(size)
+
+
+PEER_CELLS = (("lexical", "lexical"), ("dense", "dense"), ("hybrid", "hybrid"), (f"hybrid+cat:{CAT}", "hybrid_cat"))
+
+
+def peer_report(size: str) -> None:
+    """The embedded row, the peer's rows and Milvus p50 / paperdex p50 per cell (3-word queries)."""
+    r = load_results()
+    e, m = r.get(f"embedded/{size}", {}), r.get(f"milvus-peer/{size}", {})
+    if not e or not m:
+        print(f"{size}: no embedded or no peer measurement yet")
+        return
+    print(f"\n{size}, {DIM} dimensions, p50 / p99 ms, 200 queries a cell (where fewer ran: in brackets)")
+    print("| engine | queries | " + " | ".join(c for c, _ in PEER_CELLS) + " | dense recall@10 | load |")
+    print("|" + " --- |" * 8)
+    cells = " | ".join(
+        f"{e[k + '_p50_ms']:.1f} / {e[k + '_p99_ms']:.1f}" + (f" ({e[k + '_n']})" if e[k + "_n"] < nq(e) else "")
+        for _, k in PEER_CELLS
+    )
+    print(f"| paperdex embedded | 3 words | {cells} | {e['recall_at_10']} | {e['measure_load']} |")
+    for lst, cs in m["cells"].items():
+        cells = " | ".join(
+            f"{cs[c]['p50']:.1f} / {cs[c]['p99']:.1f}" + (f" ({cs[c]['n']})" if cs[c]["n"] < cs[c]["of"] else "")
+            for c, _ in PEER_CELLS
+        )
+        # the peer's recall: over its 100 titles and 100 three-word queries (bench/milvus_peer.py)
+        rec = f"{m['recall10']['all']['recall']:.3f} (both lists)" if lst == "3 words" else "–"
+        print(
+            f"| Milvus Lite {m['milvus_lite']} peer (BM25, {m['index']}) | {lst} | {cells} | {rec} | {m['loadavg']} |"
+        )
+    short = m["cells"]["3 words"]
+    print("\nMilvus Lite p50 / paperdex p50 (p99 in brackets), 3-word queries:")
+    for c, k in PEER_CELLS:
+        print(f"  {c:18} {short[c]['p50'] / e[k + '_p50_ms']:6.1f}x ({short[c]['p99'] / e[k + '_p99_ms']:.1f}x)")
+    print(
+        f"\npapers: embedded {e.get('papers', 0):,}, peer {m.get('papers', 0):,}; RSS embedded {e.get('rss_mb')} MB; "
+        f"disk embedded {e.get('disk_bytes', 0) / 1e6:,.0f} MB, peer {m.get('disk_bytes', 0) / 1e6:,.0f} MB; "
+        f"measured embedded {e.get('measured_at')}, peer {m.get('measured_at')}"
+    )
+
+
+def nq(v: dict) -> int:
+    return v.get("queries", 200)
+
+
 # --- measurements -----------------------------------------------------------------------------
 
 
@@ -444,6 +647,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
     b.search(qs[0], mode="hybrid", query_vector=qv[0], facets=False, literal=True)
     warm_s = time.perf_counter() - t
     cells: dict[str, list[float]] = {}
+    cell_load: dict[str, float] = {}
     refused: dict[str, int] = {}
     for name, mode, cat in (
         ("lexical", "lexical", False),
@@ -476,6 +680,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
             if time.perf_counter() - started > budget_s and len(times) >= 20:
                 break
         cells[name] = times
+        cell_load[name] = round(load_avg(), 2)  # the load beside each cell, at its end
         log(f"{key} {name}: p50 {statistics.median(times):.2f} ms p99 {pct(times, 99):.2f} ms over {len(times)}")
     if backend == "milvus":  # Milvus's own dense call, top 10, without the engine around it
         c = b.client
@@ -536,6 +741,7 @@ def measure(backend: str, size: str, nq: int, budget_s: float) -> None:
         **{f"{k}_p50_ms": round(statistics.median(v), 2) for k, v in cells.items() if v},
         **{f"{k}_p99_ms": round(pct(v, 99), 2) for k, v in cells.items() if v},
         **{f"{k}_n": len(v) for k, v in cells.items()},
+        **{f"{k}_load": v for k, v in cell_load.items()},
         refused=refused,
         recall_at_10=round(float(np.mean(rec)), 3),
         rss_mb=round((rss + server_rss) / 1024),
@@ -761,7 +967,9 @@ def report() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("step", choices=["prepare", "build", "measure", "agree", "eval", "all", "report", "phase"])
+    steps = ["prepare", "build", "measure", "agree", "eval", "all", "report", "phase", "peer", "compare"]
+    ap.add_argument("step", choices=steps)
+    ap.add_argument("--dim", type=int, choices=[384, 768], default=384, help="384: MiniLM; 768: the default pair")
     ap.add_argument("--step", dest="phase", choices=["ingest", "lexical", "vectors"], help="of `phase` (internal)")
     ap.add_argument("--fresh", action="store_true", help="build: start from an empty store")
     ap.add_argument("--backend", choices=["embedded", "milvus"])
@@ -771,13 +979,15 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--budget", type=float, default=120.0, help="seconds per latency cell at most")
     ap.add_argument("--no-measure", action="store_true")
+    ap.add_argument("--peer-budget", type=float, default=60.0, help="peer/compare: seconds per Milvus cell at most")
     args = ap.parse_args()
+    configure(args.dim)
     OUT.mkdir(parents=True, exist_ok=True)
     sizes = [s for s in args.sizes.split(",") if s]
-    if args.step == "prepare":
-        queries()
-        for s in sizes:
-            corpus(s)
+    if args.step in ("peer", "compare"):
+        (peer if args.step == "peer" else compare)(args.size, args.peer_budget, args.queries)
+    elif args.step == "prepare":
+        prepare(sizes)
     elif args.step == "build":
         if args.backend == "embedded":
             build_embedded(args.size, fresh=args.fresh)
@@ -792,27 +1002,39 @@ def main() -> None:
     elif args.step == "eval":
         effectiveness(args.size)
     elif args.step == "report":
-        report()
+        report() if DIM == 384 else [peer_report(s) for s in SIZES]
     else:
-        queries()
-        msizes = [s for s in args.milvus_sizes.split(",") if s]
+        run_all(args, sizes)
+
+
+def prepare(sizes: list[str]) -> None:
+    queries()
+    if DIM == 768:
+        title_queries()
+    for s in sizes:
+        corpus(s)
+
+
+def run_all(args: argparse.Namespace, sizes: list[str]) -> None:
+    queries()
+    msizes = [s for s in args.milvus_sizes.split(",") if s]
+    for s in sizes:
+        corpus(s)
+        build_embedded(s)
+        if s in msizes:
+            build_milvus(s)
+    if not args.no_measure:
         for s in sizes:
-            corpus(s)
-            build_embedded(s)
-            if s in msizes:
-                build_milvus(s)
-        if not args.no_measure:
-            for s in sizes:
-                for backend in ("embedded", "milvus"):
-                    if backend == "milvus" and s not in msizes:
-                        continue
-                    # each in its own process: resident memory is that backend's alone
-                    subprocess.run(
-                        [sys.executable, __file__, "measure", "--backend", backend, "--size", s]
-                        + ["--queries", str(args.queries), "--budget", str(args.budget)],
-                        check=False,
-                    )
-        report()
+            for backend in ("embedded", "milvus"):
+                if backend == "milvus" and s not in msizes:
+                    continue
+                # each in its own process: resident memory is that backend's alone
+                subprocess.run(
+                    [sys.executable, __file__, "--dim", str(DIM), "measure", "--backend", backend, "--size", s]
+                    + ["--queries", str(args.queries), "--budget", str(args.budget)],
+                    check=False,
+                )
+    report()
 
 
 if __name__ == "__main__":
