@@ -316,6 +316,17 @@ def phase(step: str, size: str) -> None:
         log(f"{key}: {step} peak RSS {peak:,} MB")
 
 
+def _publish_later() -> None:
+    """Keep this step's writes from publishing (each step is a process of its own): ingest and
+    the vector import end with `paperdex.index.publish.publish`, which builds the lexical
+    snapshot when it is behind; a no-op `store.publish` no longer stopped them, and the ingest
+    step timed a whole lexical build while the lexical step timed an incremental one."""
+    import paperdex.ingest
+    import paperdex.sources.merge
+
+    paperdex.ingest.publish = paperdex.sources.merge.publish = lambda store: None
+
+
 def _phase(step: str, key: str, jsonl: Path, npy: Path, ids: Path) -> None:
     from paperdex.index import lexical, vectors
     from paperdex.ingest import import_vectors, ingest_file
@@ -328,7 +339,7 @@ def _phase(step: str, key: str, jsonl: Path, npy: Path, ids: Path) -> None:
                 log(f"{key}: the store already holds the corpus ({store.count():,} papers): ingest skipped")
                 save_result(key, papers=store.count(), ingest_resumed=True)
                 return
-            store.publish = lambda: None  # published by the next steps, each timed on its own
+            _publish_later()  # published by the next steps, each timed on its own
             log(f"{key}: ingest (load {load_avg():.1f})")
             t = time.perf_counter()
             s = ingest_file(store, jsonl)
@@ -349,7 +360,7 @@ def _phase(step: str, key: str, jsonl: Path, npy: Path, ids: Path) -> None:
         elif step == "vectors":
             log(f"{key}: vector import (load {load_avg():.1f})")
             t = time.perf_counter()
-            store.publish = lambda: None  # the lexical snapshot is the other step's
+            _publish_later()  # the lexical snapshot is the other step's
             import_vectors(store, npy, ids, MODEL)
             t_import = time.perf_counter() - t
             log(f"{key}: vectors in SQLite in {t_import:.0f} s; publish")
