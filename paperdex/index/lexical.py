@@ -269,7 +269,15 @@ class LexIndex:
         if not ids:
             return np.zeros(0, dtype=np.int32)
         parts = [self.catdoc[self.catdoc_ptr[i] : self.catdoc_ptr[i + 1]] for i in ids]
-        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+        if len(parts) == 1:
+            return parts[0]
+        # an archive's categories overlap (a paper in cs.LG and cs.CV): marked in a mask and read
+        # back in order, which costs a pass over the papers, not a sort of every entry (cat:cs
+        # 7 ms -> 0.3 ms at 63k, docs/performance.md)
+        m = np.zeros(self.n, dtype=bool)
+        for part in parts:
+            m[part] = True
+        return np.flatnonzero(m).astype(self.catdoc.dtype)
 
     def find(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`find_sorted` of rowids among this snapshot's: (a document, whether it is that rowid)."""
