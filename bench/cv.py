@@ -285,23 +285,33 @@ def stratified_folds(names: np.ndarray, folds: int, seed: int) -> np.ndarray:
     return fold
 
 
-def load_all(out: Path) -> tuple[list[str], list[dict], np.ndarray]:
+def load_tables(out: Path, entry, name_of=lambda stem: stem) -> tuple[list[str], list[dict], np.ndarray]:
+    """Every cached query's (row, table) by `entry(c)`, stacked, and its class (`name_of` the
+    cache file's stem); kept in out/tables.pkl once made. bench/dense_prf.py reads its own
+    caches through it too."""
     tabf = out / "tables.pkl"
     if tabf.exists():
         return pickle.loads(tabf.read_bytes())
     names, rows, tabs = [], [], []
     for f in sorted(out.glob("*.pkl")):
-        if f.name == "tables.pkl":
+        if f.name.startswith("tables"):
             continue
         t0 = time.time()
         for c in pickle.loads(f.read_bytes()):
-            tabs.append(table(c))
-            rows.append({k: c[k] for k in ("query", "qclass", "statement", "quoted", "feats")})
-            names.append(f.stem.split("_")[-1])  # q/ and dev-*/ of one class together
+            row, t = entry(c)
+            rows.append(row)
+            tabs.append(t)
+            names.append(name_of(f.stem))
         print(f"{f.stem}: tables in {time.time() - t0:.0f} s", flush=True)
     got = (names, rows, np.stack(tabs))
     tabf.write_bytes(pickle.dumps(got))
     return got
+
+
+def load_all(out: Path) -> tuple[list[str], list[dict], np.ndarray]:
+    """The fusion's tables (`table`) of `cache`'s queries; q/ and dev-*/ of one class together."""
+    keys = ("query", "qclass", "statement", "quoted", "feats")
+    return load_tables(out, lambda c: ({k: c[k] for k in keys}, table(c)), lambda stem: stem.split("_")[-1])
 
 
 # --- the rules, each a function of a few knobs chosen on the training folds ----------------

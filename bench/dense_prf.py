@@ -324,37 +324,25 @@ SETTINGS = [None] + [
 
 def tables(out: Path) -> tuple[list[str], list[dict], np.ndarray]:
     """quality[query, setting] (setting 0: today), from the cache."""
-    tabf = out / "tables.pkl"
-    if tabf.exists():
-        return pickle.loads(tabf.read_bytes())
-    names, rows, tabs = [], [], []
-    for f in sorted(out.glob("*.pkl")):
-        if f.name.startswith("tables"):
-            continue
-        t0 = time.time()
-        for c in pickle.loads(f.read_bytes()):
-            t = np.zeros(len(SETTINGS), dtype=np.float32)
-            if c["skip"]:
-                t[:] = cv.quality(c, c["engine"])
-            else:
-                if "vecs" in c:
-                    c["v32"] = c["vecs"].astype(np.float32)
-                    c["novec"] = ~c["v32"].any(axis=1)
-                t[0] = replay(c, None)
-                t[1:] = [replay(c, s) for s in SETTINGS[1:]]
-            row = {k: c[k] for k in ("query", "qclass", "quoted", "statement", "skip")}
-            row["gate"] = [
-                1.0 if c["skip"] else gate(c["held_c"][:, i], k, c["df_c"], c["n"]) for i, k in enumerate(KS)
-            ]
-            if "engine" in c:
-                row["engine"] = cv.quality(c, c["engine"])
-            rows.append(row)
-            tabs.append(t)
-            names.append(f.stem)
-        print(f"{f.stem}: {len(SETTINGS)} settings in {time.time() - t0:.0f} s", flush=True)
-    got = (names, rows, np.stack(tabs))
-    tabf.write_bytes(pickle.dumps(got))
-    return got
+    return cv.load_tables(out, _entry)
+
+
+def _entry(c: dict) -> tuple[dict, np.ndarray]:
+    """One cached query's row (its class, form and gates) and its quality at every setting."""
+    t = np.zeros(len(SETTINGS), dtype=np.float32)
+    if c["skip"]:
+        t[:] = cv.quality(c, c["engine"])
+    else:
+        if "vecs" in c:
+            c["v32"] = c["vecs"].astype(np.float32)
+            c["novec"] = ~c["v32"].any(axis=1)
+        t[0] = replay(c, None)
+        t[1:] = [replay(c, s) for s in SETTINGS[1:]]
+    row = {k: c[k] for k in ("query", "qclass", "quoted", "statement", "skip")}
+    row["gate"] = [1.0 if c["skip"] else gate(c["held_c"][:, i], k, c["df_c"], c["n"]) for i, k in enumerate(KS)]
+    if "engine" in c:
+        row["engine"] = cv.quality(c, c["engine"])
+    return row, t
 
 
 class Choice:
