@@ -95,6 +95,24 @@ def trust_weight(X: np.ndarray, theta) -> np.ndarray:
     return 1 / (1 + np.exp(-(th[0] + np.asarray(X, dtype=np.float64) @ th[1:])))
 
 
+def dense_arrays(ix, p, dense, pool: np.ndarray) -> dict:
+    """The pool's cosines and the dense pool's places in it; for feedback's classes the
+    pool's vectors and the query's (`replay`'s of `Searcher._feedback`); bench/dense_prf.py caches them too."""
+    vi = dense.index
+    cos = vi.cosines_of(dense.every, ix.rowids[pool])
+    dense_idx = np.searchsorted(pool, dense.docs)
+    cos[dense_idx] = dense.cos
+    out = {"cos": cos, "dense_idx": dense_idx, "n": ix.n}
+    if p.query_class in rank.FEEDBACK:
+        pos, ok = lexical.find_sorted(vi.keys, ix.rowids[pool])
+        vecs = np.zeros((len(pool), vi.vecs.shape[1]), dtype=np.float16)
+        v = vi.vecs[pos[ok]].astype(np.float32)
+        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
+        vecs[ok] = v
+        out |= {"vecs": vecs, "qv": np.asarray(dense.qv, dtype=np.float32)}
+    return out
+
+
 def cache_one(e: relevance.Engine, ids: np.ndarray, q: str) -> dict:
     s = e.s
     ix = s.lex
@@ -123,17 +141,9 @@ def cache_one(e: relevance.Engine, ids: np.ndarray, q: str) -> dict:
         every_pos = np.argpartition(-dense.every, EXTRA_DENSE)[:EXTRA_DENSE]
         extra = ix.docs_of_rowids(vi.keys[every_pos].astype(np.int64))
         pool = np.unique(np.concatenate([*tops, dense.docs, extra]))
-        cos = vi.cosines_of(dense.every, ix.rowids[pool])
-        dense_idx = np.searchsorted(pool, dense.docs)
-        cos[dense_idx] = dense.cos
-        if p.query_class in rank.FEEDBACK:
-            pos, ok = lexical.find_sorted(vi.keys, ix.rowids[pool])
-            vecs = np.zeros((len(pool), vi.vecs.shape[1]), dtype=np.float16)
-            v = vi.vecs[pos[ok]].astype(np.float32)
-            v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
-            vecs[ok] = v
-            out["vecs"] = vecs
-            out["qv"] = np.asarray(dense.qv, dtype=np.float32)
+        d = dense_arrays(ix, p, dense, pool)
+        cos, dense_idx = d["cos"], d["dense_idx"]
+        out |= {k: d[k] for k in ("vecs", "qv") if k in d}
     in_lex = [np.isin(pool, t) for t in tops]
     out.update(
         ids=ids[ix.rowids[pool]],

@@ -169,24 +169,6 @@ def word_arrays(ev: masks.Eval, concepts: list[Concept], dense_docs, per, cands,
     return {"S": S, "held_c": held_c, "df_c": df_c, "E": E, "held_t": held_t, "stems": stems, "df_t": df_t}
 
 
-def dense_arrays(ix, p, dense, pool: np.ndarray) -> dict:
-    """The pool's cosines and the dense pool's places in it; for feedback's classes the
-    pool's vectors and the query's (bench/cv.py's replay of `Searcher._feedback`)."""
-    vi = dense.index
-    cos = vi.cosines_of(dense.every, ix.rowids[pool])
-    dense_idx = np.searchsorted(pool, dense.docs)
-    cos[dense_idx] = dense.cos
-    out = {"cos": cos, "dense_idx": dense_idx, "n": ix.n}
-    if p.query_class in rank.FEEDBACK:
-        pos, ok = lexical.find_sorted(vi.keys, ix.rowids[pool])
-        vecs = np.zeros((len(pool), vi.vecs.shape[1]), dtype=np.float16)
-        v = vi.vecs[pos[ok]].astype(np.float32)
-        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
-        vecs[ok] = v
-        out |= {"vecs": vecs, "qv": np.asarray(dense.qv, dtype=np.float32)}
-    return out
-
-
 def cache_one(e: relevance.Engine, ids: np.ndarray, q: str) -> dict:
     ix = e.s.lex
     p, _, words, dense = cv.sides(e, q)
@@ -209,7 +191,7 @@ def cache_one(e: relevance.Engine, ids: np.ndarray, q: str) -> dict:
             keep = A[d]
             term_top.append(d[keep][np.argsort(-sc[keep])[:50]])
         pool = np.unique(np.concatenate([pool, dense.docs, extra, *term_top]).astype(np.int64))
-        out |= word_arrays(ev, concepts, dense.docs, per, cands, pool) | dense_arrays(ix, p, dense, pool)
+        out |= word_arrays(ev, concepts, dense.docs, per, cands, pool) | cv.dense_arrays(ix, p, dense, pool)
         out["bonus"] = bonus_factor(ix, pool, present, p.statement)
         cov = np.zeros(len(pool), dtype=np.float32)
         for c in present:
