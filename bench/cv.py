@@ -138,7 +138,7 @@ def cache_one(e: relevance.Engine, ids: np.ndarray, q: str) -> dict:
         dense_idx = np.zeros(0, dtype=np.int64)
     else:
         vi = dense.index
-        every_pos = np.argpartition(-dense.every, EXTRA_DENSE)[:EXTRA_DENSE]
+        every_pos = np.argpartition(-vi.cosines_of(dense.every, vi.keys), EXTRA_DENSE)[:EXTRA_DENSE]
         extra = ix.docs_of_rowids(vi.keys[every_pos].astype(np.int64))
         pool = np.unique(np.concatenate([*tops, dense.docs, extra]))
         d = dense_arrays(ix, p, dense, pool)

@@ -183,7 +183,7 @@ def cache_one(e: relevance.Engine, ids: np.ndarray, q: str) -> dict:
         own = {st for c in concepts for alt in c.alts for st in alt}
         per, tids = feedback_stems(e, dense.docs[: max(KS)], own)
         cands = expansion_candidates(ix, per, tids)
-        every_pos = np.argpartition(-dense.every, EXTRA_DENSE)[:EXTRA_DENSE]
+        every_pos = np.argpartition(-dense.index.cosines_of(dense.every, dense.index.keys), EXTRA_DENSE)[:EXTRA_DENSE]
         extra = ix.docs_of_rowids(dense.index.keys[every_pos].astype(np.int64))
         term_top = []
         for t in cands.values():  # the papers an added stem could lift into the words' best

@@ -173,8 +173,7 @@ def test_scanning_within_a_filter_gives_what_the_whole_scan_gives(store, share):
         nearest, ranked, every = idx.scan(q, 10, 20, allowed)
         ranked_in, every_in = idx.scan_within(q, 20, allowed)
         assert ranked_in == ranked
-        pos = np.searchsorted(idx.keys, allowed)
-        assert np.array_equal(every_in[pos], every[pos])
+        assert np.array_equal(idx.cosines_of(every_in, allowed), idx.cosines_of(every, allowed))
         assert idx.nearest(q, 10) == nearest
 
 
@@ -236,3 +235,65 @@ def test_rowids_are_found_by_the_table_as_by_binary_search(gap):
     want_pos, want_ok = find_sorted(keys, asked)
     assert np.array_equal(ok, want_ok) and np.array_equal(pos[ok], want_pos[want_ok])
     assert pos.min() >= 0 and pos.max() < len(keys)
+
+
+def _clustered(n: int, dim: int = 64, seed: int = 5) -> tuple[VectorIndex, np.ndarray]:
+    """n rows around 40 directions, as a corpus's embeddings cluster by topic (random rows have
+    no best rows to find), and the directions."""
+    rng = np.random.default_rng(seed)
+    centres = unit(rng.standard_normal((40, dim)).astype(np.float32))
+    rows = centres[rng.integers(0, 40, n)] * 2 + rng.standard_normal((n, dim)).astype(np.float32) / np.sqrt(dim)
+    return VectorIndex(np.arange(n, dtype=np.int64) * 3 + 2, vectors.quantize(rows), {}), centres
+
+
+def _whole_scan(idx: VectorIndex) -> VectorIndex:
+    """The same rows with no first pass: every scan reads every int8 row."""
+    whole = VectorIndex(idx.keys, idx.vecs, {})
+    whole._four = None
+    return whole
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_the_first_pass_gives_what_scanning_every_row_gives(tie, monkeypatch):
+    """Over rows that cluster, the four-bit first pass keeps the int8 candidates a whole scan
+    would pick: the same lists, cosines to the bit, over all rows, within a loose filter and
+    for a row's own vector, which comes first; and with a tie at the cut (`_best` None), which
+    the scan of every row settles."""
+    idx, centres = _clustered(20_000)
+    assert idx._four is not None
+    if tie:
+        monkeypatch.setattr(vectors, "_best", lambda s, m: None)
+    whole = _whole_scan(idx)
+    rng = np.random.default_rng(9)
+    allowed = np.sort(rng.choice(idx.keys, 12_000, replace=False))  # loose: the whole scan, masked
+    for c in centres[:5]:
+        q = unit(c + rng.standard_normal(len(c)).astype(np.float32) * 0.3)
+        assert idx.scan(q, 100, 200)[:2] == whole.scan(q, 100, 200)[:2]
+        got, want = idx.scan(q, 100, 50, allowed), whole.scan(q, 100, 50, allowed)
+        assert got[:2] == want[:2] and len(got[1]) == 50
+        assert set(r for r, _ in got[1]) <= set(allowed.tolist())  # a filter still filters
+        assert idx.nearest(q, 100) == whole.nearest(q, 100)
+    for at in (0, 777, 19_999):
+        own = idx.vector(int(idx.keys[at]))
+        assert idx.search(own, 10)[0][0] == idx.keys[at]
+        assert idx.search(own, 10) == whole.search(own, 10)
+
+
+def test_cosines_on_demand_are_the_whole_scans_to_the_bit():
+    """`cosines_of` scores the rows asked alone: the int8 cosines a scan of every row gives
+    them, NaN for a rowid with no vector, -inf outside a narrow filter's rows."""
+    idx, centres = _clustered(20_000)
+    q = unit(centres[3])
+    every = idx._cosines8(vectors.quantize(q))
+    rng = np.random.default_rng(2)
+    asked = np.concatenate([rng.choice(idx.keys, 700), [1, 10**9]])  # the last two: no vector
+    _, _, state = idx.scan(q, 100, 200)
+    got = idx.cosines_of(state, asked)
+    assert np.array_equal(got[:-2], every[np.searchsorted(idx.keys, asked[:-2])])
+    assert np.isnan(got[-2:]).all()
+    allowed = np.sort(rng.choice(idx.keys, 1_000, replace=False))  # narrow: its own rows scanned
+    _, state = idx.scan_within(q, 200, allowed)
+    inside = np.isin(asked[:-2], allowed)
+    got = idx.cosines_of(state, asked[:-2])
+    assert np.array_equal(got[inside], every[np.searchsorted(idx.keys, asked[:-2][inside])])
+    assert (got[~inside] == -np.inf).all()

@@ -1,6 +1,8 @@
 """The dense side of the store: its int8 vectors, read from SQLite into memory and searched
-exactly with SIMD dot products (numkong); SQLite's table stays the one copy on disk (why a scan
-and not an ANN graph: docs/performance.md, "Why the dense side scans").
+with SIMD dot products (numkong): a first pass over a four-bit copy of every row, the best few
+thousand rows scored again in int8 and the best of those with the float query; SQLite's table
+stays the one copy on disk (why a scan and not an ANN graph, and the first pass's recall:
+docs/performance.md).
 
 Writers publish (``publish``: `embed`, vector import, ingest): the pointer ``vectors.json``
 (store identity, model, vectors epoch, count) is replaced atomically and tells readers the
@@ -16,6 +18,7 @@ import os
 import shutil
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -40,6 +43,13 @@ BLAS_ROWS = 4
 SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
 SUBSET_CACHE_BYTES = 128 << 20
 CHUNK = 65_536
+# The first pass: every row in four bits a value (its int8 values over FOUR_BIT_STEP, rounded,
+# within [-8, 7]), read where a scan would read every int8 row; the FIRST_PASS x `candidates(k)`
+# best rows by it are scored in int8, as a whole scan scores them. Only where they are at most an
+# eighth of the rows scanned: fewer, and the int8 scan of them all costs less.
+FOUR_BIT_STEP = 12
+FIRST_PASS = 4
+FIRST_PASS_SHARE = 8
 
 
 @lru_cache(maxsize=1)
@@ -58,6 +68,19 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / np.where(n > 0, n, 1)
 
 
+@dataclass(frozen=True)
+class Query8:
+    """A scan's state for `cosines_of`, which gives any row the int8 cosine a scan of every row
+    gives it: `scores` of the rows at `known` (ascending; None: `scores` is every row's), the
+    rest scored when asked (a query's word pool: a few hundred rows), or -inf when `confined`
+    (a filtered scan, `scan_within`, scores its own rows alone)."""
+
+    q8: np.ndarray
+    scores: np.ndarray
+    known: np.ndarray | None = None
+    confined: bool = False
+
+
 class VectorIndex:
     """The store's vectors as one process reads them at one moment."""
 
@@ -71,6 +94,7 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._at = position_table(self.keys)
+        self._four, self._off4, self._inv4 = _four_bits(self.vecs)  # the first pass's rows (`_fours`)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -127,47 +151,84 @@ class VectorIndex:
 
     def scan(
         self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], np.ndarray]:
-        """One scan of every row for a query's dense side: the top k_all over all rows (its
-        close matches are decided there, so a filter only narrows them, docs/search.md), the
-        top k_in among `allowed` (rowids; None: all), both scored again with the float query,
-        and every row's int8 cosine (within ~1e-3; the dense score of word candidates that no
-        top-k reached), by position in `keys`."""
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Query8]:
+        """One scan for a query's dense side: the top k_all over all rows (its close matches are
+        decided there, so a filter only narrows them, docs/search.md), the top k_in among
+        `allowed` (rowids; None: all), both scored again with the float query, and the state
+        that gives any row its int8 cosine (`cosines_of`: the dense score of word candidates
+        that no top-k reached)."""
         if len(self.keys) == 0 or q is None:
-            return [], [], np.zeros(0, dtype=np.float32)
+            return [], [], Query8(np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float32))
         q = np.asarray(q, dtype=np.float32)
-        scores = self._cosines8(quantize(q))
+        q8 = quantize(q)
+        fours = self._fours(q8)
         if allowed is None:
-            ranked = self._exact(q, scores, max(k_all, k_in))
-            return ranked[:k_all], ranked[:k_in], scores
+            ranked, state = self._ranked(q, q8, max(k_all, k_in), fours)
+            return ranked[:k_all], ranked[:k_in], state
         pos = self._present(allowed)
-        return self._exact(q, scores, k_all), self._exact(q, scores[pos], min(k_in, len(pos)), pos), scores
+        nearest, state = self._ranked(q, q8, k_all, fours)
+        every = state.scores if state.known is None else None  # read already: not read again
+        return nearest, self._ranked(q, q8, min(k_in, len(pos)), fours, pos, every)[0], state
 
     def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
         """`scan`'s first part alone: the top k over all rows, by the same scores and the same
         float rescoring, so the same list (for a filtered query whose `scan_within` is done)."""
-        if len(self.keys) == 0 or q is None:
-            return []
-        q = np.asarray(q, dtype=np.float32)
-        return self._exact(q, self._cosines8(quantize(q)), k)
+        return self.scan(q, k, 0)[0]
 
-    def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], np.ndarray]:
-        """`scan`'s second and third parts alone (the top k_in among `allowed`, and the allowed
-        rows' int8 cosines, -inf elsewhere), for a filtered query with no close match possible
-        (`Searcher._dense_side`; the saving: docs/performance.md). The scores are `scan`'s to the
-        bit (int8 products are exact integers, scaled alike), so both give the same top k_in."""
-        n = len(self.keys)
+    def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], Query8]:
+        """`scan`'s second and third parts alone (the top k_in among `allowed`, and the state
+        giving the allowed rows their int8 cosines, -inf elsewhere), for a filtered query with
+        no close match possible (`Searcher._dense_side`; the saving: docs/performance.md). The
+        scores are `scan`'s to the bit (int8 products are exact integers, scaled alike), so
+        both give the same top k_in."""
         q = np.asarray(q, dtype=np.float32)
         pos = self._present(allowed)
-        if n == 0 or len(pos) == 0:
-            return [], np.full(n, -np.inf, dtype=np.float32)
-        if len(pos) > SCAN_ALL_ABOVE * n:  # a loose filter: gathering its rows costs more than it saves
-            _, ranked, scores = self.scan(q, 0, k_in, allowed)
-            return ranked, scores
-        scores = self._cosines8(quantize(q), pos)
-        inside = np.full(n, -np.inf, dtype=np.float32)
-        inside[pos] = scores
-        return self._exact(q, scores, min(k_in, len(pos)), pos), inside
+        q8 = quantize(q)
+        if len(pos) > SCAN_ALL_ABOVE * len(self.keys):  # a loose filter: gathering its rows costs more than it saves
+            _, ranked, state = self.scan(q, 0, k_in, allowed)
+            return ranked, state
+        scores = self._cosines8(q8, pos)
+        order = np.argsort(pos, kind="stable")
+        state = Query8(q8, scores[order], pos[order], confined=True)
+        return self._exact(q, scores, min(k_in, len(pos)), pos), state
+
+    def _fours(self, q8: np.ndarray) -> np.ndarray | None:
+        """Every row's first-pass score: the four-bit rows' product with the query's over the
+        row's norm (the query's norm ranks no row above another); None without a first pass.
+        The products are of values offset by 8 (`_uint4`), the offsets' part taken off."""
+        if self._four is None:
+            return None
+        u = _uint4(q8[None, :])
+        dots = np.asarray(_numkong().dots_packed(_nibbles(u), self._four))[0].view(np.int32)
+        dots -= self._off4 + (8 * int(u.sum()) - 64 * u.shape[1])
+        return np.multiply(dots, self._inv4, dtype=np.float32)
+
+    def _ranked(
+        self,
+        q: np.ndarray,
+        q8: np.ndarray,
+        k: int,
+        fours: np.ndarray | None,
+        pos: np.ndarray | None = None,
+        every: np.ndarray | None = None,
+    ) -> tuple[list[tuple[int, float]], Query8]:
+        """`_exact`'s top k over every row (or the rows at `pos`), its int8 scores read for the
+        first pass's best rows alone where that pays: the same list wherever the first pass
+        keeps the int8 scores' `candidates(k)` best (its recall: docs/performance.md). A tie at
+        the cut among them, which argpartition's choice over every row would settle, reads
+        every row as before (`every`: their scores, if read). With the state of the scores read."""
+        m = candidates(k)
+        rows = len(self.keys) if pos is None else len(pos)
+        if fours is not None and k > 0 and m % BLAS_ROWS == 0 and FIRST_PASS_SHARE * FIRST_PASS * m <= rows:
+            cand = _at_least(fours if pos is None else fours[pos], FIRST_PASS * m)
+            if pos is not None:
+                cand = pos[cand]
+            scores = self._cosines8(q8, cand, keep=False)
+            best = _best(scores, m)
+            if best is not None:
+                return self._rescored(q, cand[best], k), Query8(q8, scores, cand)
+        scores = every if every is not None else self._cosines8(q8)
+        return self._exact(q, scores if pos is None else scores[pos], k, pos), Query8(q8, scores)
 
     def _find(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`find_sorted` in `keys`, by their `position_table` when they have one."""
@@ -178,19 +239,33 @@ class VectorIndex:
         pos, ok = self._find(rowids)
         return pos[ok]
 
-    def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None) -> np.ndarray:
-        """The int8 cosines of the quantised query with every row (or the rows at `pos`)."""
-        rows, inv = (self.vecs, self.inv) if pos is None else (self._rows(pos), self.inv[pos])
+    def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None, keep: bool = True) -> np.ndarray:
+        """The int8 cosines of the quantised query with every row (or the rows at `pos`; `keep`:
+        their rows kept for the next query, as a filter's are), each the same float whichever
+        rows are scored with it."""
+        if pos is not None and len(pos) == 0:
+            return np.zeros(0, dtype=np.float32)
+        rows = self.vecs if pos is None else self._rows(pos) if keep else self.vecs[pos]
+        inv = self.inv if pos is None else self.inv[pos]
         scores = _dots8(q8[None, :], rows)[0]
         scores *= inv
         scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
         return scores
 
-    def cosines_of(self, scores: np.ndarray, rowids: np.ndarray) -> np.ndarray:
-        """These papers' cosines from a `scan`'s every-row scores (NaN without a vector)."""
+    def cosines_of(self, state: Query8, rowids: np.ndarray) -> np.ndarray:
+        """These papers' int8 cosines with a scan's query (NaN without a vector), as a scan of
+        every row gives them (`Query8`)."""
         pos, ok = self._find(rowids)
         out = np.full(len(pos), np.nan, dtype=np.float32)
-        out[ok] = scores[pos[ok]]
+        if state.known is None:
+            out[ok] = state.scores[pos[ok]]
+            return out
+        at = np.searchsorted(state.known, pos)
+        found = ok & (at < len(state.known))
+        found[found] = state.known[at[found]] == pos[found]
+        out[found] = state.scores[at[found]]
+        rest = ok & ~found
+        out[rest] = -np.inf if state.confined else self._cosines8(state.q8, pos[rest], keep=False)
         return out
 
     def _exact(
@@ -207,6 +282,10 @@ class VectorIndex:
             cand = self._as_scanned(scores, m, pos)
         elif pos is not None:
             cand = pos[cand]
+        return self._rescored(q, cand, k)
+
+    def _rescored(self, q: np.ndarray, cand: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The best k of the rows at `cand` by the float query, equal cosines older first."""
         exact = self._unit(cand) @ q
         found = self.keys[cand]
         best = np.lexsort((found, -exact))[:k]
@@ -295,6 +374,50 @@ def _norms(vecs: np.ndarray) -> np.ndarray:
     for at in range(0, len(vecs), CHUNK):
         norms[at : at + CHUNK] = np.linalg.norm(vecs[at : at + CHUNK].astype(np.float32), axis=1)
     return norms
+
+
+def _uint4(v8: np.ndarray) -> np.ndarray:
+    """int8 rows in four bits a value: over FOUR_BIT_STEP, rounded half up, within [-8, 7], plus
+    8 (numkong's unsigned four-bit products are its fastest), an even number a row."""
+    v = np.clip((v8.astype(np.int16) + FOUR_BIT_STEP // 2) // FOUR_BIT_STEP, -8, 7).astype(np.int8)
+    v += 8
+    return np.pad(v, ((0, 0), (0, v.shape[1] % 2)), constant_values=8).view(np.uint8)
+
+
+def _nibbles(u4: np.ndarray) -> np.ndarray:
+    """Four-bit rows two values a byte, the first in the low half (numkong's "uint4")."""
+    return u4[:, 0::2] | (u4[:, 1::2] << 4)
+
+
+def _four_bits(vecs: np.ndarray, block: int = 8192):
+    """The first pass's rows (numkong's packed matrix, `dots_packed`'s fast form), each row's
+    offsets' part of a product (8 x its sum) and 1/‖row‖ of its four-bit values, a block of rows
+    at a time (what a core's cache holds); (None, None, None) for too few rows to be worth one."""
+    if len(vecs) < FIRST_PASS_SHARE * FIRST_PASS * candidates(1):
+        return None, None, None
+    four = np.empty((len(vecs), (vecs.shape[1] + 1) // 2), dtype=np.uint8)
+    off = np.empty(len(vecs), dtype=np.int32)
+    inv = np.empty(len(vecs), dtype=np.float32)
+    for at in range(0, len(vecs), block):
+        u = _uint4(vecs[at : at + block])
+        four[at : at + block] = _nibbles(u)
+        off[at : at + block] = 8 * u.sum(axis=1, dtype=np.int32)
+        v = u.view(np.int8) - np.int8(8)
+        inv[at : at + block] = 1 / np.sqrt(np.maximum(np.einsum("ij,ij->i", v, v, dtype=np.int32), 1))
+    return _numkong().dots_pack(four, dtype="uint4"), off, inv
+
+
+def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
+    """Positions (ascending) of the m highest scores and maybe a quarter more: those at least a
+    floor from a strided sample that about 1.25 m pass, when m do; else the m best."""
+    stride = len(scores) // (4 * m)
+    if stride >= 2:
+        sample = scores[::stride]
+        take = 5 * m // 4 // stride + 1
+        among = np.flatnonzero(scores >= np.partition(sample, len(sample) - take)[len(sample) - take])
+        if len(among) >= m:
+            return among
+    return np.sort(np.argpartition(-scores, m - 1)[:m])
 
 
 def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:

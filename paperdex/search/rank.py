@@ -120,7 +120,7 @@ class Dense:
     close: np.ndarray  # docs: the close matches (the matched set's dense part), within C
     docs: np.ndarray  # the DENSE_POOL nearest within C, best first (int64)
     cos: np.ndarray  # their cosines (float32)
-    every: np.ndarray  # every vector's int8 cosine, by position in index.keys (VectorIndex.scan)
+    every: Any  # the scan's state: any paper's int8 cosine by `index.cosines_of` (VectorIndex.scan)
 
 
 def words_far(first: np.ndarray, pool: np.ndarray) -> bool:
