@@ -272,6 +272,7 @@ def test_the_first_pass_gives_what_scanning_every_row_gives(tie, monkeypatch):
         got, want = idx.scan(q, 100, 50, allowed), whole.scan(q, 100, 50, allowed)
         assert got[:2] == want[:2] and len(got[1]) == 50
         assert set(r for r, _ in got[1]) <= set(allowed.tolist())  # a filter still filters
+        assert idx.scan_within(q, 50, allowed)[0] == got[1]
         assert idx.nearest(q, 100) == whole.nearest(q, 100)
     for at in (0, 777, 19_999):
         own = idx.vector(int(idx.keys[at]))

@@ -217,9 +217,11 @@ class VectorIndex:
         keeps the int8 scores' `candidates(k)` best (its recall: docs/performance.md). A tie at
         the cut among them, which argpartition's choice over every row would settle, reads
         every row as before (`every`: their scores, if read). With the state of the scores read."""
+        if k <= 0:  # nothing read: any row asked is scored then
+            return [], Query8(q8, np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64))
         m = candidates(k)
         rows = len(self.keys) if pos is None else len(pos)
-        if fours is not None and k > 0 and m % BLAS_ROWS == 0 and FIRST_PASS_SHARE * FIRST_PASS * m <= rows:
+        if fours is not None and m % BLAS_ROWS == 0 and FIRST_PASS_SHARE * FIRST_PASS * m <= rows:
             cand = _at_least(fours if pos is None else fours[pos], FIRST_PASS * m)
             if pos is not None:
                 cand = pos[cand]
