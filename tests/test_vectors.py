@@ -293,8 +293,8 @@ def test_cosines_on_demand_are_the_whole_scans_to_the_bit():
     assert np.array_equal(got[:-2], every[np.searchsorted(idx.keys, asked[:-2])])
     assert np.isnan(got[-2:]).all()
     allowed = np.sort(rng.choice(idx.keys, 1_000, replace=False))  # narrow: its own rows scanned
-    _, state = idx.scan_within(q, 200, allowed)
     inside = np.isin(asked[:-2], allowed)
-    got = idx.cosines_of(state, asked[:-2])
-    assert np.array_equal(got[inside], every[np.searchsorted(idx.keys, asked[:-2][inside])])
-    assert (got[~inside] == -np.inf).all()
+    for given in (allowed, allowed[::-1]):  # in rowid order, as the engine's filters; or not
+        got = idx.cosines_of(idx.scan_within(q, 200, given)[1], asked[:-2])
+        assert np.array_equal(got[inside], every[np.searchsorted(idx.keys, asked[:-2][inside])])
+        assert (got[~inside] == -np.inf).all()

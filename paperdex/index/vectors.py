@@ -71,14 +71,13 @@ def unit(v: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Query8:
     """A scan's state for `cosines_of`, which gives any row the int8 cosine a scan of every row
-    gives it: `scores` of the rows at `known` (ascending; None: `scores` is every row's), the
-    rest scored when asked (a query's word pool: a few hundred rows), or -inf when `confined`
-    (a filtered scan, `scan_within`, scores its own rows alone)."""
+    gives it: `scores`, every row's (a scan that read them all), or those of the rows at `known`
+    (ascending) alone, the others -inf (a filtered scan, `scan_within`); None: any row asked is
+    scored then (a query's word pool: ~1,200 rows, not the 63k)."""
 
     q8: np.ndarray
-    scores: np.ndarray
+    scores: np.ndarray | None = None
     known: np.ndarray | None = None
-    confined: bool = False
 
 
 class VectorIndex:
@@ -158,7 +157,7 @@ class VectorIndex:
         that gives any row its int8 cosine (`cosines_of`: the dense score of word candidates
         that no top-k reached)."""
         if len(self.keys) == 0 or q is None:
-            return [], [], Query8(np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float32))
+            return [], [], Query8(np.zeros(0, dtype=np.int8))
         q = np.asarray(q, dtype=np.float32)
         q8 = quantize(q)
         fours = self._fours(q8)
@@ -167,7 +166,7 @@ class VectorIndex:
             return ranked[:k_all], ranked[:k_in], state
         pos = self._present(allowed)
         nearest, state = self._ranked(q, q8, k_all, fours)
-        every = state.scores if state.known is None else None  # read already: not read again
+        every = state.scores  # every row's, if read: not read again
         return nearest, self._ranked(q, q8, min(k_in, len(pos)), fours, pos, every)[0], state
 
     def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -188,9 +187,11 @@ class VectorIndex:
             _, ranked, state = self.scan(q, 0, k_in, allowed)
             return ranked, state
         scores = self._cosines8(q8, pos)
-        order = np.argsort(pos, kind="stable")
-        state = Query8(q8, scores[order], pos[order], confined=True)
-        return self._exact(q, scores, min(k_in, len(pos)), pos), state
+        ranked = self._exact(q, scores, min(k_in, len(pos)), pos)
+        if np.any(pos[1:] < pos[:-1]):  # the engine's filters come in rowid order; others are sorted
+            order = np.argsort(pos)
+            pos, scores = pos[order], scores[order]
+        return ranked, Query8(q8, scores, pos)
 
     def _fours(self, q8: np.ndarray) -> np.ndarray | None:
         """Every row's first-pass score: the four-bit rows' product with the query's over the
@@ -216,9 +217,9 @@ class VectorIndex:
         first pass's best rows alone where that pays: the same list wherever the first pass
         keeps the int8 scores' `candidates(k)` best (its recall: docs/performance.md). A tie at
         the cut among them, which argpartition's choice over every row would settle, reads
-        every row as before (`every`: their scores, if read). With the state of the scores read."""
-        if k <= 0:  # nothing read: any row asked is scored then
-            return [], Query8(q8, np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64))
+        every row as before (`every`: their scores, if read). With the state for `cosines_of`."""
+        if k <= 0:
+            return [], Query8(q8)
         m = candidates(k)
         rows = len(self.keys) if pos is None else len(pos)
         if fours is not None and m % BLAS_ROWS == 0 and FIRST_PASS_SHARE * FIRST_PASS * m <= rows:
@@ -228,7 +229,7 @@ class VectorIndex:
             scores = self._cosines8(q8, cand, keep=False)
             best = _best(scores, m)
             if best is not None:
-                return self._rescored(q, cand[best], k), Query8(q8, scores, cand)
+                return self._rescored(q, cand[best], k), Query8(q8)
         scores = every if every is not None else self._cosines8(q8)
         return self._exact(q, scores if pos is None else scores[pos], k, pos), Query8(q8, scores)
 
@@ -259,15 +260,16 @@ class VectorIndex:
         every row gives them (`Query8`)."""
         pos, ok = self._find(rowids)
         out = np.full(len(pos), np.nan, dtype=np.float32)
-        if state.known is None:
+        if state.scores is None:
+            out[ok] = self._cosines8(state.q8, pos[ok], keep=False)
+        elif state.known is None:
             out[ok] = state.scores[pos[ok]]
-            return out
-        at = np.searchsorted(state.known, pos)
-        found = ok & (at < len(state.known))
-        found[found] = state.known[at[found]] == pos[found]
-        out[found] = state.scores[at[found]]
-        rest = ok & ~found
-        out[rest] = -np.inf if state.confined else self._cosines8(state.q8, pos[rest], keep=False)
+        else:
+            at = np.searchsorted(state.known, pos)
+            found = ok & (at < len(state.known))
+            found[found] = state.known[at[found]] == pos[found]
+            out[found] = state.scores[at[found]]
+            out[ok & ~found] = -np.inf
         return out
 
     def _exact(
