@@ -55,7 +55,7 @@ FIELDS = ("title", "abstract", "authors")
 # A term in at least this share of the papers is scored from a dense column (`LexIndex.column`),
 # the columns of the terms last used kept up to COLUMN_BYTES per snapshot (docs/performance.md)
 COLUMN_SHARE = 1 / 16
-COLUMN_BYTES = 64 << 20
+COLUMN_BYTES = 80 << 20  # 5 bytes a paper: the column and its mask
 FEW_DOCS = 50  # `category_counts` reads the entries of at most one paper in FEW_DOCS alone
 TERMS_KEPT = 100_000  # stems whose term ids a snapshot keeps (`LexIndex.term`)
 # --- the snapshot -----------------------------------------------------------------------
@@ -171,7 +171,7 @@ class LexIndex:
         self.pairs = Postings(arrays["bigram_doc_ptr"], arrays["bigram_doc"])
         self.n = len(self.rowids)
         self._at = position_table(self.rowids)  # `docs_of_rowids`
-        self._columns: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._columns: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._columns_lock = threading.Lock()
         self._terms: dict[str, int | None] = {}
 
@@ -217,24 +217,37 @@ class LexIndex:
         """A common term's BM25F scores as one float32 per document (0 where it is absent),
         None for a rarer one. Adding a column is a pass over N floats; scattering the postings of
         a word in half the papers costs ten times that, and the sums are the same bits (x + 0 is
-        x, and no document gets two addends of one term). The columns of the terms used last are
-        kept (COLUMN_BYTES); one is made from the postings on first use."""
+        x, and no document gets two addends of one term)."""
+        got = self._column(t)
+        return None if got is None else got[0]
+
+    def column_mask(self, t: int) -> np.ndarray | None:
+        """A common term's papers as a mask (its column > 0: BM25F is positive wherever the
+        word is), None for a rarer one: made with the column, since a query asks for both."""
+        got = self._column(t)
+        return None if got is None else got[1]
+
+    def _column(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(`column`, `column_mask`) of a common term, made from the postings on first use;
+        those of the terms used last are kept (COLUMN_BYTES)."""
         if self.df[t] < COLUMN_SHARE * self.n:
             return None
         with self._columns_lock:
-            col = self._columns.get(t)
-            if col is not None:
+            got = self._columns.get(t)
+            if got is not None:
                 self._columns.move_to_end(t)
-                return col
+                return got
         col = np.zeros(self.n, dtype=np.float32)
         d, sc = self.term_scores(t)
         col[d] = sc
-        col.setflags(write=False)  # shared by the process's searches
+        got = col, col > 0
+        for a in got:
+            a.setflags(write=False)  # shared by the process's searches
         with self._columns_lock:
-            self._columns[t] = col
-            while len(self._columns) * col.nbytes > COLUMN_BYTES:
+            self._columns[t] = got
+            while len(self._columns) * (col.nbytes + got[1].nbytes) > COLUMN_BYTES:
                 self._columns.popitem(last=False)
-        return col
+        return got
 
     def pair_docs(self, a: int, b: int) -> np.ndarray:
         """The documents (sorted) where term b directly follows term a in the title or the
@@ -247,16 +260,15 @@ class LexIndex:
 
     def has_bigram(self, docs: np.ndarray, a: int, b: int) -> np.ndarray:
         """For each of `docs`, whether term b directly follows term a in its title or
-        abstract (stopwords aside)."""
+        abstract (stopwords aside): a mask of the pair's documents, read at each of `docs`. A
+        pair is in a few papers (99% in at most 40), so marking them costs less than a binary
+        search per document even for the phrase bonus's thousand (docs/performance.md)."""
         with_pair = self.pair_docs(a, b) if len(docs) else ()
         if len(with_pair) == 0:
             return np.zeros(len(docs), dtype=bool)
-        if 16 * len(docs) > self.n:  # many docs: a mask of the pair's documents, read at each
-            m = np.zeros(self.n, dtype=bool)
-            m[with_pair] = True
-            return m[docs]
-        pos = np.minimum(np.searchsorted(with_pair, docs), len(with_pair) - 1)
-        return with_pair[pos] == docs
+        m = np.zeros(self.n, dtype=bool)
+        m[with_pair] = True
+        return m[docs]
 
     def category_docs(self, name: str) -> np.ndarray:
         """Documents in category `name` (cs.LG), or in any category of an archive (cs);

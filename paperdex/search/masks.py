@@ -74,10 +74,10 @@ class Eval:
         m = self._stem_cache.get(key)
         if m is None:
             t = self.ix.term(s)
-            col = self.ix.column(t) if t is not None and column is None else None
-            if col is not None:  # a common word: its column says where it is
+            held = self.ix.column_mask(t) if t is not None and column is None else None
+            if held is not None:  # a common word: its column says where it is
                 self._charge(int(self.ix.df[t]))
-                m = col > 0  # BM25F is positive wherever the word is
+                m = held
             else:
                 m = np.zeros(self.ix.n, dtype=bool)
                 if t is not None:
