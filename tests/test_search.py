@@ -2,6 +2,7 @@
 their all-MiniLM-L6-v2 vectors."""
 
 from collections import Counter
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -342,12 +343,29 @@ def test_phrase_candidates_are_the_best_and_argpartitions_choice_at_a_tie(monkey
     rng = np.random.default_rng(3)
     acc = rng.random(40_000).astype(np.float32) + 0.01
     mask = rng.random(40_000) < 0.7
-    got = rank.phrase_candidates(acc, mask)
+    got, exact = rank.phrase_candidates(acc, mask)
     every = np.flatnonzero(mask)
-    assert got.tolist() == sorted(every[np.argsort(-acc[every])[:50]].tolist())
+    assert exact and got.tolist() == sorted(every[np.argsort(-acc[every])[:50]].tolist())
     acc[:] = 1.0  # every candidate tied: argpartition over all of them decides, as before
-    got = rank.phrase_candidates(acc, mask)
-    assert got.tolist() == sorted(every[np.argpartition(-acc[every], 49)[:50]].tolist())
+    got, exact = rank.phrase_candidates(acc, mask)
+    assert not exact and got.tolist() == sorted(every[np.argpartition(-acc[every], 49)[:50]].tolist())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=400), st.randoms(use_true_random=False))
+def test_the_words_best_read_from_the_phrase_candidates_are_the_same(scores, rnd):
+    """Words.best read from `top` (the phrase candidates with no tie left out, their scores then
+    raised by the bonus) gives what the best of every candidate gives, at any depth."""
+    depth = 50
+    acc = np.array(scores * rnd.randint(1, 8), dtype=np.float32) / 3  # a few hundred papers or more
+    A = np.arange(len(acc)) % 5 != 0
+    with patch.object(rank, "PHRASE_DEPTH", depth):
+        top, exact = rank.phrase_candidates(acc, A & (acc > 0))
+        acc[top] *= 1 + np.array([rnd.randint(0, 3) for _ in top], dtype=np.float32) / 4
+        for k in (1, 7, depth, depth + 9):
+            got = rank.Words(A, A, acc, [], True, top=top if exact else None).best(k)
+            want = rank.Words(A, A, acc, [], True).best(k)
+            assert got[0].tolist() == want[0].tolist() and got[1] == want[1]
 
 
 def test_rrf_arithmetic():

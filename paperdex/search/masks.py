@@ -16,7 +16,14 @@ from paperdex.messages import message
 from paperdex.search import query as Q
 from paperdex.search.corpus import Corpus
 from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together
-from paperdex.search.rank import PHRASE_BOOST, PHRASE_BOOST_STATEMENT, Words, adjacent, phrase_bonus
+from paperdex.search.rank import (
+    PHRASE_BOOST,
+    PHRASE_BOOST_STATEMENT,
+    Words,
+    adjacent,
+    phrase_bonus,
+    phrase_candidates,
+)
 from paperdex.text import STOPWORDS, has_cjk, stem
 
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
@@ -301,8 +308,10 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
         ev.concept_score(c, acc)
     ev.within = None
     boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST
-    quoted = phrase_bonus(ev.ix, acc, [c for c, _ in present], A, boost, ev.known_mask)
+    top, exact = phrase_candidates(acc, A & (acc > 0))
+    quoted = phrase_bonus(ev.ix, acc, [c for c, _ in present], top, boost, ev.known_mask)
     if len(present) > 1 and p.query_class[1] == "keywords":
         acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
+        exact = False  # which reorders the candidates
     notices.extend(ev.notices)
-    return Words(L, A, acc, rank_concepts, bool(rank_concepts), quoted)
+    return Words(L, A, acc, rank_concepts, bool(rank_concepts), quoted, top if exact else None)

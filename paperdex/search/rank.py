@@ -91,16 +91,23 @@ class Words:
     rank_concepts: list[Concept]
     scored: bool  # whether any concept ranks (free words, or the constraints' words)
     quoted: bool = False  # a sentence pasted from one paper (`phrase_bonus`)
+    # the best candidates as `phrase_candidates` found them, when none left out scores as much
+    # (`find_words`): the best k of the candidates are among them for any k up to as many
+    top: np.ndarray | None = None
     _best: dict[int, tuple[np.ndarray, int]] = field(default_factory=dict, repr=False)
 
     def best(self, k: int) -> tuple[np.ndarray, int]:
         """The best k word candidates (papers of A with a positive score) by words, ties to the
         lower doc (`top_k`), and how many candidates there are: kept per k, since a query asks
-        again after its feedback and when its tiers read deeper, and neither changes a score."""
+        again after its feedback and when its tiers read deeper, and neither changes a score.
+        Read from `top` when it holds them (fewer than PHRASE_DEPTH: every candidate), which
+        spares a second pass over every paper's score."""
         got = self._best.get(k)
         if got is None:
-            A = self.scored_A
-            got = self._best[k] = top_k(self.acc, above(self.acc, A, k), k), int(np.count_nonzero(A))
+            A, top = self.scored_A, self.top
+            if top is None or (k > len(top) and len(top) >= PHRASE_DEPTH):
+                top = above(self.acc, A, k)
+            got = self._best[k] = top_k(self.acc, top, k), int(np.count_nonzero(A))
         return got
 
     @cached_property
@@ -318,20 +325,18 @@ def phrase_bonus(
     ix: lexical.LexIndex,
     acc: np.ndarray,
     concepts: list[Concept],
-    L: np.ndarray,
+    cand: np.ndarray,
     boost: float,
     known: Callable[[str], np.ndarray | None] = lambda s: None,
 ) -> bool:
     """Multi-word queries prefer papers where the words stand together: `weight decay` the
-    phrase over a paper on spatial decay that mentions a weight. A candidate's score is
-    multiplied by 1 + `boost` x (share of `phrase_units` it satisfies). Returns whether
-    the query is quoted: QUOTED_UNITS or more units, nearly all of them standing together in
-    one paper only, as a sentence pasted from it does and a question or a claim does not."""
+    phrase over a paper on spatial decay that mentions a weight. The score of each of `cand`
+    (`phrase_candidates`) is multiplied by 1 + `boost` x (share of `phrase_units` it
+    satisfies). Returns whether the query is quoted: QUOTED_UNITS or more units, nearly all of
+    them standing together in one paper only, as a sentence pasted from it does and a question
+    or a claim does not."""
     units = phrase_units(concepts)
-    if not units:
-        return False
-    cand = phrase_candidates(acc, L & (acc > 0))
-    if len(cand) == 0:
+    if not units or len(cand) == 0:
         return False
     got = np.zeros(len(cand), dtype=np.float32)
     for unit in units:
@@ -355,19 +360,21 @@ def phrase_bonus(
     return held == 1  # one paper, and only one, holds the sentence nearly word for word
 
 
-def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
     """The best PHRASE_DEPTH of `mask` by score, in doc order (the lookups that follow take
-    half the time so: performance.md). Exactly PHRASE_DEPTH: which of the papers tied at the
-    cut are in is argpartition's choice over every candidate, so that is asked when there is
-    such a tie."""
+    half the time so: performance.md), and whether no paper of `mask` left out scores as much
+    as the worst of them (then the bonus, which only raises theirs, keeps them the best:
+    `Words.top`). Exactly PHRASE_DEPTH: which of the papers tied at the cut are in is
+    argpartition's choice over every candidate, so that is asked when there is such a tie."""
     cand = above(acc, mask, PHRASE_DEPTH)
     if len(cand) <= PHRASE_DEPTH:
-        return cand
+        return cand, True
     part = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
     if np.count_nonzero(acc[cand] >= acc[part].min()) > PHRASE_DEPTH:  # a tie at the cut
         cand = np.flatnonzero(mask)
         part = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
-    return np.sort(part)
+        return np.sort(part), False
+    return np.sort(part), True
 
 
 def adjacent(ix: lexical.LexIndex, docs: np.ndarray, alt: tuple[str, ...]) -> np.ndarray:
