@@ -20,9 +20,9 @@ from paperdex.search.rank import (
     PHRASE_BOOST,
     PHRASE_BOOST_STATEMENT,
     Words,
-    adjacent,
     phrase_bonus,
     phrase_candidates,
+    together_mask,
 )
 from paperdex.text import STOPWORDS, has_cjk, stem
 
@@ -111,13 +111,11 @@ class Eval:
             for s in alt[1:]:
                 m = m & self.stem_mask(s, column)
             if together(c, alt) and m.any():
-                docs = np.flatnonzero(m)
-                self._charge(len(docs) * len(alt_pairs(alt)))
-                keep = adjacent(self.ix, docs, alt)
-                if column is not None:  # the pair index spans title and abstract: the field's own text
-                    keep[keep] = self._adjacent_in(docs[keep], alt, column)
-                m = np.zeros(self.ix.n, dtype=bool)
-                m[docs[keep]] = True
+                self._charge(int(np.count_nonzero(m)) * len(alt_pairs(alt)))
+                m = m & together_mask(self.ix, alt)
+                if column is not None and m.any():  # the pair index spans title and abstract: the field's own text
+                    docs = np.flatnonzero(m)
+                    m[docs] = self._adjacent_in(docs, alt, column)
             out |= m
         return out
 

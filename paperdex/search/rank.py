@@ -379,12 +379,18 @@ def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bo
 
 def adjacent(ix: lexical.LexIndex, docs: np.ndarray, alt: tuple[str, ...]) -> np.ndarray:
     """For each of `docs`, whether the multi-word alternative's words stand together in its
-    title or abstract (``alt_pairs``, read from the snapshot's word pairs): the one place
-    the embedded store decides it, for matching and for the phrase bonus alike."""
-    ok = np.ones(len(docs), dtype=bool)
+    title or abstract (`together_mask`)."""
+    return together_mask(ix, alt)[docs]
+
+
+def together_mask(ix: lexical.LexIndex, alt: tuple[str, ...]) -> np.ndarray:
+    """The papers where the multi-word alternative's words stand together in the title or
+    the abstract (``alt_pairs``, read from the snapshot's word pairs): the one place the
+    embedded store decides it, for matching and for the phrase bonus alike."""
+    ok = np.ones(ix.n, dtype=bool)
     for a, b in alt_pairs(alt):
         ta, tb = ix.term(a), ix.term(b)
         if ta is None or tb is None:
-            return np.zeros(len(docs), dtype=bool)
-        ok &= ix.has_bigram(docs, ta, tb)
+            return np.zeros(ix.n, dtype=bool)
+        ok &= ix.pair_mask(ta, tb)
     return ok
