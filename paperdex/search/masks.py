@@ -273,9 +273,9 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     and how well each paper scores. How many concepts L requires is decided over the whole
     corpus, never within the constraints, so that a filter only narrows (docs/search.md)."""
     n = ev.ix.n
-    masks = [ev.concept_mask(c) for c in p.concepts]
-    present = [(c, m) for c, m in zip(p.concepts, masks, strict=True) if m.any()]
-    missing = [c.label for c, m in zip(p.concepts, masks, strict=True) if not m.any()]
+    masks = [(c, m, m.any()) for c in p.concepts for m in [ev.concept_mask(c)]]
+    present = [(c, m) for c, m, held in masks if held]
+    missing = [c.label for c, _, held in masks if not held]
     if missing and present:
         notices.append(message("missing_words_without", words=", ".join(f"“{w}”" for w in missing)))
     if present:

@@ -387,10 +387,11 @@ def together_mask(ix: lexical.LexIndex, alt: tuple[str, ...]) -> np.ndarray:
     """The papers where the multi-word alternative's words stand together in the title or
     the abstract (``alt_pairs``, read from the snapshot's word pairs): the one place the
     embedded store decides it, for matching and for the phrase bonus alike."""
-    ok = np.ones(ix.n, dtype=bool)
+    ok = None
     for a, b in alt_pairs(alt):
         ta, tb = ix.term(a), ix.term(b)
         if ta is None or tb is None:
             return np.zeros(ix.n, dtype=bool)
-        ok &= ix.pair_mask(ta, tb)
-    return ok
+        m = ix.pair_mask(ta, tb)
+        ok = m if ok is None else ok & m
+    return np.ones(ix.n, dtype=bool) if ok is None else ok
