@@ -11,6 +11,7 @@ import pytest
 
 from paperdex.index import lexical
 from paperdex.paper import index_text
+from paperdex.search import rank
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stem, tokens
 
@@ -113,6 +114,10 @@ def test_the_pairs_are_the_adjacent_words_of_each_title_and_abstract(ro_store):
     assert np.flatnonzero(ix.pair_mask(a, b)).tolist() == with_pair
     assert ix.pair_mask(b, a).any() == (len(ix.pair_docs(b, a)) > 0)
     assert len(ix.pair_docs(len(ix.vocab) - 1, 0)) == 0
+    # the phrase bonus counts each pair's papers among its candidates (a pair given twice, twice)
+    pairs = [(stem("weight"), stem("decay")), ("qwxzv", stem("decay")), (stem("weight"), stem("decay"))]
+    cand = np.arange(ix.n)
+    assert rank.pair_counts(ix, cand, pairs).tolist() == [2.0 * (int(d) in with_pair) for d in cand]
 
 
 def test_a_common_terms_column_holds_its_postings_scores(ro_store, monkeypatch):

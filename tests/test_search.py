@@ -368,6 +368,12 @@ def test_the_words_best_read_from_the_phrase_candidates_are_the_same(scores, rnd
             assert got[0].tolist() == want[0].tolist() and got[1] == want[1]
 
 
+@given(st.lists(st.integers(0, 300), max_size=60, unique=True), st.lists(st.integers(0, 300), max_size=20, unique=True))
+def test_the_fused_pool_is_both_pools_sorted_each_paper_once(a, b):
+    got = rank.union(np.array(a, dtype=np.intp), np.array(b, dtype=np.int64))
+    assert got.dtype == np.int64 and got.tolist() == sorted(set(a) | set(b))
+
+
 def test_rrf_arithmetic():
     scores = rrf([[1, 2, 3], [3, 1]], k=60)
     assert scores[1] == pytest.approx(1 / 61 + 1 / 62)
