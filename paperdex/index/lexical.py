@@ -238,8 +238,7 @@ class LexIndex:
                 self._columns.move_to_end(t)
                 return got
         col = np.zeros(self.n, dtype=np.float32)
-        d, sc = self.term_scores(t)
-        col[d] = sc
+        np.add.at(col, *self.term_scores(t))  # the scores (0 + x is x), in one pass
         got = col, col > 0
         for a in got:
             a.setflags(write=False)  # shared by the process's searches

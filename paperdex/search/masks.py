@@ -181,7 +181,7 @@ class Eval:
                 if self.within is not None:
                     keep = self.within[d]
                     d, sc = d[keep], sc[keep]
-                acc[d] += sc
+                np.add.at(acc, d, sc)  # one pass, where acc[d] += sc gathers, adds and scatters: the same sums
 
     def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
         if len(word) < 2:
