@@ -28,9 +28,6 @@ from paperdex.text import STOPWORDS, has_cjk, stem
 
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
 MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
-# Constraints allowing at most this share of the papers restrict which postings are scored
-# (`find_words`; docs/relevance.md).
-SCORE_WITHIN = 0.25
 RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one will do
 
 
@@ -66,7 +63,6 @@ class Eval:
         self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
         self.notices: list[str] = []
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
-        self.within: np.ndarray | None = None  # scores are added only within this mask (`find_words`)
         self.zh_dict = zh_dict  # Settings.zh_dict
 
     def _charge(self, n: int) -> None:
@@ -174,13 +170,10 @@ class Eval:
             col = self.ix.column(t)
             if col is not None:  # a common word: one pass over N, the same sums (LexIndex.column)
                 self._charge(int(self.ix.df[t]))
-                acc += col  # outside `within` too, where no score is read
+                acc += col
             else:
                 d, sc = self.ix.term_scores(t)
-                self._charge(len(d))  # read, whatever is kept: the budget does not depend on C
-                if self.within is not None:
-                    keep = self.within[d]
-                    d, sc = d[keep], sc[keep]
+                self._charge(len(d))
                 np.add.at(acc, d, sc)  # one pass, where acc[d] += sc gathers, adds and scatters: the same sums
 
     def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
@@ -298,13 +291,10 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
         L, A = L & C, A & C
     rank_concepts = p.rank_concepts([c for c, _ in present])
     acc = np.zeros(n, dtype=np.float32)
-    # Nothing reads a score outside the constraints (the candidates, the pool and the phrase
-    # bonus are all within C), so a narrow C's postings alone are added up: the same sums for
-    # its papers, each added in the same order (a common word's column is added whole: one pass).
-    ev.within = C if C is not None and np.count_nonzero(C) <= SCORE_WITHIN * n else None
+    # every paper's postings are added, within the constraints or not (nothing reads a score
+    # outside them): np.add.at costs less than choosing C's postings first
     for c in rank_concepts:
         ev.concept_score(c, acc)
-    ev.within = None
     boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST
     top, exact = phrase_candidates(acc, A & (acc > 0))
     quoted = phrase_bonus(ev.ix, acc, [c for c, _ in present], top, boost, ev.known_mask)

@@ -87,7 +87,7 @@ class Words:
 
     L: np.ndarray  # the strict lexical matches (required(n) of the concepts), within C
     A: np.ndarray  # papers holding any concept (the lexical candidates of the ranking), within C
-    acc: np.ndarray  # BM25F (+ the phrase bonus) of every paper within C (outside a narrow C: partial, unread), float32
+    acc: np.ndarray  # BM25F (+ the phrase bonus) of every paper, float32; read within C only
     rank_concepts: list[Concept]
     scored: bool  # whether any concept ranks (free words, or the constraints' words)
     quoted: bool = False  # a sentence pasted from one paper (`phrase_bonus`)
