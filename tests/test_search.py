@@ -374,6 +374,32 @@ def test_the_fused_pool_is_both_pools_sorted_each_paper_once(a, b):
     assert got.dtype == np.int64 and got.tolist() == sorted(set(a) | set(b))
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 999), max_size=40, unique=True), max_size=6),
+    st.lists(st.integers(0, 999), min_size=1, max_size=80, unique=True),
+    st.sampled_from([1000, 10**6]),
+)
+def test_the_phrase_bonus_counts_each_candidates_pairs_either_way(papers, cand, size):
+    """rank.pair_counts over every paper (many pairs' papers) or among the candidates (few):
+    for each candidate, how many of the pairs stand together in it; a pair with a word no
+    paper holds, in none."""
+
+    class Snapshot:  # pair k is ("w<k>", "x"), in papers[k]
+        n = size
+
+        def term(self, s: str) -> int | None:
+            return None if s == "unknown" else -1 if s == "x" else int(s[1:])
+
+        def pair_docs(self, a: int, b: int) -> np.ndarray:
+            return np.array(sorted(papers[a]), dtype=np.int32)
+
+    ix = Snapshot()
+    pairs = [(f"w{k}", "x") for k in range(len(papers))] + [("unknown", "x")]
+    got = rank.pair_counts(ix, np.array(sorted(cand)), pairs)
+    assert got.tolist() == [float(sum(c in p for p in papers)) for c in sorted(cand)]
+
+
 def test_rrf_arithmetic():
     scores = rrf([[1, 2, 3], [3, 1]], k=60)
     assert scores[1] == pytest.approx(1 / 61 + 1 / 62)

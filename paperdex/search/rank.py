@@ -336,7 +336,7 @@ def phrase_bonus(
 ) -> bool:
     """Multi-word queries prefer papers where the words stand together: `weight decay` the
     phrase over a paper on spatial decay that mentions a weight. The score of each of `cand`
-    (`phrase_candidates`) is multiplied by 1 + `boost` x (share of `phrase_units` it
+    (`phrase_candidates`, sorted) is multiplied by 1 + `boost` x (share of `phrase_units` it
     satisfies). Returns whether the query is quoted: QUOTED_UNITS or more units, nearly all of
     them standing together in one paper only, as a sentence pasted from it does and a question
     or a claim does not."""
@@ -369,13 +369,17 @@ def phrase_bonus(
 
 
 def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, str]]) -> np.ndarray:
-    """For each of `cand`, how many of the word pairs stand together in it (float32): every
-    pair's papers counted at once, rather than a mask and its lookups a pair (a sentence has a
-    dozen)."""
+    """For each of `cand` (sorted), how many of the word pairs stand together in it (float32):
+    every pair's papers counted at once, rather than a mask and its lookups a pair (a sentence
+    has a dozen). Many papers are counted over every paper, a few found among the candidates
+    (a count over a million papers costs more than finding thousands)."""
     terms = [(ix.term(a), ix.term(b)) for a, b in pairs]
     found = [ix.pair_docs(ta, tb) for ta, tb in terms if ta is not None and tb is not None]
     docs = np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
-    return np.bincount(docs, minlength=ix.n)[cand].astype(np.float32)
+    if 32 * len(docs) > ix.n or len(cand) == 0:
+        return np.bincount(docs, minlength=ix.n)[cand].astype(np.float32)
+    at = np.minimum(np.searchsorted(cand, docs), len(cand) - 1)
+    return np.bincount(at[cand[at] == docs], minlength=len(cand)).astype(np.float32)
 
 
 def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
