@@ -190,7 +190,7 @@ def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
     best 1,000 are a few percent of them (docs/performance.md). A strided sample's high scores
     give a floor v; when at least k of the mask score v or more, the k-th best is at least v,
     so they hold the best k and every tie at the cut. Otherwise the whole mask."""
-    stride = len(mask) // (8 * k) if k > 0 else 0
+    stride = len(mask) // (4 * k) if k > 0 else 0
     if stride >= 4:
         sample = acc[::stride][mask[::stride]]
         take = 2 * k // stride + 1  # about 2k of the mask score at least the take-th of the sample
