@@ -259,7 +259,8 @@ def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarr
     """Per document: (lexical rank, BM25F, dense rank, cosine, fused score). A lexical rank is
     the paper's place in the word order: read off the best LEX_POOL, counted below them."""
     dense_docs = dense.docs if dense is not None else np.zeros(0, dtype=np.int64)
-    places = [_places(x, docs).tolist() for x in (pool_lex, pool, dense_docs)]
+    lex = _places(pool_lex, docs)
+    places = [x.tolist() for x in (lex, lex if pool is pool_lex else _places(pool, docs), _places(dense_docs, docs))]
     deeper = None  # the word candidates' scores, for a rank below the best LEX_POOL
     info = {}
     for d, lp, i, dp in zip(docs.tolist(), *places, strict=True):
