@@ -313,8 +313,9 @@ class Searcher:
             if feedback and dense is not None:  # only the first order's best papers are read
                 first = relevance_order(ix, M, words, dense, w_dense, FEEDBACK_DOCS)[0]
                 dense = self._feedback(ix, p, C, dense, first, bool(words.A.any())) if len(first) else dense
-            # one order LEX_POOL deep: the page and the tiers are its prefixes
-            order, why, ranked = relevance_order(ix, M, words, dense, w_dense, max(want, LEX_POOL))
+            # one order LEX_POOL deep: the page and the tiers are its prefixes (one list: the page)
+            depth = want if reading in ONE_TIER else max(want, LEX_POOL)
+            order, why, ranked = relevance_order(ix, M, words, dense, w_dense, depth)
             if reading not in ONE_TIER:
                 fused = partial(relevance_order, ix, M, words, dense, w_dense)
                 order, why = matched_first(fused, order, why, M, want, listed_count(total, ranked))
