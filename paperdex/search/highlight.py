@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -27,19 +26,21 @@ def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:
 
 @lru_cache(maxsize=1024)
 def _finder(stems: frozenset[str]) -> re.Pattern:
-    """Words that may have one of these stems. Porter rewrites only a word's ending, so all
-    but the last letter of a stem begin the word itself (hoping -> hope, studies -> studi);
-    each candidate is then stemmed to decide. Most words of a text are never looked at."""
+    """Words that may have one of these (lower-case) stems in a lower-cased ASCII text. Porter
+    rewrites only a word's ending, so all but the last letter of a stem begin the word itself
+    (hoping -> hope, studies -> studi); each candidate is then stemmed to decide. Most words of
+    a text are never looked at. Lower case and ASCII classes rather than IGNORECASE over
+    Unicode ones: the same words, in half the time."""
     heads = sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)
     if not heads:
         return re.compile(r"(?!)")  # matches nothing
-    return re.compile(r"(?<![^\W_])(?:" + "|".join(heads) + r")[^\W_]*", re.IGNORECASE)
+    return re.compile(r"(?<![a-z0-9])(?:" + "|".join(heads) + r")[a-z0-9]*")
 
 
-def _matches(text: str, stems: frozenset[str]) -> Iterator[re.Match]:
-    """The words of text whose stem is one of `stems`, in order."""
-    words = _finder(stems).finditer(text) if text.isascii() else WORD.finditer(text)
-    return (m for m in words if m.group() and _word_stem(m.group()) in stems)
+def _matches(text: str, stems: frozenset[str]) -> list[tuple[int, int]]:
+    """Where the words of text whose stem is one of `stems` are ((start, end), in order)."""
+    words = _finder(stems).finditer(text.lower()) if text.isascii() else WORD.finditer(text)
+    return [m.span() for m in words if m.group() and _word_stem(m.group()) in stems]
 
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
@@ -58,7 +59,7 @@ def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[st
     src = text[:MAX_SNIPPET_SOURCE]
     best_start = 0
     if stems:
-        positions = [m.start() for m in _matches(src, stems)]
+        positions = [start for start, _ in _matches(src, stems)]
         best, j = 0, 0
         for i, start in enumerate(positions):
             j = max(j, i)

@@ -61,15 +61,16 @@ def has_cjk(text: str) -> bool:
     return _CJK_RUN.search(text) is not None
 
 
-def runs(text: str, matches: Iterable[re.Match]) -> list[tuple[str, bool]]:
-    """`text` cut into (segment, matched) runs at `matches` (in order, not overlapping)."""
+def runs(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[str, bool]]:
+    """`text` cut into (segment, matched) runs at `spans` ((start, end), in order, not
+    overlapping)."""
     out: list[tuple[str, bool]] = []
     last = 0
-    for m in matches:
-        if m.start() > last:
-            out.append((text[last : m.start()], False))
-        out.append((m.group(), True))
-        last = m.end()
+    for start, end in spans:
+        if start > last:
+            out.append((text[last:start], False))
+        out.append((text[start:end], True))
+        last = end
     if last < len(text):
         out.append((text[last:], False))
     return out
@@ -77,7 +78,7 @@ def runs(text: str, matches: Iterable[re.Match]) -> list[tuple[str, bool]]:
 
 def split_cjk(text: str) -> list[tuple[str, bool]]:
     """`Muon优化器` -> [("Muon", False), ("优化器", True)]."""
-    return runs(text, _CJK_RUN.finditer(text))
+    return runs(text, (m.span() for m in _CJK_RUN.finditer(text)))
 
 
 @lru_cache(maxsize=1)
