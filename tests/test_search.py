@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from paperdex.index import lexical
 from paperdex.index.publish import publish
-from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, rank, required, rrf, snippet
+from paperdex.search import MAX_WINDOW, RANKED_LIST, Filters, fuse, mark, rank, required, rrf, snippet
 from paperdex.search.query import QueryError
 from paperdex.text import stem
 from paperdex.web.render import hit_json, marked_html
@@ -414,6 +414,24 @@ def test_highlight_marks_stemmed_matches_and_escapes():
     html = marked_html(segs)
     assert "<mark>Decaying</mark>" in html and "<mark>decay</mark>" in html
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+_PIECES = ["decay", "Decaying", "weights", "s", "'s", "é", "模型", "_x", "x-y", " ", ". "]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=120), st.sampled_from([8, 30, 320]))
+def test_a_snippets_window_is_marked_as_the_window_alone_would_be(words, width):
+    """highlight.snippet marks its window from the whole text's matches when it can: the
+    window's runs are what mark() gives for the window by itself (a one-letter word stems to
+    "", which the query's "'s" puts among the stems)."""
+    text = "".join(w + ("" if i % 4 else " ") for i, w in enumerate(words))  # words run together too
+    query = stems("decay", "weights") | {""}
+    # and windows cutting a word at their start or their end, where the cut part is a match
+    cut = ["q" * 10 + "decay" + "-" * 35 + "decay-" * 60, "decay-" * 5 + "-" * 285 + "decayqqqq" + "-" * 100]
+    for t, w in [(text, width), (cut[0], 309), (cut[1], 320)]:
+        segs = [x for x in snippet(t, query, w) if x != ("…", False)]
+        assert segs == mark("".join(t for t, _ in segs), query)
 
 
 def test_the_result_carries_its_plan_and_the_words_worth_highlighting(searcher):
