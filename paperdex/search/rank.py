@@ -248,8 +248,9 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The documents of `a` and `b`, sorted, each once: a sort of the two (~8 us for the pools'
-    1,200), where marking them in a mask of every paper and listing it took ~30."""
+    """The documents of `a` and `b`, sorted, each once: a sort of the two pools, where marking
+    them in a mask of every paper and listing it costs a pass over every paper
+    (docs/performance.md)."""
     both = np.concatenate([a, b]).astype(np.int64, copy=False)
     both.sort()
     return both[np.concatenate(([True], both[1:] != both[:-1]))] if len(both) else both
