@@ -266,9 +266,10 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     and how well each paper scores. How many concepts L requires is decided over the whole
     corpus, never within the constraints, so that a filter only narrows (docs/search.md)."""
     n = ev.ix.n
-    masks = [(c, m, m.any()) for c in p.concepts for m in [ev.concept_mask(c)]]
-    present = [(c, m) for c, m, held in masks if held]
-    missing = [c.label for c, _, held in masks if not held]
+    masks = [ev.concept_mask(c) for c in p.concepts]
+    held = [bool(m.any()) for m in masks]  # asked once a concept
+    present = [(c, m) for c, m, h in zip(p.concepts, masks, held, strict=True) if h]
+    missing = [c.label for c, h in zip(p.concepts, held, strict=True) if not h]
     if missing and present:
         notices.append(message("missing_words_without", words=", ".join(f"“{w}”" for w in missing)))
     if present:
