@@ -3,12 +3,16 @@ a speed change makes, which separate runs of bench/search.py (cells move 10-15% 
 shared machine) cannot show.
 
     python bench/search_ab.py OLD_CHECKOUT [NEW_CHECKOUT] [--store DIR] [--queries 200] [--reps 2] [--facets]
+                              [--clock wall|cpu]
 
 NEW_CHECKOUT defaults to this one. bench/search.py's queries (titles, their first three words,
 sentences) and query vectors, its engine cells without the dense one (lexical, hybrid, hybrid
-within cs.RO, top 10, no highlighting, no facets unless `--facets`), each search timed by `time.thread_time`;
-per cell the CPU p50 of both and their ratio. The order alternates query by query, so a
-machine's load falls on both alike; an A/B of one checkout against itself reads 1.00 +- 0.02.
+within cs.RO, top 10, no highlighting, no facets unless `--facets`), each search timed by the
+CPU time of the process, all its threads (`--clock cpu`, the default: the work, steady on a
+shared machine) or by the wall clock (`--clock wall`: the latency, which an engine that runs
+part of a search in another thread would change while its CPU time does not fall); per cell
+the p50 of both and their ratio. The order alternates query by query, so a machine's load
+falls on both alike; an A/B of one checkout against itself reads 1.00 +- 0.02.
 
 Each checkout's `paperdex` modules are imported under their own names in turn and put back in
 `sys.modules` before each of its searches: the engine imports some modules inside functions,
@@ -51,6 +55,7 @@ def main() -> None:
     ap.add_argument("--store", default=str(HERE / "out" / "full"))
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="cpu", help="wall: latency; cpu: CPU time")
     ap.add_argument("--facets", action="store_true", help="with the facets, as the web and the API ask")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
@@ -64,11 +69,13 @@ def main() -> None:
     emb = engines[0][1].embedder()
     qv = {q: emb.embed_query(q) for qs in rows.values() for q in qs}
 
+    clock = time.perf_counter if args.clock == "wall" else time.process_time  # not thread_time: every thread
+
     def run(i: int, q: str, mode: str, cat: bool) -> float:
         mods, searcher, filters = engines[i]
         sys.modules.update(mods)
         f = filters(category=bench.CAT) if cat else None
-        t = time.thread_time()
+        t = clock()
         searcher.search(
             q,
             mode=mode,
@@ -79,9 +86,9 @@ def main() -> None:
             query_vector=qv[q],
             highlight=False,
         )
-        return time.thread_time() - t
+        return clock() - t
 
-    print(f"old: {args.old}\nnew: {args.new}\nCPU p50 ms, old / new (new / old), {args.queries} queries a cell")
+    print(f"old: {args.old}\nnew: {args.new}\n{args.clock} p50 ms, old / new (new / old), {args.queries} a cell")
     for rep in range(args.reps):
         print(f"-- run {rep + 1}, load {bench.loadavg()}")
         for name, qs in rows.items():

@@ -87,6 +87,30 @@ def test_hybrid_hits_say_why_they_matched(searcher):
     assert "<mark>" in hit_json(top)["title_html"] or "<mark>" in hit_json(top)["snippet_html"]
 
 
+def test_searches_at_once_rank_as_each_alone(built_store_dir):
+    """A server's searchers run at once over the vectors and snapshots the process shares
+    (the filters' gathered rows, the query vectors kept): every one of them lists the papers,
+    scores, counts and notices it lists alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from paperdex.search import Searcher
+    from paperdex.store import Store
+
+    queries = ["weight decay regularization", "graph neural networks", "图神经网络", "qwxzv plorbnik", "robot"]
+    filters = [None, Filters(category="cs.LG"), Filters(category="cs.RO")]
+
+    def run(q, f):
+        res = Searcher(Store(built_store_dir, readonly=True)).search(q, filters=f, per_page=20)
+        return [(h.paper.id, h.score, h.dense_rank) for h in res.hits], res.total, res.notices
+
+    asks = [(q, f) for q in queries for f in filters]
+    alone = [run(q, f) for q, f in asks]
+    assert any(hits and hits[0][2] is not None for hits, _, _ in alone)  # the dense side took part
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            assert list(pool.map(lambda a: run(*a), asks)) == alone
+
+
 def test_pages_are_slices_of_one_order(searcher):
     whole = ids(searcher.search("learning", per_page=40, facets=False))
     pages = [ids(searcher.search("learning", per_page=10, page=p, facets=False)) for p in (1, 2, 3, 4)]
