@@ -100,7 +100,8 @@ def test_searches_at_once_rank_as_each_alone(built_store_dir):
     filters = [None, Filters(category="cs.LG"), Filters(category="cs.RO")]
 
     def run(q, f):
-        res = Searcher(Store(built_store_dir, readonly=True)).search(q, filters=f, per_page=20)
+        with Store(built_store_dir, readonly=True) as store:
+            res = Searcher(store).search(q, filters=f, per_page=20)
         return [(h.paper.id, h.score, h.dense_rank) for h in res.hits], res.total, res.notices
 
     asks = [(q, f) for q in queries for f in filters]
