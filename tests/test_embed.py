@@ -217,6 +217,19 @@ def test_the_pair_query_is_both_models_joined():
     assert np.array_equal(p.embed_query("推测解码"), embed.Pair.join(p.e5.embed_query("推测解码"), None)[0])
 
 
+def test_the_pair_documents_are_both_models_joined_whichever_thread_runs_e5():
+    """`paperdex embed` runs MiniLM on a thread of its own, which then takes e5's batches left:
+    every vector is the one each model gives alone, to the bit, in the order given (enough texts
+    of different lengths for several e5 batches)."""
+    import json
+
+    p = embed.get_embedder(embed.Pair.name)
+    recs = [json.loads(line) for line in PAPERS.read_text().splitlines()[:40]]
+    texts = [embed.doc_text(r["title"], r["abstract"]) for r in recs][::-1]
+    want = embed.Pair.join(p.e5.embed_docs(texts), p.minilm.embed_docs(texts))
+    assert all(np.array_equal(p.embed_docs(texts), want) for _ in range(2))
+
+
 def test_an_english_query_weighs_the_two_models_by_the_query_share():
     """A paper's vector is 0.85 e5, but an English query's cosine with it weighs the two models
     by QUERY_E5_SHARE (docs/relevance.md): MiniLM counts for half of what ranks a question in

