@@ -53,16 +53,13 @@ def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
 
 def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[str, bool]]:
     """The window of the abstract with the most matched words, cut at word boundaries;
-    one pass over matches (two pointers), over at most MAX_SNIPPET_SOURCE characters, whose
-    matches are the window's too unless it cuts a word."""
+    one pass over matches (two pointers), over at most MAX_SNIPPET_SOURCE characters."""
     if len(text) <= width:
         return mark(text, stems)
     src = text[:MAX_SNIPPET_SOURCE]
     best_start = 0
-    spans: list[tuple[int, int]] = []
     if stems:
-        spans = _matches(src, stems)
-        positions = [start for start, _ in spans]
+        positions = [start for start, _ in _matches(src, stems)]
         best, j = 0, 0
         for i, start in enumerate(positions):
             j = max(j, i)
@@ -77,14 +74,7 @@ def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[st
     if end < len(text):
         sp = text.rfind(" ", best_start, end)
         end = sp if sp > best_start else end
-    # a window of whole words (a separator or an end at either side), read the way the text was
-    # (ASCII or not: `_matches`), holds the text's matches
-    window = text[best_start:end]
-    whole = not (best_start and text[best_start - 1].isalnum()) and end <= len(src)
-    if stems and whole and (end == len(text) or not text[end].isalnum()) and window.isascii() == src.isascii():
-        segs = runs(window, [(a - best_start, b - best_start) for a, b in spans if best_start <= a and b <= end])
-    else:
-        segs = mark(window, stems)
+    segs = mark(text[best_start:end], stems)
     if best_start:
         segs.insert(0, ("…", False))
     if end < len(text):
