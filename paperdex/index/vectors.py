@@ -182,10 +182,10 @@ class VectorIndex:
         both give the same top k_in."""
         q = np.asarray(q, dtype=np.float32)
         pos = self._present(allowed)
-        q8 = quantize(q)
         if len(pos) > SCAN_ALL_ABOVE * len(self.keys):  # a loose filter: gathering its rows costs more than it saves
             _, ranked, state = self.scan(q, 0, k_in, allowed)
             return ranked, state
+        q8 = quantize(q)
         scores = self._cosines8(q8, pos)
         ranked = self._exact(q, scores, min(k_in, len(pos)), pos)
         if np.any(pos[1:] < pos[:-1]):  # the engine's filters come in rowid order; others are sorted
