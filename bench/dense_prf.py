@@ -218,7 +218,7 @@ def bonus_factor(ix, pool: np.ndarray, present: list[Concept], statement: bool) 
                 if t is not None:
                     ok |= np.isin(pool, ix.term_docs(t))
             else:
-                ok |= rank.adjacent(ix, pool, alt)
+                ok |= rank.together_mask(ix, alt)[pool]
         got += ok
     boost = rank.PHRASE_BOOST_STATEMENT if statement else rank.PHRASE_BOOST
     return (1 + boost * got / len(units)).astype(np.float32)

@@ -361,7 +361,7 @@ def phrase_bonus(
                 if t is not None:
                     ok |= np.isin(cand, ix.term_docs(t), assume_unique=True)
                 continue
-            ok |= adjacent(ix, cand, alt)
+            ok |= together_mask(ix, alt)[cand]
         got += ok
     acc[cand] *= 1 + boost * got / len(units)
     if len(units) < QUOTED_UNITS:
@@ -399,12 +399,6 @@ def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bo
         part = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
         return np.sort(part), False
     return np.sort(part), True
-
-
-def adjacent(ix: lexical.LexIndex, docs: np.ndarray, alt: tuple[str, ...]) -> np.ndarray:
-    """For each of `docs`, whether the multi-word alternative's words stand together in its
-    title or abstract (`together_mask`)."""
-    return together_mask(ix, alt)[docs]
 
 
 def together_mask(ix: lexical.LexIndex, alt: tuple[str, ...]) -> np.ndarray:
