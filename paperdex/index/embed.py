@@ -285,7 +285,7 @@ class OnnxEncoder:
         if pooling not in POOLINGS:
             raise EmbedError(f"unknown pooling {pooling!r}; known: {', '.join(POOLINGS)}")
         self.pooling, self.normalize = pooling, normalize
-        self.batch_size = batch_size or (128 if device == "cuda" else 32)
+        self.batch_size = batch_size or (128 if device == "cuda" else 8)
         self._tok = Tokenizer.from_file(str(tokenizer))
         self._tok.enable_truncation(max_tokens)
         self._tok.no_padding()
