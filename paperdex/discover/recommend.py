@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -34,13 +34,11 @@ from paperdex.search.query import QueryError
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stemmer, tokens
 
-# L-BFGS (nlopt), stopped as SciPy's L-BFGS-B defaults stopped (factr 1e7), with 30 correction
-# pairs (SciPy's 10 took a third more evaluations to the same minimum), evaluations at most
+# L-BFGS (nlopt), stopped as SciPy's L-BFGS-B stops (factr 1e7), with 30 correction pairs
 FTOL_REL = 1e7 * float(np.finfo(float).eps)
 LBFGS_MEMORY = 30
 MAX_EVAL = 200
-# The SVM's fit: the measured defaults (the levers bench/recommend.py --grid tried against the
-# tf-idf centroid won nothing overall and live in that script)
+# The SVM's fit: the measured defaults (bench/recommend.py --grid tries the others)
 C = 0.3  # regularisation
 NEGATIVES = 3000  # random papers taken as negatives
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
@@ -120,8 +118,7 @@ def transpose(A: Sparse) -> Sparse:
 
 
 def select(A: Sparse, rows: np.ndarray, cols: np.ndarray) -> Sparse:
-    """The rows `rows` of A (in that order) over the columns `cols` (unique), numbered
-    0 .. len(cols) - 1 as `cols` lists them."""
+    """The rows `rows` of A (in that order) over the columns `cols` (unique), renumbered 0.."""
     at, n = spans(A.ptr, rows)
     col = np.full(A.ncols, -1, dtype=np.int64)  # a column's number in `cols`, -1 if not there
     col[cols] = np.arange(len(cols))
@@ -140,8 +137,7 @@ def column_sums(A: Sparse) -> np.ndarray:
 # --- features of one snapshot -------------------------------------------------------------------
 class Corpus:
     """The features of one pair of snapshots (lexical, dense), by the lexical index's documents:
-    tf-idf as the snapshot's own BM25 postings (by term, no copy; by paper on first use), its row
-    norms, and the dense vectors (zero rows for papers without one)."""
+    tf-idf as the snapshot's own BM25 postings (no copy), its row norms, and the dense vectors."""
 
     def __init__(self, ix, vindex) -> None:
         self.ix = ix
@@ -166,9 +162,8 @@ class Corpus:
 
     @property
     def by_paper(self) -> Sparse:
-        """The tf-idf matrix by paper (a forward index, each paper's terms in term order), made
-        on first use: training reads the rows of a few thousand papers, and scoring every paper
-        is one pass over it (in numpy, faster than gathering the postings of a model's terms)."""
+        """The tf-idf matrix by paper, made on first use: training reads the rows of a few
+        thousand papers, and scoring every paper is one pass over it."""
         if self._by_paper is None:
             with self._lock:
                 if self._by_paper is None:
@@ -260,8 +255,7 @@ LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid"}
 
 @dataclass
 class Choice:
-    """Which model a tag gets and the measurement behind it: per candidate, :func:`validate`'s
-    figures."""
+    """Which model a tag gets, and per candidate :func:`validate`'s figures behind it."""
 
     kind: str
     metrics: dict[str, dict[str, float]]  # candidate -> {"top20", "mrr", "recall@100"}
@@ -454,28 +448,12 @@ def scores(c: Corpus, model: Model) -> np.ndarray:
 
 
 # --- choosing the model per tag ------------------------------------------------------------------
-def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate `kind`'s weights from a fold's fit `m`: over the tag's terms (`m`'s at `at`) and
-    over the dense dimensions."""
-    wt = np.zeros(n_terms, dtype=np.float32)
-    wd = np.zeros(dim, dtype=np.float32)
-    if kind == "svm":
-        wt[at] = m.w_terms
-        if m.w_dense is not None:
-            wd[:] = m.w_dense
-    elif kind == "tf-idf centroid":
-        wt[at] = m.c_terms
-    return wt, wd
-
-
 def validate(c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str) -> dict[str, dict[str, float]]:
     """How well each of CANDIDATES ranks the tag's papers it did not see: each of FOLDS parts of
-    the tag (`full`'s positives) is held out once, every candidate fitted on the rest (the SVM
-    warm from `full`; held-out papers never sampled as negatives), and the held-out papers are
-    ranked among every paper no candidate saw, as a recommendation list ranks them.
-
-    Per candidate: "top20", the share of held-out papers in the first 20 of their fold (what
-    P@20 on the page counts; the choice), "mrr" and "recall@100"."""
+    the tag (`full`'s positives) is held out once, every candidate fitted on the rest (held-out
+    papers never sampled as negatives), and the held-out papers ranked among every paper no
+    candidate saw, as a recommendation list ranks them. Per candidate: "top20" (the share in the
+    first 20 of their fold: the choice), "mrr" and "recall@100"."""
     from threadpoolctl import threadpool_limits
 
     pos = full.positives
@@ -490,11 +468,13 @@ def validate(c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str) ->
     for f, held in enumerate(parts):
         m = train(c, np.setdiff1d(pos, held, assume_unique=True), dis, seed=seed, warm=full, unlabelled=held)
         at = np.searchsorted(terms, m.terms)
-        for kind in CANDIDATES:
-            wt, wd = _weights(m, kind, at, len(terms), dim)
+        for kind in CANDIDATES:  # the SVM's weights, or the centroid's (none on the dense side)
+            svm = kind == "svm"
+            wt = np.zeros(len(terms), dtype=np.float32)
+            wt[at] = m.w_terms if svm else m.c_terms
             cols.append((f, kind))
             Wt.append(wt)
-            Wd.append(wd)
+            Wd.append(m.w_dense if svm and m.w_dense is not None else np.zeros(dim, dtype=np.float32))
     with threadpool_limits(limits=1, user_api="blas"):
         S = np.stack([c.score_terms(terms, wt) for wt in Wt], axis=1)
         if dim:
@@ -530,16 +510,15 @@ def fit(
     MIN_VALIDATE papers keep the SVM. A `choice` made for the same contents is reused."""
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     m = train(c, pos, dismissed, seed=seed, warm=warm)
-    if choice is None:
-        if len(pos) >= MIN_VALIDATE:
-            got = validate(c, m, dismissed, seed)
-            best = CANDIDATES[0]  # another candidate must do strictly better to be chosen
-            for k in CANDIDATES[1:]:
-                if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
-                    best = k
-            choice = Choice(best, got, max(2, min(FOLDS, len(pos))), len(pos))
-        else:
-            choice = Choice(CANDIDATES[0], {}, 0, len(pos))
+    if choice is None and len(pos) < MIN_VALIDATE:
+        choice = Choice(CANDIDATES[0], {}, 0, len(pos))
+    elif choice is None:
+        got = validate(c, m, dismissed, seed)
+        best = CANDIDATES[0]  # another candidate must do strictly better to be chosen
+        for k in CANDIDATES[1:]:
+            if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
+                best = k
+        choice = Choice(best, got, max(2, min(FOLDS, len(pos))), len(pos))
     return replace(m, kind=choice.kind, choice=choice)
 
 
@@ -609,9 +588,8 @@ def tag_model(
     store: Store, tag: str, c: Corpus | None = None, source: SearchCorpus | None = None
 ) -> tuple[Model | None, bool, Corpus]:
     """The tag's model over the current snapshots (the store's, or `source`'s): cached, or
-    fitted now (from the last fit), its kind chosen by :func:`fit` once per contents of the
-    tag. The negatives are sampled by the store's id, so a backend that holds the store's
-    papers under their rowids (`paperdex migrate --to`) recommends what the store does."""
+    fitted now from the last fit. Negatives are sampled by the store's id, so a backend holding
+    the store's papers under their rowids (`migrate --to`) recommends what the store does."""
     src = _source(store, source)
     c = c or corpus(store, source)
     pos = _docs_of(c, src, library.tag_papers(store, tag))
@@ -825,24 +803,16 @@ def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
     """The words of `text` with the highest tf-idf against the papers (idf of the lexical
     snapshot `ix`; words no paper has are left out), each as the text writes it."""
     st = stemmer()
-    tf: dict[str, int] = {}
+    tf: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for w in tokens(index_text(text)):
-        if w in STOPWORDS or len(w) < 2 or w.isdigit():
-            continue
-        s = st.stemWord(w)
-        tf[s] = tf.get(s, 0) + 1
-        surface.setdefault(s, w)
-    scored = []
+        if w not in STOPWORDS and len(w) >= 2 and not w.isdigit():
+            tf[s := st.stemWord(w)] += 1
+            surface.setdefault(s, w)
     N = max(ix.n, 1)
-    for s, f in tf.items():
-        t = ix.term(s)
-        df = 0 if t is None else int(ix.df[t])
-        if df == 0:  # a word no paper has
-            continue
-        idf = float(np.log(1 + (N - df + 0.5) / (df + 0.5)))
-        scored.append(((1 + np.log(f)) * idf, s))
-    scored.sort(key=lambda x: (-x[0], x[1]))
+    df = {s: 0 if (t := ix.term(s)) is None else int(ix.df[t]) for s in tf}
+    idf = {s: float(np.log(1 + (N - d + 0.5) / (d + 0.5))) for s, d in df.items() if d}  # words papers have
+    scored = sorted((((1 + np.log(tf[s])) * v, s) for s, v in idf.items()), key=lambda x: (-x[0], x[1]))
     return [surface[s] for _, s in scored[:n]]
 
 
@@ -858,10 +828,8 @@ def related(
 ) -> Related:
     """Papers related to a pasted abstract or paragraph: its opening EMBED_CHARS characters
     embedded as documents are, fused by reciprocal rank with BM25 over its KEY_TERMS key terms,
-    any of which may match (requiring half, the search's rule for long text, leaves almost
-    nothing to rank). `query_vector`: the text's vector if the caller embedded it already
-    (service.related, off the searcher); `dense=False`: the words alone (it could not be
-    embedded in time)."""
+    any of which may match (requiring half leaves almost nothing to rank). `query_vector`: the
+    text's vector if the caller embedded it already; `dense=False`: the words alone."""
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
