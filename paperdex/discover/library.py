@@ -61,7 +61,6 @@ def now() -> str:
 # --- plumbing ---------------------------------------------------------------------------
 @contextmanager
 def _write(store: Store) -> Iterator[Store]:
-    """One write transaction on a writable store."""
     _writable(store)
     with store.write_transaction():
         yield store
@@ -159,16 +158,14 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
         raise LibraryError(message("ids_not_in_store", ids=shown), 404)
     if allow_missing:
         found += [m for m in missing if len(m) <= 200 and not _unsafe(m)]
-    stamp = now()
     with _write(store) as c:
         tid = _tag_id(c, name)
         have_ids = set(c.tag_paper_ids(name))
         if len(have_ids) + len(found) > MAX_TAG_PAPERS:
             raise LibraryError(message("tag_too_full", limit=MAX_TAG_PAPERS))
         fresh = [pid for pid in found if pid not in have_ids]
-        c.add_to_tag(tid, fresh, stamp)
-        # saving a paper takes back a "not interested"
-        c.undismiss(found)
+        c.add_to_tag(tid, fresh, now())
+        c.undismiss(found)  # saving a paper takes back a "not interested"
     return len(fresh)
 
 
@@ -271,10 +268,9 @@ def check_search(query: str, params: dict[str, str]) -> None:
 def save_search(
     store: Store, name: str, query: str, params: dict[str, Any] | None = None, *, replace: bool = True
 ) -> SavedSearch:
-    """Save a query (the full query language) with its filters, checked as a search would check
-    them. Saving under an existing name replaces that search (what is new is counted from now
-    on), unless `replace` is False: then it is an error (the CLI's `saved add` without
-    --replace, so a search is never lost to a name typed twice)."""
+    """Save a query with its filters, checked as a search would check them. Saving under an
+    existing name replaces that search (what is new is counted from now on), unless `replace`
+    is False (the CLI's `saved add` without --replace: a name typed twice loses no search)."""
     name = tag_name(name)
     query = str(query or "").strip()
     if len(query) > MAX_QUERY or _unsafe(query.replace("\n", " ")):
@@ -302,9 +298,8 @@ MAX_ROW_ID = 2**63 - 1  # SQLite's integers are 64-bit
 
 
 def row_number(key: str) -> int | None:
-    """The row id a saved search's or token's key names when it is written in digits (None: it
-    is a name). Digits that no SQLite row can carry (past 64 bits: the look-up would overflow;
-    another script's digits, ``²``) give 0, which names no row: the caller's "not found"."""
+    """The row id a key names when written in digits (None: it is a name). Digits no SQLite row
+    can carry (past 64 bits; another script's, ``²``) give 0, which names no row: "not found"."""
     if not key.isdigit():
         return None
     return int(key) if key.isascii() and len(key) <= 19 and int(key) <= MAX_ROW_ID else 0
@@ -365,15 +360,11 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
         sort="newest",
         page=page,
         per_page=per_page,
-        filters=search_filters(saved.params),
+        filters=Filters(**{f.name: saved.params.get(URL_NAMES.get(f.name, f.name)) for f in fields(Filters)}),
         facets=False,
         highlight=False,
         deadline=deadline,
     )
-
-
-def search_filters(params: dict[str, str]) -> Filters:
-    return Filters(**{f.name: params.get(URL_NAMES.get(f.name, f.name)) for f in fields(Filters)})
 
 
 PAGE = 200
@@ -511,16 +502,14 @@ def import_bibtex(store: Store, text: str, name: str) -> dict[str, Any]:
     """Save the entries of a .bib file into tag `name` (:func:`import_papers`)."""
     from paperdex.sources.bibtex import parse_bibtex
 
-    res = parse_bibtex(text)
-    name = tag_name(name)
+    res, name = parse_bibtex(text), tag_name(name)
     return import_papers(store, [(p, [name]) for p in res.papers], res.errors)
 
 
 def import_papers(store: Store, entries: list[tuple[Paper, list[str]]], errors: Sequence[str] = ()) -> dict[str, Any]:
     """Save papers read from a reference manager (.bib, CSL-JSON, Zotero) into tags. Each is
-    found as a sync finds a record's paper (id, DOI, named arXiv id, title and first author);
-    the others are added first, so the library works for recommendations at once. Every tag
-    name is checked before anything is written."""
+    found as a sync finds a record's paper (id, DOI, arXiv id, title and first author); the
+    others are added first, so recommendations work at once. Tag names are checked first."""
     from paperdex.sources.merge import Matcher
 
     entries = [(p, [tag_name(t) for t in names]) for p, names in entries]

@@ -133,8 +133,6 @@ def create_app(
 
 
 # --- errors: JSON for the API, a page for the rest ------------------------------------------------
-
-
 def error(request: Request, status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     headers = dict(headers or {})
     if status == 405:  # HEAD is answered wherever GET is

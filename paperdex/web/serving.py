@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.synchronize import Event
 from typing import NoReturn
 
@@ -181,8 +181,6 @@ def timed_protocol(header_timeout: float, body_timeout: float):
 
 
 # --- one process ----------------------------------------------------------------------------
-
-
 def _listen(st: ServeOptions):
     """The listening socket, bound before anything says "serving": a port in use is one line."""
     import socket
@@ -232,8 +230,6 @@ def _exit(status: int) -> NoReturn:
 
 
 # --- several processes ----------------------------------------------------------------------
-
-
 def _worker_main(st: ServeOptions, sock, name: str, ready) -> None:  # pragma: no cover - in a child
     """A worker process: warm up, say so, serve on the inherited socket until SIGTERM."""
     import uvicorn
@@ -261,21 +257,15 @@ class _Worker:
 
 def serve_workers(st: ServeOptions) -> int:
     """Run `st.workers` worker processes on one listening socket; returns the exit status."""
-    import dataclasses
-
     for k in THREAD_ENV:
         os.environ.setdefault(k, "1")
     if st.settings.embed_threads is None:  # one engine thread per worker, unless told otherwise
-        st = dataclasses.replace(st, settings=st.settings.replace(embed_threads=1))
+        st = replace(st, settings=st.settings.replace(embed_threads=1))
     sock = _listen(st)
     sock.set_inheritable(True)
     ctx = multiprocessing.get_context("spawn")
     stop = threading.Event()
-
-    def on_signal(sig, _frame) -> None:
-        stop.set()
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
 
     def start(i: int) -> _Worker:
         ready = ctx.Event()

@@ -81,8 +81,6 @@ def paged_json(request: Request, found: Any, rows: str, **more: Any) -> SafeJSON
 
 
 # --- the signed-in session ------------------------------------------------------------------------
-
-
 def csrf_for(token_hash: str) -> str:
     """The CSRF value of a signed-in browser: an HMAC of a fixed label under the token's hash
     (the server can recompute it; a page on another site cannot)."""
@@ -108,8 +106,6 @@ def session_of(request: Request) -> dict[str, Any] | None:
 
 
 # --- pages ------------------------------------------------------------------------------------------
-
-
 def render_page(request: Request, template: str, status: int, session: dict | None, **ctx: Any) -> HTMLResponse:
     """A page with what every template reads: the interface language and its text, the path,
     the signed-in session and its CSRF value."""

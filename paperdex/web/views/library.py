@@ -38,8 +38,6 @@ def search_url(ss: library.SavedSearch) -> str:
 
 
 # --- the library page, sign-in -------------------------------------------------------------------
-
-
 @router.get("/library", response_class=HTMLResponse, include_in_schema=False)
 def library_page(request: Request) -> Response:
     pool = pool_of(request)
@@ -74,8 +72,6 @@ async def logout(request: Request) -> Response:
 
 
 # --- tags ----------------------------------------------------------------------------------------
-
-
 @router.get("/tag/{name}", response_class=HTMLResponse, include_in_schema=False)
 def tag_page(request: Request, name: str, page: int = 1) -> Response:
     pool = pool_of(request)
@@ -168,8 +164,6 @@ def form_rename_tag(st: Store, form: dict[str, str], request: Request) -> str:
 
 
 # --- saved searches ------------------------------------------------------------------------------
-
-
 @form_write("/library/saved")
 def form_save_search(st: Store, form: dict[str, str], request: Request) -> str:
     params: dict[str, Any] = {k: form.get(k) for k in library.SAVED_PARAMS}
@@ -197,8 +191,6 @@ def form_delete_saved(st: Store, form: dict[str, str], request: Request) -> str:
 
 
 # --- related work --------------------------------------------------------------------------------
-
-
 def related(request: Request, text: str, k: int, params: dict[str, Any]) -> R.Related:
     filters = Filters(
         category=params.get("category") or None,
@@ -228,8 +220,6 @@ def related_view(request: Request, text: str, params: dict[str, Any]) -> Respons
 
 
 # --- "for you": a day's papers by the user's tags -----------------------------------------------
-
-
 @router.get("/for-you", response_class=HTMLResponse, include_in_schema=False)
 def for_you_page(request: Request, day: str | None = None) -> Response:
     d, ranked = service.for_you(pool_of(request), day, 50)
