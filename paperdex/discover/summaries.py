@@ -180,7 +180,7 @@ class Client:
         self._json_mode = True
 
     def _only_our_host(self, request: httpx.Request) -> None:
-        base, url = self.http.base_url, request.url  # both normalised by httpx (case, default port)
+        base, url = self.http.base_url, request.url  # both normalised by httpx
         if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
             raise LLMError(message("llm_other_host", to=request.url.host, host=self.cfg.host))
 
@@ -190,12 +190,6 @@ class Client:
 
     def close(self) -> None:
         self.http.close()
-
-    def _wait(self, attempt: int, retry_after: str | None) -> float:
-        if retry_after:
-            with contextlib.suppress(ValueError):
-                return min(self.cfg.max_wait, max(0.0, float(retry_after)))
-        return min(self.cfg.max_wait, self.cfg.backoff * (2**attempt) * (1 + random.random() / 4))
 
     def chat(self, msgs: list[dict[str, str]]) -> tuple[str, int]:
         """(the answer's text, tokens used) for one conversation. Raises LLMError when the
@@ -237,6 +231,12 @@ class Client:
             self.sleep(pause)
             attempt += 1
 
+    def _wait(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after:
+            with contextlib.suppress(ValueError):
+                return min(self.cfg.max_wait, max(0.0, float(retry_after)))
+        return min(self.cfg.max_wait, self.cfg.backoff * (2**attempt) * (1 + random.random() / 4))
+
     def _content(self, r: httpx.Response) -> tuple[str, int]:
         try:
             data = r.json()
@@ -252,8 +252,7 @@ class Client:
 
 # --- which papers, and the run -------------------------------------------------------------------
 def due(store: Store, papers: Iterable[Paper], model: str, langs: Sequence[str] = LANGS) -> list[Paper]:
-    """The papers without a current summary by `model` in every wanted language (none yet,
-    another model's, or one made from an abstract since edited)."""
+    """The papers without a current summary by `model` in every wanted language."""
     papers = list({p.id: p for p in papers}.values())
     have = store.summaries(p.id for p in papers)
     return [p for p in papers if any(have.get(p.id, {}).get(lang, {}).get("model") != model for lang in langs)]
@@ -294,9 +293,9 @@ def run(
     progress: Callable[[Report], None] | None = None,
 ) -> Report:
     """Summarise the papers that are due, `cfg.concurrency` requests at a time, until the day's
-    budget (papers per UTC day, counted in the store) is spent. Each summary is written by this
-    thread in its own transaction, so a run stopped half-way keeps what it finished. The endpoint
-    failing for good stops the run (`Report.stopped`); a bad answer skips only its paper."""
+    budget (papers per UTC day) is spent. Each summary is written by this thread in its own
+    transaction, so a run stopped half-way keeps what it finished. The endpoint failing for good
+    stops the run (`Report.stopped`); a bad answer skips only its paper."""
     papers = list({p.id: p for p in papers}.values())
     rep = Report(total=len(papers))
     todo = papers if force else due(store, papers, cfg.model, langs)
@@ -379,8 +378,8 @@ class _Run:
 
 # --- for the views ----------------------------------------------------------------------------------
 def pick(summaries: dict[str, dict], lang: str, full: bool = False) -> dict | None:
-    """What a reader of `lang` is shown: the summary in their language, else none (the
-    abstract is there); with its labels and the model's name."""
+    """What a reader of `lang` is shown: the summary in their language (else none: the abstract
+    is there), with its labels and the model's name."""
     s = summaries.get(lang)
     if not s:
         return None
