@@ -1,19 +1,17 @@
 """Feeds and the daily digest.
 
-**Feeds**: RSS 2.0 and Atom 1.0 documents for a list of papers (a saved search, a tag's
-recommendations, a category, the daily page), written with ElementTree so that paper text is
-always escaped; every item links back to the paper's page on this server (`base_url`).
+**Feeds**: RSS 2.0 and Atom 1.0 documents for a list of papers, written with ElementTree so
+that paper text is always escaped; every item links back to the paper's page on this server.
 
-**Digest**: for one day (default: the newest day in the store), each tag's best
-recommendations among that day's papers and each saved search's new matches, as one e-mail
-with a plain-text and an HTML part (``email.message``), sent through SMTP (``smtplib``) or
-written to a file (``.eml`` the whole message, ``.html`` or ``.txt`` one part). Its words are
-Messages of the table (messages.toml), shown in English: neither has a language setting.
+**Digest**: for one day (default: the newest), each tag's best recommendations among that day's
+papers and each saved search's new matches, as one e-mail (plain text and HTML), sent through
+SMTP or written to a file. Its words are shown in English: neither has a language setting.
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import smtplib
 import xml.etree.ElementTree as ET
@@ -65,7 +63,7 @@ def _x(text: str | None) -> str:
 
 def _as_html(text: str) -> str:
     """Plain text as the HTML an RSS 2.0 description is read as: escaped, so `<img src=x>` in an
-    abstract is shown, not loaded; paragraphs as <br> (ElementTree escapes it again for XML)."""
+    abstract is shown, not loaded (ElementTree escapes it again for XML)."""
     return html.escape(text, quote=False).replace("\n", "<br>")
 
 
@@ -73,9 +71,8 @@ _MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 
 def _title(text: str) -> str:
-    """An RSS title: plain text, unless it holds something a reader could take for a tag
-    (readers differ on whether an RSS title is HTML; feedparser guesses from the content),
-    which is then escaped as HTML too: shown as text either way, never rendered."""
+    """An RSS title: plain text, unless it holds something a reader could take for a tag (readers
+    differ on whether it is HTML), which is then escaped as HTML too: never rendered either way."""
     return _as_html(text) if _MARKUP.search(text) else text
 
 
@@ -203,8 +200,7 @@ def build(
     store: Store, day: str | None = None, base_url: str = "http://127.0.0.1:8000", per_section: int = 5, searcher=None
 ) -> Digest:
     """The digest of `day`: each tag's best recommendations among the day's papers, each saved
-    search's new matches (since its last visit; the visit is not marked), and the day's first
-    papers when there is nothing else."""
+    search's new matches (the visit is not marked), else the day's first papers."""
     day = day or feed.latest_day(store)
     base = base_url.rstrip("/")
     d = Digest(day, base)
@@ -300,8 +296,8 @@ FILE_KINDS = (".eml", ".html", ".htm", ".txt")
 
 
 def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
-    """`.html`: the HTML part; `.txt`: the text; `.eml`: the whole message. Another suffix is
-    refused: an e-mail written into `digest.pdf` opens as a broken file."""
+    """`.html`: the HTML part; `.txt`: the text; `.eml`: the whole message; another suffix is
+    refused (an e-mail written into `digest.pdf` opens as a broken file)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in FILE_KINDS:
@@ -320,11 +316,9 @@ def likely_first(store: Store, day: str | None = None, per_section: int = 50, se
     search picks, then the day's listing (default: the newest day)."""
     d = build(store, day, per_section=per_section, searcher=searcher)
     out = [it.paper for s in d.sections if s.kind != "day" for it in s.items]
-    page = 1
-    while d.day:
+    for page in itertools.count(1) if d.day else ():
         listed = feed.daily(store, d.day, page=page, per_page=200)
         out.extend(listed.papers)
         if page * 200 >= listed.total:
             break
-        page += 1
     return list({p.id: p for p in out}.values())
