@@ -8,7 +8,7 @@ import hmac
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from fastapi import Request
@@ -32,26 +32,21 @@ MAX_LINK_VALUE = 1000
 YEAR = 365 * 86400  # how long a remembered choice (language, layout) is kept
 
 
-def _env() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
-        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.globals["plain_tex"] = render.plain_tex
-    env.filters["q"] = lambda s: quote(str(s), safe="")
-    env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url)
-    return env
-
-
-ENV = _env()
+ENV = Environment(
+    loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
+    autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+ENV.filters["q"] = lambda s: quote(str(s), safe="")
+ENV.globals.update(
+    plain_tex=render.plain_tex, filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url
+)
 
 
 def pool_of(request: Request) -> Pool:
     """The app's searchers and readers (create_app puts them on app.state)."""
-    pool: Pool = request.app.state.pool
-    return pool
+    return cast(Pool, request.app.state.pool)
 
 
 def lang_of(request: Request) -> str:
@@ -145,9 +140,8 @@ def url_with(request: Request, **changes: Any) -> str:
 
 
 def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    """A page of the search views (search, paper, daily, errors): its links carry the search's
-    state (query, filters, sort, page), so a paper's "Back" link returns here; its cards get
-    their machine summaries; `?lang=` is remembered in a cookie."""
+    """A page of the search views: its links carry the search's state (query, filters, sort,
+    page), so a paper's "Back" link returns here; `?lang=` is remembered in a cookie."""
     lang = lang_of(request)
     summaries.attach_cards(pool_of(request), ctx, lang)
     state = state_of(request)
@@ -177,8 +171,7 @@ def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTML
 
 def discover_page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
     """A page of the library views: its links keep the request's own query, and its template
-    draws each paper's card with `cardof` (render.card, the tags holding the paper, its machine
-    summary in the interface language)."""
+    draws each paper's card with `cardof` (with the tags holding the paper and its summary)."""
     lang = lang_of(request)
     qs = dict(request.query_params)
     qs["lang"] = "en" if lang == "zh" else "zh"
@@ -221,12 +214,5 @@ def mark_saved(request: Request, cards: list[dict[str, Any]]) -> None:
 
 def page_window(page: int, pages: int, width: int = 2) -> list[int | None]:
     """1 … 4 5 [6] 7 8 … 20: numbered links around the current page, None for a gap."""
-    keep = {1, pages, *range(max(1, page - width), min(pages, page + width) + 1)}
-    out: list[int | None] = []
-    last = 0
-    for n in sorted(keep):
-        if n - last > 1:
-            out.append(None)
-        out.append(n)
-        last = n
-    return out
+    keep = sorted({1, pages, *range(max(1, page - width), min(pages, page + width) + 1)})
+    return [x for a, b in zip([0, *keep], keep, strict=False) for x in ([None, b] if b - a > 1 else [b])]
