@@ -14,6 +14,7 @@ lexically, the two rankings fused by reciprocal rank.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -57,8 +58,8 @@ EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown a
 
 # --- sparse matrices as arrays -----------------------------------------------------------------
 class Sparse(NamedTuple):
-    """A sparse matrix by rows (CSR), as the lexical index's postings are (term -> papers): a few
-    numpy passes over such arrays are all the recommender needs of a sparse-matrix library."""
+    """A sparse matrix by rows (CSR), as the lexical index's postings are: a few numpy passes
+    over such arrays are all the recommender needs of a sparse-matrix library."""
 
     ptr: np.ndarray
     idx: np.ndarray
@@ -316,8 +317,7 @@ class _Svm:
             Zs = c.rows(idx, terms)
             self.Zs = Zs._replace(val=Zs.val.astype(np.float64))  # float64 like the weights
             self.ZsT = transpose(self.Zs)
-        self.D = c.D
-        self.Zd = np.asarray(self.D[idx], dtype=np.float64) if self.D is not None else None
+        self.Zd = np.asarray(c.D[idx], dtype=np.float64) if c.D is not None else None
         self.dd = self.Zd.shape[1] if self.Zd is not None else 0
 
     def objective(self, wb: np.ndarray) -> tuple[float, np.ndarray]:
@@ -414,10 +414,8 @@ def lbfgs(f: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray) -
     opt.set_ftol_rel(FTOL_REL)
     opt.set_maxeval(MAX_EVAL)
     opt.set_vector_storage(LBFGS_MEMORY)
-    try:
+    with contextlib.suppress(nlopt.RoundoffLimited, nlopt.runtime_error):
         opt.optimize(x0)
-    except (nlopt.RoundoffLimited, nlopt.runtime_error):
-        pass
     return best[1]
 
 
