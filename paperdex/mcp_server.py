@@ -1,6 +1,5 @@
-"""An MCP server (official `mcp` SDK) giving AI agents the search and the library of the web UI:
-its tools call the service functions behind the JSON API, so an agent sees what ``/api/search``
-returns, minus HTML (snippets as plain text, LaTeX made legible)."""
+"""An MCP server giving AI agents the search and the library of the web UI: its tools call the
+service functions behind the JSON API, minus HTML (plain-text snippets, LaTeX made legible)."""
 
 from __future__ import annotations
 
@@ -101,8 +100,6 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
         """The k papers closest in meaning to paper `id` (nearest neighbours by embedding)."""
         paper, hits = service.similar(pool, id, k)
         return {"id": paper.id, "title": render.plain_tex(paper.title), "similar": [_hit(h) for h in hits]}
-
-    # --- the library (paperdex.discover.library, paperdex.discover.recommend): tags, recommendations, saved searches
 
     @tool
     def list_tags() -> dict[str, Any]:

@@ -1,12 +1,11 @@
 """Every text paperdex shows a person, once: a code with English and Chinese templates and named
-fields, in one table (MESSAGES, read from messages.toml) for the core's messages and the
-interface's labels (the web templates' ``t('code')``), and one lookup, :func:`text`.
+fields, in one table (MESSAGES, from messages.toml) for the core's messages and the interface's
+labels, and one lookup, :func:`text`.
 
 ``message("no_paper_id", id=pid)`` gives a :class:`Message`, which *is* the English text (a
-``str``), so callers, log lines, JSON fields and tests read it as a string, and which keeps its
-code and fields, so an interface shows it in another language (``msg.in_lang("zh")``) instead of
-matching the English text; a field that is a Message is shown in the same language. Text from
-outside paperdex (Starlette's 404, the OpenAPI descriptions) has its English as its code
+``str``), so callers, logs, JSON and tests read it as a string, and which keeps its code and
+fields, so an interface shows it in another language (``msg.in_lang("zh")``) instead of matching
+the English text. Text from outside paperdex (Starlette's 404) has its English as its code
 (:func:`shown`). The bottom layer: this module imports nothing of paperdex.
 """
 
@@ -21,9 +20,8 @@ LANGS = ("en", "zh")
 
 
 def _load() -> dict[str, dict[str, str]]:
-    """The table of messages.toml: a data file, so a translator edits text without reading
-    Python, and one place for every string; its [outside] table is text from outside paperdex,
-    whose code is its English text."""
+    """The table of messages.toml (a translator edits text without reading Python); its
+    [outside] table is text from outside paperdex, whose code is its English text."""
     table = tomllib.loads(resources.files("paperdex").joinpath("messages.toml").read_text("utf-8"))
     outside = table.pop("outside")
     return {**table, **{en: {"en": en, "zh": zh} for en, zh in outside.items()}}
@@ -56,8 +54,7 @@ def text(lang: str, code: str, /, **params: Any) -> str:
 
 def shown(lang: str, msg: str) -> str:
     """A message as a reader of `lang` reads it: a Message in `lang`; plain text in `lang` when
-    it is the English of a code that is its own English text (from outside paperdex), else as
-    it is (the English of paperdex's own messages, as plain text, is not matched back)."""
+    it is text from outside paperdex (its own code), else as it is (never matched back)."""
     if isinstance(msg, Message):
         return msg.in_lang(lang)
     return text(lang, msg) if MESSAGES.get(msg, {}).get("en") == msg else msg

@@ -1,8 +1,6 @@
-"""How a request picks its interface language, and the lookups the pages use; the text itself
-is in the one table of paperdex/messages.toml, read by paperdex/messages.py.
-
-Order of precedence: an explicit ``?lang=`` (which also sets a cookie), the ``lang`` cookie,
-then the browser's ``Accept-Language``. Paper text is never translated; only the interface.
+"""How a request picks its interface language: an explicit ``?lang=`` (which also sets a
+cookie), the ``lang`` cookie, then the browser's ``Accept-Language``. Paper text is never
+translated; only the interface (paperdex/messages.toml).
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ message = shown  # message(lang, msg): the templates' msg(...) for a message fro
 
 
 def negotiate(query_lang: str | None, cookie_lang: str | None, accept_language: str | None) -> str:
-    """The interface language for a request (see module docstring)."""
     for v in (query_lang, cookie_lang):
         if v and v.lower()[:2] in LANGS:
             return v.lower()[:2]

@@ -26,10 +26,8 @@ from paperdex.web.views.base import SafeJSON, lang_of, page, paged_json, pool_of
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {400: schemas.BAD_REQUEST, 503: schemas.BUSY}
 PAPER_ERRORS: dict[int | str, dict[str, Any]] = {**ERROR_RESPONSES, 404: schemas.NOT_FOUND}
-# The dates the spec admits (service.DATE_PREFIX, DAY); the service checks them itself, with a
-# message that says what is wrong, instead of a 400 that quotes the pattern.
-# An empty value is the parameter left out (a form's empty field): the service takes it so, and
-# the spec says so, or a generated request with one is "wrongly" answered 200.
+# The dates the spec admits (the service checks them itself, with a message that says what is
+# wrong); an empty value is the parameter left out (a form's empty field), as the service takes it.
 DATE_SPEC: JsonDict = {"pattern": f"^(?:{service.DATE_PREFIX[1:-1]})?$"}
 DAY_SPEC: JsonDict = {"pattern": f"^(?:{service.DAY[1:-1]})?$"}
 FAVICON = Path(__file__).parent.parent / "static" / "favicon.svg"

@@ -1,6 +1,6 @@
 """Who may write, and the body of a write: a bearer token, or the sign-in cookie with its CSRF
-value (the scheme: docs/recommendations.md, "Access control"). Writes open a writable store for
-the one request (the searchers' stores are read-only).
+value (docs/recommendations.md). Writes open a writable store for the one request (the
+searchers' stores are read-only).
 """
 
 from __future__ import annotations
@@ -55,13 +55,12 @@ async def form_of(request: Request) -> dict[str, Any]:
 
 async def json_of(request: Request) -> dict[str, Any]:
     """A JSON object body, sent as application/json: a no-cors `text/plain` POST from another
-    site's page (which needs no CORS preflight) is refused before its body is read, and a body
-    nested too deep before it is parsed (limits.parse_json)."""
+    site's page (which needs no CORS preflight) is refused before its body is read."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "application/json" and not (ctype.startswith("application/") and ctype.endswith("+json")):
         raise ServiceError(415, message("body_not_json"))
     try:
-        data = parse_json(await request.body())  # its depth checked before it is parsed
+        data = parse_json(await request.body())
     except ValueError as e:
         raise ServiceError(400, message("body_not_object_because", reason=str(e))) from None
     if not isinstance(data, dict):

@@ -16,7 +16,7 @@ from paperdex import service
 from paperdex.discover import library
 from paperdex.discover import recommend as R
 from paperdex.messages import message
-from paperdex.search import Filters
+from paperdex.search import URL_NAMES, Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store
 from paperdex.web.views.auth import form_of, writer, written
@@ -86,8 +86,7 @@ def tag_page(request: Request, name: str, page: int = 1) -> Response:
 
 @router.get("/save/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
 def save_page(request: Request, pid: str, next: str = "") -> Response:
-    """The "save to a tag" form of one paper (the cards' save link without script); `next` is
-    where the form returns to, a path on this site."""
+    """The "save to a tag" form of one paper (the cards' save link without script)."""
     with pool_of(request).reader() as st:
         found, _ = library.paper_ids(st, [pid])
         p = st.get(found[0]) if found else None
@@ -102,8 +101,8 @@ FormWrite = Callable[[Store, dict[str, str], Request], str]
 
 
 def form_write(path: str) -> Callable[[FormWrite], FormWrite]:
-    """A form that writes (POST `path`): the token and the CSRF value checked (auth.written), a
-    writable store for the handler, which returns where the browser goes next (a 303)."""
+    """A form that writes (POST `path`): the token and the CSRF value checked, a writable store
+    for the handler, which returns where the browser goes next (a 303)."""
 
     def register(write: FormWrite) -> FormWrite:
         @router.post(path, include_in_schema=False)
@@ -192,12 +191,8 @@ def form_delete_saved(st: Store, form: dict[str, str], request: Request) -> str:
 
 # --- related work --------------------------------------------------------------------------------
 def related(request: Request, text: str, k: int, params: dict[str, Any]) -> R.Related:
-    filters = Filters(
-        category=params.get("category") or None,
-        date_from=params.get("from") or None,
-        date_to=params.get("to") or None,
-    )
-    return service.related(pool_of(request), text, k, filters)
+    got = {f: params.get(URL_NAMES.get(f, f)) or None for f in ("category", "date_from", "date_to")}
+    return service.related(pool_of(request), text, k, Filters(**got))
 
 
 @router.get("/related", response_class=HTMLResponse, include_in_schema=False)
@@ -213,8 +208,7 @@ async def related_page(request: Request) -> Response:
 
 
 def related_view(request: Request, text: str, params: dict[str, Any]) -> Response:
-    """Related work for a pasted text: this page, and what the search box shows for a passage
-    (views/search.py, PASTED_TEXT_AT)."""
+    """Related work for a pasted text: this page, and what the search box shows for a passage."""
     res = related(request, text, 20, params) if text.strip() else None
     return discover_page(request, "discover_related.html", res=res, text=text)
 
