@@ -37,6 +37,9 @@ FORMATS = ("rss", "atom")
 MAX_SUMMARY = 1200  # characters of an abstract in a feed item
 ATOM = "http://www.w3.org/2005/Atom"
 MIN_SCORE = R.chip_z()  # a day's paper is recommended from the z-score its tag's chip shows at
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_MARKUP = re.compile(r"<[A-Za-z/!?]")
+FILE_KINDS = (".eml", ".html", ".htm", ".txt")
 
 
 def paper_url(base_url: str, p: Paper) -> str:
@@ -53,9 +56,6 @@ def _when(p: Paper) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC)
 
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
 def _x(text: str | None) -> str:
     """Text XML 1.0 can carry: control characters (which a record may hold) removed."""
     return _NOT_XML.sub("", text or "")
@@ -65,9 +65,6 @@ def _as_html(text: str) -> str:
     """Plain text as the HTML an RSS 2.0 description is read as: escaped, so `<img src=x>` in an
     abstract is shown, not loaded (ElementTree escapes it again for XML)."""
     return html.escape(text, quote=False).replace("\n", "<br>")
-
-
-_MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 
 def _title(text: str) -> str:
@@ -290,9 +287,6 @@ def send(
         if user:
             s.login(user, password or "")
         s.send_message(m)
-
-
-FILE_KINDS = (".eml", ".html", ".htm", ".txt")
 
 
 def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:

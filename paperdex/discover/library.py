@@ -38,6 +38,8 @@ FORMAT_VERSION = 1
 TOKEN_PREFIX = "pdx_"
 SAVED_PARAMS = ("mode", "category", "from", "to", "venue", "area", "author", "lang")
 MODES = ("hybrid", "lexical", "dense")
+MAX_ROW_ID = 2**63 - 1  # SQLite's integers are 64-bit
+PAGE = 200  # matches read per page of a saved search's new matches
 
 
 class LibraryError(ValueError):
@@ -294,9 +296,6 @@ def saved_searches(store: Store) -> list[SavedSearch]:
     return [_saved(r) for r in store.saved_search_rows()]
 
 
-MAX_ROW_ID = 2**63 - 1  # SQLite's integers are 64-bit
-
-
 def row_number(key: str) -> int | None:
     """The row id a key names when written in digits (None: it is a name). Digits no SQLite row
     can carry (past 64 bits; another script's, ``²``) give 0, which names no row: "not found"."""
@@ -365,9 +364,6 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
         highlight=False,
         deadline=deadline,
     )
-
-
-PAGE = 200
 
 
 def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: float | None = None) -> NewMatches:

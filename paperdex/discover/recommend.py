@@ -362,9 +362,8 @@ def train(
     warm: Model | None = None,
     unlabelled: np.ndarray | None = None,
 ) -> Model:
-    """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
-    DISMISSED_WEIGHT) and a random sample, from `warm` (the tag's last fit) when given.
-    `unlabelled` (docs) are never sampled as negatives: a fold's held-out papers."""
+    """Fit the tag's SVM: positives `pos` against `dismissed` and a random sample, from `warm`
+    (the tag's last fit); `unlabelled` (a fold's held-out papers) are never sampled as negatives."""
     from threadpoolctl import threadpool_limits
 
     pos = np.unique(np.asarray(pos, dtype=np.int64))
@@ -394,9 +393,8 @@ def _docs(docs: np.ndarray | None) -> np.ndarray:
 
 
 def lbfgs(f: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray) -> np.ndarray:
-    """The minimum of f (value, gradient) from x0 by nlopt's L-BFGS, stopped at a relative
-    decrease of FTOL_REL or after MAX_EVAL: the best point evaluated, also when nlopt gives up
-    near the minimum (it raises then, without its point; SciPy returned its last point)."""
+    """The minimum of f (value, gradient) from x0 by nlopt's L-BFGS: the best point evaluated,
+    also when nlopt gives up near the minimum (it raises then, without its point)."""
     import nlopt
 
     best: list[Any] = [np.inf, x0]
@@ -430,8 +428,7 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 
 def scores(c: Corpus, model: Model) -> np.ndarray:
-    """Every paper's score under the model, as a z-score over the corpus whatever the kind ("for
-    you" and the chips read them through :func:`on_topic`)."""
+    """Every paper's score under the model, as a z-score over the corpus whatever the kind."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
@@ -573,8 +570,7 @@ class Recommendations:
 _MODELS_LOCK = threading.Lock()
 _MODELS: OrderedDict[tuple, Model] = OrderedDict()
 _LAST: dict[tuple, Model] = {}  # per (store, tag): the last fit, the start of the next one
-# the model chosen for a tag's contents (snapshots, its papers, the "not interested" marks): a
-# page view re-validates only when one of them changed
+# the model chosen per tag contents (snapshots, papers, dismissals): re-validated when they change
 _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
 
 
@@ -680,8 +676,7 @@ def explain_one(src: SearchCorpus, c: Corpus, model: Model, doc: int, p: Paper) 
         w = model.w_terms if model.kind == "svm" else model.c_terms
         contrib = np.where(hit, vals * np.where(hit, w[at], 0.0), 0.0)
         contrib[c.ix.df[tids] > max(EXPLAIN_MAX_DF * c.n, 100)] = 0.0  # common words explain nothing
-        # words several saved papers share come first; a word of one saved paper only when
-        # there are too few of those
+        # words several saved papers share come first; a word of one only when there are too few
         shared = hit & (model.pos_df[at] >= min(2, len(model.positives)))
         order = np.lexsort((np.arange(len(tids)), -contrib, ~shared))
         stems = [str(c.ix.vocab[tids[i]]) for i in order[: EXPLAIN_TERMS * 3] if contrib[i] > 0]
@@ -703,13 +698,12 @@ def _surface(stems: list[str], text: str) -> list[str]:
 
 
 # --- "for you": the daily page's order and its "for TAG" chips ----------------------------------
-# The chance that a paper is on a tag's topic, from its z-score: sigmoid(a + b z), fitted over 18
-# topics of the 63k corpus (the tag's size hardly mattered); a card says "for TAG" from CHIP_P,
-# "strong" from STRONG_P. Measured, and how chosen: docs/recommendations.md ('The "for TAG" chip').
+# The chance that a paper is on a tag's topic, from its z-score: sigmoid(a + b z); a card says
+# "for TAG" from CHIP_P, "strong" from STRONG_P. Fitted and chosen: docs/recommendations.md.
 ON_TOPIC = (-4.511, 1.010)
 CHIP_P = 0.8
 STRONG_P = 0.9
-MIN_CHIP_PAPERS = 3  # a smaller tag orders "for you" but marks no card: a one-paper tag's chips were 69% right
+MIN_CHIP_PAPERS = 3  # a smaller tag orders "for you" but marks no card (too often wrong)
 
 
 def on_topic(z: Any) -> Any:
@@ -728,9 +722,8 @@ def strength(chance: float) -> str | None:
 
 
 def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None) -> dict[int, tuple[float, str]]:
-    """Score papers (rowids of `source`, else of the store) by the user's tags: each paper's
-    best chance of being on a tag's topic (:func:`on_topic`) and that tag; papers marked "not
-    interested" are left out. Empty when there are no tags."""
+    """Each paper's (rowids of `source`, else of the store) best chance of being on one of the
+    user's tags' topics (:func:`on_topic`), and that tag; papers marked "not interested" left out."""
     out: dict[int, tuple[float, str]] = {}
     if not rowids:
         return out
@@ -763,18 +756,16 @@ def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int,
 
 # --- related work for a pasted text --------------------------------------------------------------
 MAX_TEXT = 5000  # characters of a pasted text read
-# Characters of it the model embeds: the prefix a document is embedded from (embed.E5Small cuts
-# there); the model's cost grows steeply with length (docs/recommendations.md), and a searcher is
-# held meanwhile.
+# Characters of it the model embeds, as of a document; the model's cost grows steeply with
+# length, and a searcher is held meanwhile.
 EMBED_CHARS = 512
-KEY_TERMS = 25  # terms of the lexical query (docs/recommendations.md: 12 found fewer)
+KEY_TERMS = 25  # terms of the lexical query (docs/recommendations.md)
 _OPERATORS = {"and", "or", "not"}
 RELATED_DEPTH = 100  # candidates per side
 
 
 def pasted_prefix(text: str) -> str:
-    """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a
-    word (embed._cut, as documents are cut)."""
+    """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a word."""
     from paperdex.index.embed import _cut
 
     return _cut(" ".join(str(text or "").split())[:MAX_TEXT], EMBED_CHARS)
@@ -852,8 +843,7 @@ def related(
 
 
 def _lexical_side(s: Searcher, terms: list[str], filters, deadline: float | None) -> list[Hit]:
-    """BM25 over the key terms, any one matching; as plain text when the query language reads
-    one of them otherwise."""
+    """BM25 over the key terms, any one matching; as plain text if the query language misreads one."""
     words = [t for t in terms if t.lower() not in _OPERATORS]
     if not words:
         return []
