@@ -7,7 +7,7 @@ escaping of paper text.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,7 @@ def create_app(
         docs_url=None,  # Swagger UI loads from a CDN; /api/docs is a local page instead
         redoc_url=None,
         dependencies=[Depends(check_path)],  # every route's path parameters, checked once
+        exception_handlers=HANDLERS,
     )
     app.guard_hosts = [*LOOPBACK_HOSTS, *st.allowed_hosts]
     app.state.pool = SearcherPool.of(st, data_dir, pool_size, client_queue)  # what every view reads
@@ -125,8 +126,6 @@ def create_app(
     app.mount("/static", StaticAssets(directory=HERE / "static"), name="static")  # cached: web/assets.py
     for view in ROUTERS:
         app.include_router(view.router)
-    for exc, handler in HANDLERS.items():
-        app.exception_handler(exc)(handler)
     return app
 
 
@@ -174,7 +173,7 @@ async def on_crash(request: Request, exc: Exception) -> Response:
     return error(request, 500, message("internal_error"))
 
 
-HANDLERS: dict[type[Exception], Callable[..., Awaitable[Response]]] = {
+HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
     ServiceError: on_refused,
     library.LibraryError: on_refused,  # a library request that cannot be done
     RequestValidationError: on_validation,

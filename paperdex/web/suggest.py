@@ -28,17 +28,8 @@ PHRASE_WORDS = 2  # words a phrase may run past the word being typed ("large" ->
 # arXiv's English and Chinese names of the categories a CS corpus holds (messages.toml: cat_name_<code>)
 CATEGORY_NAMES = {code[9:]: (e["en"], e["zh"]) for code, e in MESSAGES.items() if code.startswith("cat_name_")}
 # The query language's fields and signs, each with the message saying what it does
-SYNTAX = {
-    "ti:": "syntax_ti",
-    "au:": "syntax_au",
-    "abs:": "syntax_abs",
-    "cat:": "syntax_cat",
-    "venue:": "syntax_venue",
-    "area:": "syntax_area",
-    "date:": "syntax_date",
-    "-": "syntax_minus",
-    '"': "syntax_phrase",
-}
+SYNTAX = {f"{f}:": f"syntax_{f}" for f in ("ti", "au", "abs", "cat", "venue", "area", "date")}
+SYNTAX |= {"-": "syntax_minus", '"': "syntax_phrase"}
 _CATEGORIES: dict[tuple[str, int], list[tuple[str, int]]] = {}  # per store and its newest rowid
 
 
