@@ -203,8 +203,7 @@ def _int(v: Any) -> int | None:
 
 
 def signals(p: Paper) -> dict[str, Any]:
-    """What the sources know about a paper beyond its text: Hugging Face upvotes, comments and
-    page, GitHub repo and stars, project page, OpenReview decision and presentation."""
+    """What the sources (Hugging Face, GitHub, OpenReview) know about a paper beyond its text."""
     hf: dict[str, Any] = p.extra["hf"] if isinstance(p.extra.get("hf"), dict) else {}
     orv: dict[str, Any] = p.extra["openreview"] if isinstance(p.extra.get("openreview"), dict) else {}
     code = safe_url(p.code_url) or safe_url(hf.get("github_repo"))
@@ -233,9 +232,8 @@ def ordered_categories(cats: list[str], wanted: list[str]) -> list[str]:
 
 
 def asked_categories(nodes: Iterable[Any]) -> list[str]:
-    """The categories a search asked for, from its parsed query and filters (cat: clauses, in
-    AND or OR, not those it leaves out): a card lists these first, so a hit found by cat:cs.LG
-    shows cs.LG, not only its primary."""
+    """The categories a search asked for (cat: clauses, in AND or OR, not those it leaves out):
+    a card lists these first, so a hit found by cat:cs.LG shows cs.LG, not only its primary."""
     out: list[str] = []
     for n in nodes:
         if isinstance(n, Q.Filter) and n.kind == "cat":
@@ -256,8 +254,7 @@ def query_categories(q: str, category: str | None) -> list[str]:
 
 def why_words(hit: Any, plan: Any) -> dict[str, Any]:
     """Why this matched, in plain words: how many of the query's concepts the title (and the
-    abstract) holds, whether the meaning was close (the embedding side ranked it), and for a
-    Chinese query the English it was read as; the raw ranks and scores for the details toggle."""
+    abstract) holds, whether the meaning was close, the English a Chinese query was read as."""
     p = hit.paper
     concepts = plan.rank_concepts(plan.concepts) if plan is not None else []
     title = {stem(w) for w in tokens(clean_tex(p.title))}
@@ -293,9 +290,8 @@ def card(
     plan: Any = None,
     explain: bool = False,
 ) -> dict[str, Any]:
-    """Everything a card shows, with paper text already escaped. `highlight`: the stems the
-    search chose to mark (Result.highlight); `wanted`: categories the search asked for, listed
-    first; `plan` (the search's Plan) and `explain` give the card its "why this matched"."""
+    """Everything a card shows, with paper text already escaped. `highlight`: the stems to mark;
+    `wanted`: categories listed first; `plan` and `explain` give the card its "why this matched"."""
     names, more = author_names(p)
     links = safe_links(p)
     sig = signals(p)
@@ -362,9 +358,8 @@ def parses(q: str) -> bool:
 
 
 def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
-    """For a query with no hits, the same query with one of its parts left out: (the part,
-    the query without it), filters first (a `cat:` or `date:` too narrow is the usual cause),
-    each one a query that parses."""
+    """For a query with no hits, (a part, the query without it) that parses, filters first (a
+    `cat:` or `date:` too narrow is the usual cause)."""
     try:
         tree = Q.parse(q)
     except Q.QueryError:

@@ -1,9 +1,7 @@
 """The process model of `paperdex serve`: a supervisor binds the port, starts one uvicorn
 worker process per core (a search is CPU work under the GIL), restarts a worker that dies and
-passes SIGTERM/SIGINT on; each worker warms up before it accepts. Who a client is (the peer's
-address, or a named proxy's ``X-Forwarded-For``) and why the searchers are queued client by
-client: docs/web.md ("Behind a proxy"); the process model's reasons and measurements:
-README.md ("Serving", "Web API under load").
+passes SIGTERM/SIGINT on; each worker warms up before it accepts. A client is the peer's address,
+or a named proxy's ``X-Forwarded-For`` (docs/web.md); the reasons: README.md ("Serving").
 """
 
 from __future__ import annotations
@@ -37,9 +35,8 @@ log = logging.getLogger("paperdex.serve")
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """What `paperdex serve` was told: the process settings plus the server's own flags.
-    Picklable: a worker process is started with it, not with the environment, so it does what
-    the supervisor was told."""
+    """What `paperdex serve` was told: the process settings plus the server's own flags;
+    picklable, so a worker process does what the supervisor was told, whatever its environment."""
 
     settings: Settings
     host: str = "127.0.0.1"
@@ -132,10 +129,9 @@ def _uvicorn_config(app, st: ServeOptions):
 
 
 def timed_protocol(header_timeout: float, body_timeout: float):
-    """uvicorn's HTTP protocol (httptools) with deadlines a client must meet: its headers
-    within `header_timeout` s of connecting (or of its request's first byte on a kept-alive
-    connection), then its body within `body_timeout` s, else the connection is closed. uvicorn
-    does not close one that never finishes them (slowloris)."""
+    """uvicorn's HTTP protocol with deadlines a client must meet, else the connection is closed
+    (uvicorn never closes one that does not finish its request: slowloris): its headers within
+    `header_timeout` s of connecting or of a request's first byte, its body `body_timeout` s after."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class TimedHttp(HttpToolsProtocol):
@@ -326,9 +322,8 @@ def _stop_all(workers: list[_Worker]) -> None:
 
 
 def close_index_lag(st: ServeOptions) -> threading.Thread | None:
-    """Papers a killed write committed but never published are invisible to word search: say
-    so, and publish them in a background thread (the workers' watchers load the new snapshot),
-    or, when this server cannot write, name the command that does."""
+    """Papers a killed write committed but never published are invisible to word search: say so,
+    and publish them in a background thread, or, when this server cannot write, name the command."""
     from paperdex.index.lexical import index_lag
     from paperdex.index.publish import publish
     from paperdex.index.snapshots import REPAIR_COMMAND

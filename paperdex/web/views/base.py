@@ -102,8 +102,7 @@ def session_of(request: Request) -> dict[str, Any] | None:
 
 # --- pages ------------------------------------------------------------------------------------------
 def render_page(request: Request, template: str, status: int, session: dict | None, **ctx: Any) -> HTMLResponse:
-    """A page with what every template reads: the interface language and its text, the path,
-    the signed-in session and its CSRF value."""
+    """A page with what every template reads (language, path, session, CSRF value)."""
     lang = lang_of(request)
     body = ENV.get_template(template).render(
         request=request,
