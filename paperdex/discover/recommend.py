@@ -856,20 +856,17 @@ def _lexical_side(s: Searcher, terms: list[str], filters, deadline: float | None
 
 def _fused(lex_hits: list[Hit], dense_hits: list[Hit], terms: list[str], k: int) -> list[Hit]:
     """The first `k` of the two sides by reciprocal rank, each keeping its rank on both."""
-    by_id: dict[str, Paper] = {}
-    for h in [*lex_hits, *dense_hits]:
-        by_id.setdefault(h.paper.id, h.paper)
-    lex_rank = {h.paper.id: (i, h.lexical_score) for i, h in enumerate(lex_hits, 1)}
-    dense_rank = {h.paper.id: (i, h.dense_score) for i, h in enumerate(dense_hits, 1)}
-    ids = list(by_id)
+    papers = {h.paper.id: h.paper for h in [*dense_hits, *lex_hits]}  # the lexical side's when both
+    ids = list(dict.fromkeys(h.paper.id for h in [*lex_hits, *dense_hits]))
     pos = {pid: j for j, pid in enumerate(ids)}
     fused = rrf([[pos[h.paper.id] for h in lex_hits], [pos[h.paper.id] for h in dense_hits]])
+    lex = {h.paper.id: (i, h.lexical_score) for i, h in enumerate(lex_hits, 1)}
+    dense = {h.paper.id: (i, h.dense_score) for i, h in enumerate(dense_hits, 1)}
     stems = stems_of(terms)
     hits = []
     for j in sorted(fused, key=lambda j: (-fused[j], j))[:k]:
-        p = by_id[ids[j]]
-        lr, ls = lex_rank.get(p.id, (None, None))
-        dr, ds = dense_rank.get(p.id, (None, None))
+        p = papers[ids[j]]
+        (lr, ls), (dr, ds) = lex.get(p.id, (None, None)), dense.get(p.id, (None, None))
         hits.append(
             Hit(p, fused[j], lr, ls, dr, ds, title_marked=mark(p.title, stems), snippet=snippet(p.abstract, stems))
         )

@@ -125,14 +125,8 @@ def state_of(request: Request) -> dict[str, str]:
 
 def url_with(request: Request, **changes: Any) -> str:
     """A link to this page with some parameters changed (only those of state_of carried over)."""
-    params = state_of(request)
-    for k, v in changes.items():
-        k = URL_NAMES.get(k, k)
-        if v is None or v == "":
-            params.pop(k, None)
-        else:
-            params[k] = str(v)
-    qs = urlencode({k: v for k, v in params.items() if v != ""})
+    params = state_of(request) | {URL_NAMES.get(k, k): "" if v is None else str(v) for k, v in changes.items()}
+    qs = urlencode({k: v for k, v in params.items() if v != ""})  # an empty or None change drops it
     # the decoded path quoted again (an id may hold % ? #), never a protocol-relative //host link
     path = "/" + quote(request.scope["path"].lstrip("/"), safe="/:@!$&'()*+,;=")
     return path + (f"?{qs}" if qs else "")
