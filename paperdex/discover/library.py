@@ -150,9 +150,8 @@ def create_tag(store: Store, name: str) -> Tag:
 
 
 def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bool = False) -> int:
-    """Save papers into a tag (made if new); returns how many were not in it yet. Ids not in
-    the store are an error, unless `allow_missing` (an import from another machine keeps
-    them for when the papers are ingested)."""
+    """Save papers into a tag (made if new); returns how many were not in it yet. Ids not in the
+    store are an error, unless `allow_missing` (an import keeps them for when they are ingested)."""
     name = tag_name(name)
     found, missing = paper_ids(store, ids)
     if missing and not allow_missing:
@@ -368,8 +367,7 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
 
 def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: float | None = None) -> NewMatches:
     """Count the matches of `saved` stored since its last visit, exactly, through the search
-    itself (`sort=newest`): new matches come before any paper older than the oldest new one,
-    so the pages are read only down to that date."""
+    itself (`sort=newest`), reading its pages only down to the oldest new paper's date."""
     rows = searcher.store.ids_and_dates_after_rowid(saved.seen_rowid)
     if not rows:
         return NewMatches(saved, 0, [])
@@ -404,8 +402,7 @@ def _hash(token: str) -> str:
 
 
 def create_token(store: Store, name: str = "") -> str:
-    """A new token, returned once: only its sha256 is stored (a token is 256 random bits, so a
-    fast hash is enough)."""
+    """A new token, returned once: only its sha256 is stored (256 random bits need no slow hash)."""
     name = " ".join(str(name or "").split())[:100] or "token"
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with _write(store) as c:

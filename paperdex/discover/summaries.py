@@ -190,9 +190,8 @@ class Client:
         self.http.close()
 
     def chat(self, msgs: list[dict[str, str]]) -> tuple[str, int]:
-        """(the answer's text, tokens used) for one conversation. Raises LLMError when the
-        endpoint is unusable (after the retries, for a busy or failing one), ReplyError when
-        it answered something that is not a chat completion."""
+        """(the answer's text, tokens used) for one conversation. LLMError: the endpoint is
+        unusable (after the retries); ReplyError: its answer is not a chat completion."""
         plain = {"model": self.cfg.model, "messages": msgs, "max_tokens": self.cfg.max_tokens, "temperature": 0.2}
         attempt = 0
         while True:
@@ -394,8 +393,7 @@ def pick(summaries: dict[str, dict], lang: str, full: bool = False) -> dict | No
 
 
 def public(summaries: dict[str, dict]) -> dict[str, dict]:
-    """A paper's summaries as the JSON API and MCP tools give them: every field, the model,
-    when, and a flag that a machine wrote them."""
+    """A paper's summaries as the JSON API and MCP tools give them, flagged machine-written."""
     return {
         lang: {
             **{f: s[f] for f in FIELDS if f in s},
