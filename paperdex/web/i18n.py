@@ -19,17 +19,13 @@ def negotiate(query_lang: str | None, cookie_lang: str | None, accept_language: 
             return v.lower()[:2]
     best, best_q = "en", -1.0
     for i, part in enumerate((accept_language or "").split(",")[:20]):
-        bits = part.strip().split(";")
-        tag = bits[0].strip().lower()[:2]
-        q = 1.0
-        for b in bits[1:]:
-            b = b.strip()
-            if b.startswith("q="):
-                try:
-                    q = float(b[2:])
-                except ValueError:
-                    q = 0.0
-        q -= i * 1e-6  # earlier wins a tie
+        tag, *params = [b.strip() for b in part.split(";")]
+        qs = [b[2:] for b in params if b.startswith("q=")]  # the last one counts
+        try:
+            q = float(qs[-1]) if qs else 1.0
+        except ValueError:
+            q = 0.0
+        q, tag = q - i * 1e-6, tag.lower()[:2]  # earlier wins a tie
         if tag in LANGS and q > best_q:
             best, best_q = tag, q
     return best
