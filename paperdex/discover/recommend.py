@@ -54,6 +54,9 @@ CHOICE_CACHE = 256
 EXPLAIN_NEIGHBOURS = 3
 EXPLAIN_TERMS = 6
 EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown as reasons
+_CORPUS_LOCK = threading.Lock()
+_CORPORA: dict[str, Corpus] = {}
+LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid"}
 
 
 # --- sparse matrices as arrays -----------------------------------------------------------------
@@ -189,10 +192,6 @@ class Corpus:
         return matvec(self.by_paper, full) * self.inv_norm
 
 
-_CORPUS_LOCK = threading.Lock()
-_CORPORA: dict[str, Corpus] = {}
-
-
 def _read_whole(vectors, rowids: np.ndarray, chunk: int = 50_000):
     """A backend's vectors (a Milvus collection's) read into memory as the store keeps its
     own (int8, index.vectors.VectorIndex), a chunk of rows at a time."""
@@ -249,9 +248,6 @@ class Model:
     negatives: int
     kind: str = "svm"  # a key of LABELS: how `scores` ranks
     choice: Choice | None = None  # why this kind (set by `fit`)
-
-
-LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid"}
 
 
 @dataclass

@@ -51,6 +51,21 @@ _CLOSE = {MATH_OFF: "math", BOLD_OFF: "b", EM_OFF: "em", LINK_OFF: "link"}
 _CLOSE_TAG = {"math": "</span>", "b": "</strong>", "em": "</em>", "link": "</a>"}
 
 _MARKER_SPLIT = re.compile("([\ue000-\ue0ff])")
+# TeX whose text form cannot say it: a fraction, a root, an accent, a stacked or grouped
+# script, a matrix. Everything else ($\beta$, $O(n)$, $10\times$, $x_i$, $n^2$) reads the same as
+# text, so it is not typeset and a page with only such math does not load KaTeX at all.
+_TYPESET = re.compile(
+    r"\\(?:[dt]?frac|sqrt|binom|over|begin|hat|widehat|tilde|widetilde|bar|overline|underline|vec|dot|ddot|"
+    r"overbrace|underbrace|stackrel|overset|underset|xrightarrow|xleftarrow|left|mathcal|mathfrak|mathscr|boldsymbol|"
+    r"sum|prod|int|oint|lim|bigcup|bigcap)(?![A-Za-z])"
+    r"|[\^_]\s*\{[^{}]*[\^_{]"
+)
+# What a record's `sources` are called on the paper page; "file" and "seed" (a JSONL import, the
+# bundled sample) say nothing to a reader.
+SOURCE_NAMES = {
+    "arxiv": "arXiv", "arxiv-rss": "arXiv", "openreview": "OpenReview", "hf": "Hugging Face",
+    "comment": "arXiv", "bibtex": "BibTeX",
+}  # fmt: skip
 
 
 def segments_html(segments: list[tuple[str, bool]], maths: tuple[str, ...] = (), urls: tuple[str, ...] = ()) -> Markup:
@@ -101,17 +116,6 @@ def _open_tag(kind: str, opening: str, ref: int | None, maths: tuple[str, ...], 
         url = safe_url(urls[ref]) if ref is not None and ref < len(urls) else None
         return None if url is None else f'<a class="extlink" href="{html.escape(url)}" rel="noopener nofollow">'
     return opening
-
-
-# TeX whose text form cannot say it: a fraction, a root, an accent, a stacked or grouped
-# script, a matrix. Everything else ($\beta$, $O(n)$, $10\times$, $x_i$, $n^2$) reads the same as
-# text, so it is not typeset and a page with only such math does not load KaTeX at all.
-_TYPESET = re.compile(
-    r"\\(?:[dt]?frac|sqrt|binom|over|begin|hat|widehat|tilde|widetilde|bar|overline|underline|vec|dot|ddot|"
-    r"overbrace|underbrace|stackrel|overset|underset|xrightarrow|xleftarrow|left|mathcal|mathfrak|mathscr|boldsymbol|"
-    r"sum|prod|int|oint|lim|bigcup|bigcap)(?![A-Za-z])"
-    r"|[\^_]\s*\{[^{}]*[\^_{]"
-)
 
 
 def tex_html(text: str, stems: frozenset[str] = frozenset(), links: bool = True) -> Markup:
@@ -167,14 +171,6 @@ def hit_json(h: Hit) -> dict[str, Any]:
 
 def safe_links(p: Paper) -> dict[str, str]:
     return {k: v for k, v in ((k, safe_url(v)) for k, v in p.links().items()) if v}
-
-
-# What a record's `sources` are called on the paper page; "file" and "seed" (a JSONL import, the
-# bundled sample) say nothing to a reader.
-SOURCE_NAMES = {
-    "arxiv": "arXiv", "arxiv-rss": "arXiv", "openreview": "OpenReview", "hf": "Hugging Face",
-    "comment": "arXiv", "bibtex": "BibTeX",
-}  # fmt: skip
 
 
 def sources_shown(p: Paper) -> list[str]:

@@ -31,6 +31,13 @@ CATEGORY_NAMES = {code[9:]: (e["en"], e["zh"]) for code, e in MESSAGES.items() i
 SYNTAX = {f"{f}:": f"syntax_{f}" for f in ("ti", "au", "abs", "cat", "venue", "area", "date")}
 SYNTAX |= {"-": "syntax_minus", '"': "syntax_phrase"}
 _CATEGORIES: dict[tuple[str, int], list[tuple[str, int]]] = {}  # per store and its newest rowid
+# a word of a title as the index parts it, but `-` kept inside (vision-language, GPT-4)
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+# the plain words (no field, no quote, no minus) that end what was typed before the last word
+_CONTEXT = re.compile(rf"(?:^|(?<=\s))((?:[^\W_]+(?:-[^\W_]+)*\s+){{1,{PHRASE_WORDS}}})$")
+_TRAILING_IDEOGRAPHS = re.compile(f"[{IDEOGRAPHS}]+$")
+# a run of words a phrase stays in: words apart by spaces or one hyphen, no colon or comma between
+_RUN = re.compile(r"[^\W_]+(?:(?:\s+|-)[^\W_]+)*")
 
 
 @dataclass
@@ -119,15 +126,6 @@ def venues(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUG
         for v, n in store.paper_counts_by_venue(prefix.strip(), limit)
         if v
     ]
-
-
-# a word of a title as the index parts it, but `-` kept inside (vision-language, GPT-4)
-_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-# the plain words (no field, no quote, no minus) that end what was typed before the last word
-_CONTEXT = re.compile(rf"(?:^|(?<=\s))((?:[^\W_]+(?:-[^\W_]+)*\s+){{1,{PHRASE_WORDS}}})$")
-_TRAILING_IDEOGRAPHS = re.compile(f"[{IDEOGRAPHS}]+$")
-# a run of words a phrase stays in: words apart by spaces or one hyphen, no colon or comma between
-_RUN = re.compile(r"[^\W_]+(?:(?:\s+|-)[^\W_]+)*")
 
 
 def _title_phrases(title: str, typed: list[str]) -> dict[str, str]:
