@@ -29,12 +29,10 @@ def _load() -> dict[str, dict[str, str]]:
 
 MESSAGES: dict[str, dict[str, str]] = _load()
 
-_FORMATTER = string.Formatter()
-
 
 def fields(template: str) -> list[str]:
     """The names of the fields of a template, in order ("{id!r}" -> "id")."""
-    return [name for _, name, _, _ in _FORMATTER.parse(template) if name is not None]
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
 
 
 def text(lang: str, code: str, /, **params: Any) -> str:
