@@ -304,73 +304,62 @@ def run(
     if not todo:
         return rep
     cl = client or Client(cfg)
+    stop = threading.Event()  # the endpoint failed for good: set by `record`, on this thread
+
+    def one(p: Paper) -> tuple[dict[str, dict[str, str]], int]:
+        if stop.is_set():
+            raise LLMError("stopped")
+        content, tokens = cl.chat(messages(p, langs))
+        return parse_reply(content, langs), tokens
+
+    def record(p: Paper, fut: Future) -> None:
+        """One answer: stored, or counted as failed; the endpoint failing for good stops the run."""
+        try:
+            body, tokens = fut.result()
+        except LLMError as e:
+            if not stop.is_set():
+                rep.stopped = cl.redact(str(e))
+                stop.set()
+            return
+        except ReplyError as e:
+            rep.failed += 1
+            rep.errors.append(f"{p.id}: {cl.redact(str(e))}")
+            log.warning("summary of %s skipped: %s", p.id, cl.redact(str(e)))
+        else:
+            for lang, fields in body.items():
+                store.put_summary(p.id, lang, cfg.model, p.text_hash(), fields, tokens // max(1, len(body)))
+            rep.done += 1
+            rep.tokens += tokens
+        if progress:
+            progress(rep)
+
     try:
-        _Run(store, cfg, cl, langs, rep, progress).over(todo)
+        _in_flight(todo, max(1, cfg.concurrency), one, record, stop)
     finally:
         if client is None:
             cl.close()
     return rep
 
 
-@dataclass
-class _Run:
-    """What the requests in flight and the thread writing their answers share."""
-
-    store: Store
-    cfg: LLMConfig
-    client: Client
-    langs: Sequence[str]
-    rep: Report
-    progress: Callable[[Report], None] | None
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def one(self, p: Paper) -> tuple[dict[str, dict[str, str]], int]:
-        if self.stop.is_set():
-            raise LLMError("stopped")
-        content, tokens = self.client.chat(messages(p, self.langs))
-        return parse_reply(content, self.langs), tokens
-
-    def over(self, todo: list[Paper]) -> None:
-        width = max(1, self.cfg.concurrency)
-        # not a `with` block: on Ctrl-C the run returns at once instead of waiting out requests in flight
-        pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="summaries")
-        try:
-            pending: dict[Future, Paper] = {}
-            queue = iter(todo)
-            while True:
-                if not self.stop.is_set():  # only `record`, on this thread, sets it
-                    for p in itertools.islice(queue, width - len(pending)):
-                        pending[pool.submit(self.one, p)] = p
-                if not pending:
-                    break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    self.record(pending.pop(fut), fut)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-    def record(self, p: Paper, fut: Future) -> None:
-        """One answer: stored, or counted as failed; the endpoint failing for good stops the run."""
-        rep, redact = self.rep, self.client.redact
-        try:
-            body, tokens = fut.result()
-        except LLMError as e:
-            if not self.stop.is_set():
-                rep.stopped = redact(str(e))
-                self.stop.set()
-            return
-        except ReplyError as e:
-            rep.failed += 1
-            rep.errors.append(f"{p.id}: {redact(str(e))}")
-            log.warning("summary of %s skipped: %s", p.id, redact(str(e)))
-        else:
-            per_lang = max(1, len(body))
-            for lang, fields in body.items():
-                self.store.put_summary(p.id, lang, self.cfg.model, p.text_hash(), fields, tokens // per_lang)
-            rep.done += 1
-            rep.tokens += tokens
-        if self.progress:
-            self.progress(rep)
+def _in_flight(todo: list[Paper], width: int, work: Callable, done: Callable, stop: threading.Event) -> None:
+    """`work` on each of `todo`, `width` at a time, each result handed to `done` on this thread;
+    none started once `stop` is set. Not a `with` block: on Ctrl-C the run returns at once
+    instead of waiting out the requests in flight."""
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="summaries")
+    try:
+        pending: dict[Future, Paper] = {}
+        queue = iter(todo)
+        while True:
+            if not stop.is_set():
+                for p in itertools.islice(queue, width - len(pending)):
+                    pending[pool.submit(work, p)] = p
+            if not pending:
+                break
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                done(pending.pop(fut), fut)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 # --- for the views ----------------------------------------------------------------------------------
