@@ -105,11 +105,6 @@ def parse_json(body: bytes) -> Any:
         raise ValueError(message("body_not_valid_json", reason=str(e))) from None
 
 
-class TooLarge(HTTPException):
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, message("body_too_large", limit=limit))
-
-
 async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> None:
     """Run the ASGI `app` on an HTTP request that passes the module docstring's checks, else
     answer it here (outside FastAPI). `hosts`: the Host names answered (None: any)."""
@@ -131,7 +126,7 @@ async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> Non
         except ValueError:
             return await _refuse(scope, send, 400, message("content_length_nan"), api)
         if too_large:
-            return await _refuse(scope, send, 413, TooLarge(limit).detail, api)
+            return await _refuse(scope, send, 413, message("body_too_large", limit=limit), api)
     seen = 0
 
     async def bounded_receive():
@@ -140,7 +135,7 @@ async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> Non
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > limit:  # FastAPI's handler turns it into the 413 page or JSON
-                raise TooLarge(limit)
+                raise HTTPException(413, message("body_too_large", limit=limit))
         return message
 
     await app(scope, bounded_receive, send)
