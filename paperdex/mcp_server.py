@@ -32,10 +32,8 @@ def _brief(p: Paper) -> dict[str, Any]:
 
 
 def _hit(h: Hit) -> dict[str, Any]:
-    d = _brief(h.paper)
-    d["snippet"] = render.plain_tex("".join(s for s, _ in h.snippet)) if h.snippet else None
-    d["why"] = render.ranks(h)
-    return d
+    snip = render.plain_tex("".join(s for s, _ in h.snippet)) if h.snippet else None
+    return {**_brief(h.paper), "snippet": snip, "why": render.ranks(h)}
 
 
 def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPServer:

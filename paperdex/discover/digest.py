@@ -280,7 +280,6 @@ def send(
     password: str | None = None,
     timeout: float = 30,
 ) -> None:
-    """Hand the message to an SMTP server."""
     with smtplib.SMTP(host, port, timeout=timeout) as s:
         if starttls:
             s.starttls()

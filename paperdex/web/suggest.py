@@ -256,7 +256,6 @@ def _syntax(head: str, lang: str) -> list[Suggestion]:
 
 
 def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
-    """What to offer for the query typed so far (see the module docstring)."""
     if len(q) > 500:
         return []
     head, field, value = _split(q)

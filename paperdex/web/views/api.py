@@ -1,8 +1,6 @@
 """The documented JSON API (/api/search, /api/papers/…, /api/daily, /api/days), its reference
-page, the search box's suggestions and the health check.
-
-Endpoints build their JSON response themselves: FastAPI's generic encoder would cost more than
-the search on a large result.
+page, the search box's suggestions and the health check. Endpoints build their JSON themselves:
+FastAPI's generic encoder would cost more than the search on a large result.
 """
 
 from __future__ import annotations
