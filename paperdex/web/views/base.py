@@ -179,9 +179,6 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
         c["note"] = note
         return c
 
-    def same(**_: Any) -> str:  # a link to this page with a change: the page itself
-        return request.url.path
-
     return render_page(
         request,
         template,
@@ -190,7 +187,7 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
         cardof=cardof,
         here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         switch_url=request.url.path + "?" + urlencode(qs),
-        url_with=same,
+        url_with=lambda **_: request.url.path,  # a link to this page with a change: the page itself
         state_qs="",
         **ctx,
     )

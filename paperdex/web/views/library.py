@@ -28,9 +28,7 @@ router = APIRouter()
 def back_to(form: dict[str, Any], default: str) -> str:
     """Where a form returns to: a path on this site only."""
     nxt = str(form.get("next") or "")
-    if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt:
-        return nxt
-    return default
+    return nxt if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt else default
 
 
 def search_url(ss: library.SavedSearch) -> str:
