@@ -42,8 +42,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     server = MCPServer("paperdex", instructions=INSTRUCTIONS)
 
     def tool(fn):
-        """A tool of the server; a request the service or the library refuses is one the agent
-        must fix: reported as a tool error, not logged as a crash."""
+        """A tool whose refusals (the agent must fix them) are tool errors, not logged crashes."""
 
         @functools.wraps(fn)
         def call(*args: Any, **kw: Any) -> Any:

@@ -90,6 +90,5 @@ def message(code: str, **params: Any) -> Message:
 
 
 def param(name: str) -> str:
-    """A request parameter's name as a message about it says it: a Message when the table
-    names it in other languages, else the name."""
+    """A request parameter's name as a message says it: a Message when the table translates it, else the name."""
     return message(f"param_{name}") if f"param_{name}" in MESSAGES else name

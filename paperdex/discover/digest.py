@@ -305,8 +305,7 @@ def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
 
 
 def likely_first(store: Store, day: str | None = None, per_section: int = 50, searcher=None) -> list[Paper]:
-    """The papers a user is likely to read first, in that order: the digest's tag and saved
-    search picks, then the day's listing (default: the newest day)."""
+    """The papers a user likely reads first: the digest's tag and saved search picks, then the day's listing."""
     d = build(store, day, per_section=per_section, searcher=searcher)
     out = [it.paper for s in d.sections if s.kind != "day" for it in s.items]
     for page in itertools.count(1) if d.day else ():

@@ -100,8 +100,7 @@ def _check_day(day: str) -> str:
 
 
 def _in_category(store: Store, period: Period, category: str) -> Period:
-    """The papers of `period` in `category` (`cs.LG`, or `cs`) by the `cat:` rule itself, not a
-    copy of it in SQL."""
+    """The papers of `period` in `category` (cs.LG, or cs) by the `cat:` rule itself, not a copy of it in SQL."""
     ix = lex_index(store)
     rowids = tuple(int(r) for r in ix.rowids[ix.category_docs(category)])
     return Period(period.first, period.last, period.upvoted, rowids)
@@ -190,8 +189,7 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
 
 
 def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list]:
-    """The day's most upvoted (else most starred) papers, and per tag how many of its papers
-    are new to it and earn its chip."""
+    """The day's most upvoted (else starred) papers, and per tag how many papers new to it earn its chip."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
     counts: Counter[str] = Counter()
     for r, (score, tag) in scored.items():
@@ -202,8 +200,7 @@ def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list
 
 
 def period(view: str, day: str) -> tuple[str, str]:
-    """First and last day of the `view` period around `day`: the ISO week (Monday to Sunday),
-    the calendar month, or the TRENDING_DAYS days ending on `day`."""
+    """First and last day of `view` around `day`: its ISO week, its month, or the TRENDING_DAYS ending on it."""
     d = dt.date.fromisoformat(day)
     if view == "week":
         first = d - dt.timedelta(days=d.weekday())

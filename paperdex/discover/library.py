@@ -239,8 +239,7 @@ def _saved(r: sqlite3.Row) -> SavedSearch:
 
 
 def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
-    """The parameters a saved search keeps (the search form's and the API's): mode, the
-    filters, and the language of the page it was saved from."""
+    """What a saved search keeps of the search form's or API's parameters: mode, filters, page language."""
     out: dict[str, str] = {}
     for k, v in (params or {}).items():
         k = URL_NAMES.get(k, k)

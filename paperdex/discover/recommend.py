@@ -166,8 +166,7 @@ class Corpus:
 
     @property
     def by_paper(self) -> Sparse:
-        """The tf-idf matrix by paper, made on first use: training reads the rows of a few
-        thousand papers, and scoring every paper is one pass over it."""
+        """The tf-idf matrix by paper, made on first use: training reads its rows, scoring is one pass."""
         if self._by_paper is None:
             with self._lock:
                 if self._by_paper is None:
@@ -193,8 +192,7 @@ class Corpus:
 
 
 def _read_whole(vectors, rowids: np.ndarray, chunk: int = 50_000):
-    """A backend's vectors (a Milvus collection's) read into memory as the store keeps its
-    own (int8, index.vectors.VectorIndex), a chunk of rows at a time."""
+    """A backend's (Milvus') vectors read into memory, int8 as the store keeps its own, a chunk at a time."""
     from paperdex.index.vectors import VectorIndex, quantize
 
     keys: list[int] = []

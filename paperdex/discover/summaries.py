@@ -364,8 +364,7 @@ def _in_flight(todo: list[Paper], width: int, work: Callable, done: Callable, st
 
 # --- for the views ----------------------------------------------------------------------------------
 def pick(summaries: dict[str, dict], lang: str, full: bool = False) -> dict | None:
-    """What a reader of `lang` is shown: the summary in their language (else none: the abstract
-    is there), with its labels and the model's name."""
+    """What a reader of `lang` is shown: the summary in their language (else none), labelled, with its model."""
     s = summaries.get(lang)
     if not s:
         return None

@@ -19,8 +19,7 @@ REVALIDATE = "no-cache"
 
 @cache
 def version(name: str) -> str:
-    """The first 10 hex digits of the SHA-256 of static/NAME, read once per process (the files
-    change with a release, which restarts the server)."""
+    """The first 10 hex digits of static/NAME's SHA-256, read once per process (a release restarts the server)."""
     return hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:10]
 
 

@@ -21,8 +21,7 @@ _SEPARATORS = re.compile(r"([&;])")  # between query parameters (';' too: some s
 
 
 def decoded(text: str) -> str | None:
-    """`text` with percent-escapes and '+' undone until it stops changing, in NFKC form;
-    None when it is still changing after ROUNDS decodings."""
+    """`text` with percent-escapes and '+' undone until stable, in NFKC; None if still changing after ROUNDS."""
     for _ in range(ROUNDS):
         plain = unquote_plus(text)
         if plain == text:

@@ -354,8 +354,7 @@ def parses(q: str) -> bool:
 
 
 def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
-    """For a query with no hits, (a part, the query without it) that parses, filters first (a
-    `cat:` or `date:` too narrow is the usual cause)."""
+    """For a query with no hits, (a part, the query without it) that parses; filters first (the usual cause)."""
     try:
         tree = Q.parse(q)
     except Q.QueryError:

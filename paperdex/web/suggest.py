@@ -77,8 +77,7 @@ def _papers(lang: str, n: int) -> str:
 
 
 def authors(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
-    """Authors with a name word starting with each word of `prefix`, most papers first, read
-    from the unstemmed index's author column."""
+    """Authors with a name word starting with each word of `prefix`, most papers first (the author index)."""
     words = re.findall(r"\w+", fold(prefix))
     if not words or len(words[-1]) < 2 and len(words) == 1:
         return []
@@ -151,8 +150,7 @@ def _title_phrases(title: str, typed: list[str]) -> dict[str, str]:
 
 
 def _shown(written: str) -> str:
-    """A title's words as a suggestion shows them: lower case, but a word written with two
-    capitals or more (LLMs, ViT, ImageNet) as the title writes it."""
+    """A title's words as a suggestion shows them: lower case, but a word with two capitals (LLMs, ViT) as written."""
     return re.sub(r"[^\W_]+", lambda m: m[0] if sum(c.isupper() for c in m[0]) >= 2 else m[0].lower(), written)
 
 

@@ -139,8 +139,7 @@ def api_suggest(request: Request, q: Annotated[str, Query(max_length=500)] = "",
 
 @router.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
 def api_docs(request: Request) -> Response:
-    """The API reference, rendered from the OpenAPI spec (offline, unlike Swagger UI), with
-    examples addressed to this server and a paper this store has."""
+    """The API reference from the OpenAPI spec (offline, unlike Swagger UI), its examples for this server."""
     spec = request.app.openapi()
     ops = [(path, method.upper(), op) for path, item in spec["paths"].items() for method, op in item.items()]
     info = service.overview(pool_of(request))

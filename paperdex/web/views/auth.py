@@ -22,8 +22,7 @@ BEARER = {"WWW-Authenticate": "Bearer"}
 
 
 def require_writer(request: Request, form: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The token allowing this write, or ServiceError 401 (none, or not valid) / 403 (a
-    cookie-signed form without its CSRF value, or from another origin)."""
+    """The token allowing this write, or ServiceError 401 (none, or not valid) / 403 (no CSRF value, cross-site)."""
     rec = _token(request)
     _check_csrf(request, rec, form)
     return rec
@@ -69,8 +68,7 @@ async def json_of(request: Request) -> dict[str, Any]:
 
 
 async def written(request: Request, read: Callable[[Request], Awaitable[dict[str, Any]]] = form_of) -> dict[str, Any]:
-    """The body of a write (`read`: json_of, or form_of): the token checked before the body is
-    read, the CSRF value after."""
+    """The body of a write (`read`: json_of or form_of): the token checked before it is read, the CSRF after."""
     rec = _token(request)
     body = await read(request)
     _check_csrf(request, rec, body)
@@ -79,8 +77,7 @@ async def written(request: Request, read: Callable[[Request], Awaitable[dict[str
 
 @contextmanager
 def writer(request: Request, library: bool = True) -> Iterator[Store]:
-    """A writable store for one request (for the `library`, or for another write); a 503 when
-    this server cannot open one."""
+    """A writable store for one request (for the `library`, or another write); a 503 when it cannot be opened."""
     try:
         store = Store(pool_of(request).data_dir)
     except StoreError as e:

@@ -77,8 +77,7 @@ def paged_json(request: Request, found: Any, rows: str, **more: Any) -> SafeJSON
 
 # --- the signed-in session ------------------------------------------------------------------------
 def csrf_for(token_hash: str) -> str:
-    """The CSRF value of a signed-in browser: an HMAC of a fixed label under the token's hash
-    (the server can recompute it; a page on another site cannot)."""
+    """A signed-in browser's CSRF value: an HMAC under its token's hash (the server recomputes it, no other site)."""
     return hmac.new(token_hash.encode(), b"paperdex-csrf", hashlib.sha256).hexdigest()
 
 
@@ -118,8 +117,7 @@ def render_page(request: Request, template: str, status: int, session: dict | No
 
 
 def state_of(request: Request) -> dict[str, str]:
-    """The parameters of this request the pages know, each at most MAX_LINK_VALUE long:
-    junk in a URL is not copied into every link of the page."""
+    """This request's parameters the pages know, each at most MAX_LINK_VALUE long (junk is not copied into links)."""
     return {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
 
 
