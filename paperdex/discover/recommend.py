@@ -615,9 +615,8 @@ def recommend(
     explain: bool = True,
     source: SearchCorpus | None = None,
 ) -> Recommendations:
-    """The tag's best unseen papers (not in the tag, not marked "not interested"), best first;
-    `within` (rowids) restricts the candidates, e.g. to one day's papers. `source`: the corpus
-    searches read (`--backend`), else the store; the library stays in the store."""
+    """The tag's best unseen papers (not in the tag, not dismissed), best first; `within` (rowids)
+    limits the candidates (one day's papers); `source`: the corpus searches read, else the store."""
     t0 = time.perf_counter()
     tag = library.get_tag(store, tag).name
     k, page = max(1, int(k)), max(1, int(page))  # how many one request may ask for: service.MAX_K

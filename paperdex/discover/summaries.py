@@ -342,9 +342,8 @@ def run(
 
 
 def _in_flight(todo: list[Paper], width: int, work: Callable, done: Callable, stop: threading.Event) -> None:
-    """`work` on each of `todo`, `width` at a time, each result handed to `done` on this thread;
-    none started once `stop` is set. Not a `with` block: on Ctrl-C the run returns at once
-    instead of waiting out the requests in flight."""
+    """`work` on each of `todo`, `width` at a time, each result handed to `done` on this thread, none
+    started once `stop` is set; not a `with` block, so Ctrl-C returns at once."""
     pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="summaries")
     try:
         pending: dict[Future, Paper] = {}

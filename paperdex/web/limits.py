@@ -42,9 +42,8 @@ def header(scope, name: bytes) -> str | None:
 
 
 def cross_site(scope) -> bool:
-    """True when a browser says this request comes from another site and it is not a plain
-    navigation to a page (following a link, typing the URL). ``same-site`` (another port or
-    subdomain of this host) counts as another site: it is another origin."""
+    """True when a browser says this request comes from another site (``same-site`` too: another origin)
+    and it is not a plain navigation to a page (a link followed, a URL typed)."""
     site = header(scope, b"sec-fetch-site")
     method = scope.get("method", "GET")
     if site is not None:
@@ -70,8 +69,7 @@ def host_name(value: str) -> str | None:
 
 async def check_path(request: Request) -> None:
     """Every route's path parameters, checked before the endpoint runs: at most MAX_PATH_PARAM
-    characters (a 400), and a number naming a row (ROW_PARAMS) that a row can carry (else a
-    404: SQLite could not even be asked). Async: a thread would cost more."""
+    characters (400), a row number a row can carry (else 404). Async: a thread would cost more."""
     for name, value in request.path_params.items():
         if not isinstance(value, str):
             continue

@@ -35,9 +35,8 @@ def daily_page(
     page_: Annotated[int, Query(alias="page")] = 1,
     layout: str | None = None,
 ) -> Response:
-    """A day, week or month of papers, or the trending week, by default as a digest
-    (feed.listing "top"); as cards or one line per paper (`layout`, remembered), whose page is
-    one part of the period that daily.js joins to the parts before it."""
+    """A day, week or month of papers, or the trending week, by default as a digest; as cards or one
+    line per paper (`layout`, remembered), a page being one part daily.js joins to those before."""
     pool = pool_of(request)
     json_view = request.url.path.endswith(".json")
     chosen = layout if layout in LAYOUTS else None
