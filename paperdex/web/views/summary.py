@@ -1,6 +1,5 @@
-"""`POST /api/papers/{id}/summary`: one paper's summaries from the configured language model
-(summaries.py), now. A write, so it takes a token (views/auth.py); 503 when no model is
-configured, 502 when it cannot be used, with the reason and never the key."""
+"""`POST /api/papers/{id}/summary`: one paper's summaries from the configured language model,
+now; a write, so it takes a token. 503: no model; 502: it cannot be used (never saying the key)."""
 
 from __future__ import annotations
 
