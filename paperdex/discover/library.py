@@ -486,8 +486,7 @@ def export_bibtex(store: Store, name: str | None = None) -> str:
     from paperdex.sources.bibtex import to_bibtex
 
     ids = tag_papers(store, name) if name else store.tagged_paper_ids()
-    papers = [p for p in (store.get(i) for i in sorted(set(ids))) if p is not None]
-    return to_bibtex(papers)
+    return to_bibtex([p for p in (store.get(i) for i in sorted(set(ids))) if p is not None])
 
 
 def import_bibtex(store: Store, text: str, name: str) -> dict[str, Any]:

@@ -156,8 +156,7 @@ def _shown(written: str) -> str:
 
 def _titles_holding(store: Store, phrase: str, prefix: bool = False) -> list[int]:
     """Rowids of the papers whose title holds `phrase` (its last word a prefix if `prefix`)."""
-    expr = '{title} : "' + " ".join(tokens(phrase)) + '"' + ("*" if prefix else "")
-    return store.exact_phrase_rowids(expr)
+    return store.exact_phrase_rowids('{title} : "' + " ".join(tokens(phrase)) + '"' + ("*" if prefix else ""))
 
 
 def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, int]]:

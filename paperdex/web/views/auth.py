@@ -48,8 +48,7 @@ def _check_csrf(request: Request, rec: dict[str, Any], form: dict[str, Any] | No
 
 
 async def form_of(request: Request) -> dict[str, Any]:
-    form = await request.form()
-    return {k: v for k, v in form.items() if isinstance(v, str)}
+    return {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
 
 
 async def json_of(request: Request) -> dict[str, Any]:
