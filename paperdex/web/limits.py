@@ -129,12 +129,12 @@ async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> Non
 
     async def bounded_receive():
         nonlocal seen
-        message = await receive()
-        if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
+        event = await receive()
+        if event["type"] == "http.request":
+            seen += len(event.get("body", b""))
             if seen > limit:  # FastAPI's handler turns it into the 413 page or JSON
                 raise HTTPException(413, message("body_too_large", limit=limit))
-        return message
+        return event
 
     await app(scope, bounded_receive, send)
 

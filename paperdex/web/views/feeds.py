@@ -75,6 +75,9 @@ def daily_feed(request: Request, fmt: str, category: str | None = None) -> Respo
         except feed.FeedError as e:
             raise ServiceError(400, str(e)) from None
     items = [digest.Item(p) for p in d.papers]
-    in_category = {"category": category} if category else {}
-    title = message("feed_title_daily_in" if category else "feed_title_daily", day=d.day, **in_category)
+    title = (
+        message("feed_title_daily_in", day=d.day, category=category)
+        if category
+        else message("feed_title_daily", day=d.day)
+    )
     return _feed(request, fmt, title, f"{_base(request)}/daily", items)
