@@ -268,9 +268,8 @@ def check_search(query: str, params: dict[str, str]) -> None:
 def save_search(
     store: Store, name: str, query: str, params: dict[str, Any] | None = None, *, replace: bool = True
 ) -> SavedSearch:
-    """Save a query with its filters, checked as a search would check them. Saving under an
-    existing name replaces that search (what is new is counted from now on), unless `replace`
-    is False (the CLI's `saved add` without --replace: a name typed twice loses no search)."""
+    """Save a query with its filters, checked as a search would; an existing name's search is replaced
+    (counted new from now) unless `replace` is False (`saved add` without --replace)."""
     name = tag_name(name)
     query = str(query or "").strip()
     if len(query) > MAX_QUERY or _unsafe(query.replace("\n", " ")):
@@ -498,9 +497,9 @@ def import_bibtex(store: Store, text: str, name: str) -> dict[str, Any]:
 
 
 def import_papers(store: Store, entries: list[tuple[Paper, list[str]]], errors: Sequence[str] = ()) -> dict[str, Any]:
-    """Save papers read from a reference manager (.bib, CSL-JSON, Zotero) into tags. Each is
-    found as a sync finds a record's paper (id, DOI, arXiv id, title and first author); the
-    others are added first, so recommendations work at once. Tag names are checked first."""
+    """Save papers read from a reference manager (.bib, CSL-JSON, Zotero) into tags (names checked
+    first), each found as a sync finds one; the others are added first, so recommendations work at
+    once."""
     from paperdex.sources.merge import Matcher
 
     entries = [(p, [tag_name(t) for t in names]) for p, names in entries]

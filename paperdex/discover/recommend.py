@@ -575,9 +575,8 @@ def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
 def tag_model(
     store: Store, tag: str, c: Corpus | None = None, source: SearchCorpus | None = None
 ) -> tuple[Model | None, bool, Corpus]:
-    """The tag's model over the current snapshots (the store's, or `source`'s): cached, or
-    fitted now from the last fit. Negatives are sampled by the store's id, so a backend holding
-    the store's papers under their rowids (`migrate --to`) recommends what the store does."""
+    """The tag's model over the current snapshots (the store's, or `source`'s), cached or fitted from
+    the last fit; negatives sampled by the store's id, so a migrated backend recommends the same."""
     src = _source(store, source)
     c = c or corpus(store, source)
     pos = _docs_of(c, src, library.tag_papers(store, tag))

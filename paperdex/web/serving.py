@@ -129,9 +129,8 @@ def _uvicorn_config(app, st: ServeOptions):
 
 
 def timed_protocol(header_timeout: float, body_timeout: float):
-    """uvicorn's HTTP protocol with deadlines a client must meet, else the connection is closed
-    (uvicorn never closes one that does not finish its request: slowloris): its headers within
-    `header_timeout` s of connecting or of a request's first byte, its body `body_timeout` s after."""
+    """uvicorn's HTTP protocol with deadlines (uvicorn never closes a connection that does not finish
+    its request: slowloris): the headers within `header_timeout` s, the body `body_timeout` s after."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class TimedHttp(HttpToolsProtocol):

@@ -69,9 +69,8 @@ def daily_page(
 
 
 def day_completeness(pool: Pool, d: feed.Listing) -> tuple[dict[str, Any] | None, str | None]:
-    """Whether the store holds every paper this day's arXiv listings named: "complete", or
-    "missing" with the ids and whether a later sync still asks for them; and the feed's notice
-    saying it, which the page replaces. (None, None) for a period, or a day without a listing."""
+    """Whether the store holds every paper this day's arXiv listings named ("complete", or "missing"
+    with the ids and whether a sync retries them), and the feed's notice the page replaces."""
     if d.view != "day" or not d.start:
         return None, None
     with pool.reader() as st:
