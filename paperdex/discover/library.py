@@ -497,9 +497,8 @@ def import_bibtex(store: Store, text: str, name: str) -> dict[str, Any]:
 
 
 def import_papers(store: Store, entries: list[tuple[Paper, list[str]]], errors: Sequence[str] = ()) -> dict[str, Any]:
-    """Save papers read from a reference manager (.bib, CSL-JSON, Zotero) into tags (names checked
-    first), each found as a sync finds one; the others are added first, so recommendations work at
-    once."""
+    """Save papers from a reference manager (.bib, CSL-JSON, Zotero) into tags (names checked first),
+    each found as a sync finds it; the rest are added first, so recommendations work."""
     from paperdex.sources.merge import Matcher
 
     entries = [(p, [tag_name(t) for t in names]) for p, names in entries]
