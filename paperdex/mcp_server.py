@@ -1,6 +1,5 @@
-"""An MCP server (official `mcp` SDK) giving AI agents the search and the library of the web UI:
-its tools call the service functions behind the JSON API, so an agent sees what ``/api/search``
-returns, minus HTML (snippets as plain text, LaTeX made legible)."""
+"""An MCP server giving AI agents the search and the library of the web UI: its tools call the
+service functions behind the JSON API, minus HTML (plain-text snippets, LaTeX made legible)."""
 
 from __future__ import annotations
 
@@ -33,10 +32,8 @@ def _brief(p: Paper) -> dict[str, Any]:
 
 
 def _hit(h: Hit) -> dict[str, Any]:
-    d = _brief(h.paper)
-    d["snippet"] = render.plain_tex("".join(s for s, _ in h.snippet)) if h.snippet else None
-    d["why"] = render.ranks(h)
-    return d
+    snip = render.plain_tex("".join(s for s, _ in h.snippet)) if h.snippet else None
+    return {**_brief(h.paper), "snippet": snip, "why": render.ranks(h)}
 
 
 def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPServer:
@@ -45,8 +42,7 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
     server = MCPServer("paperdex", instructions=INSTRUCTIONS)
 
     def tool(fn):
-        """A tool of the server; a request the service or the library refuses is one the agent
-        must fix: reported as a tool error, not logged as a crash."""
+        """A tool whose refusals (the agent must fix them) are tool errors, not logged crashes."""
 
         @functools.wraps(fn)
         def call(*args: Any, **kw: Any) -> Any:
@@ -101,8 +97,6 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
         """The k papers closest in meaning to paper `id` (nearest neighbours by embedding)."""
         paper, hits = service.similar(pool, id, k)
         return {"id": paper.id, "title": render.plain_tex(paper.title), "similar": [_hit(h) for h in hits]}
-
-    # --- the library (paperdex.discover.library, paperdex.discover.recommend): tags, recommendations, saved searches
 
     @tool
     def list_tags() -> dict[str, Any]:

@@ -1,12 +1,11 @@
 """Every text paperdex shows a person, once: a code with English and Chinese templates and named
-fields, in one table (MESSAGES, read from messages.toml) for the core's messages and the
-interface's labels (the web templates' ``t('code')``), and one lookup, :func:`text`.
+fields, in one table (MESSAGES, from messages.toml) for the core's messages and the interface's
+labels, and one lookup, :func:`text`.
 
 ``message("no_paper_id", id=pid)`` gives a :class:`Message`, which *is* the English text (a
-``str``), so callers, log lines, JSON fields and tests read it as a string, and which keeps its
-code and fields, so an interface shows it in another language (``msg.in_lang("zh")``) instead of
-matching the English text; a field that is a Message is shown in the same language. Text from
-outside paperdex (Starlette's 404, the OpenAPI descriptions) has its English as its code
+``str``), so callers, logs, JSON and tests read it as a string, and which keeps its code and
+fields, so an interface shows it in another language (``msg.in_lang("zh")``) instead of matching
+the English text. Text from outside paperdex (Starlette's 404) has its English as its code
 (:func:`shown`). The bottom layer: this module imports nothing of paperdex.
 """
 
@@ -21,9 +20,8 @@ LANGS = ("en", "zh")
 
 
 def _load() -> dict[str, dict[str, str]]:
-    """The table of messages.toml: a data file, so a translator edits text without reading
-    Python, and one place for every string; its [outside] table is text from outside paperdex,
-    whose code is its English text."""
+    """The table of messages.toml (a translator edits text without reading Python); its
+    [outside] table is text from outside paperdex, whose code is its English text."""
     table = tomllib.loads(resources.files("paperdex").joinpath("messages.toml").read_text("utf-8"))
     outside = table.pop("outside")
     return {**table, **{en: {"en": en, "zh": zh} for en, zh in outside.items()}}
@@ -31,12 +29,10 @@ def _load() -> dict[str, dict[str, str]]:
 
 MESSAGES: dict[str, dict[str, str]] = _load()
 
-_FORMATTER = string.Formatter()
-
 
 def fields(template: str) -> list[str]:
     """The names of the fields of a template, in order ("{id!r}" -> "id")."""
-    return [name for _, name, _, _ in _FORMATTER.parse(template) if name is not None]
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
 
 
 def text(lang: str, code: str, /, **params: Any) -> str:
@@ -56,8 +52,7 @@ def text(lang: str, code: str, /, **params: Any) -> str:
 
 def shown(lang: str, msg: str) -> str:
     """A message as a reader of `lang` reads it: a Message in `lang`; plain text in `lang` when
-    it is the English of a code that is its own English text (from outside paperdex), else as
-    it is (the English of paperdex's own messages, as plain text, is not matched back)."""
+    it is text from outside paperdex (its own code), else as it is (never matched back)."""
     if isinstance(msg, Message):
         return msg.in_lang(lang)
     return text(lang, msg) if MESSAGES.get(msg, {}).get("en") == msg else msg
@@ -95,6 +90,5 @@ def message(code: str, **params: Any) -> Message:
 
 
 def param(name: str) -> str:
-    """A request parameter's name as a message about it says it: a Message when the table
-    names it in other languages, else the name."""
+    """A request parameter's name as a message says it: a Message when the table translates it, else the name."""
     return message(f"param_{name}") if f"param_{name}" in MESSAGES else name

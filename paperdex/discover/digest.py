@@ -1,19 +1,17 @@
 """Feeds and the daily digest.
 
-**Feeds**: RSS 2.0 and Atom 1.0 documents for a list of papers (a saved search, a tag's
-recommendations, a category, the daily page), written with ElementTree so that paper text is
-always escaped; every item links back to the paper's page on this server (`base_url`).
+**Feeds**: RSS 2.0 and Atom 1.0 documents for a list of papers, written with ElementTree so
+that paper text is always escaped; every item links back to the paper's page on this server.
 
-**Digest**: for one day (default: the newest day in the store), each tag's best
-recommendations among that day's papers and each saved search's new matches, as one e-mail
-with a plain-text and an HTML part (``email.message``), sent through SMTP (``smtplib``) or
-written to a file (``.eml`` the whole message, ``.html`` or ``.txt`` one part). Its words are
-Messages of the table (messages.toml), shown in English: neither has a language setting.
+**Digest**: for one day (default: the newest), each tag's best recommendations among that day's
+papers and each saved search's new matches, as one e-mail (plain text and HTML), sent through
+SMTP or written to a file. Its words are shown in English: neither has a language setting.
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import smtplib
 import xml.etree.ElementTree as ET
@@ -39,6 +37,9 @@ FORMATS = ("rss", "atom")
 MAX_SUMMARY = 1200  # characters of an abstract in a feed item
 ATOM = "http://www.w3.org/2005/Atom"
 MIN_SCORE = R.chip_z()  # a day's paper is recommended from the z-score its tag's chip shows at
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_MARKUP = re.compile(r"<[A-Za-z/!?]")
+FILE_KINDS = (".eml", ".html", ".htm", ".txt")
 
 
 def paper_url(base_url: str, p: Paper) -> str:
@@ -55,9 +56,6 @@ def _when(p: Paper) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC)
 
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
 def _x(text: str | None) -> str:
     """Text XML 1.0 can carry: control characters (which a record may hold) removed."""
     return _NOT_XML.sub("", text or "")
@@ -65,17 +63,13 @@ def _x(text: str | None) -> str:
 
 def _as_html(text: str) -> str:
     """Plain text as the HTML an RSS 2.0 description is read as: escaped, so `<img src=x>` in an
-    abstract is shown, not loaded; paragraphs as <br> (ElementTree escapes it again for XML)."""
+    abstract is shown, not loaded (ElementTree escapes it again for XML)."""
     return html.escape(text, quote=False).replace("\n", "<br>")
 
 
-_MARKUP = re.compile(r"<[A-Za-z/!?]")
-
-
 def _title(text: str) -> str:
-    """An RSS title: plain text, unless it holds something a reader could take for a tag
-    (readers differ on whether an RSS title is HTML; feedparser guesses from the content),
-    which is then escaped as HTML too: shown as text either way, never rendered."""
+    """An RSS title: plain text, unless it holds something a reader could take for a tag (readers
+    differ on whether it is HTML), which is then escaped as HTML too: never rendered either way."""
     return _as_html(text) if _MARKUP.search(text) else text
 
 
@@ -203,8 +197,7 @@ def build(
     store: Store, day: str | None = None, base_url: str = "http://127.0.0.1:8000", per_section: int = 5, searcher=None
 ) -> Digest:
     """The digest of `day`: each tag's best recommendations among the day's papers, each saved
-    search's new matches (since its last visit; the visit is not marked), and the day's first
-    papers when there is nothing else."""
+    search's new matches (the visit is not marked), else the day's first papers."""
     day = day or feed.latest_day(store)
     base = base_url.rstrip("/")
     d = Digest(day, base)
@@ -287,7 +280,6 @@ def send(
     password: str | None = None,
     timeout: float = 30,
 ) -> None:
-    """Hand the message to an SMTP server."""
     with smtplib.SMTP(host, port, timeout=timeout) as s:
         if starttls:
             s.starttls()
@@ -296,12 +288,9 @@ def send(
         s.send_message(m)
 
 
-FILE_KINDS = (".eml", ".html", ".htm", ".txt")
-
-
 def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
-    """`.html`: the HTML part; `.txt`: the text; `.eml`: the whole message. Another suffix is
-    refused: an e-mail written into `digest.pdf` opens as a broken file."""
+    """`.html`: the HTML part; `.txt`: the text; `.eml`: the whole message; another suffix is
+    refused (an e-mail written into `digest.pdf` opens as a broken file)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in FILE_KINDS:
@@ -316,15 +305,12 @@ def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
 
 
 def likely_first(store: Store, day: str | None = None, per_section: int = 50, searcher=None) -> list[Paper]:
-    """The papers a user is likely to read first, in that order: the digest's tag and saved
-    search picks, then the day's listing (default: the newest day)."""
+    """The papers a user likely reads first: the digest's tag and saved search picks, then the day's listing."""
     d = build(store, day, per_section=per_section, searcher=searcher)
     out = [it.paper for s in d.sections if s.kind != "day" for it in s.items]
-    page = 1
-    while d.day:
+    for page in itertools.count(1) if d.day else ():
         listed = feed.daily(store, d.day, page=page, per_page=200)
         out.extend(listed.papers)
         if page * 200 >= listed.total:
             break
-        page += 1
     return list({p.id: p for p in out}.values())

@@ -1,9 +1,7 @@
-"""The daily feed: which days the store has papers for, and the papers of one day.
+"""The daily feed: which days the store has papers for, and the papers of one day or period.
 
 A paper's day is its ``date`` (the day it was first listed, else published), the same date
 search sorts and filters by, so "Daily Papers" and ``date:2025-03-19`` always agree.
-Pure functions over a :class:`~paperdex.store.Store`; the web UI, the JSON API and the CLI
-all read the feed through here.
 """
 
 from __future__ import annotations
@@ -60,7 +58,7 @@ def _page_args(category: str | None, page: int, per_page: int) -> tuple[str | No
 
 @dataclass
 class Day(_Page):
-    """One day of the feed, possibly narrowed to a category, one page of it."""
+    """One page of a day of the feed, possibly narrowed to a category."""
 
     day: str | None
     papers: list[Paper]
@@ -84,7 +82,7 @@ def days(store: Store, limit: int | None = None) -> list[tuple[str, int]]:
 
 
 def latest_day(store: Store) -> str | None:
-    """The newest day with papers: what "today's papers" means for a local store."""
+    """The newest day with papers: "today's papers" for a local store."""
     return store.latest_date()
 
 
@@ -102,8 +100,7 @@ def _check_day(day: str) -> str:
 
 
 def _in_category(store: Store, period: Period, category: str) -> Period:
-    """The papers of `period` in `category` (`cs.LG`, or `cs`: any of the archive's) by the `cat:`
-    rule itself (`LexIndex.category_docs`), not a copy of it in SQL."""
+    """The papers of `period` in `category` (cs.LG, or cs) by the `cat:` rule itself, not a copy of it in SQL."""
     ix = lex_index(store)
     rowids = tuple(int(r) for r in ix.rowids[ix.category_docs(category)])
     return Period(period.first, period.last, period.upvoted, rowids)
@@ -145,9 +142,8 @@ TRENDING_DAYS = 7
 
 @dataclass
 class Listing(_Page):
-    """Papers of a period (a day, the week or month around a day, or the trending week), one
-    page, with the counts a reader sees: `total` after the category filter, `period_total`
-    before it, and the category chips of the period (real arXiv categories only)."""
+    """One page of a period's papers (a day, the week or month around it, the trending week),
+    with `total` after the category filter, `period_total` before it, and the period's chips."""
 
     view: str
     start: str | None
@@ -164,9 +160,8 @@ class Listing(_Page):
     per_page: int = 30
     with_upvotes: int = 0  # papers of the period with Hugging Face upvotes
     notices: list[str] = field(default_factory=list)
-    # the period's shape, for a day's digest: what ranked it ("upvotes", "stars", "tags",
-    # "listing"), its most upvoted (else starred) papers, and per tag how many of its papers
-    # earn the tag's chip (recommend.strength) and are not in the tag yet
+    # the period's shape, for a day's digest: what ranked it, its most upvoted (else starred)
+    # papers, and per tag how many of its papers earn the tag's chip and are not in it yet
     ranked_by: list[str] = field(default_factory=list)
     trending: list[Paper] = field(default_factory=list)
     for_tags: list[tuple[str, int]] = field(default_factory=list)
@@ -190,13 +185,11 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
     ranked_by = [name for name, i in (("upvotes", 1), ("stars", 2)) if any((row[i] or 0) > 0 for row in rows)]
     ordered, scored = for_you_order(store, [r for r, _, _ in rows])  # every paper scored, for the shape
     first = set(signal)
-    ranked_by.append("tags" if scored else "listing")
-    return signal + [r for r in ordered if r not in first], ranked_by, scored
+    return signal + [r for r in ordered if r not in first], [*ranked_by, "tags" if scored else "listing"], scored
 
 
 def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list]:
-    """The day's most upvoted (else most starred) papers, and per tag how many of its papers
-    are new to it and earn its chip."""
+    """The day's most upvoted (else starred) papers, and per tag how many papers new to it earn its chip."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
     counts: Counter[str] = Counter()
     for r, (score, tag) in scored.items():
@@ -207,8 +200,7 @@ def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list
 
 
 def period(view: str, day: str) -> tuple[str, str]:
-    """First and last day of the `view` period around `day`: the ISO week (Monday to Sunday),
-    the calendar month, or the TRENDING_DAYS days ending on `day`."""
+    """First and last day of `view` around `day`: its ISO week, its month, or the TRENDING_DAYS ending on it."""
     d = dt.date.fromisoformat(day)
     if view == "week":
         first = d - dt.timedelta(days=d.weekday())
@@ -238,10 +230,8 @@ def listing(
     if sort not in LISTING_SORTS:
         raise FeedError(message("unknown_sort", value=sort, choices=", ".join(LISTING_SORTS)))
     category, page, per_page = _page_args(category, page, per_page)
-    if view == "trending":
-        day, sort = latest_day(store), "upvotes"
-    else:
-        day = _check_day(day) if day else latest_day(store)
+    day = _check_day(day) if day and view != "trending" else latest_day(store)
+    sort = "upvotes" if view == "trending" else sort
     if day is None:
         notice = message("no_dates") if store.count() else message("store_empty")
         return Listing(view, None, None, [], 0, 0, [], None, None, category, sort, page, per_page, 0, [notice])

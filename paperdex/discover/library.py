@@ -38,6 +38,8 @@ FORMAT_VERSION = 1
 TOKEN_PREFIX = "pdx_"
 SAVED_PARAMS = ("mode", "category", "from", "to", "venue", "area", "author", "lang")
 MODES = ("hybrid", "lexical", "dense")
+MAX_ROW_ID = 2**63 - 1  # SQLite's integers are 64-bit
+PAGE = 200  # matches read per page of a saved search's new matches
 
 
 class LibraryError(ValueError):
@@ -61,7 +63,6 @@ def now() -> str:
 # --- plumbing ---------------------------------------------------------------------------
 @contextmanager
 def _write(store: Store) -> Iterator[Store]:
-    """One write transaction on a writable store."""
     _writable(store)
     with store.write_transaction():
         yield store
@@ -149,9 +150,8 @@ def create_tag(store: Store, name: str) -> Tag:
 
 
 def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bool = False) -> int:
-    """Save papers into a tag (made if new); returns how many were not in it yet. Ids not in
-    the store are an error, unless `allow_missing` (an import from another machine keeps
-    them for when the papers are ingested)."""
+    """Save papers into a tag (made if new); returns how many were not in it yet. Ids not in the
+    store are an error, unless `allow_missing` (an import keeps them for when they are ingested)."""
     name = tag_name(name)
     found, missing = paper_ids(store, ids)
     if missing and not allow_missing:
@@ -159,16 +159,14 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
         raise LibraryError(message("ids_not_in_store", ids=shown), 404)
     if allow_missing:
         found += [m for m in missing if len(m) <= 200 and not _unsafe(m)]
-    stamp = now()
     with _write(store) as c:
         tid = _tag_id(c, name)
         have_ids = set(c.tag_paper_ids(name))
         if len(have_ids) + len(found) > MAX_TAG_PAPERS:
             raise LibraryError(message("tag_too_full", limit=MAX_TAG_PAPERS))
         fresh = [pid for pid in found if pid not in have_ids]
-        c.add_to_tag(tid, fresh, stamp)
-        # saving a paper takes back a "not interested"
-        c.undismiss(found)
+        c.add_to_tag(tid, fresh, now())
+        c.undismiss(found)  # saving a paper takes back a "not interested"
     return len(fresh)
 
 
@@ -241,8 +239,7 @@ def _saved(r: sqlite3.Row) -> SavedSearch:
 
 
 def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
-    """The parameters a saved search keeps (the search form's and the API's): mode, the
-    filters, and the language of the page it was saved from."""
+    """What a saved search keeps of the search form's or API's parameters: mode, filters, page language."""
     out: dict[str, str] = {}
     for k, v in (params or {}).items():
         k = URL_NAMES.get(k, k)
@@ -271,10 +268,8 @@ def check_search(query: str, params: dict[str, str]) -> None:
 def save_search(
     store: Store, name: str, query: str, params: dict[str, Any] | None = None, *, replace: bool = True
 ) -> SavedSearch:
-    """Save a query (the full query language) with its filters, checked as a search would check
-    them. Saving under an existing name replaces that search (what is new is counted from now
-    on), unless `replace` is False: then it is an error (the CLI's `saved add` without
-    --replace, so a search is never lost to a name typed twice)."""
+    """Save a query with its filters, checked as a search would; an existing name's search is replaced
+    (counted new from now) unless `replace` is False (`saved add` without --replace)."""
     name = tag_name(name)
     query = str(query or "").strip()
     if len(query) > MAX_QUERY or _unsafe(query.replace("\n", " ")):
@@ -298,13 +293,9 @@ def saved_searches(store: Store) -> list[SavedSearch]:
     return [_saved(r) for r in store.saved_search_rows()]
 
 
-MAX_ROW_ID = 2**63 - 1  # SQLite's integers are 64-bit
-
-
 def row_number(key: str) -> int | None:
-    """The row id a saved search's or token's key names when it is written in digits (None: it
-    is a name). Digits that no SQLite row can carry (past 64 bits: the look-up would overflow;
-    another script's digits, ``²``) give 0, which names no row: the caller's "not found"."""
+    """The row id a key names when written in digits (None: it is a name). Digits no SQLite row
+    can carry (past 64 bits; another script's, ``²``) give 0, which names no row: "not found"."""
     if not key.isdigit():
         return None
     return int(key) if key.isascii() and len(key) <= 19 and int(key) <= MAX_ROW_ID else 0
@@ -365,24 +356,16 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
         sort="newest",
         page=page,
         per_page=per_page,
-        filters=search_filters(saved.params),
+        filters=Filters(**{f.name: saved.params.get(URL_NAMES.get(f.name, f.name)) for f in fields(Filters)}),
         facets=False,
         highlight=False,
         deadline=deadline,
     )
 
 
-def search_filters(params: dict[str, str]) -> Filters:
-    return Filters(**{f.name: params.get(URL_NAMES.get(f.name, f.name)) for f in fields(Filters)})
-
-
-PAGE = 200
-
-
 def new_matches(searcher, saved: SavedSearch, limit: int = 20, *, deadline: float | None = None) -> NewMatches:
     """Count the matches of `saved` stored since its last visit, exactly, through the search
-    itself (`sort=newest`): new matches come before any paper older than the oldest new one,
-    so the pages are read only down to that date."""
+    itself (`sort=newest`), reading its pages only down to the oldest new paper's date."""
     rows = searcher.store.ids_and_dates_after_rowid(saved.seen_rowid)
     if not rows:
         return NewMatches(saved, 0, [])
@@ -417,8 +400,7 @@ def _hash(token: str) -> str:
 
 
 def create_token(store: Store, name: str = "") -> str:
-    """A new token, returned once: only its sha256 is stored (a token is 256 random bits, so a
-    fast hash is enough)."""
+    """A new token, returned once: only its sha256 is stored (256 random bits need no slow hash)."""
     name = " ".join(str(name or "").split())[:100] or "token"
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with _write(store) as c:
@@ -503,24 +485,20 @@ def export_bibtex(store: Store, name: str | None = None) -> str:
     from paperdex.sources.bibtex import to_bibtex
 
     ids = tag_papers(store, name) if name else store.tagged_paper_ids()
-    papers = [p for p in (store.get(i) for i in sorted(set(ids))) if p is not None]
-    return to_bibtex(papers)
+    return to_bibtex([p for p in (store.get(i) for i in sorted(set(ids))) if p is not None])
 
 
 def import_bibtex(store: Store, text: str, name: str) -> dict[str, Any]:
     """Save the entries of a .bib file into tag `name` (:func:`import_papers`)."""
     from paperdex.sources.bibtex import parse_bibtex
 
-    res = parse_bibtex(text)
-    name = tag_name(name)
+    res, name = parse_bibtex(text), tag_name(name)
     return import_papers(store, [(p, [name]) for p in res.papers], res.errors)
 
 
 def import_papers(store: Store, entries: list[tuple[Paper, list[str]]], errors: Sequence[str] = ()) -> dict[str, Any]:
-    """Save papers read from a reference manager (.bib, CSL-JSON, Zotero) into tags. Each is
-    found as a sync finds a record's paper (id, DOI, named arXiv id, title and first author);
-    the others are added first, so the library works for recommendations at once. Every tag
-    name is checked before anything is written."""
+    """Save papers from a reference manager (.bib, CSL-JSON, Zotero) into tags (names checked first),
+    each found as a sync finds it; the rest are added first, so recommendations work."""
     from paperdex.sources.merge import Matcher
 
     entries = [(p, [tag_name(t) for t in names]) for p, names in entries]

@@ -14,10 +14,11 @@ lexically, the two rankings fused by reciprocal rank.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -34,13 +35,11 @@ from paperdex.search.query import QueryError
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stemmer, tokens
 
-# L-BFGS (nlopt), stopped as SciPy's L-BFGS-B defaults stopped (factr 1e7), with 30 correction
-# pairs (SciPy's 10 took a third more evaluations to the same minimum), evaluations at most
+# L-BFGS (nlopt), stopped as SciPy's L-BFGS-B stops (factr 1e7), with 30 correction pairs
 FTOL_REL = 1e7 * float(np.finfo(float).eps)
 LBFGS_MEMORY = 30
 MAX_EVAL = 200
-# The SVM's fit: the measured defaults (the levers bench/recommend.py --grid tried against the
-# tf-idf centroid won nothing overall and live in that script)
+# The SVM's fit: the measured defaults (bench/recommend.py --grid tries the others)
 C = 0.3  # regularisation
 NEGATIVES = 3000  # random papers taken as negatives
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
@@ -55,12 +54,15 @@ CHOICE_CACHE = 256
 EXPLAIN_NEIGHBOURS = 3
 EXPLAIN_TERMS = 6
 EXPLAIN_MAX_DF = 0.05  # words in more than this share of papers are not shown as reasons
+_CORPUS_LOCK = threading.Lock()
+_CORPORA: dict[str, Corpus] = {}
+LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid"}
 
 
 # --- sparse matrices as arrays -----------------------------------------------------------------
 class Sparse(NamedTuple):
-    """A sparse matrix by rows (CSR), as the lexical index's postings are (term -> papers): a few
-    numpy passes over such arrays are all the recommender needs of a sparse-matrix library."""
+    """A sparse matrix by rows (CSR), as the lexical index's postings are: a few numpy passes
+    over such arrays are all the recommender needs of a sparse-matrix library."""
 
     ptr: np.ndarray
     idx: np.ndarray
@@ -120,8 +122,7 @@ def transpose(A: Sparse) -> Sparse:
 
 
 def select(A: Sparse, rows: np.ndarray, cols: np.ndarray) -> Sparse:
-    """The rows `rows` of A (in that order) over the columns `cols` (unique), numbered
-    0 .. len(cols) - 1 as `cols` lists them."""
+    """The rows `rows` of A (in that order) over the columns `cols` (unique), renumbered 0.."""
     at, n = spans(A.ptr, rows)
     col = np.full(A.ncols, -1, dtype=np.int64)  # a column's number in `cols`, -1 if not there
     col[cols] = np.arange(len(cols))
@@ -140,8 +141,7 @@ def column_sums(A: Sparse) -> np.ndarray:
 # --- features of one snapshot -------------------------------------------------------------------
 class Corpus:
     """The features of one pair of snapshots (lexical, dense), by the lexical index's documents:
-    tf-idf as the snapshot's own BM25 postings (by term, no copy; by paper on first use), its row
-    norms, and the dense vectors (zero rows for papers without one)."""
+    tf-idf as the snapshot's own BM25 postings (no copy), its row norms, and the dense vectors."""
 
     def __init__(self, ix, vindex) -> None:
         self.ix = ix
@@ -166,9 +166,7 @@ class Corpus:
 
     @property
     def by_paper(self) -> Sparse:
-        """The tf-idf matrix by paper (a forward index, each paper's terms in term order), made
-        on first use: training reads the rows of a few thousand papers, and scoring every paper
-        is one pass over it (in numpy, faster than gathering the postings of a model's terms)."""
+        """The tf-idf matrix by paper, made on first use: training reads its rows, scoring is one pass."""
         if self._by_paper is None:
             with self._lock:
                 if self._by_paper is None:
@@ -193,13 +191,8 @@ class Corpus:
         return matvec(self.by_paper, full) * self.inv_norm
 
 
-_CORPUS_LOCK = threading.Lock()
-_CORPORA: dict[str, Corpus] = {}
-
-
 def _read_whole(vectors, rowids: np.ndarray, chunk: int = 50_000):
-    """A backend's vectors (a Milvus collection's) read into memory as the store keeps its
-    own (int8, index.vectors.VectorIndex), a chunk of rows at a time."""
+    """A backend's (Milvus') vectors read into memory, int8 as the store keeps its own, a chunk at a time."""
     from paperdex.index.vectors import VectorIndex, quantize
 
     keys: list[int] = []
@@ -255,13 +248,9 @@ class Model:
     choice: Choice | None = None  # why this kind (set by `fit`)
 
 
-LABELS = {"svm": "SVM", "tf-idf centroid": "tf-idf centroid"}
-
-
 @dataclass
 class Choice:
-    """Which model a tag gets and the measurement behind it: per candidate, :func:`validate`'s
-    figures."""
+    """Which model a tag gets, and per candidate :func:`validate`'s figures behind it."""
 
     kind: str
     metrics: dict[str, dict[str, float]]  # candidate -> {"top20", "mrr", "recall@100"}
@@ -322,8 +311,7 @@ class _Svm:
             Zs = c.rows(idx, terms)
             self.Zs = Zs._replace(val=Zs.val.astype(np.float64))  # float64 like the weights
             self.ZsT = transpose(self.Zs)
-        self.D = c.D
-        self.Zd = np.asarray(self.D[idx], dtype=np.float64) if self.D is not None else None
+        self.Zd = np.asarray(c.D[idx], dtype=np.float64) if c.D is not None else None
         self.dd = self.Zd.shape[1] if self.Zd is not None else 0
 
     def objective(self, wb: np.ndarray) -> tuple[float, np.ndarray]:
@@ -368,9 +356,8 @@ def train(
     warm: Model | None = None,
     unlabelled: np.ndarray | None = None,
 ) -> Model:
-    """Fit the tag's SVM: positives `pos` (docs) against `dismissed` (docs, weighted
-    DISMISSED_WEIGHT) and a random sample, from `warm` (the tag's last fit) when given.
-    `unlabelled` (docs) are never sampled as negatives: a fold's held-out papers."""
+    """Fit the tag's SVM: positives `pos` against `dismissed` and a random sample, from `warm`
+    (the tag's last fit); `unlabelled` (a fold's held-out papers) are never sampled as negatives."""
     from threadpoolctl import threadpool_limits
 
     pos = np.unique(np.asarray(pos, dtype=np.int64))
@@ -400,9 +387,8 @@ def _docs(docs: np.ndarray | None) -> np.ndarray:
 
 
 def lbfgs(f: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray) -> np.ndarray:
-    """The minimum of f (value, gradient) from x0 by nlopt's L-BFGS, stopped at a relative
-    decrease of FTOL_REL or after MAX_EVAL: the best point evaluated, also when nlopt gives up
-    near the minimum (it raises then, without its point; SciPy returned its last point)."""
+    """The minimum of f (value, gradient) from x0 by nlopt's L-BFGS: the best point evaluated,
+    also when nlopt gives up near the minimum (it raises then, without its point)."""
     import nlopt
 
     best: list[Any] = [np.inf, x0]
@@ -420,10 +406,8 @@ def lbfgs(f: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray) -
     opt.set_ftol_rel(FTOL_REL)
     opt.set_maxeval(MAX_EVAL)
     opt.set_vector_storage(LBFGS_MEMORY)
-    try:
+    with contextlib.suppress(nlopt.RoundoffLimited, nlopt.runtime_error):
         opt.optimize(x0)
-    except (nlopt.RoundoffLimited, nlopt.runtime_error):
-        pass
     return best[1]
 
 
@@ -438,8 +422,7 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 
 def scores(c: Corpus, model: Model) -> np.ndarray:
-    """Every paper's score under the model, as a z-score over the corpus whatever the kind ("for
-    you" and the chips read them through :func:`on_topic`)."""
+    """Every paper's score under the model, as a z-score over the corpus whatever the kind."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
@@ -454,28 +437,12 @@ def scores(c: Corpus, model: Model) -> np.ndarray:
 
 
 # --- choosing the model per tag ------------------------------------------------------------------
-def _weights(m: Model, kind: str, at: np.ndarray, n_terms: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate `kind`'s weights from a fold's fit `m`: over the tag's terms (`m`'s at `at`) and
-    over the dense dimensions."""
-    wt = np.zeros(n_terms, dtype=np.float32)
-    wd = np.zeros(dim, dtype=np.float32)
-    if kind == "svm":
-        wt[at] = m.w_terms
-        if m.w_dense is not None:
-            wd[:] = m.w_dense
-    elif kind == "tf-idf centroid":
-        wt[at] = m.c_terms
-    return wt, wd
-
-
 def validate(c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str) -> dict[str, dict[str, float]]:
     """How well each of CANDIDATES ranks the tag's papers it did not see: each of FOLDS parts of
-    the tag (`full`'s positives) is held out once, every candidate fitted on the rest (the SVM
-    warm from `full`; held-out papers never sampled as negatives), and the held-out papers are
-    ranked among every paper no candidate saw, as a recommendation list ranks them.
-
-    Per candidate: "top20", the share of held-out papers in the first 20 of their fold (what
-    P@20 on the page counts; the choice), "mrr" and "recall@100"."""
+    the tag (`full`'s positives) is held out once, every candidate fitted on the rest (held-out
+    papers never sampled as negatives), and the held-out papers ranked among every paper no
+    candidate saw, as a recommendation list ranks them. Per candidate: "top20" (the share in the
+    first 20 of their fold: the choice), "mrr" and "recall@100"."""
     from threadpoolctl import threadpool_limits
 
     pos = full.positives
@@ -490,11 +457,13 @@ def validate(c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str) ->
     for f, held in enumerate(parts):
         m = train(c, np.setdiff1d(pos, held, assume_unique=True), dis, seed=seed, warm=full, unlabelled=held)
         at = np.searchsorted(terms, m.terms)
-        for kind in CANDIDATES:
-            wt, wd = _weights(m, kind, at, len(terms), dim)
+        for kind in CANDIDATES:  # the SVM's weights, or the centroid's (none on the dense side)
+            svm = kind == "svm"
+            wt = np.zeros(len(terms), dtype=np.float32)
+            wt[at] = m.w_terms if svm else m.c_terms
             cols.append((f, kind))
             Wt.append(wt)
-            Wd.append(wd)
+            Wd.append(m.w_dense if svm and m.w_dense is not None else np.zeros(dim, dtype=np.float32))
     with threadpool_limits(limits=1, user_api="blas"):
         S = np.stack([c.score_terms(terms, wt) for wt in Wt], axis=1)
         if dim:
@@ -530,16 +499,15 @@ def fit(
     MIN_VALIDATE papers keep the SVM. A `choice` made for the same contents is reused."""
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     m = train(c, pos, dismissed, seed=seed, warm=warm)
-    if choice is None:
-        if len(pos) >= MIN_VALIDATE:
-            got = validate(c, m, dismissed, seed)
-            best = CANDIDATES[0]  # another candidate must do strictly better to be chosen
-            for k in CANDIDATES[1:]:
-                if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
-                    best = k
-            choice = Choice(best, got, max(2, min(FOLDS, len(pos))), len(pos))
-        else:
-            choice = Choice(CANDIDATES[0], {}, 0, len(pos))
+    if choice is None and len(pos) < MIN_VALIDATE:
+        choice = Choice(CANDIDATES[0], {}, 0, len(pos))
+    elif choice is None:
+        got = validate(c, m, dismissed, seed)
+        best = CANDIDATES[0]  # another candidate must do strictly better to be chosen
+        for k in CANDIDATES[1:]:
+            if got[k]["top20"] > got[best]["top20"] and got[k]["top20"] >= MIN_TOP20:
+                best = k
+        choice = Choice(best, got, max(2, min(FOLDS, len(pos))), len(pos))
     return replace(m, kind=choice.kind, choice=choice)
 
 
@@ -596,8 +564,7 @@ class Recommendations:
 _MODELS_LOCK = threading.Lock()
 _MODELS: OrderedDict[tuple, Model] = OrderedDict()
 _LAST: dict[tuple, Model] = {}  # per (store, tag): the last fit, the start of the next one
-# the model chosen for a tag's contents (snapshots, its papers, the "not interested" marks): a
-# page view re-validates only when one of them changed
+# the model chosen per tag contents (snapshots, papers, dismissals): re-validated when they change
 _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
 
 
@@ -608,10 +575,8 @@ def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
 def tag_model(
     store: Store, tag: str, c: Corpus | None = None, source: SearchCorpus | None = None
 ) -> tuple[Model | None, bool, Corpus]:
-    """The tag's model over the current snapshots (the store's, or `source`'s): cached, or
-    fitted now (from the last fit), its kind chosen by :func:`fit` once per contents of the
-    tag. The negatives are sampled by the store's id, so a backend that holds the store's
-    papers under their rowids (`paperdex migrate --to`) recommends what the store does."""
+    """The tag's model over the current snapshots (the store's, or `source`'s), cached or fitted from
+    the last fit; negatives sampled by the store's id, so a migrated backend recommends the same."""
     src = _source(store, source)
     c = c or corpus(store, source)
     pos = _docs_of(c, src, library.tag_papers(store, tag))
@@ -649,9 +614,8 @@ def recommend(
     explain: bool = True,
     source: SearchCorpus | None = None,
 ) -> Recommendations:
-    """The tag's best unseen papers (not in the tag, not marked "not interested"), best first;
-    `within` (rowids) restricts the candidates, e.g. to one day's papers. `source`: the corpus
-    searches read (`--backend`), else the store; the library stays in the store."""
+    """The tag's best unseen papers (not in the tag, not dismissed), best first; `within` (rowids)
+    limits the candidates (one day's papers); `source`: the corpus searches read, else the store."""
     t0 = time.perf_counter()
     tag = library.get_tag(store, tag).name
     k, page = max(1, int(k)), max(1, int(page))  # how many one request may ask for: service.MAX_K
@@ -704,8 +668,7 @@ def explain_one(src: SearchCorpus, c: Corpus, model: Model, doc: int, p: Paper) 
         w = model.w_terms if model.kind == "svm" else model.c_terms
         contrib = np.where(hit, vals * np.where(hit, w[at], 0.0), 0.0)
         contrib[c.ix.df[tids] > max(EXPLAIN_MAX_DF * c.n, 100)] = 0.0  # common words explain nothing
-        # words several saved papers share come first; a word of one saved paper only when
-        # there are too few of those
+        # words several saved papers share come first; a word of one only when there are too few
         shared = hit & (model.pos_df[at] >= min(2, len(model.positives)))
         order = np.lexsort((np.arange(len(tids)), -contrib, ~shared))
         stems = [str(c.ix.vocab[tids[i]]) for i in order[: EXPLAIN_TERMS * 3] if contrib[i] > 0]
@@ -727,13 +690,12 @@ def _surface(stems: list[str], text: str) -> list[str]:
 
 
 # --- "for you": the daily page's order and its "for TAG" chips ----------------------------------
-# The chance that a paper is on a tag's topic, from its z-score: sigmoid(a + b z), fitted over 18
-# topics of the 63k corpus (the tag's size hardly mattered); a card says "for TAG" from CHIP_P,
-# "strong" from STRONG_P. Measured, and how chosen: docs/recommendations.md ('The "for TAG" chip').
+# The chance that a paper is on a tag's topic, from its z-score: sigmoid(a + b z); a card says
+# "for TAG" from CHIP_P, "strong" from STRONG_P. Fitted and chosen: docs/recommendations.md.
 ON_TOPIC = (-4.511, 1.010)
 CHIP_P = 0.8
 STRONG_P = 0.9
-MIN_CHIP_PAPERS = 3  # a smaller tag orders "for you" but marks no card: a one-paper tag's chips were 69% right
+MIN_CHIP_PAPERS = 3  # a smaller tag orders "for you" but marks no card (too often wrong)
 
 
 def on_topic(z: Any) -> Any:
@@ -752,9 +714,8 @@ def strength(chance: float) -> str | None:
 
 
 def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None) -> dict[int, tuple[float, str]]:
-    """Score papers (rowids of `source`, else of the store) by the user's tags: each paper's
-    best chance of being on a tag's topic (:func:`on_topic`) and that tag; papers marked "not
-    interested" are left out. Empty when there are no tags."""
+    """Each paper's (rowids of `source`, else of the store) best chance of being on one of the
+    user's tags' topics (:func:`on_topic`), and that tag; papers marked "not interested" left out."""
     out: dict[int, tuple[float, str]] = {}
     if not rowids:
         return out
@@ -787,18 +748,16 @@ def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int,
 
 # --- related work for a pasted text --------------------------------------------------------------
 MAX_TEXT = 5000  # characters of a pasted text read
-# Characters of it the model embeds: the prefix a document is embedded from (embed.E5Small cuts
-# there); the model's cost grows steeply with length (docs/recommendations.md), and a searcher is
-# held meanwhile.
+# Characters of it the model embeds, as of a document; the model's cost grows steeply with
+# length, and a searcher is held meanwhile.
 EMBED_CHARS = 512
-KEY_TERMS = 25  # terms of the lexical query (docs/recommendations.md: 12 found fewer)
+KEY_TERMS = 25  # terms of the lexical query (docs/recommendations.md)
 _OPERATORS = {"and", "or", "not"}
 RELATED_DEPTH = 100  # candidates per side
 
 
 def pasted_prefix(text: str) -> str:
-    """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a
-    word (embed._cut, as documents are cut)."""
+    """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a word."""
     from paperdex.index.embed import _cut
 
     return _cut(" ".join(str(text or "").split())[:MAX_TEXT], EMBED_CHARS)
@@ -825,24 +784,16 @@ def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
     """The words of `text` with the highest tf-idf against the papers (idf of the lexical
     snapshot `ix`; words no paper has are left out), each as the text writes it."""
     st = stemmer()
-    tf: dict[str, int] = {}
+    tf: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for w in tokens(index_text(text)):
-        if w in STOPWORDS or len(w) < 2 or w.isdigit():
-            continue
-        s = st.stemWord(w)
-        tf[s] = tf.get(s, 0) + 1
-        surface.setdefault(s, w)
-    scored = []
+        if w not in STOPWORDS and len(w) >= 2 and not w.isdigit():
+            tf[s := st.stemWord(w)] += 1
+            surface.setdefault(s, w)
     N = max(ix.n, 1)
-    for s, f in tf.items():
-        t = ix.term(s)
-        df = 0 if t is None else int(ix.df[t])
-        if df == 0:  # a word no paper has
-            continue
-        idf = float(np.log(1 + (N - df + 0.5) / (df + 0.5)))
-        scored.append(((1 + np.log(f)) * idf, s))
-    scored.sort(key=lambda x: (-x[0], x[1]))
+    df = {s: 0 if (t := ix.term(s)) is None else int(ix.df[t]) for s in tf}
+    idf = {s: float(np.log(1 + (N - d + 0.5) / (d + 0.5))) for s, d in df.items() if d}  # words papers have
+    scored = sorted((((1 + np.log(tf[s])) * v, s) for s, v in idf.items()), key=lambda x: (-x[0], x[1]))
     return [surface[s] for _, s in scored[:n]]
 
 
@@ -858,10 +809,8 @@ def related(
 ) -> Related:
     """Papers related to a pasted abstract or paragraph: its opening EMBED_CHARS characters
     embedded as documents are, fused by reciprocal rank with BM25 over its KEY_TERMS key terms,
-    any of which may match (requiring half, the search's rule for long text, leaves almost
-    nothing to rank). `query_vector`: the text's vector if the caller embedded it already
-    (service.related, off the searcher); `dense=False`: the words alone (it could not be
-    embedded in time)."""
+    any of which may match (requiring half leaves almost nothing to rank). `query_vector`: the
+    text's vector if the caller embedded it already; `dense=False`: the words alone."""
     t0 = time.perf_counter()
     text = " ".join(str(text or "").split())[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
@@ -886,8 +835,7 @@ def related(
 
 
 def _lexical_side(s: Searcher, terms: list[str], filters, deadline: float | None) -> list[Hit]:
-    """BM25 over the key terms, any one matching; as plain text when the query language reads
-    one of them otherwise."""
+    """BM25 over the key terms, any one matching; as plain text if the query language misreads one."""
     words = [t for t in terms if t.lower() not in _OPERATORS]
     if not words:
         return []
@@ -900,20 +848,17 @@ def _lexical_side(s: Searcher, terms: list[str], filters, deadline: float | None
 
 def _fused(lex_hits: list[Hit], dense_hits: list[Hit], terms: list[str], k: int) -> list[Hit]:
     """The first `k` of the two sides by reciprocal rank, each keeping its rank on both."""
-    by_id: dict[str, Paper] = {}
-    for h in [*lex_hits, *dense_hits]:
-        by_id.setdefault(h.paper.id, h.paper)
-    lex_rank = {h.paper.id: (i, h.lexical_score) for i, h in enumerate(lex_hits, 1)}
-    dense_rank = {h.paper.id: (i, h.dense_score) for i, h in enumerate(dense_hits, 1)}
-    ids = list(by_id)
+    papers = {h.paper.id: h.paper for h in [*dense_hits, *lex_hits]}  # the lexical side's when both
+    ids = list(dict.fromkeys(h.paper.id for h in [*lex_hits, *dense_hits]))
     pos = {pid: j for j, pid in enumerate(ids)}
     fused = rrf([[pos[h.paper.id] for h in lex_hits], [pos[h.paper.id] for h in dense_hits]])
+    lex = {h.paper.id: (i, h.lexical_score) for i, h in enumerate(lex_hits, 1)}
+    dense = {h.paper.id: (i, h.dense_score) for i, h in enumerate(dense_hits, 1)}
     stems = stems_of(terms)
     hits = []
     for j in sorted(fused, key=lambda j: (-fused[j], j))[:k]:
-        p = by_id[ids[j]]
-        lr, ls = lex_rank.get(p.id, (None, None))
-        dr, ds = dense_rank.get(p.id, (None, None))
+        p = papers[ids[j]]
+        (lr, ls), (dr, ds) = lex.get(p.id, (None, None)), dense.get(p.id, (None, None))
         hits.append(
             Hit(p, fused[j], lr, ls, dr, ds, title_marked=mark(p.title, stems), snippet=snippet(p.abstract, stems))
         )

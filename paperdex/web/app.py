@@ -1,13 +1,13 @@
 """The ASGI app: server-rendered pages and a JSON API over the same service functions, one view
-module per resource (web/views/). Pages work without JavaScript (forms, links, <details>;
-``static/app.js`` adds to them), every asset is served from ``static/`` (no CDN: the UI works
-offline), and a strict Content-Security-Policy backs up the escaping of paper text.
+module per resource (web/views/). Pages work without JavaScript, every asset is served from
+``static/`` (no CDN: the UI works offline), and a strict Content-Security-Policy backs up the
+escaping of paper text.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,11 +106,9 @@ def create_app(
     settings: Settings | None = None,
     client_queue: int = MAX_WAITING,
 ) -> FastAPI:
-    """The paperdex web app over one data directory. Host names, waits and the time budget are
-    `settings`' (one built from the environment when not given, so an app made without it
-    behaves as `paperdex serve` would): it answers the loopback names and Settings.allowed_hosts."""
+    """The paperdex web app over one data directory, configured by `settings` (else the
+    environment's, as `paperdex serve` would be): it answers the loopback names and allowed_hosts."""
     st = settings if settings is not None else Settings.from_env(data_dir=data_dir)
-    pool = SearcherPool.of(st, data_dir, pool_size, client_queue)
     app = App(
         title="paperdex",
         summary="Search research papers: hybrid keyword + semantic search, paper details, daily feeds.",
@@ -118,23 +116,20 @@ def create_app(
         docs_url=None,  # Swagger UI loads from a CDN; /api/docs is a local page instead
         redoc_url=None,
         dependencies=[Depends(check_path)],  # every route's path parameters, checked once
+        exception_handlers=HANDLERS,
     )
     app.guard_hosts = [*LOOPBACK_HOSTS, *st.allowed_hosts]
-    app.state.pool = pool  # what every view reads (views/base.pool_of)
+    app.state.pool = SearcherPool.of(st, data_dir, pool_size, client_queue)  # what every view reads
     app.state.settings = st  # what on-demand writes (views/summary.py) are configured with
     # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
     app.mount("/static", StaticAssets(directory=HERE / "static"), name="static")  # cached: web/assets.py
     for view in ROUTERS:
         app.include_router(view.router)
-    for exc, handler in HANDLERS.items():
-        app.exception_handler(exc)(handler)
     return app
 
 
 # --- errors: JSON for the API, a page for the rest ------------------------------------------------
-
-
 def error(request: Request, status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     headers = dict(headers or {})
     if status == 405:  # HEAD is answered wherever GET is
@@ -178,7 +173,7 @@ async def on_crash(request: Request, exc: Exception) -> Response:
     return error(request, 500, message("internal_error"))
 
 
-HANDLERS: dict[type[Exception], Callable[..., Awaitable[Response]]] = {
+HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
     ServiceError: on_refused,
     library.LibraryError: on_refused,  # a library request that cannot be done
     RequestValidationError: on_validation,

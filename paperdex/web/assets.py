@@ -1,6 +1,5 @@
 """The static files' URLs and how long a browser keeps them: a URL carrying the file's current
-version is immutable for a year, any other is revalidated; why: docs/web.md ("Static files
-and the browser's cache").
+version is immutable for a year, any other is revalidated; why: docs/web.md.
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ REVALIDATE = "no-cache"
 
 @cache
 def version(name: str) -> str:
-    """The first 10 hex digits of the SHA-256 of static/NAME (read once per process: the files
-    change with a release, which restarts the server)."""
+    """The first 10 hex digits of static/NAME's SHA-256, read once per process (a release restarts the server)."""
     return hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:10]
 
 
@@ -31,8 +29,7 @@ def url(name: str) -> str:
 
 
 class StaticAssets(StaticFiles):
-    """StaticFiles (ETag, Last-Modified, 304s) with a Cache-Control header: a year and
-    immutable for a URL carrying the file's current version, revalidation otherwise."""
+    """StaticFiles (ETag, Last-Modified, 304s) with the Cache-Control header the module docstring says."""
 
     def file_response(self, full_path, stat_result, scope: Scope, status_code: int = 200) -> Response:
         resp = super().file_response(full_path, stat_result, scope, status_code)

@@ -1,8 +1,6 @@
-"""How a request picks its interface language, and the lookups the pages use; the text itself
-is in the one table of paperdex/messages.toml, read by paperdex/messages.py.
-
-Order of precedence: an explicit ``?lang=`` (which also sets a cookie), the ``lang`` cookie,
-then the browser's ``Accept-Language``. Paper text is never translated; only the interface.
+"""How a request picks its interface language: an explicit ``?lang=`` (which also sets a
+cookie), the ``lang`` cookie, then the browser's ``Accept-Language``. Paper text is never
+translated; only the interface (paperdex/messages.toml).
 """
 
 from __future__ import annotations
@@ -16,23 +14,18 @@ message = shown  # message(lang, msg): the templates' msg(...) for a message fro
 
 
 def negotiate(query_lang: str | None, cookie_lang: str | None, accept_language: str | None) -> str:
-    """The interface language for a request (see module docstring)."""
     for v in (query_lang, cookie_lang):
         if v and v.lower()[:2] in LANGS:
             return v.lower()[:2]
     best, best_q = "en", -1.0
     for i, part in enumerate((accept_language or "").split(",")[:20]):
-        bits = part.strip().split(";")
-        tag = bits[0].strip().lower()[:2]
-        q = 1.0
-        for b in bits[1:]:
-            b = b.strip()
-            if b.startswith("q="):
-                try:
-                    q = float(b[2:])
-                except ValueError:
-                    q = 0.0
-        q -= i * 1e-6  # earlier wins a tie
+        tag, *params = [b.strip() for b in part.split(";")]
+        qs = [b[2:] for b in params if b.startswith("q=")]  # the last one counts
+        try:
+            q = float(qs[-1]) if qs else 1.0
+        except ValueError:
+            q = 0.0
+        q, tag = q - i * 1e-6, tag.lower()[:2]  # earlier wins a tie
         if tag in LANGS and q > best_q:
             best, best_q = tag, q
     return best

@@ -1,9 +1,8 @@
 """What a request may cost before the app does any work for it: :func:`admit` (the outer ASGI
-layer, called by app.Guard) answers only the allowed Host names, refuses cross-site requests,
-tokens in URLs and bodies over their limit before a byte of a body is read, and records the
-client's address for the searchers' queue (service.FairGate); :func:`check_path` bounds every
-route's path parameters, and :func:`parse_json` a JSON body's depth before it is parsed. The
-bounds and why: docs/request-costs.md.
+layer) answers only the allowed Host names, refuses cross-site requests, tokens in URLs and
+bodies over their limit before a byte is read, and records the client's address for the
+searchers' queue; :func:`check_path` bounds path parameters, :func:`parse_json` a JSON body's
+depth before it is parsed. The bounds and why: docs/request-costs.md.
 """
 
 from __future__ import annotations
@@ -43,9 +42,8 @@ def header(scope, name: bytes) -> str | None:
 
 
 def cross_site(scope) -> bool:
-    """True when a browser says this request comes from another site and it is not a plain
-    navigation to a page (following a link, typing the URL). ``same-site`` (another port or
-    subdomain of this host) counts as another site: it is another origin."""
+    """True when a browser says this request comes from another site (``same-site`` too: another origin)
+    and it is not a plain navigation to a page (a link followed, a URL typed)."""
     site = header(scope, b"sec-fetch-site")
     method = scope.get("method", "GET")
     if site is not None:
@@ -62,8 +60,7 @@ def cross_site(scope) -> bool:
 
 def host_name(value: str) -> str | None:
     """The name of a Host header without its port (`[::1]:8000` -> `::1`), lower-cased; None
-    when the header is anything but a name and a port. The Guard (web/app.py) compares it with
-    the allowed names: reading `localhost:80@evil.example` as `localhost` let any name through."""
+    when it is anything but a name and a port (`localhost:80@evil.example` is not `localhost`)."""
     m = _HOST.fullmatch(value.strip().lower())
     if m is None or (m["port"] is not None and int(m["port"]) > 65535):
         return None
@@ -71,9 +68,8 @@ def host_name(value: str) -> str | None:
 
 
 async def check_path(request: Request) -> None:
-    """Every route's path parameters, checked once before the endpoint runs: at most
-    MAX_PATH_PARAM characters (a 400), and a number naming a row (ROW_PARAMS) that a row can
-    carry (else a 404: SQLite could not even be asked). Async: a thread would cost more."""
+    """Every route's path parameters, checked before the endpoint runs: at most MAX_PATH_PARAM
+    characters (400), a row number a row can carry (else 404). Async: a thread would cost more."""
     for name, value in request.path_params.items():
         if not isinstance(value, str):
             continue
@@ -85,8 +81,8 @@ async def check_path(request: Request) -> None:
 
 
 def parse_json(body: bytes) -> Any:
-    """A request body's JSON, or ValueError (a 400's message) when it is not UTF-8 (RFC 8259),
-    is nested deeper than MAX_JSON_DEPTH (counted before parsing: in UTF-8 no byte of a multi-byte
+    """A request body's JSON, or ValueError (a 400's message) when it is not UTF-8, is nested
+    deeper than MAX_JSON_DEPTH (counted before parsing: in UTF-8 no byte of a multi-byte
     character is a quote or a bracket), is not JSON, or holds NaN or Infinity."""
     try:
         text = body.decode("utf-8-sig")
@@ -105,11 +101,6 @@ def parse_json(body: bytes) -> Any:
         raise ValueError(message("body_nested_deep")) from None
     except ValueError as e:
         raise ValueError(message("body_not_valid_json", reason=str(e))) from None
-
-
-class TooLarge(HTTPException):
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, message("body_too_large", limit=limit))
 
 
 async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> None:
@@ -133,29 +124,25 @@ async def admit(app, scope, receive, send, hosts: set[str] | None = None) -> Non
         except ValueError:
             return await _refuse(scope, send, 400, message("content_length_nan"), api)
         if too_large:
-            return await _refuse(scope, send, 413, TooLarge(limit).detail, api)
+            return await _refuse(scope, send, 413, message("body_too_large", limit=limit), api)
     seen = 0
 
     async def bounded_receive():
         nonlocal seen
-        message = await receive()
-        if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
+        event = await receive()
+        if event["type"] == "http.request":
+            seen += len(event.get("body", b""))
             if seen > limit:  # FastAPI's handler turns it into the 413 page or JSON
-                raise TooLarge(limit)
-        return message
+                raise HTTPException(413, message("body_too_large", limit=limit))
+        return event
 
     await app(scope, bounded_receive, send)
 
 
 async def _refuse(scope, send, status: int, message: str, api: bool) -> None:
     """A short answer without the app: JSON for the API, plain text for pages."""
-    if api:
-        body = json.dumps({"error": {"status": status, "message": message}}).encode()
-        ctype = b"application/json"
-    else:
-        body = f"{status}: {message}\n".encode()
-        ctype = b"text/plain; charset=utf-8"
+    body = (json.dumps({"error": {"status": status, "message": message}}) if api else f"{status}: {message}\n").encode()
+    ctype = b"application/json" if api else b"text/plain; charset=utf-8"
     headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -1,6 +1,5 @@
-"""The links a card or a paper page makes to other searches, for every view alike
-(they all render the same card macros), and the one rule for links to other sites in what the JSON
-answers carry: only http(s) URLs leave (:func:`safe_url`, the rule the pages use too)."""
+"""The links a card or a paper page makes to other searches, and the one rule for links to other
+sites in the JSON answers, as in the pages: only http(s) URLs leave (:func:`safe_url`)."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from paperdex.text.latex import safe_url
 # What the query language's cat: accepts (cs, cs.LG); a stored category outside it (an ACM
 # class list, junk from a source) is shown as text, not as a filter link that would be a 400.
 _FILTERABLE = re.compile(CATEGORY_TYPED)
-# The keys of a source's extra fields whose values are links: Hugging Face's url, project_page,
-# github_repo and thumbnail, OpenReview's url, and their likes in a JSONL file's own fields.
+# The keys of a source's extra fields whose values are links (url, project_page, github_repo...)
 _URL_KEY = re.compile(
     r"(?:^|[_\-])(?:url|uri|href|link|links|page|repo|homepage|website|site|thumbnail|image|src|pdf)$", re.IGNORECASE
 )
@@ -46,16 +44,11 @@ def _script(value: str) -> bool:
 
 
 def safe_extra(value: Any, url: bool = False) -> Any:
-    """A paper's `extra` (a source's own fields, any JSON) with every link that is not http(s)
-    left out, as the pages filter theirs (a client shows these as links): a string under a link
-    key (_URL_KEY) must pass safe_url, a `javascript:` or `vbscript:` one goes under any key."""
+    """A paper's `extra` (a source's own fields, any JSON) without links that are not http(s): a
+    string under a link key (_URL_KEY) must pass safe_url, a `javascript:` one goes under any key."""
     if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            v = safe_extra(v, bool(_URL_KEY.search(str(k))))
-            if v is not _DROP:
-                out[k] = v
-        return out
+        kept = {k: safe_extra(v, bool(_URL_KEY.search(str(k)))) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not _DROP}
     if isinstance(value, list):
         return [x for x in (safe_extra(v, url) for v in value) if x is not _DROP]
     if isinstance(value, str) and ((url and not safe_url(value)) or _script(value)):

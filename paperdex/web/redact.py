@@ -1,8 +1,7 @@
 """The one rule for a secret in a URL, and the access-log filter that applies it: every part of
 a URL is decoded (percent-escapes and ``+`` until nothing changes, then NFKC) before it is
 matched without regard to case, since uvicorn logs the query string as the client sent it; a
-part still changing after :data:`ROUNDS` decodings is secret. Why, with the URLs a raw-text
-pattern missed: docs/request-costs.md ("A token in a URL").
+part still changing after :data:`ROUNDS` decodings is secret. Why: docs/request-costs.md.
 """
 
 from __future__ import annotations
@@ -22,8 +21,7 @@ _SEPARATORS = re.compile(r"([&;])")  # between query parameters (';' too: some s
 
 
 def decoded(text: str) -> str | None:
-    """`text` with percent-escapes and '+' undone until it stops changing, in NFKC form;
-    None when it is still changing after ROUNDS decodings."""
+    """`text` with percent-escapes and '+' undone until stable, in NFKC; None if still changing after ROUNDS."""
     for _ in range(ROUNDS):
         plain = unquote_plus(text)
         if plain == text:
@@ -56,16 +54,11 @@ def redact(target: str) -> str:
         name, eq, value = item.partition("=")
         if item in ("&", ";") or not secret(name, value):
             items.append(item)
-        elif _holds_token(name):  # a token pasted as a parameter's name (or encoded past ROUNDS)
+        elif (key := decoded(name)) is None or TOKEN_VALUE.search(key):  # a token as a parameter's name
             items.append(REDACTED)
         else:  # a credential's name (kept: it says what was sent), or a value holding a token
             items.append(name + eq + REDACTED)
     return "/".join(segments) + q + "".join(items)
-
-
-def _holds_token(text: str) -> bool:
-    key = decoded(text)
-    return key is None or bool(TOKEN_VALUE.search(key))
 
 
 class RedactTokens(logging.Filter):

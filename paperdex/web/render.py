@@ -51,18 +51,28 @@ _CLOSE = {MATH_OFF: "math", BOLD_OFF: "b", EM_OFF: "em", LINK_OFF: "link"}
 _CLOSE_TAG = {"math": "</span>", "b": "</strong>", "em": "</em>", "link": "</a>"}
 
 _MARKER_SPLIT = re.compile("([\ue000-\ue0ff])")
+# TeX whose text form cannot say it: a fraction, a root, an accent, a stacked or grouped
+# script, a matrix. Everything else ($\beta$, $O(n)$, $10\times$, $x_i$, $n^2$) reads the same as
+# text, so it is not typeset and a page with only such math does not load KaTeX at all.
+_TYPESET = re.compile(
+    r"\\(?:[dt]?frac|sqrt|binom|over|begin|hat|widehat|tilde|widetilde|bar|overline|underline|vec|dot|ddot|"
+    r"overbrace|underbrace|stackrel|overset|underset|xrightarrow|xleftarrow|left|mathcal|mathfrak|mathscr|boldsymbol|"
+    r"sum|prod|int|oint|lim|bigcup|bigcap)(?![A-Za-z])"
+    r"|[\^_]\s*\{[^{}]*[\^_{]"
+)
+# What a record's `sources` are called on the paper page; "file" and "seed" (a JSONL import, the
+# bundled sample) say nothing to a reader.
+SOURCE_NAMES = {
+    "arxiv": "arXiv", "arxiv-rss": "arXiv", "openreview": "OpenReview", "hf": "Hugging Face",
+    "comment": "arXiv", "bibtex": "BibTeX",
+}  # fmt: skip
 
 
 def segments_html(segments: list[tuple[str, bool]], maths: tuple[str, ...] = (), urls: tuple[str, ...] = ()) -> Markup:
     """Escape (segment, is_match) runs, wrap matches in <mark>, and turn the formatting markers
     into balanced tags (a snippet window can cut a bold, math or link run in half). `maths` and
     `urls` are the text's TeX sources and URLs from :func:`parse_tex`, which the markers name."""
-    pieces: list[tuple[str, bool]] = []
-    for text, hit in segments:
-        if hit:
-            pieces.append((text, True))
-        else:
-            pieces.extend((x, False) for x in _MARKER_SPLIT.split(text) if x)
+    pieces = [(x, hit) for text, hit in segments for x in ([text] if hit else _MARKER_SPLIT.split(text)) if x or hit]
     out: list[str] = []
     stack: list[str] = []
     i = 0
@@ -108,33 +118,20 @@ def _open_tag(kind: str, opening: str, ref: int | None, maths: tuple[str, ...], 
     return opening
 
 
-# TeX whose text form cannot say it: a fraction, a root, an accent, a stacked or grouped
-# script, a matrix. Everything else ($\beta$, $O(n)$, $10\times$, $x_i$, $n^2$) reads the same as
-# text, so it is not typeset and a page with only such math does not load KaTeX at all.
-_TYPESET = re.compile(
-    r"\\(?:[dt]?frac|sqrt|binom|over|begin|hat|widehat|tilde|widetilde|bar|overline|underline|vec|dot|ddot|"
-    r"overbrace|underbrace|stackrel|overset|underset|xrightarrow|xleftarrow|left|mathcal|mathfrak|mathscr|boldsymbol|"
-    r"sum|prod|int|oint|lim|bigcup|bigcap)(?![A-Za-z])"
-    r"|[\^_]\s*\{[^{}]*[\^_{]"
-)
-
-
 def tex_html(text: str, stems: frozenset[str] = frozenset(), links: bool = True) -> Markup:
-    """Whole text (a title, a full abstract) as safe HTML, query words highlighted. `links`:
-    False inside an element that is itself a link (a card title)."""
+    """Whole text as safe HTML, query words highlighted; `links`: False inside a link (a card title)."""
     clean, maths, urls = parse_tex(text)
     return segments_html(mark(clean, stems), maths, urls if links else ())
 
 
 def snippet_html(text: str, stems: frozenset[str], width: int = 320) -> Markup:
-    """The best window of an abstract as safe HTML. No links: the snippet sits in a <summary>
-    whose click opens the abstract."""
+    """The best window of an abstract as safe HTML; no links: a click on it opens the abstract."""
     clean, maths, _ = parse_tex(text)
     return segments_html(snippet(clean, stems, width), maths)
 
 
 def author_names(p: Paper, cut: int = 10) -> tuple[list[str], bool]:
-    """The first `cut` authors, and whether there are more (the card then ends "et al." / "等")."""
+    """The first `cut` authors, and whether there are more (then: "et al." / "等")."""
     return p.authors[:cut], len(p.authors) > cut or p.authors_truncated
 
 
@@ -158,7 +155,7 @@ def brief(p: Paper) -> dict[str, Any]:
 
 
 def ranks(h: Any) -> dict[str, Any]:
-    """A hit's "why" in a JSON answer (the library API, MCP): its rank on each side, its score."""
+    """A hit's "why" in a JSON answer: its rank on each side, its score."""
     return {"lexical_rank": h.lexical_rank, "dense_rank": h.dense_rank, "score": round(h.score, 6)}
 
 
@@ -168,22 +165,12 @@ def marked_html(segments: list[tuple[str, bool]]) -> str:
 
 
 def hit_json(h: Hit) -> dict[str, Any]:
-    """A search hit as /api/search and the CLI's --json give it: its fields, then its snippet
-    and title as escaped HTML."""
+    """A search hit as /api/search and the CLI's --json give it, snippet and title as escaped HTML."""
     return {**h.to_dict(), "snippet_html": marked_html(h.snippet), "title_html": marked_html(h.title_marked)}
 
 
 def safe_links(p: Paper) -> dict[str, str]:
     return {k: v for k, v in ((k, safe_url(v)) for k, v in p.links().items()) if v}
-
-
-# What a record's `sources` are called on the paper page; "file" (a JSONL import) and "seed"
-# (the bundled sample) name how the record reached this store, not where it is from, and say
-# nothing to a reader.
-SOURCE_NAMES = {
-    "arxiv": "arXiv", "arxiv-rss": "arXiv", "openreview": "OpenReview", "hf": "Hugging Face",
-    "comment": "arXiv", "bibtex": "BibTeX",
-}  # fmt: skip
 
 
 def sources_shown(p: Paper) -> list[str]:
@@ -194,18 +181,15 @@ def sources_shown(p: Paper) -> list[str]:
 
 
 def bibtex(p: Paper) -> str:
-    """The paper's BibTeX entry: the one writer `paperdex export` uses, so the page, the API and
-    the MCP tool give the same entry."""
+    """The paper's BibTeX entry, by the one writer `paperdex export` uses too."""
     from paperdex.sources.bibtex import entry
 
     return entry(p)
 
 
 # --- what a card shows ---------------------------------------------------------------------------
-# One view model for every card of every page (search, daily, paper, library, tag, for-you,
-# related): the templates draw it with one macro (macros.html, paper_card), so a line added to
-# a card appears everywhere.
-
+# One view model for every card of every page, drawn by one macro (macros.html, paper_card), so a
+# line added to a card appears everywhere.
 PRESENTATIONS = ("oral", "spotlight", "poster", "highlight")
 DECISIONS = Q.DECISIONS  # the decisions a card names, as the `decision:` filter takes them
 
@@ -215,8 +199,7 @@ def _int(v: Any) -> int | None:
 
 
 def signals(p: Paper) -> dict[str, Any]:
-    """What the sources know about a paper beyond its text: Hugging Face upvotes, comments and
-    page, GitHub repo and stars, project page, OpenReview decision and presentation."""
+    """What the sources (Hugging Face, GitHub, OpenReview) know about a paper beyond its text."""
     hf: dict[str, Any] = p.extra["hf"] if isinstance(p.extra.get("hf"), dict) else {}
     orv: dict[str, Any] = p.extra["openreview"] if isinstance(p.extra.get("openreview"), dict) else {}
     code = safe_url(p.code_url) or safe_url(hf.get("github_repo"))
@@ -241,18 +224,12 @@ def signals(p: Paper) -> dict[str, Any]:
 
 def ordered_categories(cats: list[str], wanted: list[str]) -> list[str]:
     """A paper's categories with those a search asked for first."""
-
-    def hit(c: str) -> bool:
-        c = c.lower()
-        return any(c == w or c.startswith(w + ".") for w in wanted)
-
-    return [c for c in cats if hit(c)] + [c for c in cats if not hit(c)]
+    return sorted(cats, key=lambda c: not any(c.lower() == w or c.lower().startswith(w + ".") for w in wanted))
 
 
 def asked_categories(nodes: Iterable[Any]) -> list[str]:
-    """The categories a search asked for, from its parsed query and filters (cat: clauses, in
-    AND or OR, not those it leaves out): a card lists these first, so a hit found by cat:cs.LG
-    shows cs.LG, not only its primary."""
+    """The categories a search asked for (cat: clauses, in AND or OR, not those it leaves out):
+    a card lists these first, so a hit found by cat:cs.LG shows cs.LG, not only its primary."""
     out: list[str] = []
     for n in nodes:
         if isinstance(n, Q.Filter) and n.kind == "cat":
@@ -263,8 +240,7 @@ def asked_categories(nodes: Iterable[Any]) -> list[str]:
 
 
 def query_categories(q: str, category: str | None) -> list[str]:
-    """asked_categories of a query and a category filter as a link carries them (the paper
-    page's, from the search it was opened from)."""
+    """asked_categories of a query and a category filter as a link carries them (the paper page's)."""
     try:
         nodes = Q.parse(q).children
     except Q.QueryError:
@@ -274,8 +250,7 @@ def query_categories(q: str, category: str | None) -> list[str]:
 
 def why_words(hit: Any, plan: Any) -> dict[str, Any]:
     """Why this matched, in plain words: how many of the query's concepts the title (and the
-    abstract) holds, whether the meaning was close (the embedding side ranked it), and for a
-    Chinese query the English it was read as; the raw ranks and scores for the details toggle."""
+    abstract) holds, whether the meaning was close, the English a Chinese query was read as."""
     p = hit.paper
     concepts = plan.rank_concepts(plan.concepts) if plan is not None else []
     title = {stem(w) for w in tokens(clean_tex(p.title))}
@@ -311,9 +286,8 @@ def card(
     plan: Any = None,
     explain: bool = False,
 ) -> dict[str, Any]:
-    """Everything a card shows, with paper text already escaped. `highlight`: the stems the
-    search chose to mark (Result.highlight); `wanted`: categories the search asked for, listed
-    first; `plan` (the search's Plan) and `explain` give the card its "why this matched"."""
+    """Everything a card shows, with paper text already escaped. `highlight`: the stems to mark;
+    `wanted`: categories listed first; `plan` and `explain` give the card its "why this matched"."""
     names, more = author_names(p)
     links = safe_links(p)
     sig = signals(p)
@@ -343,9 +317,8 @@ def card(
 
 
 # --- queries written back from their tree ---------------------------------------------------------
-# A hint or a suggestion is a query the user can click; it is written from the parsed tree
-# (paperdex.search.query), never cut out of the typed text, and kept only if it parses again.
-
+# A hint or a suggestion is a query the user can click; it is written from the parsed tree, never
+# cut out of the typed text, and kept only if it parses again.
 _COLUMN_FIELD = {"title": "ti", "authors": "au", "abstract": "abs"}
 
 
@@ -381,9 +354,7 @@ def parses(q: str) -> bool:
 
 
 def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
-    """For a query with no hits, the same query with one of its parts left out: (the part,
-    the query without it), filters first (a `cat:` or `date:` too narrow is the usual cause),
-    each one a query that parses."""
+    """For a query with no hits, (a part, the query without it) that parses; filters first (the usual cause)."""
     try:
         tree = Q.parse(q)
     except Q.QueryError:
@@ -407,16 +378,14 @@ def fewer_hints(q: str, limit: int = 3) -> list[tuple[str, str]]:
 
 # MathML output: no stylesheet, no fonts. `blocking="render"`: the first frame waits for the
 # typesetting (app.js), so a line that math makes longer does not move the page after it shows.
-# The URLs carry the files' versions (web/assets.py: kept a year by the browser).
 KATEX_HEAD = f'<script src="{assets.url("katex/katex.min.js")}" defer blocking="render"></script>'
 APP_JS = f'<script src="{assets.url("app.js")}" defer>'
 APP_JS_BLOCKING = f'<script src="{assets.url("app.js")}" defer blocking="render">'
 
 
 def with_katex(page: str) -> str:
-    """The page with KaTeX in its head when it shows math that needs it, else without it:
-    typeset by the deferred scripts before the page is first shown (app.js runs after
-    katex.min.js), so math does not jump, and a page without such math does not download it."""
+    """The page with KaTeX in its head when it shows math that needs it (typeset before the page
+    is first shown, so math does not jump), else without: a page without such math skips it."""
     if 'class="math" data-tex=' not in page:
         return page.replace("<!--katex-->", "", 1)
     return page.replace("<!--katex-->", KATEX_HEAD, 1).replace(APP_JS, APP_JS_BLOCKING, 1)

@@ -1,9 +1,7 @@
-"""The shapes the JSON API answers with, for ``/openapi.json`` only.
-
-Endpoints build their JSON themselves (FastAPI's encoder would cost more than a search on a
-large result); these models document it, and the schemathesis test checks every answer
-against them. Fields are the ones clients rely on; answers may carry more (the models allow
-extra properties), so the search core can grow without breaking the spec.
+"""The shapes the JSON API answers with, for ``/openapi.json`` only: endpoints build their JSON
+themselves (FastAPI's encoder would cost more than a search), and the schemathesis test checks
+every answer against these. Answers may carry more fields, so the core can grow without
+breaking the spec.
 """
 
 from __future__ import annotations

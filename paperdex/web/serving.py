@@ -1,9 +1,7 @@
 """The process model of `paperdex serve`: a supervisor binds the port, starts one uvicorn
 worker process per core (a search is CPU work under the GIL), restarts a worker that dies and
-passes SIGTERM/SIGINT on; each worker warms up before it accepts. Who a client is (the peer's
-address, or a named proxy's ``X-Forwarded-For``) and why the searchers are queued client by
-client: docs/web.md ("Behind a proxy"); the process model's reasons and measurements:
-README.md ("Serving", "Web API under load").
+passes SIGTERM/SIGINT on; each worker warms up before it accepts. A client is the peer's address,
+or a named proxy's ``X-Forwarded-For`` (docs/web.md); the reasons: README.md ("Serving").
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.synchronize import Event
 from typing import NoReturn
 
@@ -37,9 +35,8 @@ log = logging.getLogger("paperdex.serve")
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """What `paperdex serve` was told: the process settings plus the server's own flags.
-    Picklable: a worker process is started with it, not with the environment, so it does what
-    the supervisor was told."""
+    """What `paperdex serve` was told: the process settings plus the server's own flags;
+    picklable, so a worker process does what the supervisor was told, whatever its environment."""
 
     settings: Settings
     host: str = "127.0.0.1"
@@ -132,10 +129,8 @@ def _uvicorn_config(app, st: ServeOptions):
 
 
 def timed_protocol(header_timeout: float, body_timeout: float):
-    """uvicorn's HTTP protocol (httptools) with deadlines a client must meet: its headers
-    within `header_timeout` s of connecting (or of its request's first byte on a kept-alive
-    connection), then its body within `body_timeout` s, else the connection is closed. uvicorn
-    does not close one that never finishes them (slowloris)."""
+    """uvicorn's HTTP protocol with deadlines (uvicorn never closes a connection that does not finish
+    its request: slowloris): the headers within `header_timeout` s, the body `body_timeout` s after."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class TimedHttp(HttpToolsProtocol):
@@ -181,8 +176,6 @@ def timed_protocol(header_timeout: float, body_timeout: float):
 
 
 # --- one process ----------------------------------------------------------------------------
-
-
 def _listen(st: ServeOptions):
     """The listening socket, bound before anything says "serving": a port in use is one line."""
     import socket
@@ -232,8 +225,6 @@ def _exit(status: int) -> NoReturn:
 
 
 # --- several processes ----------------------------------------------------------------------
-
-
 def _worker_main(st: ServeOptions, sock, name: str, ready) -> None:  # pragma: no cover - in a child
     """A worker process: warm up, say so, serve on the inherited socket until SIGTERM."""
     import uvicorn
@@ -261,21 +252,15 @@ class _Worker:
 
 def serve_workers(st: ServeOptions) -> int:
     """Run `st.workers` worker processes on one listening socket; returns the exit status."""
-    import dataclasses
-
     for k in THREAD_ENV:
         os.environ.setdefault(k, "1")
     if st.settings.embed_threads is None:  # one engine thread per worker, unless told otherwise
-        st = dataclasses.replace(st, settings=st.settings.replace(embed_threads=1))
+        st = replace(st, settings=st.settings.replace(embed_threads=1))
     sock = _listen(st)
     sock.set_inheritable(True)
     ctx = multiprocessing.get_context("spawn")
     stop = threading.Event()
-
-    def on_signal(sig, _frame) -> None:
-        stop.set()
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
 
     def start(i: int) -> _Worker:
         ready = ctx.Event()
@@ -336,9 +321,8 @@ def _stop_all(workers: list[_Worker]) -> None:
 
 
 def close_index_lag(st: ServeOptions) -> threading.Thread | None:
-    """Papers a killed write committed but never published are invisible to word search: say
-    so, and publish them in a background thread (the workers' watchers load the new snapshot),
-    or, when this server cannot write, name the command that does."""
+    """Papers a killed write committed but never published are invisible to word search: say so,
+    and publish them in a background thread, or, when this server cannot write, name the command."""
     from paperdex.index.lexical import index_lag
     from paperdex.index.publish import publish
     from paperdex.index.snapshots import REPAIR_COMMAND

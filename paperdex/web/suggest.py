@@ -1,9 +1,8 @@
 """Suggestions while typing in the search box, read from the store, for the word being typed:
 words and phrases of the papers' titles (acronyms with what they stand for), Chinese words the
-zh dictionary knows whose English reading the store holds, authors, categories, venues and the
-query syntax. Each is the whole query with its last word completed (and checked to parse);
-categories match by code and by English or Chinese name (机器人 finds cs.RO). Latency on a 63k
-store: docs/web.md ("Suggestions while typing")."""
+zh dictionary knows whose English reading the store holds, authors, categories (by code and by
+English or Chinese name: 机器人 finds cs.RO), venues and the query syntax. Each is the whole
+query with its last word completed, checked to parse. Latency: docs/web.md."""
 
 from __future__ import annotations
 
@@ -29,18 +28,16 @@ PHRASE_WORDS = 2  # words a phrase may run past the word being typed ("large" ->
 # arXiv's English and Chinese names of the categories a CS corpus holds (messages.toml: cat_name_<code>)
 CATEGORY_NAMES = {code[9:]: (e["en"], e["zh"]) for code, e in MESSAGES.items() if code.startswith("cat_name_")}
 # The query language's fields and signs, each with the message saying what it does
-SYNTAX = {
-    "ti:": "syntax_ti",
-    "au:": "syntax_au",
-    "abs:": "syntax_abs",
-    "cat:": "syntax_cat",
-    "venue:": "syntax_venue",
-    "area:": "syntax_area",
-    "date:": "syntax_date",
-    "-": "syntax_minus",
-    '"': "syntax_phrase",
-}
+SYNTAX = {f"{f}:": f"syntax_{f}" for f in ("ti", "au", "abs", "cat", "venue", "area", "date")}
+SYNTAX |= {"-": "syntax_minus", '"': "syntax_phrase"}
 _CATEGORIES: dict[tuple[str, int], list[tuple[str, int]]] = {}  # per store and its newest rowid
+# a word of a title as the index parts it, but `-` kept inside (vision-language, GPT-4)
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+# the plain words (no field, no quote, no minus) that end what was typed before the last word
+_CONTEXT = re.compile(rf"(?:^|(?<=\s))((?:[^\W_]+(?:-[^\W_]+)*\s+){{1,{PHRASE_WORDS}}})$")
+_TRAILING_IDEOGRAPHS = re.compile(f"[{IDEOGRAPHS}]+$")
+# a run of words a phrase stays in: words apart by spaces or one hyphen, no colon or comma between
+_RUN = re.compile(r"[^\W_]+(?:(?:\s+|-)[^\W_]+)*")
 
 
 @dataclass
@@ -80,19 +77,18 @@ def _papers(lang: str, n: int) -> str:
 
 
 def authors(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
-    """Authors with a name word starting with each word of `prefix` (the last one as typed so
-    far), most papers first, read from the unstemmed index's author column."""
+    """Authors with a name word starting with each word of `prefix`, most papers first (the author index)."""
     words = re.findall(r"\w+", fold(prefix))
     if not words or len(words[-1]) < 2 and len(words) == 1:
         return []
     expr = " AND ".join(f'"{w}"' + ("*" if i == len(words) - 1 else "") for i, w in enumerate(words))
     lists = store.author_lists_matching(f"{{authors}} : ({expr})", MAX_AUTHOR_ROWS)
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for raw in lists:
         for name in json.loads(raw):
             parts = re.findall(r"\w+", fold(name))
             if all(any(p.startswith(w) for p in parts) for w in words):
-                counts[name] = counts.get(name, 0) + 1
+                counts[name] += 1
     top = sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:limit]
     return [Suggestion(head + _quoted("au", name), name, "author", _papers(lang, n)) for name, n in top]
 
@@ -100,9 +96,8 @@ def authors(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SU
 def categories(
     store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUGGESTIONS, fielded: bool = False
 ) -> list[Suggestion]:
-    """Categories of this store whose code starts with `prefix`, or whose English or Chinese
-    name holds it, noted with their name (or paper count), labelled with their code (`fielded`:
-    with cat: before it)."""
+    """Categories of this store whose code starts with `prefix`, or whose English or Chinese name
+    holds it, noted with their name (or paper count), labelled with their code (`fielded`: cat:…)."""
     p = fold(prefix).strip()
     key = (str(store.path), store.max_rowid())
     rows = _CATEGORIES.get(key)
@@ -132,20 +127,10 @@ def venues(store: Store, head: str, prefix: str, lang: str, limit: int = MAX_SUG
     ]
 
 
-# a word of a title as the index parts it, but `-` kept inside (vision-language, GPT-4)
-_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-# the plain words (no field, no quote, no minus) that end what was typed before the last word
-_CONTEXT = re.compile(rf"(?:^|(?<=\s))((?:[^\W_]+(?:-[^\W_]+)*\s+){{1,{PHRASE_WORDS}}})$")
-_TRAILING_IDEOGRAPHS = re.compile(f"[{IDEOGRAPHS}]+$")
-# a run of words a phrase stays in: words apart by spaces or one hyphen, no colon or comma between
-_RUN = re.compile(r"[^\W_]+(?:(?:\s+|-)[^\W_]+)*")
-
-
 def _title_phrases(title: str, typed: list[str]) -> dict[str, str]:
-    """The words and phrases of one title that start with the `typed` words (folded, the last
-    one a prefix), running at most PHRASE_WORDS words further inside one run of words (no colon
-    or comma crossed), not ending on a stopword nor alone a question's filler (can, use):
-    {folded: as the title writes it}."""
+    """The words and phrases of one title that start with the `typed` words (folded, the last a
+    prefix), running at most PHRASE_WORDS words further without crossing a colon or comma, not
+    ending on a stopword nor alone a question's filler: {folded: as the title writes it}."""
     low = fold(title)
     aligned = len(low) == len(title)  # folding kept every letter in place: fold once, not per word
     out: dict[str, str] = {}
@@ -165,23 +150,20 @@ def _title_phrases(title: str, typed: list[str]) -> dict[str, str]:
 
 
 def _shown(written: str) -> str:
-    """A title's words as a suggestion shows them: lower case, but a word written with two
-    capitals or more (LLMs, ViT, ImageNet) as the title writes it."""
+    """A title's words as a suggestion shows them: lower case, but a word with two capitals (LLMs, ViT) as written."""
     return re.sub(r"[^\W_]+", lambda m: m[0] if sum(c.isupper() for c in m[0]) >= 2 else m[0].lower(), written)
 
 
 def _titles_holding(store: Store, phrase: str, prefix: bool = False) -> list[int]:
     """Rowids of the papers whose title holds `phrase` (its last word a prefix if `prefix`)."""
-    expr = '{title} : "' + " ".join(tokens(phrase)) + '"' + ("*" if prefix else "")
-    return store.exact_phrase_rowids(expr)
+    return store.exact_phrase_rowids('{title} : "' + " ".join(tokens(phrase)) + '"' + ("*" if prefix else ""))
 
 
 def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, int]]:
     """(words as shown, papers whose title holds them), most papers first, for the `typed`
-    words: found in the titles holding them (in every k-th of them past TITLE_SAMPLE, spread
-    over the store), then counted in the index as a search for them would find them. A phrase
-    running past the typed words needs two titles; a phrase or word nearly always followed by
-    the same next word (large language -> large language models) gives way to the longer one."""
+    words: found in a sample of the titles holding them, then counted in the index as a search
+    would find them. A phrase running past the typed words needs two titles; one nearly always
+    followed by the same word (large language -> large language models) gives way to the longer."""
     if not tokens(" ".join(typed)) or len(typed[-1]) < 2:
         return []
     rowids = _titles_holding(store, " ".join(typed), prefix=True)
@@ -205,10 +187,10 @@ def _title_terms(store: Store, typed: list[str], limit: int) -> list[tuple[str, 
 def terms(
     store: Store, head: str, value: str, lang: str, field: str = "", quoted: bool = False, limit: int = MAX_TERMS
 ) -> list[Suggestion]:
-    """Words and phrases of this store's titles that start with the word being typed, or with
-    it and the plain words typed just before it ("speculative dec" -> speculative decoding), an
-    acronym noted with what it stands for (data/acronyms.tsv). After `ti:` or `abs:` (`field`),
-    or in an open quote, the words typed there are completed there (ti:"speculative decoding")."""
+    """Words and phrases of this store's titles that start with the word being typed, or with it
+    and the plain words just before it ("speculative dec" -> speculative decoding), an acronym
+    noted with what it stands for. After `ti:` or `abs:` (`field`), or in an open quote, the
+    words typed there are completed there (ti:"speculative decoding")."""
     words = value.split()
     if not words or not all(_COMPOUND.fullmatch(w) for w in words):
         return []
@@ -236,19 +218,16 @@ def _term(query: str, label: str, count: int, lang: str) -> Suggestion:
 
 @cache
 def _zh_words() -> tuple[list[str], dict[str, list[str]], dict[str, int]]:
-    """The zh dictionary's words in order (for prefix search), their English readings and how
-    often its training summaries used them."""
+    """The zh dictionary's words in order, their English readings and how often they are used."""
     readings, used = zh.dictionary()
     return sorted(readings), readings, used
 
 
 def chinese(store: Store, head: str, value: str, lang: str, limit: int = MAX_TERMS) -> list[Suggestion]:
-    """Words of the zh dictionary (text/zh.py) that start with the Chinese characters typed
-    last (their longest ending that starts some word: 大语言模型推 -> 模型推理), one per English
-    reading (the whole word rather than the piece of it the training summaries used about as
-    often: 大语言模型, not 大语言); most used first (the common word before the one that only
-    matches more titles: 扩散模型 before 扩散方法, "diffusion"), of the 3 x `limit` most used
-    those whose reading titles of this store hold, noted with the reading and their number."""
+    """Words of the zh dictionary that start with the Chinese characters typed last (their
+    longest ending that starts some word: 大语言模型推 -> 模型推理), one per English reading (the
+    whole word over a piece of it used about as often: 大语言模型, not 大语言), most used first, of
+    the 3 x `limit` most used those whose reading this store's titles hold."""
     run = _TRAILING_IDEOGRAPHS.search(value)
     if not run:
         return []
@@ -274,7 +253,6 @@ def _syntax(head: str, lang: str) -> list[Suggestion]:
 
 
 def suggest(store: Store, q: str, lang: str = "en") -> list[Suggestion]:
-    """What to offer for the query typed so far (see the module docstring)."""
     if len(q) > 500:
         return []
     head, field, value = _split(q)

@@ -1,8 +1,6 @@
 """The documented JSON API (/api/search, /api/papers/…, /api/daily, /api/days), its reference
-page, the search box's suggestions and the health check.
-
-Endpoints build their JSON response themselves: FastAPI's generic encoder would cost more than
-the search on a large result.
+page, the search box's suggestions and the health check. Endpoints build their JSON themselves:
+FastAPI's generic encoder would cost more than the search on a large result.
 """
 
 from __future__ import annotations
@@ -26,10 +24,8 @@ from paperdex.web.views.base import SafeJSON, lang_of, page, paged_json, pool_of
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {400: schemas.BAD_REQUEST, 503: schemas.BUSY}
 PAPER_ERRORS: dict[int | str, dict[str, Any]] = {**ERROR_RESPONSES, 404: schemas.NOT_FOUND}
-# The dates the spec admits (service.DATE_PREFIX, DAY); the service checks them itself, with a
-# message that says what is wrong, instead of a 400 that quotes the pattern.
-# An empty value is the parameter left out (a form's empty field): the service takes it so, and
-# the spec says so, or a generated request with one is "wrongly" answered 200.
+# The dates the spec admits (the service checks them itself, with a message that says what is
+# wrong); an empty value is the parameter left out (a form's empty field), as the service takes it.
 DATE_SPEC: JsonDict = {"pattern": f"^(?:{service.DATE_PREFIX[1:-1]})?$"}
 DAY_SPEC: JsonDict = {"pattern": f"^(?:{service.DAY[1:-1]})?$"}
 FAVICON = Path(__file__).parent.parent / "static" / "favicon.svg"
@@ -143,8 +139,7 @@ def api_suggest(request: Request, q: Annotated[str, Query(max_length=500)] = "",
 
 @router.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
 def api_docs(request: Request) -> Response:
-    """The API reference, rendered from the OpenAPI spec (offline, unlike Swagger UI), with
-    examples addressed to this server and a paper this store has."""
+    """The API reference from the OpenAPI spec (offline, unlike Swagger UI), its examples for this server."""
     spec = request.app.openapi()
     ops = [(path, method.upper(), op) for path, item in spec["paths"].items() for method, op in item.items()]
     info = service.overview(pool_of(request))

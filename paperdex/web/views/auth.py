@@ -1,6 +1,6 @@
 """Who may write, and the body of a write: a bearer token, or the sign-in cookie with its CSRF
-value (the scheme: docs/recommendations.md, "Access control"). Writes open a writable store for
-the one request (the searchers' stores are read-only).
+value (docs/recommendations.md). Writes open a writable store for the one request (the
+searchers' stores are read-only).
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ BEARER = {"WWW-Authenticate": "Bearer"}
 
 
 def require_writer(request: Request, form: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The token allowing this write, or ServiceError 401 (none, or not valid) / 403 (a
-    cookie-signed form without its CSRF value, or from another origin)."""
+    """The token allowing this write, or ServiceError 401 (none, or not valid) / 403 (no CSRF value, cross-site)."""
     rec = _token(request)
     _check_csrf(request, rec, form)
     return rec
@@ -49,19 +48,17 @@ def _check_csrf(request: Request, rec: dict[str, Any], form: dict[str, Any] | No
 
 
 async def form_of(request: Request) -> dict[str, Any]:
-    form = await request.form()
-    return {k: v for k, v in form.items() if isinstance(v, str)}
+    return {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
 
 
 async def json_of(request: Request) -> dict[str, Any]:
     """A JSON object body, sent as application/json: a no-cors `text/plain` POST from another
-    site's page (which needs no CORS preflight) is refused before its body is read, and a body
-    nested too deep before it is parsed (limits.parse_json)."""
+    site's page (which needs no CORS preflight) is refused before its body is read."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "application/json" and not (ctype.startswith("application/") and ctype.endswith("+json")):
         raise ServiceError(415, message("body_not_json"))
     try:
-        data = parse_json(await request.body())  # its depth checked before it is parsed
+        data = parse_json(await request.body())
     except ValueError as e:
         raise ServiceError(400, message("body_not_object_because", reason=str(e))) from None
     if not isinstance(data, dict):
@@ -70,8 +67,7 @@ async def json_of(request: Request) -> dict[str, Any]:
 
 
 async def written(request: Request, read: Callable[[Request], Awaitable[dict[str, Any]]] = form_of) -> dict[str, Any]:
-    """The body of a write (`read`: json_of, or form_of): the token checked before the body is
-    read, the CSRF value after."""
+    """The body of a write (`read`: json_of or form_of): the token checked before it is read, the CSRF after."""
     rec = _token(request)
     body = await read(request)
     _check_csrf(request, rec, body)
@@ -80,8 +76,7 @@ async def written(request: Request, read: Callable[[Request], Awaitable[dict[str
 
 @contextmanager
 def writer(request: Request, library: bool = True) -> Iterator[Store]:
-    """A writable store for one request (for the `library`, or for another write); a 503 when
-    this server cannot open one."""
+    """A writable store for one request (for the `library`, or another write); a 503 when it cannot be opened."""
     try:
         store = Store(pool_of(request).data_dir)
     except StoreError as e:

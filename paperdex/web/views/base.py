@@ -8,7 +8,7 @@ import hmac
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from fastapi import Request
@@ -32,26 +32,21 @@ MAX_LINK_VALUE = 1000
 YEAR = 365 * 86400  # how long a remembered choice (language, layout) is kept
 
 
-def _env() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
-        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.globals["plain_tex"] = render.plain_tex
-    env.filters["q"] = lambda s: quote(str(s), safe="")
-    env.globals.update(filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url)
-    return env
-
-
-ENV = _env()
+ENV = Environment(
+    loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
+    autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+ENV.filters["q"] = lambda s: quote(str(s), safe="")
+ENV.globals.update(
+    plain_tex=render.plain_tex, filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url
+)
 
 
 def pool_of(request: Request) -> Pool:
     """The app's searchers and readers (create_app puts them on app.state)."""
-    pool: Pool = request.app.state.pool
-    return pool
+    return cast(Pool, request.app.state.pool)
 
 
 def lang_of(request: Request) -> str:
@@ -81,11 +76,8 @@ def paged_json(request: Request, found: Any, rows: str, **more: Any) -> SafeJSON
 
 
 # --- the signed-in session ------------------------------------------------------------------------
-
-
 def csrf_for(token_hash: str) -> str:
-    """The CSRF value of a signed-in browser: an HMAC of a fixed label under the token's hash
-    (the server can recompute it; a page on another site cannot)."""
+    """A signed-in browser's CSRF value: an HMAC under its token's hash (the server recomputes it, no other site)."""
     return hmac.new(token_hash.encode(), b"paperdex-csrf", hashlib.sha256).hexdigest()
 
 
@@ -108,11 +100,8 @@ def session_of(request: Request) -> dict[str, Any] | None:
 
 
 # --- pages ------------------------------------------------------------------------------------------
-
-
 def render_page(request: Request, template: str, status: int, session: dict | None, **ctx: Any) -> HTMLResponse:
-    """A page with what every template reads: the interface language and its text, the path,
-    the signed-in session and its CSRF value."""
+    """A page with what every template reads (language, path, session, CSRF value)."""
     lang = lang_of(request)
     body = ENV.get_template(template).render(
         request=request,
@@ -128,30 +117,22 @@ def render_page(request: Request, template: str, status: int, session: dict | No
 
 
 def state_of(request: Request) -> dict[str, str]:
-    """The parameters of this request the pages know, each at most MAX_LINK_VALUE long:
-    junk in a URL is not copied into every link of the page."""
+    """This request's parameters the pages know, each at most MAX_LINK_VALUE long (junk is not copied into links)."""
     return {k: v for k, v in request.query_params.items() if k in LINK_PARAMS and len(v) <= MAX_LINK_VALUE}
 
 
 def url_with(request: Request, **changes: Any) -> str:
     """A link to this page with some parameters changed (only those of state_of carried over)."""
-    params = state_of(request)
-    for k, v in changes.items():
-        k = URL_NAMES.get(k, k)
-        if v is None or v == "":
-            params.pop(k, None)
-        else:
-            params[k] = str(v)
-    qs = urlencode({k: v for k, v in params.items() if v != ""})
+    params = state_of(request) | {URL_NAMES.get(k, k): "" if v is None else str(v) for k, v in changes.items()}
+    qs = urlencode({k: v for k, v in params.items() if v != ""})  # an empty or None change drops it
     # the decoded path quoted again (an id may hold % ? #), never a protocol-relative //host link
     path = "/" + quote(request.scope["path"].lstrip("/"), safe="/:@!$&'()*+,;=")
     return path + (f"?{qs}" if qs else "")
 
 
 def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    """A page of the search views (search, paper, daily, errors): its links carry the search's
-    state (query, filters, sort, page), so a paper's "Back" link returns here; its cards get
-    their machine summaries; `?lang=` is remembered in a cookie."""
+    """A page of the search views: its links carry the search's state (query, filters, sort,
+    page), so a paper's "Back" link returns here; `?lang=` is remembered in a cookie."""
     lang = lang_of(request)
     summaries.attach_cards(pool_of(request), ctx, lang)
     state = state_of(request)
@@ -181,8 +162,7 @@ def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTML
 
 def discover_page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
     """A page of the library views: its links keep the request's own query, and its template
-    draws each paper's card with `cardof` (render.card, the tags holding the paper, its machine
-    summary in the interface language)."""
+    draws each paper's card with `cardof` (with the tags holding the paper and its summary)."""
     lang = lang_of(request)
     qs = dict(request.query_params)
     qs["lang"] = "en" if lang == "zh" else "zh"
@@ -197,9 +177,6 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
         c["note"] = note
         return c
 
-    def same(**_: Any) -> str:  # a link to this page with a change: the page itself
-        return request.url.path
-
     return render_page(
         request,
         template,
@@ -208,7 +185,7 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
         cardof=cardof,
         here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         switch_url=request.url.path + "?" + urlencode(qs),
-        url_with=same,
+        url_with=lambda **_: request.url.path,  # a link to this page with a change: the page itself
         state_qs="",
         **ctx,
     )
@@ -225,12 +202,5 @@ def mark_saved(request: Request, cards: list[dict[str, Any]]) -> None:
 
 def page_window(page: int, pages: int, width: int = 2) -> list[int | None]:
     """1 … 4 5 [6] 7 8 … 20: numbered links around the current page, None for a gap."""
-    keep = {1, pages, *range(max(1, page - width), min(pages, page + width) + 1)}
-    out: list[int | None] = []
-    last = 0
-    for n in sorted(keep):
-        if n - last > 1:
-            out.append(None)
-        out.append(n)
-        last = n
-    return out
+    keep = sorted({1, pages, *range(max(1, page - width), min(pages, page + width) + 1)})
+    return [x for a, b in zip([0, *keep], keep, strict=False) for x in ([None, b] if b - a > 1 else [b])]

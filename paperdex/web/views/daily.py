@@ -35,10 +35,8 @@ def daily_page(
     page_: Annotated[int, Query(alias="page")] = 1,
     layout: str | None = None,
 ) -> Response:
-    """A day, week or month of papers, or the trending week: by default a digest (the
-    community's signal, then the user's tags; feed.listing "top"), else by date, upvotes,
-    stars or the tags alone; as cards or one line per paper (`layout`, remembered), whose
-    page is one part of the period that daily.js joins to the parts before it."""
+    """A day, week or month of papers, or the trending week, by default as a digest; as cards or one
+    line per paper (`layout`, remembered), a page being one part daily.js joins to those before."""
     pool = pool_of(request)
     json_view = request.url.path.endswith(".json")
     chosen = layout if layout in LAYOUTS else None
@@ -71,10 +69,8 @@ def daily_page(
 
 
 def day_completeness(pool: Pool, d: feed.Listing) -> tuple[dict[str, Any] | None, str | None]:
-    """Whether the store holds every paper this day's arXiv listings named (sources/completeness.py):
-    "complete", or "missing" with the ids and whether a later sync still asks for them; and the
-    feed's English notice saying it, which the page replaces. (None, None) for a week, a month,
-    trending, or a day no sync read a listing for."""
+    """Whether the store holds every paper this day's arXiv listings named ("complete", or "missing"
+    with the ids and whether a sync retries them), and the feed's notice the page replaces."""
     if d.view != "day" or not d.start:
         return None, None
     with pool.reader() as st:

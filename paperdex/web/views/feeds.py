@@ -63,13 +63,8 @@ def category_feed(request: Request, category: str, fmt: str) -> Response:
     newest = service.SearchParams(mode="lexical", sort="newest", per_page=FEED_ITEMS, category=category)
     res = service.search(pool_of(request), newest, facets=False)
     items = [digest.Item(h.paper) for h in res.hits]
-    return _feed(
-        request,
-        fmt,
-        message("feed_title_category", category=category),
-        f"{_base(request)}/?q=cat:{quote(category)}",
-        items,
-    )
+    page_url = f"{_base(request)}/?q=cat:{quote(category)}"
+    return _feed(request, fmt, message("feed_title_category", category=category), page_url, items)
 
 
 @router.get("/feeds/daily.{fmt}", include_in_schema=False)

@@ -16,7 +16,7 @@ from paperdex import service
 from paperdex.discover import library
 from paperdex.discover import recommend as R
 from paperdex.messages import message
-from paperdex.search import Filters
+from paperdex.search import URL_NAMES, Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store
 from paperdex.web.views.auth import form_of, writer, written
@@ -28,9 +28,7 @@ router = APIRouter()
 def back_to(form: dict[str, Any], default: str) -> str:
     """Where a form returns to: a path on this site only."""
     nxt = str(form.get("next") or "")
-    if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt:
-        return nxt
-    return default
+    return nxt if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt else default
 
 
 def search_url(ss: library.SavedSearch) -> str:
@@ -38,8 +36,6 @@ def search_url(ss: library.SavedSearch) -> str:
 
 
 # --- the library page, sign-in -------------------------------------------------------------------
-
-
 @router.get("/library", response_class=HTMLResponse, include_in_schema=False)
 def library_page(request: Request) -> Response:
     pool = pool_of(request)
@@ -74,8 +70,6 @@ async def logout(request: Request) -> Response:
 
 
 # --- tags ----------------------------------------------------------------------------------------
-
-
 @router.get("/tag/{name}", response_class=HTMLResponse, include_in_schema=False)
 def tag_page(request: Request, name: str, page: int = 1) -> Response:
     pool = pool_of(request)
@@ -90,8 +84,7 @@ def tag_page(request: Request, name: str, page: int = 1) -> Response:
 
 @router.get("/save/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
 def save_page(request: Request, pid: str, next: str = "") -> Response:
-    """The "save to a tag" form of one paper (the cards' save link without script); `next` is
-    where the form returns to, a path on this site."""
+    """The "save to a tag" form of one paper (the cards' save link without script)."""
     with pool_of(request).reader() as st:
         found, _ = library.paper_ids(st, [pid])
         p = st.get(found[0]) if found else None
@@ -106,8 +99,8 @@ FormWrite = Callable[[Store, dict[str, str], Request], str]
 
 
 def form_write(path: str) -> Callable[[FormWrite], FormWrite]:
-    """A form that writes (POST `path`): the token and the CSRF value checked (auth.written), a
-    writable store for the handler, which returns where the browser goes next (a 303)."""
+    """A form that writes (POST `path`): the token and the CSRF value checked, a writable store
+    for the handler, which returns where the browser goes next (a 303)."""
 
     def register(write: FormWrite) -> FormWrite:
         @router.post(path, include_in_schema=False)
@@ -168,8 +161,6 @@ def form_rename_tag(st: Store, form: dict[str, str], request: Request) -> str:
 
 
 # --- saved searches ------------------------------------------------------------------------------
-
-
 @form_write("/library/saved")
 def form_save_search(st: Store, form: dict[str, str], request: Request) -> str:
     params: dict[str, Any] = {k: form.get(k) for k in library.SAVED_PARAMS}
@@ -197,15 +188,9 @@ def form_delete_saved(st: Store, form: dict[str, str], request: Request) -> str:
 
 
 # --- related work --------------------------------------------------------------------------------
-
-
 def related(request: Request, text: str, k: int, params: dict[str, Any]) -> R.Related:
-    filters = Filters(
-        category=params.get("category") or None,
-        date_from=params.get("from") or None,
-        date_to=params.get("to") or None,
-    )
-    return service.related(pool_of(request), text, k, filters)
+    got = {f: params.get(URL_NAMES.get(f, f)) or None for f in ("category", "date_from", "date_to")}
+    return service.related(pool_of(request), text, k, Filters(**got))
 
 
 @router.get("/related", response_class=HTMLResponse, include_in_schema=False)
@@ -221,15 +206,12 @@ async def related_page(request: Request) -> Response:
 
 
 def related_view(request: Request, text: str, params: dict[str, Any]) -> Response:
-    """Related work for a pasted text: this page, and what the search box shows for a passage
-    (views/search.py, PASTED_TEXT_AT)."""
+    """Related work for a pasted text: this page, and what the search box shows for a passage."""
     res = related(request, text, 20, params) if text.strip() else None
     return discover_page(request, "discover_related.html", res=res, text=text)
 
 
 # --- "for you": a day's papers by the user's tags -----------------------------------------------
-
-
 @router.get("/for-you", response_class=HTMLResponse, include_in_schema=False)
 def for_you_page(request: Request, day: str | None = None) -> Response:
     d, ranked = service.for_you(pool_of(request), day, 50)

@@ -27,9 +27,8 @@ router = APIRouter()
 
 @router.get("/api/library/session", include_in_schema=False)
 def api_session(request: Request) -> Response:
-    """What the cards' "save to a tag" control needs: whether this browser may write, the CSRF
-    value of its sign-in and the tag names. Another site's page cannot read this answer (no
-    CORS), so handing the CSRF value to this site's script is safe."""
+    """Whether this browser may write, the CSRF value of its sign-in and the tag names: what the
+    cards' "save to a tag" control needs. Another site's page cannot read this answer (no CORS)."""
     sess = session_of(request)
     with pool_of(request).reader() as st:
         names = [t.name for t in library.tags(st)]
@@ -41,8 +40,7 @@ def api_session(request: Request) -> Response:
 
 @router.get("/api/for-you", include_in_schema=False)
 def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Response:
-    """A day's papers (default: the newest day) ordered by the user's tags: each paper's best
-    recommendation score over the tags, and that tag."""
+    """A day's papers (default: the newest) by their best score over the user's tags, and that tag."""
     d, ranked = service.for_you(pool_of(request), day, k)
     return JSONResponse(
         {"day": d.day, "papers": [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]}

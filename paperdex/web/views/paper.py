@@ -16,8 +16,7 @@ router = APIRouter()
 
 @router.get("/paper/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
 def paper_page(request: Request, pid: str, q: str = "", category: str | None = None) -> Response:
-    """One paper; the search or daily state it was opened from rides along in the query
-    string, so "Back" returns to the same query, filters, sort and page."""
+    """One paper; the search or daily state it was opened from rides along, so "Back" returns to the same page."""
     paper, hits = service.similar(pool_of(request), pid, 8)
     back = state_of(request)
     src = back.pop("src", "")

@@ -34,8 +34,7 @@ router = APIRouter()
 
 
 class PageQuery(BaseModel):
-    """The parameters of the search page and /search.json, as sent: the service checks them,
-    and the page says what is wrong with them."""
+    """The parameters of the search page and /search.json, as sent: the service checks them."""
 
     q: str = ""
     mode: str = "hybrid"
@@ -53,8 +52,7 @@ class PageQuery(BaseModel):
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 @router.get("/search.json", include_in_schema=False)
 def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Response:
-    """Search results; with no query and no filter, the home page (what this is, the store's
-    size and dates, queries to try) above the newest papers."""
+    """Search results; without a query or filter, the home page (queries to try) above the newest papers."""
     pool = pool_of(request)
     params = SearchParams(**query.model_dump())
     json_view = request.url.path.endswith(".json")
@@ -96,9 +94,7 @@ def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Respo
 
 
 def _cards(request: Request, res: Result) -> list[dict[str, Any]]:
-    """The hits' cards, marked with the words the search chose, the categories it asked for
-    first, each with "why this matched" unless the search listed the newest papers or looked an
-    id up."""
+    """The hits' cards, with "why this matched" unless the search listed the newest papers or looked an id up."""
     pl = res.plan
     explain = pl is not None and bool(pl.q) and res.mode != "lookup"
     # a looked-up id is not parsed: only its filters ask for categories

@@ -1,10 +1,7 @@
-"""`POST /api/papers/{id}/summary`: one paper's summaries from the configured language model
-(summaries.py), now. A write, so it takes a token (views/auth.py); 503 when no model is
-configured, 502 when it cannot be used, with the reason and never the key."""
+"""`POST /api/papers/{id}/summary`: one paper's summaries from the configured language model,
+now; a write, so it takes a token. 503: no model; 502: it cannot be used (never saying the key)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -44,5 +41,4 @@ def summarize_now(request: Request, pid: str, force: bool = False, lang: str = "
         if rep.failed:
             raise ServiceError(502, message("llm_not_summary", reason=rep.errors[0]))
         have = st.summaries([p.id]).get(p.id, {})
-    out: dict[str, Any] = {"id": p.id, "summaries": S.public(have), "written": rep.done, "tokens": rep.tokens}
-    return JSONResponse(out)
+    return JSONResponse({"id": p.id, "summaries": S.public(have), "written": rep.done, "tokens": rep.tokens})
