@@ -67,14 +67,6 @@ def _ws(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _split_id(text: str) -> tuple[str, str | None]:
-    """(id, version) of an arXiv id as a record gives it; ValueError for anything else."""
-    if not (m := ARXIV_ID.match(text)):
-        bare = re.sub(r"v\d+$", "", text)
-        raise ValueError(f"bad arXiv id {bare!r}")
-    return m.group(1), m.group(2)
-
-
 _ID_IN_TEXT = re.compile(
     r"(?:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/|oai:arXiv\.org:|arXiv:\s?)?"
     rf"({ARXIV_ID_SHAPE})(v\d+)?(?:\.pdf)?",
@@ -189,10 +181,12 @@ def title_text(raw: str | None) -> str:
 
 
 def _paper(raw_id: str, title: str | None, source: str = SOURCE, extra: dict | None = None, **fields: Any) -> Paper:
-    """A Paper of one arXiv record (OAI-PMH, the API, the RSS listing): its id split from its
-    version, its title on one line; the version and ``extra``'s non-empty fields under
-    ``extra[source]``."""
-    aid, version = _split_id(raw_id)
+    """A Paper of one arXiv record (OAI-PMH, the API, the RSS listing); the version and
+    ``extra``'s non-empty fields under ``extra[source]``."""
+    if not (m := ARXIV_ID.match(raw_id)):
+        bare = re.sub(r"v\d+$", "", raw_id)
+        raise ValueError(f"bad arXiv id {bare!r}")
+    aid, version = m.groups()
     if not (title := title_text(title)):
         raise ValueError("empty title")
     kept = {k: v for k, v in {"version": version, **(extra or {})}.items() if v not in (None, "", [], {})}
@@ -232,10 +226,7 @@ def parse_oai_page(body: bytes | str) -> OaiPage:
         page.error_code = err.get("code", "unknown")
         page.error_text = _ws(err.text)
         return page
-    lr = root.find("oai:ListRecords", NS)
-    if lr is None:
-        lr = root.find("oai:GetRecord", NS)
-    if lr is None:
+    if (lr := root.find("oai:ListRecords", NS)) is None and (lr := root.find("oai:GetRecord", NS)) is None:
         raise SourceError("OAI-PMH response has neither ListRecords, GetRecord nor error")
     for n, rec in enumerate(lr.findall("oai:record", NS), 1):
         header = rec.find("oai:header", NS)
@@ -465,16 +456,9 @@ def fetch_ids(
     """Look papers up by arXiv id (any style, or an arxiv.org link). A chunk holding a malformed
     id is answered with HTTP 400 naming it: that id is reported and the rest asked again, so one
     bad id never loses the others; ids the service does not know are reported too."""
-    wanted: list[str] = []
-    errors: list[str] = []
-    for raw in ids:
-        if not raw.strip():
-            continue
-        aid = normalise_id(raw)
-        if aid is None:
-            errors.append(f"not an arXiv id: {raw.strip()!r}")
-        elif aid not in wanted:
-            wanted.append(aid)
+    given = [raw.strip() for raw in ids if raw.strip()]
+    errors = [f"not an arXiv id: {raw!r}" for raw in given if normalise_id(raw) is None]
+    wanted = list(dict.fromkeys(aid for raw in given if (aid := normalise_id(raw))))
     papers: list[Paper] = []
     queue = [wanted[i : i + chunk] for i in range(0, len(wanted), chunk)]
     while queue:
@@ -519,18 +503,14 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
     day = completeness.local_day(feed.feed.get("published")) if feed.feed.get("published_parsed") else None
     papers, errors = [], []
     for n, e in enumerate(feed.entries, 1):
-        aid = None
-        for candidate in (e.get("id", ""), e.get("link", "")):
-            m = re.search(r"(?:oai:arXiv\.org:|arxiv\.org/abs/)(\S+)$", candidate)
-            if m and (aid := normalise_id(m.group(1))):
-                break
+        found = (re.search(r"(?:oai:arXiv\.org:|arxiv\.org/abs/)(\S+)$", e.get(k, "")) for k in ("id", "link"))
+        aid = next((a for m in found if m and (a := normalise_id(m.group(1)))), None)
         if not aid or not _ws(e.get("title")):
             errors.append(f"RSS entry {n}: no arXiv id or title; skipped")
             continue
         kind = e.get("arxiv_announce_type", "new")
         abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", _ws(e.get("summary")))
         authors, cut, who = read_authors(e.get("author", ""))
-        entry_day = day or completeness.local_day(e.get("published"))
         extra = {
             "announce_type": kind,
             "doi": _ws(e.get("arxiv_doi")),
@@ -538,6 +518,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
             "license": _ws(e.get("rights")),
             **who,
         }
+
         papers.append(
             _paper(
                 aid,
@@ -548,7 +529,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
                 authors_truncated=cut,
                 abstract=abstract,
                 categories=[t["term"] for t in e.get("tags", []) if t.get("term")],
-                listed=entry_day if kind in ("new", "cross") else None,
+                listed=(day or completeness.local_day(e.get("published"))) if kind in ("new", "cross") else None,
             )
         )
     return papers, errors
