@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,21 +95,19 @@ def area_label(raw: str | None, text: str = "") -> str | None:
     Language Models`` (ICML) -> ``Deep Learning · Large Language Models``, an unknown
     ``trustworthy_ml`` -> ``Social Aspects · Trustworthy ML``. ICLR's area for vision, audio and
     language papers is decided by ``text`` (the paper's title and keywords)."""
-    if not raw or not str(raw).strip():
+    if not (raw := " ".join(str(raw or "").split())):
         return None
-    raw = " ".join(str(raw).split())
     key = area_key(raw)
     if key in AMBIGUOUS:
-        counts: dict[str, int] = {}
+        counts = Counter[str]()
         for rx, label in _MODALITIES:
-            counts[label] = counts.get(label, 0) + len(rx.findall(text))
-        best = max(counts, key=lambda label: counts[label])  # ties: the first in _MODALITIES
+            counts[label] += len(rx.findall(text))
+        best = max(counts, key=counts.__getitem__)  # ties: the first in _MODALITIES
         return best if counts[best] else "Applications"
     if key in AREA_LABELS:
         return AREA_LABELS[key]
-    parts = [p.strip() for p in re.split(r"\s*(?:->|→|»|›|·)\s*", raw) if p.strip()]
     labels = []
-    for p in parts:
+    for p in re.split(r"\s*(?:->|→|»|›|·)\s*", raw):
         p = re.sub(r"\s*\([^)]*\)\s*", " ", p).strip()
         if "_" in p and " " not in p:
             p = p.replace("_", " ")
@@ -123,6 +122,7 @@ def area_label(raw: str | None, text: str = "") -> str | None:
 
 
 def _value(content: dict, key: str) -> Any:
+    """A note's content field: API v2 wraps each value as {"value": ...}."""
     v = content.get(key)
     return v.get("value") if isinstance(v, dict) else v
 
@@ -148,11 +148,8 @@ def find_arxiv_id(note: Any) -> str | None:
         if isinstance(v, str):
             if m := _ARXIV_IN_TEXT.search(v) or re.fullmatch(rf"\s*{_ID}(?:v\d+)?\s*", v):
                 return next(g for g in m.groups() if g)
-    for key, raw in content.items():
-        if key in _PROSE:  # an abstract may cite other preprints
-            continue
-        v = raw.get("value") if isinstance(raw, dict) else raw
-        if isinstance(v, str) and (m := _ARXIV_IN_TEXT.search(v)):
+    for key in content:  # not _PROSE: an abstract may cite other preprints
+        if key not in _PROSE and isinstance(v := _value(content, key), str) and (m := _ARXIV_IN_TEXT.search(v)):
             return next(g for g in m.groups() if g)
     return None
 
