@@ -91,10 +91,9 @@ def _title_case(words: str) -> str:
 
 
 def area_label(raw: str | None, text: str = "") -> str | None:
-    """A venue's primary area as a readable label under one of GROUPS: ``Deep Learning->Large
-    Language Models`` (ICML) -> ``Deep Learning · Large Language Models``, an unknown
-    ``trustworthy_ml`` -> ``Social Aspects · Trustworthy ML``. ICLR's area for vision, audio and
-    language papers is decided by ``text`` (the paper's title and keywords)."""
+    """A venue's primary area as a label under one of GROUPS: ``Deep Learning->Large Language
+    Models`` -> ``Deep Learning · Large Language Models``, ``trustworthy_ml`` -> ``Social Aspects
+    · Trustworthy ML``; ICLR's ambiguous area is decided by ``text`` (title and keywords)."""
     if not (raw := " ".join(str(raw or "").split())):
         return None
     key = area_key(raw)
@@ -280,10 +279,9 @@ def make_client(
     retries: int = RETRIES,
     session_file: str | Path | None = None,
 ) -> Any:
-    """An openreview-py API v2 client with a timeout on every request, logged retries of 429/5xx
-    (openreview-py prints them, which becomes cron mail) and a login when credentials are given.
-    With ``session_file``, a fresh session of an earlier run is used again: OpenReview limits
-    logins per minute."""
+    """An openreview-py API v2 client with a timeout on every request, logged (not printed)
+    retries of 429/5xx and a login when credentials are given, reusing a fresh session saved in
+    ``session_file``: OpenReview limits logins per minute."""
     import openreview  # imported late: pulls in requests and friends
     from requests.adapters import HTTPAdapter
     from urllib3.util.retry import Retry
@@ -387,8 +385,7 @@ def _network_error(e: Exception, what: str) -> Exception:
 
 
 def fetch_venue(venue_id: str, client: Any, *, submissions: bool = False) -> tuple[list[Paper], list[str]]:
-    """Papers of one venue. Accepted papers carry the venue id in ``content.venueid``; with
-    ``submissions`` every note posted to ``<venue>/-/Submission`` is read instead."""
+    """Papers of one venue: its accepted ones, or with ``submissions`` every note submitted to it."""
     import openreview
 
     if not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", venue_id) or "/" not in venue_id and venue_id != "TMLR":
@@ -439,8 +436,7 @@ def fetch_venue(venue_id: str, client: Any, *, submissions: bool = False) -> tup
 
 
 def _client(section: dict[str, Any]) -> Any:
-    """One logged-in client per sync run, with the data directory's saved session when
-    ``sync``/``ingest`` pass it (``_data_dir``)."""
+    """One logged-in client per sync run, with the data directory's saved session (``_data_dir``)."""
     data_dir = section.get("_data_dir")
     return make_client(
         section.get("url") or API_URL,
