@@ -1,10 +1,7 @@
 """Files into the store: JSON Lines (plain or .gz) and JSON arrays of paper records, and
-precomputed vectors aligned to ids.
-
-Records are validated by paper.paper_from_dict; a bad one is reported as ``FILE:LINE: reason``
-and skipped, and every good one lands, whatever went wrong around it: an invalid UTF-8 byte
-costs its line, a corrupt gzip member that member (reading resumes at the next one), and a JSON
-array is read element by element.
+precomputed vectors aligned to ids. A bad record is reported as ``FILE:LINE: reason`` and
+skipped; every good one lands, whatever went wrong around it (an invalid UTF-8 byte costs its
+line, a corrupt gzip member that member, and a JSON array is read element by element).
 """
 
 from __future__ import annotations
@@ -79,8 +76,7 @@ def _gunzip(path: Path, problems: list[str], progress: Progress | None) -> Itera
 
 
 def _lines(path: Path, problems: list[str], progress: Progress | None) -> Iterator[bytes]:
-    """Lines of bytes from a plain or gzip file; corrupt or truncated gzip data is reported
-    to ``problems``."""
+    """Lines of bytes from a plain or gzip file (corrupt gzip data reported to ``problems``)."""
     with open(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
     chunks = _gunzip(path, problems, progress) if gz else _raw_chunks(path, progress)
@@ -128,8 +124,7 @@ def _parse(raw: str):
 def read_records(
     path: str | Path, errors: list[str], notes: list[str] | None = None, progress: Progress | None = None
 ) -> Iterator[Paper]:
-    """Papers from a .jsonl/.jsonl.gz/.json file. Problems go to `errors` as FILE:LINE: reason,
-    cut fields to `notes`; `progress` receives the number of file bytes read."""
+    """Papers from a .jsonl/.jsonl.gz/.json file: problems to `errors`, cut fields to `notes`."""
     path = Path(path)
     if path.is_dir():
         errors.append(f"{path}: is a directory, not a file of records")
@@ -207,8 +202,7 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
 def ingest_file(
     store: Store, path: str | Path, progress: Progress | None = None, notes: list[str] | None = None
 ) -> IngestSummary:
-    """A file takes every source's road: merged into the paper it belongs to, so re-ingesting a
-    dump never drops what another source attached. `progress` receives file bytes as read."""
+    """A file merged into the papers it belongs to, as every source is: `progress` gets bytes read."""
     errors: list[str] = []
     return ingest_with_merge(store, read_records(path, errors, notes, progress), errors=errors)
 
@@ -216,8 +210,7 @@ def ingest_file(
 def ingest_files(
     store: Store, paths: list[Path], progress: Progress | None = None, notes: list[str] | None = None
 ) -> IngestSummary:
-    """Files one after another, each read by the file source that takes it (.bib),
-    else as JSON Lines or JSON; a directory is a rejected record. `progress` receives file bytes."""
+    """Files one after another, each read by the file source that takes it (.bib), else as JSON."""
     from paperdex.sources.sync import import_file
 
     total = IngestSummary()
@@ -234,8 +227,7 @@ def ingest_files(
 
 
 def check_file(path: str | Path) -> list[str]:
-    """The problems of a file without writing anything (``ingest --strict`` reads first);
-    stops at the first one."""
+    """A file's first problem, without writing anything (``ingest --strict`` reads first)."""
     errors: list[str] = []
     for _ in read_records(path, errors):
         if errors:
@@ -255,9 +247,8 @@ def load_vectors_file(vectors: str | Path) -> np.ndarray:
 
 
 def import_vectors(store: Store, vectors: str | Path | np.ndarray, ids: str | Path, model: str) -> int:
-    """Attach precomputed vectors (a .npy file or an array; row k belongs to line k of the ids
-    file) to the papers already in the store. Returns how many were attached; ids not in the
-    store are skipped."""
+    """Attach precomputed vectors (row k: line k of the ids file) to the papers in the store;
+    how many were attached (ids not in the store are skipped)."""
     arr = vectors if isinstance(vectors, np.ndarray) else load_vectors_file(vectors)
     try:
         id_list = [line.strip() for line in Path(ids).read_text(encoding="utf-8-sig").splitlines() if line.strip()]
@@ -288,8 +279,7 @@ SAMPLE = Path(__file__).parent / "data"  # the bundled sample of `paperdex demo`
 
 
 def sample_vectors() -> np.ndarray:
-    """The bundled sample's vectors of the default model (rows in sample.ids.txt's order),
-    joined from its two halves' files (embed.Pair)."""
+    """The bundled sample's vectors of the default model, joined from its two halves' files."""
     from paperdex.index.embed import Pair
     from paperdex.index.vectors import unit
 
@@ -298,8 +288,8 @@ def sample_vectors() -> np.ndarray:
 
 
 def load_sample(store: Store) -> tuple[IngestSummary, int | None]:
-    """The bundled sample's papers into the store, and their vectors unless the store's are
-    another model's (how many were attached; None: not tried), published."""
+    """The bundled sample's papers, and their vectors unless the store has another model's
+    (how many were attached; None: not tried)."""
     from paperdex.index.embed import Pair
 
     s = ingest_file(store, SAMPLE / "sample.jsonl.gz")

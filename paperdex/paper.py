@@ -70,29 +70,20 @@ class Paper:
     def links(self) -> dict[str, str]:
         """abs, pdf, code, and the OpenReview forum of a paper OpenReview knows: a preprint
         merged with its venue record keeps arXiv's abstract and PDF links (merge.py), and the
-        forum, where its reviews and decision are, is a link of its own."""
+        forum (``extra["openreview"]``'s ``url``, else its ``forum`` id) is a link of its own."""
         arxiv = self.is_arxiv
+        o = found if isinstance(found := self.extra.get("openreview"), dict) else {}
+        url, forum = o.get("url"), o.get("forum")
+        if not (isinstance(url, str) and url.startswith(OPENREVIEW_SITE + "/forum?id=")):
+            ok = isinstance(forum, str) and re.fullmatch(r"[A-Za-z0-9_\-]+", forum)
+            url = f"{OPENREVIEW_SITE}/forum?id={forum}" if ok else None
         links = {
             "abs": self.abs_url or (f"https://arxiv.org/abs/{self.id}" if arxiv else None),
             "pdf": self.pdf_url or (f"https://arxiv.org/pdf/{self.id}" if arxiv else None),
             "code": self.code_url,
-            "openreview": self.openreview_forum,
+            "openreview": url,
         }
         return {k: v for k, v in links.items() if v}
-
-    @property
-    def openreview_forum(self) -> str | None:
-        """The OpenReview forum page, from what the OpenReview source kept under
-        ``extra["openreview"]`` (its ``url``, else its ``forum`` id)."""
-        o = self.extra.get("openreview")
-        if not isinstance(o, dict):
-            return None
-        url, forum = o.get("url"), o.get("forum")
-        if isinstance(url, str) and url.startswith(OPENREVIEW_SITE + "/forum?id="):
-            return url
-        if isinstance(forum, str) and re.fullmatch(r"[A-Za-z0-9_\-]+", forum):
-            return f"{OPENREVIEW_SITE}/forum?id={forum}"
-        return None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -111,7 +102,7 @@ class Paper:
         return hashlib.sha1(f"{self.title}\n{self.abstract}".encode()).hexdigest()
 
 
-_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")  # a time after the day is dropped
 _NOT_EXTRA = {*Paper.__dataclass_fields__, "date", "links", "summary"}  # to_dict's and the corpus format's
 
 # Bounds for what one record may hold, far above real metadata (docs/code-notes.md): text over a
@@ -221,17 +212,14 @@ def _str_list(rec: dict[str, Any], key: str, limit: int = MAX_SHORT, notes: list
 
 
 def _date(v: Any, key: str) -> str | None:
-    """YYYY-MM-DD (a time after it is dropped), and a day that exists: 2025-13-45 is refused."""
     if v is None or v == "":
         return None
-    m = _DATE.match(v) if isinstance(v, str) else None
-    if not m:
+    if not (m := _DATE.match(v) if isinstance(v, str) else None):
         raise RecordError(f"'{key}' must be a date YYYY-MM-DD, got {v!r}"[:200])
     try:
-        dt.date(int(m[1]), int(m[2]), int(m[3]))
+        return dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()  # 2025-13-45 is refused
     except ValueError:
         raise RecordError(f"'{key}' is not a real date: {v[:10]!r}") from None
-    return v[:10]
 
 
 def _url(v: Any, key: str, notes: list[str] | None) -> str | None:

@@ -1,12 +1,9 @@
 """One settings object, built once from command-line flags and the environment, passed down.
 
-The one place paperdex reads its ``PAPERDEX_*`` variables: an entry point (the command, a
-``serve`` worker, ``create_app`` without settings) builds a :class:`Settings` and hands its
-library calls the values they need, so what a function does never depends on the environment
-at import time, and a worker gets the settings it was started with (pickled). A bad value is
-one line naming the variable, not a traceback from deep inside a search. The variables are in
-:data:`VARIABLES`; their flags, defaults and meanings in the README's "Settings" table (a test
-keeps the two in step).
+The one place paperdex reads its ``PAPERDEX_*`` variables (:data:`VARIABLES`; the README's
+"Settings" table gives their flags, defaults and meanings): an entry point builds a
+:class:`Settings` and hands library calls the values they need, so nothing depends on the
+environment at import time, and a bad value is one line naming the variable.
 """
 
 from __future__ import annotations
@@ -76,10 +73,8 @@ def _hosts(s: str) -> tuple[str, ...]:
 
 
 def proxy_addresses(s: str) -> tuple[str, ...]:
-    """The proxies whose X-Forwarded-For / X-Forwarded-Proto `serve` believes: IP addresses
-    and networks (10.0.0.0/8), comma-separated, or '*' for every peer. Each is checked here:
-    uvicorn would take a misspelt address as a literal name that never matches, and the
-    operator would see every user behind the proxy as the proxy, without a word."""
+    """The proxies whose X-Forwarded-* headers `serve` believes: IP addresses and networks,
+    comma-separated, or '*'. Checked here: uvicorn would silently never match a misspelt one."""
     out: list[str] = []
     for item in (x.strip() for x in s.split(",")):
         if not item:
@@ -149,9 +144,8 @@ VARIABLES: tuple[Variable, ...] = (
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything paperdex may be told from outside, resolved: flag, else environment, else
-    the built-in default. Frozen, so it can be shared by threads and pickled to workers. What
-    each field means, its flag and its default: the README's "Settings" table (None: not set)."""
+    """Everything paperdex may be told from outside: flag, else environment, else default.
+    Frozen, to be shared by threads and pickled to workers (fields: the README's "Settings")."""
 
     data_dir: Path = field(default_factory=lambda: Path(user_data_dir("paperdex")))  # ~/.local/share/paperdex
     model: str = DEFAULT_MODEL
@@ -177,9 +171,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
-        """Settings from `environ` (default: os.environ), then `flags` on top. A flag that is
-        None was not given and leaves the environment's value; an empty variable counts as
-        unset. Raises SettingsError (one line naming the variable) for a value it cannot use."""
+        """Settings from `environ` (default: os.environ), then the `flags` that are not None on
+        top; an empty variable counts as unset. SettingsError for a value it cannot use."""
         environ = os.environ if environ is None else environ
         unknown = set(flags) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
@@ -218,9 +211,8 @@ def _parse(var: Variable, raw: str) -> Any:
 
 
 def read_env(name: str, environ: Mapping[str, str] | None = None) -> Any:
-    """One setting (a field name) from the environment, else its built-in default: for library
-    entry points kept for compatibility (``Store()`` without a directory, ``open_backend()``
-    without a URI) that must not fail on an unrelated bad variable."""
+    """One setting (a field name) from the environment, else its default: for ``Store()`` and
+    ``open_backend()`` without arguments, which must not fail on an unrelated bad variable."""
     environ = os.environ if environ is None else environ
     var = next(v for v in VARIABLES if v.field == name)
     raw = environ.get(var.name)

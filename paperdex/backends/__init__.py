@@ -1,13 +1,8 @@
-"""Where papers live and how they are searched, behind one interface (:class:`Backend`):
-
-* ``embedded`` (:class:`EmbeddedBackend`): the data directory of ``paperdex.store`` searched by
-  ``paperdex.search.engine.Searcher``, one machine and no server; a thin adapter.
-* ``milvus`` (:class:`paperdex.backends.milvus.MilvusBackend`): a Milvus collection, a local
-  Milvus Lite file or a Milvus server, for corpora and traffic one machine does not serve.
-
-Both answer ``search`` with the same Result under docs/search.md's contract; docs/scale-out.md
-lists what Milvus cannot express and how each gap is handled, and the URIs that name a backend
-(``PAPERDEX_BACKEND``, ``paperdex migrate --to``; "Choosing a backend").
+"""Where papers live and how they are searched, behind one interface (:class:`Backend`): the
+embedded data directory (:class:`EmbeddedBackend`, a thin adapter), or a Milvus collection in
+a Milvus Lite file or on a server (:class:`paperdex.backends.milvus.MilvusBackend`). Both answer
+``search`` under docs/search.md's contract; docs/scale-out.md says how Milvus's gaps are handled
+and which URIs name a backend.
 """
 
 from __future__ import annotations
@@ -42,9 +37,8 @@ class Backend(Protocol):
     def upsert(
         self, papers: Iterable[Paper], vectors: dict[str, np.ndarray] | None = None, model: str | None = None
     ) -> IngestSummary:
-        """Insert new papers, replace changed ones, skip identical or older copies; attach the
-        given vectors (by paper id, made by `model`). A paper whose title or abstract changed
-        loses its vector unless a new one is given."""
+        """Insert new papers, replace changed ones (a changed text loses its vector unless one is
+        given), skip identical or older copies; attach the vectors (by paper id, of `model`)."""
         ...
 
     def delete(self, pid: str) -> bool: ...
@@ -107,8 +101,7 @@ _HOST_PORT = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\
 
 
 def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
-    """(kind, target, options): kind "embedded" or "milvus"; target a directory, a Milvus
-    Lite file or a server URL."""
+    """(kind "embedded" or "milvus", a directory, Milvus Lite file or server URL, options)."""
     base, _, query = uri.partition("?")
     opts = {k: v[-1] for k, v in parse_qs(query).items()}
     if base.startswith("milvus://"):
@@ -123,8 +116,7 @@ def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
 
 
 def _milvus_target(rest: str) -> str:
-    """What follows milvus://: a server URL, host:port (a server, not a Lite file named
-    "host:19530" in the working directory), else a Milvus Lite file."""
+    """What follows milvus://: a server URL, host:port (a server), else a Milvus Lite file."""
     if rest.startswith(("http://", "https://", "tcp://", "grpc://")):
         return rest
     if not rest:
@@ -135,8 +127,7 @@ def _milvus_target(rest: str) -> str:
 
 
 def open_backend(uri: str | None = None, *, data_dir: str | Path | None = None, **kw: Any) -> Backend:
-    """The backend a URI names (default: Settings.backend, i.e. $PAPERDEX_BACKEND, else the
-    embedded store in `data_dir`). A caller holding a Settings passes ``settings.backend``."""
+    """The backend a URI names (default: $PAPERDEX_BACKEND, else the embedded store in `data_dir`)."""
     from paperdex.settings import read_env
 
     uri = uri or read_env("backend")
@@ -161,9 +152,8 @@ _CORPORA_LOCK = threading.Lock()
 
 
 def search_corpus(uri: str | None) -> Corpus | None:
-    """What searches read when the settings name a backend (`--backend`, $PAPERDEX_BACKEND):
-    None for the embedded store (the searcher's own), else the collection's corpus, opened
-    once per process and shared by its searchers (pymilvus clients are thread-safe)."""
+    """What searches read when the settings name a backend: None for the embedded store, else
+    the collection's corpus, opened once per process and shared (pymilvus is thread-safe)."""
     if not uri or parse_uri(uri)[0] == "embedded":
         return None
     with _CORPORA_LOCK:

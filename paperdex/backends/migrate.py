@@ -1,8 +1,6 @@
-"""Copy an embedded store into Milvus, with its vectors, resumably: in rowid order (a paper keeps
-its rowid as primary key, so ties break alike on both backends), a checkpoint
-(``migrated:<store_id>``) after each batch; a resumed run also writes again what changed in the
-store since and deletes what it deleted, so the store stays the system of record
-(docs/scale-out.md, "Copying a store over").
+"""Copy an embedded store into Milvus, with its vectors, resumably: in rowid order (the rowid
+is the primary key, so ties break alike), with a checkpoint after each batch; a resumed run
+also brings what was copied before up to the store (docs/scale-out.md, "Copying a store over").
 """
 
 from __future__ import annotations
@@ -78,8 +76,7 @@ def _items(store: Store, rows: list) -> list:
 
 
 def _refresh(store: Store, target, upto: int, model: str | None, batch_size: int) -> tuple[int, int]:
-    """Bring the papers copied before (rowid <= `upto`) up to the store: the ones whose record or
-    vector differs are written again, the ones the store no longer holds are deleted."""
+    """Write again the papers copied before (rowid <= `upto`) that changed, delete the gone ones."""
     mine, theirs = store.copy_states(), target.copy_states()
     changed = [r for r, state in mine.items() if r <= upto and theirs.get(r) != state]
     gone = [pk for pk in theirs if pk <= upto and pk not in mine]

@@ -110,8 +110,7 @@ class MilvusBackend:
         snapshots: str | None = None,
         remake: bool = False,
     ) -> None:
-        """`remake`: a collection made by an older paperdex is dropped and made again (`migrate
-        --to --restart`); otherwise opening it stops with a message naming that command."""
+        """`remake`: drop and make again a collection made by an older paperdex (`migrate --to --restart`)."""
         from pymilvus import MilvusClient
 
         self.uri = str(uri)
@@ -128,8 +127,14 @@ class MilvusBackend:
         self.meta_col = f"{collection}_meta"
         self.dim = dim
         self._vstate: tuple[float, str | None, int] | None = None  # (when read, model, vectors)
-        self.snapshot_dir = Path(snapshots) if snapshots else _default_snapshots(self.uri, self.lite)
-        self.snapshot_dir = self.snapshot_dir.expanduser().absolute() / collection
+        if snapshots:
+            where = Path(snapshots)
+        elif self.lite:
+            where = Path(self.uri + ".snapshots")
+        else:  # a server's, in this user's cache
+            host = "".join(c if c.isalnum() or c in ".-" else "_" for c in self.uri.split("://", 1)[-1])
+            where = Path.home() / ".cache" / "paperdex" / "milvus" / host
+        self.snapshot_dir = where.expanduser().absolute() / collection
         self._ensure(remake)
         self.corpus = MilvusCorpus(self)
         self._searchers = threading.local()
@@ -181,8 +186,7 @@ class MilvusBackend:
         self.set_state("dim", str(self.dim))
 
     def get_state(self, key: str, strong: bool = False) -> str | None:
-        """A setting of the meta collection; `strong` for a writer's read-modify-write of a
-        counter (the next primary key, the generation), which must see every process's writes."""
+        """A setting; `strong` for a writer's read-modify-write of a counter (next_pk, generation)."""
         got = self.client.query(
             self.meta_col,
             filter=f"key == {_lit(key)}",
@@ -195,8 +199,7 @@ class MilvusBackend:
         self.client.upsert(self.meta_col, [{"key": key, "value": value, "v": [0.0, 0.0]}])
 
     def recreate(self, dim: int | None = None) -> None:
-        """Make the collection again, empty, with this version's fields and `dim` (default: its
-        own) dimensions (its settings, model and checkpoints in the meta collection stay)."""
+        """Make the collection again, empty (the meta collection's settings and checkpoints stay)."""
         self.dim = dim or self.dim
         self.client.drop_collection(self.col)
         self._ensure()
@@ -206,8 +209,7 @@ class MilvusBackend:
         return self.get_state("model")
 
     def _vector_state(self) -> tuple[str | None, int]:
-        """(model, papers with a vector), read at most once a second (this process's writes
-        read them again at once)."""
+        """(model, papers with a vector), read at most once a second (our own writes reset it)."""
         now = time.monotonic()
         got = self._vstate
         if got is None or now - got[0] > 1.0:
@@ -266,8 +268,7 @@ class MilvusBackend:
             last = got[-1]["pk"]
 
     def _where_in(self, key: str, values: list, fields: list[str], where: str = "") -> Iterator[dict]:
-        """The rows whose `key` ("id" or "pk") is one of `values` (matching `where` too), 500
-        paper ids or 1,000 primary keys a query."""
+        """The rows whose `key` ("id" or "pk") is one of `values` (matching `where` too)."""
         step = 500 if key == "id" else 1000
         for i in range(0, len(values), step):
             listed = ", ".join(_lit(v) if key == "id" else str(int(v)) for v in values[i : i + step])
@@ -282,8 +283,9 @@ class MilvusBackend:
     def vector_count(self) -> int:
         return self._count("has_vec == true")
 
-    def get(self, pid: str) -> Paper | None:
-        got = self._query(filter=f"id == {_lit(pid)}", output_fields=["doc"], limit=1)
+    def get(self, pid: str, key: str = "id") -> Paper | None:
+        """The paper of this id (`key`: or of this DOI)."""
+        got = self._query(filter=f"{key} == {_lit(pid)}", output_fields=["doc"], limit=1)
         return _decode_doc(got[0]["doc"]) if got else None
 
     def pk(self, pid: str, strong: bool = False) -> int | None:
@@ -298,11 +300,6 @@ class MilvusBackend:
         if current != model:
             self.set_state("model", model)
 
-    def _next_pks(self, n: int) -> list[int]:
-        start = int(self.get_state("next_pk", strong=True) or 1)
-        self.set_state("next_pk", str(start + n))
-        return list(range(start, start + n))
-
     def upsert(
         self,
         papers: Iterable[Paper],
@@ -310,9 +307,7 @@ class MilvusBackend:
         model: str | None = None,
         batch_size: int = 1000,
     ) -> IngestSummary:
-        """The embedded store's upsert rules: new papers added, changed ones replaced (losing
-        their vector when the title or abstract changed, unless a new one is given), identical
-        or older copies skipped."""
+        """The embedded store's upsert rules (Backend.upsert)."""
         vectors = vectors or {}
         if vectors:
             if not model:
@@ -334,8 +329,10 @@ class MilvusBackend:
         latest = s.last_of_each(batch)
         fields = ["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"]
         old = {r["id"]: r for r in self._where_in("id", list(latest), fields)}
-        new_ids = [pid for pid in latest if pid not in old]
-        pks = dict(zip(new_ids, self._next_pks(len(new_ids)), strict=True)) if new_ids else {}
+        if new_ids := [pid for pid in latest if pid not in old]:
+            start = int(self.get_state("next_pk", strong=True) or 1)
+            self.set_state("next_pk", str(start + len(new_ids)))
+        pks = {pid: start + i for i, pid in enumerate(new_ids)}
         items: list[tuple[int, Paper, np.ndarray | None]] = []
         for pid, p in latest.items():
             prev, vec = old.get(pid), vectors.get(pid)
@@ -361,9 +358,8 @@ class MilvusBackend:
     def write_rows(
         self, items: list[tuple[int, Paper, np.ndarray | None]], model: str | None = None, contiguous: bool = False
     ) -> None:
-        """Write papers under given primary keys as they are (upsert's rows; migration: pk = the
-        store's rowid); keeps next_pk past them. `contiguous`: the items are all the papers whose
-        keys lie between their smallest and largest key."""
+        """Write papers under given primary keys as they are (migration: pk = the store's rowid);
+        `contiguous`: the items are every paper of their key range."""
         self._vstate = None
         if model and any(v is not None for _, _, v in items):
             self._claim_model(model)
@@ -397,8 +393,7 @@ class MilvusBackend:
         return True
 
     def copy_states(self) -> dict[int, tuple[str, bool]]:
-        """pk -> (content hash, whether it has a vector): what `migrate --to` compares with the
-        store's (Store.copy_states) to find papers changed or deleted since they were copied."""
+        """pk -> (content hash, has a vector), as Store.copy_states: what `migrate --to` compares."""
         return {
             int(r["pk"]): (r["content_hash"], bool(r["has_vec"]))
             for got in self._rows(None, ["content_hash", "has_vec"])
@@ -426,8 +421,7 @@ class MilvusBackend:
         self.set_state("generation", str(int(self.get_state("generation", strong=True) or 0) + 1))
 
     def store_id(self) -> str:
-        """Made by the first publish: a snapshot of another collection (a recreated one) is
-        never adopted."""
+        """Made by the first publish: a recreated collection never adopts an old snapshot."""
         return self.get_state("store_id") or ""
 
     def publish(self) -> None:
@@ -459,16 +453,8 @@ class MilvusBackend:
         return self.search(q, mode=mode, filters=filters, per_page=1, highlight=False).facets
 
 
-def _default_snapshots(uri: str, lite: bool) -> Path:
-    if lite:
-        return Path(uri + ".snapshots")
-    host = "".join(c if c.isalnum() or c in ".-" else "_" for c in uri.split("://", 1)[-1])
-    return Path.home() / ".cache" / "paperdex" / "milvus" / host
-
-
 class MilvusSource:
-    """A collection as a lexical.Source: its rows in primary-key order, their texts from the
-    records. Milvus has no read transaction; the writer publishes after it has written."""
+    """A collection as a lexical.Source (no read transaction: the writer publishes after writing)."""
 
     def __init__(self, b: MilvusBackend) -> None:
         self.b = b
@@ -589,15 +575,15 @@ class MilvusCorpus:
         return self.b.pk(pid)
 
     def by_doi(self, doi: str) -> Paper | None:
-        got = self.b._query(f"doi == {_lit(doi)}", ["doc"], limit=1)
-        return _decode_doc(got[0]["doc"]) if got else None
+        return self.b.get(doi, key="doi")
 
     def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
-        return {pk: _field(p, column) for pk, p in self.b._docs(rowids).items()}
+        """As the store holds them: a list's items (the authors) joined by spaces."""
+        docs = self.b._docs(rowids)
+        return {pk: " ".join(v) if isinstance(v := getattr(p, column), list) else v for pk, p in docs.items()}
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
-        """The candidates whose field (or any of title, abstract, authors, categories, as the
-        embedded phrase index holds them) has the phrase's words in a row."""
+        """The candidates whose field (or any FTS column) has the phrase's words in a row."""
         cand = candidates()
         if len(cand) > MAX_PHRASE_CHECK:
             raise Q.QueryError(message("milvus_phrase", n=len(cand), limit=MAX_PHRASE_CHECK))
@@ -637,12 +623,6 @@ class MilvusCorpus:
                 values.update((int(r["pk"]), r[field]) for r in rows)
         self._cache[kind] = (gen, values)
         return values
-
-
-def _field(p: Paper, column: str) -> str:
-    """A field's text as the store holds it (a list's items, such as the authors, joined by spaces)."""
-    value = getattr(p, column)
-    return " ".join(value) if isinstance(value, list) else value
 
 
 def _has_run(seq: list[str], ws: list[str]) -> bool:

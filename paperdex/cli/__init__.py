@@ -22,9 +22,8 @@ from paperdex.store import StoreError
 
 
 class _Commands(click.Group):
-    """The group of every command: a model that cannot load, a store or backend that cannot
-    open (an optional package this install lacks among the reasons) or a library request that
-    cannot be done is one line on stderr, whichever command met it, never a traceback."""
+    """Every command: a model that cannot load, a store or backend that cannot open or a library
+    request that cannot be done is one line on stderr, never a traceback."""
 
     def invoke(self, ctx: click.Context) -> object:
         from paperdex.discover.library import LibraryError

@@ -1,5 +1,5 @@
-"""What the `paperdex` command modules share (and import; it imports none of them): the error a
-user sees, terminal- and JSON-safe text, and the settings, store and service a command runs on."""
+"""What the `paperdex` command modules share: the error a user sees, terminal- and JSON-safe
+text, and the settings, store and service a command runs on."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def json_text(obj, indent: int | None = 1) -> str:
 
 
 def _settings(ctx: click.Context) -> Settings:
-    """The settings the `paperdex` group built from its flags and the environment (cli/__init__.py)."""
+    """The settings the `paperdex` group built (cli/__init__.py)."""
     return ctx.obj["settings"]
 
 
@@ -61,8 +61,7 @@ def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> 
 
 
 def pass_store(readonly: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """A command run on the data directory's store (see _store), handed to it as its first
-    argument and closed when it returns."""
+    """A command run on the data directory's store, handed to it as its first argument."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         @click.pass_context

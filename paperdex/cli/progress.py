@@ -1,8 +1,6 @@
-"""Progress of long work (`embed`, `ingest`, `migrate --to`, `sync`), one rule for every command.
-
-On a terminal, click's bar. Anywhere else (a cron log, `nohup.out`), where the bar prints only
-its label, a line every :data:`INTERVAL` seconds, even while the work reports nothing (a heartbeat
-thread), says what is done, the rate and the time left; a last line gives the total and the time:
+"""Progress of long work (`embed`, `ingest`, `migrate --to`, `sync`), one rule for every command:
+on a terminal, click's bar; anywhere else (a cron log), a line every :data:`INTERVAL` seconds,
+even while the work reports nothing, then a last line with the total and the time:
 
     embedding: 1,200 of 5,183 papers, 2.1 papers/s, about 31 min left
 """
@@ -21,10 +19,9 @@ INTERVAL = 30.0  # seconds between two lines off a terminal: enough to see a run
 
 
 class Progress:
-    """One command's long work. ``total``: None when not known (a harvest); ``unit``: what is
-    counted, "bytes" (shown as kB/MB/GB) or None (the lines say only that it is working).
-    ``rate=False`` for steps too unlike for a rate to predict anything (sync's jobs: a day of
-    HF against a month of arXiv); ``bar=False`` where the command prints lines of its own."""
+    """One command's long work. ``total``: None when not known; ``unit``: what is counted,
+    "bytes", or None (only that it is working); ``rate=False`` for steps too unlike for a rate
+    (sync's jobs); ``bar=False`` where the command prints lines of its own."""
 
     def __init__(
         self,

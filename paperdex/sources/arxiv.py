@@ -67,14 +67,6 @@ def _ws(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _split_id(text: str) -> tuple[str, str | None]:
-    """(id, version) of an arXiv id as a record gives it; ValueError for anything else."""
-    if not (m := ARXIV_ID.match(text)):
-        bare = re.sub(r"v\d+$", "", text)
-        raise ValueError(f"bad arXiv id {bare!r}")
-    return m.group(1), m.group(2)
-
-
 _ID_IN_TEXT = re.compile(
     r"(?:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/|oai:arXiv\.org:|arXiv:\s?)?"
     rf"({ARXIV_ID_SHAPE})(v\d+)?(?:\.pdf)?",
@@ -107,8 +99,7 @@ def cut_author_list(raw: str | None) -> bool:
 def split_authors(raw: str) -> tuple[list[str], list[str | None]]:
     """(names, affiliations), aligned, of arXiv's one-string author list: commas and "and"
     separate authors, parentheses hold the affiliation of the author before them, a bare suffix
-    ("Jr.") belongs to the name before it; a leading "X Collaboration:" and a trailing "et al."
-    are not authors."""
+    ("Jr.") belongs to the name before; a leading "X Collaboration:" and "et al." are not names."""
     names: list[str] = []
     affs: list[str | None] = []
     buf: list[str] = []
@@ -189,10 +180,12 @@ def title_text(raw: str | None) -> str:
 
 
 def _paper(raw_id: str, title: str | None, source: str = SOURCE, extra: dict | None = None, **fields: Any) -> Paper:
-    """A Paper of one arXiv record (OAI-PMH, the API, the RSS listing): its id split from its
-    version, its title on one line; the version and ``extra``'s non-empty fields under
-    ``extra[source]``."""
-    aid, version = _split_id(raw_id)
+    """A Paper of one arXiv record (OAI-PMH, the API, the RSS listing); the version and
+    ``extra``'s non-empty fields under ``extra[source]``."""
+    if not (m := ARXIV_ID.match(raw_id)):
+        bare = re.sub(r"v\d+$", "", raw_id)
+        raise ValueError(f"bad arXiv id {bare!r}")
+    aid, version = m.groups()
     if not (title := title_text(title)):
         raise ValueError("empty title")
     kept = {k: v for k, v in {"version": version, **(extra or {})}.items() if v not in (None, "", [], {})}
@@ -232,10 +225,7 @@ def parse_oai_page(body: bytes | str) -> OaiPage:
         page.error_code = err.get("code", "unknown")
         page.error_text = _ws(err.text)
         return page
-    lr = root.find("oai:ListRecords", NS)
-    if lr is None:
-        lr = root.find("oai:GetRecord", NS)
-    if lr is None:
+    if (lr := root.find("oai:ListRecords", NS)) is None and (lr := root.find("oai:GetRecord", NS)) is None:
         raise SourceError("OAI-PMH response has neither ListRecords, GetRecord nor error")
     for n, rec in enumerate(lr.findall("oai:record", NS), 1):
         header = rec.find("oai:header", NS)
@@ -291,10 +281,9 @@ def oai_record(rec: ET.Element) -> Paper:
 
 @dataclass
 class Harvest:
-    """What one OAI-PMH harvest asks for: a set, the days of records changed (both inclusive;
-    without ``until``, up to now; without ``from_``, from where the last harvest of this set
-    stopped, or ``start`` for the very first) and the categories kept (``cs.CL``, or an archive:
-    ``cs``; none: all)."""
+    """One OAI-PMH harvest: a set, the days of records changed (inclusive; without ``from_``,
+    from where the last harvest stopped, or ``start`` for the first; without ``until``, up to
+    now) and the categories kept (``cs.CL``, or an archive: ``cs``; none: all)."""
 
     set_spec: str = "cs"
     from_: str | None = None
@@ -462,19 +451,11 @@ def _atom_entry(e: feedparser.FeedParserDict) -> Paper:
 def fetch_ids(
     http: HttpClient, ids: Iterable[str], *, base_url: str = API_URL, chunk: int = 100
 ) -> tuple[list[Paper], list[str]]:
-    """Look papers up by arXiv id (any style, or an arxiv.org link). A chunk holding a malformed
-    id is answered with HTTP 400 naming it: that id is reported and the rest asked again, so one
-    bad id never loses the others; ids the service does not know are reported too."""
-    wanted: list[str] = []
-    errors: list[str] = []
-    for raw in ids:
-        if not raw.strip():
-            continue
-        aid = normalise_id(raw)
-        if aid is None:
-            errors.append(f"not an arXiv id: {raw.strip()!r}")
-        elif aid not in wanted:
-            wanted.append(aid)
+    """Look papers up by arXiv id (any style, or an arxiv.org link); unknown ids are reported. A
+    chunk holding a malformed id gets HTTP 400: that id is reported, the rest asked again."""
+    given = [raw.strip() for raw in ids if raw.strip()]
+    errors = [f"not an arXiv id: {raw!r}" for raw in given if normalise_id(raw) is None]
+    wanted = list(dict.fromkeys(aid for raw in given if (aid := normalise_id(raw))))
     papers: list[Paper] = []
     queue = [wanted[i : i + chunk] for i in range(0, len(wanted), chunk)]
     while queue:
@@ -508,9 +489,8 @@ def fetch_ids(
 
 
 def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
-    """Today's announcements of one listing (``rss.arxiv.org/rss/cs.CL``, RSS 2.0 or Atom), with
-    the day they were ``listed`` (which neither OAI-PMH nor the API tell), as the source
-    ``arxiv-rss``; SourceError for the feed's error page (an unknown category)."""
+    """Today's announcements of one listing (RSS 2.0 or Atom) as the source ``arxiv-rss``, with
+    the day they were ``listed``; SourceError for the feed's error page (an unknown category)."""
     feed = _feed(body, "RSS feed")
     title = _ws(feed.feed.get("title"))
     if title.startswith("Feed error"):
@@ -519,18 +499,14 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
     day = completeness.local_day(feed.feed.get("published")) if feed.feed.get("published_parsed") else None
     papers, errors = [], []
     for n, e in enumerate(feed.entries, 1):
-        aid = None
-        for candidate in (e.get("id", ""), e.get("link", "")):
-            m = re.search(r"(?:oai:arXiv\.org:|arxiv\.org/abs/)(\S+)$", candidate)
-            if m and (aid := normalise_id(m.group(1))):
-                break
+        found = (re.search(r"(?:oai:arXiv\.org:|arxiv\.org/abs/)(\S+)$", e.get(k, "")) for k in ("id", "link"))
+        aid = next((a for m in found if m and (a := normalise_id(m.group(1)))), None)
         if not aid or not _ws(e.get("title")):
             errors.append(f"RSS entry {n}: no arXiv id or title; skipped")
             continue
         kind = e.get("arxiv_announce_type", "new")
         abstract = re.sub(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*Abstract:\s*", "", _ws(e.get("summary")))
         authors, cut, who = read_authors(e.get("author", ""))
-        entry_day = day or completeness.local_day(e.get("published"))
         extra = {
             "announce_type": kind,
             "doi": _ws(e.get("arxiv_doi")),
@@ -538,6 +514,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
             "license": _ws(e.get("rights")),
             **who,
         }
+
         papers.append(
             _paper(
                 aid,
@@ -548,7 +525,7 @@ def parse_rss(body: bytes | str) -> tuple[list[Paper], list[str]]:
                 authors_truncated=cut,
                 abstract=abstract,
                 categories=[t["term"] for t in e.get("tags", []) if t.get("term")],
-                listed=entry_day if kind in ("new", "cross") else None,
+                listed=(day or completeness.local_day(e.get("published"))) if kind in ("new", "cross") else None,
             )
         )
     return papers, errors
@@ -562,9 +539,8 @@ def read_listing(
     base_url: str = RSS_URL,
     api_url: str = API_URL,
 ) -> IngestSummary:
-    """Today's listing into the store, recorded for the completeness check; then the papers the
-    last days' listings named that the store lacks, or holds only as a listing gave them, are
-    fetched by id (sources/completeness.py)."""
+    """Today's listing into the store, recorded for the completeness check, then the back-fill
+    of the papers recent listings named (sources/completeness.py)."""
     if not re.fullmatch(rf"{CATEGORY_TYPED}(?:\+{CATEGORY_TYPED})*", listing):  # categories joined by +
         raise ValueError(f"not an arXiv listing: {listing!r} (e.g. cs.CL, cs, or cs.CV+cs.LG)")
     url = base_url.rstrip("/") + "/" + listing
@@ -584,8 +560,7 @@ URL_KEYS = (("oai_url", OAI_URL), ("api_url", API_URL), ("rss_url", RSS_URL))
 
 
 def _client(section: dict[str, Any]) -> HttpClient:
-    """One client for every arXiv API, its 3 s spacing covering them all; a shorter
-    ``min_interval`` only where no URL it serves is arXiv's own (a mirror, a test server)."""
+    """One client for every arXiv API; a ``min_interval`` under 3 s only where no URL is arXiv's."""
     min_interval = float(section.get("min_interval", MIN_INTERVAL))
     if min_interval < MIN_INTERVAL and any(merge.on_arxiv(section.get(k) or d) for k, d in URL_KEYS):
         log.warning("arXiv allows one request every %.0f s; ignoring min_interval = %s", MIN_INTERVAL, min_interval)
@@ -614,8 +589,7 @@ def _run(
 
 
 def _plan(section: dict[str, Any], store: Store, today: date) -> list[tuple[str, dict[str, Any]]]:
-    """A harvest per set (checked here, so a misspelt one fails before any request), then a
-    listing read per RSS listing."""
+    """A harvest per set (a misspelt one fails here), then a read per RSS listing."""
     jobs: list[tuple[str, dict[str, Any]]] = []
     for s in as_list(section.get("sets", ["cs"]), "arxiv.sets"):
         check_set(s)

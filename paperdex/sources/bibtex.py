@@ -83,9 +83,8 @@ def _unmatched(text: str) -> set[int]:
 
 
 def _date(fields: dict[str, str]) -> tuple[str | None, str | None]:
-    """(day, precision): a full ``date``; else ``year`` (and ``month``) as the first day of that
-    year or month, with the precision ("year" or "month") so an export writes back no more than
-    was known. Most entries (Google Scholar, DBLP) carry only a year."""
+    """(day, precision): a full ``date``; else the first day of ``year`` (and ``month``), with the
+    precision ("year" or "month") so an export writes back no more than was known."""
     d = fields.get("date", "").strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", d):
         return d, None
@@ -256,10 +255,8 @@ def _cite_key(p: Paper, taken: set[str]) -> str:
 
 
 def _escape(text: str) -> str:
-    """Text as a braced BibTeX value. LaTeX stays LaTeX (``$\\beta$`` typesets); bare % & # are
-    escaped; a brace without its partner becomes ``\\textbraceleft{}``/``\\textbraceright{}``,
-    because BibTeX counts every brace, escaped or not, and one stray ``}`` would end the
-    value and let the rest of the text write fields of its own."""
+    """Text as a braced BibTeX value: LaTeX stays, bare % & # are escaped, and an unpaired brace
+    becomes ``\\textbraceleft{}``/``\\textbraceright{}`` (a stray ``}`` would end the value)."""
     text = BARE_SPECIAL.sub(r"\\\1", " ".join(text.split()))
     unmatched = _unmatched(text)
     return "".join(
@@ -363,8 +360,7 @@ def _owner_of_venue(p: Paper) -> str:
 
 
 def entry(p: Paper, key: str | None = None) -> str:
-    """One paper's BibTeX entry, no trailing newline: what the API, the paper page and the
-    MCP tool show, and what ``paperdex export`` writes for it."""
+    """One paper's BibTeX entry (no trailing newline), wherever paperdex shows or writes one."""
     kind, fields = paper_fields(p)
     key = key or _cite_key(p, set())
     body = ",\n".join(f"  {k:<{_ALIGN}} = {v if k == 'month' else '{' + v + '}'}" for k, v in fields)

@@ -1,8 +1,7 @@
 """Is every paper of each announced day here? Each arXiv listing ``sync`` reads is recorded
-(its day, the ids it announced, the days the feed skips); the papers it named that the store
-lacks, or holds only as the listing gave them (no submission date, no comment, so no venue),
-are fetched by id, in the same run and on later syncs for a week. The schedule is the feed's
-own data, never a calendar guessed here (docs/sources.md, "Completeness of the daily feed").
+(its day, its ids, the days the feed skips); the papers it named that the store lacks, or holds
+only as the listing gave them, are fetched by id, then and on later syncs for a week
+(docs/sources.md, "Completeness of the daily feed").
 """
 
 from __future__ import annotations
@@ -72,8 +71,7 @@ def local_day(value: str | None) -> str | None:
 
 
 def schedule(body: bytes | str) -> tuple[str | None, list[str]]:
-    """(the listing's day, the weekdays it skips) from an RSS listing's channel: its
-    ``<pubDate>`` in arXiv's time zone and its ``<skipDays>``."""
+    """(the listing's day, the weekdays it skips): the channel's ``<pubDate>`` and ``<skipDays>``."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     channel = text[max(text.find("<channel"), 0) :].split("<item", 1)[0]
     m = re.search(r"<pubDate>([^<]+)</pubDate>", channel)
@@ -122,8 +120,7 @@ def states(store: Any, listing: str | None = None) -> list[DayState]:
 
 
 def unread_days(store: Any) -> list[str]:
-    """Announcement days no sync read, per listing: weekdays between its first and last recorded
-    day that the feed does not skip and that have no record ("cs.CL 2026-06-03: not read")."""
+    """Days between a listing's first and last recorded ones that the feed does not skip and no sync read."""
     out = []
     for name in sorted(k[len(KEY) :] for k in store.state_keys_starting(KEY)):
         data = _load(store, name)
@@ -145,8 +142,7 @@ def backfill(
     matcher: Matcher | None = None,
 ) -> Any:
     """Fetch by id (``fetch_ids``: arXiv's API) the papers recent listings named that the store
-    lacks or holds only from the listing, with the listing's day: one look-up for every day's
-    ids and one ingest. Returns the merge summary."""
+    lacks or holds only from the listing, with the listing's day; the merge summary."""
     data = _load(store, listing)
     retried = [st for st in states(store, listing) if st.missing and st.retries_left]
     if not retried:
@@ -166,8 +162,7 @@ def backfill(
 
 
 def day_notice(store: Any, day: str) -> str | None:
-    """The daily page's line for ``day``: "complete" or "N papers missing, next retry at the
-    next sync", over every listing read that day; None when no listing was read for it."""
+    """The daily page's line for ``day`` over its listings; None when no listing was read for it."""
     found = [s for s in states(store) if s.day == day and s.listed]
     if not found:
         return None

@@ -1,8 +1,6 @@
-"""Hugging Face Daily Papers (``/api/daily_papers``): arXiv papers a person featured on a
-day, with their upvotes, comments and GitHub repository (its stars as ``extra["code_stars"]``)
-under ``extra["hf"]``. Records carry the arXiv id, so they merge into the arXiv record of the
-same paper. Days are UTC days, as Hugging Face dates its lists; which days ``sync`` reads, and
-reads again while their upvotes still move, is in docs/sources.md.
+"""Hugging Face Daily Papers (``/api/daily_papers``): arXiv papers featured on a (UTC) day, with
+their upvotes, comments and GitHub repository under ``extra["hf"]``, merged into the arXiv
+record of the same paper. Which days ``sync`` reads, and reads again, is in docs/sources.md.
 """
 
 from __future__ import annotations
@@ -39,8 +37,7 @@ def daily_papers_params(day: str | None = None, week: str | None = None, month: 
 
 
 def parse_daily_papers(body: bytes | str, featured: str | None = None) -> tuple[list[Paper], list[str]]:
-    """Papers of one response. ``featured`` is the requested day, used when an item does not
-    say when it was featured. Raises SourceError when the body is not the expected JSON list."""
+    """Papers of one response; ``featured``: the day asked for, for items that do not say."""
     return _papers(_json(body, "daily_papers", list), featured)
 
 
@@ -125,8 +122,7 @@ def fetch_daily_papers(
     *,
     base_url: str = API_URL,
 ) -> tuple[list[Paper], list[str]]:
-    """One period's papers, page by page (``p``, ``limit``) until an empty page: a server may
-    cap ``limit`` below what was asked, so a short page is not the last one."""
+    """One period's papers, page by page until an empty one (a server may cap ``limit``)."""
     params = daily_papers_params(day, week, month)
     papers: list[Paper] = []
     errors: list[str] = []
@@ -152,8 +148,7 @@ def fetch_daily_papers(
 
 
 def fetch_paper(http: HttpClient, arxiv_id: str, *, base_url: str = PAPER_URL) -> tuple[list[Paper], list[str]]:
-    """One paper's current upvotes, comments and GitHub stars (``/api/papers/<id>``, whose body
-    is a daily item's ``paper`` object). A paper Hugging Face does not know is an error line."""
+    """One paper's current upvotes, comments and stars (``/api/papers/<id>``: a daily item's ``paper``)."""
     aid = re.sub(r"v\d+$", "", arxiv_id.strip())
     if not ARXIV_ID.match(aid):
         return [], [f"not an arXiv id: {arxiv_id!r}"]
@@ -193,8 +188,7 @@ def _read_days(store: Any) -> set[str]:
 
 
 def _plan(section: dict[str, Any], store: Any, today: date) -> list[tuple[str, dict[str, Any]]]:
-    """Every day since the first sync (``days`` back, at most LOOK_BACK_LIMIT) not read whole
-    yet, and the last ``refresh_days`` days again (docs/sources.md)."""
+    """Every day since the first sync not read whole yet, and the last ``refresh_days`` again."""
     back = int(section.get("days", 3))
     refresh = int(section.get("refresh_days", REFRESH_DAYS))
     read = _read_days(store)

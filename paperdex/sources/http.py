@@ -1,8 +1,7 @@
 """One HTTP client for every network source: polite (a minimum interval between requests to
-one service, kept across processes with a data directory: :meth:`HttpClient.share_spacing`), patient (429,
-5xx, timeouts and unreadable bodies are retried with back-off, honouring ``Retry-After``) and
-testable (transport, clock and sleep are injectable: tests never really wait).
-"""
+one service, across processes too), patient (429, 5xx, timeouts and unreadable bodies are
+retried with back-off, honouring ``Retry-After``) and testable (transport, clock and sleep are
+injectable)."""
 
 from __future__ import annotations
 
@@ -34,11 +33,10 @@ class SourceError(RuntimeError):
 
 def _unresolvable(e: BaseException | None) -> bool:
     """A host name that does not resolve (socket.gaierror under httpx's errors)."""
-    seen = 0
-    while e is not None and seen < 10:
-        if isinstance(e, socket.gaierror):
-            return True
-        e, seen = e.__cause__ or e.__context__, seen + 1
+    for _ in range(10):
+        if e is None or isinstance(e, socket.gaierror):
+            return e is not None
+        e = e.__cause__ or e.__context__
     return False
 
 
@@ -79,8 +77,7 @@ class UnreadableResponse(SourceError):
 
 
 class HttpClient:
-    """A rate-limited, retrying GET client. One per source: its interval is per service
-    (:func:`service_of`), and shared with other processes when ``spacing`` is given (see :meth:`share_spacing`)."""
+    """A rate-limited, retrying GET client, one per source; its interval is per service."""
 
     def __init__(
         self,
@@ -112,18 +109,15 @@ class HttpClient:
         )
 
     def share_spacing(self, folder: str | Path) -> HttpClient:
-        """Keep this client's interval in ``folder`` (a data directory's) with every process that
-        uses it: the time of the last request to each service (:func:`service_of`), in a file per
-        service read and written under an exclusive lock. Wall-clock times (a monotonic clock is
-        not comparable across processes), unless the client was given a clock of its own (a
-        test's); one set in the future never makes a process wait over one interval."""
+        """Keep this client's interval with every process that uses ``folder``: the time of the
+        last request to each service, in a file per service, under an exclusive lock. Wall-clock
+        times (unless the client was given a clock of its own), a future one waiting one interval."""
         self.spacing = Path(folder)
         self._wall = time.time if self.clock is time.monotonic else self.clock
         return self
 
     def _wait_shared(self, folder: Path, host: str) -> None:
-        """Sleep until ``min_interval`` after the last request any process made to ``host``'s
-        service through ``folder``, then record now as the last request."""
+        """Sleep until ``min_interval`` after any process's last request to ``host``'s service."""
         folder.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^A-Za-z0-9.\-]", "_", service_of(host)) or "_"
         fd = os.open(folder / name, os.O_RDWR | os.O_CREAT, 0o644)
@@ -158,9 +152,8 @@ class HttpClient:
         accept: tuple[int, ...] = (),
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
-        """GET with retries; returns a 2xx response (or one whose status is in ``accept``, for
-        services that explain an error in the body) or raises SourceError. ``headers`` are this
-        request's own (a key goes there, never in the URL an error message shows)."""
+        """GET with retries: a 2xx response, or one whose status is in ``accept``; else SourceError.
+        A key goes in ``headers``, never in the URL an error message shows."""
         return self.fetch(url, lambda r: r, params, accept=accept, headers=headers)
 
     def fetch(

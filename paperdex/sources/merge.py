@@ -1,10 +1,8 @@
-"""One record per paper, whichever sources it arrives from.
-
-A record is matched to a stored one by the same id, the arXiv id it links, its normalised title
-plus its first author's surname, or (untitled seed records) its abstract's start plus that
-surname. The merged record keeps the union of sources, categories and ``extra`` fields; each
-shown field comes from the source trusted most for it (``registry.Source.ranks``), and
-``extra["merge"]`` says which source gave which field and how they were matched.
+"""One record per paper, whichever sources it arrives from: a record matches a stored one by id,
+by the arXiv id it links, by normalised title plus first author's surname, or (untitled seed
+records) by abstract start plus that surname. The merge keeps the union of sources, categories
+and ``extra``; each shown field comes from the source trusted most for it
+(``registry.Source.ranks``), and ``extra["merge"]`` says which gave which and how they matched.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from paperdex.index.publish import publish
-from paperdex.paper import ARXIV_ID, Paper, index_text
+from paperdex.paper import ARXIV_ID, Paper, index_text, unversioned
 from paperdex.sources import registry, venues
 from paperdex.store import IngestSummary, Store
 
@@ -101,20 +99,15 @@ def abstract_key(p: Paper) -> str | None:
 
 
 def _title_is_synthetic(p: Paper) -> bool:
-    seed = p.extra.get("seed")
-    return isinstance(seed, dict) and bool(seed.get("title_from_abstract"))
+    return bool((found if isinstance(found := p.extra.get("seed"), dict) else {}).get("title_from_abstract"))
 
 
 def linked_arxiv_id(p: Paper) -> str | None:
     """The arXiv id a record is or names (``extra[source]["arxiv_id"]``)."""
     if p.is_arxiv:
         return p.id
-    for v in p.extra.values():
-        if isinstance(v, dict):
-            aid = v.get("arxiv_id")
-            if isinstance(aid, str) and ARXIV_ID.match(aid):
-                return re.sub(r"v\d+$", "", aid)
-    return None
+    linked = (v.get("arxiv_id") for v in p.extra.values() if isinstance(v, dict))
+    return next((unversioned(a) for a in linked if isinstance(a, str) and ARXIV_ID.match(a)), None)
 
 
 # --- merging two records ------------------------------------------------------------------
@@ -136,8 +129,7 @@ KEPT = ("title", "abstract", "authors", "venue", "venue_area", "published", "cod
 
 
 def _stash(out: Paper, source: str, name: str, value: Any, origin: Paper) -> None:
-    """Keep a value that lost to a more trusted source under ``extra[source]``, so a merge
-    never loses what a source said (OpenReview's camera-ready title, its own date...)."""
+    """Keep a value that lost to a more trusted source under ``extra[source]``: a merge loses nothing."""
     if name not in KEPT or _empty(value) or (name == "title" and _title_is_synthetic(origin)):
         return
     key = source.split(":", 1)[0]
@@ -147,8 +139,7 @@ def _stash(out: Paper, source: str, name: str, value: Any, origin: Paper) -> Non
 
 
 def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
-    """Fold ``incoming`` into ``base``. Idempotent: merging the same record again changes
-    nothing, so a re-run of a sync reports it unchanged."""
+    """Fold ``incoming`` into ``base``; idempotent, so a re-run of a sync reports it unchanged."""
     src = incoming.sources[0] if incoming.sources else "file"
     out = replace(
         base,
@@ -195,8 +186,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
 
 
 def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str]) -> None:
-    """Each field of FIELDS from the source trusted most for it (``prov`` says which); a value
-    that lost is kept under its source's ``extra`` (:func:`_stash`)."""
+    """Each field of FIELDS from the source trusted most for it (``prov`` says which)."""
     for name, group in FIELDS.items():
         new_val = getattr(incoming, name)
         owner = _owner(base, name)
@@ -320,10 +310,9 @@ def ingest_with_merge(
     matcher: Matcher | None = None,
     errors: Sequence[str] = (),
 ) -> IngestSummary:
-    """Merge each record into the paper it belongs to, then upsert. A record replaced under
-    another id (an OpenReview record that met its preprint) is deleted only after the merged one
-    is written, so a crash never loses a paper. ``errors``: the records the source skipped,
-    counted once ``papers`` is read (a file's reader adds to them as it goes)."""
+    """Merge each record into the paper it belongs to, then upsert; a record that moved to
+    another id is deleted only after the merged one is written. ``errors``: the records the
+    source skipped, counted once ``papers`` is read (a file's reader adds to them as it goes)."""
     matcher = matcher or Matcher(store)  # pass one in to reuse its index across calls
     total = IngestSummary()
     it = iter(papers)

@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,25 +91,22 @@ def _title_case(words: str) -> str:
 
 
 def area_label(raw: str | None, text: str = "") -> str | None:
-    """A venue's primary area as a readable label under one of GROUPS: ``Deep Learning->Large
-    Language Models`` (ICML) -> ``Deep Learning · Large Language Models``, an unknown
-    ``trustworthy_ml`` -> ``Social Aspects · Trustworthy ML``. ICLR's area for vision, audio and
-    language papers is decided by ``text`` (the paper's title and keywords)."""
-    if not raw or not str(raw).strip():
+    """A venue's primary area as a label under one of GROUPS: ``Deep Learning->Large Language
+    Models`` -> ``Deep Learning · Large Language Models``, ``trustworthy_ml`` -> ``Social Aspects
+    · Trustworthy ML``; ICLR's ambiguous area is decided by ``text`` (title and keywords)."""
+    if not (raw := " ".join(str(raw or "").split())):
         return None
-    raw = " ".join(str(raw).split())
     key = area_key(raw)
     if key in AMBIGUOUS:
-        counts: dict[str, int] = {}
+        counts = Counter[str]()
         for rx, label in _MODALITIES:
-            counts[label] = counts.get(label, 0) + len(rx.findall(text))
-        best = max(counts, key=lambda label: counts[label])  # ties: the first in _MODALITIES
+            counts[label] += len(rx.findall(text))
+        best = max(counts, key=counts.__getitem__)  # ties: the first in _MODALITIES
         return best if counts[best] else "Applications"
     if key in AREA_LABELS:
         return AREA_LABELS[key]
-    parts = [p.strip() for p in re.split(r"\s*(?:->|→|»|›|·)\s*", raw) if p.strip()]
     labels = []
-    for p in parts:
+    for p in re.split(r"\s*(?:->|→|»|›|·)\s*", raw):
         p = re.sub(r"\s*\([^)]*\)\s*", " ", p).strip()
         if "_" in p and " " not in p:
             p = p.replace("_", " ")
@@ -123,6 +121,7 @@ def area_label(raw: str | None, text: str = "") -> str | None:
 
 
 def _value(content: dict, key: str) -> Any:
+    """A note's content field: API v2 wraps each value as {"value": ...}."""
     v = content.get(key)
     return v.get("value") if isinstance(v, dict) else v
 
@@ -148,11 +147,8 @@ def find_arxiv_id(note: Any) -> str | None:
         if isinstance(v, str):
             if m := _ARXIV_IN_TEXT.search(v) or re.fullmatch(rf"\s*{_ID}(?:v\d+)?\s*", v):
                 return next(g for g in m.groups() if g)
-    for key, raw in content.items():
-        if key in _PROSE:  # an abstract may cite other preprints
-            continue
-        v = raw.get("value") if isinstance(raw, dict) else raw
-        if isinstance(v, str) and (m := _ARXIV_IN_TEXT.search(v)):
+    for key in content:  # not _PROSE: an abstract may cite other preprints
+        if key not in _PROSE and isinstance(v := _value(content, key), str) and (m := _ARXIV_IN_TEXT.search(v)):
             return next(g for g in m.groups() if g)
     return None
 
@@ -283,10 +279,9 @@ def make_client(
     retries: int = RETRIES,
     session_file: str | Path | None = None,
 ) -> Any:
-    """An openreview-py API v2 client with a timeout on every request, logged retries of 429/5xx
-    (openreview-py prints them, which becomes cron mail) and a login when credentials are given.
-    With ``session_file``, a fresh session of an earlier run is used again: OpenReview limits
-    logins per minute."""
+    """An openreview-py API v2 client with a timeout on every request, logged (not printed)
+    retries of 429/5xx and a login when credentials are given, reusing a fresh session saved in
+    ``session_file``: OpenReview limits logins per minute."""
     import openreview  # imported late: pulls in requests and friends
     from requests.adapters import HTTPAdapter
     from urllib3.util.retry import Retry
@@ -390,8 +385,7 @@ def _network_error(e: Exception, what: str) -> Exception:
 
 
 def fetch_venue(venue_id: str, client: Any, *, submissions: bool = False) -> tuple[list[Paper], list[str]]:
-    """Papers of one venue. Accepted papers carry the venue id in ``content.venueid``; with
-    ``submissions`` every note posted to ``<venue>/-/Submission`` is read instead."""
+    """Papers of one venue: its accepted ones, or with ``submissions`` every note submitted to it."""
     import openreview
 
     if not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)*", venue_id) or "/" not in venue_id and venue_id != "TMLR":
@@ -442,8 +436,7 @@ def fetch_venue(venue_id: str, client: Any, *, submissions: bool = False) -> tup
 
 
 def _client(section: dict[str, Any]) -> Any:
-    """One logged-in client per sync run, with the data directory's saved session when
-    ``sync``/``ingest`` pass it (``_data_dir``)."""
+    """One logged-in client per sync run, with the data directory's saved session (``_data_dir``)."""
     data_dir = section.get("_data_dir")
     return make_client(
         section.get("url") or API_URL,

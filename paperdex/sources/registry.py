@@ -34,12 +34,10 @@ class Parsed:
 
 @dataclass(frozen=True)
 class Source:
-    """One place papers come from. ``run(store, client, opts, section, today)`` fetches one job
-    and returns ``(papers, errors)`` to merge, or a summary when it wrote to the store itself (a
-    resumable harvest); ``client(section)`` makes the connection a whole ``sync`` run shares
-    (an HttpClient if ``uses_http``, made by ``sync.http_factory``); ``plan(section, store,
-    today)`` lists the jobs ``sync`` runs; ``done(store, opts)`` records a finished one.
-    ``env``'s variables are read by the command, never by a source."""
+    """One place papers come from. ``run(store, client, opts, section, today)`` fetches one job:
+    ``(papers, errors)`` to merge, or a summary when it wrote to the store itself; ``client``
+    makes the connection a ``sync`` run shares; ``plan`` lists the jobs ``sync`` runs; ``done``
+    records a finished one. ``env``'s variables are read by the command, never by a source."""
 
     name: str
     ranks: dict[str, Ranks]  # record source name ("arxiv", "arxiv-rss") -> its ranks
@@ -72,14 +70,12 @@ def trust(**ranks: int) -> Ranks:
 
 
 def utc_today() -> date:
-    """The day a sync plans for: UTC, as arXiv's OAI-PMH and Hugging Face date their days,
-    whatever the machine's zone."""
+    """The day a sync plans for: UTC, as arXiv and Hugging Face date their days."""
     return datetime.now(UTC).date()
 
 
 def register(source: Source) -> Source:
-    """Add a source; names, sections and option names must be new (two sources cannot both
-    answer to ``--date``)."""
+    """Add a source; its name, sections, options and ranked names must be new."""
     old = _SOURCES.get(source.name)
     if old is not None and old != source:
         raise ValueError(f"source {source.name!r} is registered twice")
@@ -156,8 +152,7 @@ def days(first: date, last: date) -> Iterator[date]:
 
 
 def saved_state(store: Any, key: str) -> Any:
-    """A checkpoint a source keeps in the store's state table (JSON), parsed; None when there is
-    none or it cannot be read (the source then starts over, as on its first run)."""
+    """A source's JSON checkpoint in the store, parsed; None when there is none or it is unreadable."""
     raw = store.get_state(key)
     try:
         return json.loads(raw) if raw else None

@@ -31,14 +31,11 @@ EXAMPLE_CONFIG = "# paperdex sync reads this file; every section is optional.\n\
 )
 
 
-def default_http(source: str, section: dict[str, Any] | None = None) -> HttpClient:
-    """The HTTP client of one service, as its source makes it (arXiv's keeps to its 3 s limit)."""
+def http_factory(source: str, section: dict[str, Any] | None = None) -> HttpClient:
+    """The HTTP client of one service, as its source makes it (arXiv's keeps to its 3 s limit);
+    tests replace it, so every HTTP source runs against recorded responses."""
     make = registry.get(source).client
     return make(section or {}) if make else HttpClient(min_interval=1.0)
-
-
-# Replaced by tests: every HTTP source's client comes from here.
-http_factory: Callable[[str, dict[str, Any]], HttpClient] = default_http
 
 
 def make_client(source: registry.Source, section: dict[str, Any], data_dir: str | Path | None = None) -> Any:
@@ -79,10 +76,9 @@ def ingest_source(
     **options: Any,
 ) -> IngestSummary:
     """Fetch one job of a network source into the store, merging with what is there. The
-    options are the source's ``ingest`` options by name (``base_url`` overrides the section's
-    ``url``); ``config`` is sources.toml (the data directory's when not given), under the
-    variables of ``environ`` a source names. ``http``/``client``: a connection shared across
-    jobs; without one, one is made for this job and closed after."""
+    options are the source's ``ingest`` options (``base_url`` overrides the section's ``url``);
+    ``config``: sources.toml (the data directory's by default); ``http``/``client``: a
+    connection shared across jobs, else one is made for this job."""
     src = registry.get(name)
     opts = {k: v for k, v in options.items() if v not in (None, (), [])}
     if config is None:  # `paperdex ingest arxiv` uses the service addresses and credentials `sync` uses
@@ -93,8 +89,7 @@ def ingest_source(
     if src.check:
         src.check(opts)
     conn = client if client is not None else http
-    own = conn is None
-    if own:
+    if own := conn is None:
         conn = make_client(src, section, store.data_dir)
     try:
         assert src.run is not None
@@ -112,8 +107,7 @@ def ingest_source(
 
 
 def import_file(store: Store, path: str | Path) -> IngestSummary | None:
-    """Import a file a file source reads (``.bib``); None for other
-    formats, so the caller can try its own readers (JSON Lines)."""
+    """Import a file a file source reads (``.bib``); None for other formats (JSON Lines)."""
     path = Path(path)
     for src in registry.file_sources():
         assert src.reads is not None
@@ -127,8 +121,7 @@ def import_file(store: Store, path: str | Path) -> IngestSummary | None:
 
 
 def load_config(data_dir: Path) -> dict[str, Any]:
-    """sources.toml, checked: known sections and keys only, so a typo is an error, not a
-    silently ignored setting."""
+    """sources.toml, checked: a typo in a section or key is an error, not ignored."""
     path = Path(data_dir) / CONFIG_NAME
     if not path.exists():
         raise FileNotFoundError(f"no {CONFIG_NAME} in {data_dir}; create one, for example:\n\n{EXAMPLE_CONFIG}")
@@ -161,8 +154,7 @@ def load_config(data_dir: Path) -> dict[str, Any]:
 
 
 def plan(cfg: dict[str, Any], store: Store, today: date) -> list[tuple[str, str, dict[str, Any]]]:
-    """(source, label, options) for every job the config asks for, in run order: each source's
-    own plan, which checks its names, so a misspelt one fails before any request."""
+    """(source, label, options) of every job, in run order (a misspelt name fails here)."""
     jobs: list[tuple[str, str, dict[str, Any]]] = []
     for src in registry.network():
         if src.plan is None or not any(name in cfg for name in src.sections):
@@ -182,11 +174,10 @@ def sync_sources(
     progress: Callable[[int, int, str], None] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[IngestSummary, list[str]]:
-    """Run every configured source incrementally; one failing source does not stop the others.
-    Returns the total and the failures. ``quiet`` reports only sources that changed something or
-    failed (for cron mail); ``progress(i, n, label)`` is told as job i of n starts. Each source's
-    jobs share one client (arXiv's 3 s spacing holds across the run, OpenReview logs in once); one
-    that could not be made fails the source's later jobs with the same error."""
+    """Run every configured source incrementally, one failing source not stopping the others:
+    (total, failures). ``quiet`` reports only changes and failures (cron mail); ``progress(i, n,
+    label)`` is told as job i of n starts. A source's jobs share one client (arXiv's spacing,
+    one OpenReview login); one that could not be made fails them all with its error."""
     cfg = load_config(store.data_dir) if cfg is None else cfg
     today = today or utc_today()
     only = set(only)
@@ -237,8 +228,7 @@ def fmt_summary(s: IngestSummary) -> str:
 
 @contextmanager
 def sync_log(data_dir: Path, quiet: bool) -> Iterator[None]:
-    """A sync's notes (retries, resumed harvests) go to <data-dir>/sync.log with their time, its
-    warnings to stderr too unless ``quiet`` (cron mail carries only what changed and failed)."""
+    """A sync's notes go to <data-dir>/sync.log, its warnings to stderr too unless ``quiet``."""
     logger = logging.getLogger("paperdex.sources")
     handlers: list[logging.Handler] = []
     try:

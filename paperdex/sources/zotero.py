@@ -1,11 +1,7 @@
-"""A Zotero library as papers and tags: its CSL-JSON export (Zotero's "Export Collection… → CSL
-JSON", Better BibTeX's "Better CSL JSON") and its web API (v3), both read by one CSL reader, for
-the library's tag import (``discover.library.import_papers``). BibTeX exports go through
-``sources.bibtex``.
-
-The web API is read through paperdex's own HttpClient (the retries, ``Retry-After`` and spacing
-every network source has), not pyzotero, which cannot be installed beside bibtexparser 2
-(docs/sources.md, "Zotero").
+"""A Zotero library as papers and tags, for the library's tag import: its CSL-JSON export and
+its web API (v3), both read by one CSL reader (BibTeX exports go through ``sources.bibtex``).
+The API is read through paperdex's HttpClient, not pyzotero, which cannot be installed beside
+bibtexparser 2 (docs/sources.md, "Zotero").
 """
 
 from __future__ import annotations
@@ -54,9 +50,8 @@ def _name(n: Any) -> str:
 
 
 def _date(issued: Any) -> tuple[str | None, str | None]:
-    """(first day of what is known, its precision): date-parts ``[[2024, 3, 5]]`` (numbers or
-    strings; Zotero writes the year as a string), ``{"raw": "2024-03"}``, ``{"literal": "2024"}``
-    or a bare string; "year" and "month" precision as the BibTeX import keeps them."""
+    """(first day of what is known, its precision "year"/"month" as BibTeX's): date-parts
+    ``[[2024, "3", 5]]``, ``{"raw": "2024-03"}``, ``{"literal": "2024"}`` or a bare string."""
     parts: list[Any] = []
     if isinstance(issued, dict) and isinstance(dp := issued.get("date-parts"), list) and dp:
         parts = dp[0] if isinstance(dp[0], list) else []
@@ -80,17 +75,15 @@ def _date(issued: Any) -> tuple[str | None, str | None]:
 
 
 def _key(item: dict[str, Any]) -> str:
-    """The item's own name: its Zotero key (the last part of Zotero's item URI) or Better
-    BibTeX's citation key, made fit for a link."""
+    """The item's Zotero key (its URI's last part) or Better BibTeX's citation key, fit for a link."""
     raw = _s(item, "id").rstrip("/").rsplit("/", 1)[-1]
     key = re.sub(r"[^\w.:\-]", "_", raw)[:100].strip("._:")
     return key or hashlib.sha1(_s(item, "title").encode()).hexdigest()[:12]
 
 
 def csl_to_paper(item: Any) -> Paper:
-    """One CSL-JSON item as a Paper: its arXiv id when it names one, else ``doi:DOI``, else
-    ``zotero:KEY``; the journal, proceedings or book (a chapter's) as its venue. Raises
-    RecordError (no title, a field of the wrong shape)."""
+    """One CSL-JSON item as a Paper under its arXiv id, else ``doi:DOI``, else ``zotero:KEY``;
+    RecordError for no title or a field of the wrong shape."""
     if not isinstance(item, dict):
         raise RecordError("an item is not a JSON object")
     found = (_ARXIV.search(_s(item, f)) for f in _ARXIV_FIELDS)
@@ -117,9 +110,8 @@ def csl_to_paper(item: Any) -> Paper:
 
 
 def parse_csl(text: str, name: str = "<csl-json>") -> Parsed:
-    """A CSL-JSON file: a list of items (or ``{"items": [...]}``, as the web API's ``format=csljson`` sends it).
-    A file that is not one raises ZoteroError before anything is read from it; an item that
-    cannot be read is skipped with its place and why."""
+    """A CSL-JSON file: a list of items, or ``{"items": [...]}`` (the API's ``format=csljson``);
+    ZoteroError for a file that is not one, an unreadable item skipped with its place and why."""
     try:
         data = json.loads(text)
     except ValueError as e:
@@ -150,9 +142,8 @@ def is_csl(data: Any) -> bool:
 
 
 class WebLibrary:
-    """A user's or group's library on zotero.org, read page by page (``limit=100``, following
-    the ``Link: rel="next"`` header). The key goes in the ``Zotero-API-Key`` header, never in a
-    URL, so no error message or log line can carry it."""
+    """A user's or group's library on zotero.org, read page by page. The key goes in a header,
+    never in a URL, so no error message or log line can carry it."""
 
     def __init__(self, library: str, api_key: str | None = None, http: HttpClient | None = None) -> None:
         m = _LIBRARY.match(library.strip().strip("/"))
@@ -193,8 +184,7 @@ class WebLibrary:
         return {str(c.get("key")): _s(c.get("data") or {}, "name") or str(c.get("key")) for c in rows}
 
     def items(self, collection: str | None = None) -> Iterator[dict[str, Any]]:
-        """Top-level items (a collection's, or the whole library's) with their CSL-JSON and their
-        Zotero data (item type, collections); attachments and notes are not papers."""
+        """Top-level items with their CSL-JSON and Zotero data, but attachments and notes."""
         path = f"collections/{collection}/items/top" if collection else "items/top"
         for page in self._pages(path, {"format": "json", "include": "data,csljson", "itemType": "-attachment"}):
             for item in page:
@@ -206,9 +196,8 @@ class WebLibrary:
 def read_library(
     lib: WebLibrary, collection: str | None = None, tag: str | None = None
 ) -> tuple[list[tuple[Paper, list[str]]], list[str]]:
-    """(paper, the tags it goes into) for each item of the library or of one collection (its
-    key or its name), and the items skipped. Each collection's name is a tag, or every item
-    goes into ``tag``; an item in no collection goes into the tag ``zotero``."""
+    """(paper, its tags) for each item of the library or of one collection (key or name), and
+    the items skipped: each collection is a tag (no collection: ``zotero``), or all go in ``tag``."""
     names = lib.collections()
     key = None
     if collection:
@@ -231,8 +220,7 @@ def read_library(
 
 
 def api_key(variable: str | None, environ: Mapping[str, str]) -> str | None:
-    """The key from the environment variable the user named, in `environ` (the command's
-    os.environ: sources do not read the environment themselves); None: a public library."""
+    """The key in the variable the user named (the command's `environ`); None: a public library."""
     if not variable:
         return None
     key = environ.get(variable, "").strip()

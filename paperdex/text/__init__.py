@@ -28,17 +28,12 @@ QUERY_FILLER = frozenset(
 # and isolates, the zero-width space and the byte-order mark. One rule for what shown text
 # loses (the CLI, machine summaries) and what a name may not hold (tags, saved searches).
 HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-# The CJK scripts by Unicode block: the one home of these ranges, each user naming the one it
-# means. `CJK`, any of them, is "text in Chinese, Japanese or Korean": where a query's words
-# part (`WORD`), what the index and the highlighter treat as unspaced text, and which
-# query texts the English-only MiniLM leaves to e5 (index/embed.py). `IDEOGRAPHS` alone is
-# what the Chinese dictionary was trained on and its segmenter reads (text/zh.py).
-KANA = "\u3040-\u30ff"  # Hiragana, Katakana
-IDEOGRAPHS_EXT_A = "\u3400-\u4dbf"  # CJK Unified Ideographs Extension A
+# The CJK scripts by Unicode block, in one place. `CJK`, any of them, is text in Chinese, Japanese
+# or Korean: unspaced text to the index, the highlighter and the query's words, and left to e5 by
+# the English-only MiniLM (index/embed.py). `IDEOGRAPHS` alone is what text/zh.py reads.
 IDEOGRAPHS = "\u4e00-\u9fff"  # CJK Unified Ideographs
-HANGUL = "\uac00-\ud7af"  # Hangul Syllables
-COMPAT_IDEOGRAPHS = "\uf900-\ufaff"  # CJK Compatibility Ideographs (NFKC folds them into IDEOGRAPHS)
-CJK = KANA + IDEOGRAPHS_EXT_A + IDEOGRAPHS + HANGUL + COMPAT_IDEOGRAPHS
+# Hiragana and Katakana, Extension A, Hangul Syllables, Compatibility Ideographs (NFKC folds them)
+CJK = "\u3040-\u30ff" + "\u3400-\u4dbf" + IDEOGRAPHS + "\uac00-\ud7af" + "\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{CJK}]+")
 # A word: a run of letters and digits (`_`, `-` and the rest separate), a CJK run apart from the
 # letters beside it ("Muon优化器" -> "muon", "优化器"); documents and queries alike (`tokens`).
@@ -66,14 +61,10 @@ def runs(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[str, bool]]:
     overlapping)."""
     out: list[tuple[str, bool]] = []
     last = 0
-    for start, end in spans:
-        if start > last:
-            out.append((text[last:start], False))
-        out.append((text[start:end], True))
+    for start, end in [*spans, (len(text), len(text))]:
+        out += [(text[last:start], False), (text[start:end], True)]
         last = end
-    if last < len(text):
-        out.append((text[last:], False))
-    return out
+    return [(seg, hit) for seg, hit in out if seg]
 
 
 def split_cjk(text: str) -> list[tuple[str, bool]]:

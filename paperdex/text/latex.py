@@ -1,12 +1,8 @@
-"""LaTeX to plain text, in one place.
-
-arXiv metadata is TeX: names carry accents as macros (``Fr\\'ed\\'eric``, ``J{\\o}rgen``), titles
-and abstracts math and markup. Records keep titles and abstracts as given; names are decoded on
-the way in (a name is not math; matching and display both want ``Frédéric``). Whatever needs
-readable text from TeX comes here, not to a regular expression of its own: names and accents
-through pylatexenc (:func:`to_text`), the index's words (:func:`index_text`), and the legible
-text a reader sees (:func:`parse_tex`, :func:`plain_tex`: ``$\\beta$-VAE`` reads ``β-VAE``),
-whose markers paperdex/web/render.py turns into HTML.
+"""LaTeX to plain text, in one place. Records keep titles and abstracts as given; names are
+decoded on the way in (``Fr\\'ed\\'eric`` -> ``Frédéric``: matching and display both want it).
+Names and accents go through pylatexenc (:func:`to_text`), so do the index's words
+(:func:`index_text`); the legible text a reader sees (``$\\beta$-VAE`` reads ``β-VAE``) is
+:func:`parse_tex`'s, whose markers paperdex/web/render.py turns into HTML.
 """
 
 from __future__ import annotations
@@ -142,10 +138,8 @@ def _island_text(island: str) -> str:
 
 
 def index_text(text: str) -> str:
-    """Plain words for the search index: ``$\\beta$-VAE`` -> ``beta -VAE``, ``\\textbf{X}`` ->
-    ``X``, ``Fr\\'ed\\'eric`` -> ``Frédéric``, ``50\\%`` -> ``50%``. Runs on every title and
-    abstract of an index build, so only the TeX in a text goes through pylatexenc, one cached
-    fragment at a time (most abstracts have none; whole-text parsing was ~14x slower)."""
+    """Plain words for the search index: ``$\\beta$-VAE`` -> ``beta -VAE``, ``50\\%`` -> ``50%``.
+    Only the TeX fragments go through pylatexenc, each cached: most abstracts have none."""
     if not text:
         return ""
     if "\\" in text or "$" in text:
@@ -261,17 +255,11 @@ def _command(c: re.Match) -> str:
 _LINK_SLOT = re.compile("\ue006([\ue010-\ue0ff])\ue007")
 
 
-def _ref(i: int) -> str:
-    return chr(REF_BASE + i) if i < MAX_REFS else ""
-
-
 _DELIMITED = re.compile(r"(?<!\\)\\\((.{1,300}?)\\\)|(?<!\\)\\\[(.{1,300}?)\\\]", re.S)
 
 
 def _dollar_math(text: str) -> str:
-    """Text with \\(…\\) written $…$ and \\[…\\] written $$…$$, so the one math reader below
-    reads them like any $…$ (2505.15624's title wrote its formula in \\(…\\)). A span holding a
-    $ is left alone (it would end the math early)."""
+    """\\(…\\) as $…$ and \\[…\\] as $$…$$, for the one math reader; a span holding a $ is left."""
     if "\\(" not in text and "\\[" not in text:
         return text
 
@@ -298,14 +286,15 @@ def parse_tex(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         if len(urls) >= MAX_REFS or not safe_url(url):
             return m.group(0)
         urls.append(url)
-        return LINK_ON + _ref(len(urls) - 1) + LINK_OFF + m.group(0)[len(url) :]
+        return LINK_ON + chr(REF_BASE + len(urls) - 1) + LINK_OFF + m.group(0)[len(url) :]
 
     s = _URL.sub(keep_url, s)
     maths: list[str] = []
 
     def keep_math(m: re.Match) -> str:
         maths.append(m.group(1).strip().replace(LBRACE, "\\{").replace(RBRACE, "\\}"))
-        return MATH_ON + _ref(len(maths) - 1) + _math(m.group(1)) + MATH_OFF
+        ref = chr(REF_BASE + len(maths) - 1) if len(maths) <= MAX_REFS else ""
+        return MATH_ON + ref + _math(m.group(1)) + MATH_OFF
 
     s = _MATH.sub(keep_math, s.replace("\\{", LBRACE).replace("\\}", RBRACE))
     s = _CITE.sub("", s)

@@ -29,15 +29,13 @@ _IDEOGRAPH_RUN = re.compile(f"[{IDEOGRAPHS}]+")
 
 
 def has_cjk(text: str) -> bool:
-    """Whether `text` has characters this module reads (CJK Unified Ideographs), so that
-    `concepts` can find anything in it; paperdex.text.has_cjk is the wider test of any CJK."""
+    """Whether `text` has CJK Unified Ideographs, what this module reads (text.has_cjk: any CJK)."""
     return _IDEOGRAPH_RUN.search(text) is not None
 
 
 @lru_cache(maxsize=4)
 def _load(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
-    """{chinese: [alternative, ...]} and {chinese: count in the training summaries}, from lines
-    `zh<TAB>count<TAB>alt | alt | ...` (bench/train_zh_dict.py writes no other form)."""
+    """{chinese: [alternative, ...]} and {chinese: count}, from `zh<TAB>count<TAB>alt | alt` lines."""
     alts: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
     if path.exists():
@@ -58,11 +56,8 @@ CACHE_FORMAT = 1
 
 
 def _cache_file(path: Path, jieba) -> Path | None:
-    """Where the combined prefix dictionary is kept: the user's cache directory, named by what
-    it is made from (jieba's version and dictionary, our dictionary's bytes), so a new version
-    of either gets a new file. Like jieba's own cache (jieba.cache in the temp directory), it is
-    derived from installed files, not from any data directory: readers of a store still never
-    write to it."""
+    """The combined prefix dictionary's cache, in the user's cache directory (never a data
+    directory), named by what it is made from: a new jieba or dictionary gets a new file."""
     try:
         import platformdirs
 
@@ -77,15 +72,10 @@ def _cache_file(path: Path, jieba) -> Path | None:
 
 @lru_cache(maxsize=4)
 def _tokenizer(path: Path, table: Any = None):
-    """A jieba tokenizer of its own that also knows the dictionary's phrases, weighted by how
-    often the training summaries use them (the global jieba stays untouched).
-
-    Its prefix dictionary (word or prefix -> count) is read from a SQLite cache file one key at a
-    time when there is one: a query looks up a few dozen fragments, and loading all of it cost
-    seconds of a Chinese CLI search (docs/code-notes.md); the segmentation is the same
-    (tests/test_zh.py). `table` is the cache's class (store.PrefixCounts: all SQL is the store's,
-    and text sits below it); None: no cache, the dictionary is built in memory. The first
-    process without the file builds it so and saves it for the next."""
+    """A jieba tokenizer of its own (the global one stays untouched) that also knows the
+    dictionary's phrases, weighted by their counts. Its prefix dictionary is read key by key
+    from the SQLite cache `table` (store.PrefixCounts) when there is one, as loading it whole
+    cost seconds (docs/code-notes.md); else it is built in memory and saved for the next process."""
     with warnings.catch_warnings():  # jieba imports pkg_resources, which warns on every CLI run
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
         import jieba
@@ -145,8 +135,7 @@ def _back_off(word: str, d: dict[str, list[str]], counts: dict[str, int]) -> lis
 
 
 def segment(text: str, table: Any = None) -> list[str]:
-    """The dictionary words of the Chinese text of `text`, in order (unknown words backed off to
-    their known parts, words without any translation left out); `table`: the cache's table."""
+    """The dictionary words of `text`'s Chinese, in order (unknown words backed off to their parts)."""
     d, counts = _load(DICT)
     out: list[str] = []
     for run in _IDEOGRAPH_RUN.findall(text):
@@ -159,9 +148,7 @@ def segment(text: str, table: Any = None) -> list[str]:
 
 
 def concepts(text: str, enabled: bool = True, table: Any = None) -> list[list[str]]:
-    """The concepts of `text`'s Chinese words, in order (the module's docstring says what they
-    are): words without a translation and non-Chinese text are left out, a repeated word gives
-    one concept. `enabled`: Settings.zh_dict, handed down by the searcher; `table`: see _tokenizer."""
+    """The concepts of `text`'s Chinese words, in order, each once; `enabled`: Settings.zh_dict."""
     if not enabled:
         return []
     d = _load(DICT)[0]
@@ -174,11 +161,9 @@ def concepts(text: str, enabled: bool = True, table: Any = None) -> list[list[st
 
 
 def _whole(word: str, d: dict[str, list[str]]) -> list[list[str]]:
-    """`word`'s concepts: one, its alternatives, unless they are its parts. The learned
-    dictionary sometimes lists a phrase's two halves as its alternatives (小目标检测: "small
-    target | detection", the translations of 小目标 and of 检测); as alternatives, a paper that
-    merely says "detection" would hold the whole phrase. Such a phrase is read as its two
-    halves, each a concept, as a query that spaced them would be."""
+    """`word`'s concepts: its alternatives, or, when they are the translations of its two halves
+    (小目标检测: "small target | detection"), each half a concept, so "detection" alone never
+    stands for the whole phrase."""
     alts = d[word]
     for k in range(1, len(word)):
         left, right = d.get(word[:k]), d.get(word[k:])
