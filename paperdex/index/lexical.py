@@ -2,12 +2,11 @@
 scored exactly, with no term dropped.
 
 A writer builds it from SQLite (the source of truth) and publishes it beside the database: a
-folder of ``.npy`` arrays and a ``lexical.json`` pointer naming the store, its change counter
-and the parameters. Readers map the published arrays (shared through the page cache) and never
-write; without a snapshot they build one in memory. Per document (in rowid order) it holds the
-date and categories, per term (a Porter stem) the documents holding it in each field and a
-precomputed BM25F score, so a query is a few numpy operations over arrays of length N. FORMAT 4
-and how the build streams: docs/performance.md, "How the lexical build streams".
+folder of ``.npy`` arrays and a ``lexical.json`` pointer. Readers map the published arrays
+(shared through the page cache); without a snapshot they build one in memory. Per document (in
+rowid order) it holds the date and categories, per term (a Porter stem) the documents holding
+it in each field and a precomputed BM25F score, so a query is a few numpy operations over
+arrays of length N (how the build streams: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -52,13 +51,11 @@ PARAMS: BM25F = {
     "w": {"title": 3.0, "abstract": 1.0, "authors": 2.0},
 }
 FIELDS = ("title", "abstract", "authors")
-# A term in at least this share of the papers is scored from a dense column (`LexIndex.column`),
-# the columns of the terms last used kept up to COLUMN_BYTES per snapshot (docs/performance.md)
+# A term in at least this share of the papers is scored from a dense column (`LexIndex.column`)
 COLUMN_SHARE = 1 / 16
 COLUMN_BYTES = 80 << 20  # 5 bytes a paper: the column and its mask
 FEW_DOCS = 50  # `category_counts` reads the entries of at most one paper in FEW_DOCS alone
 TERMS_KEPT = 100_000  # stems whose term ids a snapshot keeps (`LexIndex.term`)
-# --- the snapshot -----------------------------------------------------------------------
 
 
 @dataclass
@@ -72,9 +69,7 @@ class Postings:
         return self.doc[self.ptr[t] : self.ptr[t + 1]]
 
 
-# a lookup bisects a list of every 16th stem held in memory (made on first use), then at most
-# four stems of the buffer (its speed: docs/performance.md)
-_VOCAB_STRIDE = 16
+_VOCAB_STRIDE = 16  # a lookup bisects every 16th stem (kept in a list), then the buffer
 
 
 def _utf8(s: str) -> bytes:
@@ -87,8 +82,7 @@ class Vocab:
 
     def __init__(self, text: np.ndarray, ptr: np.ndarray) -> None:
         self.text, self.ptr = text, ptr
-        # `.data`: the array's own buffer as a memoryview, what memoryview(array) gives (numpy's
-        # stubs declare ndarray a buffer only for Python 3.12 and later, not the 3.11 we check)
+        # `.data`: the buffer as a memoryview (numpy's stubs make ndarray a buffer from 3.12 on)
         self._buf = np.ascontiguousarray(text, dtype=np.uint8).data
         self._at = np.ascontiguousarray(ptr, dtype=np.int64).data
         self._size = len(self._at) - 1
@@ -163,9 +157,8 @@ class LexIndex:
         self.bm = Postings(arrays["bm_ptr"], arrays["bm_doc"])
         self.bm_score: np.ndarray = arrays["bm_score"]
         self.field = {f: Postings(arrays[f"{f}_ptr"], arrays[f"{f}_doc"]) for f in FIELDS}
-        # word pairs: those starting with term a are bigrams[bigram_ptr[a]:bigram_ptr[a+1]]
-        # (their second terms, sorted); the documents of pair k are
-        # bigram_doc[bigram_doc_ptr[k]:bigram_doc_ptr[k+1]] (sorted)
+        # word pairs starting with term a: bigrams[bigram_ptr[a]:bigram_ptr[a+1]] (their second
+        # terms, sorted); pair k's documents: bigram_doc[bigram_doc_ptr[k]:bigram_doc_ptr[k+1]]
         self.pair_ptr: np.ndarray = arrays["bigram_ptr"]
         self.pair_next: np.ndarray = arrays["bigrams"]
         self.pairs = Postings(arrays["bigram_doc_ptr"], arrays["bigram_doc"])
@@ -175,7 +168,6 @@ class LexIndex:
         self._columns_lock = threading.Lock()
         self._terms: dict[str, int | None] = {}
 
-    # identity of what it was built from
     @property
     def generation(self) -> int:
         return int(self.meta["generation"])
@@ -185,9 +177,8 @@ class LexIndex:
         return str(self.meta["store_id"])
 
     def term(self, stemmed: str) -> int | None:
-        """The stem's term id (None: no paper holds it). A query asks for each of its stems
-        several times (masks, scores, pairs, the bonus) and a bisection in Python costs ~10 us:
-        the answers are kept, up to TERMS_KEPT stems."""
+        """The stem's term id (None: no paper holds it), kept (up to TERMS_KEPT stems): a
+        query asks for each of its stems several times."""
         got = self._terms.get(stemmed, -1)
         if got == -1:
             got = self.vocab.index(stemmed)
@@ -215,21 +206,18 @@ class LexIndex:
 
     def column(self, t: int) -> np.ndarray | None:
         """A common term's BM25F scores as one float32 per document (0 where it is absent),
-        None for a rarer one. Adding a column is a pass over N floats; scattering the postings of
-        a word in half the papers costs ten times that, and the sums are the same bits (x + 0 is
-        x, and no document gets two addends of one term)."""
+        None for a rarer one: adding a column costs less than scattering many postings, and
+        the sums are the same bits (x + 0 is x)."""
         got = self._column(t)
         return None if got is None else got[0]
 
     def column_mask(self, t: int) -> np.ndarray | None:
-        """A common term's papers as a mask (its column > 0: BM25F is positive wherever the
-        word is), None for a rarer one: made with the column, since a query asks for both."""
+        """A common term's papers as a mask (its column > 0), None for a rarer one."""
         got = self._column(t)
         return None if got is None else got[1]
 
     def _column(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(`column`, `column_mask`) of a common term, made from the postings on first use;
-        those of the terms used last are kept (COLUMN_BYTES)."""
+        """(`column`, `column_mask`) of a common term; the last used kept (COLUMN_BYTES)."""
         if self.df[t] < COLUMN_SHARE * self.n:
             return None
         with self._columns_lock:
@@ -250,7 +238,7 @@ class LexIndex:
 
     def pair_docs(self, a: int, b: int) -> np.ndarray:
         """The documents (sorted) where term b directly follows term a in the title or the
-        abstract (stopwords aside): a binary search among the pairs starting with a."""
+        abstract (stopwords aside)."""
         lo, hi = int(self.pair_ptr[a]), int(self.pair_ptr[a + 1])
         k = lo + int(np.searchsorted(self.pair_next[lo:hi], b))
         if k == hi or self.pair_next[k] != b:
@@ -258,16 +246,14 @@ class LexIndex:
         return self.pairs.docs(k)
 
     def pair_mask(self, a: int, b: int) -> np.ndarray:
-        """The papers where term b directly follows term a in the title or the abstract
-        (stopwords aside), as a mask: a pair is in few papers, so marking them costs less than
-        a binary search for each paper asked about (docs/performance.md)."""
+        """`pair_docs` as a mask (a pair is in few papers: marking them is cheap)."""
         m = np.zeros(self.n, dtype=bool)
         m[self.pair_docs(a, b)] = True
         return m
 
     def category_docs(self, name: str) -> np.ndarray:
         """Documents in category `name` (cs.LG), or in any category of an archive (cs);
-        case-insensitive. The one implementation of the category rule."""
+        case-insensitive: the one place of the category rule."""
         key = name.strip().lower()
         if "." in key:
             ids = [self.cat_lookup[key]] if key in self.cat_lookup else []
@@ -278,9 +264,7 @@ class LexIndex:
         parts = [self.catdoc[self.catdoc_ptr[i] : self.catdoc_ptr[i + 1]] for i in ids]
         if len(parts) == 1:
             return parts[0]
-        # an archive's categories overlap (a paper in cs.LG and cs.CV): marked in a mask and read
-        # back in order, which costs a pass over the papers, not a sort of every entry (cat:cs
-        # 7 ms -> 0.3 ms at 63k, docs/performance.md)
+        # an archive's categories overlap (cs.LG and cs.CV): a mask, not a sort of every entry
         m = np.zeros(self.n, dtype=bool)
         for part in parts:
             m[part] = True
@@ -297,14 +281,12 @@ class LexIndex:
 
     @cached_property
     def _cat_doc(self) -> np.ndarray:
-        """The document of each entry of `cat_ids`, as intp: a mask is read at all of them in one
-        gather, not repeated by each document's count (the facets' cost: docs/performance.md)."""
+        """The document of each entry of `cat_ids`: a mask is read at all of them in one gather."""
         return np.repeat(np.arange(self.n, dtype=np.intp), np.diff(self.cat_ptr))
 
     def category_counts(self, mask: np.ndarray) -> list[tuple[str, int]]:
-        """How many matched documents are in each category (any of theirs). A few matched
-        documents' entries are read alone (a query's matched set is mostly a fraction of a
-        percent of the papers); more, by reading the mask at every entry."""
+        """How many matched documents are in each category (any of theirs): a few documents'
+        entries read alone, more by reading the mask at every entry."""
         if np.count_nonzero(mask) * FEW_DOCS <= self.n:
             docs = np.flatnonzero(mask)
             ids = self.cat_ids[_spans(self.cat_ptr[docs], self.cat_ptr[docs + 1])]
@@ -317,9 +299,7 @@ class LexIndex:
 
 # --- building (writers only) ------------------------------------------------------------
 
-# Documents tokenised together: the build holds one block's texts at a time (docs/performance.md,
-# "How the lexical build streams")
-BLOCK = 50_000
+BLOCK = 50_000  # documents tokenised together: the build holds one block's texts at a time
 _CHUNK = 1 << 22  # word pairs read back at a time (a test lowers it)
 
 
@@ -336,9 +316,8 @@ def date_int(d: str | None) -> int:
 
 def find_sorted(keys: np.ndarray, values: np.ndarray, table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Where each of `values` (row ids) is in the sorted `keys`: (a position in `keys`,
-    whether the key there is the value); position 0 and False when `keys` is empty. With the
-    keys' `position_table`, a gather instead of a binary search per value (the positions of
-    values not found are then 0, in range all the same: docs/performance.md)."""
+    whether the key there is the value); position 0 where not found. With the keys'
+    `position_table`, a gather instead of a binary search per value."""
     values = np.asarray(values, dtype=np.int64)
     if table is not None:
         held = (values >= 0) & (values < len(table))
@@ -359,9 +338,8 @@ def _spans(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def position_table(keys: np.ndarray) -> np.ndarray | None:
-    """Every row id's position in the sorted `keys` (-1: none), for row ids up to the largest,
-    for `find_sorted`; None when they are too sparse for one (more than TABLE_SLOTS slots a
-    key): at most 16 bytes a key."""
+    """Every row id's position in the sorted `keys` (-1: none) up to the largest, for
+    `find_sorted`; None when they are too sparse (more than TABLE_SLOTS slots a key)."""
     if len(keys) == 0 or keys[-1] >= TABLE_SLOTS * len(keys) + 1024:
         return None
     at = np.full(int(keys[-1]) + 1, -1, dtype=np.int32)
@@ -370,16 +348,14 @@ def position_table(keys: np.ndarray) -> np.ndarray | None:
 
 
 def _runs(sorted_keys: np.ndarray) -> np.ndarray:
-    """Start positions of the runs of equal values in a sorted array (cheaper than np.unique:
-    docs/performance.md)."""
+    """Start positions of the runs of equal values in a sorted array (cheaper than np.unique)."""
     if len(sorted_keys) == 0:
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
 
 
 def _hash64(text_hash: str) -> int:
-    """The stored text hash as a number (any string: a store written by hand may hold one
-    that is not hex)."""
+    """The stored text hash as a number (one written by hand may not be hex)."""
     try:
         return int(text_hash[:15], 16)
     except ValueError:
@@ -468,8 +444,8 @@ class _Terms:
 
 
 class _Carry:
-    """The incremental path: the previous snapshot's postings of documents whose text did not
-    change, renumbered to their new positions (both in rowid order, so runs map to runs)."""
+    """The previous snapshot's postings of documents whose text did not change, renumbered to
+    their new positions (both in rowid order)."""
 
     def __init__(self, previous: LexIndex, reuse: np.ndarray, prev_pos: np.ndarray) -> None:
         self.prev, self.reuse, self.prev_pos = previous, reuse, prev_pos
@@ -495,8 +471,8 @@ class _Carry:
         return new[keep].astype(np.int32), term.astype(np.int32), tf.astype(np.int32)
 
     def pairs(self, remap: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The previous word pairs of carried documents as (document, first, second) in the
-        new snapshot's numbering, about _CHUNK of them at a time."""
+        """The carried documents' word pairs as (document, first, second), renumbered, about
+        _CHUNK at a time."""
         chunk = _CHUNK
         prev = self.prev
         at = np.asarray(prev.pairs.ptr)
@@ -575,9 +551,8 @@ def _concat3(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np
 
 
 def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, np.ndarray]) -> None:
-    """Write one block's postings (sorted by term, then document) into term-major arrays:
-    each term's run goes right after what the blocks before wrote for that term, so the
-    documents of a term stay in order without sorting everything at once."""
+    """Write one block's postings (sorted by term, then document) into term-major arrays,
+    each term's run after what the blocks before wrote: no sort of everything at once."""
     counts = np.bincount(term, minlength=len(cursor))
     first = np.cumsum(counts) - counts
     dest = cursor[term] + (np.arange(len(term)) - first[term])
@@ -589,8 +564,8 @@ def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, n
 def _pair_triples(
     blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, free: bool
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(document, first, second) of the adjacent word pairs, terms in the sorted vocabulary's
-    numbering: the carried ones, then each block's (freed once read, with `free`)."""
+    """(document, first, second) of the adjacent word pairs, sorted-vocabulary term ids: the
+    carried ones, then each block's (freed once read, with `free`)."""
     if carry is not None:
         yield from carry.pairs(remap)
     for blk in blocks:
@@ -606,8 +581,8 @@ _KEY_MAX = 2**63 - 1
 
 def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int, N: int) -> dict[str, np.ndarray]:
     """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair:
-    int64 keys ((a - a0) * V + b) * N + doc sorted in place, one range of first terms a at a time
-    where all would pass 2^63 (docs/performance.md, "How the lexical build streams")."""
+    int64 keys ((a - a0) * V + b) * N + doc sorted, a range of first terms a at a time where
+    all would pass 2^63."""
     bound = sum(len(b.pairs[0]) for b in blocks) + (len(carry.prev.pairs.doc) if carry else 0)
     width = max(1, _KEY_MAX // max(V * N, 1))  # first terms per sort
     # written up to the bound, read back as views: pages past the end are never touched
@@ -661,8 +636,7 @@ def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int
 
 
 def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) -> dict[str, np.ndarray]:
-    """The per-field postings and the BM25F scores, block by block, into arrays sized from
-    the counts taken while tokenising."""
+    """The per-field postings and the BM25F scores, block by block, into presized arrays."""
     V = len(remap)
 
     def per_term(parts: list[np.ndarray]) -> np.ndarray:
@@ -726,9 +700,8 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
 
 
 def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
-    """Index every paper of one consistent snapshot of the store. With `previous` (the last
-    published snapshot) only papers whose text changed are tokenised again. `block` papers at a
-    time bound the memory of texts and tokens; the arrays do not depend on it."""
+    """Index every paper of one consistent snapshot of the store; with `previous` (the last
+    published) only changed texts are tokenised again. `block` bounds memory, not results."""
     with store.read_snapshot():  # held throughout: texts are read a block at a time
         generation = store.generation()
         rows = _read_rows(store)
@@ -795,8 +768,8 @@ POINTER = "lexical.json"
 
 
 def publish(store: Source, index: LexIndex | None = None) -> LexIndex:
-    """Build (unless given) and publish a snapshot under the publish lock (index.snapshots): a
-    new folder, then the pointer replaced atomically; readers of the previous one keep it."""
+    """Build (unless given) and publish a snapshot under the publish lock: a new folder, then
+    the pointer replaced atomically; readers of the previous one keep it."""
     with publish_lock(store.data_dir):
         index = index or build(store, load(store))
         published = load(store)
@@ -820,8 +793,7 @@ def publish(store: Source, index: LexIndex | None = None) -> LexIndex:
 
 
 def load(store: Source) -> LexIndex | None:
-    """The published snapshot of this store, mapped read-only; None if there is none
-    (or it belongs to another store, or another format)."""
+    """This store's published snapshot, mapped read-only; None if there is none (of it)."""
     d = store.data_dir
     try:
         ptr = json.loads((d / POINTER).read_text())
@@ -836,9 +808,6 @@ def load(store: Source) -> LexIndex | None:
         return LexIndex(arrays, {**meta, "published": True})
     except (OSError, ValueError, KeyError):
         return None
-
-
-# --- the lag of the published snapshot behind the store (paperdex stats, serve) ----------
 
 
 @dataclass
@@ -875,8 +844,8 @@ def published_generation(data_dir: Path) -> int | None:
 
 
 def index_lag(store) -> Lag | None:
-    """The lag of the published word index behind `store`, None when there is none. Reads only;
-    compares every paper's text hash only when the generations differ."""
+    """The lag of the published word index behind `store` (None: none); text hashes are
+    compared only when the generations differ."""
     current = store.generation()
     if published_generation(store.data_dir) == current:
         return None

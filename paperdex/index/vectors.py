@@ -1,13 +1,11 @@
-"""The dense side of the store: its int8 vectors, read from SQLite into memory and searched
-with SIMD dot products (numkong): a first pass over a four-bit copy of every row, the best few
-thousand rows scored again in int8 and the best of those with the float query; SQLite's table
-stays the one copy on disk (why a scan and not an ANN graph, and the first pass's recall:
-docs/performance.md).
+"""The dense side: the store's int8 vectors read from SQLite into memory and searched with
+numkong's SIMD dot products: a first pass over a four-bit copy of every row, the best few
+thousand rows scored again in int8 and the best of those with the float query. SQLite's table
+stays the one copy on disk (why a scan, not an ANN graph: docs/performance.md).
 
-Writers publish (``publish``: `embed`, vector import, ingest): the pointer ``vectors.json``
-(store identity, model, vectors epoch, count) is replaced atomically and tells readers the
-vectors changed. Readers only read (``VectorIndex.current``): every vector, in one SQLite
-transaction when the pointer changes, shared by a process's searchers. Nothing is pickled.
+Writers publish (``publish``) by replacing the pointer ``vectors.json`` (store, model, epoch,
+count) atomically; readers (``VectorIndex.current``) read every vector again, in one
+transaction, when it changes, shared by a process's searchers.
 """
 
 from __future__ import annotations
@@ -31,10 +29,9 @@ from paperdex.store import quantize
 if TYPE_CHECKING:
     from paperdex.store import Store
 
-FORMAT = 5  # 5: a pointer only (4 and below: a folder with rows and an HNSW graph)
+FORMAT = 5  # a pointer only (4 and below: a folder with rows and an HNSW graph)
 POINTER = "vectors.json"
-# int8 scores pick this many candidates per wanted hit; the candidates are scored again with
-# the float query, so a paper's cosine is the same whichever search found it.
+# int8 candidates per wanted hit, scored again with the float query (`candidates`)
 CANDIDATES = 4
 # OpenBLAS's float product of a matrix and a vector takes the rows four at a time and the last
 # n % 4 another way: a row's bits do not depend on its place in a matrix of 4k rows, so `_exact`
@@ -43,10 +40,8 @@ BLAS_ROWS = 4
 SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
 SUBSET_CACHE_BYTES = 128 << 20
 CHUNK = 65_536
-# The first pass: every row in four bits a value (its int8 values over FOUR_BIT_STEP, rounded,
-# within [-8, 7]), read where a scan would read every int8 row; the FIRST_PASS x `candidates(k)`
-# best rows by it are scored in int8, as a whole scan scores them. Only where they are at most an
-# eighth of the rows scanned: fewer, and the int8 scan of them all costs less.
+# The first pass (`_four_bits`): the FIRST_PASS x `candidates(k)` best rows by four-bit values
+# are scored in int8, where they are at most 1/FIRST_PASS_SHARE of the rows (else all are)
 FOUR_BIT_STEP = 12
 FIRST_PASS = 4
 FIRST_PASS_SHARE = 8
@@ -54,8 +49,7 @@ FIRST_PASS_SHARE = 8
 
 @lru_cache(maxsize=1)
 def _numkong():
-    """numkong's SIMD kernels, imported on first use (usearch 2.26 bundled them and crashed
-    onnxruntime's import when loaded first; numkong alone does not: tests/test_embed.py)."""
+    """numkong's SIMD kernels, imported on first use (tests/test_embed.py: import order)."""
     import numkong
 
     return numkong
@@ -70,10 +64,8 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Query8:
-    """A scan's state for `cosines_of`, which gives any row the int8 cosine a scan of every row
-    gives it: `scores`, every row's (a scan that read them all), or those of the rows at `known`
-    (ascending) alone, the others -inf (a filtered scan, `scan_within`); None: any row asked is
-    scored then (a query's word pool: ~1,200 rows, not the 63k)."""
+    """A scan's state for `cosines_of`: `scores` of every row, or of the rows at `known`
+    (ascending) alone, the others -inf (`scan_within`); None: a row asked is scored then."""
 
     q8: np.ndarray
     scores: np.ndarray | None = None
@@ -88,7 +80,7 @@ class VectorIndex:
         self.vecs = np.ascontiguousarray(vecs, dtype=np.int8)  # each row scaled to ±127 (store.quantize)
         self.model: str | None = meta.get("model")
         self.epoch: int = int(meta.get("epoch", -1))
-        self.norms = _norms(self.vecs)  # `unit`'s divisors, kept: a query's rescoring is then one division
+        self.norms = _norms(self.vecs)  # `unit`'s divisors, kept for rescoring
         self.inv = np.divide(1, self.norms, out=np.zeros_like(self.norms), where=self.norms > 0)
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
@@ -105,8 +97,8 @@ class VectorIndex:
     # --- reading ----------------------------------------------------------------------
     @classmethod
     def current(cls, store: Store) -> VectorIndex | None:
-        """The vectors searches should use now (shared per process), None without a model.
-        Read again when the pointer changes (a writer published) or the store is another."""
+        """The vectors searches use now (shared per process; None without a model), read
+        again when the pointer or the store changes."""
         model = store.model
         if model is None:
             return None
@@ -122,14 +114,10 @@ class VectorIndex:
         return cls(keys, vecs, meta)
 
     def vector(self, rowid: int) -> np.ndarray | None:
-        i = int(np.searchsorted(self.keys, rowid))
-        if i < len(self.keys) and self.keys[i] == rowid:
-            return self._unit(np.array([i]))[0]
-        return None
+        return self.vectors([rowid]).get(rowid)
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
-        """The unit vectors of those of `rowids` that have one (one lookup for all: a query's
-        feedback asks for ten)."""
+        """The unit vectors of those of `rowids` that have one."""
         wanted = np.asarray(rowids, dtype=np.int64)
         pos, ok = self._find(wanted)
         return dict(zip(wanted[ok].tolist(), self._unit(pos[ok]), strict=True))
@@ -137,13 +125,11 @@ class VectorIndex:
     def _unit(self, pos: np.ndarray) -> np.ndarray:
         """`unit` of the rows at `pos`, by the norms kept (the same floats: computed alike)."""
         n = self.norms[pos][:, None]
-        # the int8 rows cast and divided in one pass: the quotients a cast and then a division
-        # in place give, with one pass over the rows fewer
+        # cast and divided in one pass: the quotients of a cast, then a division
         return np.divide(self._gather(pos), np.where(n > 0, n, 1), dtype=np.float32)
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it: `scan`'s
-        int8 scores and float rescoring, over the allowed rows only."""
+        """Top-k (rowid, cosine) for a unit query vector, among `allowed` rowids if given."""
         if q is None or k <= 0:
             return []
         return self.nearest(q, k) if allowed is None else self.scan_within(q, k, allowed)[0]
@@ -151,11 +137,9 @@ class VectorIndex:
     def scan(
         self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Query8]:
-        """One scan for a query's dense side: the top k_all over all rows (its close matches are
-        decided there, so a filter only narrows them, docs/search.md), the top k_in among
-        `allowed` (rowids; None: all), both scored again with the float query, and the state
-        that gives any row its int8 cosine (`cosines_of`: the dense score of word candidates
-        that no top-k reached)."""
+        """One scan for a query's dense side: the top k_all over all rows (where close matches
+        are decided, so a filter only narrows them: docs/search.md), the top k_in among
+        `allowed` rowids, both rescored with the float query, and the state for `cosines_of`."""
         if len(self.keys) == 0 or q is None:
             return [], [], Query8(np.zeros(0, dtype=np.int8))
         q = np.asarray(q, dtype=np.float32)
@@ -170,19 +154,16 @@ class VectorIndex:
         return nearest, self._ranked(q, q8, min(k_in, len(pos)), fours, pos, every)[0], state
 
     def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """`scan`'s first part alone: the top k over all rows, by the same scores and the same
-        float rescoring, so the same list (for a filtered query whose `scan_within` is done)."""
+        """`scan`'s first part alone: the same top k over all rows."""
         return self.scan(q, k, 0)[0]
 
     def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], Query8]:
-        """`scan`'s second and third parts alone (the top k_in among `allowed`, and the state
-        giving the allowed rows their int8 cosines, -inf elsewhere), for a filtered query with
-        no close match possible (`Searcher._dense_side`; the saving: docs/performance.md). The
-        scores are `scan`'s to the bit (int8 products are exact integers, scaled alike), so
-        both give the same top k_in."""
+        """`scan`'s second and third parts alone (the state -inf outside `allowed`), for a
+        filtered query with no close match possible (`Searcher._dense_side`). The scores are
+        `scan`'s to the bit (int8 products are exact integers), so the top k_in is the same."""
         q = np.asarray(q, dtype=np.float32)
         pos = self._present(allowed)
-        if len(pos) > SCAN_ALL_ABOVE * len(self.keys):  # a loose filter: gathering its rows costs more than it saves
+        if len(pos) > SCAN_ALL_ABOVE * len(self.keys):  # a loose filter: gathering costs more than it saves
             _, ranked, state = self.scan(q, 0, k_in, allowed)
             return ranked, state
         q8 = quantize(q)
@@ -194,9 +175,8 @@ class VectorIndex:
         return ranked, Query8(q8, scores, pos)
 
     def _fours(self, q8: np.ndarray) -> np.ndarray | None:
-        """Every row's first-pass score: the four-bit rows' product with the query's over the
-        row's norm (the query's norm ranks no row above another); None without a first pass.
-        The products are of values offset by 8 (`_uint4`), the offsets' part taken off."""
+        """Every row's first-pass score: its four-bit product with the query's over the row's
+        norm (offsets of 8 taken off: `_uint4`); None without a first pass."""
         if self._four is None:
             return None
         u = _uint4(q8[None, :])
@@ -213,11 +193,9 @@ class VectorIndex:
         pos: np.ndarray | None = None,
         every: np.ndarray | None = None,
     ) -> tuple[list[tuple[int, float]], Query8]:
-        """`_exact`'s top k over every row (or the rows at `pos`), its int8 scores read for the
-        first pass's best rows alone where that pays: the same list wherever the first pass
-        keeps the int8 scores' `candidates(k)` best (its recall: docs/performance.md). A tie at
-        the cut among them, which argpartition's choice over every row would settle, reads
-        every row as before (`every`: their scores, if read). With the state for `cosines_of`."""
+        """`_exact`'s top k over every row (or the rows at `pos`), int8 scores read for the
+        first pass's best rows alone where that pays (its recall: docs/performance.md); a tie
+        at the cut reads every row (`every`: their scores, if read already)."""
         if k <= 0:
             return [], Query8(q8)
         m = candidates(k)
@@ -234,8 +212,7 @@ class VectorIndex:
         return self._exact(q, scores if pos is None else scores[pos], k, pos), Query8(q8, scores)
 
     def _gather(self, pos: np.ndarray) -> np.ndarray:
-        """The int8 rows at `pos`: `np.take` copies whole rows, several times faster than fancy
-        indexing at a scan's few thousand rows (docs/performance.md)."""
+        """The int8 rows at `pos` (`np.take` copies whole rows: faster than fancy indexing)."""
         return np.take(self.vecs, pos, axis=0)
 
     def _find(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -248,9 +225,8 @@ class VectorIndex:
         return pos[ok]
 
     def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None, keep: bool = True) -> np.ndarray:
-        """The int8 cosines of the quantised query with every row (or the rows at `pos`; `keep`:
-        their rows kept for the next query, as a filter's are), each the same float whichever
-        rows are scored with it."""
+        """The int8 cosines of the query with every row (or those at `pos`, kept for the next
+        query if `keep`), each the same float whichever rows are scored with it."""
         if pos is not None and len(pos) == 0:
             return np.zeros(0, dtype=np.float32)
         rows = self.vecs if pos is None else self._rows(pos) if keep else self._gather(pos)
@@ -261,8 +237,7 @@ class VectorIndex:
         return scores
 
     def cosines_of(self, state: Query8, rowids: np.ndarray) -> np.ndarray:
-        """These papers' int8 cosines with a scan's query (NaN without a vector), as a scan of
-        every row gives them (`Query8`)."""
+        """These papers' int8 cosines with a scan's query (NaN without a vector)."""
         pos, ok = self._find(rowids)
         out = np.full(len(pos), np.nan, dtype=np.float32)
         if state.scores is None:
@@ -280,9 +255,8 @@ class VectorIndex:
     def _exact(
         self, q: np.ndarray, scores: np.ndarray, k: int, pos: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        """The best k of the int8 `scores` (every row's, or with `pos` those of the rows at
-        `pos` alone), each scored again with the float query; equal cosines put the older
-        paper first."""
+        """The best k by the int8 `scores` (of the rows at `pos`, if given), rescored with the
+        float query; equal cosines put the older paper first."""
         if k <= 0:
             return []
         m = candidates(k)
@@ -311,9 +285,8 @@ class VectorIndex:
         return cand[whole[cand] > -np.inf]
 
     def dots(self, w: np.ndarray) -> np.ndarray:
-        """unit(row) @ w for every row (w: [dim] or [dim, m]) as float32, without a float32
-        copy of the rows (1M papers: 1.5 GB). w goes in as two int8 parts, the second its
-        first's rounding error, so the products are within ~1e-5 of float32's."""
+        """unit(row) @ w for every row (w: [dim] or [dim, m]) without a float32 copy of the
+        rows: w goes in as two int8 parts, the second its first's rounding error."""
         W = np.ascontiguousarray(np.atleast_2d(np.asarray(w, dtype=np.float32).T))  # [m, dim]
         out = np.zeros((len(W), len(self.keys)), dtype=np.float32)
         for _ in range(2):
@@ -328,8 +301,8 @@ class VectorIndex:
         return Rows(self, rowids)
 
     def _rows(self, pos: np.ndarray) -> np.ndarray:
-        """The int8 rows at `pos`; the last few subsets are kept, since a filter (a category,
-        a date range) recurs across queries and gathering its rows costs more than scoring."""
+        """The int8 rows at `pos`; the last few subsets are kept: a filter recurs across
+        queries, and gathering its rows costs more than scoring them."""
         key = hashlib.blake2b(pos.tobytes(), digest_size=16).digest()
         with self._lock:
             sub = self._subsets.get(key)
@@ -345,8 +318,8 @@ class VectorIndex:
 
 
 class Rows:
-    """Some papers' unit rows, in their order (a recommender's corpus), as a float32 matrix
-    would answer ``rows[docs]`` and ``rows @ w``, without making one."""
+    """Some papers' unit rows (a recommender's corpus), answering ``rows[docs]`` and
+    ``rows @ w`` as a float32 matrix would, without making one."""
 
     def __init__(self, index: VectorIndex, rowids: np.ndarray) -> None:
         self.index = index
@@ -370,15 +343,13 @@ def _dots8(a8: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def candidates(k: int) -> int:
-    """int8 candidates scored again with the float query for a top k: CANDIDATES per wanted
-    hit for the first 100 (what close matches and recall@10 are decided on), one per hit
-    beyond (a ranking pool's deeper half, where an int8 order is as good)."""
+    """int8 candidates rescored for a top k: CANDIDATES per hit for the first 100 (close
+    matches and recall@10), one per hit beyond (where an int8 order is as good)."""
     return max(64, CANDIDATES * min(k, 100) + max(0, k - 100))
 
 
 def _norms(vecs: np.ndarray) -> np.ndarray:
-    """‖row‖ as float32, a chunk at a time, as `unit` computes it (a row's norm is reduced
-    along the row alone, so it is the same float in a chunk of any size)."""
+    """‖row‖ as float32, as `unit` computes it, a chunk at a time (the same floats)."""
     norms = np.zeros(len(vecs), dtype=np.float32)
     for at in range(0, len(vecs), CHUNK):
         norms[at : at + CHUNK] = np.linalg.norm(vecs[at : at + CHUNK].astype(np.float32), axis=1)
@@ -386,8 +357,8 @@ def _norms(vecs: np.ndarray) -> np.ndarray:
 
 
 def _uint4(v8: np.ndarray) -> np.ndarray:
-    """int8 rows in four bits a value: over FOUR_BIT_STEP, rounded half up, within [-8, 7], plus
-    8 (numkong's unsigned four-bit products are its fastest), an even number a row."""
+    """int8 rows in four bits a value: over FOUR_BIT_STEP, rounded half up, within [-8, 7],
+    plus 8 (numkong's fastest products are unsigned), padded to an even length."""
     v = np.clip((v8.astype(np.int16) + FOUR_BIT_STEP // 2) // FOUR_BIT_STEP, -8, 7).astype(np.int8)
     v += 8
     return np.pad(v, ((0, 0), (0, v.shape[1] % 2)), constant_values=8).view(np.uint8)
@@ -399,9 +370,9 @@ def _nibbles(u4: np.ndarray) -> np.ndarray:
 
 
 def _four_bits(vecs: np.ndarray, block: int = 8192):
-    """The first pass's rows (numkong's packed matrix, `dots_packed`'s fast form), each row's
-    offsets' part of a product (8 x its sum) and 1/‖row‖ of its four-bit values, a block of rows
-    at a time (what a core's cache holds); (None, None, None) for too few rows to be worth one."""
+    """The first pass's rows packed for `dots_packed`, each row's offsets' part of a product
+    (8 x its sum) and 1/‖row‖ of its four-bit values, a cache-sized block at a time;
+    (None, None, None) for too few rows to be worth it."""
     if len(vecs) < FIRST_PASS_SHARE * FIRST_PASS * candidates(1):
         return None, None, None
     four = np.empty((len(vecs), (vecs.shape[1] + 1) // 2), dtype=np.uint8)
@@ -417,8 +388,8 @@ def _four_bits(vecs: np.ndarray, block: int = 8192):
 
 
 def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
-    """Positions (ascending) of the m highest scores and maybe a quarter more: those at least a
-    floor from a strided sample that about 1.25 m pass, when m do; else the m best."""
+    """Positions (ascending) of the m highest scores and maybe a quarter more (above a floor
+    from a strided sample, when m pass it); else of the m best."""
     stride = len(scores) // (4 * m)
     if stride >= 2:
         sample = scores[::stride]
@@ -430,10 +401,8 @@ def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
 
 
 def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
-    """Positions of the m highest scores, in no order. With many blocks per wanted score,
-    only the m blocks with the highest maxima are partitioned: every one of the m best lies
-    in a block whose maximum is at least the m-th best score, and at most m blocks have one
-    that high (the saving: docs/performance.md)."""
+    """Positions of the m highest scores, in no order. With many blocks per wanted score only
+    the m blocks with the highest maxima are partitioned: they hold every one of the m best."""
     n = len(scores)
     if m >= n:
         return np.arange(n)
@@ -447,11 +416,9 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
 
 
 def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
-    """Positions (ascending) of the m highest scores, or None when they are not one set: the
-    m-th best is tied with a score left out (which of them is in is argpartition's choice), or
-    m is every score. They are found above a floor from a strided sample, as `rank.above` finds
-    a pool: when at least m scores pass it, the m best are among them, and a few hundred are
-    partitioned instead of every row (docs/performance.md)."""
+    """Positions (ascending) of the m highest scores, or None when they are not one set (a tie
+    at the cut, or m is every score). Found above a floor from a strided sample, as
+    `rank.above` finds a pool, so a few hundred are partitioned instead of every row."""
     n = len(scores)
     if m >= n:
         return None
@@ -495,7 +462,7 @@ def publish(store: Store) -> dict | None:
         }
     d = store.data_dir
     ptr_path = d / POINTER
-    for old in d.glob("vectors.*"):  # folders of format 4 and below: rows and graph, no longer read
+    for old in d.glob("vectors.*"):  # folders of format 4 and below, no longer read
         if old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
     if meta["model"] is None:

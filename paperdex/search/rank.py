@@ -1,7 +1,6 @@
-"""Scoring and fusion as functions over arrays (one entry per paper of the lexical
-snapshot): the dense side's close matches, the matched set, the convex combination of the
-two sides' scores (`fuse`, as pyserini fuses two searchers), the relevance order and why each
-paper is in it, and the phrase bonus."""
+"""Scoring and fusion over arrays of one entry per paper of the lexical snapshot: the dense
+side's close matches, the matched set, the fusion of both sides' scores (`fuse`, as pyserini
+fuses two searchers), the relevance order and why each paper is in it, the phrase bonus."""
 
 from __future__ import annotations
 
@@ -32,29 +31,27 @@ FEEDBACK_BETA = 0.5
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
 LEX_POOL = 1000  # best papers by words scored on both sides
-# Close-match floors per model and the language it reads (Plan.dense_lang): (the cosine the
-# best hit needs, the one every hit needs, how far under the best one may be); docs/relevance.md.
+# Close-match floors per model and language (Plan.dense_lang): (the best hit's cosine, every
+# hit's, how far under the best one may be); docs/relevance.md.
 MIN_COSINE = {
     "multilingual-e5-small": {"en": (0.855, 0.855, 0.05), "zh": (0.78, 0.80, 0.05)},
     "multilingual-e5-small+all-MiniLM-L6-v2": {"en": (0.448, 0.448, 0.036), "zh": (0.719, 0.738, 0.046)},
     "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
 }
 
-# Per-query trust: a sentence (a question, a claim) whose words' first ten papers sit in the
-# lowest FAR_WORDS of the dense pool's cosine range (deepest to best) gets FAR_WORDS_SHIFT more
-# dense weight (`words_far`; cross-validated on the default store: docs/relevance.md).
+# A sentence whose words' first ten papers sit in the lowest FAR_WORDS of the dense pool's
+# cosine range gets FAR_WORDS_SHIFT more dense weight (`words_far`; docs/relevance.md).
 FAR_WORDS = 0.25
 FAR_WORDS_SHIFT = 0.1
 
 RANKED_LIST = 100  # papers the relevance order lists at least, when it ranks that many
-# The most a paper's score grows when the query's words stand together in it (a statement's:
-# PHRASE_BOOST_STATEMENT); docs/relevance.md.
+# The most a paper's score grows when the query's words stand together in it (docs/relevance.md)
 PHRASE_BOOST = 1.0
 PHRASE_BOOST_STATEMENT = 0.5
 PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
 PLACES_COMPARED = 1 << 16  # comparisons `_places` makes at most before it sorts instead
-# A query of QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only,
-# was pasted from it (`Words.quoted`; docs/relevance.md).
+# QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only: pasted
+# from it (`Words.quoted`; docs/relevance.md).
 QUOTED_UNITS = 6
 QUOTED_SHARE = 0.8
 
@@ -65,15 +62,13 @@ def floors(model: str | None, lang: str) -> tuple[float, float, float]:
 
 
 def understood(got: list[tuple[int, float]], model: str | None, lang: str) -> bool:
-    """Whether the model finds the query near anything at all: its best hit passes the first
-    floor. A query that is not, and whose words no paper holds either (`qwxzv plorbnik`), gets
-    no dense candidates in the ranking; one whose words match keeps them (docs/relevance.md)."""
+    """Whether the model finds the query near anything: its best hit passes the first floor
+    (a query that is not, nor matches any word, gets no dense candidates: docs/relevance.md)."""
     return bool(got) and got[0][1] >= floors(model, lang)[0]
 
 
 def close_matches(got: list[tuple[int, float]], model: str | None, lang: str) -> list[tuple[int, float]]:
-    """The dense hits (best first) that join the matched set, by the model's floors above;
-    both backends keep them by this one rule."""
+    """The dense hits (best first) that join the matched set, by the model's floors."""
     top_floor, floor, below = floors(model, lang)
     if not got or got[0][1] < top_floor:
         return []
@@ -91,17 +86,14 @@ class Words:
     rank_concepts: list[Concept]
     scored: bool  # whether any concept ranks (free words, or the constraints' words)
     quoted: bool = False  # a sentence pasted from one paper (`phrase_bonus`)
-    # the best candidates as `phrase_candidates` found them, when none left out scores as much
-    # (`find_words`): the best k of the candidates are among them for any k up to as many
+    # the best candidates (`phrase_candidates`), when none left out scores as much
     top: np.ndarray | None = None
     _best: dict[int, tuple[np.ndarray, int]] = field(default_factory=dict, repr=False)
 
     def best(self, k: int) -> tuple[np.ndarray, int]:
-        """The best k word candidates (papers of A with a positive score) by words, ties to the
-        lower doc (`top_k`), and how many candidates there are: kept per k, since a query asks
-        again after its feedback and when its tiers read deeper, and neither changes a score.
-        Read from `top` when it holds them (fewer than PHRASE_DEPTH: every candidate), which
-        spares a second pass over every paper's score."""
+        """The best k word candidates by words (`top_k`) and how many there are, kept per k (a
+        query asks again after feedback and for deeper tiers); read from `top` when it holds
+        them, which spares a pass over every paper's score."""
         got = self._best.get(k)
         if got is None:
             A, top = self.scored_A, self.top
@@ -112,8 +104,7 @@ class Words:
 
     @cached_property
     def scored_A(self) -> np.ndarray:
-        """The word candidates: papers of A with a positive score (every order of the query
-        reads them)."""
+        """The word candidates: papers of A with a positive score."""
         return self.A & (self.acc > 0)
 
 
@@ -131,10 +122,9 @@ class Dense:
 
 
 def words_far(first: np.ndarray, pool: np.ndarray) -> bool:
-    """Whether the papers the words rank first are far from the query in meaning: `first`,
-    their cosines (NaN: no vector, counted as the pool's deepest); `pool`, the dense pool's,
-    best first. A question in everyday words matches papers on its incidental words ("less",
-    "during") while the dense side finds what it asks about: such words earn less trust."""
+    """Whether the papers the words rank first (`first`: their cosines, NaN as the deepest)
+    are far from the query in meaning, within the dense `pool`'s (best first): a question's
+    incidental words ("less", "during") then earn less trust."""
     if len(first) == 0 or len(pool) < 2:
         return False
     deepest, span = float(pool[-1]), max(float(pool[0] - pool[-1]), 1e-6)
@@ -151,12 +141,10 @@ def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarra
 
 
 def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
-    """Fused scores of candidates: a convex combination of the two sides' scores, each
-    normalised to [0, 1] within the query (words: BM25F over the best; meaning: the cosine
-    between `floor`, the deepest dense candidate's, and the best; a missing cosine counts as
-    the floor). Scores, not ranks, so a known item whose words score far over the rest keeps
-    its lead; the dense weight shrinks by the gap between the words' best two normalised
-    scores (docs/relevance.md)."""
+    """A convex combination of the two sides' scores, each normalised to [0, 1] (words: BM25F
+    over the best; meaning: the cosine between `floor` and the best, a missing one the floor).
+    Scores, not ranks, so a known item keeps its lead; the dense weight shrinks by the gap
+    between the words' best two (docs/relevance.md)."""
     top = float(lex.max()) if len(lex) else 0.0
     lx = lex / top if top > 0 else np.zeros(len(lex), dtype=np.float32)
     c = np.where(np.isnan(cos), floor, cos)
@@ -169,8 +157,8 @@ def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.n
 
 
 def top_k(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
-    """The best k of `cand` by score (`acc[cand]`), ties to the lower doc, in that order: the
-    same k whatever k is asked, so pages cut from it never overlap or skip a tie."""
+    """The best k of `cand` by `acc`, ties to the lower doc, in order: pages cut from it
+    never overlap or skip a tie."""
     return best_first(cand, acc[cand], k)
 
 
@@ -185,11 +173,9 @@ def best_first(cand: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
 
 
 def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
-    """The documents of `mask` (scores positive there), in order, that score at least the k-th
-    best of them, and maybe some more: a common word puts most papers in the mask, and its
-    best 1,000 are a few percent of them (docs/performance.md). A strided sample's high scores
-    give a floor v; when at least k of the mask score v or more, the k-th best is at least v,
-    so they hold the best k and every tie at the cut. Otherwise the whole mask."""
+    """The documents of `mask` (scores positive there), in order, scoring at least the k-th
+    best of them, maybe more: those at least a floor v from a strided sample, when k pass it
+    (then they hold the best k and every tie at the cut); else the whole mask."""
     stride = len(mask) // (4 * k) if k > 0 else 0
     if stride >= 4:
         sample = acc[::stride][mask[::stride]]
@@ -204,11 +190,9 @@ def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
 
 def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dense: float, want: int):
     """The relevance order (its first `want` documents), why some are there (a function of
-    the documents asked about: a page's ten, not the hundreds a deeper order holds), and how
-    many documents it ranks. It ranks every paper any concept or the dense side finds (R), not
-    only the matched set: the best LEX_POOL by words and the DENSE_POOL nearest are scored on
-    both sides and fused (`fuse`), the rest of the word candidates follow by words, and
-    papers of M with no score (constraints only) close it, newest first."""
+    the documents asked about), and how many it ranks: the best LEX_POOL by words and the
+    DENSE_POOL nearest fused (`fuse`), the other word candidates by words, then papers of M
+    with no score, newest first."""
     acc, A = words.acc, words.scored_A
     pool_lex, n_cand = words.best(max(LEX_POOL, want))
     if dense is None:
@@ -225,8 +209,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
             cos[np.searchsorted(pool, dense_docs)] = dense_cos  # the exact float cosines found
             floor = float(dense_cos[-1]) if len(dense_cos) else 0.0
             fused = fuse(acc[pool], cos, w_dense, floor)
-    # a pool by words alone is in its order already (`top_k`), and so are the nearest alone (as
-    # the scan ranked them: best first, equal cosines by rowid, which is doc order)
+    # a pool by words alone, or the nearest alone, is in its order already
     order = pool[:want] if dense is None or dense.mode == "dense" else best_first(pool, fused, want)
     rest: list[np.ndarray] = []
     n_tail = 0
@@ -248,17 +231,14 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The documents of `a` and `b`, sorted, each once: a sort of the two pools, where marking
-    them in a mask of every paper and listing it costs a pass over every paper
-    (docs/performance.md)."""
+    """The documents of `a` and `b`, sorted, each once (a sort of the pools, not a mask)."""
     both = np.concatenate([a, b]).astype(np.int64, copy=False)
     both.sort()
     return both[np.concatenate(([True], both[1:] != both[:-1]))] if len(both) else both
 
 
 def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarray) -> dict:
-    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score). A lexical rank is
-    the paper's place in the word order: read off the best LEX_POOL, counted below them."""
+    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score)."""
     dense_docs = dense.docs if dense is not None else np.zeros(0, dtype=np.int64)
     lex = _places(pool_lex, docs)
     places = [x.tolist() for x in (lex, lex if pool is pool_lex else _places(pool, docs), _places(dense_docs, docs))]
@@ -276,8 +256,8 @@ def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarr
 
 
 def _places(arr: np.ndarray, docs: np.ndarray) -> np.ndarray:
-    """Where each of `docs` is in `arr` (distinct documents, in any order), -1 where it is not.
-    A page's few documents are compared with every entry at once; more, by sorting `arr`."""
+    """Where each of `docs` is in `arr` (distinct, any order), -1 where it is not: compared
+    with every entry at once for a page's few, else by sorting `arr`."""
     if len(arr) == 0:
         return np.full(len(docs), -1, dtype=np.int64)
     if len(arr) * len(docs) <= PLACES_COMPARED:
@@ -316,10 +296,9 @@ def listed_count(total: int, ranked: int | None) -> int:
 
 
 def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
-    """What the phrase bonus looks for, on every backend: each pair of adjacent one-word
-    concepts, and each concept with a multi-word alternative ("large language model"; a
-    one-word alternative such as "llm" satisfies it). A unit is satisfied by any of its
-    alternatives standing together in the text."""
+    """What the phrase bonus looks for: each pair of adjacent one-word concepts, and each
+    concept with a multi-word alternative; a unit is satisfied by any of its alternatives
+    standing together in the text."""
     units: list[list[tuple[str, ...]]] = [
         [(a.alts[0][0], b.alts[0][0])]
         for a, b in zip(concepts, concepts[1:], strict=False)
@@ -336,12 +315,10 @@ def phrase_bonus(
     boost: float,
     known: Callable[[str], np.ndarray | None] = lambda s: None,
 ) -> bool:
-    """Multi-word queries prefer papers where the words stand together: `weight decay` the
-    phrase over a paper on spatial decay that mentions a weight. The score of each of `cand`
-    (`phrase_candidates`, sorted) is multiplied by 1 + `boost` x (share of `phrase_units` it
-    satisfies). Returns whether the query is quoted: QUOTED_UNITS or more units, nearly all of
-    them standing together in one paper only, as a sentence pasted from it does and a question
-    or a claim does not."""
+    """Multi-word queries prefer papers where the words stand together: each of `cand`
+    (sorted) scores 1 + `boost` x (share of `phrase_units` it satisfies) times more. Returns
+    whether the query is quoted: QUOTED_UNITS or more units, nearly all standing together in
+    one paper only, as a sentence pasted from it does."""
     units = phrase_units(concepts)
     if not units or len(cand) == 0:
         return False
@@ -371,10 +348,9 @@ def phrase_bonus(
 
 
 def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, str]]) -> np.ndarray:
-    """For each of `cand` (sorted), how many of the word pairs stand together in it (float32):
-    every pair's papers counted at once, rather than a mask and its lookups a pair (a sentence
-    has a dozen). Many papers are counted over every paper, a few found among the candidates
-    (a count over a million papers costs more than finding thousands)."""
+    """For each of `cand` (sorted), how many of the word pairs stand together in it (float32),
+    every pair's papers counted at once: over every paper when they are many, else found
+    among the candidates."""
     terms = [(ix.term(a), ix.term(b)) for a, b in pairs]
     found = [ix.pair_docs(ta, tb) for ta, tb in terms if ta is not None and tb is not None]
     docs = np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
@@ -385,11 +361,9 @@ def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, s
 
 
 def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The best PHRASE_DEPTH of `mask` by score, in doc order (the lookups that follow take
-    half the time so: performance.md), and whether no paper of `mask` left out scores as much
-    as the worst of them (then the bonus, which only raises theirs, keeps them the best:
-    `Words.top`). Exactly PHRASE_DEPTH: which of the papers tied at the cut are in is
-    argpartition's choice over every candidate, so that is asked when there is such a tie."""
+    """The best PHRASE_DEPTH of `mask` by score, in doc order, and whether no paper left out
+    scores as much as the worst of them (the bonus only raises theirs: `Words.top`). A tie at
+    the cut is left to argpartition over every candidate."""
     cand = above(acc, mask, PHRASE_DEPTH)
     if len(cand) <= PHRASE_DEPTH:
         return cand, True
@@ -403,8 +377,7 @@ def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bo
 
 def together_mask(ix: lexical.LexIndex, alt: tuple[str, ...]) -> np.ndarray:
     """The papers where the multi-word alternative's words stand together in the title or
-    the abstract (``alt_pairs``, read from the snapshot's word pairs): the one place the
-    embedded store decides it, for matching and for the phrase bonus alike."""
+    the abstract (``alt_pairs``): the one place the embedded store decides it."""
     ok = None
     for a, b in alt_pairs(alt):
         ta, tb = ix.term(a), ix.term(b)
