@@ -1,10 +1,9 @@
 """What the search engine reads, on any backend: a `Corpus`, the primitives of docs/scale-out.md.
 
-The engine decides everything a query means over two index snapshots (the lexical arrays and
-the vectors) and reads records only to show them or to check what the arrays cannot say; a
-backend supplies these primitives and never a second copy of the search: `StoreCorpus` (the
-embedded data directory) here, paperdex.backends.milvus.MilvusCorpus on Milvus. Row ids are the
-system of record's own (SQLite rowids, Milvus primary keys), in the lexical snapshot's order.
+The engine decides what a query means over two snapshots (the lexical arrays and the vectors)
+and reads records only to show them or to check what the arrays cannot say; a backend supplies
+the primitives, never a second copy of the search: `StoreCorpus` here, MilvusCorpus on Milvus.
+Row ids are the system of record's own, in the lexical snapshot's order.
 """
 
 from __future__ import annotations
@@ -30,8 +29,7 @@ class Vectors(Protocol):
 
     @property
     def model(self) -> str | None:
-        """The model the vectors came from; the engine only reads it (None: an index built
-        without a model's name, which the engine ranks with no model's floors)."""
+        """The model the vectors came from (None: unnamed, ranked with no model's floors)."""
 
     def __len__(self) -> int: ...
 
@@ -47,7 +45,7 @@ class Vectors(Protocol):
     def vector(self, rowid: int) -> np.ndarray | None: ...
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
-        """The unit vectors of those of `rowids` that have one (one round trip on a server)."""
+        """The unit vectors of those of `rowids` that have one."""
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]: ...
 
@@ -77,25 +75,20 @@ class Corpus(Protocol):
         """One field's text (title, abstract, or the authors joined by spaces) of these rows."""
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
-        """The rows whose text holds the exact phrase `t` (`fts`: it as an FTS5 expression).
-        `candidates()` gives every rowid that could, by its words, for a corpus that checks
-        texts rather than keep a phrase index."""
+        """The rows whose text holds the exact phrase `t` (`fts`: as FTS5); `candidates()`:
+        every rowid that could, for a corpus that checks texts rather than keep an index."""
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
         """`venue:` / `area:` (substring, ASCII case folded, as SQLite's LIKE) and
         `decision:` (OpenReview's decision, exactly)."""
 
 
-# --- snapshots shared by a process ------------------------------------------------------
-
-
 def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
-    """The lexical snapshot searches of this store (or other source) use now, shared by the
-    process: the published one, else one built in memory and never saved."""
+    """The lexical snapshot searches of this source use now, shared by the process: the
+    published one, else one built in memory and never saved."""
     sid = source.store_id()
     published = stamp(source.data_dir / lexical.POINTER)
-    # none published (yet, or in a folder this reader does not share): the one built in memory
-    # is kept only while the store has not changed
+    # none published: the one built in memory is kept only while the store has not changed
     key = (published, sid) if published is not None else (None, sid, source.generation())
     ix = shared(source.data_dir, "lexical", key, lambda: lexical.load(source) or lexical.build(source))
     if ix.store_id != sid:  # a recreated store: never adopt the old index
@@ -103,12 +96,8 @@ def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
     return ix
 
 
-# --- the embedded store ---------------------------------------------------------------------
-
-
 class StoreCorpus:
-    """The embedded data directory as a `Corpus`. Not shared across threads (its SQLite
-    connection is the store's); the snapshots it reads are shared by the process."""
+    """The embedded data directory as a `Corpus` (one thread's, as its store)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store

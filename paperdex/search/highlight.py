@@ -26,11 +26,9 @@ def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:
 
 @lru_cache(maxsize=1024)
 def _finder(stems: frozenset[str]) -> re.Pattern:
-    """Words that may have one of these (lower-case) stems in a lower-cased ASCII text. Porter
-    rewrites only a word's ending, so all but the last letter of a stem begin the word itself
-    (hoping -> hope, studies -> studi); each candidate is then stemmed to decide. Most words of
-    a text are never looked at. Lower case and ASCII classes rather than IGNORECASE over
-    Unicode ones: the same words, faster (docs/performance.md)."""
+    """Words that may have one of these stems in a lower-cased ASCII text: Porter rewrites
+    only a word's ending, so all but the last letter of a stem begin the word (hoping ->
+    hope); each candidate is then stemmed to decide. Most words are never looked at."""
     heads = sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)
     if not heads:
         return re.compile(r"(?!)")  # matches nothing
@@ -45,15 +43,14 @@ def _matches(text: str, stems: frozenset[str]) -> list[tuple[int, int]]:
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
     """Split text into (segment, is_match) runs: a word matches when its stem is one of the
-    query's, the way the index matched it. Linear in the text."""
+    query's, as the index matched it."""
     if not stems:
         return [(text, False)]
     return runs(text, _matches(text, stems))
 
 
 def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[str, bool]]:
-    """The window of the abstract with the most matched words, cut at word boundaries;
-    one pass over matches (two pointers), over at most MAX_SNIPPET_SOURCE characters."""
+    """The window of the abstract with the most matched words, cut at word boundaries."""
     if len(text) <= width:
         return mark(text, stems)
     src = text[:MAX_SNIPPET_SOURCE]
@@ -86,13 +83,10 @@ def plain(segments: list[tuple[str, bool]]) -> str:
     return "".join(s for s, _ in segments)
 
 
-# A word in more than this share of the store's papers is an everyday word, not highlighted
-# (`distinguishing`; the shares on the 63k corpus are in docs/web.md).
+# A word in more than this share of the store's papers is not highlighted (docs/web.md)
 COMMON_SHARE = 0.15
-# English words that carry no topic but are rare enough in abstracts to pass COMMON_SHARE
-# ("less" is in 3.6% of the 63k papers, "during" in 11%, "memory" in 5.9%): prepositions,
-# quantifiers, adverbs, as in a question's "use less memory during inference". Matching keeps
-# them (docs/search.md); only highlighting leaves them out.
+# Words that carry no topic but are rare enough to pass COMMON_SHARE (prepositions,
+# quantifiers, adverbs: "use less memory during inference"); only highlighting leaves them out.
 EVERYDAY = stems_of(
     "about above across after again against almost already also although always among another around "
     "because before behind below beside besides between beyond during each either else enough even ever "
@@ -103,10 +97,9 @@ EVERYDAY = stems_of(
 
 
 def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
-    """The stems worth highlighting, the words that carry the query: stopwords out, EVERYDAY
-    words out unless nothing else is left, and the store's everyday words (df share over
-    COMMON_SHARE in the lexical snapshot `ix`) out unless nothing else is left, when the
-    rarest stays. Without an index only the stopwords and EVERYDAY words go."""
+    """The stems worth highlighting: stopwords out, EVERYDAY words out unless nothing else is
+    left, and the words of over COMMON_SHARE of the papers (in the snapshot `ix`) out unless
+    nothing else is left, when the rarest stays."""
     keep = frozenset(s for s in stems if s and s not in STOPWORDS and len(s) > 1)
     keep = keep - EVERYDAY or keep
     if ix is None or not keep or not getattr(ix, "n", 0):

@@ -1,6 +1,5 @@
 """Which papers a query's parts allow, as boolean masks over the lexical snapshot: the
-constraints (phrases, fields, filters, NOT, OR/AND groups: `constraints`) and the free words'
-concepts (`find_words`: the strict matches, the candidates, their BM25F). `Eval` reads the
+constraints (`constraints`) and the free words' concepts (`find_words`). `Eval` reads the
 postings, memoises them and bounds what one query may read."""
 
 from __future__ import annotations
@@ -32,17 +31,14 @@ RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one w
 
 
 class OverBudget(Exception):
-    """The query ran past the deadline given to ``Searcher.search(deadline=...)`` (a
-    ``time.monotonic()`` value); the service turns it into a 503 (the serving time budget)."""
+    """The query ran past the deadline (``time.monotonic()``) given to ``Searcher.search``."""
 
 
 def required(n: int, with_all: int | None = None) -> int:
-    """How many of n free concepts a lexical match must contain: both of two (`weight decay`
-    means both words); all of three to five while at least RELAX_BELOW papers of the whole
-    store (`with_all`, never counted within a filter, so a filter only narrows) hold them all,
-    else all but one; half of a longer text (a pasted sentence is a description, not a
-    checklist). `with_all` None gives the widest rule, a bound. This
-    decides the matched set only; the relevance order ranks every paper holding any concept."""
+    """How many of n free concepts a lexical match (the matched set) must contain: both of
+    two; all of three to five while at least RELAX_BELOW papers of the whole store hold them
+    all (`with_all`; None: the widest rule), else all but one; half of a longer text (a pasted
+    sentence is a description, not a checklist)."""
     if n <= 2:
         return n
     if n <= 5:
@@ -51,8 +47,8 @@ def required(n: int, with_all: int | None = None) -> int:
 
 
 class Eval:
-    """Evaluates one query over one lexical snapshot; memoises repeated parts, and counts
-    the postings it reads so that no query can cost more than MAX_POSTINGS."""
+    """Evaluates one query over one lexical snapshot, memoising repeated parts; no query
+    reads more than MAX_POSTINGS postings."""
 
     def __init__(
         self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None, zh_dict: bool = True
@@ -92,8 +88,7 @@ class Eval:
         return m
 
     def known_mask(self, s: str) -> np.ndarray | None:
-        """The papers holding stem `s` anywhere, if matching has read it already (uncharged:
-        the phrase bonus asks, and reading the postings again would cost it more)."""
+        """The papers holding stem `s` anywhere, if matching has read it already (uncharged)."""
         return self._stem_cache.get((s, None))
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
@@ -116,10 +111,9 @@ class Eval:
         return out
 
     def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
-        """For each of `docs` (whose title or abstract holds alt's pairs, by the index),
-        whether alt's words stand together in that field's own text. The short fields are
-        read; for the abstract only the titles that could hold a pair are, and the abstract
-        only where the title does (a pair the title lacks is in the abstract)."""
+        """For each of `docs` (whose title or abstract holds alt's pairs), whether alt's words
+        stand together in that field's own text; for the abstract, read only where the title
+        could hold the pair and does (a pair the title lacks is in the abstract)."""
         rowids = self.ix.rowids[docs]
         if column != "abstract":
             got = self._field_pairs(rowids, column)
@@ -147,8 +141,7 @@ class Eval:
         return out
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
-        """acc += the concept's BM25F: its best alternative (a multi-word one scores the
-        sum of its words), each weighed by the concept's weight for it."""
+        """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed."""
         if len(c.alts) == 1:
             self._alt_score(c.alts[0], acc)
             return
@@ -174,7 +167,7 @@ class Eval:
             else:
                 d, sc = self.ix.term_scores(t)
                 self._charge(len(d))
-                np.add.at(acc, d, sc)  # one pass, where acc[d] += sc gathers, adds and scatters: the same sums
+                np.add.at(acc, d, sc)  # one pass, the same sums as acc[d] += sc
 
     def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
         if len(word) < 2:
@@ -262,9 +255,8 @@ def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
 
 
 def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Words:
-    """The free words as concepts: which papers hold enough of them (L), which hold any (A),
-    and how well each paper scores. How many concepts L requires is decided over the whole
-    corpus, never within the constraints, so that a filter only narrows (docs/search.md)."""
+    """The free words as concepts: which papers hold enough of them (L, decided over the
+    whole corpus so that a filter only narrows), which hold any (A), and their scores."""
     n = ev.ix.n
     masks = [ev.concept_mask(c) for c in p.concepts]
     held = [bool(m.any()) for m in masks]  # asked once a concept
@@ -292,8 +284,7 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
         L, A = L & C, A & C
     rank_concepts = p.rank_concepts([c for c, _ in present])
     acc = np.zeros(n, dtype=np.float32)
-    # every paper's postings are added, within the constraints or not (nothing reads a score
-    # outside them): np.add.at costs less than choosing C's postings first
+    # every paper's postings, within C or not: cheaper than choosing C's first
     for c in rank_concepts:
         ev.concept_score(c, acc)
     boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST

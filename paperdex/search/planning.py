@@ -1,7 +1,6 @@
 """What a query asks for, before any index is read: the request (`Request`, its `Filters`),
-checked, and what its query says (`Plan`: constraints, free words as `Concept`s, its class).
-Every backend starts from the plan, so the parts of the contract (docs/search.md) that do not
-depend on an index live here."""
+checked, and what its query says (`Plan`: constraints, free words as `Concept`s, its class):
+the parts of the contract (docs/search.md) every backend shares."""
 
 from __future__ import annotations
 
@@ -18,14 +17,13 @@ from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, has_cjk, split_cjk,
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
 MODES = ("hybrid", "lexical", "dense")
 SORTS = ("relevance", "newest")
-# What a paper scored by a Chinese word's later (less frequent) translation counts (docs/relevance.md).
+# What a paper scored by a Chinese word's less frequent translation counts (docs/relevance.md)
 ALT_WEIGHT = 0.8
 
 
 @dataclass
 class Filters:
-    """Structured filters from a form or API; they become query clauses, so they behave
-    exactly like the same constraint typed in the query."""
+    """Structured filters from a form or API: query clauses, as if typed in the query."""
 
     category: str | None = None
     date_from: str | None = None
@@ -49,7 +47,7 @@ class Filters:
         return out
 
     def url_params(self) -> dict[str, str | None]:
-        """The filters under the names URLs, forms and saved searches give them (URL_NAMES)."""
+        """The filters under their names in URLs (URL_NAMES)."""
         return {URL_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(Filters)}
 
 
@@ -59,9 +57,8 @@ URL_NAMES = {"date_from": "from", "date_to": "to"}
 
 @dataclass(kw_only=True)
 class Request(Filters):
-    """One search request as every interface makes it (``service.SearchParams`` is this
-    type): the query, how to rank and page it, and its filters (the fields of
-    :class:`Filters`, which it is)."""
+    """One search request as every interface makes it: the query, how to rank and page it,
+    and its filters."""
 
     q: str = ""
     mode: str = "hybrid"
@@ -75,8 +72,7 @@ class Request(Filters):
 
 
 def request(q: str | Request, filters: Filters | None = None, **given: Any) -> Request:
-    """A request as given, or made of a query, its filters and any other fields of
-    :class:`Request` by name (how `plan` and `Searcher.search` are called)."""
+    """A request as given, or made of a query, its filters and other fields by name."""
     if filters is not None:
         given.update((f.name, getattr(filters, f.name)) for f in fields(Filters))
     if isinstance(q, Request):  # the fields given by name replace the request's own
@@ -86,10 +82,8 @@ def request(q: str | Request, filters: Filters | None = None, **given: Any) -> R
 
 @dataclass
 class Concept:
-    """One thing asked for: any of the alternatives, each a tuple of stems in text order. A
-    one-word alternative matches where its word is; a multi-word one ("large language
-    model", an acronym's long form, a hyphenated term) only where its words stand together
-    (``alt_pairs``)."""
+    """One thing asked for: any of the alternatives, each a tuple of stems in text order; a
+    multi-word one matches only where its words stand together (``alt_pairs``)."""
 
     label: str
     alts: list[tuple[str, ...]]
@@ -102,28 +96,24 @@ class Concept:
 
 
 def alt_of(text: str) -> tuple[str, ...]:
-    """A phrase as an alternative: its stems in order, stopwords out, as the index reads a
-    text (so "end to end" is ("end", "end"), whose one pair is end, end)."""
+    """A phrase as an alternative: its stems in order, stopwords out, as the index reads it."""
     return tuple(stem(w) for w in tokens(text) if w not in STOPWORDS)
 
 
 def together(c: Concept, alt: tuple[str, ...]) -> bool:
-    """Whether a paper holds `alt` only where its words stand together (``alt_pairs``): every
-    multi-word alternative but a loose one (``Concept.loose``)."""
+    """Whether `alt` matches only where its words stand together: multi-word, not loose."""
     return len(alt) > 1 and not c.loose
 
 
 def alt_pairs(alt: tuple[str, ...]) -> list[tuple[str, str]]:
     """The rule for a multi-word alternative, on every backend: each of its consecutive word
-    pairs stands together (stopwords aside) in the title or the abstract, as the lexical
-    snapshot's word pairs record them. Nothing for a one-word alternative."""
+    pairs stands together (stopwords aside) in the title or the abstract."""
     return list(dict.fromkeys(zip(alt, alt[1:], strict=False)))
 
 
 def text_pairs(text: str) -> set[tuple[str, str]]:
-    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it
-    (``index_text``, stopwords out, stems): what ``alt_pairs`` is checked against when the
-    text itself is at hand (a field-restricted word, the Milvus backend)."""
+    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it:
+    what ``alt_pairs`` is checked against when the text is at hand."""
     ws = alt_of(index_text(text))
     return set(zip(ws, ws[1:], strict=False))
 
@@ -143,10 +133,9 @@ def _zh_concepts(run: str, zh_dict: bool) -> list[Concept]:
 
 
 def is_filler(c: Concept) -> bool:
-    """Whether a concept is a question's or a request's frame rather than its topic ("how",
-    "why does", "methods", 如何 "how", 的方法 "methods"): every alternative one word of
-    `QUERY_FILLER`. Set aside when the query has other concepts, so that a question is not
-    required to contain its question words; the dense side still reads the whole text."""
+    """Whether a concept is a question's frame rather than its topic ("how", "methods", 如何):
+    every alternative one word of `QUERY_FILLER`. Set aside when there are other concepts
+    (the dense side still reads the whole text)."""
     return all(len(alt) == 1 and alt[0] in _FILLER_STEMS for alt in c.alts)
 
 
@@ -154,8 +143,7 @@ _FILLER_STEMS = frozenset(stem(w) for w in QUERY_FILLER)
 
 
 def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[str]]:
-    """The concepts of one Text node, and the Chinese words it could not translate (all of
-    them when `zh_dict`, Settings.zh_dict, switches the dictionary off)."""
+    """The concepts of one Text node, and the Chinese words it could not translate."""
     out: list[Concept] = []
     untranslated: list[str] = []
     parts = split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]
@@ -193,8 +181,7 @@ def _positives(node: Q.Node, out: list[Q.Text]) -> None:
 @dataclass(kw_only=True)
 class Plan(Request):
     """What a query asks for, before any index is read: the request, checked, and what its
-    query says; every backend starts from it, so the parts of the contract that do not
-    depend on an index live in one place."""
+    query says; every backend starts from it."""
 
     offset: int = 0
     zh_dict: bool = True  # read Chinese through the dictionary (Settings.zh_dict)
@@ -208,9 +195,8 @@ class Plan(Request):
 
     @cached_property
     def query_class(self) -> tuple[str, str]:
-        """(language, form): "keywords" for up to three concepts as typed; "sentence" for a
-        longer text, or a question (its question words set aside, `filler`), a claim, an
-        abstract."""
+        """(language, form): "keywords" for up to three concepts; "sentence" for more, or a
+        question (`filler`)."""
         form = "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
         lang = self.lang
         if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(self.q)):
@@ -232,10 +218,9 @@ class Plan(Request):
 
     @cached_property
     def dense_text(self) -> str:
-        """What the embedding model reads: the query's own words, fields' words included. A
-        Chinese run the dictionary covers is read as its words' first English translations
-        (the model ranks English papers far better from English: docs/relevance.md); a run it
-        covers only in part is kept as typed beside what it translates."""
+        """What the embedding model reads: the query's words, fields' included, a Chinese run
+        as its words' first English translations (docs/relevance.md), kept as typed too where
+        the dictionary covers it only in part."""
         parts: list[str] = []
         for t in [*self.soft, *self.positives]:
             if t.column == "authors" or not t.raw:
@@ -255,8 +240,7 @@ class Plan(Request):
 
     @property
     def dense_lang(self) -> str:
-        """The language the embedding model reads, for its close-match floors: Chinese only
-        where Chinese was left untranslated."""
+        """The language the embedding model reads (Chinese left untranslated), for its floors."""
         return "zh" if has_cjk(self.dense_text) else "en"
 
     @property
@@ -265,9 +249,7 @@ class Plan(Request):
 
 
 def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
-    """Check the request (`request`: a Request, or a query and the fields by name) and read
-    the query (docs/search.md: paging, pasted ids, constraints versus free words, concepts);
-    `zh_dict`: Settings.zh_dict."""
+    """Check the request (`request`) and read its query (docs/search.md)."""
     r = request(q, **given)
     if r.mode not in MODES:
         raise Q.QueryError(message("unknown_mode", value=r.mode, choices=", ".join(MODES)))

@@ -26,16 +26,13 @@ MAX_TERMS = 64  # words, phrases and filters in one query
 MAX_DEPTH = 32  # nested parentheses
 __all__ = ["DATE_SHAPE", "STOPWORDS", "QueryError", "parse", "parse_literal", "date_range"]
 _CJK_WORD = re.compile(f"^[{_CJK}]+$")
-# The shape of a date, YYYY, YYYY-MM or YYYY-MM-DD (group 2 is the day's part: a whole day
-# is a match with group(2)): one rule for the query's `date:`, the API's and forms' date
-# parameters (service.check_date) and the daily feed's day (feed.daily). Whether the date is
-# real (2025-02-30 is not) is checked after, each caller saying so in its own words.
+# The shape of a date, YYYY, YYYY-MM or YYYY-MM-DD (group 2: the day's part), for every date
+# parameter; whether it is real is checked after, each caller saying so in its own words.
 DATE_SHAPE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 class QueryError(ValueError):
-    """A query the user must fix; str() is a message fit to show them: a messages.Message,
-    with the position of the problem when there is one."""
+    """A query the user must fix; str() is a message fit to show them, with the position."""
 
     def __init__(self, msg: Message, position: int | None = None) -> None:
         super().__init__(msg if position is None else message("at_character", message=msg, position=position + 1))
@@ -44,9 +41,6 @@ class QueryError(ValueError):
     @property
     def message(self) -> Message:
         return self.args[0]
-
-
-# --- tree -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -80,9 +74,6 @@ class Not:
 Node = Text | Filter | Bool | Not
 
 
-# --- lexer ----------------------------------------------------------------------------
-
-
 @dataclass
 class Tok:
     kind: str  # WORD PHRASE LP RP OR AND NOT FIELD
@@ -98,9 +89,8 @@ _QUOTES = str.maketrans(
 
 
 def _clean(q: str) -> str:
-    """NFKC first, so that what a Chinese input method types means what ASCII means (ＯＲ,
-    `ti：`, full-width parentheses), curly quotes as straight ones; NULs and control
-    characters become spaces."""
+    """NFKC (a Chinese input method's ＯＲ and `ti：` are ASCII's), curly quotes straight,
+    control characters spaces."""
     return unicodedata.normalize("NFKC", q).translate(_QUOTES)
 
 
@@ -151,9 +141,6 @@ def lex(q: str) -> list[Tok]:
     return toks
 
 
-# --- parser ---------------------------------------------------------------------------
-
-
 class _Parser:
     def __init__(self, toks: list[Tok]) -> None:
         self.toks = toks
@@ -169,9 +156,7 @@ class _Parser:
         return t
 
     def parse(self) -> Bool:
-        # MAX_TERMS bounds what query syntax can ask for (each term is a mask, each OR a
-        # union); plain text without syntax is words of a description, bounded by its length
-        # and the postings it reads (search.MAX_POSTINGS)
+        # MAX_TERMS bounds query syntax; plain text is bounded by its length and MAX_POSTINGS
         syntax = any(t.kind != "WORD" or t.neg for t in self.toks)
         terms = sum(t.kind in ("WORD", "PHRASE") for t in self.toks)
         if syntax and terms > MAX_TERMS:
@@ -278,26 +263,19 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     return Filter(fld, value.strip())  # venue / area
 
 
-def _check_date(part: str, pos: int | None) -> str:
-    if not DATE_SHAPE.match(part):
-        raise QueryError(message("date_shape", value=part), pos)
-    y, m, d = (int(x) for x in (part + "-01-01")[:10].split("-"))
-    try:
-        _date(y, m, d)
-    except ValueError:
-        raise QueryError(message("date_not_real", value=part), pos) from None
-    return part
-
-
 def date_range(start: str | None, end: str | None, pos: int | None = None) -> tuple[str, str]:
-    """The one date rule (query `date:`, form and API filters, the daily feed): YYYY, YYYY-MM
-    or YYYY-MM-DD, each a real calendar date; an open end is ""; START <= END."""
+    """The one date rule: YYYY, YYYY-MM or YYYY-MM-DD, each a real calendar date; an open
+    end is ""; START <= END."""
     start, end = (start or "").strip(), (end or "").strip()
     if not start and not end:
         raise QueryError(message("date_range_open"), pos)
-    for part in (start, end):
-        if part:
-            _check_date(part, pos)
+    for part in filter(None, (start, end)):
+        if not DATE_SHAPE.match(part):
+            raise QueryError(message("date_shape", value=part), pos)
+        try:
+            _date(*(int(x) for x in (part + "-01-01")[:10].split("-")))
+        except ValueError:
+            raise QueryError(message("date_not_real", value=part), pos) from None
     if start and end and (start + "-01-01")[:10] > (end + "-12-31")[:10]:
         raise QueryError(message("date_range_backwards", start=start, end=end), pos)
     return start, end
@@ -312,8 +290,8 @@ _DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$"
 
 
 def paper_ref(q: str) -> tuple[str, str] | None:
-    """A pasted paper reference instead of a query: ("id", arXiv id) for an id, an arXiv
-    URL or an arXiv DOI; ("doi", doi) for another DOI."""
+    """A pasted paper reference: ("id", arXiv id) for an id, arXiv URL or arXiv DOI;
+    ("doi", doi) for another DOI."""
     q = q.strip()
     if (m := _REF.match(q)) is not None:
         pid = m.group(1)
@@ -331,18 +309,13 @@ def parse(q: str) -> Bool:
 
 
 def parse_literal(q: str) -> Bool:
-    """Plain text, no syntax: every whitespace-separated token is a free word. For pasted
-    sentences and known-item query sets, where '(' or '-' are prose, not operators."""
+    """Plain text, no syntax ('(' and '-' are prose): every token is a free word."""
     q = _clean(q)[:MAX_QUERY_CHARS]
     return Bool("AND", [Text(tokens(tok), raw=tok) for tok in q.split()])
 
 
-# --- FTS5 strings (phrases only) -----------------------------------------------------
-
-
 def fts_string(t: Text) -> str | None:
-    """A phrase as an FTS5 expression made only of quoted \\w-words; None if nothing
-    searchable is left (an emoji, punctuation). User text never reaches FTS5 otherwise."""
+    """A phrase as an FTS5 expression of quoted \\w-words; None if nothing searchable is left."""
     ws = [w for w in t.words if not _CJK_WORD.match(w)]
     if not ws:
         return None
