@@ -1,19 +1,18 @@
 """Publishing: the derived snapshots (the lexical index, the vectors' pointer) brought up to
-the store's committed rows, so readers see what was written. A writer publishes once, when its
-command ends (a store's writes never publish by themselves: one ingest's batches become visible
-together); a server publishes for a writer that died before it could (`publish_if_abandoned`).
+the store's committed rows. A writer publishes once, when its command ends (one ingest's
+batches become visible together); a server publishes for a writer that died before it could.
 """
 
 from __future__ import annotations
 
 from paperdex.index import lexical, vectors
-from paperdex.index.snapshots import publish_lock, try_publish_lock, writer_alive
+from paperdex.index.snapshots import publish_lock, writer_alive
 from paperdex.store import Store
 
 
 def publish(store: Store) -> None:
-    """Bring the published snapshots up to `store`; cheap when nothing changed. Only the
-    derived files are written, so a read-only store publishes too."""
+    """Bring the published snapshots up to `store` (cheap when nothing changed; only derived
+    files are written, so a read-only store publishes too)."""
     with publish_lock(store.data_dir):  # one publisher at a time; what is published is read under it
         current = lexical.load(store)
         if current is None or current.generation != store.generation():
@@ -29,8 +28,8 @@ def _vectors_behind(store: Store) -> bool:
 
 
 def unpublished(store: Store) -> list[str]:
-    """Which published snapshots ("lexical", "vectors") are behind the committed rows: the
-    pointers against the change counters, two small reads (a server asks every second)."""
+    """Which published snapshots ("lexical", "vectors") are behind the committed rows: two
+    small reads (a server asks every second)."""
     with store.read_snapshot():
         behind = []
         published = lexical.published_generation(store.data_dir)
@@ -42,11 +41,10 @@ def unpublished(store: Store) -> list[str]:
 
 
 def publish_if_abandoned(store: Store) -> str | None:
-    """Publish what committed writes left unpublished when no process has the store open for
-    writing nor is publishing (a live writer publishes at its end), from a read-only store under
-    the writers' publish lock. Returns what it published, for a log (None: nothing); OSError
-    when the data directory cannot be written (then `REPAIR_COMMAND`)."""
-    with try_publish_lock(store.data_dir) as got:
+    """Publish what committed writes left unpublished when no process is writing nor
+    publishing, from a read-only store; returns what it published, for a log (None:
+    nothing). OSError when the data directory cannot be written (then `REPAIR_COMMAND`)."""
+    with publish_lock(store.data_dir, wait=False) as got:
         if not got or writer_alive(store.data_dir):
             return None
         behind = unpublished(store)
