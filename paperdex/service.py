@@ -88,8 +88,7 @@ class ServiceError(Exception):
 
 
 def check_date(value: str | None, name: str) -> str | None:
-    """YYYY, YYYY-MM or YYYY-MM-DD naming a day that exists: 2025-02-30 is a 400, not a
-    filter that silently matches nothing."""
+    """YYYY, YYYY-MM or YYYY-MM-DD naming a day that exists (else a 400, not an empty filter)."""
     if value is None or value == "":
         return None
     if not DATE_SHAPE.match(value):
@@ -115,8 +114,7 @@ def make_searcher(
 def within_budget(
     store: Store, budget: float, what: str = "a request", over: Callable[[float], ServiceError] | None = None
 ) -> Iterator[float]:
-    """Run a request within `budget` s (Store.time_limit), yielding the deadline. Out of time
-    is a 503 (made by `over`, logged with `what`), a QueryError a 400."""
+    """Run a request within `budget` s, yielding the deadline; out of time is a 503 (`over`)."""
     try:
         with store.time_limit(budget) as deadline:
             yield deadline
@@ -274,8 +272,7 @@ class SearcherPool:
 
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
-        """Borrow a searcher, in turn with other clients (:class:`FairGate`); all busy past
-        the wait is a 503 with Retry-After, never a hang."""
+        """Borrow a searcher, in turn with other clients; all busy past the wait is a 503."""
         client = CLIENT.get()
         if not self._gate.acquire(client, self.wait if wait is None else wait):
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)})
@@ -291,8 +288,7 @@ class SearcherPool:
             self._gate.release(client)
 
     def embed_pasted(self, emb, model: str, text: str) -> np.ndarray | None:
-        """The vector of a pasted text, None if not made within RELATED_EMBED_WAIT s (no
-        searcher is held meanwhile)."""
+        """The vector of a pasted text, None if not made within RELATED_EMBED_WAIT s."""
         return self.pasted.vector(CLIENT.get(), emb, model, text, RELATED_EMBED_WAIT)
 
     def _new_searcher(self) -> Searcher:
@@ -328,8 +324,7 @@ class SearcherPool:
         return took
 
     def watch(self, interval: float = 1.0) -> None:
-        """Keep the shared snapshots current in the background, so no request pays for
-        loading what a writer publishes. Idempotent."""
+        """Load what writers publish in the background, so no request pays for it. Idempotent."""
         if self._watch is not None:
             return
         pointers = (self.data_dir / lexical.POINTER, self.data_dir / vectors.POINTER)
@@ -531,8 +526,7 @@ def _warm_zh(text: str = "扩散模型") -> None:
 
 
 def _load(took: dict[str, float], **steps: Callable[[], object]) -> dict[str, float]:
-    """Load what searches need, adding each step's seconds to `took`; one that fails is
-    logged (the search that needs it then says why)."""
+    """Load what searches need, adding each step's seconds to `took`; a failure is logged."""
     for name, fn in steps.items():
         t = time.perf_counter()
         try:
@@ -608,8 +602,7 @@ _niced = threading.local()
 
 
 def _yield_to_the_loop() -> None:
-    """Lower this request thread's CPU priority once (Linux), so the event loop goes first
-    (docs/request-costs.md); never the main thread (CLI)."""
+    """Lower this request thread's CPU priority once, so the event loop goes first (not the CLI's)."""
     if getattr(_niced, "done", False) or threading.current_thread() is threading.main_thread():
         return
     _niced.done = True
@@ -646,8 +639,7 @@ def health(pool: Pool) -> dict:
 
 
 def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed: int) -> dict:
-    """What /healthz says while the snapshots lag: which, by how much, what is being done,
-    and the command that closes it."""
+    """What /healthz says while the snapshots lag, and the command that closes it."""
     error = getattr(pool, "publish_error", None)
     if not unpublished(st):
         action = message("index_behind_loading")
@@ -682,8 +674,7 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
 
 
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
-    """Related work for a pasted text, its prefix embedded within a wait of its own (without
-    a vector by then, from the text's words, saying so)."""
+    """Related work for a pasted text (from its words alone if not embedded within a wait)."""
     text = str(text or "")
     if len(text) > MAX_RELATED_TEXT:
         raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
@@ -853,8 +844,7 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
 
 
 def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
-    """A day's papers (default: the newest) that the user's tags score, best first, each
-    with its best score and that tag."""
+    """A day's papers that the user's tags score, best first, with the best score and its tag."""
     _within(k, MAX_K, "k_range")
     with pool.searcher() as s, within_budget(s.store, pool.budget):
         try:

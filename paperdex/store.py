@@ -150,8 +150,7 @@ VACUUM_AFTER = {5, 7}
 
 
 def quantize(v: np.ndarray) -> np.ndarray:
-    """int8 rows, each scaled so its largest component is ±127: how vectors are stored (cosine
-    ignores a row's scale, so none is kept)."""
+    """int8 rows, each scaled to a largest component of ±127 (cosine ignores the scale)."""
     v = np.asarray(v, dtype=np.float32)
     peak = np.abs(v).max(axis=-1, keepdims=True)
     return np.round(v * (127 / np.where(peak > 0, peak, 1))).astype(np.int8)
@@ -185,8 +184,7 @@ PERIOD_ORDERS = {
 
 @dataclass(frozen=True)
 class Period:
-    """The papers dated `first` to `last` (inclusive), with upvotes if `upvoted`, of `rowids`
-    if given: what the feed counts and lists."""
+    """The papers dated `first` to `last`, with upvotes if `upvoted`, of `rowids` if given."""
 
     first: str
     last: str
@@ -207,8 +205,7 @@ class Period:
 
 
 class PrefixCounts:
-    """A word-count table in a SQLite file of its own (jieba's prefix dictionary, zh.py), read
-    a key at a time as a dict."""
+    """A word-count table in a SQLite file of its own (jieba's prefix dictionary), as a dict."""
 
     def __init__(self, db: Path) -> None:
         self._c = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
@@ -276,8 +273,7 @@ class IngestSummary:
         return {k: getattr(self, k) for k in ("added", "updated", "unchanged", "rejected", "merged")}
 
     def last_of_each(self, batch: list[Paper]) -> dict[str, Paper]:
-        """The batch's papers by id, the last of an id winning, the ones before it counted as
-        unchanged or updated (every backend's rule)."""
+        """The batch's papers by id, the last winning, those before it counted (every backend's rule)."""
         latest: dict[str, Paper] = {}
         for p in batch:
             if (prev := latest.get(p.id)) is not None:
@@ -357,8 +353,7 @@ class Store:
             raise
 
     def _connect(self) -> sqlite3.Connection:
-        """A reader opens the file `mode=ro` and never writes, so it works on a read-only or
-        full disk; a writer sets WAL and brings the schema up to date."""
+        """A reader opens `mode=ro` and never writes (a read-only or full disk will do)."""
         target = f"{self.path.absolute().as_uri()}?mode=ro" if self.readonly else self.path
         conn = self.conn = sqlite3.connect(target, uri=self.readonly, timeout=30, check_same_thread=False)
         try:
@@ -385,8 +380,7 @@ class Store:
         )
 
     def _check_readable(self) -> None:
-        """A reader takes the current schema only (no read has a branch per version), else
-        says which command brings the store up to date."""
+        """A reader takes the current schema only (no read has a branch per version)."""
         version = self.schema_version()
         if version > SCHEMA_VERSION:
             raise self._too_new(version)
@@ -399,8 +393,7 @@ class Store:
             )
 
     def migrate(self) -> None:
-        """Run the forward-only migrations, each in its own transaction: the version is read
-        after BEGIN IMMEDIATE, so processes opening an old store at once apply each once."""
+        """Run the migrations, each in a transaction that reads the version after BEGIN IMMEDIATE."""
         if self.readonly:
             raise StoreError("a read-only store does not migrate; open it for writing")
         while True:
@@ -499,8 +492,7 @@ class Store:
         return True
 
     def _rows_in(self, sql: str, values: Sequence) -> Iterator[sqlite3.Row]:
-        """The rows of `sql` for every value, its `{}` filled with placeholders, 500 values a
-        statement (SQLite bounds a statement's variables)."""
+        """The rows of `sql` for every value, its `{}` filled with placeholders, 500 a statement."""
         values = list(values)
         for i in range(0, len(values), 500):
             chunk = values[i : i + 500]
@@ -550,8 +542,7 @@ class Store:
             )
 
     def summaries(self, ids: Iterable[str]) -> dict[str, dict[str, dict]]:
-        """{paper id: {lang: {model, text_hash, created, tokens, **body}}} of the summaries made
-        from the paper's current text (an edited abstract hides its old summary)."""
+        """{paper id: {lang: {model, text_hash, created, tokens, **body}}} of current texts."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
@@ -584,8 +575,7 @@ class Store:
         self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
 
     def add_vectors(self, model: str, items: list[tuple[int, str, np.ndarray]], *, switch: bool = False) -> None:
-        """items: (paper rowid, text_hash it was computed from, vector); with `switch`, into
-        the table of a switch to `model`."""
+        """items: (paper rowid, text_hash, vector); with `switch`, into a switch's table."""
         rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
         with self.write_transaction():
             if switch:
@@ -609,8 +599,7 @@ class Store:
         return None if row is None else self.vectors_from_blobs([row[0]]).shape[1]
 
     def missing_vectors(self, limit: int, *, switch: bool = False) -> list[tuple[int, str, str, str]]:
-        """(rowid, text_hash, title, abstract) of papers without a current vector, oldest
-        first (in a switch's table with `switch`)."""
+        """(rowid, text_hash, title, abstract) of papers without a current vector, oldest first."""
         return self.conn.execute(
             f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(switch)} ORDER BY p.rowid LIMIT ?",
             (limit,),
@@ -639,8 +628,7 @@ class Store:
         return int(self.get_state("vectors_epoch") or 0)
 
     def index_rows(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], int]]]:
-        """Every paper's (rowid, text hash, categories, date as YYYYMMDD or 0), in rowid order,
-        `chunk` at a time (lexical.Source)."""
+        """Every paper's (rowid, text hash, categories, date int), `chunk` at a time (lexical.Source)."""
         cur = self.conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
         while rows := cur.fetchmany(chunk):
             yield [(r[0], r[1], json.loads(r[2]), date_int(r[3])) for r in rows]
@@ -656,8 +644,7 @@ class Store:
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def papers_after(self, rowid: int, n: int) -> list[tuple[int, Paper, bytes | None]]:
-        """The next `n` papers after `rowid` in rowid order, each with its current vector's
-        stored bytes (None without one)."""
+        """The next `n` papers after `rowid`, each with its current vector's bytes (or None)."""
         rows = self.conn.execute(f"{_WITH_VECTOR} WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?", (rowid, n))
         return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 
@@ -667,8 +654,7 @@ class Store:
         return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 
     def copy_states(self) -> dict[int, tuple[str, bool]]:
-        """rowid -> (content hash, whether it has a current vector): what a copy in another
-        backend must hold (backends/migrate.py)."""
+        """rowid -> (content hash, whether it has a current vector), for backends/migrate.py."""
         q = f"SELECT p.rowid, p.content_hash, v.paper IS NOT NULL FROM papers p {_CURRENT_VECTOR}"
         return {r[0]: (r[1], bool(r[2])) for r in self.conn.execute(q)}
 
@@ -757,8 +743,7 @@ class Store:
 
     @contextmanager
     def write_transaction(self) -> Iterator[Store]:
-        """One write transaction (BEGIN IMMEDIATE: the write lock from its first read), rolled
-        back if the block raises; yields the store."""
+        """One write transaction (BEGIN IMMEDIATE: the write lock from its first read)."""
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             yield self
@@ -786,8 +771,7 @@ class Store:
     def papers_by_venue_area_category(
         self, venue: str | None = None, area: str | None = None, category: str | None = None
     ) -> list[Paper]:
-        """Papers whose venue and area hold the given text (any case), in `category` (or its
-        archive's), in rowid order."""
+        """Papers whose venue and area hold the texts (any case), in `category` (or its archive)."""
         sql, args = "SELECT * FROM papers WHERE 1", []
         if venue:
             sql += " AND venue LIKE ?"
@@ -907,8 +891,7 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, params)]
 
     def rowids_by_signal_in(self, period: Period, order: str) -> list[tuple[int, int | None, int | None]]:
-        """(rowid, upvotes, stars) of the period's papers, most upvoted first, then most
-        starred, then in `order`."""
+        """(rowid, upvotes, stars) of the period's papers, most upvoted, then starred, first."""
         where, params = period.where()
         order_by = f"{_BY_SIGNAL}, {PERIOD_ORDERS[order]}"
         sql = f"SELECT p.rowid, {_UPVOTES}, {_STARS} FROM papers p WHERE {where} ORDER BY {order_by}"
@@ -1000,8 +983,7 @@ class Store:
         return self.conn.execute("SELECT count(*) FROM saved_searches").fetchone()[0]
 
     def put_saved_search(self, name: str, query: str, params: str, created: str, seen_rowid: int, seen_at: str) -> None:
-        """Add a saved search, or replace the query, parameters and visit of the one named
-        `name` (its id and creation time stay)."""
+        """Add a saved search, or replace the one named `name` (its id and creation time stay)."""
         self.conn.execute(
             "INSERT INTO saved_searches (name, query, params, created, seen_rowid, seen_at) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(name) DO UPDATE SET query = excluded.query, params = excluded.params, "
@@ -1053,8 +1035,7 @@ class Store:
             self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model_next', ?)", (model,))
 
     def finish_vector_switch(self, model: str) -> bool:
-        """Put the switch's vectors in place of the old in one transaction; False (nothing
-        changed) while some paper lacks one."""
+        """Put the switch's vectors in place in one transaction; False while some paper lacks one."""
         with self.write_transaction():
             if self.missing_vector_count(switch=True):
                 return False
