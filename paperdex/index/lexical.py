@@ -177,8 +177,7 @@ class LexIndex:
         return str(self.meta["store_id"])
 
     def term(self, stemmed: str) -> int | None:
-        """The stem's term id (None: no paper holds it), kept (up to TERMS_KEPT stems): a
-        query asks for each of its stems several times."""
+        """The stem's term id (None: no paper holds it), kept: a query asks several times."""
         got = self._terms.get(stemmed, -1)
         if got == -1:
             got = self.vocab.index(stemmed)
@@ -237,8 +236,7 @@ class LexIndex:
         return got
 
     def pair_docs(self, a: int, b: int) -> np.ndarray:
-        """The documents (sorted) where term b directly follows term a in the title or the
-        abstract (stopwords aside)."""
+        """The documents (sorted) where term b follows term a in the title or the abstract."""
         lo, hi = int(self.pair_ptr[a]), int(self.pair_ptr[a + 1])
         k = lo + int(np.searchsorted(self.pair_next[lo:hi], b))
         if k == hi or self.pair_next[k] != b:
@@ -252,8 +250,7 @@ class LexIndex:
         return m
 
     def category_docs(self, name: str) -> np.ndarray:
-        """Documents in category `name` (cs.LG), or in any category of an archive (cs);
-        case-insensitive: the one place of the category rule."""
+        """Documents in category `name` (cs.LG), or in any of an archive's (cs), in any case."""
         key = name.strip().lower()
         if "." in key:
             ids = [self.cat_lookup[key]] if key in self.cat_lookup else []
@@ -338,8 +335,7 @@ def _spans(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def position_table(keys: np.ndarray) -> np.ndarray | None:
-    """Every row id's position in the sorted `keys` (-1: none) up to the largest, for
-    `find_sorted`; None when they are too sparse (more than TABLE_SLOTS slots a key)."""
+    """Every row id's position in the sorted `keys` (-1: none); None when they are too sparse."""
     if len(keys) == 0 or keys[-1] >= TABLE_SLOTS * len(keys) + 1024:
         return None
     at = np.full(int(keys[-1]) + 1, -1, dtype=np.int32)
@@ -375,8 +371,7 @@ class _Rows:
 
 
 class Source(Protocol):
-    """What a snapshot is built from and published beside: the embedded store, or a Milvus
-    collection (paperdex.backends.milvus). Rows come in rowid order, one consistent state."""
+    """What a snapshot is built from and published beside: the store, or a Milvus collection."""
 
     data_dir: Path  # where snapshots are published
 
@@ -425,8 +420,7 @@ def _read_rows(source: Source) -> _Rows:
 
 
 class _Terms:
-    """Stem ids in order of first sight; the previous vocabulary (sorted) comes first, so a
-    previous snapshot's term ids are valid ids here."""
+    """Stem ids in order of first sight, the previous vocabulary's first (its ids stay valid)."""
 
     def __init__(self, previous: LexIndex | None) -> None:
         self.stem_id: dict[str, int] = {}
@@ -444,8 +438,7 @@ class _Terms:
 
 
 class _Carry:
-    """The previous snapshot's postings of documents whose text did not change, renumbered to
-    their new positions (both in rowid order)."""
+    """The previous snapshot's postings of documents whose text did not change, renumbered."""
 
     def __init__(self, previous: LexIndex, reuse: np.ndarray, prev_pos: np.ndarray) -> None:
         self.prev, self.reuse, self.prev_pos = previous, reuse, prev_pos
@@ -471,8 +464,7 @@ class _Carry:
         return new[keep].astype(np.int32), term.astype(np.int32), tf.astype(np.int32)
 
     def pairs(self, remap: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The carried documents' word pairs as (document, first, second), renumbered, about
-        _CHUNK at a time."""
+        """The carried documents' word pairs as (document, first, second), _CHUNK at a time."""
         chunk = _CHUNK
         prev = self.prev
         at = np.asarray(prev.pairs.ptr)
@@ -564,8 +556,7 @@ def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, n
 def _pair_triples(
     blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, free: bool
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(document, first, second) of the adjacent word pairs, sorted-vocabulary term ids: the
-    carried ones, then each block's (freed once read, with `free`)."""
+    """(document, first, second) of the adjacent word pairs, carried then each block's."""
     if carry is not None:
         yield from carry.pairs(remap)
     for blk in blocks:
@@ -844,8 +835,7 @@ def published_generation(data_dir: Path) -> int | None:
 
 
 def index_lag(store) -> Lag | None:
-    """The lag of the published word index behind `store` (None: none); text hashes are
-    compared only when the generations differ."""
+    """The lag of the published word index behind `store` (None: none)."""
     current = store.generation()
     if published_generation(store.data_dir) == current:
         return None

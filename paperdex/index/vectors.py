@@ -97,8 +97,7 @@ class VectorIndex:
     # --- reading ----------------------------------------------------------------------
     @classmethod
     def current(cls, store: Store) -> VectorIndex | None:
-        """The vectors searches use now (shared per process; None without a model), read
-        again when the pointer or the store changes."""
+        """The vectors searches use now (shared per process; None without a model)."""
         model = store.model
         if model is None:
             return None
@@ -255,8 +254,7 @@ class VectorIndex:
     def _exact(
         self, q: np.ndarray, scores: np.ndarray, k: int, pos: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        """The best k by the int8 `scores` (of the rows at `pos`, if given), rescored with the
-        float query; equal cosines put the older paper first."""
+        """The best k by the int8 `scores` (of the rows at `pos`), rescored, older first on ties."""
         if k <= 0:
             return []
         m = candidates(k)
@@ -301,8 +299,7 @@ class VectorIndex:
         return Rows(self, rowids)
 
     def _rows(self, pos: np.ndarray) -> np.ndarray:
-        """The int8 rows at `pos`; the last few subsets are kept: a filter recurs across
-        queries, and gathering its rows costs more than scoring them."""
+        """The int8 rows at `pos`, the last few subsets kept: a filter recurs across queries."""
         key = hashlib.blake2b(pos.tobytes(), digest_size=16).digest()
         with self._lock:
             sub = self._subsets.get(key)
@@ -318,8 +315,7 @@ class VectorIndex:
 
 
 class Rows:
-    """Some papers' unit rows (a recommender's corpus), answering ``rows[docs]`` and
-    ``rows @ w`` as a float32 matrix would, without making one."""
+    """Some papers' unit rows, as a float32 matrix answers ``rows[docs]`` and ``rows @ w``."""
 
     def __init__(self, index: VectorIndex, rowids: np.ndarray) -> None:
         self.index = index
@@ -388,8 +384,7 @@ def _four_bits(vecs: np.ndarray, block: int = 8192):
 
 
 def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
-    """Positions (ascending) of the m highest scores and maybe a quarter more (above a floor
-    from a strided sample, when m pass it); else of the m best."""
+    """Positions (ascending) of the m highest scores and maybe a quarter more."""
     stride = len(scores) // (4 * m)
     if stride >= 2:
         sample = scores[::stride]

@@ -36,8 +36,7 @@ class Vectors(Protocol):
     def scan(
         self, q: np.ndarray, depth: int, pool: int, allowed: np.ndarray | None
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Any]:
-        """(the `depth` nearest, the `pool` nearest among `allowed` rowids, scan state for
-        `cosines_of`), best first, equal cosines by rowid."""
+        """(the `depth` nearest, the `pool` nearest among `allowed`, state for `cosines_of`)."""
 
     def cosines_of(self, state: Any, rowids: np.ndarray) -> np.ndarray:
         """The query's cosine with each of `rowids` (NaN for a row with no vector)."""
@@ -79,13 +78,11 @@ class Corpus(Protocol):
         every rowid that could, for a corpus that checks texts rather than keep an index."""
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
-        """`venue:` / `area:` (substring, ASCII case folded, as SQLite's LIKE) and
-        `decision:` (OpenReview's decision, exactly)."""
+        """`venue:` / `area:` (substring, as SQLite's LIKE) and `decision:` (exactly)."""
 
 
 def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
-    """The lexical snapshot searches of this source use now, shared by the process: the
-    published one, else one built in memory and never saved."""
+    """The lexical snapshot searches use now: the published one, else one built in memory."""
     sid = source.store_id()
     published = stamp(source.data_dir / lexical.POINTER)
     # none published: the one built in memory is kept only while the store has not changed

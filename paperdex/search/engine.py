@@ -191,8 +191,7 @@ def _query_vector(emb: Embedder, text: str) -> np.ndarray:
 
 
 class Searcher:
-    """Search over one corpus: the embedded store, or a Milvus collection. Not shared across
-    threads (its SQLite connection); the snapshots it reads are shared by the process."""
+    """Search over one corpus (the store, or a Milvus collection); one thread's, as its store."""
 
     def __init__(
         self,

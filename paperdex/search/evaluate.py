@@ -49,8 +49,7 @@ def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
 
 
 def evaluate(searcher, queries: list[dict], mode: str = "hybrid") -> dict:
-    """Mean metrics over the queries. Queries are sentences, so they are searched as plain
-    text (`literal`): a '(' or '-' in prose is not query syntax."""
+    """Mean metrics over the queries, searched as plain text (`literal`: they are prose)."""
     per_query = []
     for q in queries:
         res = searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True)

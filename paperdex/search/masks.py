@@ -47,8 +47,7 @@ def required(n: int, with_all: int | None = None) -> int:
 
 
 class Eval:
-    """Evaluates one query over one lexical snapshot, memoising repeated parts; no query
-    reads more than MAX_POSTINGS postings."""
+    """Evaluates one query over one lexical snapshot, reading at most MAX_POSTINGS postings."""
 
     def __init__(
         self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None, zh_dict: bool = True
@@ -92,8 +91,7 @@ class Eval:
         return self._stem_cache.get((s, None))
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
-        """The papers holding the concept (in `column`, or anywhere): any of its alternatives,
-        a multi-word one only where its words stand together (``alt_pairs``)."""
+        """The papers holding any of the concept's alternatives (in `column`, or anywhere)."""
         if len(c.alts) == 1 and len(c.alts[0]) == 1:
             return self.stem_mask(c.alts[0][0], column)  # one word: its mask (read-only)
         out = np.zeros(self.ix.n, dtype=bool)

@@ -57,8 +57,7 @@ URL_NAMES = {"date_from": "from", "date_to": "to"}
 
 @dataclass(kw_only=True)
 class Request(Filters):
-    """One search request as every interface makes it: the query, how to rank and page it,
-    and its filters."""
+    """One search request as every interface makes it (``service.SearchParams``)."""
 
     q: str = ""
     mode: str = "hybrid"
@@ -180,8 +179,7 @@ def _positives(node: Q.Node, out: list[Q.Text]) -> None:
 
 @dataclass(kw_only=True)
 class Plan(Request):
-    """What a query asks for, before any index is read: the request, checked, and what its
-    query says; every backend starts from it."""
+    """The request, checked, and what its query says: every backend starts from it."""
 
     offset: int = 0
     zh_dict: bool = True  # read Chinese through the dictionary (Settings.zh_dict)
@@ -195,8 +193,7 @@ class Plan(Request):
 
     @cached_property
     def query_class(self) -> tuple[str, str]:
-        """(language, form): "keywords" for up to three concepts; "sentence" for more, or a
-        question (`filler`)."""
+        """(language, form): "keywords" up to three concepts, else or for a question "sentence"."""
         form = "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
         lang = self.lang
         if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(self.q)):

@@ -89,8 +89,7 @@ _QUOTES = str.maketrans(
 
 
 def _clean(q: str) -> str:
-    """NFKC (a Chinese input method's ＯＲ and `ti：` are ASCII's), curly quotes straight,
-    control characters spaces."""
+    """NFKC (an input method's ＯＲ and `ti：`), curly quotes straight, control characters spaces."""
     return unicodedata.normalize("NFKC", q).translate(_QUOTES)
 
 
@@ -264,8 +263,7 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
 
 
 def date_range(start: str | None, end: str | None, pos: int | None = None) -> tuple[str, str]:
-    """The one date rule: YYYY, YYYY-MM or YYYY-MM-DD, each a real calendar date; an open
-    end is ""; START <= END."""
+    """The one date rule: YYYY[-MM[-DD]], real dates, an open end "", START <= END."""
     start, end = (start or "").strip(), (end or "").strip()
     if not start and not end:
         raise QueryError(message("date_range_open"), pos)

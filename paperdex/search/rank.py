@@ -157,8 +157,7 @@ def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.n
 
 
 def top_k(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
-    """The best k of `cand` by `acc`, ties to the lower doc, in order: pages cut from it
-    never overlap or skip a tie."""
+    """The best k of `cand` by `acc`, ties to the lower doc: pages never overlap or skip a tie."""
     return best_first(cand, acc[cand], k)
 
 
@@ -376,8 +375,7 @@ def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bo
 
 
 def together_mask(ix: lexical.LexIndex, alt: tuple[str, ...]) -> np.ndarray:
-    """The papers where the multi-word alternative's words stand together in the title or
-    the abstract (``alt_pairs``): the one place the embedded store decides it."""
+    """The papers where the alternative's words stand together (the one place of ``alt_pairs``)."""
     ok = None
     for a, b in alt_pairs(alt):
         ta, tb = ix.term(a), ix.term(b)
