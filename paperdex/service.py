@@ -179,7 +179,6 @@ class FairGate:
 
     @property
     def waiting(self) -> int:
-        """Requests queued for a slot now."""
         with self._cv:
             return sum(len(lane) for lane in self._lanes.values())
 
@@ -267,7 +266,6 @@ class SearcherPool:
 
     @property
     def waiting(self) -> int:
-        """Requests waiting for a searcher now."""
         return self._gate.waiting
 
     @contextmanager
@@ -538,7 +536,6 @@ def _load(took: dict[str, float], **steps: Callable[[], object]) -> dict[str, fl
 
 
 def _first_loads(s: Searcher) -> dict[str, Callable[[], object]]:
-    """What a searcher loads before its first query, by name."""
     return dict(lexical=lambda: s.lex, vectors=lambda: _warm_vectors(s), model=lambda: _warm_model(s), zh=_warm_zh)
 
 
@@ -719,7 +716,6 @@ def get_paper(pool: Pool, pid: str) -> Paper:
 
 
 def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
-    """A paper and its nearest neighbours."""
     _within(k, MAX_SIMILAR, "k_range")
     paper = get_paper(pool, pid)
     with pool.searcher() as s, within_budget(s.store, pool.budget):
@@ -732,7 +728,6 @@ def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
 
 
 def daily(pool: Pool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
-    """The papers of one day (default: the latest day in the store)."""
     day, category = _listing_args(day, category, page, per_page)
     return _read_feed(pool, feed.daily, day, category, page, per_page)
 

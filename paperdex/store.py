@@ -316,7 +316,6 @@ _decode = json.JSONDecoder().decode  # json.loads's own decoder, without its per
 
 
 def paper_from_row(row: sqlite3.Row) -> Paper:
-    """A row of papers as a Paper."""
     d = {k: row[k] for k in _PAPER_FIELDS}
     d.update({k: _decode(d[k]) for k in _JSON_COLS}, authors_truncated=bool(d["authors_truncated"]))
     return Paper(**d)
@@ -499,7 +498,6 @@ class Store:
             yield from self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
     def _value(self, sql: str, params: Sequence = ()) -> Any:
-        """The first column of the first row of `sql`, None without a row."""
         row = self.conn.execute(sql, params).fetchone()
         return row[0] if row else None
 
@@ -508,7 +506,6 @@ class Store:
         return paper_from_row(row) if row else None
 
     def sources_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
-        """The sources each of `ids` the store holds came from."""
         rows = self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)
         return {r[0]: json.loads(r[1]) for r in rows}
 
@@ -534,7 +531,6 @@ class Store:
             self.conn.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
 
     def put_summary(self, pid: str, lang: str, model: str, text_hash: str, body: dict, tokens: int = 0) -> None:
-        """Store one paper's summary in one language, replacing the one before it."""
         with self.conn:
             self.conn.execute(
                 "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
@@ -620,7 +616,6 @@ class Store:
 
     @staticmethod
     def vectors_from_blobs(blobs: list[bytes]) -> np.ndarray:
-        """Stored vector blobs as int8 rows."""
         return np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
 
     def vectors_epoch(self) -> int:
@@ -704,7 +699,6 @@ class Store:
         return self._deadline is not None and time.monotonic() >= self._deadline
 
     def _bump(self, counter: str) -> None:
-        """Add one to a change counter (`generation`, `vectors_epoch`)."""
         self.conn.execute(
             "INSERT INTO state VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
             (counter,),
@@ -830,13 +824,11 @@ class Store:
         return self._value("SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1", (doi,))
 
     def column_texts(self, rowids: list[int], column: str) -> dict[int, str]:
-        """rowid -> the stored value of `column` of the papers."""
         if column not in _COLS:
             raise ValueError(f"not a column of papers: {column!r}")
         return {r[0]: r[1] for r in self._rows_in(f"SELECT rowid, {column} FROM papers WHERE rowid IN ({{}})", rowids)}
 
     def exact_phrase_rowids(self, match: str) -> list[int]:
-        """Rowids of the papers matching an FTS5 expression over the unstemmed index."""
         return [r[0] for r in self.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (match,))]
 
     def rowids_with_decision(self, decision: str) -> list[int]:
@@ -885,7 +877,6 @@ class Store:
         return [paper_from_row(r) for r in self.conn.execute(sql, [*params, limit, offset])]
 
     def rowids_in(self, period: Period, order: str) -> list[int]:
-        """The period's rowids in `order` (a key of PERIOD_ORDERS)."""
         where, params = period.where()
         sql = f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]}"
         return [r[0] for r in self.conn.execute(sql, params)]
@@ -1020,7 +1011,6 @@ class Store:
         return self.conn.execute(q, (VECTORS_NEXT,)).fetchone() is not None
 
     def missing_vector_count(self, *, switch: bool = False) -> int:
-        """Papers without a current vector (in the switch's table if `switch`)."""
         return self.conn.execute(f"SELECT count(*) {_missing_sql(switch)}").fetchone()[0]
 
     def start_vector_switch(self, model: str) -> None:
@@ -1050,7 +1040,6 @@ class Store:
         return True
 
     def drop_vector_switch(self) -> None:
-        """Forget a switch left behind."""
         with self.conn:
             self.conn.execute(f"DROP TABLE IF EXISTS {VECTORS_NEXT}")
             self.conn.execute("DELETE FROM state WHERE key = 'model_next'")

@@ -92,7 +92,6 @@ class Vocab:
         return self._size
 
     def key(self, i: int) -> bytes:
-        """Stem i as UTF-8 bytes."""
         return self._buf[self._at[i] : self._at[i + 1]].tobytes()
 
     def __getitem__(self, i) -> str:
@@ -272,7 +271,6 @@ class LexIndex:
         return find_sorted(self.rowids, rowids, self._at)
 
     def docs_of_rowids(self, rowids: np.ndarray) -> np.ndarray:
-        """Positions of the given rowids (those present in this snapshot)."""
         pos, ok = self.find(rowids)
         return pos[ok].astype(np.int32)
 
@@ -385,9 +383,7 @@ class Source(Protocol):
         """Chunks of (rowid, text hash, categories, date as YYYYMMDD or 0), in rowid order."""
         ...
 
-    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
-        """(title, abstract, authors) of these rows."""
-        ...
+    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]: ...
 
 
 def _read_rows(source: Source) -> _Rows:

@@ -91,7 +91,6 @@ class VectorIndex:
         return len(self.keys)
 
     def warm(self) -> None:
-        """Load the SIMD kernels before the first query needs them."""
         _numkong()
 
     # --- reading ----------------------------------------------------------------------
@@ -106,7 +105,6 @@ class VectorIndex:
 
     @classmethod
     def from_store(cls, store: Store) -> VectorIndex:
-        """Every vector, read in one transaction."""
         with store.read_snapshot():
             meta = {"model": store.model, "epoch": store.vectors_epoch()}
             keys, vecs = store.load_vectors()
@@ -219,7 +217,6 @@ class VectorIndex:
         return find_sorted(self.keys, rowids, self._at)
 
     def _present(self, rowids: np.ndarray) -> np.ndarray:
-        """Positions in `keys` of those `rowids` that have a vector."""
         pos, ok = self._find(rowids)
         return pos[ok]
 
@@ -437,7 +434,6 @@ def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
 
 
 def published(store: Store) -> dict | None:
-    """The pointer of the published vectors of this store, if any."""
     try:
         ptr = json.loads((store.data_dir / POINTER).read_text())
     except (OSError, ValueError):

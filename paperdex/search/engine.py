@@ -170,7 +170,6 @@ def matched_first(fused, order: np.ndarray, why, M: np.ndarray, want: int, liste
 
 
 def no_why(docs: np.ndarray) -> dict:
-    """Why papers are in Newest order: nothing to say."""
     return {}
 
 
@@ -403,7 +402,6 @@ class Searcher:
         return Result(pl.q, "lookup", pl.sort, shown, len(hits), pl.page, pl.per_page, took, {}, notices, plan=pl)
 
     def _facets(self, ix: lexical.LexIndex, M: np.ndarray, limit: int = 12) -> dict:
-        """Counts by category and year over the matched set, exactly."""
         cats = [(c, n) for c, n in ix.category_counts(M) if _facet_category(c)]
         cats.sort(key=lambda x: (-x[1], x[0]))
         counts = np.bincount(ix.dates[M] // 10000)

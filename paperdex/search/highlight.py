@@ -15,7 +15,6 @@ MAX_SNIPPET_SOURCE = 20_000  # characters of an abstract searched for the best w
 
 @lru_cache(maxsize=500_000)
 def _word_stem(word: str) -> str:
-    """A surface word's stem, as the index stems it."""
     return stem(fold(word))
 
 

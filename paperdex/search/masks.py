@@ -153,7 +153,6 @@ class Eval:
         acc += best
 
     def _alt_score(self, alt: tuple[str, ...], acc: np.ndarray) -> None:
-        """acc += the BM25F of each distinct word of one alternative."""
         for s in dict.fromkeys(alt):
             t = self.ix.term(s)
             if t is None:

@@ -232,7 +232,6 @@ class Plan(Request):
 
     @property
     def lang(self) -> str:
-        """The query's language: its fusion class."""
         return "zh" if has_cjk(self.q) else "en"
 
     @property
