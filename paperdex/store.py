@@ -294,8 +294,7 @@ _JSON_COLS = ("authors", "categories", "sources", "extra")
 
 
 def _row(p: Paper) -> dict:
-    row = {f.name: getattr(p, f.name) for f in fields(Paper)}
-    row.update(
+    return {f.name: getattr(p, f.name) for f in fields(Paper)} | dict(
         authors=json.dumps(p.authors, ensure_ascii=False),
         categories=json.dumps(p.categories),
         sources=json.dumps(p.sources),
@@ -305,10 +304,10 @@ def _row(p: Paper) -> dict:
         content_hash=p.content_hash(),
         text_hash=p.text_hash(),
     )
-    return row
 
 
 _COLS = list(_row(Paper(id="x", title="x")).keys())
+_SETS, _PARAMS = ", ".join(f"{k} = :{k}" for k in _COLS), ", ".join(f":{k}" for k in _COLS)
 
 
 _PAPER_FIELDS = tuple(f.name for f in fields(Paper))
@@ -435,8 +434,7 @@ class Store:
         latest = s.last_of_each(batch)
         c = self.conn
         with self.write_transaction():
-            ids = list(latest)
-            old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", ids)}
+            old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", list(latest))}
             inserts, written = [], []  # written: (rowid, paper) of every row updated or added
             for pid, p in latest.items():
                 row = _row(p)
@@ -450,8 +448,7 @@ class Store:
                     continue
                 rowid = prev["rowid"]
                 self._fts_delete(rowid, paper_from_row(prev))
-                sets = ", ".join(f"{k} = :{k}" for k in _COLS)
-                c.execute(f"UPDATE papers SET {sets} WHERE rowid = {rowid}", row)
+                c.execute(f"UPDATE papers SET {_SETS} WHERE rowid = {rowid}", row)
                 c.execute("DELETE FROM paper_categories WHERE paper = ?", (rowid,))
                 if prev["text_hash"] != row["text_hash"]:
                     if c.execute("DELETE FROM vectors WHERE paper = ?", (rowid,)).rowcount:
@@ -459,9 +456,7 @@ class Store:
                 written.append((rowid, p))
                 s.updated += 1
             if inserts:
-                names = ", ".join(_COLS)
-                params = ", ".join(f":{k}" for k in _COLS)
-                c.executemany(f"INSERT INTO papers ({names}) VALUES ({params})", inserts)
+                c.executemany(f"INSERT INTO papers ({', '.join(_COLS)}) VALUES ({_PARAMS})", inserts)
                 q = "SELECT id, rowid FROM papers WHERE id IN ({})"
                 new = {r[0]: r[1] for r in self._rows_in(q, [r["id"] for r in inserts])}
                 written += [(new[r["id"]], latest[r["id"]]) for r in inserts]
@@ -506,8 +501,7 @@ class Store:
         return paper_from_row(row) if row else None
 
     def sources_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
-        rows = self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)
-        return {r[0]: json.loads(r[1]) for r in rows}
+        return {r[0]: json.loads(r[1]) for r in self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)}
 
     def get_many(self, rowids: list[int]) -> dict[int, Paper]:
         q = "SELECT * FROM papers WHERE rowid IN ({})"
@@ -517,8 +511,7 @@ class Store:
         return self._value("SELECT rowid FROM papers WHERE id = ?", (pid,))
 
     def iter_papers(self) -> Iterator[Paper]:
-        for r in self.conn.execute("SELECT * FROM papers ORDER BY rowid"):
-            yield paper_from_row(r)
+        return map(paper_from_row, self.conn.execute("SELECT * FROM papers ORDER BY rowid"))
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM papers").fetchone()[0]
@@ -539,15 +532,12 @@ class Store:
 
     def summaries(self, ids: Iterable[str]) -> dict[str, dict[str, dict]]:
         """{paper id: {lang: {model, text_hash, created, tokens, **body}}} of current texts."""
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
         out: dict[str, dict[str, dict]] = {}
         q = (
             "SELECT s.* FROM summaries s JOIN papers p ON p.id = s.paper AND p.text_hash = s.text_hash "
             "WHERE s.paper IN ({})"
         )
-        for r in self._rows_in(q, ids):
+        for r in self._rows_in(q, list(dict.fromkeys(ids))):
             meta = {k: r[k] for k in ("model", "text_hash", "tokens", "created")}
             out.setdefault(r["paper"], {})[r["lang"]] = {**json.loads(r["body"]), **meta}
         return out
@@ -706,7 +696,6 @@ class Store:
 
     def stats(self) -> dict:
         first, last = self.conn.execute("SELECT min(date), max(date) FROM papers").fetchone()
-        db_bytes = sum(f.stat().st_size for f in self.data_dir.glob("paperdex.db*"))
         return {
             "papers": self.count(),
             "with_vectors": self.vector_count(),
@@ -715,7 +704,7 @@ class Store:
             "last_date": last,
             "schema_version": self.schema_version(),
             "data_dir": str(self.data_dir),
-            "db_bytes": db_bytes,
+            "db_bytes": sum(f.stat().st_size for f in self.data_dir.glob("paperdex.db*")),
             "lexical_bytes": self._published_bytes("lexical.json"),
             "vectors_bytes": self._table_bytes("vectors"),
         }
