@@ -362,12 +362,9 @@ class SearcherPool:
         if not behind:
             self.publish_error = None
             return None
-        now = time.monotonic()
         if since is None:
-            return now
-        if now - since >= CATCH_UP_AFTER and self._publish_abandoned(store):
-            return None
-        return since
+            return time.monotonic()
+        return None if time.monotonic() - since >= CATCH_UP_AFTER and self._publish_abandoned(store) else since
 
     def _publish_abandoned(self, store: Store) -> bool:
         """Publish a dead writer's committed papers (`publish_if_abandoned`); False while a
@@ -540,8 +537,7 @@ def _first_loads(s: Searcher) -> dict[str, Callable[[], object]]:
 
 
 def _warm_model(s: Searcher) -> None:
-    emb = s.embedder()
-    if emb is not None:
+    if (emb := s.embedder()) is not None:
         emb.embed_query("warm up")
 
 

@@ -496,6 +496,10 @@ class Store:
         row = self.conn.execute(sql, params).fetchone()
         return row[0] if row else None
 
+    def _firsts(self, sql: str, params: Sequence = ()) -> list:
+        """The first column of every row of `sql`."""
+        return [r[0] for r in self.conn.execute(sql, params)]
+
     def get(self, pid: str) -> Paper | None:
         row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
         return paper_from_row(row) if row else None
@@ -749,7 +753,7 @@ class Store:
         return self._value("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1")
 
     def rowids_since(self, day: str) -> list[int]:
-        return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (day,))]
+        return self._firsts("SELECT rowid FROM papers WHERE date >= ?", (day,))
 
     def papers_by_venue_area_category(
         self, venue: str | None = None, area: str | None = None, category: str | None = None
@@ -791,7 +795,7 @@ class Store:
         sql = (
             "SELECT p.authors FROM fts_exact JOIN papers p ON p.rowid = fts_exact.rowid WHERE fts_exact MATCH ? LIMIT ?"
         )
-        return [r[0] for r in self.conn.execute(sql, [match, limit])]
+        return self._firsts(sql, [match, limit])
 
     def paper_counts_by_category(self) -> list[tuple[str, int]]:
         rows = self.conn.execute("SELECT category, count(*) n FROM paper_categories GROUP BY category ORDER BY n DESC")
@@ -818,19 +822,19 @@ class Store:
         return {r[0]: r[1] for r in self._rows_in(f"SELECT rowid, {column} FROM papers WHERE rowid IN ({{}})", rowids)}
 
     def exact_phrase_rowids(self, match: str) -> list[int]:
-        return [r[0] for r in self.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (match,))]
+        return self._firsts("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (match,))
 
     def rowids_with_decision(self, decision: str) -> list[int]:
         """Rowids of the papers with this OpenReview decision (extra.openreview.decision)."""
         q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
-        return [r[0] for r in self.conn.execute(q, (decision,))]
+        return self._firsts(q, (decision,))
 
     def rowids_where_contains(self, column: str, text: str) -> list[int]:
         """Rowids of the papers whose venue or venue_area holds `text` (any case, literally)."""
         if column not in ("venue", "venue_area"):
             raise ValueError(f"not a venue column: {column!r}")
         pat = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        return [r[0] for r in self.conn.execute(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))]
+        return self._firsts(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))
 
     def dates_with_counts(self, limit: int | None = None) -> list[tuple[str, int]]:
         sql = "SELECT date, count(*) FROM papers WHERE date IS NOT NULL GROUP BY date ORDER BY date DESC LIMIT ?"
@@ -867,8 +871,7 @@ class Store:
 
     def rowids_in(self, period: Period, order: str) -> list[int]:
         where, params = period.where()
-        sql = f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]}"
-        return [r[0] for r in self.conn.execute(sql, params)]
+        return self._firsts(f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]}", params)
 
     def rowids_by_signal_in(self, period: Period, order: str) -> list[tuple[int, int | None, int | None]]:
         """(rowid, upvotes, stars) of the period's papers, most upvoted, then starred, first."""
@@ -888,18 +891,15 @@ class Store:
 
     def state_keys_starting(self, prefix: str) -> list[str]:
         """Keys of the state table that start with `prefix` (a LIKE pattern)."""
-        return [r[0] for r in self.conn.execute("SELECT key FROM state WHERE key LIKE ?", [prefix + "%"])]
+        return self._firsts("SELECT key FROM state WHERE key LIKE ?", [prefix + "%"])
 
     # --- the library (library.py); writes run inside write_transaction()
-    def _library_rows(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, list(params)).fetchall()
-
     def tags_with_counts(self) -> list[sqlite3.Row]:
         """Every tag by name: (name, created, n papers, upd: last added)."""
-        return self._library_rows(
+        return self.conn.execute(
             "SELECT t.name, t.created, count(tp.paper) n, max(tp.added) upd FROM tags t "
             "LEFT JOIN tag_papers tp ON tp.tag = t.id GROUP BY t.id ORDER BY t.name COLLATE NOCASE"
-        )
+        ).fetchall()
 
     def tag_paper_ids(self, name: str) -> list[str]:
         """Ids of the papers in the tag named `name`, most recently added first."""
@@ -907,14 +907,14 @@ class Store:
             "SELECT tp.paper FROM tag_papers tp JOIN tags t ON t.id = tp.tag WHERE t.name = ? "
             "ORDER BY tp.added DESC, tp.paper"
         )
-        return [r[0] for r in self._library_rows(q, [name])]
+        return self._firsts(q, [name])
 
     def tag_names_of(self, pid: str) -> list[str]:
         q = "SELECT t.name FROM tags t JOIN tag_papers tp ON tp.tag = t.id WHERE tp.paper = ? ORDER BY t.name"
-        return [r[0] for r in self._library_rows(q, [pid])]
+        return self._firsts(q, [pid])
 
     def tagged_paper_ids(self) -> list[str]:
-        return [r[0] for r in self._library_rows("SELECT DISTINCT paper FROM tag_papers")]
+        return self._firsts("SELECT DISTINCT paper FROM tag_papers")
 
     def tag_id(self, name: str) -> int | None:
         return self._value("SELECT id FROM tags WHERE name = ?", (name,))
@@ -949,10 +949,10 @@ class Store:
         return sum(self.conn.execute("DELETE FROM dismissed WHERE paper = ?", (p,)).rowcount for p in pids)
 
     def dismissed_ids(self) -> list[str]:
-        return [r[0] for r in self._library_rows("SELECT paper FROM dismissed ORDER BY added DESC, paper")]
+        return self._firsts("SELECT paper FROM dismissed ORDER BY added DESC, paper")
 
     def saved_search_rows(self) -> list[sqlite3.Row]:
-        return self._library_rows("SELECT * FROM saved_searches ORDER BY name COLLATE NOCASE")
+        return self.conn.execute("SELECT * FROM saved_searches ORDER BY name COLLATE NOCASE").fetchall()
 
     def saved_search_row(self, *, id: int | None = None, name: str | None = None) -> sqlite3.Row | None:
         """A saved search by id, or by name (any case)."""
@@ -984,7 +984,7 @@ class Store:
 
     def token_rows(self) -> list[sqlite3.Row]:
         """(id, name, created) of every token, oldest first; never the hashes."""
-        return self._library_rows("SELECT id, name, created FROM tokens ORDER BY id")
+        return self.conn.execute("SELECT id, name, created FROM tokens ORDER BY id").fetchall()
 
     def token_by_hash(self, token_hash: str) -> sqlite3.Row | None:
         return self.conn.execute("SELECT id, name, hash FROM tokens WHERE hash = ?", [token_hash]).fetchone()

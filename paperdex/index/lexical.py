@@ -188,9 +188,7 @@ class LexIndex:
     def prefix_terms(self, prefix: str, limit: int = 256) -> np.ndarray:
         """Term ids whose stem starts with `prefix`, most frequent first, at most `limit`."""
         key = _utf8(prefix)
-        lo = self.vocab.find(key)
-        hi = self.vocab.find(key + b"\xff")  # no UTF-8 byte is 0xff
-        ids = np.arange(lo, hi)
+        ids = np.arange(self.vocab.find(key), self.vocab.find(key + b"\xff"))  # no UTF-8 byte is 0xff
         if len(ids) > limit:
             ids = ids[np.argsort(-self.df[ids], kind="stable")[:limit]]
         return ids
@@ -288,8 +286,7 @@ class LexIndex:
         else:
             ids = self.cat_ids[mask[self._cat_doc]]
         counts = np.bincount(ids, minlength=len(self.cat_names))
-        nz = np.flatnonzero(counts)
-        return [(self.cat_names[i], int(counts[i])) for i in nz]
+        return [(self.cat_names[i], int(counts[i])) for i in np.flatnonzero(counts)]
 
 
 # --- building (writers only) ------------------------------------------------------------

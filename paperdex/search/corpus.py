@@ -98,6 +98,7 @@ class StoreCorpus:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.papers, self.get, self.rowid = store.get_many, store.get, store.rowid
 
     @property
     def model(self) -> str | None:
@@ -110,15 +111,6 @@ class StoreCorpus:
         from paperdex.index.vectors import VectorIndex
 
         return VectorIndex.current(self.store)
-
-    def papers(self, rowids: list[int]) -> dict[int, Paper]:
-        return self.store.get_many(rowids)
-
-    def get(self, pid: str) -> Paper | None:
-        return self.store.get(pid)
-
-    def rowid(self, pid: str) -> int | None:
-        return self.store.rowid(pid)
 
     def by_doi(self, doi: str) -> Paper | None:
         pid = self.store.paper_id_by_doi(doi)
