@@ -331,10 +331,9 @@ class Store:
         self.readonly = readonly
         self._writer: int | None = None
         self._deadline: float | None = None  # of the time limit the statements run within
-        if readonly:
-            if not self.path.is_file():
-                raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
-        else:
+        if readonly and not self.path.is_file():
+            raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
+        if not readonly:
             try:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
             except OSError as e:
