@@ -128,8 +128,7 @@ def within_budget(
 
 
 class FairGate:
-    """`size` slots handed out fairly: to the waiting client holding the fewest, then to the
-    one served longest ago; past `max_waiting` of one client waiting, one more is refused."""
+    """`size` slots for the waiting client holding the fewest, then served longest ago."""
 
     def __init__(self, size: int, max_waiting: int = MAX_WAITING) -> None:
         self._cv = threading.Condition(threading.Lock())
@@ -367,8 +366,7 @@ class SearcherPool:
         return None if time.monotonic() - since >= CATCH_UP_AFTER and self._publish_abandoned(store) else since
 
     def _publish_abandoned(self, store: Store) -> bool:
-        """Publish a dead writer's committed papers (`publish_if_abandoned`); False while a
-        writer is alive or publishing, or when this server cannot (tried every PUBLISH_RETRY s)."""
+        """Publish a dead writer's papers; False if it did not (retried every PUBLISH_RETRY s)."""
         if self.publish_error is not None and time.monotonic() < self._retry_at:
             return False
         t = time.perf_counter()
@@ -604,8 +602,7 @@ def _yield_to_the_loop() -> None:
 
 
 def health(pool: Pool) -> dict:
-    """For a load balancer: the store and the backend answer, or a 503 saying which does not;
-    while the snapshots lag the committed rows, `ok` is false and `degraded` says why."""
+    """For a load balancer: a 503 unless the store and backend answer; `degraded`: a lag."""
     try:
         with pool.reader(wait=1.0) as st:
             with st.read_snapshot():

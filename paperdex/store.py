@@ -668,8 +668,7 @@ class Store:
 
     @contextmanager
     def time_limit(self, seconds: float) -> Iterator[float]:
-        """Run this store's statements within `seconds` (datasette's ``sqlite_timelimit``),
-        stopping one still running at the deadline (OverTime); yields the deadline. A read
+        """Run statements within `seconds` (OverTime past it), yielding the deadline; a read
         left open is rolled back: it must not pin an old snapshot."""
         outer = self._deadline
         deadline = time.monotonic() + seconds
@@ -775,9 +774,8 @@ class Store:
         return [paper_from_row(r) for r in self.conn.execute(sql, args)]
 
     def title_match_rows(self) -> Iterator[tuple[str, str, str | None, str | None, str | None]]:
-        """Per paper, lazily, what finding a record's paper by title needs: (id, title, first
-        author, extra JSON when it may name an arXiv id or a title from the abstract, the
-        abstract's first 600 characters for those)."""
+        """Per paper, lazily: (id, title, first author, extra JSON when it names an arXiv id or
+        a title from the abstract, and for those the abstract's first 600 characters)."""
         return self.conn.execute(
             "SELECT id, title, json_extract(authors, '$[0]'), "
             "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END, "

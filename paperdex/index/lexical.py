@@ -77,8 +77,7 @@ def _utf8(s: str) -> bytes:
 
 
 class Vocab:
-    """The sorted stems, stem i being the UTF-8 bytes text[ptr[i]:ptr[i+1]] (which sort as the
-    strings do): `vocab[i]` is a stem, `vocab.index(stem)` its position."""
+    """The sorted stems, stem i the UTF-8 bytes text[ptr[i]:ptr[i+1]] (sorted as the strings)."""
 
     def __init__(self, text: np.ndarray, ptr: np.ndarray) -> None:
         self.text, self.ptr = text, ptr
@@ -201,9 +200,8 @@ class LexIndex:
         return self.bm.doc[a:b], self.bm_score[a:b]
 
     def column(self, t: int) -> np.ndarray | None:
-        """A common term's BM25F scores as one float32 per document (0 where it is absent),
-        None for a rarer one: adding a column costs less than scattering many postings, and
-        the sums are the same bits (x + 0 is x)."""
+        """A common term's BM25F scores, one float32 per document (0: absent), None for a rarer
+        one: cheaper to add than many postings, and the same sums (x + 0 is x)."""
         got = self._column(t)
         return None if got is None else got[0]
 
@@ -278,8 +276,7 @@ class LexIndex:
         return np.repeat(np.arange(self.n, dtype=np.intp), np.diff(self.cat_ptr))
 
     def category_counts(self, mask: np.ndarray) -> list[tuple[str, int]]:
-        """How many matched documents are in each category (any of theirs): a few documents'
-        entries read alone, more by reading the mask at every entry."""
+        """How many matched documents are in each category (any of theirs)."""
         if np.count_nonzero(mask) * FEW_DOCS <= self.n:
             docs = np.flatnonzero(mask)
             ids = self.cat_ids[_spans(self.cat_ptr[docs], self.cat_ptr[docs + 1])]
@@ -304,9 +301,8 @@ def date_int(d: str | None) -> int:
 
 
 def find_sorted(keys: np.ndarray, values: np.ndarray, table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Where each of `values` (row ids) is in the sorted `keys`: (a position in `keys`,
-    whether the key there is the value); position 0 where not found. With the keys'
-    `position_table`, a gather instead of a binary search per value."""
+    """Where each of `values` is in the sorted `keys`: (a position, whether the key there is the
+    value; 0 and False where not), by the keys' `position_table` if given."""
     values = np.asarray(values, dtype=np.int64)
     if table is not None:
         held = (values >= 0) & (values < len(table))
@@ -533,8 +529,7 @@ def _concat3(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np
 
 
 def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, np.ndarray]) -> None:
-    """Write one block's postings (sorted by term, then document) into term-major arrays,
-    each term's run after what the blocks before wrote: no sort of everything at once."""
+    """Write one block's postings (sorted by term, then document) after the blocks' before."""
     counts = np.bincount(term, minlength=len(cursor))
     first = np.cumsum(counts) - counts
     dest = cursor[term] + (np.arange(len(term)) - first[term])
@@ -561,9 +556,8 @@ _KEY_MAX = 2**63 - 1
 
 
 def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int, N: int) -> dict[str, np.ndarray]:
-    """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair:
-    int64 keys ((a - a0) * V + b) * N + doc sorted, a range of first terms a at a time where
-    all would pass 2^63."""
+    """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair: keys
+    ((a - a0) * V + b) * N + doc sorted, a range of first terms at a time if past 2^63."""
     bound = sum(len(b.pairs[0]) for b in blocks) + (len(carry.prev.pairs.doc) if carry else 0)
     width = max(1, _KEY_MAX // max(V * N, 1))  # first terms per sort
     # written up to the bound, read back as views: pages past the end are never touched
@@ -681,8 +675,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
 
 
 def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
-    """Index every paper of one consistent snapshot of the store; with `previous` (the last
-    published) only changed texts are tokenised again. `block` bounds memory, not results."""
+    """Index one consistent snapshot of the store, tokenising again only texts `previous` lacks."""
     with store.read_snapshot():  # held throughout: texts are read a block at a time
         generation = store.generation()
         rows = _read_rows(store)
@@ -749,8 +742,7 @@ POINTER = "lexical.json"
 
 
 def publish(store: Source, index: LexIndex | None = None) -> LexIndex:
-    """Build (unless given) and publish a snapshot under the publish lock: a new folder, then
-    the pointer replaced atomically; readers of the previous one keep it."""
+    """Build (unless given) and publish a snapshot: a new folder, then the pointer replaced."""
     with publish_lock(store.data_dir):
         index = index or build(store, load(store))
         published = load(store)

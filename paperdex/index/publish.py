@@ -11,8 +11,7 @@ from paperdex.store import Store
 
 
 def publish(store: Store) -> None:
-    """Bring the published snapshots up to `store` (cheap when nothing changed; only derived
-    files are written, so a read-only store publishes too)."""
+    """Bring the published snapshots up to `store` (a read-only store too: files beside it)."""
     with publish_lock(store.data_dir):  # one publisher at a time; what is published is read under it
         current = lexical.load(store)
         if current is None or current.generation != store.generation():
@@ -28,8 +27,7 @@ def _vectors_behind(store: Store) -> bool:
 
 
 def unpublished(store: Store) -> list[str]:
-    """Which published snapshots ("lexical", "vectors") are behind the committed rows: two
-    small reads (a server asks every second)."""
+    """Which published snapshots ("lexical", "vectors") are behind the committed rows."""
     with store.read_snapshot():
         behind = []
         published = lexical.published_generation(store.data_dir)
@@ -41,9 +39,8 @@ def unpublished(store: Store) -> list[str]:
 
 
 def publish_if_abandoned(store: Store) -> str | None:
-    """Publish what committed writes left unpublished when no process is writing nor
-    publishing, from a read-only store; returns what it published, for a log (None:
-    nothing). OSError when the data directory cannot be written (then `REPAIR_COMMAND`)."""
+    """Publish what a dead writer left unpublished; what it did, for a log (None: nothing).
+    OSError when the data directory cannot be written (then `REPAIR_COMMAND`)."""
     with publish_lock(store.data_dir, wait=False) as got:
         if not got or writer_alive(store.data_dir):
             return None

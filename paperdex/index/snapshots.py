@@ -37,9 +37,8 @@ def _waiting(d: Path) -> None:
 
 @contextmanager
 def publish_lock(data_dir: Path, wait: bool = True) -> Iterator[bool]:
-    """The data directory's publish lock, re-entrant within a thread: True once held; False at
-    once, without `wait`, while another process holds it (a server catching up skips a tick
-    rather than queue behind a writer)."""
+    """The data directory's publish lock, re-entrant: True once held; without `wait` False at
+    once while another process holds it (a server skips a tick, not queue behind a writer)."""
     key = str(Path(data_dir).resolve())
     held = _held.__dict__.setdefault("dirs", set())
     if key in held:  # the outermost hold lets go
@@ -81,8 +80,7 @@ def hold_writer(data_dir: Path) -> int | None:
 
 
 def writer_alive(data_dir: Path) -> bool:
-    """Whether some process has the store open for writing now (`hold_writer`): a probe that
-    lets go of the exclusive lock at once."""
+    """Whether some process has the store open for writing now (a probe of `hold_writer`)."""
     try:
         fd = os.open(Path(data_dir) / WRITER_LOCK, os.O_RDONLY)
     except OSError:  # never written since writers say so: none is alive
@@ -113,8 +111,7 @@ _SHARED: dict[tuple[str, str], Any] = {}
 
 
 def shared(data_dir: Path | str, kind: str, stamp: Any, make: Callable[[], Any]) -> Any:
-    """One snapshot per process and data directory, shared by every searcher of the pool
-    (read-only arrays); replaced when its stamp (the published files) changes."""
+    """One snapshot per process and data directory, replaced when its stamp changes."""
     key = (str(data_dir), kind)
     with _SHARED_LOCK:
         got = _SHARED.get(key)

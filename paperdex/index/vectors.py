@@ -64,8 +64,8 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Query8:
-    """A scan's state for `cosines_of`: `scores` of every row, or of the rows at `known`
-    (ascending) alone, the others -inf (`scan_within`); None: a row asked is scored then."""
+    """A scan's state for `cosines_of`: `scores` of every row or of the rows at `known` (None:
+    scored when asked)."""
 
     q8: np.ndarray
     scores: np.ndarray | None = None
@@ -134,9 +134,8 @@ class VectorIndex:
     def scan(
         self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Query8]:
-        """One scan for a query's dense side: the top k_all over all rows (where close matches
-        are decided, so a filter only narrows them: docs/search.md), the top k_in among
-        `allowed` rowids, both rescored with the float query, and the state for `cosines_of`."""
+        """One scan for a query's dense side: the top k_all over all rows (so a filter only
+        narrows close matches), the top k_in among `allowed` rowids, and the state."""
         if len(self.keys) == 0 or q is None:
             return [], [], Query8(np.zeros(0, dtype=np.int8))
         q = np.asarray(q, dtype=np.float32)
@@ -155,9 +154,8 @@ class VectorIndex:
         return self.scan(q, k, 0)[0]
 
     def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], Query8]:
-        """`scan`'s second and third parts alone (the state -inf outside `allowed`), for a
-        filtered query with no close match possible (`Searcher._dense_side`). The scores are
-        `scan`'s to the bit (int8 products are exact integers), so the top k_in is the same."""
+        """`scan`'s second and third parts alone, to the bit (int8 products are exact), for a
+        filtered query with no close match possible (`Searcher._dense_side`)."""
         q = np.asarray(q, dtype=np.float32)
         pos = self._present(allowed)
         if len(pos) > SCAN_ALL_ABOVE * len(self.keys):  # a loose filter: gathering costs more than it saves
@@ -172,8 +170,7 @@ class VectorIndex:
         return ranked, Query8(q8, scores, pos)
 
     def _fours(self, q8: np.ndarray) -> np.ndarray | None:
-        """Every row's first-pass score: its four-bit product with the query's over the row's
-        norm (offsets of 8 taken off: `_uint4`); None without a first pass."""
+        """Every row's first-pass score (four-bit product over the row's norm), None if none."""
         if self._four is None:
             return None
         u = _uint4(q8[None, :])
@@ -190,9 +187,8 @@ class VectorIndex:
         pos: np.ndarray | None = None,
         every: np.ndarray | None = None,
     ) -> tuple[list[tuple[int, float]], Query8]:
-        """`_exact`'s top k over every row (or the rows at `pos`), int8 scores read for the
-        first pass's best rows alone where that pays (its recall: docs/performance.md); a tie
-        at the cut reads every row (`every`: their scores, if read already)."""
+        """`_exact`'s top k, int8 scores read for the first pass's best rows alone where that
+        pays (docs/performance.md); a tie at the cut reads every row (`every`, if read)."""
         if k <= 0:
             return [], Query8(q8)
         m = candidates(k)
@@ -221,8 +217,7 @@ class VectorIndex:
         return pos[ok]
 
     def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None, keep: bool = True) -> np.ndarray:
-        """The int8 cosines of the query with every row (or those at `pos`, kept for the next
-        query if `keep`), each the same float whichever rows are scored with it."""
+        """The int8 cosines with every row (or those at `pos`, kept if `keep`), the same floats."""
         if pos is not None and len(pos) == 0:
             return np.zeros(0, dtype=np.float32)
         rows = self.vecs if pos is None else self._rows(pos) if keep else self._gather(pos)
@@ -270,8 +265,7 @@ class VectorIndex:
         return list(zip(found[best].tolist(), exact[best].tolist(), strict=True))
 
     def _as_scanned(self, scores: np.ndarray, m: int, pos: np.ndarray | None) -> np.ndarray:
-        """`_exact`'s m candidates as scans have always picked them, where `_best` does not:
-        argpartition's choice over every row's scores (-inf outside `pos`), in its order."""
+        """`_exact`'s m candidates where `_best` has none: argpartition's over every row's."""
         if pos is None:
             return _top(scores, min(len(scores), m))
         whole = np.full(len(self.keys), -np.inf, dtype=np.float32)
@@ -280,8 +274,7 @@ class VectorIndex:
         return cand[whole[cand] > -np.inf]
 
     def dots(self, w: np.ndarray) -> np.ndarray:
-        """unit(row) @ w for every row (w: [dim] or [dim, m]) without a float32 copy of the
-        rows: w goes in as two int8 parts, the second its first's rounding error."""
+        """unit(row) @ w for every row, w in two int8 parts (no float32 copy of the rows)."""
         W = np.ascontiguousarray(np.atleast_2d(np.asarray(w, dtype=np.float32).T))  # [m, dim]
         out = np.zeros((len(W), len(self.keys)), dtype=np.float32)
         for _ in range(2):
@@ -336,8 +329,7 @@ def _dots8(a8: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def candidates(k: int) -> int:
-    """int8 candidates rescored for a top k: CANDIDATES per hit for the first 100 (close
-    matches and recall@10), one per hit beyond (where an int8 order is as good)."""
+    """int8 candidates rescored for a top k: CANDIDATES per hit for the first 100, one beyond."""
     return max(64, CANDIDATES * min(k, 100) + max(0, k - 100))
 
 
@@ -350,8 +342,7 @@ def _norms(vecs: np.ndarray) -> np.ndarray:
 
 
 def _uint4(v8: np.ndarray) -> np.ndarray:
-    """int8 rows in four bits a value: over FOUR_BIT_STEP, rounded half up, within [-8, 7],
-    plus 8 (numkong's fastest products are unsigned), padded to an even length."""
+    """int8 rows in four bits: over FOUR_BIT_STEP, rounded, in [-8, 7], plus 8 (unsigned), even."""
     v = np.clip((v8.astype(np.int16) + FOUR_BIT_STEP // 2) // FOUR_BIT_STEP, -8, 7).astype(np.int8)
     v += 8
     return np.pad(v, ((0, 0), (0, v.shape[1] % 2)), constant_values=8).view(np.uint8)
@@ -363,9 +354,8 @@ def _nibbles(u4: np.ndarray) -> np.ndarray:
 
 
 def _four_bits(vecs: np.ndarray, block: int = 8192):
-    """The first pass's rows packed for `dots_packed`, each row's offsets' part of a product
-    (8 x its sum) and 1/‖row‖ of its four-bit values, a cache-sized block at a time;
-    (None, None, None) for too few rows to be worth it."""
+    """The first pass's rows packed, each row's offsets' part of a product (8 x its sum) and
+    1/‖row‖ of its four-bit values; (None, None, None) for too few rows."""
     if len(vecs) < FIRST_PASS_SHARE * FIRST_PASS * candidates(1):
         return None, None, None
     four = np.empty((len(vecs), (vecs.shape[1] + 1) // 2), dtype=np.uint8)
@@ -393,8 +383,7 @@ def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
 
 
 def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
-    """Positions of the m highest scores, in no order. With many blocks per wanted score only
-    the m blocks with the highest maxima are partitioned: they hold every one of the m best."""
+    """Positions of the m highest scores, in no order, from the m blocks with the highest maxima."""
     n = len(scores)
     if m >= n:
         return np.arange(n)
@@ -409,8 +398,7 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
 
 def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
     """Positions (ascending) of the m highest scores, or None when they are not one set (a tie
-    at the cut, or m is every score). Found above a floor from a strided sample, as
-    `rank.above` finds a pool, so a few hundred are partitioned instead of every row."""
+    at the cut, or m is every score); found above a floor, as `rank.above` finds a pool."""
     n = len(scores)
     if m >= n:
         return None

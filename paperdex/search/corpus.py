@@ -74,8 +74,7 @@ class Corpus(Protocol):
         """One field's text (title, abstract, or the authors joined by spaces) of these rows."""
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
-        """The rows whose text holds the exact phrase `t` (`fts`: as FTS5); `candidates()`:
-        every rowid that could, for a corpus that checks texts rather than keep an index."""
+        """The rows holding the exact phrase `t` (`fts`: as FTS5; `candidates()`: those could)."""
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
         """`venue:` / `area:` (substring, as SQLite's LIKE) and `decision:` (exactly)."""

@@ -25,9 +25,8 @@ def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:
 
 @lru_cache(maxsize=1024)
 def _finder(stems: frozenset[str]) -> re.Pattern:
-    """Words that may have one of these stems in a lower-cased ASCII text: Porter rewrites
-    only a word's ending, so all but the last letter of a stem begin the word (hoping ->
-    hope); each candidate is then stemmed to decide. Most words are never looked at."""
+    """Words that may have one of these stems in lower-cased ASCII: Porter rewrites only a
+    word's ending, so a stem but its last letter begins the word; candidates are stemmed."""
     heads = sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)
     if not heads:
         return re.compile(r"(?!)")  # matches nothing
@@ -95,9 +94,8 @@ EVERYDAY = stems_of(
 
 
 def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
-    """The stems worth highlighting: stopwords out, EVERYDAY words out unless nothing else is
-    left, and the words of over COMMON_SHARE of the papers (in the snapshot `ix`) out unless
-    nothing else is left, when the rarest stays."""
+    """The stems worth highlighting: no stopwords; no EVERYDAY words, nor words of over
+    COMMON_SHARE of the papers in `ix`, unless nothing else is left (then the rarest)."""
     keep = frozenset(s for s in stems if s and s not in STOPWORDS and len(s) > 1)
     keep = keep - EVERYDAY or keep
     if ix is None or not keep or not getattr(ix, "n", 0):

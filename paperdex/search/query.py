@@ -288,8 +288,7 @@ _DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$"
 
 
 def paper_ref(q: str) -> tuple[str, str] | None:
-    """A pasted paper reference: ("id", arXiv id) for an id, arXiv URL or arXiv DOI;
-    ("doi", doi) for another DOI."""
+    """A pasted paper reference: ("id", arXiv id) (an id, arXiv URL or DOI), or ("doi", doi)."""
     q = q.strip()
     if (m := _REF.match(q)) is not None:
         pid = m.group(1)
