@@ -389,8 +389,7 @@ def _read_rows(source: Source) -> _Rows:
             cats = dict.fromkeys(r[2])
             cat_ids.extend(cat_index.setdefault(c, len(cat_index)) for c in cats)
             per_doc.append(len(cats))
-    cat_ptr = np.zeros(len(per_doc) + 1, dtype=np.int64)
-    np.cumsum(np.array(per_doc, dtype=np.int64), out=cat_ptr[1:])
+    cat_ptr = np.concatenate(([0], np.cumsum(np.array(per_doc, dtype=np.int64))))
 
     def whole(parts: list[np.ndarray], dtype) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -409,10 +408,8 @@ class _Terms:
     """Stem ids in order of first sight, the previous vocabulary's first (its ids stay valid)."""
 
     def __init__(self, previous: LexIndex | None) -> None:
-        self.stem_id: dict[str, int] = {}
-        if previous is not None:
-            for t in previous.vocab.tolist():
-                self.stem_id.setdefault(t, len(self.stem_id))
+        # the previous vocabulary is sorted and distinct: its positions are its ids
+        self.stem_id = {t: i for i, t in enumerate([] if previous is None else previous.vocab.tolist())}
         self.word_id: dict[str, int] = {w: -1 for w in STOPWORDS}
         self.stems = stemmer()
 
@@ -451,14 +448,12 @@ class _Carry:
 
     def pairs(self, remap: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The carried documents' word pairs as (document, first, second), _CHUNK at a time."""
-        chunk = _CHUNK
         prev = self.prev
         at = np.asarray(prev.pairs.ptr)
         if len(at) < 2 or at[-1] == 0:
             return
-        # runs of whole pairs, about `chunk` documents each
-        cuts = np.unique(np.searchsorted(at, np.arange(0, at[-1], chunk), side="right") - 1)
-        cuts = np.append(cuts, len(at) - 1)
+        # runs of whole pairs, about _CHUNK documents each
+        cuts = np.append(np.unique(np.searchsorted(at, np.arange(0, at[-1], _CHUNK), side="right") - 1), len(at) - 1)
         for p0, p1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
             per_pair = np.diff(at[p0 : p1 + 1])
             # pair k's first term: the a with pair_ptr[a] <= k < pair_ptr[a + 1]
@@ -602,8 +597,7 @@ def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int
             n_pairs += len(at)
             n_docs += len(keys)
         del g
-    pair_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(per_first, out=pair_ptr[1:])
+    pair_ptr = np.concatenate(([0], np.cumsum(per_first)))
     doc_ptr = np.empty(n_pairs + 1, dtype=np.int32 if n_docs < 2**31 else np.int64)
     doc_ptr[:n_pairs] = starts[:n_pairs]
     doc_ptr[n_pairs] = n_docs
@@ -627,8 +621,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
     cursor: dict[str, np.ndarray] = {}
     avg: dict[str, float] = {}
     for f in FIELDS:
-        ptr = np.zeros(V + 1, dtype=np.int64)
-        np.cumsum(per_term([b.counts[f] for b in blocks]), out=ptr[1:])
+        ptr = np.concatenate(([0], np.cumsum(per_term([b.counts[f] for b in blocks]))))
         out[f"{f}_ptr"] = ptr
         out[f"{f}_doc"] = np.empty(ptr[-1], dtype=np.int32)
         out[f"{f}_tf"] = np.empty(ptr[-1], dtype=np.uint16)
@@ -638,8 +631,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
         avg[f] = mean if mean > 0 else 1.0
     df = per_term([b.df for b in blocks]).astype(np.int32)
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-    bm_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(df, out=bm_ptr[1:])
+    bm_ptr = np.concatenate(([0], np.cumsum(df)))
     bm_doc = np.empty(bm_ptr[-1], dtype=np.int32)
     bm_score = np.empty(bm_ptr[-1], dtype=np.float32)
     bm_cursor = bm_ptr[:-1].copy()
@@ -702,14 +694,12 @@ def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK
     V, N = len(names), max(n, 1)
     remap = np.empty(V, dtype=np.int64)
     remap[np.array(order_v, dtype=np.int64)] = np.arange(V, dtype=np.int64)
-    vocab_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.fromiter((len(names[i]) for i in order_v), dtype=np.int64, count=V), out=vocab_ptr[1:])
+    vocab_ptr = np.concatenate(([0], np.cumsum(np.fromiter((len(names[i]) for i in order_v), dtype=np.int64, count=V))))
     vocab = np.frombuffer(b"".join([names[i] for i in order_v]), dtype=np.uint8)
     del names, order_v
 
     cat_doc = np.repeat(np.arange(n, dtype=np.int32), np.diff(rows.cat_ptr))
-    catdoc_ptr = np.zeros(len(rows.categories) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows.cat_ids, minlength=len(rows.categories)), out=catdoc_ptr[1:])
+    catdoc_ptr = np.concatenate(([0], np.cumsum(np.bincount(rows.cat_ids, minlength=len(rows.categories)))))
     arrays: dict[str, np.ndarray] = {
         "rowids": rows.rowids,
         "hashes": rows.hashes,
