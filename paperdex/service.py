@@ -153,18 +153,14 @@ class FairGate:
             ticket = [False]
             lane.append(ticket)
             self._hand_out()
-            end = time.monotonic() + timeout
-            while not ticket[0]:
-                left = end - time.monotonic()
-                if left <= 0:
-                    lane.remove(ticket)
-                    if not lane:
-                        del self._lanes[client]
-                        if not self._held[client]:
-                            self._served.pop(client, None)
-                    return False
-                self._cv.wait(left)
-            return True
+            if self._cv.wait_for(lambda: ticket[0], timeout):
+                return True
+            lane.remove(ticket)
+            if not lane:
+                del self._lanes[client]
+                if not self._held[client]:
+                    self._served.pop(client, None)
+            return False
 
     def release(self, client: str) -> None:
         with self._cv:
