@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from typing import Any
 
@@ -54,13 +55,10 @@ def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[st
     best_start = 0
     if stems:
         positions = [start for start, _ in _matches(src, stems)]
-        best, j = 0, 0
-        for i, start in enumerate(positions):
-            j = max(j, i)
-            while j < len(positions) and positions[j] < start + width:
-                j += 1
-            if j - i > best:
-                best, best_start = j - i, max(0, start - 40)
+        best = 0
+        for i, start in enumerate(positions):  # the matches in the window from each
+            if (n := bisect_left(positions, start + width) - i) > best:
+                best, best_start = n, max(0, start - 40)
     if best_start:
         sp = text.find(" ", best_start, best_start + 30)
         best_start = sp + 1 if sp >= 0 else best_start
@@ -68,12 +66,8 @@ def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[st
     if end < len(text):
         sp = text.rfind(" ", best_start, end)
         end = sp if sp > best_start else end
-    segs = mark(text[best_start:end], stems)
-    if best_start:
-        segs.insert(0, ("…", False))
-    if end < len(text):
-        segs.append(("…", False))
-    return segs
+    head = [("…", False)] if best_start else []
+    return head + mark(text[best_start:end], stems) + ([("…", False)] if end < len(text) else [])
 
 
 def plain(segments: list[tuple[str, bool]]) -> str:
