@@ -120,11 +120,7 @@ def text_pairs(text: str) -> set[tuple[str, str]]:
 def _zh_concepts(run: str, zh_dict: bool) -> list[Concept]:
     out = []
     for alts in zh.concepts(run, zh_dict, table=PrefixCounts):
-        stems = []
-        for a in alts:
-            ws = alt_of(a)
-            if ws and ws not in stems:
-                stems.append(ws)
+        stems = list(dict.fromkeys(filter(None, map(alt_of, alts))))  # distinct, in order
         if stems:
             loose = len(stems) == 1 and len(set(stems[0])) > 1
             out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1), loose))
@@ -161,10 +157,7 @@ def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[st
         else:
             alts = [tuple(stem(w) for w in ws)]
             if len(ws) == 1:  # an acronym also stands for its long forms, as much as for itself
-                for form in acronyms.expand(part):
-                    st = alt_of(form)
-                    if st and st not in alts:
-                        alts.append(st)
+                alts = list(dict.fromkeys([*alts, *filter(None, map(alt_of, acronyms.expand(part)))]))
             out.append(Concept(part.strip(), alts))
     return out, untranslated
 

@@ -131,10 +131,8 @@ def lex(q: str) -> list[Tok]:
                     toks.append(Tok("WORD", rest, start + len(head) + 1))
                 elif i >= n or q[i].isspace():
                     raise QueryError(message("field_needs_value", field=head), start)
-            elif word in ("OR", "AND", "NOT") and not neg:
-                toks.append(Tok(word, word, start))
-            elif word == "|" and not neg:
-                toks.append(Tok("OR", word, start))
+            elif word in ("OR", "AND", "NOT", "|") and not neg:
+                toks.append(Tok("OR" if word == "|" else word, word, start))
             else:
                 toks.append(Tok("WORD", word, start, neg))
     return toks
