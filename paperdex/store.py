@@ -758,12 +758,10 @@ class Store:
     ) -> list[Paper]:
         """Papers whose venue and area hold the texts (any case), in `category` (or its archive)."""
         sql, args = "SELECT * FROM papers WHERE 1", []
-        if venue:
-            sql += " AND venue LIKE ?"
-            args.append(f"%{venue}%")
-        if area:
-            sql += " AND venue_area LIKE ?"
-            args.append(f"%{area}%")
+        for column, text in (("venue", venue), ("venue_area", area)):
+            if text:
+                sql += f" AND {column} LIKE ?"
+                args.append(f"%{text}%")
         if category:
             sql += (
                 " AND EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper = papers.rowid AND "

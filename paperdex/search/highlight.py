@@ -94,9 +94,6 @@ def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
     keep = keep - EVERYDAY or keep
     if ix is None or not keep or not getattr(ix, "n", 0):
         return keep
-    share: dict[str, float] = {}
-    for s in keep:
-        t = ix.term(s)
-        share[s] = float(ix.df[t]) / ix.n if t is not None else 0.0
+    share = {s: float(ix.df[t]) / ix.n if (t := ix.term(s)) is not None else 0.0 for s in keep}
     rare = frozenset(s for s in keep if share[s] <= COMMON_SHARE)
     return rare or frozenset([min(keep, key=lambda s: (share[s], s))])

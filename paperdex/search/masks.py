@@ -133,10 +133,8 @@ class Eval:
         """The adjacent word pairs of one field of these papers, read from their records."""
         self._charge(len(rowids) * (512 if column == "abstract" else 64))
         ids = [int(r) for r in rowids]
-        out = {r: text_pairs(text) for r, text in self.corpus.field_texts(ids, column).items()}
-        for r in ids:
-            out.setdefault(r, set())  # deleted since the snapshot was published
-        return out
+        texts = self.corpus.field_texts(ids, column)  # none for a paper deleted since the snapshot
+        return {r: text_pairs(texts[r]) if r in texts else set() for r in ids}
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
         """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed."""
