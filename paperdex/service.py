@@ -230,16 +230,7 @@ class SearcherPool:
     @classmethod
     def of(cls, st: Settings, data_dir: str | Path, size: int | None = None, queue: int = MAX_WAITING) -> SearcherPool:
         """The pool `st` describes, `queue` a client's waiting requests at most."""
-        return cls(
-            data_dir,
-            size,
-            wait=st.pool_wait,
-            budget=st.time_budget,
-            backend=st.backend,
-            client_queue=queue,
-            embed_options=st.embedding,
-            zh_dict=st.zh_dict,
-        )
+        return cls(data_dir, size, st.pool_wait, st.time_budget, st.backend, queue, st.embedding, st.zh_dict)
 
     def _borrow(self, kind: str, free: queue.LifoQueue, make, wait: float | None):
         with suppress(queue.Empty):

@@ -208,9 +208,7 @@ class Searcher:
         self._store = source if isinstance(source, Store) else None
         self.corpus: Corpus = corpus or (StoreCorpus(source) if isinstance(source, Store) else source)
         self.fusion = fusion or FUSION
-        self._embedder = embedder
-        self.embed_options = embed_options
-        self.zh_dict = zh_dict
+        self._embedder, self.embed_options, self.zh_dict = embedder, embed_options, zh_dict
 
     @property
     def store(self) -> Store:
