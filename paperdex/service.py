@@ -114,11 +114,11 @@ def make_searcher(
 def within_budget(
     store: Store, budget: float, what: str = "a request", over: Callable[[float], ServiceError] | None = None
 ) -> Iterator[float]:
-    """Run a request within `budget` s, yielding the deadline; out of time is a 503 (`over`)."""
+    """Run a request within `budget` s, yielding the deadline; a 503 out of time (`over`), a 400 for bad input."""
     try:
         with store.time_limit(budget) as deadline:
             yield deadline
-    except QueryError as e:
+    except (QueryError, feed.FeedError) as e:
         raise ServiceError(400, str(e)) from None
     except library.LibraryError as e:
         raise ServiceError(e.status, e.message) from None
@@ -724,10 +724,7 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
 def _read_feed(pool: Pool, fn, *args):
     """A feed function on a reader connection, within the time budget (400 or 503)."""
     with pool.reader() as st, within_budget(st, pool.budget):
-        try:
-            return fn(st, *args)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
+        return fn(st, *args)
 
 
 def listing(
@@ -822,10 +819,7 @@ def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[P
     """A day's papers that the user's tags score, best first, with the best score and its tag."""
     _within(k, MAX_K, "k_range")
     with pool.searcher() as s, within_budget(s.store, pool.budget):
-        try:
-            d = feed.daily(s.store, day or None, None, 1, 200)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
+        d = feed.daily(s.store, day or None, None, 1, 200)
         rowids = {s.corpus.rowid(p.id): p for p in d.papers}
         scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
     ranked = sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])

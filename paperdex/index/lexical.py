@@ -371,7 +371,6 @@ class Source(Protocol):
 
     def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
         """Chunks of (rowid, text hash, categories, date as YYYYMMDD or 0), in rowid order."""
-        ...
 
     def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]: ...
 
