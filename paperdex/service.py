@@ -68,8 +68,7 @@ MAX_DAYS = 1000  # days the list of days goes back
 # Who is asking (set by web/limits.py): searchers are handed out client by client
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
 log = logging.getLogger("paperdex.service")
-# The API spec's pattern of a day that can exist: YYYY, YYYY-MM or YYYY-MM-DD, 02-29 in any
-# year (check_date sees to it)
+# The API spec's pattern of a day that can exist: YYYY[-MM[-DD]], 02-29 in any year (check_date sees to it)
 _YEAR = r"(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])"
 _MONTH_DAY = r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2\d))"
 _MONTH = r"(?:0[1-9]|1[0-2])"

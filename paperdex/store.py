@@ -80,14 +80,12 @@ MIGRATIONS: list[str] = [
         tokenize='unicode61 remove_diacritics 2');
     INSERT INTO fts_exact(rowid, {_FTS_COLS}) SELECT rowid, {_FTS_COLS} FROM fts_source;
     """,
-    # 2 -> 3: an identity for the derived indexes to be keyed to, and a counter of paper
-    # changes (bumped in the transaction of every write) that says which snapshot is current
+    # 2 -> 3: the store's identity and a change counter (bumped by every write): which snapshot is current
     """
     INSERT OR IGNORE INTO state VALUES ('store_id', lower(hex(randomblob(16))));
     INSERT OR IGNORE INTO state VALUES ('generation', '0');
     """,
-    # 3 -> 4: the library (library.py): tags of papers, "not interested" marks, saved
-    # searches, and the hashed tokens that allow writing through the web
+    # 3 -> 4: the library (library.py): tags, "not interested" marks, saved searches, web tokens
     """
     CREATE TABLE tags (
         id INTEGER PRIMARY KEY,
@@ -122,8 +120,7 @@ MIGRATIONS: list[str] = [
     """
     UPDATE vectors SET vec = int8_from_f16(vec);
     """,
-    # 5 -> 6: machine-written summaries (summaries.py), one per paper and language, keyed by
-    # paper id like tags so a re-ingest keeps them; shown only while text_hash still matches
+    # 5 -> 6: summaries (summaries.py) by paper id (kept by a re-ingest) and language, shown while text_hash matches
     """
     CREATE TABLE IF NOT EXISTS summaries (
         paper TEXT NOT NULL,            -- paper id
@@ -137,8 +134,7 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS summaries_created ON summaries(created);
     """,
-    # 6 -> 7: the stemmed index of version 1 goes: searches read the lexical snapshot
-    # (lexical.py) and fts_exact, and nothing has read `fts` (nor its fts5vocab table)
+    # 6 -> 7: the stemmed index of version 1 goes: searches read lexical.py's snapshot and fts_exact
     """
     DROP TABLE IF EXISTS fts;
     """,

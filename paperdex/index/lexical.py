@@ -43,8 +43,7 @@ class BM25F(TypedDict):
     w: dict[str, float]
 
 
-# BM25F (Robertson & Zaragoza 2009): per-field normalised term frequencies weighted and summed
-# before the saturation k1: a word in the title says more than the same word deep in the abstract
+# BM25F (Robertson & Zaragoza 2009): per-field normalised term frequencies weighted, summed, then saturated
 PARAMS: BM25F = {
     "k1": 1.2,
     "b": {"title": 0.5, "abstract": 0.75, "authors": 0.3},

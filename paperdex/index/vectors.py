@@ -31,8 +31,7 @@ if TYPE_CHECKING:
 
 FORMAT = 5  # a pointer only (4 and below: a folder with rows and an HNSW graph)
 POINTER = "vectors.json"
-# int8 candidates per wanted hit, scored again with the float query (`candidates`)
-CANDIDATES = 4
+CANDIDATES = 4  # int8 candidates per wanted hit, scored again with the float query (`candidates`)
 # OpenBLAS's float product of a matrix and a vector takes the rows four at a time and the last
 # n % 4 another way: a row's bits do not depend on its place in a matrix of 4k rows, so `_exact`
 # rescores candidates in any order only then (tests/test_vectors.py checks it of the BLAS loaded)
@@ -40,8 +39,7 @@ BLAS_ROWS = 4
 SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
 SUBSET_CACHE_BYTES = 128 << 20
 CHUNK = 65_536
-# The first pass (`_four_bits`): the FIRST_PASS x `candidates(k)` best rows by four-bit values
-# are scored in int8, where they are at most 1/FIRST_PASS_SHARE of the rows (else all are)
+# The first pass (`_four_bits`): the FIRST_PASS x `candidates(k)` best rows, if 1/FIRST_PASS_SHARE at most
 FOUR_BIT_STEP = 12
 FIRST_PASS = 4
 FIRST_PASS_SHARE = 8

@@ -76,8 +76,7 @@ def plain(segments: list[tuple[str, bool]]) -> str:
 
 # A word in more than this share of the store's papers is not highlighted (docs/web.md)
 COMMON_SHARE = 0.15
-# Words that carry no topic but are rare enough to pass COMMON_SHARE (prepositions,
-# quantifiers, adverbs: "use less memory during inference"); only highlighting leaves them out.
+# Words of no topic rare enough to pass COMMON_SHARE ("use less memory during inference"): not highlighted
 EVERYDAY = stems_of(
     "about above across after again against almost already also although always among another around "
     "because before behind below beside besides between beyond during each either else enough even ever "

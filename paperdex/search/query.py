@@ -26,8 +26,7 @@ MAX_TERMS = 64  # words, phrases and filters in one query
 MAX_DEPTH = 32  # nested parentheses
 __all__ = ["DATE_SHAPE", "STOPWORDS", "QueryError", "parse", "parse_literal", "date_range"]
 _CJK_WORD = re.compile(f"^[{_CJK}]+$")
-# The shape of a date, YYYY, YYYY-MM or YYYY-MM-DD (group 2: the day's part), for every date
-# parameter; whether it is real is checked after, each caller saying so in its own words.
+# A date's shape, YYYY[-MM[-DD]] (group 2: the day's part); each caller says in its words if it is not real
 DATE_SHAPE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 

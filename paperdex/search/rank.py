@@ -31,16 +31,14 @@ FEEDBACK_BETA = 0.5
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
 LEX_POOL = 1000  # best papers by words scored on both sides
-# Close-match floors per model and language (Plan.dense_lang): (the best hit's cosine, every
-# hit's, how far under the best one may be); docs/relevance.md.
+# Close-match floors per model and language: (the best hit's cosine, every hit's, most under the best)
 MIN_COSINE = {
     "multilingual-e5-small": {"en": (0.855, 0.855, 0.05), "zh": (0.78, 0.80, 0.05)},
     "multilingual-e5-small+all-MiniLM-L6-v2": {"en": (0.448, 0.448, 0.036), "zh": (0.719, 0.738, 0.046)},
     "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
 }
 
-# A sentence whose words' first ten papers sit in the lowest FAR_WORDS of the dense pool's
-# cosine range gets FAR_WORDS_SHIFT more dense weight (`words_far`; docs/relevance.md).
+# A sentence whose words' first ten sit in the dense pool's lowest FAR_WORDS: more dense weight (`words_far`)
 FAR_WORDS = 0.25
 FAR_WORDS_SHIFT = 0.1
 
@@ -50,8 +48,7 @@ PHRASE_BOOST = 1.0
 PHRASE_BOOST_STATEMENT = 0.5
 PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
 PLACES_COMPARED = 1 << 16  # comparisons `_places` makes at most before it sorts instead
-# QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only: pasted
-# from it (`Words.quoted`; docs/relevance.md).
+# QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only: pasted (`Words.quoted`)
 QUOTED_UNITS = 6
 QUOTED_SHARE = 0.8
 
