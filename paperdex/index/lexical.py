@@ -293,9 +293,7 @@ _CHUNK = 1 << 22  # word pairs read back at a time (a test lowers it)
 
 def date_int(d: str | None) -> int:
     """A date's YYYYMMDD as a number (a year or month alone padded with zeros), 0 for none."""
-    if not d:
-        return 0
-    digits = d[:10].replace("-", "")
+    digits = (d or "")[:10].replace("-", "")
     return int(digits.ljust(8, "0")) if digits.isdecimal() else 0  # what int() reads, and only that
 
 
@@ -825,6 +823,4 @@ def index_lag(store) -> Lag | None:
         same &= np.asarray(ix.arrays["hashes"])[pos] == hashes
     removed = int((~np.isin(old_ids, rowids)).sum())
     missing = int((~same).sum())
-    if not missing and not removed:
-        return None
-    return Lag(ix.generation, current, missing, removed)
+    return Lag(ix.generation, current, missing, removed) if missing or removed else None

@@ -42,10 +42,7 @@ def publish_if_abandoned(store: Store) -> str | None:
     """Publish what a dead writer left unpublished; what it did, for a log (None: nothing).
     OSError when the data directory cannot be written (then `REPAIR_COMMAND`)."""
     with publish_lock(store.data_dir, wait=False) as got:
-        if not got or writer_alive(store.data_dir):
-            return None
-        behind = unpublished(store)
-        if not behind:
+        if not got or writer_alive(store.data_dir) or not (behind := unpublished(store)):
             return None
         lag = lexical.index_lag(store) if "lexical" in behind else None  # costly: only under the lock
         publish(store)

@@ -95,8 +95,7 @@ class VectorIndex:
     @classmethod
     def current(cls, store: Store) -> VectorIndex | None:
         """The vectors searches use now (shared per process; None without a model)."""
-        model = store.model
-        if model is None:
+        if (model := store.model) is None:
             return None
         key = (stamp(store.data_dir / POINTER), store.store_id(), model)
         return shared(store.data_dir, "vectors", key, lambda: cls.from_store(store))

@@ -238,9 +238,7 @@ class Eval:
             inner = self.node(n.child)
             return None if inner is None else ~inner
         masks = [m for m in (self.node(c) for c in n.children) if m is not None]
-        if not masks:
-            return None
-        return reduce(np.logical_and if n.op == "AND" else np.logical_or, masks[1:], masks[0].copy())
+        return reduce(np.logical_and if n.op == "AND" else np.logical_or, masks[1:], masks[0].copy()) if masks else None
 
 
 def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
