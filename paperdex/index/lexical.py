@@ -509,8 +509,7 @@ def _tokenise(
         postings[f] = _concat3(parts)
         counts[f] = np.bincount(postings[f][1])
     keys = np.sort(np.concatenate([t.astype(np.int64) * span + (d - lo) for d, t, _ in postings.values()]))
-    df = np.bincount(keys[_runs(keys)] // span)
-    return _Block(lo, hi, postings, _concat3(pairs), counts, df)
+    return _Block(lo, hi, postings, _concat3(pairs), counts, np.bincount(keys[_runs(keys)] // span))
 
 
 def _concat3(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

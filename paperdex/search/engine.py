@@ -403,8 +403,7 @@ class Searcher:
         cats = [(c, n) for c, n in ix.category_counts(M) if _facet_category(c)]
         cats.sort(key=lambda x: (-x[1], x[0]))
         counts = np.bincount(ix.dates[M] // 10000)
-        ys = np.flatnonzero(counts)
-        by_year = sorted(((str(y), int(counts[y])) for y in ys if y > 0), reverse=True)
+        by_year = sorted(((str(y), int(counts[y])) for y in np.flatnonzero(counts) if y > 0), reverse=True)
         return {"category": cats[:limit], "year": by_year[:limit]}
 
     def allowed_rowids(self, filters: Filters, deadline: float | None = None) -> np.ndarray | None:

@@ -118,8 +118,7 @@ class Eval:
             return np.array([all(p in got[int(r)] for p in alt_pairs(alt)) for r in rowids], dtype=bool)
         ok = np.ones(len(docs), dtype=bool)
         for a, b in alt_pairs(alt):
-            maybe = ok & self.stem_mask(a, "title")[docs] & self.stem_mask(b, "title")[docs]
-            idx = np.flatnonzero(maybe)
+            idx = np.flatnonzero(ok & self.stem_mask(a, "title")[docs] & self.stem_mask(b, "title")[docs])
             if len(idx) == 0:
                 continue
             in_title = self._field_pairs(rowids[idx], "title")

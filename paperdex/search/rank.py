@@ -162,8 +162,7 @@ def best_first(cand: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
     """`top_k` with the candidates' scores given (`s[i]` is `cand[i]`'s)."""
     if len(cand) > k:
         keep = np.argpartition(-s, k - 1)[:k]
-        v = s[keep].min()
-        keep = np.flatnonzero(s >= v)  # every tie at the cut, so the cut is exact
+        keep = np.flatnonzero(s >= s[keep].min())  # every tie at the cut, so the cut is exact
         cand, s = cand[keep], s[keep]
     return cand[np.lexsort((cand, -s))][:k]
 
@@ -222,8 +221,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     if len(order) + sum(len(r) for r in rest) < want and n_unscored:
         rest.append(newest(ix, unscored, want - len(order)))
     full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
-    ranked = len(pool) + n_tail + n_unscored
-    return full, partial(_why, pool, fused, cos, acc, pool_lex, A, dense), ranked
+    return full, partial(_why, pool, fused, cos, acc, pool_lex, A, dense), len(pool) + n_tail + n_unscored
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
