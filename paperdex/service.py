@@ -621,16 +621,12 @@ def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed
         action = message("index_behind_loading")
     elif error:
         action = message("index_behind_cannot", error=error, fix=REPAIR_COMMAND)
-    elif writer_alive(st.data_dir):
-        action = message("index_behind_waiting")
     else:
-        action = message("index_behind_publishing")
+        action = message("index_behind_waiting" if writer_alive(st.data_dir) else "index_behind_publishing")
     if len(behind) == 2:
         what = message("index_behind_what_both")
-    elif behind == ["lexical"]:
-        what = message("index_behind_what_lexical")
     else:
-        what = message("index_behind_what_vectors")
+        what = message("index_behind_what_lexical" if behind == ["lexical"] else "index_behind_what_vectors")
     return {
         "message": message("index_behind", what=what, action=action),
         "behind": behind,

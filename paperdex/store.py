@@ -188,10 +188,8 @@ class Period:
     rowids: tuple[int, ...] | None = None
 
     def where(self) -> tuple[str, list]:
-        if self.first == self.last:
-            sql, params = "p.date = ?", [self.first]
-        else:
-            sql, params = "p.date BETWEEN ? AND ?", [self.first, self.last]
+        one_day = self.first == self.last
+        sql, params = ("p.date = ?", [self.first]) if one_day else ("p.date BETWEEN ? AND ?", [self.first, self.last])
         if self.upvoted:
             sql += f" AND {_UPVOTES} > 0"
         if self.rowids is not None:
