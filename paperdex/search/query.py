@@ -147,9 +147,8 @@ class _Parser:
         return self.toks[self.i] if self.i < len(self.toks) else None
 
     def take(self) -> Tok:
-        t = self.toks[self.i]
         self.i += 1
-        return t
+        return self.toks[self.i - 1]
 
     def parse(self) -> Bool:
         # MAX_TERMS bounds query syntax; plain text is bounded by its length and MAX_POSTINGS
@@ -158,11 +157,10 @@ class _Parser:
         if syntax and terms > MAX_TERMS:
             raise QueryError(message("too_many_terms", terms=terms, limit=MAX_TERMS))
         node = self.or_expr(None)
-        t = self.peek()
-        if t is not None:
-            if t.kind == "RP":
-                raise QueryError(message("unbalanced_close"), t.pos)
-            raise QueryError(message("unexpected", token=t.value), t.pos)
+        if (t := self.peek()) is not None:
+            raise QueryError(
+                message("unbalanced_close") if t.kind == "RP" else message("unexpected", token=t.value), t.pos
+            )
         return node if isinstance(node, Bool) and node.op == "AND" else Bool("AND", [node])
 
     def or_expr(self, fld: str | None) -> Node:
