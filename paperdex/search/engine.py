@@ -108,8 +108,7 @@ class Result:
 
     @property
     def tiers(self) -> list[tuple[str, int]]:
-        """The lists the pages show and how many papers each lists (docs/search.md, "Tiers"):
-        the matched set, then "related"; or one "ranked" list (`ONE_TIER`)."""
+        """The lists the pages show, how many papers each (docs/search.md): "match", "related"; or "ranked"."""
         if self.one_list:
             return [("ranked", self.listed)]
         more = self.listed - self.total
@@ -140,8 +139,7 @@ ONE_TIER = frozenset({"question", "sentence", "pasted"})
 
 
 def read_as(p: Plan, words: Words) -> str:
-    """What a query was read as: "pasted" (`Words.quoted`), "question" (a question's frame
-    set aside), "sentence" (a claim, a description) or "keywords" (up to three concepts)."""
+    """What a query was read as: "pasted" (`Words.quoted`), "question", "sentence" or "keywords"."""
     if words.quoted:
         return "pasted"
     if p.query_class[1] == "keywords":
@@ -181,9 +179,8 @@ def _facet_category(name: str) -> bool:
 
 @lru_cache(maxsize=QUERY_VECTORS)
 def _query_vector(emb: Embedder, text: str) -> np.ndarray:
-    """A query's vector, kept per process by embedder and text (each run of whitespace one
-    space, as the models read it): page 2, a facet or a filter of the same words is a new
-    search, which would pay the encoder again."""
+    """A query's vector, kept per process: page 2 or a filter of the same words is a new search,
+    which would pay the encoder again (each run of whitespace is one space, as models read it)."""
     got = emb.embed_query(text)
     got.setflags(write=False)  # shared: nobody changes it in place
     return got
@@ -319,9 +316,8 @@ class Searcher:
         need_close: bool = True,
         vindex: Vectors | None = None,
     ) -> Dense | None:
-        """The dense side of one query, or None when it takes no part. `need_close` False
-        (feedback: M is decided) skips the close matches where that saves a scan of every
-        row; `vindex`: the vectors the query read already, else the corpus's now."""
+        """The dense side of one query (None: it takes no part). `need_close` False (feedback: M is
+        decided) skips the close matches where that saves a scan; `vindex`: the vectors read already."""
         if p.mode == "lexical" or not p.dense_text:
             return None
         vindex = vindex if vindex is not None else self.index
@@ -355,9 +351,8 @@ class Searcher:
         return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok], every)
 
     def _feedback(self, ix, p: Plan, C: np.ndarray | None, dense: Dense, top: np.ndarray, words_found: bool) -> Dense:
-        """The dense side again with the query vector moved toward the mean of the first
-        order's best papers (Rocchio pseudo-relevance feedback): a question's embedding sits
-        between the papers that answer it and those that share its frame. M is not changed."""
+        """The dense side again, the query vector moved toward the first order's best papers (Rocchio
+        feedback): a question's embedding sits between its answers and papers of its frame. M stays."""
         vecs = list(dense.index.vectors([int(r) for r in ix.rowids[top]]).values())
         if not vecs:
             return dense

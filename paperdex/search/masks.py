@@ -109,9 +109,8 @@ class Eval:
         return out
 
     def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
-        """For each of `docs` (whose title or abstract holds alt's pairs), whether alt's words
-        stand together in that field's own text; for the abstract, read only where the title
-        could hold the pair and does (a pair the title lacks is in the abstract)."""
+        """For each of `docs` (whose title or abstract holds alt's pairs), whether they stand together
+        in that field itself (in the abstract: unless the title does not hold them)."""
         rowids = self.ix.rowids[docs]
         if column != "abstract":
             got = self._field_pairs(rowids, column)

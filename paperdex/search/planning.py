@@ -81,8 +81,7 @@ def request(q: str | Request, filters: Filters | None = None, **given: Any) -> R
 
 @dataclass
 class Concept:
-    """One thing asked for: any of the alternatives, each a tuple of stems in text order; a
-    multi-word one matches only where its words stand together (``alt_pairs``)."""
+    """One thing asked for: any of the alternatives, each a tuple of stems in text order."""
 
     label: str
     alts: list[tuple[str, ...]]
@@ -111,8 +110,7 @@ def alt_pairs(alt: tuple[str, ...]) -> list[tuple[str, str]]:
 
 
 def text_pairs(text: str) -> set[tuple[str, str]]:
-    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it:
-    what ``alt_pairs`` is checked against when the text is at hand."""
+    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it."""
     ws = alt_of(index_text(text))
     return set(zip(ws, ws[1:], strict=False))
 
@@ -128,9 +126,8 @@ def _zh_concepts(run: str, zh_dict: bool) -> list[Concept]:
 
 
 def is_filler(c: Concept) -> bool:
-    """Whether a concept is a question's frame rather than its topic ("how", "methods", 如何):
-    every alternative one word of `QUERY_FILLER`. Set aside when there are other concepts
-    (the dense side still reads the whole text)."""
+    """Whether a concept is a question's frame, not its topic ("how", "methods", 如何): every
+    alternative one word of `QUERY_FILLER`. Set aside when there are others (not by the dense side)."""
     return all(len(alt) == 1 and alt[0] in _FILLER_STEMS for alt in c.alts)
 
 

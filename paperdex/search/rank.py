@@ -88,9 +88,8 @@ class Words:
     _best: dict[int, tuple[np.ndarray, int]] = field(default_factory=dict, repr=False)
 
     def best(self, k: int) -> tuple[np.ndarray, int]:
-        """The best k word candidates by words (`top_k`) and how many there are, kept per k (a
-        query asks again after feedback and for deeper tiers); read from `top` when it holds
-        them, which spares a pass over every paper's score."""
+        """The best k word candidates (`top_k`) and how many there are, kept per k (asked again after
+        feedback and for deeper tiers); read from `top` when it holds them."""
         got = self._best.get(k)
         if got is None:
             A, top = self.scored_A, self.top
@@ -119,9 +118,8 @@ class Dense:
 
 
 def words_far(first: np.ndarray, pool: np.ndarray) -> bool:
-    """Whether the papers the words rank first (`first`: their cosines, NaN as the deepest)
-    are far from the query in meaning, within the dense `pool`'s (best first): a question's
-    incidental words ("less", "during") then earn less trust."""
+    """Whether the words' first papers (`first`: cosines, NaN the deepest) are far in meaning within
+    the dense `pool`: a question's incidental words ("less", "during") then earn less trust."""
     if len(first) == 0 or len(pool) < 2:
         return False
     deepest, span = float(pool[-1]), max(float(pool[0] - pool[-1]), 1e-6)
@@ -168,9 +166,8 @@ def best_first(cand: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
 
 
 def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
-    """The documents of `mask` (scores positive there), in order, scoring at least the k-th
-    best of them, maybe more: those at least a floor v from a strided sample, when k pass it
-    (then they hold the best k and every tie at the cut); else the whole mask."""
+    """The documents of `mask` (scores positive there) scoring at least a floor from a strided
+    sample, when k pass it (so the best k and every tie at the cut); else the whole mask."""
     stride = len(mask) // (4 * k) if k > 0 else 0
     if stride >= 4:
         sample = acc[::stride][mask[::stride]]
@@ -184,10 +181,9 @@ def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
 
 
 def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dense: float, want: int):
-    """The relevance order (its first `want` documents), why some are there (a function of
-    the documents asked about), and how many it ranks: the best LEX_POOL by words and the
-    DENSE_POOL nearest fused (`fuse`), the other word candidates by words, then papers of M
-    with no score, newest first."""
+    """The relevance order (its first `want`), why (a function of documents) and how many it ranks:
+    the best LEX_POOL by words and the DENSE_POOL nearest fused (`fuse`), the other word
+    candidates by words, then papers of M with no score, newest first."""
     acc, A = words.acc, words.scored_A
     pool_lex, n_cand = words.best(max(LEX_POOL, want))
     if dense is None:
@@ -250,8 +246,7 @@ def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarr
 
 
 def _places(arr: np.ndarray, docs: np.ndarray) -> np.ndarray:
-    """Where each of `docs` is in `arr` (distinct, any order), -1 where it is not: compared
-    with every entry at once for a page's few, else by sorting `arr`."""
+    """Where each of `docs` is in `arr` (distinct, any order), -1 where it is not."""
     if len(arr) == 0:
         return np.full(len(docs), -1, dtype=np.int64)
     if len(arr) * len(docs) <= PLACES_COMPARED:
@@ -290,9 +285,8 @@ def listed_count(total: int, ranked: int | None) -> int:
 
 
 def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
-    """What the phrase bonus looks for: each pair of adjacent one-word concepts, and each
-    concept with a multi-word alternative; a unit is satisfied by any of its alternatives
-    standing together in the text."""
+    """What the phrase bonus looks for: each pair of adjacent one-word concepts, and each concept
+    with a multi-word alternative (any of its alternatives standing together satisfies it)."""
     units: list[list[tuple[str, ...]]] = [
         [(a.alts[0][0], b.alts[0][0])]
         for a, b in zip(concepts, concepts[1:], strict=False)
@@ -342,9 +336,7 @@ def phrase_bonus(
 
 
 def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, str]]) -> np.ndarray:
-    """For each of `cand` (sorted), how many of the word pairs stand together in it (float32),
-    every pair's papers counted at once: over every paper when they are many, else found
-    among the candidates."""
+    """For each of `cand` (sorted), how many of the word pairs stand together in it (float32)."""
     terms = [(ix.term(a), ix.term(b)) for a, b in pairs]
     found = [ix.pair_docs(ta, tb) for ta, tb in terms if ta is not None and tb is not None]
     docs = np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
@@ -355,9 +347,8 @@ def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, s
 
 
 def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The best PHRASE_DEPTH of `mask` by score, in doc order, and whether no paper left out
-    scores as much as the worst of them (the bonus only raises theirs: `Words.top`). A tie at
-    the cut is left to argpartition over every candidate."""
+    """The best PHRASE_DEPTH of `mask` by score, in doc order, and whether no paper left out scores
+    as much as the worst of them (the bonus only raises theirs: `Words.top`)."""
     cand = above(acc, mask, PHRASE_DEPTH)
     if len(cand) <= PHRASE_DEPTH:
         return cand, True
