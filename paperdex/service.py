@@ -438,10 +438,9 @@ class _Pasted:
 
 
 class PastedVectors:
-    """The vectors of pasted texts, per process (the last PASTED_CACHE kept). Each is embedded
-    on a thread of its own below searches, one at a time: the model is a :class:`FairGate` of
-    one slot, texts taking turns client by client; a text nobody waits for any more by its
-    turn is dropped, so an overloaded server works through no backlog (docs/request-costs.md)."""
+    """The vectors of pasted texts (the last PASTED_CACHE kept), each embedded on a thread below
+    searches, in turn client by client (a :class:`FairGate` of one); a text nobody waits for by
+    its turn is dropped, so an overloaded server works through no backlog (docs/request-costs.md)."""
 
     def __init__(self, size: int = PASTED_CACHE, max_waiting: int = MAX_WAITING) -> None:
         self._lock = threading.Lock()
@@ -725,9 +724,8 @@ def _read_feed(pool: Pool, fn, *args):
 def listing(
     pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
 ) -> feed.Listing:
-    """A day's, week's or month's papers (feed.listing): per_page up to the feed's own cap,
-    and "Top" on a day without upvotes ranked as "For you" when there are tags, else in the
-    listing's order, saying so (ranked_by "no_upvotes"; why not by stars: docs/web.md)."""
+    """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
+    given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
     day, category = _listing_args(day, category, page, 1)
     d = _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:

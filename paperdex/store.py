@@ -662,8 +662,7 @@ class Store:
 
     @contextmanager
     def time_limit(self, seconds: float) -> Iterator[float]:
-        """Run statements within `seconds` (OverTime past it), yielding the deadline; a read
-        left open is rolled back: it must not pin an old snapshot."""
+        """Run statements within `seconds` (OverTime past it); a read left open is rolled back."""
         outer = self._deadline
         deadline = time.monotonic() + seconds
         self._deadline = deadline if outer is None else min(outer, deadline)

@@ -298,8 +298,7 @@ def date_int(d: str | None) -> int:
 
 
 def find_sorted(keys: np.ndarray, values: np.ndarray, table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Where each of `values` is in the sorted `keys`: (a position, whether the key there is the
-    value; 0 and False where not), by the keys' `position_table` if given."""
+    """Where each of `values` is in the sorted `keys`: (position, found; 0 and False where not)."""
     values = np.asarray(values, dtype=np.int64)
     if table is not None:
         held = (values >= 0) & (values < len(table))

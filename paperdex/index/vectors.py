@@ -62,8 +62,7 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Query8:
-    """A scan's state for `cosines_of`: `scores` of every row or of the rows at `known` (None:
-    scored when asked)."""
+    """A scan's state for `cosines_of`: `scores` of every row, or of the rows at `known`, or None."""
 
     q8: np.ndarray
     scores: np.ndarray | None = None
@@ -131,8 +130,7 @@ class VectorIndex:
     def scan(
         self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Query8]:
-        """One scan for a query's dense side: the top k_all over all rows (so a filter only
-        narrows close matches), the top k_in among `allowed` rowids, and the state."""
+        """The top k_all over all rows (a filter only narrows close matches), k_in among `allowed`."""
         if len(self.keys) == 0 or q is None:
             return [], [], Query8(np.zeros(0, dtype=np.int8))
         q = np.asarray(q, dtype=np.float32)
@@ -351,8 +349,7 @@ def _nibbles(u4: np.ndarray) -> np.ndarray:
 
 
 def _four_bits(vecs: np.ndarray, block: int = 8192):
-    """The first pass's rows packed, each row's offsets' part of a product (8 x its sum) and
-    1/‖row‖ of its four-bit values; (None, None, None) for too few rows."""
+    """The first pass's packed rows, their offsets' part of a product (8 x sum) and 1/‖row‖, or Nones."""
     if len(vecs) < FIRST_PASS_SHARE * FIRST_PASS * candidates(1):
         return None, None, None
     four = np.empty((len(vecs), (vecs.shape[1] + 1) // 2), dtype=np.uint8)
