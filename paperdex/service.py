@@ -223,8 +223,7 @@ class SearcherPool:
         self.pasted = PastedVectors()
         self.publish_error: str | None = None  # why this server could not publish a dead writer's papers
         self._retry_at = 0.0  # when to try publishing again after it failed
-        with Store(self.data_dir, readonly=True):  # fails fast without a data directory
-            pass
+        Store(self.data_dir, readonly=True).close()  # fails fast without a data directory
 
     @classmethod
     def of(cls, st: Settings, data_dir: str | Path, size: int | None = None, queue: int = MAX_WAITING) -> SearcherPool:

@@ -313,9 +313,7 @@ class Rows:
 
     def __matmul__(self, w: np.ndarray) -> np.ndarray:
         s = self.index.dots(w)
-        if self.same:
-            return s
-        return s[self.pos] * (self.ok if s.ndim == 1 else self.ok[:, None])
+        return s if self.same else s[self.pos] * (self.ok if s.ndim == 1 else self.ok[:, None])
 
 
 def _dots8(a8: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -370,8 +370,7 @@ class Searcher:
         papers = self.corpus.papers(rowids)
         hits = []
         for d, rowid in zip(page_docs, rowids, strict=True):
-            paper = papers.get(rowid)
-            if paper is None:  # deleted since the snapshot was published
+            if (paper := papers.get(rowid)) is None:  # deleted since the snapshot was published
                 continue
             lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
             marked, snip = mark(paper.title, hl), snippet(paper.abstract, hl)
