@@ -753,7 +753,10 @@ def load(store: Source) -> LexIndex | None:
     """This store's published snapshot, mapped read-only; None if there is none (of it)."""
     d = store.data_dir
     try:
-        folder = d / json.loads((d / POINTER).read_text())["dir"]  # its meta.json says the format
+        ptr = json.loads((d / POINTER).read_text())
+        if ptr.get("format") != FORMAT:
+            return None
+        folder = d / ptr["dir"]
         meta = json.loads((folder / "meta.json").read_text())
         if meta.get("format") != FORMAT or meta.get("params") != PARAMS or meta.get("store_id") != store.store_id():
             return None
