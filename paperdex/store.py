@@ -486,8 +486,7 @@ class Store:
             yield from self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
     def _value(self, sql: str, params: Sequence = ()) -> Any:
-        row = self.conn.execute(sql, params).fetchone()
-        return row[0] if row else None
+        return row[0] if (row := self.conn.execute(sql, params).fetchone()) else None
 
     def _firsts(self, sql: str, params: Sequence = ()) -> list:
         """The first column of every row of `sql`."""
@@ -984,8 +983,7 @@ class Store:
 
     # --- a switch of embedding models (embed.py): VECTORS_NEXT fills while the old serve
     def has_vector_switch(self) -> bool:
-        q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-        return self.conn.execute(q, (VECTORS_NEXT,)).fetchone() is not None
+        return self._value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (VECTORS_NEXT,)) is not None
 
     def missing_vector_count(self, *, switch: bool = False) -> int:
         return self.conn.execute(f"SELECT count(*) {_missing_sql(switch)}").fetchone()[0]

@@ -201,13 +201,11 @@ class LexIndex:
     def column(self, t: int) -> np.ndarray | None:
         """A common term's BM25F scores, one float32 per document (0: absent), None for a rarer
         one: cheaper to add than many postings, and the same sums (x + 0 is x)."""
-        got = self._column(t)
-        return None if got is None else got[0]
+        return None if (got := self._column(t)) is None else got[0]
 
     def column_mask(self, t: int) -> np.ndarray | None:
         """A common term's papers as a mask (its column > 0), None for a rarer one."""
-        got = self._column(t)
-        return None if got is None else got[1]
+        return None if (got := self._column(t)) is None else got[1]
 
     def _column(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
         """(`column`, `column_mask`) of a common term; the last used kept (COLUMN_BYTES)."""

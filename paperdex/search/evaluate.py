@@ -54,6 +54,4 @@ def evaluate(searcher, queries: list[dict], mode: str = "hybrid") -> dict:
     for q in queries:
         res = searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True)
         per_query.append(metrics([h.paper.id for h in res.hits], set(q["relevant"])))
-    out: dict = {k: round(sum(m[k] for m in per_query) / len(queries), 4) for k in per_query[0]}
-    out["queries"] = len(queries)
-    return out
+    return {k: round(sum(m[k] for m in per_query) / len(queries), 4) for k in per_query[0]} | {"queries": len(queries)}
