@@ -382,7 +382,6 @@ def _read_rows(source: Source) -> _Rows:
             cats = dict.fromkeys(r[2])
             cat_ids.extend(cat_index.setdefault(c, len(cat_index)) for c in cats)
             per_doc.append(len(cats))
-    cat_ptr = np.concatenate(([0], np.cumsum(np.array(per_doc, dtype=np.int64))))
 
     def whole(parts: list[np.ndarray], dtype) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -391,7 +390,7 @@ def _read_rows(source: Source) -> _Rows:
         rowids=whole(rowids, np.int64),
         hashes=whole(hashes, np.int64),
         dates=whole(dates, np.int32),
-        cat_ptr=cat_ptr,
+        cat_ptr=np.concatenate(([0], np.cumsum(np.array(per_doc, dtype=np.int64)))),
         cat_ids=np.array(cat_ids, dtype=np.int32),
         categories=list(cat_index),
     )
@@ -691,14 +690,13 @@ def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK
     del names, order_v
 
     cat_doc = np.repeat(np.arange(n, dtype=np.int32), np.diff(rows.cat_ptr))
-    catdoc_ptr = np.concatenate(([0], np.cumsum(np.bincount(rows.cat_ids, minlength=len(rows.categories)))))
     arrays: dict[str, np.ndarray] = {
         "rowids": rows.rowids,
         "hashes": rows.hashes,
         "dates": rows.dates,
         "cat_ptr": rows.cat_ptr,
         "cat_ids": rows.cat_ids,
-        "catdoc_ptr": catdoc_ptr,
+        "catdoc_ptr": np.concatenate(([0], np.cumsum(np.bincount(rows.cat_ids, minlength=len(rows.categories))))),
         "catdoc": cat_doc[np.argsort(rows.cat_ids, kind="stable")],
         "vocab": vocab,
         "vocab_ptr": vocab_ptr,

@@ -216,9 +216,8 @@ class VectorIndex:
         if pos is not None and len(pos) == 0:
             return np.zeros(0, dtype=np.float32)
         rows = self.vecs if pos is None else self._rows(pos) if keep else self._gather(pos)
-        inv = self.inv if pos is None else self.inv[pos]
         scores = _dots8(q8[None, :], rows)[0]
-        scores *= inv
+        scores *= self.inv if pos is None else self.inv[pos]
         scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
         return scores
 

@@ -344,9 +344,8 @@ class Searcher:
         close_docs = ix.docs_of_rowids(np.array([r for r, _ in close], dtype=np.int64))
         if C is not None:
             close_docs = close_docs[C[close_docs]]
-        rowids = np.array([r for r, _ in ranked], dtype=np.int64)
         cos = np.array([c for _, c in ranked], dtype=np.float32)
-        pos, ok = ix.find(rowids)
+        pos, ok = ix.find(np.array([r for r, _ in ranked], dtype=np.int64))
         # best first, equal cosines by rowid, as the vector search gave them: rowid order is doc order
         return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok], every)
 

@@ -51,10 +51,9 @@ def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[st
     """The window of the abstract with the most matched words, cut at word boundaries."""
     if len(text) <= width:
         return mark(text, stems)
-    src = text[:MAX_SNIPPET_SOURCE]
     best_start = 0
     if stems:
-        positions = [start for start, _ in _matches(src, stems)]
+        positions = [start for start, _ in _matches(text[:MAX_SNIPPET_SOURCE], stems)]
         best = 0
         for i, start in enumerate(positions):  # the matches in the window from each
             if (n := bisect_left(positions, start + width) - i) > best:

@@ -138,8 +138,7 @@ def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[st
     """The concepts of one Text node, and the Chinese words it could not translate."""
     out: list[Concept] = []
     untranslated: list[str] = []
-    parts = split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]
-    for part, cjk in parts:
+    for part, cjk in split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]:
         if cjk:
             got = _zh_concepts(part, zh_dict)
             if not got:
@@ -184,11 +183,10 @@ class Plan(Request):
     @cached_property
     def query_class(self) -> tuple[str, str]:
         """(language, form): "keywords" up to three concepts, else or for a question "sentence"."""
-        form = "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
         lang = self.lang
         if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(self.q)):
             lang = "mixed"  # a model or method name among Chinese words: both sides read English
-        return lang, form
+        return lang, "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
 
     @property
     def statement(self) -> bool:
@@ -249,8 +247,7 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
     p.ref = None if r.literal else Q.paper_ref(r.q)
     if p.ref is not None:
         return p
-    tree = Q.parse_literal(r.q) if r.literal else Q.parse(r.q)
-    for child in tree.children:
+    for child in (Q.parse_literal(r.q) if r.literal else Q.parse(r.q)).children:
         if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
             p.soft.append(child)
         else:

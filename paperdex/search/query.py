@@ -237,8 +237,7 @@ class _Parser:
 
 def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     if fld in (None, "all") or fld in TEXT_COLUMNS:
-        prefix = value.endswith("*") and not phrase
-        return Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, prefix, value)
+        return Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
     if fld == "cat":
         if not re.fullmatch(rf"{CATEGORY_TYPED}\*?", value.strip()):
             raise QueryError(message("cat_expects", value=value), pos)
