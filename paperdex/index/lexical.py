@@ -231,9 +231,7 @@ class LexIndex:
         """The documents (sorted) where term b follows term a in the title or the abstract."""
         lo, hi = int(self.pair_ptr[a]), int(self.pair_ptr[a + 1])
         k = lo + int(np.searchsorted(self.pair_next[lo:hi], b))
-        if k == hi or self.pair_next[k] != b:
-            return np.zeros(0, dtype=np.int32)
-        return self.pairs.docs(k)
+        return np.zeros(0, dtype=np.int32) if k == hi or self.pair_next[k] != b else self.pairs.docs(k)
 
     def pair_mask(self, a: int, b: int) -> np.ndarray:
         """`pair_docs` as a mask (a pair is in few papers: marking them is cheap)."""

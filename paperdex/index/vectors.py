@@ -404,9 +404,7 @@ def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
             among = None
     s = scores if among is None else scores[among]
     part = np.argpartition(-s, m - 1)[:m]
-    if np.count_nonzero(s >= s[part].min()) > m:
-        return None
-    return np.sort(part if among is None else among[part])
+    return None if np.count_nonzero(s >= s[part].min()) > m else np.sort(part if among is None else among[part])
 
 
 # --- writing (writers only) ---------------------------------------------------------------

@@ -117,9 +117,7 @@ class StoreCorpus:
 
     def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
         texts = self.store.column_texts(rowids, column)
-        if column == "authors":
-            return {r: " ".join(json.loads(text)) for r, text in texts.items()}
-        return texts
+        return {r: " ".join(json.loads(text)) for r, text in texts.items()} if column == "authors" else texts
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
         return self.store.exact_phrase_rowids(fts)

@@ -142,9 +142,7 @@ def read_as(p: Plan, words: Words) -> str:
     """What a query was read as: "pasted" (`Words.quoted`), "question", "sentence" or "keywords"."""
     if words.quoted:
         return "pasted"
-    if p.query_class[1] == "keywords":
-        return "keywords"
-    return "question" if p.filler else "sentence"
+    return "keywords" if p.query_class[1] == "keywords" else "question" if p.filler else "sentence"
 
 
 def matched_first(fused, order: np.ndarray, why, M: np.ndarray, want: int, listed: int):

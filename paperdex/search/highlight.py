@@ -42,9 +42,7 @@ def _matches(text: str, stems: frozenset[str]) -> list[tuple[int, int]]:
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
     """Split text into (segment, is_match) runs: a word matches when its stem is one of `stems`."""
-    if not stems:
-        return [(text, False)]
-    return runs(text, _matches(text, stems))
+    return runs(text, _matches(text, stems)) if stems else [(text, False)]
 
 
 def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[str, bool]]:

@@ -286,9 +286,7 @@ def paper_ref(q: str) -> tuple[str, str] | None:
     if (m := _REF.match(q)) is not None:
         pid = m.group(1)
         return ("id", pid.lower() if "/" in pid else pid)
-    if (m := _DOI.match(q)) is not None:
-        return ("doi", m.group(1).lower())
-    return None
+    return ("doi", m.group(1).lower()) if (m := _DOI.match(q)) is not None else None
 
 
 def parse(q: str) -> Bool:
