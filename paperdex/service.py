@@ -319,8 +319,7 @@ class SearcherPool:
                 while not self._closing.wait(interval):
                     if self.backend is None:  # a backend's copy is its writer's (backends/migrate.py)
                         behind_since = self._catch_up(store, behind_since)
-                    now = tuple(map(stamp, pointers))
-                    if now == seen:
+                    if (now := tuple(map(stamp, pointers))) == seen:
                         continue
                     t = time.perf_counter()
                     try:
@@ -452,12 +451,10 @@ class PastedVectors:
         """The vector of `text` by `emb` (model `model`); None if not made within `wait` s."""
         key = (model, text)
         with self._lock:
-            got = self._cache.get(key)
-            if got is not None:
+            if (got := self._cache.get(key)) is not None:
                 self._cache.move_to_end(key)
                 return got
-            job = self._jobs.get(key)
-            if job is None:
+            if (job := self._jobs.get(key)) is None:
                 job = self._jobs[key] = _Pasted(key, emb)
                 threading.Thread(target=self._embed, args=(client, job), name="paperdex-embed", daemon=True).start()
             job.waiting += 1
@@ -492,8 +489,7 @@ class PastedVectors:
 
 
 def _warm_vectors(s: Searcher) -> None:
-    ix = s.index
-    if isinstance(ix, VectorIndex) and len(ix):  # another backend's vectors have nothing to load
+    if isinstance((ix := s.index), VectorIndex) and len(ix):  # another backend's vectors have nothing to load
         ix.warm()
 
 

@@ -219,8 +219,7 @@ class PrefixCounts:
         return self.get(key) is not None
 
     def __getitem__(self, key: str) -> int:
-        v = self.get(key)
-        if v is None:
+        if (v := self.get(key)) is None:
             raise KeyError(key)
         return v
 
@@ -372,8 +371,7 @@ class Store:
 
     def _check_readable(self) -> None:
         """A reader takes the current schema only (no read has a branch per version)."""
-        version = self.schema_version()
-        if version > SCHEMA_VERSION:
+        if (version := self.schema_version()) > SCHEMA_VERSION:
             raise self._too_new(version)
         if version == 0:
             raise StoreError(f"{self.path} is empty or not a paperdex store (run `paperdex ingest` first)")
@@ -389,8 +387,7 @@ class Store:
             raise StoreError("a read-only store does not migrate; open it for writing")
         while True:
             with self.write_transaction():
-                version = self.schema_version()
-                if version > SCHEMA_VERSION:
+                if (version := self.schema_version()) > SCHEMA_VERSION:
                     raise self._too_new(version)
                 if version == SCHEMA_VERSION:
                     return
@@ -431,8 +428,7 @@ class Store:
             inserts, written = [], []  # written: (rowid, paper) of every row updated or added
             for pid, p in latest.items():
                 row = _row(p)
-                prev = old.get(pid)
-                if prev is None:
+                if (prev := old.get(pid)) is None:
                     inserts.append(row)
                     s.added += 1
                     continue
@@ -469,8 +465,7 @@ class Store:
 
     def delete(self, pid: str) -> bool:
         with self.conn:
-            row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
-            if row is None:
+            if (row := self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()) is None:
                 return False
             self._fts_delete(row["rowid"], paper_from_row(row))
             self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
@@ -548,8 +543,7 @@ class Store:
         return self.get_state("model")
 
     def _claim_model(self, model: str) -> None:
-        current = self.model
-        if current and current != model and self.vector_count():
+        if (current := self.model) and current != model and self.vector_count():
             raise StoreError(
                 f"this store holds vectors from {current}; refusing to mix in {model}. "
                 f"Run `paperdex embed --reset --model {model}` to re-embed everything."

@@ -104,8 +104,7 @@ class Vocab:
 
     def _bisect(self, key: bytes) -> tuple[int, bool]:
         """(the first position whose stem is not below `key`, whether that stem is `key`)."""
-        top = self._top
-        if top is None:
+        if (top := self._top) is None:
             top = self._top = [self.key(i) for i in range(0, self._size, _VOCAB_STRIDE)]
         k = bisect_right(top, key)
         if k == 0:
@@ -175,8 +174,7 @@ class LexIndex:
 
     def term(self, stemmed: str) -> int | None:
         """The stem's term id (None: no paper holds it), kept: a query asks several times."""
-        got = self._terms.get(stemmed, -1)
-        if got == -1:
+        if (got := self._terms.get(stemmed, -1)) == -1:
             got = self.vocab.index(stemmed)
             if len(self._terms) >= TERMS_KEPT:
                 self._terms.clear()
@@ -212,8 +210,7 @@ class LexIndex:
         if self.df[t] < COLUMN_SHARE * self.n:
             return None
         with self._columns_lock:
-            got = self._columns.get(t)
-            if got is not None:
+            if (got := self._columns.get(t)) is not None:
                 self._columns.move_to_end(t)
                 return got
         col = np.zeros(self.n, dtype=np.float32)
@@ -723,8 +720,7 @@ def publish(store: Source, index: LexIndex | None = None) -> LexIndex:
     """Build (unless given) and publish a snapshot: a new folder, then the pointer replaced."""
     with publish_lock(store.data_dir):
         index = index or build(store, load(store))
-        published = load(store)
-        if published is not None and published.generation > index.generation:
+        if (published := load(store)) is not None and published.generation > index.generation:
             return published  # a writer that waited for the lock built from an older state
         d = store.data_dir
         name = f"lexical.{index.generation}.{os.getpid()}"
@@ -802,8 +798,7 @@ def index_lag(store) -> Lag | None:
     with store.read_snapshot():
         current = store.generation()
         rows = list(store.rowids_and_hashes_of().values())
-    ix = load(store)
-    if ix is not None and ix.generation == current:
+    if (ix := load(store)) is not None and ix.generation == current:
         return None
     rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     hashes = np.fromiter((_hash64(r[1]) for r in rows), dtype=np.int64, count=len(rows))

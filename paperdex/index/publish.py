@@ -13,8 +13,7 @@ from paperdex.store import Store
 def publish(store: Store) -> None:
     """Bring the published snapshots up to `store` (a read-only store too: files beside it)."""
     with publish_lock(store.data_dir):  # one publisher at a time; what is published is read under it
-        current = lexical.load(store)
-        if current is None or current.generation != store.generation():
+        if (current := lexical.load(store)) is None or current.generation != store.generation():
             lexical.publish(store, lexical.build(store, current))
         if _vectors_behind(store):
             vectors.publish(store)

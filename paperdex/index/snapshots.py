@@ -114,8 +114,7 @@ def shared(data_dir: Path | str, kind: str, stamp: Any, make: Callable[[], Any])
     """One snapshot per process and data directory, replaced when its stamp changes."""
     key = (str(data_dir), kind)
     with _SHARED_LOCK:
-        got = _SHARED.get(key)
-        if got is not None and got[0] == stamp:
+        if (got := _SHARED.get(key)) is not None and got[0] == stamp:
             return got[1]
     obj = make()
     with _SHARED_LOCK:

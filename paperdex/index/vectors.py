@@ -193,8 +193,7 @@ class VectorIndex:
             if pos is not None:
                 cand = pos[cand]
             scores = self._cosines8(q8, cand, keep=False)
-            best = _best(scores, m)
-            if best is not None:
+            if (best := _best(scores, m)) is not None:
                 return self._rescored(q, cand[best], k), Query8(q8)
         scores = every if every is not None else self._cosines8(q8)
         return self._exact(q, scores if pos is None else scores[pos], k, pos), Query8(q8, scores)
@@ -286,8 +285,7 @@ class VectorIndex:
         """The int8 rows at `pos`, the last few subsets kept: a filter recurs across queries."""
         key = hashlib.blake2b(pos.tobytes(), digest_size=16).digest()
         with self._lock:
-            sub = self._subsets.get(key)
-            if sub is not None:
+            if (sub := self._subsets.get(key)) is not None:
                 self._subsets.move_to_end(key)
                 return sub
         sub = self._gather(pos)

@@ -354,8 +354,7 @@ class Searcher:
         if not vecs:
             return dense
         centroid = np.mean(vecs, axis=0)
-        norm = float(np.linalg.norm(centroid))
-        if norm == 0:
+        if (norm := float(np.linalg.norm(centroid))) == 0:
             return dense
         qv = np.asarray(dense.qv, dtype=np.float32) + FEEDBACK_BETA * centroid / norm
         qv /= max(float(np.linalg.norm(qv)), 1e-9)
@@ -404,8 +403,7 @@ class Searcher:
 
     def similar(self, pid: str, k: int = 10) -> list[Hit]:
         """Nearest neighbours by vector; without a vector, by the title as a lexical query."""
-        rowid = self.corpus.rowid(pid)
-        if rowid is None:
+        if (rowid := self.corpus.rowid(pid)) is None:
             raise KeyError(pid)
         vindex = self.index
         vec = vindex.vector(rowid) if vindex is not None else None

@@ -59,8 +59,7 @@ def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[st
     if best_start:
         sp = text.find(" ", best_start, best_start + 30)
         best_start = sp + 1 if sp >= 0 else best_start
-    end = best_start + width
-    if end < len(text):
+    if (end := best_start + width) < len(text):
         sp = text.rfind(" ", best_start, end)
         end = sp if sp > best_start else end
     head = [("…", False)] if best_start else []

@@ -69,8 +69,7 @@ class Eval:
 
     def stem_mask(self, s: str, column: str | None) -> np.ndarray:
         key = (s, column)
-        m = self._stem_cache.get(key)
-        if m is None:
+        if (m := self._stem_cache.get(key)) is None:
             t = self.ix.term(s)
             held = self.ix.column_mask(t) if t is not None and column is None else None
             if held is not None:  # a common word: its column says where it is
@@ -150,8 +149,7 @@ class Eval:
 
     def _alt_score(self, alt: tuple[str, ...], acc: np.ndarray) -> None:
         for s in dict.fromkeys(alt):
-            t = self.ix.term(s)
-            if t is None:
+            if (t := self.ix.term(s)) is None:
                 continue
             col = self.ix.column(t)
             if col is not None:  # a common word: one pass over N, the same sums (LexIndex.column)
@@ -188,8 +186,7 @@ class Eval:
             return np.zeros(self.ix.n, dtype=bool)
         m: np.ndarray | None = None
         if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1:
-            fts = Q.fts_string(t)
-            if fts:
+            if fts := Q.fts_string(t):
                 rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
                 self._charge(len(rows) * 8)
                 m = self.rowid_mask(rows)
@@ -212,8 +209,7 @@ class Eval:
             hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
             m = (ix.dates >= lo) & (ix.dates <= hi)
         elif f.kind == "id":
-            row = self.corpus.rowid(str(f.value))
-            if row is not None:
+            if (row := self.corpus.rowid(str(f.value))) is not None:
                 m = self.rowid_mask([row])
         else:  # venue / area: substring, case-insensitive; decision: exactly
             m = self.rowid_mask(self.corpus.rowids_where(f.kind, str(f.value)))

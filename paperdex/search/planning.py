@@ -140,13 +140,11 @@ def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[st
     untranslated: list[str] = []
     for part, cjk in split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]:
         if cjk:
-            got = _zh_concepts(part, zh_dict)
-            if not got:
+            if not (got := _zh_concepts(part, zh_dict)):
                 untranslated.append(part)
             out.extend(got)
             continue
-        ws = [w for w in tokens(part) if w not in STOPWORDS]
-        if not ws:
+        if not (ws := [w for w in tokens(part) if w not in STOPWORDS]):
             continue
         if t.phrase:  # a phrase's words rank one by one; the phrase itself is matched exactly
             out.extend(Concept(w, [(stem(w),)]) for w in ws)

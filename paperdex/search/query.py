@@ -114,8 +114,7 @@ def lex(q: str) -> list[Tok]:
             toks.append(Tok("RP", ")", i))
             i += 1
         elif ch == '"':
-            end = q.find('"', i + 1)
-            if end < 0:
+            if (end := q.find('"', i + 1)) < 0:
                 raise QueryError(message("unbalanced_quote"), i)
             toks.append(Tok("PHRASE", q[i + 1 : end], i, neg))
             i = end + 1
@@ -164,8 +163,7 @@ class _Parser:
         return node if isinstance(node, Bool) and node.op == "AND" else Bool("AND", [node])
 
     def or_expr(self, fld: str | None) -> Node:
-        t = self.peek()
-        if t is not None and t.kind in ("OR", "AND"):
+        if (t := self.peek()) is not None and t.kind in ("OR", "AND"):
             raise QueryError(message("needs_term_before", op=t.kind), t.pos)
         parts = [self.and_expr(fld)]
         while (t := self.peek()) is not None and t.kind == "OR":
@@ -187,8 +185,7 @@ class _Parser:
                 continue
             parts.append(self.unary(fld))
         if not parts:
-            t = self.peek()
-            if t is None:
+            if (t := self.peek()) is None:
                 return Bool("AND", [])
             raise QueryError(message("empty_group"), t.pos)
         return parts[0] if len(parts) == 1 else Bool("AND", parts)
@@ -215,8 +212,7 @@ class _Parser:
                 raise QueryError(message("too_deep", limit=MAX_DEPTH), t.pos)
             node = self.or_expr(fld)
             self.depth -= 1
-            close = self.peek()
-            if close is None or close.kind != "RP":
+            if (close := self.peek()) is None or close.kind != "RP":
                 raise QueryError(message("unbalanced_open"), t.pos)
             self.take()
             return node

@@ -90,8 +90,7 @@ class Words:
     def best(self, k: int) -> tuple[np.ndarray, int]:
         """The best k word candidates (`top_k`) and how many there are, kept per k (asked again after
         feedback and for deeper tiers); read from `top` when it holds them."""
-        got = self._best.get(k)
-        if got is None:
+        if (got := self._best.get(k)) is None:
             A, top = self.scored_A, self.top
             if top is None or (k > len(top) and len(top) >= PHRASE_DEPTH):
                 top = above(self.acc, A, k)
@@ -322,8 +321,7 @@ def phrase_bonus(
                 if m is not None:
                     ok |= m[cand]
                     continue
-                t = ix.term(alt[0])
-                if t is not None:
+                if (t := ix.term(alt[0])) is not None:
                     ok |= np.isin(cand, ix.term_docs(t), assume_unique=True)
                 continue
             ok |= together_mask(ix, alt)[cand]
