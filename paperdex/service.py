@@ -146,8 +146,7 @@ class FairGate:
                 self._held[client] += 1
                 self._served[client] = next(self._clock)
                 return True
-            lane = self._lanes.setdefault(client, deque())
-            if len(lane) >= self.max_waiting:
+            if len(lane := self._lanes.setdefault(client, deque())) >= self.max_waiting:
                 return False
             ticket = [False]
             lane.append(ticket)
@@ -674,8 +673,7 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
 
 def get_paper(pool: Pool, pid: str) -> Paper:
     """One paper by id (arXiv ids may carry an `arXiv:` prefix or a version suffix)."""
-    pid = typed_id(pid)
-    if not pid or len(pid) > 200 or "\x00" in pid:
+    if not (pid := typed_id(pid)) or len(pid) > 200 or "\x00" in pid:
         raise ServiceError(404, message("no_paper_this_id"))
     with pool.reader() as st:
         p = st.get(pid)

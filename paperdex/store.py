@@ -391,8 +391,7 @@ class Store:
                     raise self._too_new(version)
                 if version == SCHEMA_VERSION:
                     return
-                script = MIGRATIONS[version]
-                if "fts_source" in script:
+                if "fts_source" in (script := MIGRATIONS[version]):
                     self._create_fts_source()
                 self.conn.create_function("int8_from_f16", 1, _int8_from_f16, deterministic=True)
                 for stmt in _split_sql(script):

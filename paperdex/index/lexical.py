@@ -106,8 +106,7 @@ class Vocab:
         """(the first position whose stem is not below `key`, whether that stem is `key`)."""
         if (top := self._top) is None:
             top = self._top = [self.key(i) for i in range(0, self._size, _VOCAB_STRIDE)]
-        k = bisect_right(top, key)
-        if k == 0:
+        if (k := bisect_right(top, key)) == 0:
             return 0, False
         lo = (k - 1) * _VOCAB_STRIDE  # stem lo <= key < stem hi
         if top[k - 1] == key:
@@ -116,8 +115,7 @@ class Vocab:
         buf, at = self._buf, self._at
         while lo < hi:
             mid = (lo + hi) // 2
-            x = buf[at[mid] : at[mid + 1]].tobytes()
-            if x < key:
+            if (x := buf[at[mid] : at[mid + 1]].tobytes()) < key:
                 lo = mid + 1
             elif x == key:
                 return mid, True
@@ -420,8 +418,7 @@ class _Carry:
 
     def postings(self, f: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(doc, term, tf) of field f for the carried documents at positions lo..hi-1."""
-        r = np.flatnonzero(self.reuse[lo:hi]) + lo
-        if len(r) == 0:
+        if len(r := np.flatnonzero(self.reuse[lo:hi]) + lo) == 0:
             return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
         p = self.prev.field[f]
         d = np.asarray(p.doc)
@@ -436,8 +433,7 @@ class _Carry:
     def pairs(self, remap: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The carried documents' word pairs as (document, first, second), _CHUNK at a time."""
         prev = self.prev
-        at = np.asarray(prev.pairs.ptr)
-        if len(at) < 2 or at[-1] == 0:
+        if len(at := np.asarray(prev.pairs.ptr)) < 2 or at[-1] == 0:
             return
         # runs of whole pairs, about _CHUNK documents each
         cuts = np.append(np.unique(np.searchsorted(at, np.arange(0, at[-1], _CHUNK), side="right") - 1), len(at) - 1)
@@ -566,8 +562,7 @@ def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int
             keep[0] = c[0] != prev_key
             np.not_equal(c[1:], c[:-1], out=keep[1:])
             prev_key = c[-1]
-            keys = c[keep]
-            if len(keys) == 0:
+            if len(keys := c[keep]) == 0:
                 continue
             pair = keys // N
             docs[n_docs : n_docs + len(keys)] = keys - pair * N

@@ -243,8 +243,7 @@ class VectorIndex:
         if k <= 0:
             return []
         m = candidates(k)
-        cand = _best(scores, m) if m % BLAS_ROWS == 0 else None
-        if cand is None:
+        if (cand := _best(scores, m) if m % BLAS_ROWS == 0 else None) is None:
             cand = self._as_scanned(scores, m, pos)
         elif pos is not None:
             cand = pos[cand]
@@ -361,8 +360,7 @@ def _four_bits(vecs: np.ndarray, block: int = 8192):
 
 def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
     """Positions (ascending) of the m highest scores and maybe a quarter more."""
-    stride = len(scores) // (4 * m)
-    if stride >= 2:
+    if (stride := len(scores) // (4 * m)) >= 2:
         sample = scores[::stride]
         take = 5 * m // 4 // stride + 1
         among = np.flatnonzero(scores >= np.partition(sample, len(sample) - take)[len(sample) - take])
@@ -373,8 +371,7 @@ def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
 
 def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
     """Positions of the m highest scores, in no order, from the m blocks with the highest maxima."""
-    n = len(scores)
-    if m >= n:
+    if m >= (n := len(scores)):
         return np.arange(n)
     full = n // block * block
     if full // block <= 4 * m:
@@ -388,17 +385,14 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
 def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
     """Positions (ascending) of the m highest scores, or None when they are not one set (a tie
     at the cut, or m is every score); found above a floor, as `rank.above` finds a pool."""
-    n = len(scores)
-    if m >= n:
+    if m >= (n := len(scores)):
         return None
     among = None
-    stride = n // (8 * m)
-    if stride >= 4:
+    if (stride := n // (8 * m)) >= 4:
         sample = scores[::stride]
         take = 2 * m // stride + 1  # about 2m of the scores pass the take-th best of the sample
         floor = np.partition(sample, len(sample) - take)[len(sample) - take]
-        among = np.flatnonzero(scores >= floor)
-        if len(among) < m:
+        if len(among := np.flatnonzero(scores >= floor)) < m:
             among = None
     s = scores if among is None else scores[among]
     part = np.argpartition(-s, m - 1)[:m]

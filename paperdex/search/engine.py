@@ -223,8 +223,7 @@ class Searcher:
     def embedder(self, model: str | None = None) -> Embedder | None:
         from paperdex.index.embed import get_embedder
 
-        model = model or self.corpus.model
-        if model is None:
+        if (model := model or self.corpus.model) is None:
             return None
         if self._embedder is None or self._embedder.name != model:
             # one thread: concurrency comes from several searches at once (docs/relevance.md)
@@ -247,8 +246,7 @@ class Searcher:
     ) -> Result:
         """A Request, or a query and a Request's fields by name (`filters`: a Filters), searched."""
         t0 = time.perf_counter()
-        p = plan(q, zh_dict=self.zh_dict, **given)
-        if p.ref is not None:
+        if (p := plan(q, zh_dict=self.zh_dict, **given)).ref is not None:
             return self._lookup(p, t0)
         ix = self.lex
         notices = p.notices
@@ -350,8 +348,7 @@ class Searcher:
     def _feedback(self, ix, p: Plan, C: np.ndarray | None, dense: Dense, top: np.ndarray, words_found: bool) -> Dense:
         """The dense side again, the query vector moved toward the first order's best papers (Rocchio
         feedback): a question's embedding sits between its answers and papers of its frame. M stays."""
-        vecs = list(dense.index.vectors([int(r) for r in ix.rowids[top]]).values())
-        if not vecs:
+        if not (vecs := list(dense.index.vectors([int(r) for r in ix.rowids[top]]).values())):
             return dense
         centroid = np.mean(vecs, axis=0)
         if (norm := float(np.linalg.norm(centroid))) == 0:

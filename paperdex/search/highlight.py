@@ -28,8 +28,7 @@ def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:
 def _finder(stems: frozenset[str]) -> re.Pattern:
     """Words that may have one of these stems in lower-cased ASCII: Porter rewrites only a
     word's ending, so a stem but its last letter begins the word; candidates are stemmed."""
-    heads = sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)
-    if not heads:
+    if not (heads := sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)):
         return re.compile(r"(?!)")  # matches nothing
     return re.compile(r"(?<![a-z0-9])(?:" + "|".join(heads) + r")[a-z0-9]*")
 

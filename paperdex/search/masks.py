@@ -120,8 +120,7 @@ class Eval:
             if len(idx) == 0:
                 continue
             in_title = self._field_pairs(rowids[idx], "title")
-            both = [i for i in idx.tolist() if (a, b) in in_title[int(rowids[i])]]
-            if both:
+            if both := [i for i in idx.tolist() if (a, b) in in_title[int(rowids[i])]]:
                 in_abs = self._field_pairs(rowids[both], "abstract")
                 ok[both] = [(a, b) in in_abs[int(rowids[i])] for i in both]
         return ok

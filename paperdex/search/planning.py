@@ -209,8 +209,7 @@ class Plan(Request):
             if t.column == "authors" or not t.raw:
                 continue
             for run, cjk in split_cjk(t.raw):
-                alts = zh.concepts(run, self.zh_dict, table=PrefixCounts) if cjk else []
-                if alts:
+                if alts := zh.concepts(run, self.zh_dict, table=PrefixCounts) if cjk else []:
                     parts.append(" ".join(a[0] for a in alts))
                 if not alts or sum(len(w) for w in zh.segment(run, PrefixCounts)) < len(run.strip()):
                     parts.append(run)
@@ -232,14 +231,12 @@ class Plan(Request):
 
 def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
     """Check the request (`request`) and read its query (docs/search.md)."""
-    r = request(q, **given)
-    if r.mode not in MODES:
+    if (r := request(q, **given)).mode not in MODES:
         raise Q.QueryError(message("unknown_mode", value=r.mode, choices=", ".join(MODES)))
     if r.sort not in SORTS:
         raise Q.QueryError(message("unknown_sort", value=r.sort, choices=", ".join(SORTS)))
     page, per_page = max(1, int(r.page)), max(1, min(int(r.per_page), 200))
-    offset = (page - 1) * per_page
-    if offset + per_page > MAX_WINDOW:
+    if (offset := (page - 1) * per_page) + per_page > MAX_WINDOW:
         raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
     p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=offset, zh_dict=zh_dict)
     p.ref = None if r.literal else Q.paper_ref(r.q)
@@ -255,8 +252,7 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
         cs, untranslated = concepts_of(t, zh_dict)
         p.concepts.extend(cs)
         p.notices.extend(message("untranslated_dense_only", word=w) for w in untranslated)
-    kept = [c for c in p.concepts if not is_filler(c)]
-    if kept and len(kept) < len(p.concepts):
+    if (kept := [c for c in p.concepts if not is_filler(c)]) and len(kept) < len(p.concepts):
         p.filler = [c for c in p.concepts if is_filler(c)]
         p.concepts = kept
     for n in p.hard:

@@ -96,8 +96,7 @@ def lex(q: str) -> list[Tok]:
     toks: list[Tok] = []
     i, n = 0, len(q)
     while i < n:
-        ch = q[i]
-        if ch.isspace():
+        if (ch := q[i]).isspace():
             i += 1
             continue
         neg = False
@@ -168,8 +167,7 @@ class _Parser:
         parts = [self.and_expr(fld)]
         while (t := self.peek()) is not None and t.kind == "OR":
             self.take()
-            nxt = self.peek()
-            if nxt is None or nxt.kind in ("RP", "OR", "AND"):
+            if (nxt := self.peek()) is None or nxt.kind in ("RP", "OR", "AND"):
                 raise QueryError(message("or_needs_term_after"), t.pos)
             parts.append(self.and_expr(fld))
         return parts[0] if len(parts) == 1 else Bool("OR", parts)
@@ -195,16 +193,14 @@ class _Parser:
         assert t is not None
         if t.kind == "NOT":
             self.take()
-            nxt = self.peek()
-            if nxt is None or nxt.kind in ("RP", "OR", "AND", "NOT"):
+            if (nxt := self.peek()) is None or nxt.kind in ("RP", "OR", "AND", "NOT"):
                 raise QueryError(message("not_needs_term_after"), t.pos)
             return Not(self.unary(fld))
         node = self.primary(fld)
         return Not(node) if t.neg else node
 
     def primary(self, fld: str | None) -> Node:
-        t = self.take()
-        if t.kind == "LP":
+        if (t := self.take()).kind == "LP":
             if (nxt := self.peek()) is not None and nxt.kind == "RP":
                 raise QueryError(message("empty_parentheses"), t.pos)
             self.depth += 1
@@ -219,8 +215,7 @@ class _Parser:
         if t.kind == "FIELD":
             if fld is not None:
                 raise QueryError(message("field_nested", field=t.value, outer=fld), t.pos)
-            nxt = self.peek()
-            if nxt is None or nxt.kind not in ("WORD", "PHRASE", "LP"):
+            if (nxt := self.peek()) is None or nxt.kind not in ("WORD", "PHRASE", "LP"):
                 raise QueryError(message("field_needs_value", field=t.value), t.pos)
             if nxt.kind == "LP" and t.value not in TEXT_COLUMNS and t.value != "all":
                 raise QueryError(message("field_one_value", field=t.value), t.pos)
@@ -244,8 +239,7 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
         start, dots, end = value.partition("..")
         return Filter("date", date_range(start, end if dots else start, pos))
     if fld == "decision":
-        v = value.strip().lower().replace("-", "_").replace(" ", "_")
-        if v not in DECISIONS:
+        if (v := value.strip().lower().replace("-", "_").replace(" ", "_")) not in DECISIONS:
             raise QueryError(message("decision_expects", choices=", ".join(DECISIONS), value=value), pos)
         return Filter("decision", v)
     return Filter(fld, value.strip())  # venue / area
@@ -300,8 +294,7 @@ def parse_literal(q: str) -> Bool:
 
 def fts_string(t: Text) -> str | None:
     """A phrase as an FTS5 expression of quoted \\w-words; None if nothing searchable is left."""
-    ws = [w for w in t.words if not _CJK_WORD.match(w)]
-    if not ws:
+    if not (ws := [w for w in t.words if not _CJK_WORD.match(w)]):
         return None
     body = '"' + " ".join(ws) + '"'
     return f"{{{t.column}}} : {body}" if t.column else body

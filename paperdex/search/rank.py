@@ -167,8 +167,7 @@ def best_first(cand: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
 def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
     """The documents of `mask` (scores positive there) scoring at least a floor from a strided
     sample, when k pass it (so the best k and every tie at the cut); else the whole mask."""
-    stride = len(mask) // (4 * k) if k > 0 else 0
-    if stride >= 4:
+    if (stride := len(mask) // (4 * k) if k > 0 else 0) >= 4:
         sample = acc[::stride][mask[::stride]]
         take = 2 * k // stride + 1  # about 2k of the mask score at least the take-th of the sample
         if take < len(sample):
@@ -258,8 +257,7 @@ def _places(arr: np.ndarray, docs: np.ndarray) -> np.ndarray:
 
 def newest(ix: lexical.LexIndex, M: np.ndarray, want: int) -> np.ndarray:
     """M by date, newest first; ties by rowid, newest first."""
-    docs = np.flatnonzero(M)
-    if len(docs) == 0:
+    if len(docs := np.flatnonzero(M)) == 0:
         return docs
     key = ix.dates[docs].astype(np.int64) * (1 << 32) + docs  # docs follow rowid order
     if len(docs) > want:
@@ -306,8 +304,7 @@ def phrase_bonus(
     (sorted) scores 1 + `boost` x (share of `phrase_units` it satisfies) times more. Returns
     whether the query is quoted: QUOTED_UNITS or more units, nearly all standing together in
     one paper only, as a sentence pasted from it does."""
-    units = phrase_units(concepts)
-    if not units or len(cand) == 0:
+    if not (units := phrase_units(concepts)) or len(cand) == 0:
         return False
     pairs = [(u[0][0], u[0][1]) for u in units if len(u) == 1 and len(u[0]) == 2]  # most: two words, one way
     got = pair_counts(ix, cand, pairs)
@@ -347,8 +344,7 @@ def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, s
 def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
     """The best PHRASE_DEPTH of `mask` by score, in doc order, and whether no paper left out scores
     as much as the worst of them (the bonus only raises theirs: `Words.top`)."""
-    cand = above(acc, mask, PHRASE_DEPTH)
-    if len(cand) <= PHRASE_DEPTH:
+    if len(cand := above(acc, mask, PHRASE_DEPTH)) <= PHRASE_DEPTH:
         return cand, True
     part = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
     if np.count_nonzero(acc[cand] >= acc[part].min()) > PHRASE_DEPTH:  # a tie at the cut
