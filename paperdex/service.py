@@ -142,9 +142,7 @@ class FairGate:
         """Take a slot for `client` within `timeout` s; False if none came."""
         with self._cv:
             if self._free > 0 and not self._lanes:
-                self._free -= 1
-                self._held[client] += 1
-                self._served[client] = next(self._clock)
+                self._grant(client)
                 return True
             if len(lane := self._lanes.setdefault(client, deque())) >= self.max_waiting:
                 return False
@@ -183,12 +181,15 @@ class FairGate:
             lane.popleft()[0] = True
             if not lane:
                 del self._lanes[client]
-            self._free -= 1
-            self._held[client] += 1
-            self._served[client] = next(self._clock)
+            self._grant(client)
             woke = True
         if woke:
             self._cv.notify_all()
+
+    def _grant(self, client: str) -> None:  # under the lock
+        self._free -= 1
+        self._held[client] += 1
+        self._served[client] = next(self._clock)
 
 
 class SearcherPool:

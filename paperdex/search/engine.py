@@ -387,8 +387,7 @@ class Searcher:
         return Result(pl.q, "lookup", pl.sort, shown, len(hits), pl.page, pl.per_page, took, {}, notices, plan=pl)
 
     def _facets(self, ix: lexical.LexIndex, M: np.ndarray, limit: int = 12) -> dict:
-        cats = [(c, n) for c, n in ix.category_counts(M) if _facet_category(c)]
-        cats.sort(key=lambda x: (-x[1], x[0]))
+        cats = sorted(((c, n) for c, n in ix.category_counts(M) if _facet_category(c)), key=lambda x: (-x[1], x[0]))
         counts = np.bincount(ix.dates[M] // 10000)
         by_year = sorted(((str(y), int(counts[y])) for y in np.flatnonzero(counts) if y > 0), reverse=True)
         return {"category": cats[:limit], "year": by_year[:limit]}
