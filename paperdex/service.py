@@ -81,9 +81,7 @@ class ServiceError(Exception):
 
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = headers or {}
+        self.status, self.message, self.headers = status, message, headers or {}
 
 
 def check_date(value: str | None, name: str) -> str | None:
@@ -391,8 +389,7 @@ class Local:
         embed_options: EmbedOptions | None = None,
         zh_dict: bool = True,
     ) -> None:
-        self.store, self.backend = store, backend
-        self.data_dir = store.data_dir
+        self.store, self.backend, self.data_dir = store, backend, store.data_dir
         self.budget = TIME_BUDGET if budget is None else budget
         self._searcher = make_searcher(store, backend, embed_options, zh_dict)
         self._loaded: set[str] = set()

@@ -52,13 +52,11 @@ class Eval:
     def __init__(
         self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None, zh_dict: bool = True
     ) -> None:
-        self.ix = ix
-        self.corpus = corpus
+        self.ix, self.corpus, self.zh_dict = ix, corpus, zh_dict  # zh_dict: Settings.zh_dict
         self.cost = 0
         self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
         self.notices: list[str] = []
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
-        self.zh_dict = zh_dict  # Settings.zh_dict
 
     def _charge(self, n: int) -> None:
         self.cost += n

@@ -137,9 +137,7 @@ def lex(q: str) -> list[Tok]:
 
 class _Parser:
     def __init__(self, toks: list[Tok]) -> None:
-        self.toks = toks
-        self.i = 0
-        self.depth = 0
+        self.toks, self.i, self.depth = toks, 0, 0
 
     def peek(self) -> Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
