@@ -50,8 +50,6 @@ def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
 
 def evaluate(searcher, queries: list[dict], mode: str = "hybrid") -> dict:
     """Mean metrics over the queries, searched as plain text (`literal`: they are prose)."""
-    per_query = []
-    for q in queries:
-        res = searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True)
-        per_query.append(metrics([h.paper.id for h in res.hits], set(q["relevant"])))
+    runs = (searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True) for q in queries)
+    per_query = [metrics([h.paper.id for h in r.hits], set(q["relevant"])) for q, r in zip(queries, runs, strict=True)]
     return {k: round(sum(m[k] for m in per_query) / len(queries), 4) for k in per_query[0]} | {"queries": len(queries)}
