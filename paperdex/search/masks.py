@@ -182,11 +182,10 @@ class Eval:
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)
         m: np.ndarray | None = None
-        if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1:
-            if fts := Q.fts_string(t):
-                rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
-                self._charge(len(rows) * 8)
-                m = self.rowid_mask(rows)
+        if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1 and (fts := Q.fts_string(t)):
+            rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
+            self._charge(len(rows) * 8)
+            m = self.rowid_mask(rows)
         for c in cs:
             if t.phrase and m is not None and not has_cjk(c.label):
                 continue  # the exact phrase already requires its English words
