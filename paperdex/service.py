@@ -2,10 +2,9 @@
 
 Each function takes a pool and plain arguments, validates them once for every interface and
 returns library objects; errors are :class:`ServiceError` with the HTTP status they mean. The
-server passes a :class:`SearcherPool` (searchers are not thread-safe: a request borrows one, and
-cheap look-ups borrow plain store connections so they never queue behind searches); a command a
-:class:`Local` pool of one searcher. Every search runs within a time budget (:func:`within_budget`,
-docs/request-costs.md).
+server passes a :class:`SearcherPool` (a request borrows a searcher; cheap look-ups borrow plain
+store connections, never queueing behind searches), a command a :class:`Local` pool. Every
+search runs within a time budget (:func:`within_budget`, docs/request-costs.md).
 """
 
 from __future__ import annotations
@@ -23,9 +22,10 @@ import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -58,20 +58,17 @@ CATCH_UP_AFTER = 2.0  # seconds of lag, no writer alive, before the server publi
 PUBLISH_RETRY = 60.0  # seconds between tries when this server could not publish (a read-only directory)
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
 MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
-# Seconds a related-work request waits for its text's vector before it answers from the text's
-# words alone: the embedding's own budget, apart from the search's (docs/request-costs.md)
+# Seconds a related-work request waits for its text's vector before it answers from the words
 RELATED_EMBED_WAIT = 8.0
-PASTED_CACHE = 256  # pasted texts' vectors kept per process (3 KB each), latest used first
+PASTED_CACHE = 256  # pasted texts' vectors kept per process
 MAX_RELATED = 100  # related papers one request lists (k)
 MAX_K = 200  # recommendations, papers "for you" or new papers of a saved search one request lists
 MAX_RECOMMEND_PAGE = 50  # pages of a tag's recommendations
 MAX_DAYS = 1000  # days the list of days goes back
-# Who is asking (set by web/limits.py): searchers are handed out client by client, so one
-# client's queue of requests cannot starve the others
+# Who is asking (set by web/limits.py): searchers are handed out client by client
 CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("paperdex_client", default="local")
 log = logging.getLogger("paperdex.service")
-# The API spec's pattern of a day that can exist (so a client generating dates from it makes
-# ones the server takes): YYYY, YYYY-MM or YYYY-MM-DD, 02-29 in any year (check_date sees to it)
+# The API spec's pattern of a day that can exist: YYYY[-MM[-DD]], 02-29 in any year (check_date sees to it)
 _YEAR = r"(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])"
 _MONTH_DAY = r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2\d))"
 _MONTH = r"(?:0[1-9]|1[0-2])"
@@ -80,22 +77,18 @@ DAY = rf"^{_YEAR}-{_MONTH_DAY}$"
 
 
 class ServiceError(Exception):
-    """A request that cannot be answered; `status` is the HTTP status it means, `headers` any
-    the answer must carry (Retry-After on a 503)."""
+    """A request that cannot be answered: its HTTP status, and `headers` (Retry-After)."""
 
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = headers or {}
+        self.status, self.message, self.headers = status, message, headers or {}
 
 
 def check_date(value: str | None, name: str) -> str | None:
-    """YYYY, YYYY-MM or YYYY-MM-DD naming a day that exists: 2025-13-45 and 2025-02-30 are a
-    400 with a message, not a filter that silently matches nothing."""
+    """YYYY, YYYY-MM or YYYY-MM-DD naming a day that exists (else a 400, not an empty filter)."""
     if value is None or value == "":
         return None
-    if not DATE_SHAPE.match(value):  # the shape (query.DATE_SHAPE); what is not real is said below
+    if not DATE_SHAPE.match(value):
         raise ServiceError(400, message("param_date_shape", name=param(name), value=value[:40]))
     parts = [int(x) for x in value.split("-")] + [1, 1]
     try:
@@ -108,8 +101,7 @@ def check_date(value: str | None, name: str) -> str | None:
 def make_searcher(
     store: Store, backend: str | None = None, embed_options: EmbedOptions | None = None, zh_dict: bool = True
 ) -> Searcher:
-    """The web ranks exactly as the CLI does: same Searcher, same defaults; with a backend URI
-    (`--backend`), searches read that backend's copy of the store."""
+    """The one Searcher of the web and the CLI; with a backend URI, over its copy."""
     from paperdex.backends import search_corpus
 
     return Searcher(store, corpus=search_corpus(backend), embed_options=embed_options, zh_dict=zh_dict)
@@ -119,13 +111,11 @@ def make_searcher(
 def within_budget(
     store: Store, budget: float, what: str = "a request", over: Callable[[float], ServiceError] | None = None
 ) -> Iterator[float]:
-    """Run a request's statements within `budget` s (Store.time_limit), yielding the deadline
-    for the engine's own checks. Out of time is a 503 (made by `over`, logged with `what`), a
-    QueryError a 400, a library error its own status."""
+    """Run a request within `budget` s, yielding the deadline; a 503 out of time (`over`), a 400 for bad input."""
     try:
         with store.time_limit(budget) as deadline:
             yield deadline
-    except QueryError as e:
+    except (QueryError, feed.FeedError) as e:
         raise ServiceError(400, str(e)) from None
     except library.LibraryError as e:
         raise ServiceError(e.status, e.message) from None
@@ -135,9 +125,7 @@ def within_budget(
 
 
 class FairGate:
-    """`size` slots (the searchers) handed out fairly: a free slot goes to the waiting client
-    holding the fewest, then to the one served longest ago, so one client firing many requests
-    waits behind its own; past MAX_WAITING waiting, one more is refused at once."""
+    """`size` slots for the waiting client holding the fewest, then served longest ago."""
 
     def __init__(self, size: int, max_waiting: int = MAX_WAITING) -> None:
         self._cv = threading.Condition(threading.Lock())
@@ -152,28 +140,21 @@ class FairGate:
         """Take a slot for `client` within `timeout` s; False if none came."""
         with self._cv:
             if self._free > 0 and not self._lanes:
-                self._free -= 1
-                self._held[client] += 1
-                self._served[client] = next(self._clock)
+                self._grant(client)
                 return True
-            lane = self._lanes.setdefault(client, deque())
-            if len(lane) >= self.max_waiting:
+            if len(lane := self._lanes.setdefault(client, deque())) >= self.max_waiting:
                 return False
             ticket = [False]
             lane.append(ticket)
             self._hand_out()
-            end = time.monotonic() + timeout
-            while not ticket[0]:
-                left = end - time.monotonic()
-                if left <= 0:
-                    lane.remove(ticket)
-                    if not lane:
-                        del self._lanes[client]
-                        if not self._held[client]:
-                            self._served.pop(client, None)
-                    return False
-                self._cv.wait(left)
-            return True
+            if self._cv.wait_for(lambda: ticket[0], timeout):
+                return True
+            lane.remove(ticket)
+            if not lane:
+                del self._lanes[client]
+                if not self._held[client]:
+                    self._served.pop(client, None)
+            return False
 
     def release(self, client: str) -> None:
         with self._cv:
@@ -187,7 +168,6 @@ class FairGate:
 
     @property
     def waiting(self) -> int:
-        """Requests queued for a slot now, of every client."""
         with self._cv:
             return sum(len(lane) for lane in self._lanes.values())
 
@@ -199,17 +179,19 @@ class FairGate:
             lane.popleft()[0] = True
             if not lane:
                 del self._lanes[client]
-            self._free -= 1
-            self._held[client] += 1
-            self._served[client] = next(self._clock)
+            self._grant(client)
             woke = True
         if woke:
             self._cv.notify_all()
 
+    def _grant(self, client: str) -> None:  # under the lock
+        self._free -= 1
+        self._held[client] += 1
+        self._served[client] = next(self._clock)
+
 
 class SearcherPool:
-    """A fixed set of searchers handed out one caller at a time, and a few plain store
-    connections for cheap look-ups."""
+    """A fixed set of searchers, one caller at a time, and store connections for look-ups."""
 
     def __init__(
         self,
@@ -223,7 +205,7 @@ class SearcherPool:
         zh_dict: bool = True,
     ) -> None:
         self.data_dir = Path(data_dir)
-        self.backend = backend  # a URI searches read (`--backend`); None: the store itself
+        self.backend = backend  # a URI searches read; None: the store itself
         self.embed_options, self.zh_dict = embed_options, zh_dict
         self.size = max(1, size or min(4, os.cpu_count() or 2))
         self.wait = POOL_WAIT if wait is None else wait
@@ -233,29 +215,18 @@ class SearcherPool:
         self._made = {"searcher": 0, "reader": 0}
         self._limit = {"searcher": self.size, "reader": max(1, READERS)}
         self._lock = threading.Lock()
-        self._gate = FairGate(self.size, client_queue)  # client_queue: one client's waiting requests
+        self._gate = FairGate(self.size, client_queue)
         self._watch: threading.Thread | None = None
         self._closing = threading.Event()
         self.pasted = PastedVectors()
         self.publish_error: str | None = None  # why this server could not publish a dead writer's papers
         self._retry_at = 0.0  # when to try publishing again after it failed
-        with Store(self.data_dir, readonly=True):  # fails fast, and readably, without a data directory
-            pass
+        Store(self.data_dir, readonly=True).close()  # fails fast without a data directory
 
     @classmethod
     def of(cls, st: Settings, data_dir: str | Path, size: int | None = None, queue: int = MAX_WAITING) -> SearcherPool:
-        """The pool `st` describes (waits, budget, backend, models), `queue` a client's waiting
-        requests at most: the web app's and the MCP server's."""
-        return cls(
-            data_dir,
-            size,
-            wait=st.pool_wait,
-            budget=st.time_budget,
-            backend=st.backend,
-            client_queue=queue,
-            embed_options=st.embedding,
-            zh_dict=st.zh_dict,
-        )
+        """The pool `st` describes, `queue` a client's waiting requests at most."""
+        return cls(data_dir, size, st.pool_wait, st.time_budget, st.backend, queue, st.embedding, st.zh_dict)
 
     def _borrow(self, kind: str, free: queue.LifoQueue, make, wait: float | None):
         with suppress(queue.Empty):
@@ -277,13 +248,11 @@ class SearcherPool:
 
     @property
     def waiting(self) -> int:
-        """Requests waiting for a searcher now."""
         return self._gate.waiting
 
     @contextmanager
     def searcher(self, wait: float | None = None) -> Iterator[Searcher]:
-        """Borrow a searcher, in turn with other clients' requests (:class:`FairGate`); all busy
-        past a bounded wait is a 503 with Retry-After, never a hang."""
+        """Borrow a searcher, in turn with other clients; all busy past the wait is a 503."""
         client = CLIENT.get()
         if not self._gate.acquire(client, self.wait if wait is None else wait):
             raise ServiceError(503, message("busy"), {"Retry-After": str(RETRY_AFTER)})
@@ -299,13 +268,11 @@ class SearcherPool:
             self._gate.release(client)
 
     def embed_pasted(self, emb, model: str, text: str) -> np.ndarray | None:
-        """The vector of a pasted text (:class:`PastedVectors`), None when it is not there within
-        RELATED_EMBED_WAIT s; no searcher is held meanwhile, so no other client's search waits."""
+        """The vector of a pasted text, None if not made within RELATED_EMBED_WAIT s."""
         return self.pasted.vector(CLIENT.get(), emb, model, text, RELATED_EMBED_WAIT)
 
     def _new_searcher(self) -> Searcher:
-        """A searcher with what every query needs already loaded (once per process), so that
-        one-time loading is never charged to the first queries' time budget."""
+        """A searcher with what queries need loaded, never charged to a query's budget."""
         s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
         _load({}, **_first_loads(s))
         return s
@@ -315,8 +282,7 @@ class SearcherPool:
 
     @contextmanager
     def reader(self, wait: float | None = None) -> Iterator[Store]:
-        """Borrow a store connection for a cheap look-up: a pool of its own, so look-ups stay
-        fast while every searcher is busy."""
+        """Borrow a store connection for a cheap look-up (a pool of its own)."""
         st = self._borrow("reader", self._stores, lambda: Store(self.data_dir, readonly=True), wait)
         try:
             yield st
@@ -338,8 +304,7 @@ class SearcherPool:
         return took
 
     def watch(self, interval: float = 1.0) -> None:
-        """Keep the shared snapshots current in the background: what a writer publishes is
-        loaded on this thread's own connection, so no request pays for it. Idempotent."""
+        """Load what writers publish in the background, so no request pays for it. Idempotent."""
         if self._watch is not None:
             return
         pointers = (self.data_dir / lexical.POINTER, self.data_dir / vectors.POINTER)
@@ -352,8 +317,7 @@ class SearcherPool:
                 while not self._closing.wait(interval):
                     if self.backend is None:  # a backend's copy is its writer's (backends/migrate.py)
                         behind_since = self._catch_up(store, behind_since)
-                    now = tuple(map(stamp, pointers))
-                    if now == seen:
+                    if (now := tuple(map(stamp, pointers))) == seen:
                         continue
                     t = time.perf_counter()
                     try:
@@ -370,8 +334,7 @@ class SearcherPool:
         self._watch.start()
 
     def _catch_up(self, store: Store, since: float | None) -> float | None:
-        """One tick of closing a dead writer's lag (behind for CATCH_UP_AFTER s: `_publish_abandoned`);
-        returns since when the lag has been seen (None: there is none)."""
+        """One tick of closing a dead writer's lag; returns since when it has been seen."""
         try:
             behind = unpublished(store)
         except (sqlite3.Error, StoreError) as e:
@@ -380,17 +343,12 @@ class SearcherPool:
         if not behind:
             self.publish_error = None
             return None
-        now = time.monotonic()
         if since is None:
-            return now
-        if now - since >= CATCH_UP_AFTER and self._publish_abandoned(store):
-            return None
-        return since
+            return time.monotonic()
+        return None if time.monotonic() - since >= CATCH_UP_AFTER and self._publish_abandoned(store) else since
 
     def _publish_abandoned(self, store: Store) -> bool:
-        """Publish a dead writer's committed papers (index.publish.publish_if_abandoned); False
-        while a writer is alive or publishing, or when this server cannot write the directory
-        (then /healthz and the log name the command; tried again every PUBLISH_RETRY s)."""
+        """Publish a dead writer's papers; False if it did not (retried every PUBLISH_RETRY s)."""
         if self.publish_error is not None and time.monotonic() < self._retry_at:
             return False
         t = time.perf_counter()
@@ -415,17 +373,13 @@ class SearcherPool:
     def close(self) -> None:
         self._closing.set()
         for free in (self._free, self._stores):
-            while True:
-                try:
-                    item = free.get_nowait()
-                except queue.Empty:
-                    break
-                (item.store if isinstance(item, Searcher) else item).close()
+            with suppress(queue.Empty):
+                while item := free.get_nowait():
+                    (item.store if isinstance(item, Searcher) else item).close()
 
 
 class Local:
-    """A command's pool (the CLI): one searcher over a store it opened, through the same
-    service functions, checks and time budget as the server."""
+    """A command's pool: one searcher over a store it opened, the server's checks and budget."""
 
     def __init__(
         self,
@@ -435,8 +389,7 @@ class Local:
         embed_options: EmbedOptions | None = None,
         zh_dict: bool = True,
     ) -> None:
-        self.store, self.backend = store, backend
-        self.data_dir = store.data_dir
+        self.store, self.backend, self.data_dir = store, backend, store.data_dir
         self.budget = TIME_BUDGET if budget is None else budget
         self._searcher = make_searcher(store, backend, embed_options, zh_dict)
         self._loaded: set[str] = set()
@@ -446,8 +399,7 @@ class Local:
         yield self._searcher
 
     def prepare(self, text: str, dense: bool) -> None:
-        """Load what searches for `text` need before their time budget starts, as the server
-        does when it makes a searcher."""
+        """Load what searches for `text` need before their time budget starts."""
         s, model = self._searcher, dense and "model" not in self._loaded
         _load({}, lexical=lambda: s.lex, model=lambda: _warm_model(s) if model else None, zh=lambda: _warm_zh(text))
         if dense:
@@ -469,42 +421,37 @@ EMBED_NICE = 10  # the pasted-text embedding threads' niceness (searches: SEARCH
 TURN_WAIT = 3600.0  # seconds a pasted text waits for the model's turn (its requests wait seconds)
 
 
+@dataclass(slots=True)
 class _Pasted:
     """One text to embed: who waits for it, and what came of it."""
 
-    __slots__ = ("done", "emb", "key", "vector", "waiting")
-
-    def __init__(self, key: tuple[str, str], emb) -> None:
-        self.key, self.emb = key, emb
-        self.waiting = 0
-        self.done = threading.Event()
-        self.vector: np.ndarray | None = None
+    key: tuple[str, str]
+    emb: Any
+    waiting: int = 0
+    done: threading.Event = field(default_factory=threading.Event)
+    vector: np.ndarray | None = None
 
 
 class PastedVectors:
-    """The vectors of pasted texts, per process, kept (PASTED_CACHE, least recently used out).
-    Each text is embedded on a thread of its own below searches (EMBED_NICE), one text at a
-    time: the model is a :class:`FairGate` of one slot, so texts take turns client by client
-    (docs/request-costs.md); a text nobody waits for any more by its turn is dropped before the
-    model starts on it, so an overloaded server works through no backlog nobody reads."""
+    """The vectors of pasted texts (the last PASTED_CACHE kept), each embedded on a thread below
+    searches, in turn client by client (a :class:`FairGate` of one); a text nobody waits for by
+    its turn is dropped, so an overloaded server works through no backlog (docs/request-costs.md)."""
 
     def __init__(self, size: int = PASTED_CACHE, max_waiting: int = MAX_WAITING) -> None:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._jobs: dict[tuple[str, str], _Pasted] = {}
-        self._model = FairGate(1, max_waiting)  # past max_waiting of one client: not embedded
+        self._model = FairGate(1, max_waiting)
         self.size = size
 
     def vector(self, client: str, emb, model: str, text: str, wait: float) -> np.ndarray | None:
         """The vector of `text` by `emb` (model `model`); None if not made within `wait` s."""
         key = (model, text)
         with self._lock:
-            got = self._cache.get(key)
-            if got is not None:
+            if (got := self._cache.get(key)) is not None:
                 self._cache.move_to_end(key)
                 return got
-            job = self._jobs.get(key)
-            if job is None:
+            if (job := self._jobs.get(key)) is None:
                 job = self._jobs[key] = _Pasted(key, emb)
                 threading.Thread(target=self._embed, args=(client, job), name="paperdex-embed", daemon=True).start()
             job.waiting += 1
@@ -539,8 +486,7 @@ class PastedVectors:
 
 
 def _warm_vectors(s: Searcher) -> None:
-    ix = s.index
-    if isinstance(ix, VectorIndex) and len(ix):  # another backend's vectors have nothing to load
+    if isinstance((ix := s.index), VectorIndex) and len(ix):  # another backend's vectors have nothing to load
         ix.warm()
 
 
@@ -550,8 +496,7 @@ def _warm_zh(text: str = "扩散模型") -> None:
 
 
 def _load(took: dict[str, float], **steps: Callable[[], object]) -> dict[str, float]:
-    """Load what searches need, each step on its own, adding its seconds to `took`: one that
-    fails is logged, and the search that needs it then says why."""
+    """Load what searches need, adding each step's seconds to `took`; a failure is logged."""
     for name, fn in steps.items():
         t = time.perf_counter()
         try:
@@ -563,22 +508,19 @@ def _load(took: dict[str, float], **steps: Callable[[], object]) -> dict[str, fl
 
 
 def _first_loads(s: Searcher) -> dict[str, Callable[[], object]]:
-    """What a searcher loads before its first query, by the names `warm` reports."""
     return dict(lexical=lambda: s.lex, vectors=lambda: _warm_vectors(s), model=lambda: _warm_model(s), zh=_warm_zh)
 
 
 def _warm_model(s: Searcher) -> None:
-    emb = s.embedder()
-    if emb is not None:
+    if (emb := s.embedder()) is not None:
         emb.embed_query("warm up")
 
 
-# One search request as every interface makes it: the engine's own type, its fields written once
-SearchParams = Request
+SearchParams = Request  # one search request as every interface makes it
 
 
 def _within(value: int, limit: int, key: str, low: int = 1) -> None:
-    """A number of the request within low..limit, else ServiceError(400) with the message `key`."""
+    """A number within low..limit, else ServiceError(400) with the message `key`."""
     if not low <= value <= limit:
         raise ServiceError(400, message(key, limit=limit))
 
@@ -628,8 +570,7 @@ _niced = threading.local()
 
 
 def _yield_to_the_loop() -> None:
-    """Lower this request thread's CPU priority once (Linux schedules threads one by one), so
-    the event loop gets the CPU first (docs/request-costs.md). Never the main thread (CLI)."""
+    """Lower this request thread's CPU priority once, so the event loop goes first (not the CLI's)."""
     if getattr(_niced, "done", False) or threading.current_thread() is threading.main_thread():
         return
     _niced.done = True
@@ -638,9 +579,7 @@ def _yield_to_the_loop() -> None:
 
 
 def health(pool: Pool) -> dict:
-    """For a load balancer: the store and the backend searches read answer, or a 503 saying
-    which does not. While the snapshots searched lag the committed rows, `ok` is false and
-    `degraded` says why (still a 200)."""
+    """For a load balancer: a 503 unless the store and backend answer; `degraded`: a lag."""
     try:
         with pool.reader(wait=1.0) as st:
             with st.read_snapshot():
@@ -663,29 +602,22 @@ def health(pool: Pool) -> dict:
         ) from None
     kind = "embedded" if pool.backend is None else pool.backend.split("://", 1)[0]
     out = {"ok": degraded is None, "backend": kind, "papers": papers, "indexed": lex.n, "vectors": len(vectors or [])}
-    if degraded is not None:
-        out["degraded"] = degraded
-    return out
+    return out if degraded is None else {**out, "degraded": degraded}
 
 
 def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed: int) -> dict:
-    """What /healthz says while the searched snapshots lag: which, by how much, what is being
-    done about it and the one command that closes it."""
+    """What /healthz says while the snapshots lag, and the command that closes it."""
     error = getattr(pool, "publish_error", None)
     if not unpublished(st):
         action = message("index_behind_loading")
     elif error:
         action = message("index_behind_cannot", error=error, fix=REPAIR_COMMAND)
-    elif writer_alive(st.data_dir):
-        action = message("index_behind_waiting")
     else:
-        action = message("index_behind_publishing")
+        action = message("index_behind_waiting" if writer_alive(st.data_dir) else "index_behind_publishing")
     if len(behind) == 2:
         what = message("index_behind_what_both")
-    elif behind == ["lexical"]:
-        what = message("index_behind_what_lexical")
     else:
-        what = message("index_behind_what_vectors")
+        what = message("index_behind_what_lexical" if behind == ["lexical"] else "index_behind_what_vectors")
     return {
         "message": message("index_behind", what=what, action=action),
         "behind": behind,
@@ -696,8 +628,7 @@ def _degraded(pool: Pool, st: Store, behind: list[str], generation: int, indexed
 
 
 def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
-    """Run a search within the pool's time budget; a query the user must fix becomes
-    ServiceError(400), one that runs out of time ServiceError(503)."""
+    """Run a search within the pool's time budget (ServiceError 400 or 503)."""
     p = normalise(params)
     _yield_to_the_loop()
     pool.prepare(p.q, p.mode != "lexical")
@@ -706,9 +637,7 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
 
 
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
-    """Related work for a pasted text. Its prefix is embedded within a wait of its own
-    (SearcherPool.embed_pasted); without a vector by then the answer comes from the text's words
-    and says so. Over the budget: a 503 whose message fits a pasted text, not a query."""
+    """Related work for a pasted text (from its words alone if not embedded within a wait)."""
     text = str(text or "")
     if len(text) > MAX_RELATED_TEXT:
         raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
@@ -742,8 +671,7 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
 
 def get_paper(pool: Pool, pid: str) -> Paper:
     """One paper by id (arXiv ids may carry an `arXiv:` prefix or a version suffix)."""
-    pid = typed_id(pid)
-    if not pid or len(pid) > 200 or "\x00" in pid:
+    if not (pid := typed_id(pid)) or len(pid) > 200 or "\x00" in pid:
         raise ServiceError(404, message("no_paper_this_id"))
     with pool.reader() as st:
         p = st.get(pid)
@@ -753,7 +681,6 @@ def get_paper(pool: Pool, pid: str) -> Paper:
 
 
 def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
-    """A paper and its nearest neighbours."""
     _within(k, MAX_SIMILAR, "k_range")
     paper = get_paper(pool, pid)
     with pool.searcher() as s, within_budget(s.store, pool.budget):
@@ -766,13 +693,12 @@ def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
 
 
 def daily(pool: Pool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
-    """The papers of one day (default: the latest day in the store)."""
     day, category = _listing_args(day, category, page, per_page)
     return _read_feed(pool, feed.daily, day, category, page, per_page)
 
 
 def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
-    """The checks every listing's parameters pass; the day and category as the feed takes them."""
+    """The checks of every listing's parameters; the day and category as the feed takes them."""
     _within(page, MAX_PAGE, "page_range")
     _within(per_page, MAX_PER_PAGE, "per_page_range")
     if day is not None and day != "" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
@@ -781,23 +707,16 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
 
 
 def _read_feed(pool: Pool, fn, *args):
-    """A feed function on a reader connection, within the time budget: a bad request becomes
-    ServiceError(400), one that runs out of time ServiceError(503)."""
+    """A feed function on a reader connection, within the time budget (400 or 503)."""
     with pool.reader() as st, within_budget(st, pool.budget):
-        try:
-            return fn(st, *args)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
+        return fn(st, *args)
 
 
 def listing(
     pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
 ) -> feed.Listing:
-    """A day's, week's or month's papers (feed.listing) behind the service's checks, with two
-    rules of the daily page's: per_page up to the feed's own cap (past the API's MAX_PER_PAGE);
-    and "Top" on a day without upvotes ranked as "For you" when there are tags, else in the
-    listing's order, saying so (ranked_by starts with "no_upvotes"). Why not by GitHub stars:
-    docs/web.md ("The daily page is a digest")."""
+    """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
+    given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
     day, category = _listing_args(day, category, page, 1)
     d = _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
@@ -816,20 +735,15 @@ def days(pool: Pool, limit: int = 60) -> list[tuple[str, int]]:
 
 
 def overview(pool: Pool) -> dict:
-    """What the home and API pages say about the store: its size, date range, and the newest
-    paper (a real id for examples)."""
+    """The store's size, date range and newest paper (a real id for examples)."""
     with pool.reader() as store:
         st = store.stats()
         newest = store.newest_paper_id()
     return {k: st[k] for k in ("papers", "with_vectors", "first_date", "last_date")} | {"example_id": newest}
 
 
-# --- the library's features that search: recommendations, saved searches, "for you" ----------
-
-
 def recommend(pool: Pool, tag: str, k: int = 20, page: int = 1, within: list[int] | None = None) -> R.Recommendations:
-    """A tag's recommendations (`within`: only among these rowids), ranked over the snapshots
-    searches read (the backend's, with `--backend`), within the time budget."""
+    """A tag's recommendations (`within`: among these rowids only), within the time budget."""
     _within(k, MAX_K, "k_range")
     _within(page, MAX_RECOMMEND_PAGE, "page_range")
     with pool.searcher() as s, within_budget(s.store, pool.budget):
@@ -837,8 +751,7 @@ def recommend(pool: Pool, tag: str, k: int = 20, page: int = 1, within: list[int
 
 
 def saved_searches(pool: Pool) -> list[tuple[library.SavedSearch, library.NewMatches | None]]:
-    """Every saved search and how many new papers it matches, all within one time budget:
-    None for those not counted by then (the list is still shown)."""
+    """Every saved search and its new papers, within one time budget (None: not counted)."""
     out: list[tuple[library.SavedSearch, library.NewMatches | None]] = []
     with pool.reader() as st:
         saved = library.saved_searches(st)
@@ -862,7 +775,7 @@ def new_matches(pool: Pool, key: str, limit: int = 20) -> library.NewMatches:
 
 
 def _saved(pool: Pool, key: str) -> library.SavedSearch:
-    """A saved search by name or id (a 404 if there is none), what running it needs loaded."""
+    """A saved search by name or id (404 if none), what running it needs loaded."""
     with pool.reader() as st:
         try:
             ss = library.get_saved(st, key)
@@ -877,8 +790,7 @@ def _prepare(pool: Pool, saved: list[library.SavedSearch]) -> None:
 
 
 def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch, Result]:
-    """A saved search's newest matches (its feed); one stored before searches were checked,
-    which no longer runs, is a 422."""
+    """A saved search's newest matches; one that no longer runs is a 422."""
     ss = _saved(pool, key)
     with pool.searcher() as s, within_budget(s.store, pool.budget) as deadline:
         try:
@@ -888,15 +800,10 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
 
 
 def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
-    """A day's papers (default: the newest) that the user's tags score, best first: each
-    with its best score over the tags and that tag."""
+    """A day's papers that the user's tags score, best first, with the best score and its tag."""
     _within(k, MAX_K, "k_range")
     with pool.searcher() as s, within_budget(s.store, pool.budget):
-        try:
-            d = feed.daily(s.store, day or None, None, 1, 200)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
+        d = feed.daily(s.store, day or None, None, 1, 200)
         rowids = {s.corpus.rowid(p.id): p for p in d.papers}
         scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
-    ranked = sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])
-    return d, ranked[:k]
+    return d, sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])[:k]

@@ -1,7 +1,7 @@
 """All storage behind one module: one data directory, one SQLite database (WAL), the single
 source of truth, plus derived snapshots (``lexical.py``, ``vectors.py``) published from it.
-Writers commit each batch in one transaction, so a reader (the web server, a second CLI) never
-sees half of one: WAL gives every reader the last committed snapshot. A data directory::
+Writers commit each batch in one transaction; WAL gives every reader the last committed one.
+A data directory::
 
     paperdex.db          papers, their categories, the exact-phrase FTS5 index, vectors (int8
                          blobs), the library, summaries, state
@@ -80,14 +80,12 @@ MIGRATIONS: list[str] = [
         tokenize='unicode61 remove_diacritics 2');
     INSERT INTO fts_exact(rowid, {_FTS_COLS}) SELECT rowid, {_FTS_COLS} FROM fts_source;
     """,
-    # 2 -> 3: an identity for the derived indexes to be keyed to, and a counter of paper
-    # changes (bumped in the transaction of every write) that says which snapshot is current
+    # 2 -> 3: the store's identity and a change counter (bumped by every write): which snapshot is current
     """
     INSERT OR IGNORE INTO state VALUES ('store_id', lower(hex(randomblob(16))));
     INSERT OR IGNORE INTO state VALUES ('generation', '0');
     """,
-    # 3 -> 4: the library (library.py): tags of papers, "not interested" marks, saved
-    # searches, and the hashed tokens that allow writing through the web
+    # 3 -> 4: the library (library.py): tags, "not interested" marks, saved searches, web tokens
     """
     CREATE TABLE tags (
         id INTEGER PRIMARY KEY,
@@ -122,8 +120,7 @@ MIGRATIONS: list[str] = [
     """
     UPDATE vectors SET vec = int8_from_f16(vec);
     """,
-    # 5 -> 6: machine-written summaries (summaries.py), one per paper and language, keyed by
-    # paper id like tags so a re-ingest keeps them; shown only while text_hash still matches
+    # 5 -> 6: summaries (summaries.py) by paper id (kept by a re-ingest) and language, shown while text_hash matches
     """
     CREATE TABLE IF NOT EXISTS summaries (
         paper TEXT NOT NULL,            -- paper id
@@ -137,22 +134,19 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS summaries_created ON summaries(created);
     """,
-    # 6 -> 7: the stemmed index of version 1 goes: searches read the lexical snapshot
-    # (lexical.py) and fts_exact, and nothing has read `fts` (nor its fts5vocab table)
+    # 6 -> 7: the stemmed index of version 1 goes: searches read lexical.py's snapshot and fts_exact
     """
     DROP TABLE IF EXISTS fts;
     """,
 ]
 
 
-# Migrations that free much of the file (4 -> 5 halves every vector blob, 6 -> 7 drops the
-# stemmed index): SQLite gives no freed page back, so the file is rewritten (docs/performance.md)
+# Migrations that free much of the file, which SQLite does not give back: rewritten after them
 VACUUM_AFTER = {5, 7}
 
 
 def quantize(v: np.ndarray) -> np.ndarray:
-    """int8 rows, each scaled so its largest component is ±127: how vectors are stored. Cosine
-    ignores a row's scale, so no scale is kept (its error and recall: docs/performance.md)."""
+    """int8 rows, each scaled to a largest component of ±127 (cosine ignores the scale)."""
     v = np.asarray(v, dtype=np.float32)
     peak = np.abs(v).max(axis=-1, keepdims=True)
     return np.round(v * (127 / np.where(peak > 0, peak, 1))).astype(np.int8)
@@ -166,7 +160,7 @@ VECTORS_NEXT = "vectors_next"  # a switch's new vectors, filled while the old on
 
 
 def _missing_sql(switch: bool) -> str:
-    """The papers without a current vector (none, or one made from other text), of a switch's if `switch`."""
+    """The papers without a current vector (of a switch's if `switch`)."""
     table = VECTORS_NEXT if switch else "vectors"
     return f"FROM papers p LEFT JOIN {table} v ON v.paper = p.rowid WHERE v.paper IS NULL OR v.text_hash != p.text_hash"
 
@@ -175,8 +169,7 @@ def _missing_sql(switch: bool) -> str:
 _UPVOTES = "CAST(json_extract(p.extra, '$.hf.upvotes') AS INTEGER)"
 _STARS = "CAST(coalesce(json_extract(p.extra, '$.code_stars'), json_extract(p.extra, '$.hf.github_stars')) AS INTEGER)"
 _BY_SIGNAL = f"{_UPVOTES} DESC NULLS LAST, {_STARS} DESC NULLS LAST"  # most upvoted, then most starred
-# The orders the feed lists a period in: a day's listing order, newest first, by Hugging
-# Face upvotes, by GitHub stars (the last two then newest first).
+# The orders the feed lists a period in (the last two then newest first)
 PERIOD_ORDERS = {
     "listing": "p.rowid",
     "newest": "p.date DESC, p.rowid",
@@ -187,8 +180,7 @@ PERIOD_ORDERS = {
 
 @dataclass(frozen=True)
 class Period:
-    """The papers dated `first` to `last` (inclusive), only those with Hugging Face upvotes
-    if `upvoted`, only those of `rowids` if given: what the feed counts and lists."""
+    """The papers dated `first` to `last`, with upvotes if `upvoted`, of `rowids` if given."""
 
     first: str
     last: str
@@ -196,10 +188,8 @@ class Period:
     rowids: tuple[int, ...] | None = None
 
     def where(self) -> tuple[str, list]:
-        if self.first == self.last:
-            sql, params = "p.date = ?", [self.first]
-        else:
-            sql, params = "p.date BETWEEN ? AND ?", [self.first, self.last]
+        one_day = self.first == self.last
+        sql, params = ("p.date = ?", [self.first]) if one_day else ("p.date BETWEEN ? AND ?", [self.first, self.last])
         if self.upvoted:
             sql += f" AND {_UPVOTES} > 0"
         if self.rowids is not None:
@@ -209,8 +199,7 @@ class Period:
 
 
 class PrefixCounts:
-    """A word-count table in a SQLite file of its own (jieba's prefix dictionary, zh.py), read a
-    key at a time through one read-only connection per process; the read side of a dict."""
+    """A word-count table in a SQLite file of its own (jieba's prefix dictionary), as a dict."""
 
     def __init__(self, db: Path) -> None:
         self._c = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
@@ -230,8 +219,7 @@ class PrefixCounts:
         return self.get(key) is not None
 
     def __getitem__(self, key: str) -> int:
-        v = self.get(key)
-        if v is None:
+        if (v := self.get(key)) is None:
             raise KeyError(key)
         return v
 
@@ -247,20 +235,18 @@ class PrefixCounts:
 
 
 class StoreError(RuntimeError):
-    """A data directory problem a user can act on (wrong model, newer schema, ...)."""
+    """A data directory problem a user can act on."""
 
 
 class OverTime(Exception):
     """A statement still running at the deadline of `Store.time_limit`: SQLite stopped it."""
 
 
-# SQLite calls the time limit's handler every this many virtual machine steps (datasette's figure)
-_STEPS = 1000
+_STEPS = 1000  # SQLite VM steps between calls of the time limit's handler (datasette's figure)
 
 
-# a paper's current vector: one made from its present text (an older one waits for `embed`)
+# a paper's current vector: one made from its present text
 _CURRENT_VECTOR = "LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
-# a paper with its current vector's stored bytes (NULL without one), for a copy elsewhere
 _WITH_VECTOR = f"SELECT p.*, v.vec AS vec FROM papers p {_CURRENT_VECTOR}"
 
 
@@ -280,8 +266,7 @@ class IngestSummary:
         return {k: getattr(self, k) for k in ("added", "updated", "unchanged", "rejected", "merged")}
 
     def last_of_each(self, batch: list[Paper]) -> dict[str, Paper]:
-        """The batch's papers by id, the last record of an id winning, the ones before it
-        counted here as unchanged or updated (the rule of every backend's write)."""
+        """The batch's papers by id, the last winning, those before it counted (every backend's rule)."""
         latest: dict[str, Paper] = {}
         for p in batch:
             if (prev := latest.get(p.id)) is not None:
@@ -293,19 +278,16 @@ class IngestSummary:
 
 
 def fts_texts(p: Paper) -> dict[str, str]:
-    """A paper's texts as the exact-phrase index holds them, by column (the Milvus backend checks
-    phrases on the same texts)."""
+    """A paper's texts as the exact-phrase index holds them, by column."""
     texts = (index_text(p.title), index_text(p.abstract), " ; ".join(p.authors), " ".join(p.categories))
     return dict(zip(FTS_COLUMNS, texts, strict=True))
 
 
-# The columns of papers holding JSON: lists and the `extra` object.
 _JSON_COLS = ("authors", "categories", "sources", "extra")
 
 
 def _row(p: Paper) -> dict:
-    row = {f.name: getattr(p, f.name) for f in fields(Paper)}
-    row.update(
+    return {f.name: getattr(p, f.name) for f in fields(Paper)} | dict(
         authors=json.dumps(p.authors, ensure_ascii=False),
         categories=json.dumps(p.categories),
         sources=json.dumps(p.sources),
@@ -315,10 +297,10 @@ def _row(p: Paper) -> dict:
         content_hash=p.content_hash(),
         text_hash=p.text_hash(),
     )
-    return row
 
 
 _COLS = list(_row(Paper(id="x", title="x")).keys())
+_SETS, _PARAMS = ", ".join(f"{k} = :{k}" for k in _COLS), ", ".join(f":{k}" for k in _COLS)
 
 
 _PAPER_FIELDS = tuple(f.name for f in fields(Paper))
@@ -326,16 +308,13 @@ _decode = json.JSONDecoder().decode  # json.loads's own decoder, without its per
 
 
 def paper_from_row(row: sqlite3.Row) -> Paper:
-    """A row of papers as a Paper; a search builds a page of them, so the field names are
-    listed once, not by `fields` per row."""
     d = {k: row[k] for k in _PAPER_FIELDS}
     d.update({k: _decode(d[k]) for k in _JSON_COLS}, authors_truncated=bool(d["authors_truncated"]))
     return Paper(**d)
 
 
 class Store:
-    """A paperdex data directory. Cheap to open; one per thread (sqlite3 connections are not
-    shared across threads)."""
+    """A paperdex data directory. Cheap to open; one per thread (as its connection)."""
 
     def __init__(self, data_dir: str | Path, *, readonly: bool = False) -> None:
         if not data_dir:
@@ -345,16 +324,14 @@ class Store:
         self.readonly = readonly
         self._writer: int | None = None
         self._deadline: float | None = None  # of the time limit the statements run within
-        if readonly:
-            if not self.path.is_file():
-                raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
-        else:
+        if readonly and not self.path.is_file():
+            raise StoreError(f"no paperdex data in {self.data_dir} (run `paperdex ingest` first)")
+        if not readonly:
             try:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise StoreError(f"cannot use {self.data_dir} as a data directory: {e.strerror or e}") from None
-            # held until close (or the process dies): a server finding unpublished papers
-            # leaves them to a live writer and publishes only a dead one's (index.publish)
+            # held until close: a server leaves a live writer's unpublished papers to it
             self._writer = hold_writer(self.data_dir)
         try:
             self.conn = self._connect()
@@ -366,9 +343,7 @@ class Store:
             raise
 
     def _connect(self) -> sqlite3.Connection:
-        """A reader opens the file with SQLite's `mode=ro`: it never writes (no journal-mode
-        change, no migration), so it works on a read-only or full disk. A writer sets WAL once
-        and brings the schema up to date under the write lock."""
+        """A reader opens `mode=ro` and never writes (a read-only or full disk will do)."""
         target = f"{self.path.absolute().as_uri()}?mode=ro" if self.readonly else self.path
         conn = self.conn = sqlite3.connect(target, uri=self.readonly, timeout=30, check_same_thread=False)
         try:
@@ -386,7 +361,6 @@ class Store:
             raise
         return conn
 
-    # --- schema ---------------------------------------------------------------------
     def schema_version(self) -> int:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
@@ -396,10 +370,8 @@ class Store:
         )
 
     def _check_readable(self) -> None:
-        """A reader takes the current schema only (so no read has a branch per version) and
-        otherwise says which command brings the store up to date (docs/code-notes.md)."""
-        version = self.schema_version()
-        if version > SCHEMA_VERSION:
+        """A reader takes the current schema only (no read has a branch per version)."""
+        if (version := self.schema_version()) > SCHEMA_VERSION:
             raise self._too_new(version)
         if version == 0:
             raise StoreError(f"{self.path} is empty or not a paperdex store (run `paperdex ingest` first)")
@@ -410,20 +382,16 @@ class Store:
             )
 
     def migrate(self) -> None:
-        """Run the forward-only migrations, each in its own transaction under the write lock:
-        the version is read again after BEGIN IMMEDIATE, so several processes opening an old
-        store at once apply each exactly once."""
+        """Run the migrations, each in a transaction that reads the version after BEGIN IMMEDIATE."""
         if self.readonly:
             raise StoreError("a read-only store does not migrate; open it for writing")
         while True:
             with self.write_transaction():
-                version = self.schema_version()
-                if version > SCHEMA_VERSION:
+                if (version := self.schema_version()) > SCHEMA_VERSION:
                     raise self._too_new(version)
                 if version == SCHEMA_VERSION:
                     return
-                script = MIGRATIONS[version]
-                if "fts_source" in script:
+                if "fts_source" in (script := MIGRATIONS[version]):
                     self._create_fts_source()
                 self.conn.create_function("int8_from_f16", 1, _int8_from_f16, deterministic=True)
                 for stmt in _split_sql(script):
@@ -443,10 +411,8 @@ class Store:
             "FROM papers"
         )
 
-    # --- writes ---------------------------------------------------------------------
     def upsert(self, papers: Iterable[Paper], batch_size: int = 2000) -> IngestSummary:
-        """Insert new papers, replace changed ones, skip identical ones, one transaction per
-        batch: a crash loses at most the batch in flight, never half of one."""
+        """Insert new papers, replace changed ones, skip identical ones, a transaction a batch."""
         total, it = IngestSummary(), iter(papers)
         while batch := list(islice(it, batch_size)):
             total = total + self._upsert_batch(batch)
@@ -457,13 +423,11 @@ class Store:
         latest = s.last_of_each(batch)
         c = self.conn
         with self.write_transaction():
-            ids = list(latest)
-            old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", ids)}
+            old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", list(latest))}
             inserts, written = [], []  # written: (rowid, paper) of every row updated or added
             for pid, p in latest.items():
                 row = _row(p)
-                prev = old.get(pid)
-                if prev is None:
+                if (prev := old.get(pid)) is None:
                     inserts.append(row)
                     s.added += 1
                     continue
@@ -472,8 +436,7 @@ class Store:
                     continue
                 rowid = prev["rowid"]
                 self._fts_delete(rowid, paper_from_row(prev))
-                sets = ", ".join(f"{k} = :{k}" for k in _COLS)
-                c.execute(f"UPDATE papers SET {sets} WHERE rowid = {rowid}", row)
+                c.execute(f"UPDATE papers SET {_SETS} WHERE rowid = {rowid}", row)
                 c.execute("DELETE FROM paper_categories WHERE paper = ?", (rowid,))
                 if prev["text_hash"] != row["text_hash"]:
                     if c.execute("DELETE FROM vectors WHERE paper = ?", (rowid,)).rowcount:
@@ -481,9 +444,7 @@ class Store:
                 written.append((rowid, p))
                 s.updated += 1
             if inserts:
-                names = ", ".join(_COLS)
-                params = ", ".join(f":{k}" for k in _COLS)
-                c.executemany(f"INSERT INTO papers ({names}) VALUES ({params})", inserts)
+                c.executemany(f"INSERT INTO papers ({', '.join(_COLS)}) VALUES ({_PARAMS})", inserts)
                 q = "SELECT id, rowid FROM papers WHERE id IN ({})"
                 new = {r[0]: r[1] for r in self._rows_in(q, [r["id"] for r in inserts])}
                 written += [(new[r["id"]], latest[r["id"]]) for r in inserts]
@@ -503,8 +464,7 @@ class Store:
 
     def delete(self, pid: str) -> bool:
         with self.conn:
-            row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
-            if row is None:
+            if (row := self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()) is None:
                 return False
             self._fts_delete(row["rowid"], paper_from_row(row))
             self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
@@ -513,28 +473,25 @@ class Store:
         return True
 
     def _rows_in(self, sql: str, values: Sequence) -> Iterator[sqlite3.Row]:
-        """The rows of `sql` for every value, its `{}` filled with one placeholder a value, 500
-        values a statement (SQLite bounds a statement's variables)."""
+        """The rows of `sql` for every value, its `{}` filled with placeholders, 500 a statement."""
         values = list(values)
         for i in range(0, len(values), 500):
             chunk = values[i : i + 500]
             yield from self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
-    # --- reads ----------------------------------------------------------------------
     def _value(self, sql: str, params: Sequence = ()) -> Any:
-        """The first column of the first row of `sql`, None without a row."""
-        row = self.conn.execute(sql, params).fetchone()
-        return row[0] if row else None
+        return row[0] if (row := self.conn.execute(sql, params).fetchone()) else None
+
+    def _firsts(self, sql: str, params: Sequence = ()) -> list:
+        """The first column of every row of `sql`."""
+        return [r[0] for r in self.conn.execute(sql, params)]
 
     def get(self, pid: str) -> Paper | None:
         row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
         return paper_from_row(row) if row else None
 
     def sources_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
-        """The sources each of `ids` the store holds came from (an id it lacks is left out):
-        one column read, 500 ids a statement, for the listing days' completeness check."""
-        rows = self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)
-        return {r[0]: json.loads(r[1]) for r in rows}
+        return {r[0]: json.loads(r[1]) for r in self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)}
 
     def get_many(self, rowids: list[int]) -> dict[int, Paper]:
         q = "SELECT * FROM papers WHERE rowid IN ({})"
@@ -544,13 +501,11 @@ class Store:
         return self._value("SELECT rowid FROM papers WHERE id = ?", (pid,))
 
     def iter_papers(self) -> Iterator[Paper]:
-        for r in self.conn.execute("SELECT * FROM papers ORDER BY rowid"):
-            yield paper_from_row(r)
+        return map(paper_from_row, self.conn.execute("SELECT * FROM papers ORDER BY rowid"))
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM papers").fetchone()[0]
 
-    # --- state (harvest checkpoints, settings) ----------------------------------------
     def get_state(self, key: str) -> str | None:
         return self._value("SELECT value FROM state WHERE key = ?", (key,))
 
@@ -558,9 +513,7 @@ class Store:
         with self.conn:
             self.conn.execute("INSERT OR REPLACE INTO state VALUES (?, ?)", (key, value))
 
-    # --- machine-written summaries (summaries.py) ---------------------------------------
     def put_summary(self, pid: str, lang: str, model: str, text_hash: str, body: dict, tokens: int = 0) -> None:
-        """Store one paper's summary in one language, replacing the one before it."""
         with self.conn:
             self.conn.execute(
                 "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
@@ -568,36 +521,28 @@ class Store:
             )
 
     def summaries(self, ids: Iterable[str]) -> dict[str, dict[str, dict]]:
-        """{paper id: {lang: {model, text_hash, created, tokens, **body}}} of the summaries made from
-        the paper's current title and abstract (an edited abstract hides its old summary until a
-        new one is written)."""
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
+        """{paper id: {lang: {model, text_hash, created, tokens, **body}}} of current texts."""
         out: dict[str, dict[str, dict]] = {}
         q = (
             "SELECT s.* FROM summaries s JOIN papers p ON p.id = s.paper AND p.text_hash = s.text_hash "
             "WHERE s.paper IN ({})"
         )
-        for r in self._rows_in(q, ids):
+        for r in self._rows_in(q, list(dict.fromkeys(ids))):
             meta = {k: r[k] for k in ("model", "text_hash", "tokens", "created")}
             out.setdefault(r["paper"], {})[r["lang"]] = {**json.loads(r["body"]), **meta}
         return out
 
     def summarized_since(self, since: str) -> int:
         """How many papers got a summary written at or after `since` (UTC ISO): the daily budget."""
-        q = "SELECT count(DISTINCT paper) FROM summaries WHERE created >= ?"
-        return self.conn.execute(q, (since,)).fetchone()[0]
+        return self._value("SELECT count(DISTINCT paper) FROM summaries WHERE created >= ?", (since,))
 
-    # --- vectors --------------------------------------------------------------------
     @property
     def model(self) -> str | None:
         """The model every stored vector came from; queries must be embedded with it."""
         return self.get_state("model")
 
     def _claim_model(self, model: str) -> None:
-        current = self.model
-        if current and current != model and self.vector_count():
+        if (current := self.model) and current != model and self.vector_count():
             raise StoreError(
                 f"this store holds vectors from {current}; refusing to mix in {model}. "
                 f"Run `paperdex embed --reset --model {model}` to re-embed everything."
@@ -605,8 +550,7 @@ class Store:
         self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model', ?)", (model,))
 
     def add_vectors(self, model: str, items: list[tuple[int, str, np.ndarray]], *, switch: bool = False) -> None:
-        """items: (paper rowid, text_hash the vector was computed from, vector); with `switch`,
-        into the table of a switch to `model` (the serving vectors and model stay)."""
+        """items: (paper rowid, text_hash, vector); with `switch`, into a switch's table."""
         rows = [(r, h, quantize(v).tobytes()) for r, h, v in items]
         with self.write_transaction():
             if switch:
@@ -630,16 +574,14 @@ class Store:
         return None if row is None else self.vectors_from_blobs([row[0]]).shape[1]
 
     def missing_vectors(self, limit: int, *, switch: bool = False) -> list[tuple[int, str, str, str]]:
-        """(rowid, text_hash, title, abstract) of papers without a vector made from their present
-        text, oldest first; with `switch`, in the table of a switch of models."""
+        """(rowid, text_hash, title, abstract) of papers without a current vector, oldest first."""
         return self.conn.execute(
             f"SELECT p.rowid, p.text_hash, p.title, p.abstract {_missing_sql(switch)} ORDER BY p.rowid LIMIT ?",
             (limit,),
         ).fetchall()
 
     def load_vectors(self, chunk: int = 50_000) -> tuple[np.ndarray, np.ndarray]:
-        """All (rowids int64, vectors int8) in rowid order, read a chunk at a time into one array
-        (its memory: docs/performance.md)."""
+        """All (rowids int64, vectors int8) in rowid order, a chunk at a time into one array."""
         with self.read_snapshot():
             n = self.vector_count()
             keys, vecs = np.zeros(n, dtype=np.int64), np.zeros((n, self.vector_dim() or 0), dtype=np.int8)
@@ -653,18 +595,14 @@ class Store:
 
     @staticmethod
     def vectors_from_blobs(blobs: list[bytes]) -> np.ndarray:
-        """Stored vector blobs as int8 rows."""
         return np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
 
     def vectors_epoch(self) -> int:
-        """Bumped in the same transaction as every change to the vectors: the published pointer
-        records it, and is published again when they differ (index.publish)."""
+        """Bumped in the transaction of every change to the vectors (index.publish)."""
         return int(self.get_state("vectors_epoch") or 0)
 
-    # --- what the index stage and a migration read ------------------------------------------
     def index_rows(self, chunk: int = 65_536) -> Iterator[list[tuple[int, str, list[str], int]]]:
-        """Every paper's (rowid, text hash, categories, date as YYYYMMDD or 0), in rowid order,
-        `chunk` at a time: the store is the lexical snapshot's `Source`."""
+        """Every paper's (rowid, text hash, categories, date int), `chunk` at a time (lexical.Source)."""
         cur = self.conn.execute("SELECT rowid, text_hash, categories, date FROM papers ORDER BY rowid")
         while rows := cur.fetchmany(chunk):
             yield [(r[0], r[1], json.loads(r[2]), date_int(r[3])) for r in rows]
@@ -674,33 +612,28 @@ class Store:
         return {r[0]: (r[1], r[2], json.loads(r[3])) for r in self._rows_in(q, rowids)}
 
     def rowids_and_hashes_of(self, ids: list[str] | None = None) -> dict[str, tuple[int, str]]:
-        """id -> (rowid, text hash) of the papers with these ids, of every paper without: what
-        vectors (imported, or given to a backend's upsert) are attached by."""
+        """id -> (rowid, text hash) of the papers with these ids (None: every paper)."""
         q = "SELECT id, rowid, text_hash FROM papers"
         rows = self.conn.execute(q) if ids is None else self._rows_in(q + " WHERE id IN ({})", ids)
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def papers_after(self, rowid: int, n: int) -> list[tuple[int, Paper, bytes | None]]:
-        """The next `n` papers after `rowid` in rowid order, each with its current vector's stored
-        bytes (None without one): every paper between two rowids, so a copy may replace the range."""
+        """The next `n` papers after `rowid`, each with its current vector's bytes (or None)."""
         rows = self.conn.execute(f"{_WITH_VECTOR} WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?", (rowid, n))
         return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 
     def papers_with_vectors(self, rowids: list[int]) -> list[tuple[int, Paper, bytes | None]]:
-        """These papers, as `papers_after` gives them (a copy writes changed papers again)."""
+        """These papers, as `papers_after` gives them."""
         rows = self._rows_in(f"{_WITH_VECTOR} WHERE p.rowid IN ({{}})", rowids)
         return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 
     def copy_states(self) -> dict[int, tuple[str, bool]]:
-        """rowid -> (content hash, whether it has a vector made from its current text): what a
-        copy in another backend must hold to be current (backends/migrate.py)."""
+        """rowid -> (content hash, whether it has a current vector), for backends/migrate.py."""
         q = f"SELECT p.rowid, p.content_hash, v.paper IS NOT NULL FROM papers p {_CURRENT_VECTOR}"
         return {r[0]: (r[1], bool(r[2])) for r in self.conn.execute(q)}
 
-    # --- identity and change counter (what derived indexes are keyed to) --------------
     def store_id(self) -> str:
-        """Made once when the store is created: an index saved for another store (a
-        recreated paperdex.db in the same folder) is never adopted."""
+        """Made with the store: an index of another (recreated) store is never adopted."""
         return self.get_state("store_id") or ""
 
     def generation(self) -> int:
@@ -709,8 +642,7 @@ class Store:
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
-        """Several SELECTs that must see one committed state (WAL keeps it for the
-        transaction): a writer committing in between is not seen half."""
+        """Several SELECTs that must see one committed state."""
         if self.conn.in_transaction:
             yield
             return
@@ -722,9 +654,7 @@ class Store:
 
     @contextmanager
     def time_limit(self, seconds: float) -> Iterator[float]:
-        """Run this store's statements within `seconds` (datasette's ``sqlite_timelimit``): one
-        still running at the deadline is stopped (OverTime). Yields the deadline (monotonic);
-        a read left open is rolled back: it must not pin an old snapshot."""
+        """Run statements within `seconds` (OverTime past it); a read left open is rolled back."""
         outer = self._deadline
         deadline = time.monotonic() + seconds
         self._deadline = deadline if outer is None else min(outer, deadline)
@@ -746,7 +676,6 @@ class Store:
         return self._deadline is not None and time.monotonic() >= self._deadline
 
     def _bump(self, counter: str) -> None:
-        """Add one to a change counter of the state table (`generation`, `vectors_epoch`)."""
         self.conn.execute(
             "INSERT INTO state VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
             (counter,),
@@ -754,7 +683,6 @@ class Store:
 
     def stats(self) -> dict:
         first, last = self.conn.execute("SELECT min(date), max(date) FROM papers").fetchone()
-        db_bytes = sum(f.stat().st_size for f in self.data_dir.glob("paperdex.db*"))
         return {
             "papers": self.count(),
             "with_vectors": self.vector_count(),
@@ -763,14 +691,13 @@ class Store:
             "last_date": last,
             "schema_version": self.schema_version(),
             "data_dir": str(self.data_dir),
-            "db_bytes": db_bytes,
+            "db_bytes": sum(f.stat().st_size for f in self.data_dir.glob("paperdex.db*")),
             "lexical_bytes": self._published_bytes("lexical.json"),
             "vectors_bytes": self._table_bytes("vectors"),
         }
 
     def _table_bytes(self, table: str) -> int:
-        """Bytes of a table's pages (the vectors' one copy is theirs), 0 where SQLite was
-        built without the dbstat table."""
+        """Bytes of a table's pages, 0 where SQLite has no dbstat table."""
         try:
             return int(self.conn.execute("SELECT sum(pgsize) FROM dbstat WHERE name = ?", (table,)).fetchone()[0] or 0)
         except sqlite3.Error:
@@ -784,18 +711,15 @@ class Store:
         except (OSError, ValueError, KeyError, TypeError):
             return 0
 
-    # --- transactions -----------------------------------------------------------------
     @contextmanager
     def write_transaction(self) -> Iterator[Store]:
-        """One write transaction (BEGIN IMMEDIATE: the write lock from its first read), committed
-        when the block ends, rolled back if it raises; yields the store, whose methods run in it."""
+        """One write transaction (BEGIN IMMEDIATE: the write lock from its first read)."""
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             yield self
 
-    # --- papers by rowid, date and id (feed, digest, ingest, sources) --------------------
     def max_rowid(self) -> int:
-        """The newest paper's rowid (0 for an empty store): what "stored since" counts from."""
+        """The newest paper's rowid (0 for an empty store)."""
         return self.conn.execute("SELECT coalesce(max(rowid), 0) FROM papers").fetchone()[0]
 
     def count_after_rowid(self, rowid: int) -> int:
@@ -812,20 +736,17 @@ class Store:
         return self._value("SELECT id FROM papers ORDER BY date DESC, rowid DESC LIMIT 1")
 
     def rowids_since(self, day: str) -> list[int]:
-        return [r[0] for r in self.conn.execute("SELECT rowid FROM papers WHERE date >= ?", (day,))]
+        return self._firsts("SELECT rowid FROM papers WHERE date >= ?", (day,))
 
     def papers_by_venue_area_category(
         self, venue: str | None = None, area: str | None = None, category: str | None = None
     ) -> list[Paper]:
-        """Papers whose venue and venue area hold the given text (any case) and that are in
-        `category` (`cs` also any category of that archive), in rowid order."""
+        """Papers whose venue and area hold the texts (any case), in `category` (or its archive)."""
         sql, args = "SELECT * FROM papers WHERE 1", []
-        if venue:
-            sql += " AND venue LIKE ?"
-            args.append(f"%{venue}%")
-        if area:
-            sql += " AND venue_area LIKE ?"
-            args.append(f"%{area}%")
+        for column, text in (("venue", venue), ("venue_area", area)):
+            if text:
+                sql += f" AND {column} LIKE ?"
+                args.append(f"%{text}%")
         if category:
             sql += (
                 " AND EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper = papers.rowid AND "
@@ -836,9 +757,8 @@ class Store:
         return [paper_from_row(r) for r in self.conn.execute(sql, args)]
 
     def title_match_rows(self) -> Iterator[tuple[str, str, str | None, str | None, str | None]]:
-        """Per paper, what finding a record's paper by title needs, read lazily: (id, title,
-        first author, extra JSON when it may name an arXiv id or says the title came from the
-        abstract, the abstract's first 600 characters for those titled from it)."""
+        """Per paper, lazily: (id, title, first author, extra JSON when it names an arXiv id or
+        a title from the abstract, and for those the abstract's first 600 characters)."""
         return self.conn.execute(
             "SELECT id, title, json_extract(authors, '$[0]'), "
             "CASE WHEN instr(extra, 'arxiv_id') OR instr(extra, 'title_from_abstract') THEN extra END, "
@@ -851,20 +771,18 @@ class Store:
         return self.conn.execute("SELECT id, substr(abstract, 1, 600), json_extract(authors, '$[0]') FROM papers")
 
     def author_lists_matching(self, match: str, limit: int) -> list[str]:
-        """The authors (JSON lists) of up to `limit` papers matching an FTS5 expression over
-        the exact-phrase index (e.g. ``{authors} : ("ada" AND "lov"*)``)."""
+        """The authors (JSON lists) of up to `limit` papers matching an FTS5 expression."""
         sql = (
             "SELECT p.authors FROM fts_exact JOIN papers p ON p.rowid = fts_exact.rowid WHERE fts_exact MATCH ? LIMIT ?"
         )
-        return [r[0] for r in self.conn.execute(sql, [match, limit])]
+        return self._firsts(sql, [match, limit])
 
     def paper_counts_by_category(self) -> list[tuple[str, int]]:
         rows = self.conn.execute("SELECT category, count(*) n FROM paper_categories GROUP BY category ORDER BY n DESC")
         return [(r[0], r[1]) for r in rows]
 
     def paper_counts_by_venue(self, prefix: str, limit: int) -> list[tuple[str | None, int]]:
-        """Venues with a word starting with `prefix` (every venue if it is empty), most papers
-        first, with their numbers of papers."""
+        """Venues with a word starting with `prefix` (or all), most papers first, with counts."""
         if not prefix:
             sql, args = "SELECT venue, count(*) n FROM papers WHERE venue IS NOT NULL", []
         else:
@@ -873,35 +791,31 @@ class Store:
         rows = self.conn.execute(sql + " GROUP BY venue ORDER BY n DESC, venue LIMIT ?", [*args, limit])
         return [(r[0], r[1]) for r in rows]
 
-    # --- what the search engine reads besides its snapshots (corpus.StoreCorpus) ---------
+    # --- what the search engine reads besides its snapshots (corpus.StoreCorpus)
     def paper_id_by_doi(self, doi: str) -> str | None:
         """The id of a paper whose DOI (extra.doi, any case) is `doi` (lower case)."""
         return self._value("SELECT id FROM papers WHERE lower(json_extract(extra, '$.doi')) = ? LIMIT 1", (doi,))
 
     def column_texts(self, rowids: list[int], column: str) -> dict[int, str]:
-        """rowid -> the stored value of `column` (title, abstract, authors as JSON, ...) of the papers."""
         if column not in _COLS:
             raise ValueError(f"not a column of papers: {column!r}")
         return {r[0]: r[1] for r in self._rows_in(f"SELECT rowid, {column} FROM papers WHERE rowid IN ({{}})", rowids)}
 
     def exact_phrase_rowids(self, match: str) -> list[int]:
-        """Rowids of the papers matching an FTS5 expression over the unstemmed index."""
-        return [r[0] for r in self.conn.execute("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (match,))]
+        return self._firsts("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (match,))
 
     def rowids_with_decision(self, decision: str) -> list[int]:
         """Rowids of the papers with this OpenReview decision (extra.openreview.decision)."""
         q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
-        return [r[0] for r in self.conn.execute(q, (decision,))]
+        return self._firsts(q, (decision,))
 
     def rowids_where_contains(self, column: str, text: str) -> list[int]:
-        """Rowids of the papers whose `column` (venue or venue_area) holds `text` (any case;
-        `%` and `_` are themselves)."""
+        """Rowids of the papers whose venue or venue_area holds `text` (any case, literally)."""
         if column not in ("venue", "venue_area"):
             raise ValueError(f"not a venue column: {column!r}")
         pat = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        return [r[0] for r in self.conn.execute(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))]
+        return self._firsts(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))
 
-    # --- the feed: days and periods -------------------------------------------------------
     def dates_with_counts(self, limit: int | None = None) -> list[tuple[str, int]]:
         sql = "SELECT date, count(*) FROM papers WHERE date IS NOT NULL GROUP BY date ORDER BY date DESC LIMIT ?"
         limit = -1 if limit is None else int(limit)  # SQLite reads a negative LIMIT as none
@@ -921,7 +835,7 @@ class Store:
         return self.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", params).fetchone()[0]
 
     def category_counts_in(self, period: Period, limit: int | None = None) -> list[tuple[str, int]]:
-        """Categories of the period's papers (any of a paper's), biggest first, with their counts."""
+        """Categories of the period's papers, biggest first, with their counts."""
         where, params = period.where()
         sql = (
             "SELECT pc.category, count(*) n FROM paper_categories pc JOIN papers p ON p.rowid = pc.paper "
@@ -936,14 +850,11 @@ class Store:
         return [paper_from_row(r) for r in self.conn.execute(sql, [*params, limit, offset])]
 
     def rowids_in(self, period: Period, order: str) -> list[int]:
-        """The period's rowids in `order` (a key of PERIOD_ORDERS)."""
         where, params = period.where()
-        sql = f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]}"
-        return [r[0] for r in self.conn.execute(sql, params)]
+        return self._firsts(f"SELECT p.rowid FROM papers p WHERE {where} ORDER BY {PERIOD_ORDERS[order]}", params)
 
     def rowids_by_signal_in(self, period: Period, order: str) -> list[tuple[int, int | None, int | None]]:
-        """(rowid, Hugging Face upvotes, GitHub stars) of the period's papers, most upvoted
-        first, then most starred, then in `order` (a key of PERIOD_ORDERS)."""
+        """(rowid, upvotes, stars) of the period's papers, most upvoted, then starred, first."""
         where, params = period.where()
         order_by = f"{_BY_SIGNAL}, {PERIOD_ORDERS[order]}"
         sql = f"SELECT p.rowid, {_UPVOTES}, {_STARS} FROM papers p WHERE {where} ORDER BY {order_by}"
@@ -959,20 +870,16 @@ class Store:
         return [paper_from_row(r) for r in self.conn.execute(sql, [*params, limit])]
 
     def state_keys_starting(self, prefix: str) -> list[str]:
-        """Keys of the state table that start with `prefix` (a LIKE pattern's prefix)."""
-        return [r[0] for r in self.conn.execute("SELECT key FROM state WHERE key LIKE ?", [prefix + "%"])]
+        """Keys of the state table that start with `prefix` (a LIKE pattern)."""
+        return self._firsts("SELECT key FROM state WHERE key LIKE ?", [prefix + "%"])
 
-    # --- the library (library.py): tags, "not interested", saved searches, tokens ----------
-    # Writes run inside write_transaction().
-    def _library_rows(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, list(params)).fetchall()
-
+    # --- the library (library.py); writes run inside write_transaction()
     def tags_with_counts(self) -> list[sqlite3.Row]:
-        """Every tag by name: (name, created, n papers, upd: when a paper was last added)."""
-        return self._library_rows(
+        """Every tag by name: (name, created, n papers, upd: last added)."""
+        return self.conn.execute(
             "SELECT t.name, t.created, count(tp.paper) n, max(tp.added) upd FROM tags t "
             "LEFT JOIN tag_papers tp ON tp.tag = t.id GROUP BY t.id ORDER BY t.name COLLATE NOCASE"
-        )
+        ).fetchall()
 
     def tag_paper_ids(self, name: str) -> list[str]:
         """Ids of the papers in the tag named `name`, most recently added first."""
@@ -980,14 +887,14 @@ class Store:
             "SELECT tp.paper FROM tag_papers tp JOIN tags t ON t.id = tp.tag WHERE t.name = ? "
             "ORDER BY tp.added DESC, tp.paper"
         )
-        return [r[0] for r in self._library_rows(q, [name])]
+        return self._firsts(q, [name])
 
     def tag_names_of(self, pid: str) -> list[str]:
         q = "SELECT t.name FROM tags t JOIN tag_papers tp ON tp.tag = t.id WHERE tp.paper = ? ORDER BY t.name"
-        return [r[0] for r in self._library_rows(q, [pid])]
+        return self._firsts(q, [pid])
 
     def tagged_paper_ids(self) -> list[str]:
-        return [r[0] for r in self._library_rows("SELECT DISTINCT paper FROM tag_papers")]
+        return self._firsts("SELECT DISTINCT paper FROM tag_papers")
 
     def tag_id(self, name: str) -> int | None:
         return self._value("SELECT id FROM tags WHERE name = ?", (name,))
@@ -1022,23 +929,21 @@ class Store:
         return sum(self.conn.execute("DELETE FROM dismissed WHERE paper = ?", (p,)).rowcount for p in pids)
 
     def dismissed_ids(self) -> list[str]:
-        return [r[0] for r in self._library_rows("SELECT paper FROM dismissed ORDER BY added DESC, paper")]
+        return self._firsts("SELECT paper FROM dismissed ORDER BY added DESC, paper")
 
     def saved_search_rows(self) -> list[sqlite3.Row]:
-        return self._library_rows("SELECT * FROM saved_searches ORDER BY name COLLATE NOCASE")
+        return self.conn.execute("SELECT * FROM saved_searches ORDER BY name COLLATE NOCASE").fetchall()
 
     def saved_search_row(self, *, id: int | None = None, name: str | None = None) -> sqlite3.Row | None:
         """A saved search by id, or by name (any case)."""
         where, key = ("id = ?", id) if id is not None else ("name = ? COLLATE NOCASE", name)
-        rows = self._library_rows(f"SELECT * FROM saved_searches WHERE {where}", [key])
-        return rows[0] if rows else None
+        return self.conn.execute(f"SELECT * FROM saved_searches WHERE {where}", [key]).fetchone()
 
     def saved_search_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM saved_searches").fetchone()[0]
 
     def put_saved_search(self, name: str, query: str, params: str, created: str, seen_rowid: int, seen_at: str) -> None:
-        """Add a saved search, or replace the query, parameters (JSON) and visit of the one
-        named `name` (its id and creation time stay)."""
+        """Add a saved search, or replace the one named `name` (its id and creation time stay)."""
         self.conn.execute(
             "INSERT INTO saved_searches (name, query, params, created, seen_rowid, seen_at) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(name) DO UPDATE SET query = excluded.query, params = excluded.params, "
@@ -1059,31 +964,25 @@ class Store:
 
     def token_rows(self) -> list[sqlite3.Row]:
         """(id, name, created) of every token, oldest first; never the hashes."""
-        return self._library_rows("SELECT id, name, created FROM tokens ORDER BY id")
+        return self.conn.execute("SELECT id, name, created FROM tokens ORDER BY id").fetchall()
 
     def token_by_hash(self, token_hash: str) -> sqlite3.Row | None:
-        rows = self._library_rows("SELECT id, name, hash FROM tokens WHERE hash = ?", [token_hash])
-        return rows[0] if rows else None
+        return self.conn.execute("SELECT id, name, hash FROM tokens WHERE hash = ?", [token_hash]).fetchone()
 
     def delete_token(self, *, id: int | None = None, name: str | None = None) -> int:
         """Revoke the token with this id, or every token with this name; returns how many."""
         column, key = ("id", id) if id is not None else ("name", name)
         return self.conn.execute(f"DELETE FROM tokens WHERE {column} = ?", (key,)).rowcount
 
-    # --- a switch of embedding models (embed.py) ---------------------------------------
-    # The new model's vectors fill a table of their own (VECTORS_NEXT) while the old ones
-    # keep serving; finish_vector_switch puts them in place in one transaction.
+    # --- a switch of embedding models (embed.py): VECTORS_NEXT fills while the old serve
     def has_vector_switch(self) -> bool:
-        q = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-        return self.conn.execute(q, (VECTORS_NEXT,)).fetchone() is not None
+        return self._value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (VECTORS_NEXT,)) is not None
 
     def missing_vector_count(self, *, switch: bool = False) -> int:
-        """Papers without a current vector (in the switch's table if `switch`)."""
         return self.conn.execute(f"SELECT count(*) {_missing_sql(switch)}").fetchone()[0]
 
     def start_vector_switch(self, model: str) -> None:
-        """Begin (or go on with) a switch to `model`; a switch to yet another model starts its
-        table afresh."""
+        """Begin (or go on with) a switch to `model`; one to another model starts afresh."""
         with self.write_transaction():
             if self.get_state("model_next") != model:
                 self.conn.execute(f"DROP TABLE IF EXISTS {VECTORS_NEXT}")
@@ -1094,8 +993,7 @@ class Store:
             self.conn.execute("INSERT OR REPLACE INTO state VALUES ('model_next', ?)", (model,))
 
     def finish_vector_switch(self, model: str) -> bool:
-        """Put the switch's vectors in place of the old in one transaction, once every paper
-        has a current one; False (nothing changed) if some paper still lacks one."""
+        """Put the switch's vectors in place in one transaction; False while some paper lacks one."""
         with self.write_transaction():
             if self.missing_vector_count(switch=True):
                 return False
@@ -1110,7 +1008,6 @@ class Store:
         return True
 
     def drop_vector_switch(self) -> None:
-        """Forget a switch left behind (by --reset, or by going back to the store's model)."""
         with self.conn:
             self.conn.execute(f"DROP TABLE IF EXISTS {VECTORS_NEXT}")
             self.conn.execute("DELETE FROM state WHERE key = 'model_next'")

@@ -2,12 +2,11 @@
 scored exactly, with no term dropped.
 
 A writer builds it from SQLite (the source of truth) and publishes it beside the database: a
-folder of ``.npy`` arrays and a ``lexical.json`` pointer naming the store, its change counter
-and the parameters. Readers map the published arrays (shared through the page cache) and never
-write; without a snapshot they build one in memory. Per document (in rowid order) it holds the
-date and categories, per term (a Porter stem) the documents holding it in each field and a
-precomputed BM25F score, so a query is a few numpy operations over arrays of length N. FORMAT 4
-and how the build streams: docs/performance.md, "How the lexical build streams".
+folder of ``.npy`` arrays and a ``lexical.json`` pointer. Readers map the published arrays
+(shared through the page cache); without a snapshot they build one in memory. Per document (in
+rowid order) it holds the date and categories, per term (a Porter stem) the documents holding
+it in each field and a precomputed BM25F score, so a query is a few numpy operations over
+arrays of length N (how the build streams: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -44,21 +43,18 @@ class BM25F(TypedDict):
     w: dict[str, float]
 
 
-# BM25F (Robertson & Zaragoza 2009): per-field normalised term frequencies weighted and summed
-# before the saturation k1: a word in the title says more than the same word deep in the abstract
+# BM25F (Robertson & Zaragoza 2009): per-field normalised term frequencies weighted, summed, then saturated
 PARAMS: BM25F = {
     "k1": 1.2,
     "b": {"title": 0.5, "abstract": 0.75, "authors": 0.3},
     "w": {"title": 3.0, "abstract": 1.0, "authors": 2.0},
 }
 FIELDS = ("title", "abstract", "authors")
-# A term in at least this share of the papers is scored from a dense column (`LexIndex.column`),
-# the columns of the terms last used kept up to COLUMN_BYTES per snapshot (docs/performance.md)
+# A term in at least this share of the papers is scored from a dense column (`LexIndex.column`)
 COLUMN_SHARE = 1 / 16
 COLUMN_BYTES = 80 << 20  # 5 bytes a paper: the column and its mask
 FEW_DOCS = 50  # `category_counts` reads the entries of at most one paper in FEW_DOCS alone
 TERMS_KEPT = 100_000  # stems whose term ids a snapshot keeps (`LexIndex.term`)
-# --- the snapshot -----------------------------------------------------------------------
 
 
 @dataclass
@@ -72,9 +68,7 @@ class Postings:
         return self.doc[self.ptr[t] : self.ptr[t + 1]]
 
 
-# a lookup bisects a list of every 16th stem held in memory (made on first use), then at most
-# four stems of the buffer (its speed: docs/performance.md)
-_VOCAB_STRIDE = 16
+_VOCAB_STRIDE = 16  # a lookup bisects every 16th stem (kept in a list), then the buffer
 
 
 def _utf8(s: str) -> bytes:
@@ -82,13 +76,11 @@ def _utf8(s: str) -> bytes:
 
 
 class Vocab:
-    """The sorted stems, stem i being the UTF-8 bytes text[ptr[i]:ptr[i+1]] (which sort as the
-    strings do): `vocab[i]` is a stem, `vocab.index(stem)` its position."""
+    """The sorted stems, stem i the UTF-8 bytes text[ptr[i]:ptr[i+1]] (sorted as the strings)."""
 
     def __init__(self, text: np.ndarray, ptr: np.ndarray) -> None:
         self.text, self.ptr = text, ptr
-        # `.data`: the array's own buffer as a memoryview, what memoryview(array) gives (numpy's
-        # stubs declare ndarray a buffer only for Python 3.12 and later, not the 3.11 we check)
+        # `.data`: the buffer as a memoryview (numpy's stubs make ndarray a buffer from 3.12 on)
         self._buf = np.ascontiguousarray(text, dtype=np.uint8).data
         self._at = np.ascontiguousarray(ptr, dtype=np.int64).data
         self._size = len(self._at) - 1
@@ -98,7 +90,6 @@ class Vocab:
         return self._size
 
     def key(self, i: int) -> bytes:
-        """Stem i as UTF-8 bytes."""
         return self._buf[self._at[i] : self._at[i + 1]].tobytes()
 
     def __getitem__(self, i) -> str:
@@ -113,11 +104,9 @@ class Vocab:
 
     def _bisect(self, key: bytes) -> tuple[int, bool]:
         """(the first position whose stem is not below `key`, whether that stem is `key`)."""
-        top = self._top
-        if top is None:
+        if (top := self._top) is None:
             top = self._top = [self.key(i) for i in range(0, self._size, _VOCAB_STRIDE)]
-        k = bisect_right(top, key)
-        if k == 0:
+        if (k := bisect_right(top, key)) == 0:
             return 0, False
         lo = (k - 1) * _VOCAB_STRIDE  # stem lo <= key < stem hi
         if top[k - 1] == key:
@@ -126,8 +115,7 @@ class Vocab:
         buf, at = self._buf, self._at
         while lo < hi:
             mid = (lo + hi) // 2
-            x = buf[at[mid] : at[mid + 1]].tobytes()
-            if x < key:
+            if (x := buf[at[mid] : at[mid + 1]].tobytes()) < key:
                 lo = mid + 1
             elif x == key:
                 return mid, True
@@ -163,9 +151,8 @@ class LexIndex:
         self.bm = Postings(arrays["bm_ptr"], arrays["bm_doc"])
         self.bm_score: np.ndarray = arrays["bm_score"]
         self.field = {f: Postings(arrays[f"{f}_ptr"], arrays[f"{f}_doc"]) for f in FIELDS}
-        # word pairs: those starting with term a are bigrams[bigram_ptr[a]:bigram_ptr[a+1]]
-        # (their second terms, sorted); the documents of pair k are
-        # bigram_doc[bigram_doc_ptr[k]:bigram_doc_ptr[k+1]] (sorted)
+        # word pairs starting with term a: bigrams[bigram_ptr[a]:bigram_ptr[a+1]] (their second
+        # terms, sorted); pair k's documents: bigram_doc[bigram_doc_ptr[k]:bigram_doc_ptr[k+1]]
         self.pair_ptr: np.ndarray = arrays["bigram_ptr"]
         self.pair_next: np.ndarray = arrays["bigrams"]
         self.pairs = Postings(arrays["bigram_doc_ptr"], arrays["bigram_doc"])
@@ -175,7 +162,6 @@ class LexIndex:
         self._columns_lock = threading.Lock()
         self._terms: dict[str, int | None] = {}
 
-    # identity of what it was built from
     @property
     def generation(self) -> int:
         return int(self.meta["generation"])
@@ -185,11 +171,8 @@ class LexIndex:
         return str(self.meta["store_id"])
 
     def term(self, stemmed: str) -> int | None:
-        """The stem's term id (None: no paper holds it). A query asks for each of its stems
-        several times (masks, scores, pairs, the bonus) and a bisection in Python costs ~10 us:
-        the answers are kept, up to TERMS_KEPT stems."""
-        got = self._terms.get(stemmed, -1)
-        if got == -1:
+        """The stem's term id (None: no paper holds it), kept: a query asks several times."""
+        if (got := self._terms.get(stemmed, -1)) == -1:
             got = self.vocab.index(stemmed)
             if len(self._terms) >= TERMS_KEPT:
                 self._terms.clear()
@@ -199,9 +182,7 @@ class LexIndex:
     def prefix_terms(self, prefix: str, limit: int = 256) -> np.ndarray:
         """Term ids whose stem starts with `prefix`, most frequent first, at most `limit`."""
         key = _utf8(prefix)
-        lo = self.vocab.find(key)
-        hi = self.vocab.find(key + b"\xff")  # no UTF-8 byte is 0xff
-        ids = np.arange(lo, hi)
+        ids = np.arange(self.vocab.find(key), self.vocab.find(key + b"\xff"))  # no UTF-8 byte is 0xff
         if len(ids) > limit:
             ids = ids[np.argsort(-self.df[ids], kind="stable")[:limit]]
         return ids
@@ -214,27 +195,20 @@ class LexIndex:
         return self.bm.doc[a:b], self.bm_score[a:b]
 
     def column(self, t: int) -> np.ndarray | None:
-        """A common term's BM25F scores as one float32 per document (0 where it is absent),
-        None for a rarer one. Adding a column is a pass over N floats; scattering the postings of
-        a word in half the papers costs ten times that, and the sums are the same bits (x + 0 is
-        x, and no document gets two addends of one term)."""
-        got = self._column(t)
-        return None if got is None else got[0]
+        """A common term's BM25F scores, one float32 per document (0: absent), None for a rarer
+        one: cheaper to add than many postings, and the same sums (x + 0 is x)."""
+        return None if (got := self._column(t)) is None else got[0]
 
     def column_mask(self, t: int) -> np.ndarray | None:
-        """A common term's papers as a mask (its column > 0: BM25F is positive wherever the
-        word is), None for a rarer one: made with the column, since a query asks for both."""
-        got = self._column(t)
-        return None if got is None else got[1]
+        """A common term's papers as a mask (its column > 0), None for a rarer one."""
+        return None if (got := self._column(t)) is None else got[1]
 
     def _column(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(`column`, `column_mask`) of a common term, made from the postings on first use;
-        those of the terms used last are kept (COLUMN_BYTES)."""
+        """(`column`, `column_mask`) of a common term; the last used kept (COLUMN_BYTES)."""
         if self.df[t] < COLUMN_SHARE * self.n:
             return None
         with self._columns_lock:
-            got = self._columns.get(t)
-            if got is not None:
+            if (got := self._columns.get(t)) is not None:
                 self._columns.move_to_end(t)
                 return got
         col = np.zeros(self.n, dtype=np.float32)
@@ -249,25 +223,19 @@ class LexIndex:
         return got
 
     def pair_docs(self, a: int, b: int) -> np.ndarray:
-        """The documents (sorted) where term b directly follows term a in the title or the
-        abstract (stopwords aside): a binary search among the pairs starting with a."""
+        """The documents (sorted) where term b follows term a in the title or the abstract."""
         lo, hi = int(self.pair_ptr[a]), int(self.pair_ptr[a + 1])
         k = lo + int(np.searchsorted(self.pair_next[lo:hi], b))
-        if k == hi or self.pair_next[k] != b:
-            return np.zeros(0, dtype=np.int32)
-        return self.pairs.docs(k)
+        return np.zeros(0, dtype=np.int32) if k == hi or self.pair_next[k] != b else self.pairs.docs(k)
 
     def pair_mask(self, a: int, b: int) -> np.ndarray:
-        """The papers where term b directly follows term a in the title or the abstract
-        (stopwords aside), as a mask: a pair is in few papers, so marking them costs less than
-        a binary search for each paper asked about (docs/performance.md)."""
+        """`pair_docs` as a mask (a pair is in few papers: marking them is cheap)."""
         m = np.zeros(self.n, dtype=bool)
         m[self.pair_docs(a, b)] = True
         return m
 
     def category_docs(self, name: str) -> np.ndarray:
-        """Documents in category `name` (cs.LG), or in any category of an archive (cs);
-        case-insensitive. The one implementation of the category rule."""
+        """Documents in category `name` (cs.LG), or in any of an archive's (cs), in any case."""
         key = name.strip().lower()
         if "." in key:
             ids = [self.cat_lookup[key]] if key in self.cat_lookup else []
@@ -278,9 +246,7 @@ class LexIndex:
         parts = [self.catdoc[self.catdoc_ptr[i] : self.catdoc_ptr[i + 1]] for i in ids]
         if len(parts) == 1:
             return parts[0]
-        # an archive's categories overlap (a paper in cs.LG and cs.CV): marked in a mask and read
-        # back in order, which costs a pass over the papers, not a sort of every entry (cat:cs
-        # 7 ms -> 0.3 ms at 63k, docs/performance.md)
+        # an archive's categories overlap (cs.LG and cs.CV): a mask, not a sort of every entry
         m = np.zeros(self.n, dtype=bool)
         for part in parts:
             m[part] = True
@@ -291,54 +257,39 @@ class LexIndex:
         return find_sorted(self.rowids, rowids, self._at)
 
     def docs_of_rowids(self, rowids: np.ndarray) -> np.ndarray:
-        """Positions of the given rowids (those present in this snapshot)."""
         pos, ok = self.find(rowids)
         return pos[ok].astype(np.int32)
 
     @cached_property
     def _cat_doc(self) -> np.ndarray:
-        """The document of each entry of `cat_ids`, as intp: a mask is read at all of them in one
-        gather, not repeated by each document's count (the facets' cost: docs/performance.md)."""
+        """The document of each entry of `cat_ids`: a mask is read at all of them in one gather."""
         return np.repeat(np.arange(self.n, dtype=np.intp), np.diff(self.cat_ptr))
 
     def category_counts(self, mask: np.ndarray) -> list[tuple[str, int]]:
-        """How many matched documents are in each category (any of theirs). A few matched
-        documents' entries are read alone (a query's matched set is mostly a fraction of a
-        percent of the papers); more, by reading the mask at every entry."""
+        """How many matched documents are in each category (any of theirs)."""
         if np.count_nonzero(mask) * FEW_DOCS <= self.n:
             docs = np.flatnonzero(mask)
             ids = self.cat_ids[_spans(self.cat_ptr[docs], self.cat_ptr[docs + 1])]
         else:
             ids = self.cat_ids[mask[self._cat_doc]]
         counts = np.bincount(ids, minlength=len(self.cat_names))
-        nz = np.flatnonzero(counts)
-        return [(self.cat_names[i], int(counts[i])) for i in nz]
+        return [(self.cat_names[i], int(counts[i])) for i in np.flatnonzero(counts)]
 
 
 # --- building (writers only) ------------------------------------------------------------
 
-# Documents tokenised together: the build holds one block's texts at a time (docs/performance.md,
-# "How the lexical build streams")
-BLOCK = 50_000
+BLOCK = 50_000  # documents tokenised together: the build holds one block's texts at a time
 _CHUNK = 1 << 22  # word pairs read back at a time (a test lowers it)
 
 
 def date_int(d: str | None) -> int:
     """A date's YYYYMMDD as a number (a year or month alone padded with zeros), 0 for none."""
-    if not d:
-        return 0
-    digits = d[:10].replace("-", "")
-    try:
-        return int(digits.ljust(8, "0")) if digits.isdigit() else 0
-    except ValueError:
-        return 0
+    digits = (d or "")[:10].replace("-", "")
+    return int(digits.ljust(8, "0")) if digits.isdecimal() else 0  # what int() reads, and only that
 
 
 def find_sorted(keys: np.ndarray, values: np.ndarray, table: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Where each of `values` (row ids) is in the sorted `keys`: (a position in `keys`,
-    whether the key there is the value); position 0 and False when `keys` is empty. With the
-    keys' `position_table`, a gather instead of a binary search per value (the positions of
-    values not found are then 0, in range all the same: docs/performance.md)."""
+    """Where each of `values` is in the sorted `keys`: (position, found; 0 and False where not)."""
     values = np.asarray(values, dtype=np.int64)
     if table is not None:
         held = (values >= 0) & (values < len(table))
@@ -359,9 +310,7 @@ def _spans(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def position_table(keys: np.ndarray) -> np.ndarray | None:
-    """Every row id's position in the sorted `keys` (-1: none), for row ids up to the largest,
-    for `find_sorted`; None when they are too sparse for one (more than TABLE_SLOTS slots a
-    key): at most 16 bytes a key."""
+    """Every row id's position in the sorted `keys` (-1: none); None when they are too sparse."""
     if len(keys) == 0 or keys[-1] >= TABLE_SLOTS * len(keys) + 1024:
         return None
     at = np.full(int(keys[-1]) + 1, -1, dtype=np.int32)
@@ -370,16 +319,14 @@ def position_table(keys: np.ndarray) -> np.ndarray | None:
 
 
 def _runs(sorted_keys: np.ndarray) -> np.ndarray:
-    """Start positions of the runs of equal values in a sorted array (cheaper than np.unique:
-    docs/performance.md)."""
+    """Start positions of the runs of equal values in a sorted array (cheaper than np.unique)."""
     if len(sorted_keys) == 0:
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
 
 
 def _hash64(text_hash: str) -> int:
-    """The stored text hash as a number (any string: a store written by hand may hold one
-    that is not hex)."""
+    """The stored text hash as a number (one written by hand may not be hex)."""
     try:
         return int(text_hash[:15], 16)
     except ValueError:
@@ -399,8 +346,7 @@ class _Rows:
 
 
 class Source(Protocol):
-    """What a snapshot is built from and published beside: the embedded store, or a Milvus
-    collection (paperdex.backends.milvus). Rows come in rowid order, one consistent state."""
+    """What a snapshot is built from and published beside: the store, or a Milvus collection."""
 
     data_dir: Path  # where snapshots are published
 
@@ -412,11 +358,8 @@ class Source(Protocol):
 
     def index_rows(self) -> Iterator[list[tuple[int, str, list[str], int]]]:
         """Chunks of (rowid, text hash, categories, date as YYYYMMDD or 0), in rowid order."""
-        ...
 
-    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]:
-        """(title, abstract, authors) of these rows."""
-        ...
+    def index_texts(self, rowids: list[int]) -> dict[int, tuple[str, str, list[str]]]: ...
 
 
 def _read_rows(source: Source) -> _Rows:
@@ -432,8 +375,6 @@ def _read_rows(source: Source) -> _Rows:
             cats = dict.fromkeys(r[2])
             cat_ids.extend(cat_index.setdefault(c, len(cat_index)) for c in cats)
             per_doc.append(len(cats))
-    cat_ptr = np.zeros(len(per_doc) + 1, dtype=np.int64)
-    np.cumsum(np.array(per_doc, dtype=np.int64), out=cat_ptr[1:])
 
     def whole(parts: list[np.ndarray], dtype) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -442,21 +383,18 @@ def _read_rows(source: Source) -> _Rows:
         rowids=whole(rowids, np.int64),
         hashes=whole(hashes, np.int64),
         dates=whole(dates, np.int32),
-        cat_ptr=cat_ptr,
+        cat_ptr=np.concatenate(([0], np.cumsum(np.array(per_doc, dtype=np.int64)))),
         cat_ids=np.array(cat_ids, dtype=np.int32),
         categories=list(cat_index),
     )
 
 
 class _Terms:
-    """Stem ids in order of first sight; the previous vocabulary (sorted) comes first, so a
-    previous snapshot's term ids are valid ids here."""
+    """Stem ids in order of first sight, the previous vocabulary's first (its ids stay valid)."""
 
     def __init__(self, previous: LexIndex | None) -> None:
-        self.stem_id: dict[str, int] = {}
-        if previous is not None:
-            for t in previous.vocab.tolist():
-                self.stem_id.setdefault(t, len(self.stem_id))
+        # the previous vocabulary is sorted and distinct: its positions are its ids
+        self.stem_id = {t: i for i, t in enumerate([] if previous is None else previous.vocab.tolist())}
         self.word_id: dict[str, int] = {w: -1 for w in STOPWORDS}
         self.stems = stemmer()
 
@@ -468,8 +406,7 @@ class _Terms:
 
 
 class _Carry:
-    """The incremental path: the previous snapshot's postings of documents whose text did not
-    change, renumbered to their new positions (both in rowid order, so runs map to runs)."""
+    """The previous snapshot's postings of documents whose text did not change, renumbered."""
 
     def __init__(self, previous: LexIndex, reuse: np.ndarray, prev_pos: np.ndarray) -> None:
         self.prev, self.reuse, self.prev_pos = previous, reuse, prev_pos
@@ -481,8 +418,7 @@ class _Carry:
 
     def postings(self, f: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(doc, term, tf) of field f for the carried documents at positions lo..hi-1."""
-        r = np.flatnonzero(self.reuse[lo:hi]) + lo
-        if len(r) == 0:
+        if len(r := np.flatnonzero(self.reuse[lo:hi]) + lo) == 0:
             return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
         p = self.prev.field[f]
         d = np.asarray(p.doc)
@@ -495,16 +431,12 @@ class _Carry:
         return new[keep].astype(np.int32), term.astype(np.int32), tf.astype(np.int32)
 
     def pairs(self, remap: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The previous word pairs of carried documents as (document, first, second) in the
-        new snapshot's numbering, about _CHUNK of them at a time."""
-        chunk = _CHUNK
+        """The carried documents' word pairs as (document, first, second), _CHUNK at a time."""
         prev = self.prev
-        at = np.asarray(prev.pairs.ptr)
-        if len(at) < 2 or at[-1] == 0:
+        if len(at := np.asarray(prev.pairs.ptr)) < 2 or at[-1] == 0:
             return
-        # runs of whole pairs, about `chunk` documents each
-        cuts = np.unique(np.searchsorted(at, np.arange(0, at[-1], chunk), side="right") - 1)
-        cuts = np.append(cuts, len(at) - 1)
+        # runs of whole pairs, about _CHUNK documents each
+        cuts = np.append(np.unique(np.searchsorted(at, np.arange(0, at[-1], _CHUNK), side="right") - 1), len(at) - 1)
         for p0, p1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
             per_pair = np.diff(at[p0 : p1 + 1])
             # pair k's first term: the a with pair_ptr[a] <= k < pair_ptr[a + 1]
@@ -564,8 +496,7 @@ def _tokenise(
         postings[f] = _concat3(parts)
         counts[f] = np.bincount(postings[f][1])
     keys = np.sort(np.concatenate([t.astype(np.int64) * span + (d - lo) for d, t, _ in postings.values()]))
-    df = np.bincount(keys[_runs(keys)] // span)
-    return _Block(lo, hi, postings, _concat3(pairs), counts, df)
+    return _Block(lo, hi, postings, _concat3(pairs), counts, np.bincount(keys[_runs(keys)] // span))
 
 
 def _concat3(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -575,9 +506,7 @@ def _concat3(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np
 
 
 def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, np.ndarray]) -> None:
-    """Write one block's postings (sorted by term, then document) into term-major arrays:
-    each term's run goes right after what the blocks before wrote for that term, so the
-    documents of a term stay in order without sorting everything at once."""
+    """Write one block's postings (sorted by term, then document) after the blocks' before."""
     counts = np.bincount(term, minlength=len(cursor))
     first = np.cumsum(counts) - counts
     dest = cursor[term] + (np.arange(len(term)) - first[term])
@@ -589,8 +518,7 @@ def _scatter(cursor: np.ndarray, term: np.ndarray, *columns: tuple[np.ndarray, n
 def _pair_triples(
     blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, free: bool
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(document, first, second) of the adjacent word pairs, terms in the sorted vocabulary's
-    numbering: the carried ones, then each block's (freed once read, with `free`)."""
+    """(document, first, second) of the adjacent word pairs, carried then each block's."""
     if carry is not None:
         yield from carry.pairs(remap)
     for blk in blocks:
@@ -605,9 +533,8 @@ _KEY_MAX = 2**63 - 1
 
 
 def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int, N: int) -> dict[str, np.ndarray]:
-    """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair:
-    int64 keys ((a - a0) * V + b) * N + doc sorted in place, one range of first terms a at a time
-    where all would pass 2^63 (docs/performance.md, "How the lexical build streams")."""
+    """The adjacent word pairs, distinct per document, as a CSR by first term, then by pair: keys
+    ((a - a0) * V + b) * N + doc sorted, a range of first terms at a time if past 2^63."""
     bound = sum(len(b.pairs[0]) for b in blocks) + (len(carry.prev.pairs.doc) if carry else 0)
     width = max(1, _KEY_MAX // max(V * N, 1))  # first terms per sort
     # written up to the bound, read back as views: pages past the end are never touched
@@ -635,8 +562,7 @@ def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int
             keep[0] = c[0] != prev_key
             np.not_equal(c[1:], c[:-1], out=keep[1:])
             prev_key = c[-1]
-            keys = c[keep]
-            if len(keys) == 0:
+            if len(keys := c[keep]) == 0:
                 continue
             pair = keys // N
             docs[n_docs : n_docs + len(keys)] = keys - pair * N
@@ -652,8 +578,7 @@ def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int
             n_pairs += len(at)
             n_docs += len(keys)
         del g
-    pair_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(per_first, out=pair_ptr[1:])
+    pair_ptr = np.concatenate(([0], np.cumsum(per_first)))
     doc_ptr = np.empty(n_pairs + 1, dtype=np.int32 if n_docs < 2**31 else np.int64)
     doc_ptr[:n_pairs] = starts[:n_pairs]
     doc_ptr[n_pairs] = n_docs
@@ -661,8 +586,7 @@ def _pairs(blocks: list[_Block], carry: _Carry | None, remap: np.ndarray, V: int
 
 
 def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) -> dict[str, np.ndarray]:
-    """The per-field postings and the BM25F scores, block by block, into arrays sized from
-    the counts taken while tokenising."""
+    """The per-field postings and the BM25F scores, block by block, into presized arrays."""
     V = len(remap)
 
     def per_term(parts: list[np.ndarray]) -> np.ndarray:
@@ -678,8 +602,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
     cursor: dict[str, np.ndarray] = {}
     avg: dict[str, float] = {}
     for f in FIELDS:
-        ptr = np.zeros(V + 1, dtype=np.int64)
-        np.cumsum(per_term([b.counts[f] for b in blocks]), out=ptr[1:])
+        ptr = np.concatenate(([0], np.cumsum(per_term([b.counts[f] for b in blocks]))))
         out[f"{f}_ptr"] = ptr
         out[f"{f}_doc"] = np.empty(ptr[-1], dtype=np.int32)
         out[f"{f}_tf"] = np.empty(ptr[-1], dtype=np.uint16)
@@ -689,8 +612,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
         avg[f] = mean if mean > 0 else 1.0
     df = per_term([b.df for b in blocks]).astype(np.int32)
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-    bm_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(df, out=bm_ptr[1:])
+    bm_ptr = np.concatenate(([0], np.cumsum(df)))
     bm_doc = np.empty(bm_ptr[-1], dtype=np.int32)
     bm_score = np.empty(bm_ptr[-1], dtype=np.float32)
     bm_cursor = bm_ptr[:-1].copy()
@@ -726,9 +648,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
 
 
 def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK) -> LexIndex:
-    """Index every paper of one consistent snapshot of the store. With `previous` (the last
-    published snapshot) only papers whose text changed are tokenised again. `block` papers at a
-    time bound the memory of texts and tokens; the arrays do not depend on it."""
+    """Index one consistent snapshot of the store, tokenising again only texts `previous` lacks."""
     with store.read_snapshot():  # held throughout: texts are read a block at a time
         generation = store.generation()
         rows = _read_rows(store)
@@ -755,21 +675,18 @@ def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK
     V, N = len(names), max(n, 1)
     remap = np.empty(V, dtype=np.int64)
     remap[np.array(order_v, dtype=np.int64)] = np.arange(V, dtype=np.int64)
-    vocab_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.fromiter((len(names[i]) for i in order_v), dtype=np.int64, count=V), out=vocab_ptr[1:])
+    vocab_ptr = np.concatenate(([0], np.cumsum(np.fromiter((len(names[i]) for i in order_v), dtype=np.int64, count=V))))
     vocab = np.frombuffer(b"".join([names[i] for i in order_v]), dtype=np.uint8)
     del names, order_v
 
     cat_doc = np.repeat(np.arange(n, dtype=np.int32), np.diff(rows.cat_ptr))
-    catdoc_ptr = np.zeros(len(rows.categories) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows.cat_ids, minlength=len(rows.categories)), out=catdoc_ptr[1:])
     arrays: dict[str, np.ndarray] = {
         "rowids": rows.rowids,
         "hashes": rows.hashes,
         "dates": rows.dates,
         "cat_ptr": rows.cat_ptr,
         "cat_ids": rows.cat_ids,
-        "catdoc_ptr": catdoc_ptr,
+        "catdoc_ptr": np.concatenate(([0], np.cumsum(np.bincount(rows.cat_ids, minlength=len(rows.categories))))),
         "catdoc": cat_doc[np.argsort(rows.cat_ids, kind="stable")],
         "vocab": vocab,
         "vocab_ptr": vocab_ptr,
@@ -795,12 +712,10 @@ POINTER = "lexical.json"
 
 
 def publish(store: Source, index: LexIndex | None = None) -> LexIndex:
-    """Build (unless given) and publish a snapshot under the publish lock (index.snapshots): a
-    new folder, then the pointer replaced atomically; readers of the previous one keep it."""
+    """Build (unless given) and publish a snapshot: a new folder, then the pointer replaced."""
     with publish_lock(store.data_dir):
         index = index or build(store, load(store))
-        published = load(store)
-        if published is not None and published.generation > index.generation:
+        if (published := load(store)) is not None and published.generation > index.generation:
             return published  # a writer that waited for the lock built from an older state
         d = store.data_dir
         name = f"lexical.{index.generation}.{os.getpid()}"
@@ -820,8 +735,7 @@ def publish(store: Source, index: LexIndex | None = None) -> LexIndex:
 
 
 def load(store: Source) -> LexIndex | None:
-    """The published snapshot of this store, mapped read-only; None if there is none
-    (or it belongs to another store, or another format)."""
+    """This store's published snapshot, mapped read-only; None if there is none (of it)."""
     d = store.data_dir
     try:
         ptr = json.loads((d / POINTER).read_text())
@@ -836,9 +750,6 @@ def load(store: Source) -> LexIndex | None:
         return LexIndex(arrays, {**meta, "published": True})
     except (OSError, ValueError, KeyError):
         return None
-
-
-# --- the lag of the published snapshot behind the store (paperdex stats, serve) ----------
 
 
 @dataclass
@@ -875,16 +786,14 @@ def published_generation(data_dir: Path) -> int | None:
 
 
 def index_lag(store) -> Lag | None:
-    """The lag of the published word index behind `store`, None when there is none. Reads only;
-    compares every paper's text hash only when the generations differ."""
+    """The lag of the published word index behind `store` (None: none)."""
     current = store.generation()
     if published_generation(store.data_dir) == current:
         return None
     with store.read_snapshot():
         current = store.generation()
         rows = list(store.rowids_and_hashes_of().values())
-    ix = load(store)
-    if ix is not None and ix.generation == current:
+    if (ix := load(store)) is not None and ix.generation == current:
         return None
     rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     hashes = np.fromiter((_hash64(r[1]) for r in rows), dtype=np.int64, count=len(rows))
@@ -896,6 +805,4 @@ def index_lag(store) -> Lag | None:
         same &= np.asarray(ix.arrays["hashes"])[pos] == hashes
     removed = int((~np.isin(old_ids, rowids)).sum())
     missing = int((~same).sum())
-    if not missing and not removed:
-        return None
-    return Lag(ix.generation, current, missing, removed)
+    return Lag(ix.generation, current, missing, removed) if missing or removed else None

@@ -1,22 +1,19 @@
 """Publishing: the derived snapshots (the lexical index, the vectors' pointer) brought up to
-the store's committed rows, so readers see what was written. A writer publishes once, when its
-command ends (a store's writes never publish by themselves: one ingest's batches become visible
-together); a server publishes for a writer that died before it could (`publish_if_abandoned`).
+the store's committed rows. A writer publishes once, when its command ends (one ingest's
+batches become visible together); a server publishes for a writer that died before it could.
 """
 
 from __future__ import annotations
 
 from paperdex.index import lexical, vectors
-from paperdex.index.snapshots import publish_lock, try_publish_lock, writer_alive
+from paperdex.index.snapshots import publish_lock, writer_alive
 from paperdex.store import Store
 
 
 def publish(store: Store) -> None:
-    """Bring the published snapshots up to `store`; cheap when nothing changed. Only the
-    derived files are written, so a read-only store publishes too."""
+    """Bring the published snapshots up to `store` (a read-only store too: files beside it)."""
     with publish_lock(store.data_dir):  # one publisher at a time; what is published is read under it
-        current = lexical.load(store)
-        if current is None or current.generation != store.generation():
+        if (current := lexical.load(store)) is None or current.generation != store.generation():
             lexical.publish(store, lexical.build(store, current))
         if _vectors_behind(store):
             vectors.publish(store)
@@ -29,8 +26,7 @@ def _vectors_behind(store: Store) -> bool:
 
 
 def unpublished(store: Store) -> list[str]:
-    """Which published snapshots ("lexical", "vectors") are behind the committed rows: the
-    pointers against the change counters, two small reads (a server asks every second)."""
+    """Which published snapshots ("lexical", "vectors") are behind the committed rows."""
     with store.read_snapshot():
         behind = []
         published = lexical.published_generation(store.data_dir)
@@ -42,15 +38,10 @@ def unpublished(store: Store) -> list[str]:
 
 
 def publish_if_abandoned(store: Store) -> str | None:
-    """Publish what committed writes left unpublished when no process has the store open for
-    writing nor is publishing (a live writer publishes at its end), from a read-only store under
-    the writers' publish lock. Returns what it published, for a log (None: nothing); OSError
-    when the data directory cannot be written (then `REPAIR_COMMAND`)."""
-    with try_publish_lock(store.data_dir) as got:
-        if not got or writer_alive(store.data_dir):
-            return None
-        behind = unpublished(store)
-        if not behind:
+    """Publish what a dead writer left unpublished; what it did, for a log (None: nothing).
+    OSError when the data directory cannot be written (then `REPAIR_COMMAND`)."""
+    with publish_lock(store.data_dir, wait=False) as got:
+        if not got or writer_alive(store.data_dir) or not (behind := unpublished(store)):
             return None
         lag = lexical.index_lag(store) if "lexical" in behind else None  # costly: only under the lock
         publish(store)

@@ -1,5 +1,5 @@
 """Publishing the derived indexes safely with several writers, and noticing when it did not
-happen. This module imports nothing of paperdex: every stage that publishes or reads snapshots uses it.
+happen. This module imports nothing of paperdex.
 
 **One publisher at a time.** A writer publishing holds an exclusive ``flock`` on ``publish.lock``
 (the kernel drops it when the process dies) and under it checks what is published, builds if the
@@ -7,9 +7,8 @@ store moved on, fills its own temporary folder, swaps the pointer and prunes: no
 folder another writer is filling, and no older generation replaces a newer one. Readers never
 take it: the pointer is replaced atomically.
 
-**A writer says it is alive.** A process with the store open for writing holds a shared lock on
-``writer.lock`` (``hold_writer``), so a server finding the index behind the database tells a live
-writer's lag (left to it) from a dead one's (``writer_alive``; docs/request-costs.md).
+**A writer says it is alive** with a shared lock on ``writer.lock`` (``hold_writer``), so a server
+finding the index behind tells a live writer's lag (left to it) from a dead one's (``writer_alive``).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ log = logging.getLogger("paperdex.index.snapshots")
 LOCK = "publish.lock"
 WRITER_LOCK = "writer.lock"
 REPAIR_COMMAND = "paperdex migrate"  # the one command that publishes what is missing
-_depth = threading.local()  # per thread: data dirs whose lock this thread holds, and how often
+_held = threading.local()  # per thread: the data dirs whose lock this thread holds
 
 
 def _waiting(d: Path) -> None:
@@ -37,17 +36,13 @@ def _waiting(d: Path) -> None:
 
 
 @contextmanager
-def _lock(data_dir: Path, wait: bool) -> Iterator[bool]:
-    """The data directory's publish lock, re-entrant within a thread: True once held; False at
-    once, without `wait`, while another process holds it."""
+def publish_lock(data_dir: Path, wait: bool = True) -> Iterator[bool]:
+    """The data directory's publish lock, re-entrant: True once held; without `wait` False at
+    once while another process holds it (a server skips a tick, not queue behind a writer)."""
     key = str(Path(data_dir).resolve())
-    held = _depth.__dict__.setdefault("dirs", {})
-    if held.get(key):
-        held[key] += 1
-        try:
-            yield True
-        finally:
-            held[key] -= 1
+    held = _held.__dict__.setdefault("dirs", set())
+    if key in held:  # the outermost hold lets go
+        yield True
         return
     fd = os.open(Path(data_dir) / LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # OSError: cannot publish here
     try:
@@ -59,31 +54,19 @@ def _lock(data_dir: Path, wait: bool) -> Iterator[bool]:
                 return
             _waiting(Path(data_dir))
             fcntl.flock(fd, fcntl.LOCK_EX)
-        held[key] = 1
+        held.add(key)
         try:
             yield True
         finally:
-            held.pop(key, None)
+            held.discard(key)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
-def publish_lock(data_dir: Path) -> AbstractContextManager[bool]:
-    """Hold the data directory's publish lock, waiting for it."""
-    return _lock(data_dir, wait=True)
-
-
-def try_publish_lock(data_dir: Path) -> AbstractContextManager[bool]:
-    """The publish lock if it is free now (True), else False at once: a server catching up skips
-    a tick rather than queue behind a writer, or its other worker, publishing the same."""
-    return _lock(data_dir, wait=False)
-
-
 def hold_writer(data_dir: Path) -> int | None:
-    """Say, for as long as the returned descriptor stays open, that this process has the store
-    open for writing (a shared lock: any number of writers at once). None where the lock file
-    cannot be made (a read-only directory: no one writes there)."""
+    """Say, while the returned descriptor stays open, that this process has the store open for
+    writing (a shared lock); None where the lock file cannot be made (a read-only directory)."""
     try:
         fd = os.open(Path(data_dir) / WRITER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
@@ -97,8 +80,7 @@ def hold_writer(data_dir: Path) -> int | None:
 
 
 def writer_alive(data_dir: Path) -> bool:
-    """Whether some process has the store open for writing now (`hold_writer`). A probe: the
-    exclusive lock is let go at once, so a writer starting meanwhile waits for no one."""
+    """Whether some process has the store open for writing now (a probe of `hold_writer`)."""
     try:
         fd = os.open(Path(data_dir) / WRITER_LOCK, os.O_RDONLY)
     except OSError:  # never written since writers say so: none is alive
@@ -129,12 +111,10 @@ _SHARED: dict[tuple[str, str], Any] = {}
 
 
 def shared(data_dir: Path | str, kind: str, stamp: Any, make: Callable[[], Any]) -> Any:
-    """One snapshot per process and data directory, shared by every searcher of the pool
-    (read-only arrays); replaced when its stamp (the published files) changes."""
+    """One snapshot per process and data directory, replaced when its stamp changes."""
     key = (str(data_dir), kind)
     with _SHARED_LOCK:
-        got = _SHARED.get(key)
-        if got is not None and got[0] == stamp:
+        if (got := _SHARED.get(key)) is not None and got[0] == stamp:
             return got[1]
     obj = make()
     with _SHARED_LOCK:

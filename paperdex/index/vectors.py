@@ -1,13 +1,11 @@
-"""The dense side of the store: its int8 vectors, read from SQLite into memory and searched
-with SIMD dot products (numkong): a first pass over a four-bit copy of every row, the best few
-thousand rows scored again in int8 and the best of those with the float query; SQLite's table
-stays the one copy on disk (why a scan and not an ANN graph, and the first pass's recall:
-docs/performance.md).
+"""The dense side: the store's int8 vectors read from SQLite into memory and searched with
+numkong's SIMD dot products: a first pass over a four-bit copy of every row, the best few
+thousand rows scored again in int8 and the best of those with the float query. SQLite's table
+stays the one copy on disk (why a scan, not an ANN graph: docs/performance.md).
 
-Writers publish (``publish``: `embed`, vector import, ingest): the pointer ``vectors.json``
-(store identity, model, vectors epoch, count) is replaced atomically and tells readers the
-vectors changed. Readers only read (``VectorIndex.current``): every vector, in one SQLite
-transaction when the pointer changes, shared by a process's searchers. Nothing is pickled.
+Writers publish (``publish``) by replacing the pointer ``vectors.json`` (store, model, epoch,
+count) atomically; readers (``VectorIndex.current``) read every vector again, in one
+transaction, when it changes, shared by a process's searchers.
 """
 
 from __future__ import annotations
@@ -31,11 +29,9 @@ from paperdex.store import quantize
 if TYPE_CHECKING:
     from paperdex.store import Store
 
-FORMAT = 5  # 5: a pointer only (4 and below: a folder with rows and an HNSW graph)
+FORMAT = 5  # a pointer only (4 and below: a folder with rows and an HNSW graph)
 POINTER = "vectors.json"
-# int8 scores pick this many candidates per wanted hit; the candidates are scored again with
-# the float query, so a paper's cosine is the same whichever search found it.
-CANDIDATES = 4
+CANDIDATES = 4  # int8 candidates per wanted hit, scored again with the float query (`candidates`)
 # OpenBLAS's float product of a matrix and a vector takes the rows four at a time and the last
 # n % 4 another way: a row's bits do not depend on its place in a matrix of 4k rows, so `_exact`
 # rescores candidates in any order only then (tests/test_vectors.py checks it of the BLAS loaded)
@@ -43,10 +39,7 @@ BLAS_ROWS = 4
 SCAN_ALL_ABOVE = 0.25  # a filter allowing more than this share of rows: scan all, mask the rest
 SUBSET_CACHE_BYTES = 128 << 20
 CHUNK = 65_536
-# The first pass: every row in four bits a value (its int8 values over FOUR_BIT_STEP, rounded,
-# within [-8, 7]), read where a scan would read every int8 row; the FIRST_PASS x `candidates(k)`
-# best rows by it are scored in int8, as a whole scan scores them. Only where they are at most an
-# eighth of the rows scanned: fewer, and the int8 scan of them all costs less.
+# The first pass (`_four_bits`): the FIRST_PASS x `candidates(k)` best rows, if 1/FIRST_PASS_SHARE at most
 FOUR_BIT_STEP = 12
 FIRST_PASS = 4
 FIRST_PASS_SHARE = 8
@@ -54,8 +47,7 @@ FIRST_PASS_SHARE = 8
 
 @lru_cache(maxsize=1)
 def _numkong():
-    """numkong's SIMD kernels, imported on first use (usearch 2.26 bundled them and crashed
-    onnxruntime's import when loaded first; numkong alone does not: tests/test_embed.py)."""
+    """numkong's SIMD kernels, imported on first use (tests/test_embed.py: import order)."""
     import numkong
 
     return numkong
@@ -70,10 +62,7 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Query8:
-    """A scan's state for `cosines_of`, which gives any row the int8 cosine a scan of every row
-    gives it: `scores`, every row's (a scan that read them all), or those of the rows at `known`
-    (ascending) alone, the others -inf (a filtered scan, `scan_within`); None: any row asked is
-    scored then (a query's word pool: ~1,200 rows, not the 63k)."""
+    """A scan's state for `cosines_of`: `scores` of every row, or of the rows at `known`, or None."""
 
     q8: np.ndarray
     scores: np.ndarray | None = None
@@ -88,7 +77,7 @@ class VectorIndex:
         self.vecs = np.ascontiguousarray(vecs, dtype=np.int8)  # each row scaled to ±127 (store.quantize)
         self.model: str | None = meta.get("model")
         self.epoch: int = int(meta.get("epoch", -1))
-        self.norms = _norms(self.vecs)  # `unit`'s divisors, kept: a query's rescoring is then one division
+        self.norms = _norms(self.vecs)  # `unit`'s divisors, kept for rescoring
         self.inv = np.divide(1, self.norms, out=np.zeros_like(self.norms), where=self.norms > 0)
         self._lock = threading.Lock()
         self._subsets: OrderedDict[bytes, np.ndarray] = OrderedDict()
@@ -99,37 +88,29 @@ class VectorIndex:
         return len(self.keys)
 
     def warm(self) -> None:
-        """Load the SIMD kernels before the first query needs them."""
         _numkong()
 
     # --- reading ----------------------------------------------------------------------
     @classmethod
     def current(cls, store: Store) -> VectorIndex | None:
-        """The vectors searches should use now (shared per process), None without a model.
-        Read again when the pointer changes (a writer published) or the store is another."""
-        model = store.model
-        if model is None:
+        """The vectors searches use now (shared per process; None without a model)."""
+        if (model := store.model) is None:
             return None
         key = (stamp(store.data_dir / POINTER), store.store_id(), model)
         return shared(store.data_dir, "vectors", key, lambda: cls.from_store(store))
 
     @classmethod
     def from_store(cls, store: Store) -> VectorIndex:
-        """Every vector, read in one transaction."""
         with store.read_snapshot():
             meta = {"model": store.model, "epoch": store.vectors_epoch()}
             keys, vecs = store.load_vectors()
         return cls(keys, vecs, meta)
 
     def vector(self, rowid: int) -> np.ndarray | None:
-        i = int(np.searchsorted(self.keys, rowid))
-        if i < len(self.keys) and self.keys[i] == rowid:
-            return self._unit(np.array([i]))[0]
-        return None
+        return self.vectors([rowid]).get(rowid)
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
-        """The unit vectors of those of `rowids` that have one (one lookup for all: a query's
-        feedback asks for ten)."""
+        """The unit vectors of those of `rowids` that have one."""
         wanted = np.asarray(rowids, dtype=np.int64)
         pos, ok = self._find(wanted)
         return dict(zip(wanted[ok].tolist(), self._unit(pos[ok]), strict=True))
@@ -137,13 +118,11 @@ class VectorIndex:
     def _unit(self, pos: np.ndarray) -> np.ndarray:
         """`unit` of the rows at `pos`, by the norms kept (the same floats: computed alike)."""
         n = self.norms[pos][:, None]
-        # the int8 rows cast and divided in one pass: the quotients a cast and then a division
-        # in place give, with one pass over the rows fewer
+        # cast and divided in one pass: the quotients of a cast, then a division
         return np.divide(self._gather(pos), np.where(n > 0, n, 1), dtype=np.float32)
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """Top-k (rowid, cosine) for a unit query vector; `allowed` (rowids) restricts it: `scan`'s
-        int8 scores and float rescoring, over the allowed rows only."""
+        """Top-k (rowid, cosine) for a unit query vector, among `allowed` rowids if given."""
         if q is None or k <= 0:
             return []
         return self.nearest(q, k) if allowed is None else self.scan_within(q, k, allowed)[0]
@@ -151,11 +130,7 @@ class VectorIndex:
     def scan(
         self, q: np.ndarray, k_all: int, k_in: int, allowed: np.ndarray | None = None
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Query8]:
-        """One scan for a query's dense side: the top k_all over all rows (its close matches are
-        decided there, so a filter only narrows them, docs/search.md), the top k_in among
-        `allowed` (rowids; None: all), both scored again with the float query, and the state
-        that gives any row its int8 cosine (`cosines_of`: the dense score of word candidates
-        that no top-k reached)."""
+        """The top k_all over all rows (a filter only narrows close matches), k_in among `allowed`."""
         if len(self.keys) == 0 or q is None:
             return [], [], Query8(np.zeros(0, dtype=np.int8))
         q = np.asarray(q, dtype=np.float32)
@@ -170,19 +145,15 @@ class VectorIndex:
         return nearest, self._ranked(q, q8, min(k_in, len(pos)), fours, pos, every)[0], state
 
     def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """`scan`'s first part alone: the top k over all rows, by the same scores and the same
-        float rescoring, so the same list (for a filtered query whose `scan_within` is done)."""
+        """`scan`'s first part alone: the same top k over all rows."""
         return self.scan(q, k, 0)[0]
 
     def scan_within(self, q: np.ndarray, k_in: int, allowed: np.ndarray) -> tuple[list[tuple[int, float]], Query8]:
-        """`scan`'s second and third parts alone (the top k_in among `allowed`, and the state
-        giving the allowed rows their int8 cosines, -inf elsewhere), for a filtered query with
-        no close match possible (`Searcher._dense_side`; the saving: docs/performance.md). The
-        scores are `scan`'s to the bit (int8 products are exact integers, scaled alike), so
-        both give the same top k_in."""
+        """`scan`'s second and third parts alone, to the bit (int8 products are exact), for a
+        filtered query with no close match possible (`Searcher._dense_side`)."""
         q = np.asarray(q, dtype=np.float32)
         pos = self._present(allowed)
-        if len(pos) > SCAN_ALL_ABOVE * len(self.keys):  # a loose filter: gathering its rows costs more than it saves
+        if len(pos) > SCAN_ALL_ABOVE * len(self.keys):  # a loose filter: gathering costs more than it saves
             _, ranked, state = self.scan(q, 0, k_in, allowed)
             return ranked, state
         q8 = quantize(q)
@@ -194,9 +165,7 @@ class VectorIndex:
         return ranked, Query8(q8, scores, pos)
 
     def _fours(self, q8: np.ndarray) -> np.ndarray | None:
-        """Every row's first-pass score: the four-bit rows' product with the query's over the
-        row's norm (the query's norm ranks no row above another); None without a first pass.
-        The products are of values offset by 8 (`_uint4`), the offsets' part taken off."""
+        """Every row's first-pass score (four-bit product over the row's norm), None if none."""
         if self._four is None:
             return None
         u = _uint4(q8[None, :])
@@ -213,11 +182,8 @@ class VectorIndex:
         pos: np.ndarray | None = None,
         every: np.ndarray | None = None,
     ) -> tuple[list[tuple[int, float]], Query8]:
-        """`_exact`'s top k over every row (or the rows at `pos`), its int8 scores read for the
-        first pass's best rows alone where that pays: the same list wherever the first pass
-        keeps the int8 scores' `candidates(k)` best (its recall: docs/performance.md). A tie at
-        the cut among them, which argpartition's choice over every row would settle, reads
-        every row as before (`every`: their scores, if read). With the state for `cosines_of`."""
+        """`_exact`'s top k, int8 scores read for the first pass's best rows alone where that
+        pays (docs/performance.md); a tie at the cut reads every row (`every`, if read)."""
         if k <= 0:
             return [], Query8(q8)
         m = candidates(k)
@@ -227,15 +193,13 @@ class VectorIndex:
             if pos is not None:
                 cand = pos[cand]
             scores = self._cosines8(q8, cand, keep=False)
-            best = _best(scores, m)
-            if best is not None:
+            if (best := _best(scores, m)) is not None:
                 return self._rescored(q, cand[best], k), Query8(q8)
         scores = every if every is not None else self._cosines8(q8)
         return self._exact(q, scores if pos is None else scores[pos], k, pos), Query8(q8, scores)
 
     def _gather(self, pos: np.ndarray) -> np.ndarray:
-        """The int8 rows at `pos`: `np.take` copies whole rows, several times faster than fancy
-        indexing at a scan's few thousand rows (docs/performance.md)."""
+        """The int8 rows at `pos` (`np.take` copies whole rows: faster than fancy indexing)."""
         return np.take(self.vecs, pos, axis=0)
 
     def _find(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -243,26 +207,21 @@ class VectorIndex:
         return find_sorted(self.keys, rowids, self._at)
 
     def _present(self, rowids: np.ndarray) -> np.ndarray:
-        """Positions in `keys` of those `rowids` that have a vector."""
         pos, ok = self._find(rowids)
         return pos[ok]
 
     def _cosines8(self, q8: np.ndarray, pos: np.ndarray | None = None, keep: bool = True) -> np.ndarray:
-        """The int8 cosines of the quantised query with every row (or the rows at `pos`; `keep`:
-        their rows kept for the next query, as a filter's are), each the same float whichever
-        rows are scored with it."""
+        """The int8 cosines with every row (or those at `pos`, kept if `keep`), the same floats."""
         if pos is not None and len(pos) == 0:
             return np.zeros(0, dtype=np.float32)
         rows = self.vecs if pos is None else self._rows(pos) if keep else self._gather(pos)
-        inv = self.inv if pos is None else self.inv[pos]
         scores = _dots8(q8[None, :], rows)[0]
-        scores *= inv
+        scores *= self.inv if pos is None else self.inv[pos]
         scores /= max(float(np.linalg.norm(q8.astype(np.float32))), 1e-9)
         return scores
 
     def cosines_of(self, state: Query8, rowids: np.ndarray) -> np.ndarray:
-        """These papers' int8 cosines with a scan's query (NaN without a vector), as a scan of
-        every row gives them (`Query8`)."""
+        """These papers' int8 cosines with a scan's query (NaN without a vector)."""
         pos, ok = self._find(rowids)
         out = np.full(len(pos), np.nan, dtype=np.float32)
         if state.scores is None:
@@ -280,14 +239,11 @@ class VectorIndex:
     def _exact(
         self, q: np.ndarray, scores: np.ndarray, k: int, pos: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        """The best k of the int8 `scores` (every row's, or with `pos` those of the rows at
-        `pos` alone), each scored again with the float query; equal cosines put the older
-        paper first."""
+        """The best k by the int8 `scores` (of the rows at `pos`), rescored, older first on ties."""
         if k <= 0:
             return []
         m = candidates(k)
-        cand = _best(scores, m) if m % BLAS_ROWS == 0 else None
-        if cand is None:
+        if (cand := _best(scores, m) if m % BLAS_ROWS == 0 else None) is None:
             cand = self._as_scanned(scores, m, pos)
         elif pos is not None:
             cand = pos[cand]
@@ -301,8 +257,7 @@ class VectorIndex:
         return list(zip(found[best].tolist(), exact[best].tolist(), strict=True))
 
     def _as_scanned(self, scores: np.ndarray, m: int, pos: np.ndarray | None) -> np.ndarray:
-        """`_exact`'s m candidates as scans have always picked them, where `_best` does not:
-        argpartition's choice over every row's scores (-inf outside `pos`), in its order."""
+        """`_exact`'s m candidates where `_best` has none: argpartition's over every row's."""
         if pos is None:
             return _top(scores, min(len(scores), m))
         whole = np.full(len(self.keys), -np.inf, dtype=np.float32)
@@ -311,9 +266,7 @@ class VectorIndex:
         return cand[whole[cand] > -np.inf]
 
     def dots(self, w: np.ndarray) -> np.ndarray:
-        """unit(row) @ w for every row (w: [dim] or [dim, m]) as float32, without a float32
-        copy of the rows (1M papers: 1.5 GB). w goes in as two int8 parts, the second its
-        first's rounding error, so the products are within ~1e-5 of float32's."""
+        """unit(row) @ w for every row, w in two int8 parts (no float32 copy of the rows)."""
         W = np.ascontiguousarray(np.atleast_2d(np.asarray(w, dtype=np.float32).T))  # [m, dim]
         out = np.zeros((len(W), len(self.keys)), dtype=np.float32)
         for _ in range(2):
@@ -328,12 +281,10 @@ class VectorIndex:
         return Rows(self, rowids)
 
     def _rows(self, pos: np.ndarray) -> np.ndarray:
-        """The int8 rows at `pos`; the last few subsets are kept, since a filter (a category,
-        a date range) recurs across queries and gathering its rows costs more than scoring."""
+        """The int8 rows at `pos`, the last few subsets kept: a filter recurs across queries."""
         key = hashlib.blake2b(pos.tobytes(), digest_size=16).digest()
         with self._lock:
-            sub = self._subsets.get(key)
-            if sub is not None:
+            if (sub := self._subsets.get(key)) is not None:
                 self._subsets.move_to_end(key)
                 return sub
         sub = self._gather(pos)
@@ -345,8 +296,7 @@ class VectorIndex:
 
 
 class Rows:
-    """Some papers' unit rows, in their order (a recommender's corpus), as a float32 matrix
-    would answer ``rows[docs]`` and ``rows @ w``, without making one."""
+    """Some papers' unit rows, as a float32 matrix answers ``rows[docs]`` and ``rows @ w``."""
 
     def __init__(self, index: VectorIndex, rowids: np.ndarray) -> None:
         self.index = index
@@ -359,9 +309,7 @@ class Rows:
 
     def __matmul__(self, w: np.ndarray) -> np.ndarray:
         s = self.index.dots(w)
-        if self.same:
-            return s
-        return s[self.pos] * (self.ok if s.ndim == 1 else self.ok[:, None])
+        return s if self.same else s[self.pos] * (self.ok if s.ndim == 1 else self.ok[:, None])
 
 
 def _dots8(a8: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -370,15 +318,12 @@ def _dots8(a8: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def candidates(k: int) -> int:
-    """int8 candidates scored again with the float query for a top k: CANDIDATES per wanted
-    hit for the first 100 (what close matches and recall@10 are decided on), one per hit
-    beyond (a ranking pool's deeper half, where an int8 order is as good)."""
+    """int8 candidates rescored for a top k: CANDIDATES per hit for the first 100, one beyond."""
     return max(64, CANDIDATES * min(k, 100) + max(0, k - 100))
 
 
 def _norms(vecs: np.ndarray) -> np.ndarray:
-    """‖row‖ as float32, a chunk at a time, as `unit` computes it (a row's norm is reduced
-    along the row alone, so it is the same float in a chunk of any size)."""
+    """‖row‖ as float32, as `unit` computes it, a chunk at a time (the same floats)."""
     norms = np.zeros(len(vecs), dtype=np.float32)
     for at in range(0, len(vecs), CHUNK):
         norms[at : at + CHUNK] = np.linalg.norm(vecs[at : at + CHUNK].astype(np.float32), axis=1)
@@ -386,8 +331,7 @@ def _norms(vecs: np.ndarray) -> np.ndarray:
 
 
 def _uint4(v8: np.ndarray) -> np.ndarray:
-    """int8 rows in four bits a value: over FOUR_BIT_STEP, rounded half up, within [-8, 7], plus
-    8 (numkong's unsigned four-bit products are its fastest), an even number a row."""
+    """int8 rows in four bits: over FOUR_BIT_STEP, rounded, in [-8, 7], plus 8 (unsigned), even."""
     v = np.clip((v8.astype(np.int16) + FOUR_BIT_STEP // 2) // FOUR_BIT_STEP, -8, 7).astype(np.int8)
     v += 8
     return np.pad(v, ((0, 0), (0, v.shape[1] % 2)), constant_values=8).view(np.uint8)
@@ -399,9 +343,7 @@ def _nibbles(u4: np.ndarray) -> np.ndarray:
 
 
 def _four_bits(vecs: np.ndarray, block: int = 8192):
-    """The first pass's rows (numkong's packed matrix, `dots_packed`'s fast form), each row's
-    offsets' part of a product (8 x its sum) and 1/‖row‖ of its four-bit values, a block of rows
-    at a time (what a core's cache holds); (None, None, None) for too few rows to be worth one."""
+    """The first pass's packed rows, their offsets' part of a product (8 x sum) and 1/‖row‖, or Nones."""
     if len(vecs) < FIRST_PASS_SHARE * FIRST_PASS * candidates(1):
         return None, None, None
     four = np.empty((len(vecs), (vecs.shape[1] + 1) // 2), dtype=np.uint8)
@@ -417,10 +359,8 @@ def _four_bits(vecs: np.ndarray, block: int = 8192):
 
 
 def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
-    """Positions (ascending) of the m highest scores and maybe a quarter more: those at least a
-    floor from a strided sample that about 1.25 m pass, when m do; else the m best."""
-    stride = len(scores) // (4 * m)
-    if stride >= 2:
+    """Positions (ascending) of the m highest scores and maybe a quarter more."""
+    if (stride := len(scores) // (4 * m)) >= 2:
         sample = scores[::stride]
         take = 5 * m // 4 // stride + 1
         among = np.flatnonzero(scores >= np.partition(sample, len(sample) - take)[len(sample) - take])
@@ -430,12 +370,8 @@ def _at_least(scores: np.ndarray, m: int) -> np.ndarray:
 
 
 def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
-    """Positions of the m highest scores, in no order. With many blocks per wanted score,
-    only the m blocks with the highest maxima are partitioned: every one of the m best lies
-    in a block whose maximum is at least the m-th best score, and at most m blocks have one
-    that high (the saving: docs/performance.md)."""
-    n = len(scores)
-    if m >= n:
+    """Positions of the m highest scores, in no order, from the m blocks with the highest maxima."""
+    if m >= (n := len(scores)):
         return np.arange(n)
     full = n // block * block
     if full // block <= 4 * m:
@@ -447,35 +383,26 @@ def _top(scores: np.ndarray, m: int, block: int = 128) -> np.ndarray:
 
 
 def _best(scores: np.ndarray, m: int) -> np.ndarray | None:
-    """Positions (ascending) of the m highest scores, or None when they are not one set: the
-    m-th best is tied with a score left out (which of them is in is argpartition's choice), or
-    m is every score. They are found above a floor from a strided sample, as `rank.above` finds
-    a pool: when at least m scores pass it, the m best are among them, and a few hundred are
-    partitioned instead of every row (docs/performance.md)."""
-    n = len(scores)
-    if m >= n:
+    """Positions (ascending) of the m highest scores, or None when they are not one set (a tie
+    at the cut, or m is every score); found above a floor, as `rank.above` finds a pool."""
+    if m >= (n := len(scores)):
         return None
     among = None
-    stride = n // (8 * m)
-    if stride >= 4:
+    if (stride := n // (8 * m)) >= 4:
         sample = scores[::stride]
         take = 2 * m // stride + 1  # about 2m of the scores pass the take-th best of the sample
         floor = np.partition(sample, len(sample) - take)[len(sample) - take]
-        among = np.flatnonzero(scores >= floor)
-        if len(among) < m:
+        if len(among := np.flatnonzero(scores >= floor)) < m:
             among = None
     s = scores if among is None else scores[among]
     part = np.argpartition(-s, m - 1)[:m]
-    if np.count_nonzero(s >= s[part].min()) > m:
-        return None
-    return np.sort(part if among is None else among[part])
+    return None if np.count_nonzero(s >= s[part].min()) > m else np.sort(part if among is None else among[part])
 
 
 # --- writing (writers only) ---------------------------------------------------------------
 
 
 def published(store: Store) -> dict | None:
-    """The pointer of the published vectors of this store, if any."""
     try:
         ptr = json.loads((store.data_dir / POINTER).read_text())
     except (OSError, ValueError):
@@ -495,7 +422,7 @@ def publish(store: Store) -> dict | None:
         }
     d = store.data_dir
     ptr_path = d / POINTER
-    for old in d.glob("vectors.*"):  # folders of format 4 and below: rows and graph, no longer read
+    for old in d.glob("vectors.*"):  # folders of format 4 and below, no longer read
         if old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
     if meta["model"] is None:

@@ -1,9 +1,7 @@
-"""The search stage. One request, end to end: `plan` reads it (planning.py, the query language in
-query.py), `masks` finds which papers its parts allow, `rank` scores and fuses the two sides,
-`highlight` marks the words worth showing, and `engine.Searcher` composes them over a
-`corpus` (the embedded store or Milvus). `evaluate` holds the metrics of `paperdex eval`.
-
-The names callers use are imported from here."""
+"""The search stage, end to end: `plan` reads a request (planning.py; the query language: query.py),
+`masks` finds which papers its parts allow, `rank` scores and fuses the two sides, `highlight` marks
+the words worth showing, `engine.Searcher` composes them over a `corpus` (the store or Milvus), and
+`evaluate` holds `paperdex eval`'s metrics. Callers import the names from here."""
 
 from paperdex.search.corpus import lex_index
 from paperdex.search.engine import Hit, Result, Searcher

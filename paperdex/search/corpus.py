@@ -1,10 +1,9 @@
 """What the search engine reads, on any backend: a `Corpus`, the primitives of docs/scale-out.md.
 
-The engine decides everything a query means over two index snapshots (the lexical arrays and
-the vectors) and reads records only to show them or to check what the arrays cannot say; a
-backend supplies these primitives and never a second copy of the search: `StoreCorpus` (the
-embedded data directory) here, paperdex.backends.milvus.MilvusCorpus on Milvus. Row ids are the
-system of record's own (SQLite rowids, Milvus primary keys), in the lexical snapshot's order.
+The engine decides what a query means over two snapshots (the lexical arrays and the vectors)
+and reads records only to show them or to check what the arrays cannot say; a backend supplies
+the primitives, never a second copy of the search: `StoreCorpus` here, MilvusCorpus on Milvus.
+Row ids are the system of record's own, in the lexical snapshot's order.
 """
 
 from __future__ import annotations
@@ -30,16 +29,14 @@ class Vectors(Protocol):
 
     @property
     def model(self) -> str | None:
-        """The model the vectors came from; the engine only reads it (None: an index built
-        without a model's name, which the engine ranks with no model's floors)."""
+        """The model the vectors came from (None: unnamed, ranked with no model's floors)."""
 
     def __len__(self) -> int: ...
 
     def scan(
         self, q: np.ndarray, depth: int, pool: int, allowed: np.ndarray | None
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Any]:
-        """(the `depth` nearest, the `pool` nearest among `allowed` rowids, scan state for
-        `cosines_of`), best first, equal cosines by rowid."""
+        """(the `depth` nearest, the `pool` nearest among `allowed`, state for `cosines_of`)."""
 
     def cosines_of(self, state: Any, rowids: np.ndarray) -> np.ndarray:
         """The query's cosine with each of `rowids` (NaN for a row with no vector)."""
@@ -47,7 +44,7 @@ class Vectors(Protocol):
     def vector(self, rowid: int) -> np.ndarray | None: ...
 
     def vectors(self, rowids: list[int]) -> dict[int, np.ndarray]:
-        """The unit vectors of those of `rowids` that have one (one round trip on a server)."""
+        """The unit vectors of those of `rowids` that have one."""
 
     def search(self, q: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]: ...
 
@@ -77,25 +74,17 @@ class Corpus(Protocol):
         """One field's text (title, abstract, or the authors joined by spaces) of these rows."""
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
-        """The rows whose text holds the exact phrase `t` (`fts`: it as an FTS5 expression).
-        `candidates()` gives every rowid that could, by its words, for a corpus that checks
-        texts rather than keep a phrase index."""
+        """The rows holding the exact phrase `t` (`fts`: as FTS5; `candidates()`: those could)."""
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
-        """`venue:` / `area:` (substring, ASCII case folded, as SQLite's LIKE) and
-        `decision:` (OpenReview's decision, exactly)."""
-
-
-# --- snapshots shared by a process ------------------------------------------------------
+        """`venue:` / `area:` (substring, as SQLite's LIKE) and `decision:` (exactly)."""
 
 
 def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
-    """The lexical snapshot searches of this store (or other source) use now, shared by the
-    process: the published one, else one built in memory and never saved."""
+    """The lexical snapshot searches use now: the published one, else one built in memory."""
     sid = source.store_id()
     published = stamp(source.data_dir / lexical.POINTER)
-    # none published (yet, or in a folder this reader does not share): the one built in memory
-    # is kept only while the store has not changed
+    # none published: the one built in memory is kept only while the store has not changed
     key = (published, sid) if published is not None else (None, sid, source.generation())
     ix = shared(source.data_dir, "lexical", key, lambda: lexical.load(source) or lexical.build(source))
     if ix.store_id != sid:  # a recreated store: never adopt the old index
@@ -103,15 +92,12 @@ def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
     return ix
 
 
-# --- the embedded store ---------------------------------------------------------------------
-
-
 class StoreCorpus:
-    """The embedded data directory as a `Corpus`. Not shared across threads (its SQLite
-    connection is the store's); the snapshots it reads are shared by the process."""
+    """The embedded data directory as a `Corpus` (one thread's, as its store)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.papers, self.get, self.rowid = store.get_many, store.get, store.rowid
 
     @property
     def model(self) -> str | None:
@@ -125,24 +111,13 @@ class StoreCorpus:
 
         return VectorIndex.current(self.store)
 
-    def papers(self, rowids: list[int]) -> dict[int, Paper]:
-        return self.store.get_many(rowids)
-
-    def get(self, pid: str) -> Paper | None:
-        return self.store.get(pid)
-
-    def rowid(self, pid: str) -> int | None:
-        return self.store.rowid(pid)
-
     def by_doi(self, doi: str) -> Paper | None:
         pid = self.store.paper_id_by_doi(doi)
         return self.store.get(pid) if pid else None
 
     def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
         texts = self.store.column_texts(rowids, column)
-        if column == "authors":
-            return {r: " ".join(json.loads(text)) for r, text in texts.items()}
-        return texts
+        return {r: " ".join(json.loads(text)) for r, text in texts.items()} if column == "authors" else texts
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
         return self.store.exact_phrase_rowids(fts)

@@ -1,10 +1,9 @@
-"""Hybrid search: the `Searcher` composes a lexical side (BM25F over ``index/lexical.py``) and a
-dense side (``index/vectors.py``), as pyserini's HybridSearcher(dense, sparse). One query, in
-arrays of one entry per paper: its constraints make a mask C (masks.py); its free words, as
-concepts (planning.py), give the strict matches and the candidates (masks.find_words); the
-matched set M adds the dense side's close matches within C; the relevance order fuses both
-sides' scores over every candidate (rank.py). The contract is docs/search.md; keep the two in
-step. Every hit says why it matched: its rank and score on each side, and the fused score.
+"""Hybrid search: the `Searcher` composes a lexical side (BM25F, ``index/lexical.py``) and a
+dense side (``index/vectors.py``), as pyserini's HybridSearcher. One query, in arrays of one
+entry per paper: its constraints make a mask C (masks.py); its free words, as concepts
+(planning.py), give the strict matches and the candidates; the matched set M adds the dense
+side's close matches within C; the relevance order fuses both sides' scores (rank.py). Every
+hit says why it matched. The contract is docs/search.md; keep the two in step.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ from paperdex.store import Store
 NOTICE_UNPUBLISHED = message("index_unpublished")
 UNPUBLISHED_NOTICE_AT = 5000  # papers: below this, building in memory takes about a second
 NOTICE_NO_VECTORS = message("no_vectors")
-QUERY_VECTORS = 2048  # query vectors kept per process: 6 KB each with the default pair, 12.6 MB in all
+QUERY_VECTORS = 2048  # query vectors kept per process
 
 
 @dataclass
@@ -96,9 +95,7 @@ class Result:
     took_ms: float
     facets: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
-    # how many papers the order lists: `total` (the matched set) for Newest; for relevance
-    # also the papers ranked after the matched ones (docs/search.md); None: `total`
-    ranked: int | None = None
+    ranked: int | None = None  # papers the order ranks, M's and after (docs/search.md); None: `total`
     plan: Plan | None = None  # what was searched (None: a result made without a plan)
     highlight: frozenset[str] = frozenset()  # the stems worth highlighting (`distinguishing`)
     read_as: str | None = None  # how a relevance order read the query (`read_as`)
@@ -111,9 +108,7 @@ class Result:
 
     @property
     def tiers(self) -> list[tuple[str, int]]:
-        """The lists the pages show, in order, and how many papers each lists over all pages
-        (docs/search.md, "Tiers"): the matched set M, then "related", the rest of the ranked
-        papers listed; or one "ranked" list for a query read as a question or a sentence."""
+        """The lists the pages show, how many papers each (docs/search.md): "match", "related"; or "ranked"."""
         if self.one_list:
             return [("ranked", self.listed)]
         more = self.listed - self.total
@@ -139,30 +134,21 @@ class Result:
         }
 
 
-# How `read_as` reads a query, and which readings list one tier, by measurement (docs/search.md,
-# "Tiers"): a keyword query lists its matched set first; a question, a sentence or a pasted
-# sentence, whose matched set is "half the words", one ranked list.
+# The readings (`read_as`) listed as one ranked list, not the matched set first (docs/search.md)
 ONE_TIER = frozenset({"question", "sentence", "pasted"})
 
 
 def read_as(p: Plan, words: Words) -> str:
-    """What a query was read as: "pasted" (a sentence copied from one paper, `Words.quoted`),
-    "question" (a question's frame set aside), "sentence" (a longer text: a claim, a
-    description) or "keywords" (up to three concepts as typed)."""
+    """What a query was read as: "pasted" (`Words.quoted`), "question", "sentence" or "keywords"."""
     if words.quoted:
         return "pasted"
-    if p.query_class[1] == "keywords":
-        return "keywords"
-    return "question" if p.filler else "sentence"
+    return "keywords" if p.query_class[1] == "keywords" else "question" if p.filler else "sentence"
 
 
 def matched_first(fused, order: np.ndarray, why, M: np.ndarray, want: int, listed: int):
-    """The relevance order as two tiers, M's papers before the rest, each tier in the fused
-    order (docs/search.md, "Tiers"), cut to the first `want` (at most `listed`). `order` is
-    `fused(max(want, LEX_POOL))`. The tiers read its first `want`; while those hold too few of
-    either tier, 4x more, up to LEX_POOL, then deeper: the first k of `fused(max(k, LEX_POOL))`
-    (every order up to LEX_POOL deep is a prefix of one, `relevance_order`), asked only when
-    `order` is not that one."""
+    """The relevance order as two tiers, M's papers before the rest, each in the fused order,
+    cut to the first `want` (at most `listed`). `order` is `fused(max(want, LEX_POOL))`; while
+    its head holds too few of either tier, 4x more is read, past LEX_POOL from a deeper one."""
     total = int(np.count_nonzero(M))
     need_m, need_r = min(want, total), max(0, min(want, listed) - total)
     depth = max(want, LEX_POOL)
@@ -180,33 +166,26 @@ def matched_first(fused, order: np.ndarray, why, M: np.ndarray, want: int, liste
 
 
 def no_why(docs: np.ndarray) -> dict:
-    """Why papers are in an order that is not a relevance order (Newest): nothing to say."""
     return {}
 
 
 @lru_cache(maxsize=4096)
 def _facet_category(name: str) -> bool:
-    """Whether a category is an arXiv-style one, which the facets list: asked of every category
-    of every search's matched set, from the few hundred names a store holds."""
+    """Whether a category is an arXiv-style one, which the facets list."""
     return CATEGORY.match(name) is not None
 
 
 @lru_cache(maxsize=QUERY_VECTORS)
 def _query_vector(emb: Embedder, text: str) -> np.ndarray:
-    """A query's vector, kept per process by (the embedder, its text with each run of
-    whitespace one space), the least recently used out: page 2, a facet, a sort or a filter of
-    the same words is a new search, which would pay the encoder again (docs/performance.md).
-    The built-in models read such runs as one space; case is not folded (e5 is cased). A store
-    that switches models gets another embedder, so other keys."""
+    """A query's vector, kept per process: page 2 or a filter of the same words is a new search,
+    which would pay the encoder again (each run of whitespace is one space, as models read it)."""
     got = emb.embed_query(text)
     got.setflags(write=False)  # shared: nobody changes it in place
     return got
 
 
 class Searcher:
-    """Search over one corpus (paperdex.search.corpus): the embedded store, or a Milvus collection.
-    Not shared across threads (a store's SQLite connection is its own); the index snapshots
-    it reads are shared by the process."""
+    """Search over one corpus (the store, or a Milvus collection); one thread's, as its store."""
 
     def __init__(
         self,
@@ -218,27 +197,21 @@ class Searcher:
         zh_dict: bool = True,
         embedder: Embedder | None = None,
     ) -> None:
-        """`source`: the store (or, with no local store at all, a corpus); `corpus`: what
-        searches read when it is not the store itself (a Milvus collection copied from it:
-        the library and the recommendations keep their state in the store); `embed_options`:
-        how queries are embedded (Settings.embedding; None: the built-in defaults); `zh_dict`:
-        whether Chinese is read through the dictionary (Settings.zh_dict); `embedder`: the
-        query model, given (None: loaded by the corpus's model name)."""
+        """`source`: the store (or, with no local store, a corpus); `corpus`: what searches
+        read when not the store itself (a Milvus copy); `embed_options`, `zh_dict`: Settings';
+        `embedder`: the query model (None: loaded by the corpus's model name)."""
         self._store = source if isinstance(source, Store) else None
         self.corpus: Corpus = corpus or (StoreCorpus(source) if isinstance(source, Store) else source)
         self.fusion = fusion or FUSION
-        self._embedder = embedder
-        self.embed_options = embed_options
-        self.zh_dict = zh_dict
+        self._embedder, self.embed_options, self.zh_dict = embedder, embed_options, zh_dict
 
     @property
     def store(self) -> Store:
-        """The embedded store (the library and recommendations keep their state there)."""
+        """The embedded store (where the library keeps its state)."""
         if self._store is None:
             raise TypeError("this searcher reads a corpus with no embedded store")
         return self._store
 
-    # --- the two indexes ------------------------------------------------------------------
     @property
     def lex(self) -> lexical.LexIndex:
         return self.corpus.lexical()
@@ -250,8 +223,7 @@ class Searcher:
     def embedder(self, model: str | None = None) -> Embedder | None:
         from paperdex.index.embed import get_embedder
 
-        model = model or self.corpus.model
-        if model is None:
+        if (model := model or self.corpus.model) is None:
             return None
         if self._embedder is None or self._embedder.name != model:
             # one thread: concurrency comes from several searches at once (docs/relevance.md)
@@ -262,7 +234,6 @@ class Searcher:
         emb = self.embedder(model)
         return None if emb is None or not text else _query_vector(emb, re.sub(r"\s+", " ", text))
 
-    # --- the composed search --------------------------------------------------------------
     def search(
         self,
         q: str | Request,
@@ -273,11 +244,9 @@ class Searcher:
         deadline: float | None = None,
         **given: Any,
     ) -> Result:
-        """A Request, or a query and the fields of one by name (`mode`, `sort`, `page`,
-        `per_page`, `literal`, `filters`: a Filters), searched."""
+        """A Request, or a query and a Request's fields by name (`filters`: a Filters), searched."""
         t0 = time.perf_counter()
-        p = plan(q, zh_dict=self.zh_dict, **given)
-        if p.ref is not None:
+        if (p := plan(q, zh_dict=self.zh_dict, **given)).ref is not None:
             return self._lookup(p, t0)
         ix = self.lex
         notices = p.notices
@@ -313,7 +282,7 @@ class Searcher:
             if feedback and dense is not None:  # only the first order's best papers are read
                 first = relevance_order(ix, M, words, dense, w_dense, FEEDBACK_DOCS)[0]
                 dense = self._feedback(ix, p, C, dense, first, bool(words.A.any())) if len(first) else dense
-            # one order LEX_POOL deep: the page and the tiers are its prefixes (one list: the page)
+            # one order LEX_POOL deep: the page and the tiers are its prefixes
             depth = want if reading in ONE_TIER else max(want, LEX_POOL)
             order, why, ranked = relevance_order(ix, M, words, dense, w_dense, depth)
             if reading not in ONE_TIER:
@@ -343,10 +312,8 @@ class Searcher:
         need_close: bool = True,
         vindex: Vectors | None = None,
     ) -> Dense | None:
-        """The dense side of one query, or None when it takes no part (lexical mode, no text
-        to embed, no vectors). `need_close` False (feedback: the matched set is decided before
-        it) leaves the close matches out where that saves the scan over the whole store;
-        `vindex`: the vectors the query read already (feedback), else the corpus's now."""
+        """The dense side of one query (None: it takes no part). `need_close` False (feedback: M is
+        decided) skips the close matches where that saves a scan; `vindex`: the vectors read already."""
         if p.mode == "lexical" or not p.dense_text:
             return None
         vindex = vindex if vindex is not None else self.index
@@ -362,8 +329,7 @@ class Searcher:
             # C's own rows suffice unless C's best passes the floor (why: docs/relevance.md)
             ranked, every = vindex.scan_within(qv, DENSE_POOL, allowed)
             floor = floors(vindex.model, p.dense_lang)[1]
-            # (a millionth under the floor still scans: a row's float product may differ in
-            # its last bit between the two rescorings)
+            # (a millionth under still scans: the float products may differ in their last bit)
             close_possible = need_close and ranked and ranked[0][1] >= floor - 1e-6
             nearest = vindex.nearest(qv, DENSE_DEPTH) if close_possible else []
         else:
@@ -374,38 +340,30 @@ class Searcher:
         close_docs = ix.docs_of_rowids(np.array([r for r, _ in close], dtype=np.int64))
         if C is not None:
             close_docs = close_docs[C[close_docs]]
-        rowids = np.array([r for r, _ in ranked], dtype=np.int64)
         cos = np.array([c for _, c in ranked], dtype=np.float32)
-        pos, ok = ix.find(rowids)
+        pos, ok = ix.find(np.array([r for r, _ in ranked], dtype=np.int64))
         # best first, equal cosines by rowid, as the vector search gave them: rowid order is doc order
         return Dense(p.mode, qv, vindex, close_docs, pos[ok].astype(np.int64), cos[ok], every)
 
     def _feedback(self, ix, p: Plan, C: np.ndarray | None, dense: Dense, top: np.ndarray, words_found: bool) -> Dense:
-        """The dense side again with the query vector moved toward the mean of the first
-        order's best papers (Rocchio pseudo-relevance feedback, one more scan): a question's
-        or a claim's embedding sits between the papers that answer it and those that share its
-        frame; the papers both sides put first pull it to the former. The matched set is not
-        changed (`total`, facets and Newest stay the first embedding's)."""
-        vecs = list(dense.index.vectors([int(r) for r in ix.rowids[top]]).values())
-        if not vecs:
+        """The dense side again, the query vector moved toward the first order's best papers (Rocchio
+        feedback): a question's embedding sits between its answers and papers of its frame. M stays."""
+        if not (vecs := list(dense.index.vectors([int(r) for r in ix.rowids[top]]).values())):
             return dense
         centroid = np.mean(vecs, axis=0)
-        norm = float(np.linalg.norm(centroid))
-        if norm == 0:
+        if (norm := float(np.linalg.norm(centroid))) == 0:
             return dense
         qv = np.asarray(dense.qv, dtype=np.float32) + FEEDBACK_BETA * centroid / norm
         qv /= max(float(np.linalg.norm(qv)), 1e-9)
         return self._dense_side(ix, p, C, qv, [], words_found, need_close=False, vindex=dense.index) or dense
 
     def _hits(self, ix, page_docs: np.ndarray, info: dict, hl: frozenset[str], M: np.ndarray | None) -> list[Hit]:
-        """The page's hits, each in its tier: "match" or "related" by M, "ranked" with no M
-        (one list, `read_as`)."""
+        """The page's hits, each in its tier: "match" or "related" by M, "ranked" with no M."""
         rowids = [int(ix.rowids[d]) for d in page_docs]
         papers = self.corpus.papers(rowids)
         hits = []
         for d, rowid in zip(page_docs, rowids, strict=True):
-            paper = papers.get(rowid)
-            if paper is None:  # deleted since the snapshot was published
+            if (paper := papers.get(rowid)) is None:  # deleted since the snapshot was published
                 continue
             lr, ls, dr, ds, score = info.get(int(d), (None, None, None, None, 0.0))
             marked, snip = mark(paper.title, hl), snippet(paper.abstract, hl)
@@ -429,26 +387,19 @@ class Searcher:
         return Result(pl.q, "lookup", pl.sort, shown, len(hits), pl.page, pl.per_page, took, {}, notices, plan=pl)
 
     def _facets(self, ix: lexical.LexIndex, M: np.ndarray, limit: int = 12) -> dict:
-        """Counts by category and year over the matched set, exactly (the years by a bincount
-        of the matched papers' years: np.unique sorts them)."""
-        cats = [(c, n) for c, n in ix.category_counts(M) if _facet_category(c)]
-        cats.sort(key=lambda x: (-x[1], x[0]))
+        cats = sorted(((c, n) for c, n in ix.category_counts(M) if _facet_category(c)), key=lambda x: (-x[1], x[0]))
         counts = np.bincount(ix.dates[M] // 10000)
-        ys = np.flatnonzero(counts)
-        by_year = sorted(((str(y), int(counts[y])) for y in ys if y > 0), reverse=True)
+        by_year = sorted(((str(y), int(counts[y])) for y in np.flatnonzero(counts) if y > 0), reverse=True)
         return {"category": cats[:limit], "year": by_year[:limit]}
 
     def allowed_rowids(self, filters: Filters, deadline: float | None = None) -> np.ndarray | None:
-        """The rowids of the papers `filters` allow, by the constraints a search with them
-        applies (for a vector search restricted to them); None when they constrain nothing."""
+        """The rowids of the papers `filters` allow, as a search applies them (None: all)."""
         C = constraints(Eval(self.lex, self.corpus, deadline), filters.nodes())
         return None if C is None else self.lex.rowids[C]
 
     def similar(self, pid: str, k: int = 10) -> list[Hit]:
-        """Nearest neighbours by vector; papers without a vector fall back to their title
-        as a lexical query."""
-        rowid = self.corpus.rowid(pid)
-        if rowid is None:
+        """Nearest neighbours by vector; without a vector, by the title as a lexical query."""
+        if (rowid := self.corpus.rowid(pid)) is None:
             raise KeyError(pid)
         vindex = self.index
         vec = vindex.vector(rowid) if vindex is not None else None

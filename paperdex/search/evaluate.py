@@ -49,12 +49,7 @@ def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
 
 
 def evaluate(searcher, queries: list[dict], mode: str = "hybrid") -> dict:
-    """Mean metrics over the queries. Queries are sentences, so they are searched as plain
-    text (`literal`): a '(' or '-' in prose is not query syntax."""
-    per_query = []
-    for q in queries:
-        res = searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True)
-        per_query.append(metrics([h.paper.id for h in res.hits], set(q["relevant"])))
-    out: dict = {k: round(sum(m[k] for m in per_query) / len(queries), 4) for k in per_query[0]}
-    out["queries"] = len(queries)
-    return out
+    """Mean metrics over the queries, searched as plain text (`literal`: they are prose)."""
+    runs = (searcher.search(q["query"], mode=mode, per_page=K_MAX, facets=False, literal=True) for q in queries)
+    per_query = [metrics([h.paper.id for h in r.hits], set(q["relevant"])) for q, r in zip(queries, runs, strict=True)]
+    return {k: round(sum(m[k] for m in per_query) / len(queries), 4) for k in per_query[0]} | {"queries": len(queries)}

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from typing import Any
 
@@ -15,7 +16,6 @@ MAX_SNIPPET_SOURCE = 20_000  # characters of an abstract searched for the best w
 
 @lru_cache(maxsize=500_000)
 def _word_stem(word: str) -> str:
-    """A surface word's stem, as the index stems it."""
     return stem(fold(word))
 
 
@@ -26,13 +26,9 @@ def stems_of(words: tuple[str, ...] | list[str]) -> frozenset[str]:
 
 @lru_cache(maxsize=1024)
 def _finder(stems: frozenset[str]) -> re.Pattern:
-    """Words that may have one of these (lower-case) stems in a lower-cased ASCII text. Porter
-    rewrites only a word's ending, so all but the last letter of a stem begin the word itself
-    (hoping -> hope, studies -> studi); each candidate is then stemmed to decide. Most words of
-    a text are never looked at. Lower case and ASCII classes rather than IGNORECASE over
-    Unicode ones: the same words, faster (docs/performance.md)."""
-    heads = sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)
-    if not heads:
+    """Words that may have one of these stems in lower-cased ASCII: Porter rewrites only a
+    word's ending, so a stem but its last letter begins the word; candidates are stemmed."""
+    if not (heads := sorted({re.escape(s[: max(1, len(s) - 1)]) for s in stems if s}, key=len, reverse=True)):
         return re.compile(r"(?!)")  # matches nothing
     return re.compile(r"(?<![a-z0-9])(?:" + "|".join(heads) + r")[a-z0-9]*")
 
@@ -44,55 +40,38 @@ def _matches(text: str, stems: frozenset[str]) -> list[tuple[int, int]]:
 
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
-    """Split text into (segment, is_match) runs: a word matches when its stem is one of the
-    query's, the way the index matched it. Linear in the text."""
-    if not stems:
-        return [(text, False)]
-    return runs(text, _matches(text, stems))
+    """Split text into (segment, is_match) runs: a word matches when its stem is one of `stems`."""
+    return runs(text, _matches(text, stems)) if stems else [(text, False)]
 
 
 def snippet(text: str, stems: frozenset[str], width: int = 320) -> list[tuple[str, bool]]:
-    """The window of the abstract with the most matched words, cut at word boundaries;
-    one pass over matches (two pointers), over at most MAX_SNIPPET_SOURCE characters."""
+    """The window of the abstract with the most matched words, cut at word boundaries."""
     if len(text) <= width:
         return mark(text, stems)
-    src = text[:MAX_SNIPPET_SOURCE]
     best_start = 0
     if stems:
-        positions = [start for start, _ in _matches(src, stems)]
-        best, j = 0, 0
-        for i, start in enumerate(positions):
-            j = max(j, i)
-            while j < len(positions) and positions[j] < start + width:
-                j += 1
-            if j - i > best:
-                best, best_start = j - i, max(0, start - 40)
+        positions = [start for start, _ in _matches(text[:MAX_SNIPPET_SOURCE], stems)]
+        best = 0
+        for i, start in enumerate(positions):  # the matches in the window from each
+            if (n := bisect_left(positions, start + width) - i) > best:
+                best, best_start = n, max(0, start - 40)
     if best_start:
         sp = text.find(" ", best_start, best_start + 30)
         best_start = sp + 1 if sp >= 0 else best_start
-    end = best_start + width
-    if end < len(text):
+    if (end := best_start + width) < len(text):
         sp = text.rfind(" ", best_start, end)
         end = sp if sp > best_start else end
-    segs = mark(text[best_start:end], stems)
-    if best_start:
-        segs.insert(0, ("…", False))
-    if end < len(text):
-        segs.append(("…", False))
-    return segs
+    head = [("…", False)] if best_start else []
+    return head + mark(text[best_start:end], stems) + ([("…", False)] if end < len(text) else [])
 
 
 def plain(segments: list[tuple[str, bool]]) -> str:
     return "".join(s for s, _ in segments)
 
 
-# A word in more than this share of the store's papers is an everyday word, not highlighted
-# (`distinguishing`; the shares on the 63k corpus are in docs/web.md).
+# A word in more than this share of the store's papers is not highlighted (docs/web.md)
 COMMON_SHARE = 0.15
-# English words that carry no topic but are rare enough in abstracts to pass COMMON_SHARE
-# ("less" is in 3.6% of the 63k papers, "during" in 11%, "memory" in 5.9%): prepositions,
-# quantifiers, adverbs, as in a question's "use less memory during inference". Matching keeps
-# them (docs/search.md); only highlighting leaves them out.
+# Words of no topic rare enough to pass COMMON_SHARE ("use less memory during inference"): not highlighted
 EVERYDAY = stems_of(
     "about above across after again against almost already also although always among another around "
     "because before behind below beside besides between beyond during each either else enough even ever "
@@ -103,17 +82,12 @@ EVERYDAY = stems_of(
 
 
 def distinguishing(stems: frozenset[str], ix: Any = None) -> frozenset[str]:
-    """The stems worth highlighting, the words that carry the query: stopwords out, EVERYDAY
-    words out unless nothing else is left, and the store's everyday words (df share over
-    COMMON_SHARE in the lexical snapshot `ix`) out unless nothing else is left, when the
-    rarest stays. Without an index only the stopwords and EVERYDAY words go."""
+    """The stems worth highlighting: no stopwords; no EVERYDAY words, nor words of over
+    COMMON_SHARE of the papers in `ix`, unless nothing else is left (then the rarest)."""
     keep = frozenset(s for s in stems if s and s not in STOPWORDS and len(s) > 1)
     keep = keep - EVERYDAY or keep
     if ix is None or not keep or not getattr(ix, "n", 0):
         return keep
-    share: dict[str, float] = {}
-    for s in keep:
-        t = ix.term(s)
-        share[s] = float(ix.df[t]) / ix.n if t is not None else 0.0
+    share = {s: float(ix.df[t]) / ix.n if (t := ix.term(s)) is not None else 0.0 for s in keep}
     rare = frozenset(s for s in keep if share[s] <= COMMON_SHARE)
     return rare or frozenset([min(keep, key=lambda s: (share[s], s))])

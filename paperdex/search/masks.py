@@ -1,6 +1,5 @@
 """Which papers a query's parts allow, as boolean masks over the lexical snapshot: the
-constraints (phrases, fields, filters, NOT, OR/AND groups: `constraints`) and the free words'
-concepts (`find_words`: the strict matches, the candidates, their BM25F). `Eval` reads the
+constraints (`constraints`) and the free words' concepts (`find_words`). `Eval` reads the
 postings, memoises them and bounds what one query may read."""
 
 from __future__ import annotations
@@ -32,17 +31,14 @@ RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one w
 
 
 class OverBudget(Exception):
-    """The query ran past the deadline given to ``Searcher.search(deadline=...)`` (a
-    ``time.monotonic()`` value); the service turns it into a 503 (the serving time budget)."""
+    """The query ran past the deadline (``time.monotonic()``) given to ``Searcher.search``."""
 
 
 def required(n: int, with_all: int | None = None) -> int:
-    """How many of n free concepts a lexical match must contain: both of two (`weight decay`
-    means both words); all of three to five while at least RELAX_BELOW papers of the whole
-    store (`with_all`, never counted within a filter, so a filter only narrows) hold them all,
-    else all but one; half of a longer text (a pasted sentence is a description, not a
-    checklist). `with_all` None gives the widest rule, a bound. This
-    decides the matched set only; the relevance order ranks every paper holding any concept."""
+    """How many of n free concepts a lexical match (the matched set) must contain: both of
+    two; all of three to five while at least RELAX_BELOW papers of the whole store hold them
+    all (`with_all`; None: the widest rule), else all but one; half of a longer text (a pasted
+    sentence is a description, not a checklist)."""
     if n <= 2:
         return n
     if n <= 5:
@@ -51,19 +47,16 @@ def required(n: int, with_all: int | None = None) -> int:
 
 
 class Eval:
-    """Evaluates one query over one lexical snapshot; memoises repeated parts, and counts
-    the postings it reads so that no query can cost more than MAX_POSTINGS."""
+    """Evaluates one query over one lexical snapshot, reading at most MAX_POSTINGS postings."""
 
     def __init__(
         self, ix: lexical.LexIndex, corpus: Corpus, deadline: float | None = None, zh_dict: bool = True
     ) -> None:
-        self.ix = ix
-        self.corpus = corpus
+        self.ix, self.corpus, self.zh_dict = ix, corpus, zh_dict  # zh_dict: Settings.zh_dict
         self.cost = 0
         self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
         self.notices: list[str] = []
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
-        self.zh_dict = zh_dict  # Settings.zh_dict
 
     def _charge(self, n: int) -> None:
         self.cost += n
@@ -74,8 +67,7 @@ class Eval:
 
     def stem_mask(self, s: str, column: str | None) -> np.ndarray:
         key = (s, column)
-        m = self._stem_cache.get(key)
-        if m is None:
+        if (m := self._stem_cache.get(key)) is None:
             t = self.ix.term(s)
             held = self.ix.column_mask(t) if t is not None and column is None else None
             if held is not None:  # a common word: its column says where it is
@@ -92,13 +84,11 @@ class Eval:
         return m
 
     def known_mask(self, s: str) -> np.ndarray | None:
-        """The papers holding stem `s` anywhere, if matching has read it already (uncharged:
-        the phrase bonus asks, and reading the postings again would cost it more)."""
+        """The papers holding stem `s` anywhere, if matching has read it already (uncharged)."""
         return self._stem_cache.get((s, None))
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
-        """The papers holding the concept (in `column`, or anywhere): any of its alternatives,
-        a multi-word one only where its words stand together (``alt_pairs``)."""
+        """The papers holding any of the concept's alternatives (in `column`, or anywhere)."""
         if len(c.alts) == 1 and len(c.alts[0]) == 1:
             return self.stem_mask(c.alts[0][0], column)  # one word: its mask (read-only)
         out = np.zeros(self.ix.n, dtype=bool)
@@ -116,23 +106,19 @@ class Eval:
         return out
 
     def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
-        """For each of `docs` (whose title or abstract holds alt's pairs, by the index),
-        whether alt's words stand together in that field's own text. The short fields are
-        read; for the abstract only the titles that could hold a pair are, and the abstract
-        only where the title does (a pair the title lacks is in the abstract)."""
+        """For each of `docs` (whose title or abstract holds alt's pairs), whether they stand together
+        in that field itself (in the abstract: unless the title does not hold them)."""
         rowids = self.ix.rowids[docs]
         if column != "abstract":
             got = self._field_pairs(rowids, column)
             return np.array([all(p in got[int(r)] for p in alt_pairs(alt)) for r in rowids], dtype=bool)
         ok = np.ones(len(docs), dtype=bool)
         for a, b in alt_pairs(alt):
-            maybe = ok & self.stem_mask(a, "title")[docs] & self.stem_mask(b, "title")[docs]
-            idx = np.flatnonzero(maybe)
+            idx = np.flatnonzero(ok & self.stem_mask(a, "title")[docs] & self.stem_mask(b, "title")[docs])
             if len(idx) == 0:
                 continue
             in_title = self._field_pairs(rowids[idx], "title")
-            both = [i for i in idx.tolist() if (a, b) in in_title[int(rowids[i])]]
-            if both:
+            if both := [i for i in idx.tolist() if (a, b) in in_title[int(rowids[i])]]:
                 in_abs = self._field_pairs(rowids[both], "abstract")
                 ok[both] = [(a, b) in in_abs[int(rowids[i])] for i in both]
         return ok
@@ -141,14 +127,11 @@ class Eval:
         """The adjacent word pairs of one field of these papers, read from their records."""
         self._charge(len(rowids) * (512 if column == "abstract" else 64))
         ids = [int(r) for r in rowids]
-        out = {r: text_pairs(text) for r, text in self.corpus.field_texts(ids, column).items()}
-        for r in ids:
-            out.setdefault(r, set())  # deleted since the snapshot was published
-        return out
+        texts = self.corpus.field_texts(ids, column)  # none for a paper deleted since the snapshot
+        return {r: text_pairs(texts[r]) if r in texts else set() for r in ids}
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
-        """acc += the concept's BM25F: its best alternative (a multi-word one scores the
-        sum of its words), each weighed by the concept's weight for it."""
+        """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed."""
         if len(c.alts) == 1:
             self._alt_score(c.alts[0], acc)
             return
@@ -162,10 +145,8 @@ class Eval:
         acc += best
 
     def _alt_score(self, alt: tuple[str, ...], acc: np.ndarray) -> None:
-        """acc += the BM25F of each distinct word of one alternative."""
         for s in dict.fromkeys(alt):
-            t = self.ix.term(s)
-            if t is None:
+            if (t := self.ix.term(s)) is None:
                 continue
             col = self.ix.column(t)
             if col is not None:  # a common word: one pass over N, the same sums (LexIndex.column)
@@ -174,7 +155,7 @@ class Eval:
             else:
                 d, sc = self.ix.term_scores(t)
                 self._charge(len(d))
-                np.add.at(acc, d, sc)  # one pass, where acc[d] += sc gathers, adds and scatters: the same sums
+                np.add.at(acc, d, sc)  # one pass, the same sums as acc[d] += sc
 
     def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
         if len(word) < 2:
@@ -201,12 +182,10 @@ class Eval:
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)
         m: np.ndarray | None = None
-        if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1:
-            fts = Q.fts_string(t)
-            if fts:
-                rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
-                self._charge(len(rows) * 8)
-                m = self.rowid_mask(rows)
+        if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1 and (fts := Q.fts_string(t)):
+            rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
+            self._charge(len(rows) * 8)
+            m = self.rowid_mask(rows)
         for c in cs:
             if t.phrase and m is not None and not has_cjk(c.label):
                 continue  # the exact phrase already requires its English words
@@ -226,8 +205,7 @@ class Eval:
             hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
             m = (ix.dates >= lo) & (ix.dates <= hi)
         elif f.kind == "id":
-            row = self.corpus.rowid(str(f.value))
-            if row is not None:
+            if (row := self.corpus.rowid(str(f.value))) is not None:
                 m = self.rowid_mask([row])
         else:  # venue / area: substring, case-insensitive; decision: exactly
             m = self.rowid_mask(self.corpus.rowids_where(f.kind, str(f.value)))
@@ -250,9 +228,7 @@ class Eval:
             inner = self.node(n.child)
             return None if inner is None else ~inner
         masks = [m for m in (self.node(c) for c in n.children) if m is not None]
-        if not masks:
-            return None
-        return reduce(np.logical_and if n.op == "AND" else np.logical_or, masks[1:], masks[0].copy())
+        return reduce(np.logical_and if n.op == "AND" else np.logical_or, masks[1:], masks[0].copy()) if masks else None
 
 
 def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
@@ -262,9 +238,8 @@ def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
 
 
 def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Words:
-    """The free words as concepts: which papers hold enough of them (L), which hold any (A),
-    and how well each paper scores. How many concepts L requires is decided over the whole
-    corpus, never within the constraints, so that a filter only narrows (docs/search.md)."""
+    """The free words as concepts: which papers hold enough of them (L, decided over the
+    whole corpus so that a filter only narrows), which hold any (A), and their scores."""
     n = ev.ix.n
     masks = [ev.concept_mask(c) for c in p.concepts]
     held = [bool(m.any()) for m in masks]  # asked once a concept
@@ -292,8 +267,7 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
         L, A = L & C, A & C
     rank_concepts = p.rank_concepts([c for c, _ in present])
     acc = np.zeros(n, dtype=np.float32)
-    # every paper's postings are added, within the constraints or not (nothing reads a score
-    # outside them): np.add.at costs less than choosing C's postings first
+    # every paper's postings, within C or not: cheaper than choosing C's first
     for c in rank_concepts:
         ev.concept_score(c, acc)
     boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST

@@ -1,7 +1,6 @@
 """What a query asks for, before any index is read: the request (`Request`, its `Filters`),
-checked, and what its query says (`Plan`: constraints, free words as `Concept`s, its class).
-Every backend starts from the plan, so the parts of the contract (docs/search.md) that do not
-depend on an index live here."""
+checked, and what its query says (`Plan`: constraints, free words as `Concept`s, its class):
+the parts of the contract (docs/search.md) every backend shares."""
 
 from __future__ import annotations
 
@@ -18,14 +17,13 @@ from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, has_cjk, split_cjk,
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
 MODES = ("hybrid", "lexical", "dense")
 SORTS = ("relevance", "newest")
-# What a paper scored by a Chinese word's later (less frequent) translation counts (docs/relevance.md).
+# What a paper scored by a Chinese word's less frequent translation counts (docs/relevance.md)
 ALT_WEIGHT = 0.8
 
 
 @dataclass
 class Filters:
-    """Structured filters from a form or API; they become query clauses, so they behave
-    exactly like the same constraint typed in the query."""
+    """Structured filters from a form or API: query clauses, as if typed in the query."""
 
     category: str | None = None
     date_from: str | None = None
@@ -49,7 +47,7 @@ class Filters:
         return out
 
     def url_params(self) -> dict[str, str | None]:
-        """The filters under the names URLs, forms and saved searches give them (URL_NAMES)."""
+        """The filters under their names in URLs (URL_NAMES)."""
         return {URL_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(Filters)}
 
 
@@ -59,9 +57,7 @@ URL_NAMES = {"date_from": "from", "date_to": "to"}
 
 @dataclass(kw_only=True)
 class Request(Filters):
-    """One search request as every interface makes it (``service.SearchParams`` is this
-    type): the query, how to rank and page it, and its filters (the fields of
-    :class:`Filters`, which it is)."""
+    """One search request as every interface makes it (``service.SearchParams``)."""
 
     q: str = ""
     mode: str = "hybrid"
@@ -75,8 +71,7 @@ class Request(Filters):
 
 
 def request(q: str | Request, filters: Filters | None = None, **given: Any) -> Request:
-    """A request as given, or made of a query, its filters and any other fields of
-    :class:`Request` by name (how `plan` and `Searcher.search` are called)."""
+    """A request as given, or made of a query, its filters and other fields by name."""
     if filters is not None:
         given.update((f.name, getattr(filters, f.name)) for f in fields(Filters))
     if isinstance(q, Request):  # the fields given by name replace the request's own
@@ -86,10 +81,7 @@ def request(q: str | Request, filters: Filters | None = None, **given: Any) -> R
 
 @dataclass
 class Concept:
-    """One thing asked for: any of the alternatives, each a tuple of stems in text order. A
-    one-word alternative matches where its word is; a multi-word one ("large language
-    model", an acronym's long form, a hyphenated term) only where its words stand together
-    (``alt_pairs``)."""
+    """One thing asked for: any of the alternatives, each a tuple of stems in text order."""
 
     label: str
     alts: list[tuple[str, ...]]
@@ -102,28 +94,23 @@ class Concept:
 
 
 def alt_of(text: str) -> tuple[str, ...]:
-    """A phrase as an alternative: its stems in order, stopwords out, as the index reads a
-    text (so "end to end" is ("end", "end"), whose one pair is end, end)."""
+    """A phrase as an alternative: its stems in order, stopwords out, as the index reads it."""
     return tuple(stem(w) for w in tokens(text) if w not in STOPWORDS)
 
 
 def together(c: Concept, alt: tuple[str, ...]) -> bool:
-    """Whether a paper holds `alt` only where its words stand together (``alt_pairs``): every
-    multi-word alternative but a loose one (``Concept.loose``)."""
+    """Whether `alt` matches only where its words stand together: multi-word, not loose."""
     return len(alt) > 1 and not c.loose
 
 
 def alt_pairs(alt: tuple[str, ...]) -> list[tuple[str, str]]:
     """The rule for a multi-word alternative, on every backend: each of its consecutive word
-    pairs stands together (stopwords aside) in the title or the abstract, as the lexical
-    snapshot's word pairs record them. Nothing for a one-word alternative."""
+    pairs stands together (stopwords aside) in the title or the abstract."""
     return list(dict.fromkeys(zip(alt, alt[1:], strict=False)))
 
 
 def text_pairs(text: str) -> set[tuple[str, str]]:
-    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it
-    (``index_text``, stopwords out, stems): what ``alt_pairs`` is checked against when the
-    text itself is at hand (a field-restricted word, the Milvus backend)."""
+    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it."""
     ws = alt_of(index_text(text))
     return set(zip(ws, ws[1:], strict=False))
 
@@ -131,11 +118,7 @@ def text_pairs(text: str) -> set[tuple[str, str]]:
 def _zh_concepts(run: str, zh_dict: bool) -> list[Concept]:
     out = []
     for alts in zh.concepts(run, zh_dict, table=PrefixCounts):
-        stems = []
-        for a in alts:
-            ws = alt_of(a)
-            if ws and ws not in stems:
-                stems.append(ws)
+        stems = list(dict.fromkeys(filter(None, map(alt_of, alts))))  # distinct, in order
         if stems:
             loose = len(stems) == 1 and len(set(stems[0])) > 1
             out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1), loose))
@@ -143,10 +126,8 @@ def _zh_concepts(run: str, zh_dict: bool) -> list[Concept]:
 
 
 def is_filler(c: Concept) -> bool:
-    """Whether a concept is a question's or a request's frame rather than its topic ("how",
-    "why does", "methods", 如何 "how", 的方法 "methods"): every alternative one word of
-    `QUERY_FILLER`. Set aside when the query has other concepts, so that a question is not
-    required to contain its question words; the dense side still reads the whole text."""
+    """Whether a concept is a question's frame, not its topic ("how", "methods", 如何): every
+    alternative one word of `QUERY_FILLER`. Set aside when there are others (not by the dense side)."""
     return all(len(alt) == 1 and alt[0] in _FILLER_STEMS for alt in c.alts)
 
 
@@ -154,30 +135,23 @@ _FILLER_STEMS = frozenset(stem(w) for w in QUERY_FILLER)
 
 
 def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[str]]:
-    """The concepts of one Text node, and the Chinese words it could not translate (all of
-    them when `zh_dict`, Settings.zh_dict, switches the dictionary off)."""
+    """The concepts of one Text node, and the Chinese words it could not translate."""
     out: list[Concept] = []
     untranslated: list[str] = []
-    parts = split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]
-    for part, cjk in parts:
+    for part, cjk in split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]:
         if cjk:
-            got = _zh_concepts(part, zh_dict)
-            if not got:
+            if not (got := _zh_concepts(part, zh_dict)):
                 untranslated.append(part)
             out.extend(got)
             continue
-        ws = [w for w in tokens(part) if w not in STOPWORDS]
-        if not ws:
+        if not (ws := [w for w in tokens(part) if w not in STOPWORDS]):
             continue
         if t.phrase:  # a phrase's words rank one by one; the phrase itself is matched exactly
             out.extend(Concept(w, [(stem(w),)]) for w in ws)
         else:
             alts = [tuple(stem(w) for w in ws)]
             if len(ws) == 1:  # an acronym also stands for its long forms, as much as for itself
-                for form in acronyms.expand(part):
-                    st = alt_of(form)
-                    if st and st not in alts:
-                        alts.append(st)
+                alts = list(dict.fromkeys([*alts, *filter(None, map(alt_of, acronyms.expand(part)))]))
             out.append(Concept(part.strip(), alts))
     return out, untranslated
 
@@ -192,9 +166,7 @@ def _positives(node: Q.Node, out: list[Q.Text]) -> None:
 
 @dataclass(kw_only=True)
 class Plan(Request):
-    """What a query asks for, before any index is read: the request, checked, and what its
-    query says; every backend starts from it, so the parts of the contract that do not
-    depend on an index live in one place."""
+    """The request, checked, and what its query says: every backend starts from it."""
 
     offset: int = 0
     zh_dict: bool = True  # read Chinese through the dictionary (Settings.zh_dict)
@@ -208,14 +180,11 @@ class Plan(Request):
 
     @cached_property
     def query_class(self) -> tuple[str, str]:
-        """(language, form): "keywords" for up to three concepts as typed; "sentence" for a
-        longer text, or a question (its question words set aside, `filler`), a claim, an
-        abstract."""
-        form = "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
+        """(language, form): "keywords" up to three concepts, else or for a question "sentence"."""
         lang = self.lang
         if lang == "zh" and any(not has_cjk(part) and tokens(part) for part, _ in split_cjk(self.q)):
             lang = "mixed"  # a model or method name among Chinese words: both sides read English
-        return lang, form
+        return lang, "sentence" if len(self.concepts) > 3 or self.filler else "keywords"
 
     @property
     def statement(self) -> bool:
@@ -232,17 +201,15 @@ class Plan(Request):
 
     @cached_property
     def dense_text(self) -> str:
-        """What the embedding model reads: the query's own words, fields' words included. A
-        Chinese run the dictionary covers is read as its words' first English translations
-        (the model ranks English papers far better from English: docs/relevance.md); a run it
-        covers only in part is kept as typed beside what it translates."""
+        """What the embedding model reads: the query's words, fields' included, a Chinese run
+        as its words' first English translations (docs/relevance.md), kept as typed too where
+        the dictionary covers it only in part."""
         parts: list[str] = []
         for t in [*self.soft, *self.positives]:
             if t.column == "authors" or not t.raw:
                 continue
             for run, cjk in split_cjk(t.raw):
-                alts = zh.concepts(run, self.zh_dict, table=PrefixCounts) if cjk else []
-                if alts:
+                if alts := zh.concepts(run, self.zh_dict, table=PrefixCounts) if cjk else []:
                     parts.append(" ".join(a[0] for a in alts))
                 if not alts or sum(len(w) for w in zh.segment(run, PrefixCounts)) < len(run.strip()):
                     parts.append(run)
@@ -250,13 +217,11 @@ class Plan(Request):
 
     @property
     def lang(self) -> str:
-        """The query's language: its fusion class."""
         return "zh" if has_cjk(self.q) else "en"
 
     @property
     def dense_lang(self) -> str:
-        """The language the embedding model reads, for its close-match floors: Chinese only
-        where Chinese was left untranslated."""
+        """The language the embedding model reads (Chinese left untranslated), for its floors."""
         return "zh" if has_cjk(self.dense_text) else "en"
 
     @property
@@ -265,24 +230,19 @@ class Plan(Request):
 
 
 def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
-    """Check the request (`request`: a Request, or a query and the fields by name) and read
-    the query (docs/search.md: paging, pasted ids, constraints versus free words, concepts);
-    `zh_dict`: Settings.zh_dict."""
-    r = request(q, **given)
-    if r.mode not in MODES:
+    """Check the request (`request`) and read its query (docs/search.md)."""
+    if (r := request(q, **given)).mode not in MODES:
         raise Q.QueryError(message("unknown_mode", value=r.mode, choices=", ".join(MODES)))
     if r.sort not in SORTS:
         raise Q.QueryError(message("unknown_sort", value=r.sort, choices=", ".join(SORTS)))
     page, per_page = max(1, int(r.page)), max(1, min(int(r.per_page), 200))
-    offset = (page - 1) * per_page
-    if offset + per_page > MAX_WINDOW:
+    if (offset := (page - 1) * per_page) + per_page > MAX_WINDOW:
         raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
     p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=offset, zh_dict=zh_dict)
     p.ref = None if r.literal else Q.paper_ref(r.q)
     if p.ref is not None:
         return p
-    tree = Q.parse_literal(r.q) if r.literal else Q.parse(r.q)
-    for child in tree.children:
+    for child in (Q.parse_literal(r.q) if r.literal else Q.parse(r.q)).children:
         if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
             p.soft.append(child)
         else:
@@ -292,8 +252,7 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
         cs, untranslated = concepts_of(t, zh_dict)
         p.concepts.extend(cs)
         p.notices.extend(message("untranslated_dense_only", word=w) for w in untranslated)
-    kept = [c for c in p.concepts if not is_filler(c)]
-    if kept and len(kept) < len(p.concepts):
+    if (kept := [c for c in p.concepts if not is_filler(c)]) and len(kept) < len(p.concepts):
         p.filler = [c for c in p.concepts if is_filler(c)]
         p.concepts = kept
     for n in p.hard:

@@ -26,16 +26,12 @@ MAX_TERMS = 64  # words, phrases and filters in one query
 MAX_DEPTH = 32  # nested parentheses
 __all__ = ["DATE_SHAPE", "STOPWORDS", "QueryError", "parse", "parse_literal", "date_range"]
 _CJK_WORD = re.compile(f"^[{_CJK}]+$")
-# The shape of a date, YYYY, YYYY-MM or YYYY-MM-DD (group 2 is the day's part: a whole day
-# is a match with group(2)): one rule for the query's `date:`, the API's and forms' date
-# parameters (service.check_date) and the daily feed's day (feed.daily). Whether the date is
-# real (2025-02-30 is not) is checked after, each caller saying so in its own words.
+# A date's shape, YYYY[-MM[-DD]] (group 2: the day's part); each caller says in its words if it is not real
 DATE_SHAPE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 class QueryError(ValueError):
-    """A query the user must fix; str() is a message fit to show them: a messages.Message,
-    with the position of the problem when there is one."""
+    """A query the user must fix; str() is a message fit to show them, with the position."""
 
     def __init__(self, msg: Message, position: int | None = None) -> None:
         super().__init__(msg if position is None else message("at_character", message=msg, position=position + 1))
@@ -44,9 +40,6 @@ class QueryError(ValueError):
     @property
     def message(self) -> Message:
         return self.args[0]
-
-
-# --- tree -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -80,9 +73,6 @@ class Not:
 Node = Text | Filter | Bool | Not
 
 
-# --- lexer ----------------------------------------------------------------------------
-
-
 @dataclass
 class Tok:
     kind: str  # WORD PHRASE LP RP OR AND NOT FIELD
@@ -98,9 +88,7 @@ _QUOTES = str.maketrans(
 
 
 def _clean(q: str) -> str:
-    """NFKC first, so that what a Chinese input method types means what ASCII means (ＯＲ,
-    `ti：`, full-width parentheses), curly quotes as straight ones; NULs and control
-    characters become spaces."""
+    """NFKC (an input method's ＯＲ and `ti：`), curly quotes straight, control characters spaces."""
     return unicodedata.normalize("NFKC", q).translate(_QUOTES)
 
 
@@ -108,8 +96,7 @@ def lex(q: str) -> list[Tok]:
     toks: list[Tok] = []
     i, n = 0, len(q)
     while i < n:
-        ch = q[i]
-        if ch.isspace():
+        if (ch := q[i]).isspace():
             i += 1
             continue
         neg = False
@@ -126,8 +113,7 @@ def lex(q: str) -> list[Tok]:
             toks.append(Tok("RP", ")", i))
             i += 1
         elif ch == '"':
-            end = q.find('"', i + 1)
-            if end < 0:
+            if (end := q.find('"', i + 1)) < 0:
                 raise QueryError(message("unbalanced_quote"), i)
             toks.append(Tok("PHRASE", q[i + 1 : end], i, neg))
             i = end + 1
@@ -142,57 +128,44 @@ def lex(q: str) -> list[Tok]:
                     toks.append(Tok("WORD", rest, start + len(head) + 1))
                 elif i >= n or q[i].isspace():
                     raise QueryError(message("field_needs_value", field=head), start)
-            elif word in ("OR", "AND", "NOT") and not neg:
-                toks.append(Tok(word, word, start))
-            elif word == "|" and not neg:
-                toks.append(Tok("OR", word, start))
+            elif word in ("OR", "AND", "NOT", "|") and not neg:
+                toks.append(Tok("OR" if word == "|" else word, word, start))
             else:
                 toks.append(Tok("WORD", word, start, neg))
     return toks
 
 
-# --- parser ---------------------------------------------------------------------------
-
-
 class _Parser:
     def __init__(self, toks: list[Tok]) -> None:
-        self.toks = toks
-        self.i = 0
-        self.depth = 0
+        self.toks, self.i, self.depth = toks, 0, 0
 
     def peek(self) -> Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
 
     def take(self) -> Tok:
-        t = self.toks[self.i]
         self.i += 1
-        return t
+        return self.toks[self.i - 1]
 
     def parse(self) -> Bool:
-        # MAX_TERMS bounds what query syntax can ask for (each term is a mask, each OR a
-        # union); plain text without syntax is words of a description, bounded by its length
-        # and the postings it reads (search.MAX_POSTINGS)
+        # MAX_TERMS bounds query syntax; plain text is bounded by its length and MAX_POSTINGS
         syntax = any(t.kind != "WORD" or t.neg for t in self.toks)
         terms = sum(t.kind in ("WORD", "PHRASE") for t in self.toks)
         if syntax and terms > MAX_TERMS:
             raise QueryError(message("too_many_terms", terms=terms, limit=MAX_TERMS))
         node = self.or_expr(None)
-        t = self.peek()
-        if t is not None:
-            if t.kind == "RP":
-                raise QueryError(message("unbalanced_close"), t.pos)
-            raise QueryError(message("unexpected", token=t.value), t.pos)
+        if (t := self.peek()) is not None:
+            raise QueryError(
+                message("unbalanced_close") if t.kind == "RP" else message("unexpected", token=t.value), t.pos
+            )
         return node if isinstance(node, Bool) and node.op == "AND" else Bool("AND", [node])
 
     def or_expr(self, fld: str | None) -> Node:
-        t = self.peek()
-        if t is not None and t.kind in ("OR", "AND"):
+        if (t := self.peek()) is not None and t.kind in ("OR", "AND"):
             raise QueryError(message("needs_term_before", op=t.kind), t.pos)
         parts = [self.and_expr(fld)]
         while (t := self.peek()) is not None and t.kind == "OR":
             self.take()
-            nxt = self.peek()
-            if nxt is None or nxt.kind in ("RP", "OR", "AND"):
+            if (nxt := self.peek()) is None or nxt.kind in ("RP", "OR", "AND"):
                 raise QueryError(message("or_needs_term_after"), t.pos)
             parts.append(self.and_expr(fld))
         return parts[0] if len(parts) == 1 else Bool("OR", parts)
@@ -208,8 +181,7 @@ class _Parser:
                 continue
             parts.append(self.unary(fld))
         if not parts:
-            t = self.peek()
-            if t is None:
+            if (t := self.peek()) is None:
                 return Bool("AND", [])
             raise QueryError(message("empty_group"), t.pos)
         return parts[0] if len(parts) == 1 else Bool("AND", parts)
@@ -219,16 +191,14 @@ class _Parser:
         assert t is not None
         if t.kind == "NOT":
             self.take()
-            nxt = self.peek()
-            if nxt is None or nxt.kind in ("RP", "OR", "AND", "NOT"):
+            if (nxt := self.peek()) is None or nxt.kind in ("RP", "OR", "AND", "NOT"):
                 raise QueryError(message("not_needs_term_after"), t.pos)
             return Not(self.unary(fld))
         node = self.primary(fld)
         return Not(node) if t.neg else node
 
     def primary(self, fld: str | None) -> Node:
-        t = self.take()
-        if t.kind == "LP":
+        if (t := self.take()).kind == "LP":
             if (nxt := self.peek()) is not None and nxt.kind == "RP":
                 raise QueryError(message("empty_parentheses"), t.pos)
             self.depth += 1
@@ -236,16 +206,14 @@ class _Parser:
                 raise QueryError(message("too_deep", limit=MAX_DEPTH), t.pos)
             node = self.or_expr(fld)
             self.depth -= 1
-            close = self.peek()
-            if close is None or close.kind != "RP":
+            if (close := self.peek()) is None or close.kind != "RP":
                 raise QueryError(message("unbalanced_open"), t.pos)
             self.take()
             return node
         if t.kind == "FIELD":
             if fld is not None:
                 raise QueryError(message("field_nested", field=t.value, outer=fld), t.pos)
-            nxt = self.peek()
-            if nxt is None or nxt.kind not in ("WORD", "PHRASE", "LP"):
+            if (nxt := self.peek()) is None or nxt.kind not in ("WORD", "PHRASE", "LP"):
                 raise QueryError(message("field_needs_value", field=t.value), t.pos)
             if nxt.kind == "LP" and t.value not in TEXT_COLUMNS and t.value != "all":
                 raise QueryError(message("field_one_value", field=t.value), t.pos)
@@ -258,9 +226,7 @@ class _Parser:
 
 def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     if fld in (None, "all") or fld in TEXT_COLUMNS:
-        prefix = value.endswith("*") and not phrase
-        ws = tokens(value)
-        return Text(ws, TEXT_COLUMNS.get(fld or ""), phrase, prefix, value)
+        return Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
     if fld == "cat":
         if not re.fullmatch(rf"{CATEGORY_TYPED}\*?", value.strip()):
             raise QueryError(message("cat_expects", value=value), pos)
@@ -271,33 +237,24 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
         start, dots, end = value.partition("..")
         return Filter("date", date_range(start, end if dots else start, pos))
     if fld == "decision":
-        v = value.strip().lower().replace("-", "_").replace(" ", "_")
-        if v not in DECISIONS:
+        if (v := value.strip().lower().replace("-", "_").replace(" ", "_")) not in DECISIONS:
             raise QueryError(message("decision_expects", choices=", ".join(DECISIONS), value=value), pos)
         return Filter("decision", v)
     return Filter(fld, value.strip())  # venue / area
 
 
-def _check_date(part: str, pos: int | None) -> str:
-    if not DATE_SHAPE.match(part):
-        raise QueryError(message("date_shape", value=part), pos)
-    y, m, d = (int(x) for x in (part + "-01-01")[:10].split("-"))
-    try:
-        _date(y, m, d)
-    except ValueError:
-        raise QueryError(message("date_not_real", value=part), pos) from None
-    return part
-
-
 def date_range(start: str | None, end: str | None, pos: int | None = None) -> tuple[str, str]:
-    """The one date rule (query `date:`, form and API filters, the daily feed): YYYY, YYYY-MM
-    or YYYY-MM-DD, each a real calendar date; an open end is ""; START <= END."""
+    """The one date rule: YYYY[-MM[-DD]], real dates, an open end "", START <= END."""
     start, end = (start or "").strip(), (end or "").strip()
     if not start and not end:
         raise QueryError(message("date_range_open"), pos)
-    for part in (start, end):
-        if part:
-            _check_date(part, pos)
+    for part in filter(None, (start, end)):
+        if not DATE_SHAPE.match(part):
+            raise QueryError(message("date_shape", value=part), pos)
+        try:
+            _date(*(int(x) for x in (part + "-01-01")[:10].split("-")))
+        except ValueError:
+            raise QueryError(message("date_not_real", value=part), pos) from None
     if start and end and (start + "-01-01")[:10] > (end + "-12-31")[:10]:
         raise QueryError(message("date_range_backwards", start=start, end=end), pos)
     return start, end
@@ -312,15 +269,12 @@ _DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$"
 
 
 def paper_ref(q: str) -> tuple[str, str] | None:
-    """A pasted paper reference instead of a query: ("id", arXiv id) for an id, an arXiv
-    URL or an arXiv DOI; ("doi", doi) for another DOI."""
+    """A pasted paper reference: ("id", arXiv id) (an id, arXiv URL or DOI), or ("doi", doi)."""
     q = q.strip()
     if (m := _REF.match(q)) is not None:
         pid = m.group(1)
         return ("id", pid.lower() if "/" in pid else pid)
-    if (m := _DOI.match(q)) is not None:
-        return ("doi", m.group(1).lower())
-    return None
+    return ("doi", m.group(1).lower()) if (m := _DOI.match(q)) is not None else None
 
 
 def parse(q: str) -> Bool:
@@ -331,20 +285,14 @@ def parse(q: str) -> Bool:
 
 
 def parse_literal(q: str) -> Bool:
-    """Plain text, no syntax: every whitespace-separated token is a free word. For pasted
-    sentences and known-item query sets, where '(' or '-' are prose, not operators."""
+    """Plain text, no syntax ('(' and '-' are prose): every token is a free word."""
     q = _clean(q)[:MAX_QUERY_CHARS]
     return Bool("AND", [Text(tokens(tok), raw=tok) for tok in q.split()])
 
 
-# --- FTS5 strings (phrases only) -----------------------------------------------------
-
-
 def fts_string(t: Text) -> str | None:
-    """A phrase as an FTS5 expression made only of quoted \\w-words; None if nothing
-    searchable is left (an emoji, punctuation). User text never reaches FTS5 otherwise."""
-    ws = [w for w in t.words if not _CJK_WORD.match(w)]
-    if not ws:
+    """A phrase as an FTS5 expression of quoted \\w-words; None if nothing searchable is left."""
+    if not (ws := [w for w in t.words if not _CJK_WORD.match(w)]):
         return None
     body = '"' + " ".join(ws) + '"'
     return f"{{{t.column}}} : {body}" if t.column else body

@@ -1,7 +1,6 @@
-"""Scoring and fusion as functions over arrays (one entry per paper of the lexical
-snapshot): the dense side's close matches, the matched set, the convex combination of the
-two sides' scores (`fuse`, as pyserini fuses two searchers), the relevance order and why each
-paper is in it, and the phrase bonus."""
+"""Scoring and fusion over arrays of one entry per paper of the lexical snapshot: the dense
+side's close matches, the matched set, the fusion of both sides' scores (`fuse`, as pyserini
+fuses two searchers), the relevance order and why each paper is in it, the phrase bonus."""
 
 from __future__ import annotations
 
@@ -32,29 +31,24 @@ FEEDBACK_BETA = 0.5
 DENSE_DEPTH = 100  # nearest papers among which the close matches are found
 DENSE_POOL = 200  # nearest papers within the constraints that the relevance order ranks
 LEX_POOL = 1000  # best papers by words scored on both sides
-# Close-match floors per model and the language it reads (Plan.dense_lang): (the cosine the
-# best hit needs, the one every hit needs, how far under the best one may be); docs/relevance.md.
+# Close-match floors per model and language: (the best hit's cosine, every hit's, most under the best)
 MIN_COSINE = {
     "multilingual-e5-small": {"en": (0.855, 0.855, 0.05), "zh": (0.78, 0.80, 0.05)},
     "multilingual-e5-small+all-MiniLM-L6-v2": {"en": (0.448, 0.448, 0.036), "zh": (0.719, 0.738, 0.046)},
     "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
 }
 
-# Per-query trust: a sentence (a question, a claim) whose words' first ten papers sit in the
-# lowest FAR_WORDS of the dense pool's cosine range (deepest to best) gets FAR_WORDS_SHIFT more
-# dense weight (`words_far`; cross-validated on the default store: docs/relevance.md).
+# A sentence whose words' first ten sit in the dense pool's lowest FAR_WORDS: more dense weight (`words_far`)
 FAR_WORDS = 0.25
 FAR_WORDS_SHIFT = 0.1
 
 RANKED_LIST = 100  # papers the relevance order lists at least, when it ranks that many
-# The most a paper's score grows when the query's words stand together in it (a statement's:
-# PHRASE_BOOST_STATEMENT); docs/relevance.md.
+# The most a paper's score grows when the query's words stand together in it (docs/relevance.md)
 PHRASE_BOOST = 1.0
 PHRASE_BOOST_STATEMENT = 0.5
 PHRASE_DEPTH = 1000  # best lexical candidates the phrase bonus looks at
 PLACES_COMPARED = 1 << 16  # comparisons `_places` makes at most before it sorts instead
-# A query of QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only,
-# was pasted from it (`Words.quoted`; docs/relevance.md).
+# QUOTED_UNITS or more phrase units, QUOTED_SHARE of them together in one paper only: pasted (`Words.quoted`)
 QUOTED_UNITS = 6
 QUOTED_SHARE = 0.8
 
@@ -65,15 +59,13 @@ def floors(model: str | None, lang: str) -> tuple[float, float, float]:
 
 
 def understood(got: list[tuple[int, float]], model: str | None, lang: str) -> bool:
-    """Whether the model finds the query near anything at all: its best hit passes the first
-    floor. A query that is not, and whose words no paper holds either (`qwxzv plorbnik`), gets
-    no dense candidates in the ranking; one whose words match keeps them (docs/relevance.md)."""
+    """Whether the model finds the query near anything: its best hit passes the first floor
+    (a query that is not, nor matches any word, gets no dense candidates: docs/relevance.md)."""
     return bool(got) and got[0][1] >= floors(model, lang)[0]
 
 
 def close_matches(got: list[tuple[int, float]], model: str | None, lang: str) -> list[tuple[int, float]]:
-    """The dense hits (best first) that join the matched set, by the model's floors above;
-    both backends keep them by this one rule."""
+    """The dense hits (best first) that join the matched set, by the model's floors."""
     top_floor, floor, below = floors(model, lang)
     if not got or got[0][1] < top_floor:
         return []
@@ -91,19 +83,14 @@ class Words:
     rank_concepts: list[Concept]
     scored: bool  # whether any concept ranks (free words, or the constraints' words)
     quoted: bool = False  # a sentence pasted from one paper (`phrase_bonus`)
-    # the best candidates as `phrase_candidates` found them, when none left out scores as much
-    # (`find_words`): the best k of the candidates are among them for any k up to as many
+    # the best candidates (`phrase_candidates`), when none left out scores as much
     top: np.ndarray | None = None
     _best: dict[int, tuple[np.ndarray, int]] = field(default_factory=dict, repr=False)
 
     def best(self, k: int) -> tuple[np.ndarray, int]:
-        """The best k word candidates (papers of A with a positive score) by words, ties to the
-        lower doc (`top_k`), and how many candidates there are: kept per k, since a query asks
-        again after its feedback and when its tiers read deeper, and neither changes a score.
-        Read from `top` when it holds them (fewer than PHRASE_DEPTH: every candidate), which
-        spares a second pass over every paper's score."""
-        got = self._best.get(k)
-        if got is None:
+        """The best k word candidates (`top_k`) and how many there are, kept per k (asked again after
+        feedback and for deeper tiers); read from `top` when it holds them."""
+        if (got := self._best.get(k)) is None:
             A, top = self.scored_A, self.top
             if top is None or (k > len(top) and len(top) >= PHRASE_DEPTH):
                 top = above(self.acc, A, k)
@@ -112,8 +99,7 @@ class Words:
 
     @cached_property
     def scored_A(self) -> np.ndarray:
-        """The word candidates: papers of A with a positive score (every order of the query
-        reads them)."""
+        """The word candidates: papers of A with a positive score."""
         return self.A & (self.acc > 0)
 
 
@@ -131,10 +117,8 @@ class Dense:
 
 
 def words_far(first: np.ndarray, pool: np.ndarray) -> bool:
-    """Whether the papers the words rank first are far from the query in meaning: `first`,
-    their cosines (NaN: no vector, counted as the pool's deepest); `pool`, the dense pool's,
-    best first. A question in everyday words matches papers on its incidental words ("less",
-    "during") while the dense side finds what it asks about: such words earn less trust."""
+    """Whether the words' first papers (`first`: cosines, NaN the deepest) are far in meaning within
+    the dense `pool`: a question's incidental words ("less", "during") then earn less trust."""
     if len(first) == 0 or len(pool) < 2:
         return False
     deepest, span = float(pool[-1]), max(float(pool[0] - pool[-1]), 1e-6)
@@ -151,12 +135,10 @@ def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarra
 
 
 def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.ndarray:
-    """Fused scores of candidates: a convex combination of the two sides' scores, each
-    normalised to [0, 1] within the query (words: BM25F over the best; meaning: the cosine
-    between `floor`, the deepest dense candidate's, and the best; a missing cosine counts as
-    the floor). Scores, not ranks, so a known item whose words score far over the rest keeps
-    its lead; the dense weight shrinks by the gap between the words' best two normalised
-    scores (docs/relevance.md)."""
+    """A convex combination of the two sides' scores, each normalised to [0, 1] (words: BM25F
+    over the best; meaning: the cosine between `floor` and the best, a missing one the floor).
+    Scores, not ranks, so a known item keeps its lead; the dense weight shrinks by the gap
+    between the words' best two (docs/relevance.md)."""
     top = float(lex.max()) if len(lex) else 0.0
     lx = lex / top if top > 0 else np.zeros(len(lex), dtype=np.float32)
     c = np.where(np.isnan(cos), floor, cos)
@@ -169,8 +151,7 @@ def fuse(lex: np.ndarray, cos: np.ndarray, w_dense: float, floor: float) -> np.n
 
 
 def top_k(acc: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
-    """The best k of `cand` by score (`acc[cand]`), ties to the lower doc, in that order: the
-    same k whatever k is asked, so pages cut from it never overlap or skip a tie."""
+    """The best k of `cand` by `acc`, ties to the lower doc: pages never overlap or skip a tie."""
     return best_first(cand, acc[cand], k)
 
 
@@ -178,20 +159,15 @@ def best_first(cand: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
     """`top_k` with the candidates' scores given (`s[i]` is `cand[i]`'s)."""
     if len(cand) > k:
         keep = np.argpartition(-s, k - 1)[:k]
-        v = s[keep].min()
-        keep = np.flatnonzero(s >= v)  # every tie at the cut, so the cut is exact
+        keep = np.flatnonzero(s >= s[keep].min())  # every tie at the cut, so the cut is exact
         cand, s = cand[keep], s[keep]
     return cand[np.lexsort((cand, -s))][:k]
 
 
 def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
-    """The documents of `mask` (scores positive there), in order, that score at least the k-th
-    best of them, and maybe some more: a common word puts most papers in the mask, and its
-    best 1,000 are a few percent of them (docs/performance.md). A strided sample's high scores
-    give a floor v; when at least k of the mask score v or more, the k-th best is at least v,
-    so they hold the best k and every tie at the cut. Otherwise the whole mask."""
-    stride = len(mask) // (4 * k) if k > 0 else 0
-    if stride >= 4:
+    """The documents of `mask` (scores positive there) scoring at least a floor from a strided
+    sample, when k pass it (so the best k and every tie at the cut); else the whole mask."""
+    if (stride := len(mask) // (4 * k) if k > 0 else 0) >= 4:
         sample = acc[::stride][mask[::stride]]
         take = 2 * k // stride + 1  # about 2k of the mask score at least the take-th of the sample
         if take < len(sample):
@@ -203,12 +179,9 @@ def above(acc: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
 
 
 def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dense: float, want: int):
-    """The relevance order (its first `want` documents), why some are there (a function of
-    the documents asked about: a page's ten, not the hundreds a deeper order holds), and how
-    many documents it ranks. It ranks every paper any concept or the dense side finds (R), not
-    only the matched set: the best LEX_POOL by words and the DENSE_POOL nearest are scored on
-    both sides and fused (`fuse`), the rest of the word candidates follow by words, and
-    papers of M with no score (constraints only) close it, newest first."""
+    """The relevance order (its first `want`), why (a function of documents) and how many it ranks:
+    the best LEX_POOL by words and the DENSE_POOL nearest fused (`fuse`), the other word
+    candidates by words, then papers of M with no score, newest first."""
     acc, A = words.acc, words.scored_A
     pool_lex, n_cand = words.best(max(LEX_POOL, want))
     if dense is None:
@@ -225,8 +198,7 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
             cos[np.searchsorted(pool, dense_docs)] = dense_cos  # the exact float cosines found
             floor = float(dense_cos[-1]) if len(dense_cos) else 0.0
             fused = fuse(acc[pool], cos, w_dense, floor)
-    # a pool by words alone is in its order already (`top_k`), and so are the nearest alone (as
-    # the scan ranked them: best first, equal cosines by rowid, which is doc order)
+    # a pool by words alone, or the nearest alone, is in its order already
     order = pool[:want] if dense is None or dense.mode == "dense" else best_first(pool, fused, want)
     rest: list[np.ndarray] = []
     n_tail = 0
@@ -243,22 +215,18 @@ def relevance_order(ix, M: np.ndarray, words: Words, dense: Dense | None, w_dens
     if len(order) + sum(len(r) for r in rest) < want and n_unscored:
         rest.append(newest(ix, unscored, want - len(order)))
     full = np.concatenate([order.astype(np.int64), *[r.astype(np.int64) for r in rest]])[:want]
-    ranked = len(pool) + n_tail + n_unscored
-    return full, partial(_why, pool, fused, cos, acc, pool_lex, A, dense), ranked
+    return full, partial(_why, pool, fused, cos, acc, pool_lex, A, dense), len(pool) + n_tail + n_unscored
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The documents of `a` and `b`, sorted, each once: a sort of the two pools, where marking
-    them in a mask of every paper and listing it costs a pass over every paper
-    (docs/performance.md)."""
+    """The documents of `a` and `b`, sorted, each once (a sort of the pools, not a mask)."""
     both = np.concatenate([a, b]).astype(np.int64, copy=False)
     both.sort()
     return both[np.concatenate(([True], both[1:] != both[:-1]))] if len(both) else both
 
 
 def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarray) -> dict:
-    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score). A lexical rank is
-    the paper's place in the word order: read off the best LEX_POOL, counted below them."""
+    """Per document: (lexical rank, BM25F, dense rank, cosine, fused score)."""
     dense_docs = dense.docs if dense is not None else np.zeros(0, dtype=np.int64)
     lex = _places(pool_lex, docs)
     places = [x.tolist() for x in (lex, lex if pool is pool_lex else _places(pool, docs), _places(dense_docs, docs))]
@@ -276,8 +244,7 @@ def _why(pool, fused, cos, acc, pool_lex, A, dense: Dense | None, docs: np.ndarr
 
 
 def _places(arr: np.ndarray, docs: np.ndarray) -> np.ndarray:
-    """Where each of `docs` is in `arr` (distinct documents, in any order), -1 where it is not.
-    A page's few documents are compared with every entry at once; more, by sorting `arr`."""
+    """Where each of `docs` is in `arr` (distinct, any order), -1 where it is not."""
     if len(arr) == 0:
         return np.full(len(docs), -1, dtype=np.int64)
     if len(arr) * len(docs) <= PLACES_COMPARED:
@@ -290,8 +257,7 @@ def _places(arr: np.ndarray, docs: np.ndarray) -> np.ndarray:
 
 def newest(ix: lexical.LexIndex, M: np.ndarray, want: int) -> np.ndarray:
     """M by date, newest first; ties by rowid, newest first."""
-    docs = np.flatnonzero(M)
-    if len(docs) == 0:
+    if len(docs := np.flatnonzero(M)) == 0:
         return docs
     key = ix.dates[docs].astype(np.int64) * (1 << 32) + docs  # docs follow rowid order
     if len(docs) > want:
@@ -316,10 +282,8 @@ def listed_count(total: int, ranked: int | None) -> int:
 
 
 def phrase_units(concepts: list[Concept]) -> list[list[tuple[str, ...]]]:
-    """What the phrase bonus looks for, on every backend: each pair of adjacent one-word
-    concepts, and each concept with a multi-word alternative ("large language model"; a
-    one-word alternative such as "llm" satisfies it). A unit is satisfied by any of its
-    alternatives standing together in the text."""
+    """What the phrase bonus looks for: each pair of adjacent one-word concepts, and each concept
+    with a multi-word alternative (any of its alternatives standing together satisfies it)."""
     units: list[list[tuple[str, ...]]] = [
         [(a.alts[0][0], b.alts[0][0])]
         for a, b in zip(concepts, concepts[1:], strict=False)
@@ -336,14 +300,11 @@ def phrase_bonus(
     boost: float,
     known: Callable[[str], np.ndarray | None] = lambda s: None,
 ) -> bool:
-    """Multi-word queries prefer papers where the words stand together: `weight decay` the
-    phrase over a paper on spatial decay that mentions a weight. The score of each of `cand`
-    (`phrase_candidates`, sorted) is multiplied by 1 + `boost` x (share of `phrase_units` it
-    satisfies). Returns whether the query is quoted: QUOTED_UNITS or more units, nearly all of
-    them standing together in one paper only, as a sentence pasted from it does and a question
-    or a claim does not."""
-    units = phrase_units(concepts)
-    if not units or len(cand) == 0:
+    """Multi-word queries prefer papers where the words stand together: each of `cand`
+    (sorted) scores 1 + `boost` x (share of `phrase_units` it satisfies) times more. Returns
+    whether the query is quoted: QUOTED_UNITS or more units, nearly all standing together in
+    one paper only, as a sentence pasted from it does."""
+    if not (units := phrase_units(concepts)) or len(cand) == 0:
         return False
     pairs = [(u[0][0], u[0][1]) for u in units if len(u) == 1 and len(u[0]) == 2]  # most: two words, one way
     got = pair_counts(ix, cand, pairs)
@@ -357,8 +318,7 @@ def phrase_bonus(
                 if m is not None:
                     ok |= m[cand]
                     continue
-                t = ix.term(alt[0])
-                if t is not None:
+                if (t := ix.term(alt[0])) is not None:
                     ok |= np.isin(cand, ix.term_docs(t), assume_unique=True)
                 continue
             ok |= together_mask(ix, alt)[cand]
@@ -371,10 +331,7 @@ def phrase_bonus(
 
 
 def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, str]]) -> np.ndarray:
-    """For each of `cand` (sorted), how many of the word pairs stand together in it (float32):
-    every pair's papers counted at once, rather than a mask and its lookups a pair (a sentence
-    has a dozen). Many papers are counted over every paper, a few found among the candidates
-    (a count over a million papers costs more than finding thousands)."""
+    """For each of `cand` (sorted), how many of the word pairs stand together in it (float32)."""
     terms = [(ix.term(a), ix.term(b)) for a, b in pairs]
     found = [ix.pair_docs(ta, tb) for ta, tb in terms if ta is not None and tb is not None]
     docs = np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
@@ -385,13 +342,9 @@ def pair_counts(ix: lexical.LexIndex, cand: np.ndarray, pairs: list[tuple[str, s
 
 
 def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The best PHRASE_DEPTH of `mask` by score, in doc order (the lookups that follow take
-    half the time so: performance.md), and whether no paper of `mask` left out scores as much
-    as the worst of them (then the bonus, which only raises theirs, keeps them the best:
-    `Words.top`). Exactly PHRASE_DEPTH: which of the papers tied at the cut are in is
-    argpartition's choice over every candidate, so that is asked when there is such a tie."""
-    cand = above(acc, mask, PHRASE_DEPTH)
-    if len(cand) <= PHRASE_DEPTH:
+    """The best PHRASE_DEPTH of `mask` by score, in doc order, and whether no paper left out scores
+    as much as the worst of them (the bonus only raises theirs: `Words.top`)."""
+    if len(cand := above(acc, mask, PHRASE_DEPTH)) <= PHRASE_DEPTH:
         return cand, True
     part = cand[np.argpartition(-acc[cand], PHRASE_DEPTH - 1)[:PHRASE_DEPTH]]
     if np.count_nonzero(acc[cand] >= acc[part].min()) > PHRASE_DEPTH:  # a tie at the cut
@@ -402,9 +355,7 @@ def phrase_candidates(acc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, bo
 
 
 def together_mask(ix: lexical.LexIndex, alt: tuple[str, ...]) -> np.ndarray:
-    """The papers where the multi-word alternative's words stand together in the title or
-    the abstract (``alt_pairs``, read from the snapshot's word pairs): the one place the
-    embedded store decides it, for matching and for the phrase bonus alike."""
+    """The papers where the alternative's words stand together (the one place of ``alt_pairs``)."""
     ok = None
     for a, b in alt_pairs(alt):
         ta, tb = ix.term(a), ix.term(b)
