@@ -453,9 +453,9 @@ def fetch_ids(
 ) -> tuple[list[Paper], list[str]]:
     """Look papers up by arXiv id (any style, or an arxiv.org link); unknown ids are reported. A
     chunk holding a malformed id gets HTTP 400: that id is reported, the rest asked again."""
-    given = [raw.strip() for raw in ids if raw.strip()]
-    errors = [f"not an arXiv id: {raw!r}" for raw in given if normalise_id(raw) is None]
-    wanted = list(dict.fromkeys(aid for raw in given if (aid := normalise_id(raw))))
+    given = [(raw, normalise_id(raw)) for raw in (r.strip() for r in ids) if raw]
+    errors = [f"not an arXiv id: {raw!r}" for raw, aid in given if aid is None]
+    wanted = list(dict.fromkeys(aid for _, aid in given if aid))
     papers: list[Paper] = []
     queue = [wanted[i : i + chunk] for i in range(0, len(wanted), chunk)]
     while queue:
