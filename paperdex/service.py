@@ -111,14 +111,13 @@ def make_searcher(
 def within_budget(
     store: Store, budget: float, what: str = "a request", over: Callable[[float], ServiceError] | None = None
 ) -> Iterator[float]:
-    """Run a request within `budget` s, yielding the deadline; a 503 out of time (`over`), a 400 for bad input."""
+    """Run a request within `budget` s, yielding the deadline; a 503 out of time (`over`), a 400 for bad input
+    (a LibraryError passes: every interface answers it as it answers a ServiceError)."""
     try:
         with store.time_limit(budget) as deadline:
             yield deadline
     except (QueryError, feed.FeedError) as e:
         raise ServiceError(400, str(e)) from None
-    except library.LibraryError as e:
-        raise ServiceError(e.status, e.message) from None
     except (OverBudget, OverTime):
         log.warning("%s over its time budget (%g s)", what, budget)
         raise (over or over_budget)(budget) from None
@@ -221,6 +220,7 @@ class SearcherPool:
         self.pasted = PastedVectors()
         self.publish_error: str | None = None  # why this server could not publish a dead writer's papers
         self._retry_at = 0.0  # when to try publishing again after it failed
+        self.took: dict[str, float] = {}  # seconds spent loading what searches need, per part (warm)
         Store(self.data_dir, readonly=True).close()  # fails fast without a data directory
 
     @classmethod
@@ -274,7 +274,7 @@ class SearcherPool:
     def _new_searcher(self) -> Searcher:
         """A searcher with what queries need loaded, never charged to a query's budget."""
         s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
-        _load({}, **_first_loads(s))
+        _load(self.took, **_first_loads(s))
         return s
 
     def prepare(self, text: str, dense: bool) -> None:
@@ -290,18 +290,13 @@ class SearcherPool:
             self._stores.put(st)
 
     def warm(self) -> dict[str, float]:
-        """Load now what the first searches would otherwise pay for; seconds per part."""
-        first = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
-        try:
-            took = _load({}, **_first_loads(first))
-        finally:
-            first.store.close()
+        """Make every searcher and load now what the first searches would otherwise pay for; seconds per part."""
         with ExitStack() as held:
             for sr in [held.enter_context(self.searcher()) for _ in range(self.size)]:
-                _load(took, searchers=partial(sr.search, "warm up", per_page=1, facets=False))
+                _load(self.took, searchers=partial(sr.search, "warm up", per_page=1, facets=False))
             with self.reader() as st:
-                _load(took, searchers=st.count)
-        return took
+                _load(self.took, searchers=st.count)
+        return self.took
 
     def watch(self, interval: float = 1.0) -> None:
         """Load what writers publish in the background, so no request pays for it. Idempotent."""
@@ -777,10 +772,7 @@ def new_matches(pool: Pool, key: str, limit: int = 20) -> library.NewMatches:
 def _saved(pool: Pool, key: str) -> library.SavedSearch:
     """A saved search by name or id (404 if none), what running it needs loaded."""
     with pool.reader() as st:
-        try:
-            ss = library.get_saved(st, key)
-        except library.LibraryError as e:
-            raise ServiceError(e.status, e.message) from None
+        ss = library.get_saved(st, key)
     _prepare(pool, [ss])
     return ss
 
