@@ -32,7 +32,7 @@ def _feed(request: Request, fmt: str, title: str, page_url: str, items: list[dig
     with pool_of(request).reader() as st:  # machine TL;DRs, when the optional layer made any
         summaries.attach_items(st, items)
     body = digest.render_feed(fmt, title, str(request.url), page_url, items, _base(request))
-    return Response(body, media_type=digest.media_type(fmt) + "; charset=utf-8")
+    return Response(body, media_type=digest.FORMATS[fmt] + "; charset=utf-8")
 
 
 @router.get("/feeds/tag/{name}.{fmt}", include_in_schema=False)
