@@ -689,7 +689,7 @@ def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
 
 def daily(pool: Pool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
     day, category = _listing_args(day, category, page, per_page)
-    return _read_feed(pool, feed.daily, day, category, page, per_page)
+    return read_feed(pool, feed.daily, day, category, page, per_page)
 
 
 def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
@@ -701,7 +701,7 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
     return check_date(day, "day"), _clean(category, MAX_CATEGORY)
 
 
-def _read_feed(pool: Pool, fn, *args):
+def read_feed(pool: Pool, fn, *args):
     """A feed function on a reader connection, within the time budget (400 or 503)."""
     with pool.reader() as st, within_budget(st, pool.budget):
         return fn(st, *args)
@@ -713,11 +713,11 @@ def listing(
     """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
     given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
     day, category = _listing_args(day, category, page, 1)
-    d = _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+    d = read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
         return d
     instead = "foryou" if "tags" in d.ranked_by else "newest"
-    alt = _read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
+    alt = read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
     alt.sort = "top"
     alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
     return alt
