@@ -111,14 +111,13 @@ def make_searcher(
 def within_budget(
     store: Store, budget: float, what: str = "a request", over: Callable[[float], ServiceError] | None = None
 ) -> Iterator[float]:
-    """Run a request within `budget` s, yielding the deadline; a 503 out of time (`over`), a 400 for bad input."""
+    """Run a request within `budget` s, yielding the deadline; a 503 out of time (`over`), a 400 for bad input
+    (a LibraryError passes: every interface answers it as it answers a ServiceError)."""
     try:
         with store.time_limit(budget) as deadline:
             yield deadline
     except (QueryError, feed.FeedError) as e:
         raise ServiceError(400, str(e)) from None
-    except library.LibraryError as e:
-        raise ServiceError(e.status, e.message) from None
     except (OverBudget, OverTime):
         log.warning("%s over its time budget (%g s)", what, budget)
         raise (over or over_budget)(budget) from None
@@ -221,6 +220,7 @@ class SearcherPool:
         self.pasted = PastedVectors()
         self.publish_error: str | None = None  # why this server could not publish a dead writer's papers
         self._retry_at = 0.0  # when to try publishing again after it failed
+        self.took: dict[str, float] = {}  # seconds spent loading what searches need, per part (warm)
         Store(self.data_dir, readonly=True).close()  # fails fast without a data directory
 
     @classmethod
@@ -274,7 +274,7 @@ class SearcherPool:
     def _new_searcher(self) -> Searcher:
         """A searcher with what queries need loaded, never charged to a query's budget."""
         s = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
-        _load({}, **_first_loads(s))
+        _load(self.took, **_first_loads(s))
         return s
 
     def prepare(self, text: str, dense: bool) -> None:
@@ -290,18 +290,13 @@ class SearcherPool:
             self._stores.put(st)
 
     def warm(self) -> dict[str, float]:
-        """Load now what the first searches would otherwise pay for; seconds per part."""
-        first = make_searcher(Store(self.data_dir, readonly=True), self.backend, self.embed_options, self.zh_dict)
-        try:
-            took = _load({}, **_first_loads(first))
-        finally:
-            first.store.close()
+        """Make every searcher and load now what the first searches would otherwise pay for; seconds per part."""
         with ExitStack() as held:
             for sr in [held.enter_context(self.searcher()) for _ in range(self.size)]:
-                _load(took, searchers=partial(sr.search, "warm up", per_page=1, facets=False))
+                _load(self.took, searchers=partial(sr.search, "warm up", per_page=1, facets=False))
             with self.reader() as st:
-                _load(took, searchers=st.count)
-        return took
+                _load(self.took, searchers=st.count)
+        return self.took
 
     def watch(self, interval: float = 1.0) -> None:
         """Load what writers publish in the background, so no request pays for it. Idempotent."""
@@ -694,7 +689,7 @@ def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
 
 def daily(pool: Pool, day: str | None = None, category: str | None = None, page: int = 1, per_page: int = 50):
     day, category = _listing_args(day, category, page, per_page)
-    return _read_feed(pool, feed.daily, day, category, page, per_page)
+    return read_feed(pool, feed.daily, day, category, page, per_page)
 
 
 def _listing_args(day: str | None, category: str | None, page: int, per_page: int) -> tuple[str | None, str | None]:
@@ -706,7 +701,7 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
     return check_date(day, "day"), _clean(category, MAX_CATEGORY)
 
 
-def _read_feed(pool: Pool, fn, *args):
+def read_feed(pool: Pool, fn, *args):
     """A feed function on a reader connection, within the time budget (400 or 503)."""
     with pool.reader() as st, within_budget(st, pool.budget):
         return fn(st, *args)
@@ -718,11 +713,11 @@ def listing(
     """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
     given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
     day, category = _listing_args(day, category, page, 1)
-    d = _read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+    d = read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
         return d
     instead = "foryou" if "tags" in d.ranked_by else "newest"
-    alt = _read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
+    alt = read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
     alt.sort = "top"
     alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
     return alt
@@ -777,10 +772,7 @@ def new_matches(pool: Pool, key: str, limit: int = 20) -> library.NewMatches:
 def _saved(pool: Pool, key: str) -> library.SavedSearch:
     """A saved search by name or id (404 if none), what running it needs loaded."""
     with pool.reader() as st:
-        try:
-            ss = library.get_saved(st, key)
-        except library.LibraryError as e:
-            raise ServiceError(e.status, e.message) from None
+        ss = library.get_saved(st, key)
     _prepare(pool, [ss])
     return ss
 

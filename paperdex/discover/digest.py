@@ -33,7 +33,7 @@ from paperdex.search import Searcher
 from paperdex.store import Period, Store
 from paperdex.text.latex import plain_tex
 
-FORMATS = ("rss", "atom")
+FORMATS = {"rss": "application/rss+xml", "atom": "application/atom+xml"}  # format: its media type
 MAX_SUMMARY = 1200  # characters of an abstract in a feed item
 ATOM = "http://www.w3.org/2005/Atom"
 MIN_SCORE = R.chip_z()  # a day's paper is recommended from the z-score its tag's chip shows at
@@ -99,9 +99,7 @@ def _summary(it: Item) -> str:
 
 
 def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[Item], base_url: str) -> bytes:
-    """An RSS 2.0 or Atom document of `items`, newest-dated first as given."""
-    if fmt not in FORMATS:
-        raise ValueError(f"feed format is one of {', '.join(FORMATS)}")
+    """An RSS 2.0 or Atom document of `items`, newest-dated first as given (`fmt`: one of FORMATS)."""
     updated = max((_when(i.paper) for i in items), default=datetime.now(UTC))
     if fmt == "rss":
         rss = ET.Element("rss", {"version": "2.0", "xmlns:atom": ATOM})
@@ -146,10 +144,6 @@ def render_feed(fmt: str, title: str, self_url: str, page_url: str, items: list[
         for c in p.categories[:8]:
             ET.SubElement(e, "category", {"term": _x(c)})
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(f, encoding="utf-8")
-
-
-def media_type(fmt: str) -> str:
-    return "application/rss+xml" if fmt == "rss" else "application/atom+xml"
 
 
 def reason_note(rec: R.Recommendation) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from paperdex.discover import library
 from paperdex.messages import message
@@ -358,8 +359,6 @@ def train(
 ) -> Model:
     """Fit the tag's SVM: positives `pos` against `dismissed` and a random sample, from `warm`
     (the tag's last fit); `unlabelled` (a fold's held-out papers) are never sampled as negatives."""
-    from threadpoolctl import threadpool_limits
-
     pos = np.unique(np.asarray(pos, dtype=np.int64))
     dismissed = np.setdiff1d(_docs(dismissed), pos)
     exclude = np.union1d(pos, dismissed)
@@ -423,8 +422,6 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 def scores(c: Corpus, model: Model) -> np.ndarray:
     """Every paper's score under the model, as a z-score over the corpus whatever the kind."""
-    from threadpoolctl import threadpool_limits
-
     with threadpool_limits(limits=1, user_api="blas"):
         if model.kind == "tf-idf centroid":
             return _z(c.score_terms(model.terms, model.c_terms)) if len(model.terms) else np.zeros(c.n, np.float32)
@@ -443,8 +440,6 @@ def validate(c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str) ->
     papers never sampled as negatives), and the held-out papers ranked among every paper no
     candidate saw, as a recommendation list ranks them. Per candidate: "top20" (the share in the
     first 20 of their fold: the choice), "mrr" and "recall@100"."""
-    from threadpoolctl import threadpool_limits
-
     pos = full.positives
     dis = np.setdiff1d(_docs(dismissed), pos)
     neg = _negatives(c, seed, np.union1d(pos, dis), NEGATIVES)

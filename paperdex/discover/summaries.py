@@ -392,26 +392,6 @@ def public(summaries: dict[str, dict]) -> dict[str, dict]:
     }
 
 
-def attach_cards(pool, ctx: dict, lang: str) -> None:
-    """Put `summary` on the cards a page shows (ctx's `cards`, `similar`, and `c`, the paper
-    of a paper page, with every part): one look-up for the page, none when it has no cards."""
-    cards = [x for k in ("cards", "similar") for x in (ctx.get(k) or []) if isinstance(x, dict)]
-    main = ctx.get("c") if isinstance(ctx.get("c"), dict) else None
-    ids = [c["id"] for c in [*cards, *([main] if main else [])] if c.get("id")]
-    if not ids:
-        return
-    try:
-        with pool.reader() as st:
-            have = st.summaries(ids)
-    except Exception:  # an optional decoration never costs the reader the page
-        log.exception("summaries not shown: the store could not be read")
-        return
-    for c in cards:
-        c["summary"] = pick(have.get(c.get("id"), {}), lang)
-    if main:
-        main["summary"] = pick(have.get(main.get("id"), {}), lang, full=True)
-
-
 def attach_json(pool, papers: list[dict]) -> list[dict]:
     """Add `summaries` ({lang: {...}}, empty when there are none) to paper dicts of the API."""
     ids = [d["id"] for d in papers if isinstance(d, dict) and d.get("id")]

@@ -133,10 +133,9 @@ def create_app(
 def error(request: Request, status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     headers = dict(headers or {})
     if status == 405:  # HEAD is answered wherever GET is
-        allow = [m.strip() for m in headers.get("Allow", headers.get("allow", "GET")).split(",")]
+        allow = [m.strip() for m in headers.get("Allow", "GET").split(",")]  # Starlette's 405 names it so
         if "GET" in allow and "HEAD" not in allow:
             allow.append("HEAD")
-        headers.pop("allow", None)
         headers["Allow"] = ", ".join(allow)
     # /api itself too: a client folds /api/tags/.. into /api, and an API client reads JSON
     path = request.url.path

@@ -102,7 +102,8 @@ def build_app(st: ServeOptions, *, worker: str = "") -> object:
     return app
 
 
-def _uvicorn_config(app, st: ServeOptions):
+def _server(app, st: ServeOptions):
+    """The uvicorn server of one process (the only one, or a worker)."""
     import uvicorn
 
     from paperdex.web.redact import RedactTokens
@@ -125,7 +126,7 @@ def _uvicorn_config(app, st: ServeOptions):
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, RedactTokens) for f in access.filters):
         access.addFilter(RedactTokens())
-    return config
+    return uvicorn.Server(config)
 
 
 def timed_protocol(header_timeout: float, body_timeout: float):
@@ -194,13 +195,11 @@ def _listen(st: ServeOptions):
 
 
 def serve_single(st: ServeOptions) -> None:
-    import uvicorn
-
     sock = _listen(st)
     app = build_app(st)
     _say(f"serving {st.settings.data_dir} on http://{st.host}:{st.port}/ (1 process)")
     try:  # after the grace period uvicorn re-raises SIGTERM (the process ends) or SIGINT
-        uvicorn.Server(_uvicorn_config(app, st)).run(sockets=[sock])
+        _server(app, st).run(sockets=[sock])
     finally:
         _exit_if_stuck()
 
@@ -227,8 +226,6 @@ def _exit(status: int) -> NoReturn:
 # --- several processes ----------------------------------------------------------------------
 def _worker_main(st: ServeOptions, sock, name: str, ready) -> None:  # pragma: no cover - in a child
     """A worker process: warm up, say so, serve on the inherited socket until SIGTERM."""
-    import uvicorn
-
     sys.setswitchinterval(SWITCH_INTERVAL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor turns Ctrl-C into SIGTERM
     try:
@@ -238,7 +235,7 @@ def _worker_main(st: ServeOptions, sock, name: str, ready) -> None:  # pragma: n
         os._exit(3)
     ready.set()
     try:
-        uvicorn.Server(_uvicorn_config(app, st)).run(sockets=[sock])
+        _server(app, st).run(sockets=[sock])
     finally:  # never wait for a request thread stuck past the grace period
         _exit(0)
 

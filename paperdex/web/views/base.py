@@ -134,7 +134,7 @@ def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTML
     """A page of the search views: its links carry the search's state (query, filters, sort,
     page), so a paper's "Back" link returns here; `?lang=` is remembered in a cookie."""
     lang = lang_of(request)
-    summaries.attach_cards(pool_of(request), ctx, lang)
+    mark_cards(request, ctx, lang)
     state = state_of(request)
     if request.url.path == "/daily":
         state["src"] = "daily"
@@ -166,16 +166,13 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
     lang = lang_of(request)
     qs = dict(request.query_params)
     qs["lang"] = "en" if lang == "zh" else "zh"
-    known: dict[str, tuple[list[str], dict | None]] = {}
+    known: dict[str, dict[str, Any]] = {}
 
     def cardof(p: Paper, note: str | None = None) -> dict[str, Any]:
         if p.id not in known:
-            with pool_of(request).reader() as st:
-                known[p.id] = library.tags_of(st, p.id), summaries.pick(st.summaries([p.id]).get(p.id, {}), lang)
-        c = render.card(p)
-        c["in_tags"], c["summary"] = known[p.id]
-        c["note"] = note
-        return c
+            known[p.id] = render.card(p)
+            mark_cards(request, {"cards": [known[p.id]]}, lang)
+        return {**known[p.id], "note": note}
 
     return render_page(
         request,
@@ -191,13 +188,24 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
     )
 
 
-def mark_saved(request: Request, cards: list[dict[str, Any]]) -> None:
-    """Each card's tags (the library's), so a saved paper says so after a reload."""
-    if not cards:
+def mark_cards(request: Request, ctx: dict[str, Any], lang: str) -> None:
+    """On the cards a page shows (ctx's `cards` and `similar`, and `c`, a paper page's paper), the
+    tags holding each, so a saved paper says so after a reload, and its summary (`c`'s with every part)."""
+    main, cards = ctx.get("c"), [*(ctx.get("cards") or []), *(ctx.get("similar") or [])]
+    if not main and not cards:
         return
     with pool_of(request).reader() as st:
-        for c in cards:
+        for c in [*([main] if main else []), *cards]:
             c["in_tags"] = library.tags_of(st, c["id"])
+        try:
+            have = st.summaries([c["id"] for c in [*cards, *([main] if main else [])]])
+        except Exception:  # an optional decoration never costs the reader the page
+            summaries.log.exception("summaries not shown: the store could not be read")
+            return
+    for c in cards:
+        c["summary"] = summaries.pick(have.get(c["id"], {}), lang)
+    if main:
+        main["summary"] = summaries.pick(have.get(main["id"], {}), lang, full=True)
 
 
 def page_window(page: int, pages: int, width: int = 2) -> list[int | None]:

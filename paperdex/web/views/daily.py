@@ -13,7 +13,7 @@ from paperdex.discover import feed
 from paperdex.service import Pool
 from paperdex.sources import completeness
 from paperdex.web import render
-from paperdex.web.views.base import YEAR, mark_saved, page, page_window, paged_json, pool_of
+from paperdex.web.views.base import YEAR, page, page_window, paged_json, pool_of
 
 LAYOUTS = ("cards", "compact")  # a card per paper, or one line per paper
 LAYOUT_COOKIE = "layout"
@@ -48,7 +48,6 @@ def daily_page(
     if json_view:
         return paged_json(request, d, "papers", completeness=done)
     cards = [render.card(p, wanted=[d.category] if d.category else []) for p in d.papers]
-    mark_saved(request, cards)
     for c in cards:
         if c["id"] in d.scores:
             c["for_you"] = d.scores[c["id"]]

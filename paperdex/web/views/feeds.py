@@ -32,7 +32,7 @@ def _feed(request: Request, fmt: str, title: str, page_url: str, items: list[dig
     with pool_of(request).reader() as st:  # machine TL;DRs, when the optional layer made any
         summaries.attach_items(st, items)
     body = digest.render_feed(fmt, title, str(request.url), page_url, items, _base(request))
-    return Response(body, media_type=digest.media_type(fmt) + "; charset=utf-8")
+    return Response(body, media_type=digest.FORMATS[fmt] + "; charset=utf-8")
 
 
 @router.get("/feeds/tag/{name}.{fmt}", include_in_schema=False)
@@ -69,11 +69,7 @@ def category_feed(request: Request, category: str, fmt: str) -> Response:
 
 @router.get("/feeds/daily.{fmt}", include_in_schema=False)
 def daily_feed(request: Request, fmt: str, category: str | None = None) -> Response:
-    with pool_of(request).reader() as st:
-        try:
-            d = feed.daily(st, None, category, 1, 200)
-        except feed.FeedError as e:
-            raise ServiceError(400, str(e)) from None
+    d = service.read_feed(pool_of(request), feed.daily, None, category, 1, 200)  # a bad category: a 400
     items = [digest.Item(p) for p in d.papers]
     title = (
         message("feed_title_daily_in", day=d.day, category=category)

@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from paperdex import service
 from paperdex.web import render
-from paperdex.web.views.base import mark_saved, page, pool_of, state_of
+from paperdex.web.views.base import page, pool_of, state_of
 
 router = APIRouter()
 
@@ -24,7 +24,6 @@ def paper_page(request: Request, pid: str, q: str = "", category: str | None = N
     back_url += "#p-" + paper.id.replace("/", "-")  # back to the card it was opened from
     c = render.card(paper, wanted=render.query_categories(q, category))
     similar = [render.card(h.paper) for h in hits]
-    mark_saved(request, [c, *similar])
     return page(
         request,
         "paper.html",

@@ -14,7 +14,7 @@ from paperdex.search import Result
 from paperdex.service import SearchParams, ServiceError
 from paperdex.web import render
 from paperdex.web.views.api import search_json
-from paperdex.web.views.base import mark_saved, page, page_window, pool_of
+from paperdex.web.views.base import page, page_window, pool_of
 from paperdex.web.views.library import related_view
 
 # Queries the home page offers to try: English, Chinese, fielded.
@@ -72,7 +72,6 @@ def search_page(request: Request, query: Annotated[PageQuery, Query()]) -> Respo
     if res is not None:
         params = res.plan or params  # the request as searched: checked, tidied
         cards = _cards(request, res)
-        mark_saved(request, cards)
     home = service.overview(pool) if not params.q and not params.has_filters() and params.page == 1 else None
     # what "Save this search" keeps, under the form's names
     saving = {"mode": params.mode if params.mode != "hybrid" else None, **params.url_params()}
