@@ -804,16 +804,14 @@ class Store:
     def exact_phrase_rowids(self, match: str) -> list[int]:
         return self._firsts("SELECT rowid FROM fts_exact WHERE fts_exact MATCH ?", (match,))
 
-    def rowids_with_decision(self, decision: str) -> list[int]:
-        """Rowids of the papers with this OpenReview decision (extra.openreview.decision)."""
-        q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
-        return self._firsts(q, (decision,))
-
-    def rowids_where_contains(self, column: str, text: str) -> list[int]:
-        """Rowids of the papers whose venue or venue_area holds `text` (any case, literally)."""
-        if column not in ("venue", "venue_area"):
-            raise ValueError(f"not a venue column: {column!r}")
-        pat = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    def rowids_where(self, kind: str, value: str) -> list[int]:
+        """Rowids of the papers whose venue (`kind` "venue") or venue_area ("area") holds `value`
+        (any case, literally), or whose OpenReview decision ("decision") is `value`."""
+        if kind == "decision":
+            q = "SELECT rowid FROM papers WHERE json_extract(extra, '$.openreview.decision') = ?"
+            return self._firsts(q, (value,))
+        pat = "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        column = {"venue": "venue", "area": "venue_area"}[kind]
         return self._firsts(f"SELECT rowid FROM papers WHERE {column} LIKE ? ESCAPE '\\'", (pat,))
 
     def dates_with_counts(self, limit: int | None = None) -> list[tuple[str, int]]:

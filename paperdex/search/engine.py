@@ -22,7 +22,6 @@ from paperdex.index.vectors import SCAN_ALL_ABOVE, VectorIndex
 from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
-from paperdex.search.corpus import lex_index as lex_index  # callers outside the engine read it from here
 from paperdex.search.highlight import distinguishing, mark, plain, snippet
 from paperdex.search.masks import Eval, constraints, find_words
 from paperdex.search.planning import MAX_WINDOW, Filters, Plan, Request, plan
