@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from paperdex.cli.common import _settings, _store
+from paperdex.cli.progress import Progress
 from paperdex.web import serving
 
 
@@ -149,7 +149,7 @@ def demo(ctx: click.Context, host: str, port: int, no_serve: bool) -> None:
 
     with _store(ctx, create=True) as store:
         click.echo(f"loading the bundled sample into {store.data_dir}")
-        with _ticking("loading the sample"):  # a line every 5 s: never a long silence, in a log too
+        with Progress("loading the sample", unit=None, interval=5.0):  # never a long silence, in a log too
             s, vectors = load_sample(store)
     click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
     if vectors is not None:
@@ -159,28 +159,11 @@ def demo(ctx: click.Context, host: str, port: int, no_serve: bool) -> None:
         from paperdex.text import zh
 
         click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
-        with _ticking("preparing the segmenter"):
+        with Progress("preparing the segmenter", unit=None, interval=5.0):
             zh.segment("中文", PrefixCounts)  # builds the cache once here, not in each worker at once
         click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
         _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
         ctx.invoke(serve, host=host, port=port)
-
-
-@contextlib.contextmanager
-def _ticking(label: str, every: float = 5.0) -> Iterator[None]:
-    """Print that `label` is still going every `every` seconds while the block runs."""
-    done = threading.Event()
-    t0 = time.monotonic()
-
-    def run() -> None:
-        while not done.wait(every):
-            click.echo(f"    ... {label} ({time.monotonic() - t0:.0f} s)", err=True)
-
-    threading.Thread(target=run, name="demo-progress", daemon=True).start()
-    try:
-        yield
-    finally:
-        done.set()
 
 
 def _until_it_answers(url: str) -> None:
@@ -189,7 +172,7 @@ def _until_it_answers(url: str) -> None:
     import httpx
 
     def run() -> None:
-        with _ticking("the workers are still loading"):
+        with Progress("starting the web server", unit=None, interval=5.0):
             deadline = time.monotonic() + 600
             while time.monotonic() < deadline:
                 time.sleep(0.5)
