@@ -139,16 +139,13 @@ def tag_export(st, fmt, name, output) -> None:
 def tag_import(st, path, name, zotero_library, collection, api_key_env) -> None:
     """Merge a library export (.json); save a .bib or CSL-JSON file's entries into --tag; or a
     Zotero library's items into a tag per collection (or all into --tag)."""
-    from paperdex.sources import SourceError, zotero
+    from paperdex.sources import zotero
 
-    try:
-        if zotero_library:
-            lib = zotero.WebLibrary(zotero_library, zotero.api_key(api_key_env, os.environ))
-            out = library.import_papers(st, *zotero.read_library(lib, collection, name))
-        else:
-            out = _import_file(st, path, name)
-    except (zotero.ZoteroError, SourceError) as e:
-        raise UserError(str(e)) from None
+    if zotero_library:
+        lib = zotero.WebLibrary(zotero_library, zotero.api_key(api_key_env, os.environ))
+        out = library.import_papers(st, *zotero.read_library(lib, collection, name))
+    else:
+        out = _import_file(st, path, name)
     click.echo(json_text(out))
 
 

@@ -12,7 +12,6 @@ import click
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.messages import text
 from paperdex.search import Hit, Result
-from paperdex.search.query import QueryError
 
 
 class QueryCommand(click.Command):
@@ -209,7 +208,7 @@ def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
         qs = load_queries(queries)[:limit]
         st = _settings(ctx)
         m = evaluate(Searcher(store, embed_options=st.embedding, zh_dict=st.zh_dict), qs, mode=mode)
-    except (EvalError, QueryError) as e:
+    except EvalError as e:
         raise UserError(str(e)) from None
     if as_json:
         click.echo(json.dumps(m))

@@ -88,7 +88,7 @@ def serve(ctx: click.Context, host: str, port: int, workers: int | None, pool: i
     "Behind a proxy"). On a Milvus Lite file it runs one worker process (one process can open
     the file)."""
     from paperdex.settings import proxy_addresses
-    from paperdex.store import Store, StoreError
+    from paperdex.store import Store
 
     settings = _settings(ctx)
     if (proxies := options.pop("proxies")) is not None:
@@ -110,12 +110,8 @@ def serve(ctx: click.Context, host: str, port: int, workers: int | None, pool: i
     warm = not options.pop("no_warm")
     # options: log_level, the timeouts and client_queue, named as ServeOptions' fields
     st = serving.ServeOptions(settings=settings, host=host, port=port, workers=n, pool=pool, warm=warm, **options)
-    try:
-        Store(settings.data_dir, readonly=True).close()  # fail here, readably, rather than in every worker
-        status = serving.serve(st)
-    except StoreError as e:
-        raise click.ClickException(str(e)) from None
-    if status:
+    Store(settings.data_dir, readonly=True).close()  # fail here, readably, rather than in every worker
+    if status := serving.serve(st):
         ctx.exit(status)
 
 
@@ -129,12 +125,8 @@ def mcp(ctx: click.Context) -> None:
     recommendations, saved_searches, saved_search_new (add_to_tag writes as the local owner:
     no token)."""
     from paperdex.mcp_server import run
-    from paperdex.store import StoreError
 
-    try:
-        run(_settings(ctx))
-    except StoreError as e:
-        raise click.ClickException(str(e)) from None
+    run(_settings(ctx))
 
 
 @click.command()
