@@ -242,17 +242,15 @@ def parse_paper(comment: str | None, journal_ref: str | None, latest_year: int |
 
 def _journal_ref(p: Any) -> str | None:
     for key in ("arxiv", "arxiv-rss", "file"):
-        slot = p.extra.get(key)
-        if isinstance(slot, dict) and isinstance(slot.get("journal_ref"), str):
-            return slot["journal_ref"]
+        if isinstance(ref := p.slot(key).get("journal_ref"), str):
+            return ref
     ref = p.extra.get("journal_ref") or p.extra.get("journal-ref")
     return ref if isinstance(ref, str) else None
 
 
 def from_comment(p: Any) -> bool:
     """Whether the paper's venue is the one read from its comment (no source stated one)."""
-    parsed = p.extra.get("venue_parsed")
-    return isinstance(parsed, dict) and bool(p.venue) and p.venue == parsed.get("label")
+    return bool(p.venue) and p.venue == p.slot("venue_parsed").get("label")
 
 
 def apply(p: Any) -> Any:
