@@ -88,19 +88,16 @@ def table() -> tuple[_Entry, ...]:
 
 
 @lru_cache(maxsize=1)
-def _any() -> re.Pattern:
-    """Every spelling in one pattern, a group per venue: most comments name none, and one pass
-    is far cheaper than a pattern per spelling (docs/venues.md)."""
+def _any() -> tuple[re.Pattern, list[str]]:
+    """Every spelling in one pattern, a group per venue, and the venue of each group: most
+    comments name none, and one pass is far cheaper than a pattern per spelling (docs/venues.md)."""
     groups = [f"(?P<g{i}>{'|'.join(map(_spelling, spelled))})" for i, spelled in enumerate(_spellings().values())]
-    _NAMES[:] = [name for name, _ in _spellings()]
-    return re.compile(rf"(?<![A-Za-z0-9@])(?:{'|'.join(groups)})(?![a-z])")
-
-
-_NAMES: list[str] = []
+    return re.compile(rf"(?<![A-Za-z0-9@])(?:{'|'.join(groups)})(?![a-z])"), [name for name, _ in _spellings()]
 
 
 def _candidates(text: str) -> set[str]:
-    return {_NAMES[int(m.lastgroup[1:])] for m in _any().finditer(text) if m.lastgroup}
+    rx, names = _any()
+    return {names[int(m.lastgroup[1:])] for m in rx.finditer(text) if m.lastgroup}
 
 
 # a claim that the paper was accepted there
