@@ -12,6 +12,7 @@ import click
 
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.discover import library
+from paperdex.search import MODES
 
 
 @click.group()
@@ -178,7 +179,7 @@ def saved() -> None:
 @saved.command("add")
 @click.argument("name")
 @click.argument("query")
-@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]))
+@click.option("--mode", type=click.Choice(MODES))
 @click.option("--category")
 @click.option("--from", "date_from")
 @click.option("--to", "date_to")

@@ -11,7 +11,7 @@ import click
 
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.messages import text
-from paperdex.search import Hit, Result
+from paperdex.search import MODES, SORTS, Hit, Result
 
 
 class QueryCommand(click.Command):
@@ -49,8 +49,8 @@ class QueryCommand(click.Command):
 
 @click.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
-@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
-@click.option("--sort", type=click.Choice(["relevance", "newest"]), default="relevance", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True)
 @click.option("-n", "--limit", "--per-page", "per_page", default=10, show_default=True, help="Hits per page.")
 @click.option("--page", default=1, show_default=True)
 @click.option("--category", help="Only this category (cs.LG) or archive (cs).")
@@ -194,7 +194,7 @@ def stats(store, as_json) -> None:
 
 @click.command("eval")
 @click.argument("queries", type=click.Path(exists=True, dir_okay=False))
-@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--limit", type=int, help="Only the first N queries.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
