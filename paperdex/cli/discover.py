@@ -12,6 +12,7 @@ import click
 
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.discover import library
+from paperdex.messages import LANGS
 from paperdex.search import MODES
 
 
@@ -186,7 +187,7 @@ def saved() -> None:
 @click.option("--venue")
 @click.option("--area")
 @click.option("--author")
-@click.option("--lang", type=click.Choice(["en", "zh"]))
+@click.option("--lang", type=click.Choice(LANGS))
 @click.option("--replace", is_flag=True, help="Replace a saved search of the same name.")
 @pass_store()
 def saved_add(st, name, query, replace, **params) -> None:
