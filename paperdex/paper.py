@@ -67,12 +67,16 @@ class Paper:
     def is_arxiv(self) -> bool:
         return bool(ARXIV_ID.match(self.id))
 
+    def slot(self, name: str) -> dict[str, Any]:
+        """``extra[name]`` when it is an object (a source's fields, the merge's), else {}."""
+        return found if isinstance(found := self.extra.get(name), dict) else {}
+
     def links(self) -> dict[str, str]:
         """abs, pdf, code, and the OpenReview forum of a paper OpenReview knows: a preprint
         merged with its venue record keeps arXiv's abstract and PDF links (merge.py), and the
         forum (``extra["openreview"]``'s ``url``, else its ``forum`` id) is a link of its own."""
         arxiv = self.is_arxiv
-        o = found if isinstance(found := self.extra.get("openreview"), dict) else {}
+        o = self.slot("openreview")
         url, forum = o.get("url"), o.get("forum")
         if not (isinstance(url, str) and url.startswith(OPENREVIEW_SITE + "/forum?id=")):
             ok = isinstance(forum, str) and re.fullmatch(r"[A-Za-z0-9_\-]+", forum)

@@ -107,39 +107,10 @@ def _variable_name(s: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
-class Variable:
-    """One environment variable: the field it sets and how its text is read."""
-
-    name: str
-    field: str
-    parse: Callable[[str], Any]
-
-
-VARIABLES: tuple[Variable, ...] = (
-    Variable("PAPERDEX_HOME", "data_dir", lambda s: Path(s).expanduser()),
-    Variable("PAPERDEX_MODEL", "model", _model),
-    Variable("PAPERDEX_EMBED_URL", "embed_url", check_url),
-    Variable("PAPERDEX_EMBED_KEY", "embed_key", str.strip),
-    Variable("PAPERDEX_ZH_DICT", "zh_dict", _switch),
-    Variable("PAPERDEX_ZH_ADAPTER", "zh_adapter", _switch),
-    Variable("PAPERDEX_EMBED_THREADS", "embed_threads", lambda s: _threads(s) or None),  # 0: None
-    Variable(
-        "PAPERDEX_TIME_BUDGET", "time_budget", _number(float, lambda v: v > 0, "expected a number of seconds > 0")
-    ),
-    Variable("PAPERDEX_POOL_WAIT", "pool_wait", _number(float, lambda v: v >= 0, "expected a number of seconds >= 0")),
-    Variable("PAPERDEX_ALLOWED_HOSTS", "allowed_hosts", _hosts),
-    Variable("PAPERDEX_FORWARDED_ALLOW_IPS", "forwarded_allow_ips", proxy_addresses),
-    Variable("PAPERDEX_BACKEND", "backend", str.strip),
-    Variable("PAPERDEX_SMTP_USER", "smtp_user", str.strip),
-    Variable("PAPERDEX_SMTP_PASSWORD", "smtp_password", str),  # as set: a password may begin or end with a space
-    Variable("PAPERDEX_LLM_URL", "llm_url", check_url),
-    Variable("PAPERDEX_LLM_MODEL", "llm_model", str.strip),
-    Variable("PAPERDEX_LLM_KEY_ENV", "llm_key_env", _variable_name),
-    Variable("PAPERDEX_LLM_PER_DAY", "llm_per_day", _count),
-    Variable("PAPERDEX_LLM_MAX_TOKENS", "llm_max_tokens", _count),
-    Variable("PAPERDEX_LLM_CONCURRENCY", "llm_concurrency", _count),
-)
+def _env(default: Any, parse: Callable[[str], Any], **kw: Any) -> Any:
+    """A field read from the variable PAPERDEX_<FIELD> (``kw["name"]``: another) by ``parse``."""
+    name = kw.pop("name", None)
+    return field(default=default, metadata={"parse": parse, "name": name}, **kw)
 
 
 @dataclass(frozen=True)
@@ -147,27 +118,32 @@ class Settings:
     """Everything paperdex may be told from outside: flag, else environment, else default.
     Frozen, to be shared by threads and pickled to workers (fields: the README's "Settings")."""
 
-    data_dir: Path = field(default_factory=lambda: Path(user_data_dir("paperdex")))  # ~/.local/share/paperdex
-    model: str = DEFAULT_MODEL
-    embed_url: str | None = None
-    embed_key: str | None = field(default=None, repr=False)
-    zh_dict: bool = True
-    zh_adapter: bool = True
-    embed_threads: int | None = None
-    time_budget: float = DEFAULT_TIME_BUDGET
-    pool_wait: float = DEFAULT_POOL_WAIT
-    allowed_hosts: tuple[str, ...] = ()
-    forwarded_allow_ips: tuple[str, ...] = ()  # (): none, so a direct client cannot choose the address it queues under
-    backend: str | None = None
-    smtp_user: str | None = None
-    smtp_password: str | None = field(default=None, repr=False)
-    llm_url: str | None = None
-    llm_model: str | None = None
-    llm_key_env: str = "PAPERDEX_LLM_KEY"
+    data_dir: Path = field(  # ~/.local/share/paperdex
+        default_factory=lambda: Path(user_data_dir("paperdex")),
+        metadata={"parse": lambda s: Path(s).expanduser(), "name": "PAPERDEX_HOME"},
+    )
+    model: str = _env(DEFAULT_MODEL, _model)
+    embed_url: str | None = _env(None, check_url)
+    embed_key: str | None = _env(None, str.strip, repr=False)
+    zh_dict: bool = _env(True, _switch)
+    zh_adapter: bool = _env(True, _switch)
+    embed_threads: int | None = _env(None, lambda s: _threads(s) or None)  # 0: None
+    time_budget: float = _env(DEFAULT_TIME_BUDGET, _number(float, lambda v: v > 0, "expected a number of seconds > 0"))
+    pool_wait: float = _env(DEFAULT_POOL_WAIT, _number(float, lambda v: v >= 0, "expected a number of seconds >= 0"))
+    allowed_hosts: tuple[str, ...] = _env((), _hosts)
+    # (): none, so a direct client cannot choose the address it queues under
+    forwarded_allow_ips: tuple[str, ...] = _env((), proxy_addresses)
+    backend: str | None = _env(None, str.strip)
+    smtp_user: str | None = _env(None, str.strip)
+    # as set: a password may begin or end with a space
+    smtp_password: str | None = _env(None, str, repr=False)
+    llm_url: str | None = _env(None, check_url)
+    llm_model: str | None = _env(None, str.strip)
+    llm_key_env: str = _env("PAPERDEX_LLM_KEY", _variable_name)
     llm_key: str | None = field(default=None, repr=False)  # the key itself, from the variable llm_key_env names
-    llm_per_day: int = 200
-    llm_max_tokens: int = 1200
-    llm_concurrency: int = 2
+    llm_per_day: int = _env(200, _count)
+    llm_max_tokens: int = _env(1200, _count)
+    llm_concurrency: int = _env(2, _count)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
@@ -199,6 +175,22 @@ class Settings:
         """What get_embedder and the searchers are handed: the Chinese-query adapter switch and
         the endpoint of ``openai:`` models."""
         return EmbedOptions(self.zh_adapter, self.embed_url or OPENAI_URL, self.embed_key)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable: the field it sets and how its text is read."""
+
+    name: str
+    field: str
+    parse: Callable[[str], Any]
+
+
+VARIABLES: tuple[Variable, ...] = tuple(
+    Variable(f.metadata["name"] or f"PAPERDEX_{f.name.upper()}", f.name, f.metadata["parse"])
+    for f in dataclasses.fields(Settings)
+    if "parse" in f.metadata
+)
 
 
 def _parse(var: Variable, raw: str) -> Any:

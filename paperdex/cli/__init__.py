@@ -17,21 +17,25 @@ from paperdex.cli.search import eval_cmd, search, show, stats
 from paperdex.cli.serve import demo, mcp, serve
 from paperdex.cli.sources import export, sync
 from paperdex.cli.summarize import summarize
+from paperdex.search.query import QueryError
 from paperdex.settings import Settings, SettingsError
+from paperdex.sources import SourceError
 from paperdex.store import StoreError
 
 
 class _Commands(click.Group):
-    """Every command: a model that cannot load, a store or backend that cannot open or a library
-    request that cannot be done is one line on stderr, never a traceback."""
+    """Every command: a bad setting, a model that cannot load, a store or backend that cannot
+    open, a source that cannot be read, a query or a library request that cannot be done is one
+    line on stderr, never a traceback (these errors' messages are written for the user)."""
 
     def invoke(self, ctx: click.Context) -> object:
         from paperdex.discover.library import LibraryError
         from paperdex.index.embed import EmbedError
+        from paperdex.sources.zotero import ZoteroError
 
         try:
             return super().invoke(ctx)
-        except (EmbedError, StoreError, LibraryError) as e:
+        except (SettingsError, EmbedError, StoreError, LibraryError, SourceError, ZoteroError, QueryError) as e:
             raise UserError(str(e)) from None
 
 
@@ -55,11 +59,8 @@ def cli(ctx: click.Context, data_dir: Path | None, backend: str | None) -> None:
 
     Settings come from the flags, else PAPERDEX_* environment variables (README, "Settings")."""
     ctx.ensure_object(dict)
-    try:  # once, here: a bad variable is one line naming it, before any command runs
-        settings = Settings.from_env(data_dir=data_dir, backend=backend)
-    except SettingsError as e:
-        raise UserError(str(e)) from None
-    ctx.obj["settings"] = settings
+    # once, here: a bad variable is one line naming it (_Commands), before any command runs
+    ctx.obj["settings"] = Settings.from_env(data_dir=data_dir, backend=backend)
 
 
 for command in (

@@ -14,7 +14,7 @@ import click
 
 from paperdex.paper import finite
 from paperdex.settings import Settings
-from paperdex.store import Store, StoreError
+from paperdex.store import Store
 from paperdex.text import HIDDEN
 
 
@@ -54,10 +54,7 @@ def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> 
         raise UserError(
             f"no paperdex data in {data_dir} (run `paperdex ingest`, or `paperdex init` for an empty store, first)"
         )
-    try:
-        return Store(data_dir, readonly=readonly)
-    except StoreError as e:
-        raise UserError(str(e)) from None
+    return Store(data_dir, readonly=readonly)
 
 
 def pass_store(readonly: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:

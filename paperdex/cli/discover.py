@@ -12,6 +12,8 @@ import click
 
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.discover import library
+from paperdex.messages import LANGS
+from paperdex.search import MODES
 
 
 @click.group()
@@ -139,16 +141,13 @@ def tag_export(st, fmt, name, output) -> None:
 def tag_import(st, path, name, zotero_library, collection, api_key_env) -> None:
     """Merge a library export (.json); save a .bib or CSL-JSON file's entries into --tag; or a
     Zotero library's items into a tag per collection (or all into --tag)."""
-    from paperdex.sources import SourceError, zotero
+    from paperdex.sources import zotero
 
-    try:
-        if zotero_library:
-            lib = zotero.WebLibrary(zotero_library, zotero.api_key(api_key_env, os.environ))
-            out = library.import_papers(st, *zotero.read_library(lib, collection, name))
-        else:
-            out = _import_file(st, path, name)
-    except (zotero.ZoteroError, SourceError) as e:
-        raise UserError(str(e)) from None
+    if zotero_library:
+        lib = zotero.WebLibrary(zotero_library, zotero.api_key(api_key_env, os.environ))
+        out = library.import_papers(st, *zotero.read_library(lib, collection, name))
+    else:
+        out = _import_file(st, path, name)
     click.echo(json_text(out))
 
 
@@ -181,14 +180,14 @@ def saved() -> None:
 @saved.command("add")
 @click.argument("name")
 @click.argument("query")
-@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]))
+@click.option("--mode", type=click.Choice(MODES))
 @click.option("--category")
 @click.option("--from", "date_from")
 @click.option("--to", "date_to")
 @click.option("--venue")
 @click.option("--area")
 @click.option("--author")
-@click.option("--lang", type=click.Choice(["en", "zh"]))
+@click.option("--lang", type=click.Choice(LANGS))
 @click.option("--replace", is_flag=True, help="Replace a saved search of the same name.")
 @pass_store()
 def saved_add(st, name, query, replace, **params) -> None:

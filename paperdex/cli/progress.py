@@ -19,9 +19,9 @@ INTERVAL = 30.0  # seconds between two lines off a terminal: enough to see a run
 
 
 class Progress:
-    """One command's long work. ``total``: None when not known; ``unit``: what is counted,
-    "bytes", or None (only that it is working); ``rate=False`` for steps too unlike for a rate
-    (sync's jobs); ``bar=False`` where the command prints lines of its own."""
+    """One command's long work. ``total``: None when not known (no bar: lines, as off a terminal);
+    ``unit``: what is counted, "bytes", or None (only that it is working); ``rate=False`` for
+    steps too unlike for a rate (sync's jobs)."""
 
     def __init__(
         self,
@@ -31,7 +31,6 @@ class Progress:
         unit: str | None = "papers",
         quiet: bool = False,
         rate: bool = True,
-        bar: bool = True,
         file: TextIO | None = None,
         interval: float | None = None,
     ) -> None:
@@ -41,7 +40,7 @@ class Progress:
         self.done = 0
         self.doing: str | None = None
         self._bar: Any = None
-        if not quiet and bar and total is not None and _isatty(self.file):
+        if not quiet and total is not None and _isatty(self.file):
             self._bar = click.progressbar(length=total, label=label, file=self.file)
         self._lock, self._stop = threading.Lock(), threading.Event()
         self._thread: threading.Thread | None = None

@@ -11,8 +11,7 @@ import click
 
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.messages import text
-from paperdex.search import Hit, Result
-from paperdex.search.query import QueryError
+from paperdex.search import MODES, SORTS, Hit, Result
 
 
 class QueryCommand(click.Command):
@@ -50,8 +49,8 @@ class QueryCommand(click.Command):
 
 @click.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
-@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
-@click.option("--sort", type=click.Choice(["relevance", "newest"]), default="relevance", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True)
 @click.option("-n", "--limit", "--per-page", "per_page", default=10, show_default=True, help="Hits per page.")
 @click.option("--page", default=1, show_default=True)
 @click.option("--category", help="Only this category (cs.LG) or archive (cs).")
@@ -195,7 +194,7 @@ def stats(store, as_json) -> None:
 
 @click.command("eval")
 @click.argument("queries", type=click.Path(exists=True, dir_okay=False))
-@click.option("--mode", type=click.Choice(["hybrid", "lexical", "dense"]), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
 @click.option("--limit", type=int, help="Only the first N queries.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
@@ -209,7 +208,7 @@ def eval_cmd(ctx, queries, mode, limit, as_json) -> None:
         qs = load_queries(queries)[:limit]
         st = _settings(ctx)
         m = evaluate(Searcher(store, embed_options=st.embedding, zh_dict=st.zh_dict), qs, mode=mode)
-    except (EvalError, QueryError) as e:
+    except EvalError as e:
         raise UserError(str(e)) from None
     if as_json:
         click.echo(json.dumps(m))

@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from paperdex.cli.common import _settings, _store
+from paperdex.cli.progress import Progress
 from paperdex.web import serving
 
 
@@ -88,7 +88,7 @@ def serve(ctx: click.Context, host: str, port: int, workers: int | None, pool: i
     "Behind a proxy"). On a Milvus Lite file it runs one worker process (one process can open
     the file)."""
     from paperdex.settings import proxy_addresses
-    from paperdex.store import Store, StoreError
+    from paperdex.store import Store
 
     settings = _settings(ctx)
     if (proxies := options.pop("proxies")) is not None:
@@ -110,12 +110,8 @@ def serve(ctx: click.Context, host: str, port: int, workers: int | None, pool: i
     warm = not options.pop("no_warm")
     # options: log_level, the timeouts and client_queue, named as ServeOptions' fields
     st = serving.ServeOptions(settings=settings, host=host, port=port, workers=n, pool=pool, warm=warm, **options)
-    try:
-        Store(settings.data_dir, readonly=True).close()  # fail here, readably, rather than in every worker
-        status = serving.serve(st)
-    except StoreError as e:
-        raise click.ClickException(str(e)) from None
-    if status:
+    Store(settings.data_dir, readonly=True).close()  # fail here, readably, rather than in every worker
+    if status := serving.serve(st):
         ctx.exit(status)
 
 
@@ -129,12 +125,8 @@ def mcp(ctx: click.Context) -> None:
     recommendations, saved_searches, saved_search_new (add_to_tag writes as the local owner:
     no token)."""
     from paperdex.mcp_server import run
-    from paperdex.store import StoreError
 
-    try:
-        run(_settings(ctx))
-    except StoreError as e:
-        raise click.ClickException(str(e)) from None
+    run(_settings(ctx))
 
 
 @click.command()
@@ -149,7 +141,7 @@ def demo(ctx: click.Context, host: str, port: int, no_serve: bool) -> None:
 
     with _store(ctx, create=True) as store:
         click.echo(f"loading the bundled sample into {store.data_dir}")
-        with _ticking("loading the sample"):  # a line every 5 s: never a long silence, in a log too
+        with Progress("loading the sample", unit=None, interval=5.0):  # never a long silence, in a log too
             s, vectors = load_sample(store)
     click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
     if vectors is not None:
@@ -159,28 +151,11 @@ def demo(ctx: click.Context, host: str, port: int, no_serve: bool) -> None:
         from paperdex.text import zh
 
         click.echo("preparing the Chinese segmenter (its dictionary is cached after the first run)")
-        with _ticking("preparing the segmenter"):
+        with Progress("preparing the segmenter", unit=None, interval=5.0):
             zh.segment("中文", PrefixCounts)  # builds the cache once here, not in each worker at once
         click.echo("starting the web server (each worker loads the indexes, the query model, the Chinese segmenter)")
         _until_it_answers(f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}/static/style.css")
         ctx.invoke(serve, host=host, port=port)
-
-
-@contextlib.contextmanager
-def _ticking(label: str, every: float = 5.0) -> Iterator[None]:
-    """Print that `label` is still going every `every` seconds while the block runs."""
-    done = threading.Event()
-    t0 = time.monotonic()
-
-    def run() -> None:
-        while not done.wait(every):
-            click.echo(f"    ... {label} ({time.monotonic() - t0:.0f} s)", err=True)
-
-    threading.Thread(target=run, name="demo-progress", daemon=True).start()
-    try:
-        yield
-    finally:
-        done.set()
 
 
 def _until_it_answers(url: str) -> None:
@@ -189,7 +164,7 @@ def _until_it_answers(url: str) -> None:
     import httpx
 
     def run() -> None:
-        with _ticking("the workers are still loading"):
+        with Progress("starting the web server", unit=None, interval=5.0):
             deadline = time.monotonic() + 600
             while time.monotonic() < deadline:
                 time.sleep(0.5)

@@ -41,7 +41,7 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
     except (FileNotFoundError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     try:
-        with sync_log(store.data_dir, quiet), Progress("sync", unit="jobs", quiet=quiet, rate=False, bar=False) as p:
+        with sync_log(store.data_dir, quiet), Progress("sync", unit="jobs", quiet=quiet, rate=False) as p:
             total, failures = sync_sources(
                 store, cfg, only=only, echo=click.echo, quiet=quiet, progress=p.step, environ=os.environ
             )

@@ -7,7 +7,7 @@ import click
 from paperdex.cli.common import UserError, _settings, _store, json_text, tty
 from paperdex.discover import digest
 from paperdex.discover import summaries as S
-from paperdex.paper import Paper
+from paperdex.paper import Paper, typed_id
 from paperdex.search import Searcher
 from paperdex.settings import Settings
 from paperdex.store import Store
@@ -44,8 +44,6 @@ def summarize(ctx, ids, day, langs, force, quiet, as_json, **llm) -> None:
             "no language model is configured: set PAPERDEX_LLM_URL and PAPERDEX_LLM_MODEL "
             "(or --url and --model); its key goes in $PAPERDEX_LLM_KEY"
         )
-    if not (settings.data_dir / "paperdex.db").is_file():  # a mistyped --data-dir makes no new store
-        raise UserError(f"no paperdex data in {settings.data_dir} (run `paperdex ingest` first)")
     show = not quiet and not as_json
 
     def progress(rep: S.Report) -> None:
@@ -53,7 +51,7 @@ def summarize(ctx, ids, day, langs, force, quiet, as_json, **llm) -> None:
             todo = rep.total - rep.cached - rep.over_budget
             click.echo(f"\r{rep.finished}/{todo} summarised ({rep.failed} failed)", nl=False, err=True)
 
-    with _store(ctx) as st:
+    with _store(ctx) as st:  # a mistyped --data-dir makes no new store
         papers = _papers(st, ids, day, settings)
         if show:
             click.echo(f"{len(papers)} papers; model {tty(cfg.model)} at {tty(cfg.host)}", err=True)
@@ -79,7 +77,7 @@ def _papers(st: Store, ids: tuple[str, ...], day: str | None, settings: Settings
             )
         except ValueError as e:  # a malformed --day
             raise UserError(str(e)) from None
-    papers = [st.get(pid.removeprefix("arXiv:")) for pid in ids]
+    papers = [st.get(typed_id(pid)) for pid in ids]
     if missing := next((pid for pid, p in zip(ids, papers, strict=True) if p is None), None):
         raise UserError(f"no paper with id {missing}")
     return [p for p in papers if p is not None]

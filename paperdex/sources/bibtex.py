@@ -231,19 +231,15 @@ _HTTP = re.compile(r"^https?://[^\s{}]+$")
 _NOT_A_VENUE = re.compile(r"^\s*(?:arxiv(\s+preprint|\s+e-?prints?)?\b|corr\s*$)", re.I)
 
 
-def _bib(p: Paper) -> dict:
-    b = p.extra.get("bibtex")
-    return b if isinstance(b, dict) else {}
-
-
 def _cite_key(p: Paper, taken: set[str]) -> str:
-    if _bib(p).get("key") and _KEY_SAFE.match(_bib(p)["key"]):
-        key = _bib(p)["key"]  # the key the user's library already cites
+    bib = p.slot("bibtex")
+    if bib.get("key") and _KEY_SAFE.match(bib["key"]):
+        key = bib["key"]  # the key the user's library already cites
     elif not p.is_arxiv and _KEY_SAFE.match(p.id):
         key = p.id  # "openreview:abc" comes back as the same id
     else:
         sur = re.sub(r"[^a-z]", "", (p.authors[0].split()[-1] if p.authors else "anon").lower()) or "anon"
-        year = (p.date or "")[:4] or str(_bib(p).get("year", "")) or ("20" + p.id[:2] if p.is_arxiv else "")
+        year = (p.date or "")[:4] or str(bib.get("year", "")) or ("20" + p.id[:2] if p.is_arxiv else "")
         word = next((w for w in re.findall(r"[a-z]+", p.title.lower()) if len(w) > 3), "paper")
         key = f"{sur}{year}{word}"
     base, n = key, 1
@@ -287,8 +283,7 @@ def publication(p: Paper) -> tuple[str | None, str | None]:
     2024"; a paper OpenReview did not accept has no venue, its venue string becomes a note."""
     if not p.venue:
         return None, None
-    o = p.extra.get("openreview")
-    decision = o.get("decision") if isinstance(o, dict) else None
+    decision = p.slot("openreview").get("decision")
     if decision in NOT_ACCEPTED or re.match(r"^\s*(submitted to|under review)\b", p.venue, re.I):
         return None, p.venue
     return _PRESENTATION.sub("", p.venue).strip() or p.venue, None
@@ -298,7 +293,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     """(entry type, [(field, raw value)]) of a paper. An arXiv paper without a venue is an
     ``@article`` in "arXiv preprint arXiv:ID", which every bibliography style prints with its id
     (plain.bst drops ``eprint`` alone); a conference is an ``@inproceedings``."""
-    bib = _bib(p)
+    bib = p.slot("bibtex")
     venue, note = publication(p)
     bib_type = str(bib.get("type") or "")
     if venue:
@@ -306,8 +301,8 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         if from_bib and bib_type:
             kind = bib_type
         else:
-            parsed = p.extra.get("venue_parsed")  # read from the arXiv comment: its table says the kind
-            journal = isinstance(parsed, dict) and parsed.get("kind") == "journal" and parsed.get("label") == p.venue
+            parsed = p.slot("venue_parsed")  # read from the arXiv comment: its table says the kind
+            journal = parsed.get("kind") == "journal" and parsed.get("label") == p.venue
             kind = "article" if journal or _JOURNAL.search(venue) else "inproceedings"
     elif p.is_arxiv:
         kind = "article"
@@ -323,8 +318,8 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     elif p.is_arxiv:
         fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
     date = p.published or p.date
-    zot = found if isinstance(found := p.extra.get("zotero"), dict) else {}  # a Zotero import's (sources/zotero.py)
-    precision = (bib.get("date_precision") or zot.get("date_precision")) if date == p.published else None
+    # the precision a BibTeX or a Zotero import (sources/zotero.py) knew the date to
+    precision = (bib.get("date_precision") or p.slot("zotero").get("date_precision")) if date == p.published else None
     if date and precision == "year":
         fields.append(("year", date[:4]))
     elif date and precision == "month":
@@ -337,8 +332,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         fields.append(("note", _escape(note)))
     if p.venue and p.venue != venue:
         fields.append(("venue", _escape(p.venue)))  # read back by the import: the round trip holds
-    arxiv_extra = found if isinstance(found := p.extra.get("arxiv"), dict) else {}
-    doi = arxiv_extra.get("doi") or bib.get("doi") or p.extra.get("doi")
+    doi = p.slot("arxiv").get("doi") or bib.get("doi") or p.extra.get("doi")
     fields += [
         ("area", _escape(p.venue_area) if p.venue_area else None),
         ("eprint", p.id if p.is_arxiv else None),
@@ -354,8 +348,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
 
 
 def _owner_of_venue(p: Paper) -> str:
-    merge = p.extra.get("merge")
-    fields = merge.get("fields", {}) if isinstance(merge, dict) else {}
+    fields = p.slot("merge").get("fields", {})
     return str(fields.get("venue") or (p.sources[0] if p.sources else "")).split(":", 1)[0]
 
 

@@ -99,7 +99,7 @@ def abstract_key(p: Paper) -> str | None:
 
 
 def _title_is_synthetic(p: Paper) -> bool:
-    return bool((found if isinstance(found := p.extra.get("seed"), dict) else {}).get("title_from_abstract"))
+    return bool(p.slot("seed").get("title_from_abstract"))
 
 
 def linked_arxiv_id(p: Paper) -> str | None:
@@ -120,9 +120,7 @@ def _empty(v: Any) -> bool:
 def _owner(p: Paper, name: str) -> str:
     if name == "venue" and venues.from_comment(p):
         return venues.SOURCE  # read from the arXiv comment: any source that states a venue wins
-    merge = p.extra.get("merge")
-    prov = merge.get("fields", {}) if isinstance(merge, dict) else {}
-    return prov.get(name) or (p.sources[0] if p.sources else "file")
+    return p.slot("merge").get("fields", {}).get(name) or (p.sources[0] if p.sources else "file")
 
 
 KEPT = ("title", "abstract", "authors", "venue", "venue_area", "published", "code_url", "abs_url", "pdf_url")
@@ -148,7 +146,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
         sources=list(base.sources),
         extra=json.loads(json.dumps(base.extra)),
     )
-    merge_info = found if isinstance(found := out.extra.get("merge"), dict) else {}
+    merge_info = out.slot("merge")
     prov: dict[str, str] = dict(merge_info.get("fields", {}))
     _take_fields(out, base, incoming, src, prov)
     if incoming.categories:  # a union; the more trusted source's primary category comes first

@@ -46,36 +46,12 @@ AREA_LABELS: dict[str, str] = {
 # The groups every label starts with (ICML's taxonomy, which the venue search pages use): an
 # area no table knows is put under the group its words name, so the area filter still finds it.
 GROUPS = frozenset(label.split(" · ")[0] for label in AREA_LABELS.values())
-_GROUP_WORDS = (  # first match wins; matched against area_key()
-    (r"theor", "Theory"),
-    (r"reinforcement|bandit", "Reinforcement Learning"),
-    (r"optimi|sparse", "Optimization"),
-    (r"probabilis|bayes|causal|inference|uncertaint|gaussian", "Probabilistic Methods"),
-    (r"social|fair|privacy|safety|trustworth|interpretab|explainab|ethic|human|alignment|societ", "Social Aspects"),
-    (r"infrastructure|hardware|software|systems", "Infrastructure"),
-    (
-        r"vision|language|speech|audio|robot|health|medic|scien|biolog|chemi|physic|applica|neuro|climate",
-        "Applications",
-    ),
-    (r"deep|neural|generative|diffusion|architect|llm|foundation|transformer|graph", "Deep Learning"),
-)
+_RULES = [line.split("\t") for line in data_lines("openreview-groups.tsv")]  # group and modality rules
+_GROUP_WORDS = [(rx, label) for kind, label, rx in _RULES if kind == "group"]  # first match wins, on area_key()
 # ICLR's "applications to computer vision, audio, language, and other modalities" covers three
 # areas of the label set; the paper's own title and keywords say which (no guess without them).
 AMBIGUOUS = {area_key("applications to computer vision, audio, language, and other modalities")}
-_MODALITIES = (
-    (
-        re.compile(r"\b(speech|audio|sound|acoustic|music|spoken|asr|tts|voice|speaker)", re.I),
-        "Applications · Language, Speech and Dialog",
-    ),
-    (
-        re.compile(r"\b(image|video|visual|vision|pixel|3d|point cloud|segmentation|detection|camera|scene)", re.I),
-        "Applications · Computer Vision",
-    ),
-    (
-        re.compile(r"\b(language|text|nlp|translation|dialog|llms?|linguistic|token|question answering)", re.I),
-        "Applications · Language, Speech and Dialog",
-    ),
-)
+_MODALITIES = [(re.compile(rx, re.I), label) for kind, label, rx in _RULES if kind == "modality"]
 _PROSE = {"abstract", "TLDR", "tldr", "title", "keywords", "authors"}
 _SMALL = {"and", "or", "of", "for", "in", "on", "the", "to", "with", "a", "an"}
 _UPPER = {"ai": "AI", "llms": "LLMs", "llm": "LLM", "ml": "ML", "nlp": "NLP", "3d": "3D", "rl": "RL"}

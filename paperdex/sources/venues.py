@@ -88,19 +88,16 @@ def table() -> tuple[_Entry, ...]:
 
 
 @lru_cache(maxsize=1)
-def _any() -> re.Pattern:
-    """Every spelling in one pattern, a group per venue: most comments name none, and one pass
-    is far cheaper than a pattern per spelling (docs/venues.md)."""
+def _any() -> tuple[re.Pattern, list[str]]:
+    """Every spelling in one pattern, a group per venue, and the venue of each group: most
+    comments name none, and one pass is far cheaper than a pattern per spelling (docs/venues.md)."""
     groups = [f"(?P<g{i}>{'|'.join(map(_spelling, spelled))})" for i, spelled in enumerate(_spellings().values())]
-    _NAMES[:] = [name for name, _ in _spellings()]
-    return re.compile(rf"(?<![A-Za-z0-9@])(?:{'|'.join(groups)})(?![a-z])")
-
-
-_NAMES: list[str] = []
+    return re.compile(rf"(?<![A-Za-z0-9@])(?:{'|'.join(groups)})(?![a-z])"), [name for name, _ in _spellings()]
 
 
 def _candidates(text: str) -> set[str]:
-    return {_NAMES[int(m.lastgroup[1:])] for m in _any().finditer(text) if m.lastgroup}
+    rx, names = _any()
+    return {names[int(m.lastgroup[1:])] for m in rx.finditer(text) if m.lastgroup}
 
 
 # a claim that the paper was accepted there
@@ -242,17 +239,15 @@ def parse_paper(comment: str | None, journal_ref: str | None, latest_year: int |
 
 def _journal_ref(p: Any) -> str | None:
     for key in ("arxiv", "arxiv-rss", "file"):
-        slot = p.extra.get(key)
-        if isinstance(slot, dict) and isinstance(slot.get("journal_ref"), str):
-            return slot["journal_ref"]
+        if isinstance(ref := p.slot(key).get("journal_ref"), str):
+            return ref
     ref = p.extra.get("journal_ref") or p.extra.get("journal-ref")
     return ref if isinstance(ref, str) else None
 
 
 def from_comment(p: Any) -> bool:
     """Whether the paper's venue is the one read from its comment (no source stated one)."""
-    parsed = p.extra.get("venue_parsed")
-    return isinstance(parsed, dict) and bool(p.venue) and p.venue == parsed.get("label")
+    return bool(p.venue) and p.venue == p.slot("venue_parsed").get("label")
 
 
 def apply(p: Any) -> Any:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import logging
 import re
+import tomllib
 import unicodedata
 from functools import lru_cache
+from importlib import resources
 from urllib.parse import urlparse
 
 from pylatexenc.latex2text import LatexNodes2Text
@@ -91,11 +93,8 @@ def decode_name(name: str) -> str:
 # Greek letters and \ell: a reader sees the letter (SYMBOLS), the index keeps the name ($\beta$-VAE
 # is found by "beta-VAE", as before pylatexenc), four more of them too; everything else is
 # pylatexenc's text (\mathbb{R} -> ℝ, which NFKC folds to R).
-_GREEK_NAMES = (
-    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi rho sigma "
-    "tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega ell"
-).split()
-_GREEK = dict(zip(_GREEK_NAMES, "αβγδεεζηθϑικλμνξπρστυφφχψωΓΔΘΛΞΠΣΦΨΩℓ", strict=True))
+_TEX = tomllib.loads(resources.files("paperdex").joinpath("data", "tex.toml").read_text("utf-8"))
+_GREEK: dict[str, str] = _TEX["greek"]
 _NAMED_IN_INDEX = [*_GREEK, "varpi", "varrho", "varsigma", "Upsilon"]
 # Where TeX is: a math span, a macro with its braced arguments, an escaped character, a group.
 _ISLAND = re.compile(
@@ -159,23 +158,8 @@ REF_BASE, MAX_REFS = 0xE010, 0xE0
 LBRACE, RBRACE = "\ue0fe", "\ue0ff"  # escaped braces, kept apart from grouping braces until the end
 MARKERS = re.compile("[\ue000-\ue0ff]")
 
-SYMBOLS = {
-    **_GREEK,
-    "times": "×", "cdot": "·", "pm": "±", "mp": "∓", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥",
-    "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡", "propto": "∝",
-    "infty": "∞", "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒", "leftrightarrow": "↔",
-    "mapsto": "↦", "uparrow": "↑", "downarrow": "↓", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆",
-    "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "∑",
-    "prod": "∏", "int": "∫", "sqrt": "√", "dots": "…", "ldots": "…", "cdots": "⋯", "circ": "∘",
-    "star": "⋆", "ast": "∗", "oplus": "⊕", "otimes": "⊗", "langle": "⟨", "rangle": "⟩", "lfloor": "⌊",
-    "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "emptyset": "∅", "neg": "¬", "land": "∧", "lor": "∨",
-    "checkmark": "✓", "degree": "°", "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}",
-    "log": "log", "exp": "exp", "max": "max", "min": "min", "arg": "arg", "sin": "sin", "cos": "cos",
-    "quad": " ", "qquad": "  ", ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "left": "", "right": "",
-    "top": "⊤", "bot": "⊥", "prime": "′",
-    "big": "", "Big": "", "bigl": "", "bigr": "", "displaystyle": "", "textstyle": "",
-}  # fmt: skip
-BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+SYMBOLS: dict[str, str] = {**_GREEK, **_TEX["symbols"]}
+BLACKBOARD: dict[str, str] = _TEX["blackboard"]
 SUP = str.maketrans("0123456789+-=()nix", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱˣ")
 SUB = str.maketrans("0123456789+-=()aeiox", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢₒₓ")
 
@@ -185,8 +169,7 @@ _PLAIN_CMD = re.compile(
     r"\\(?:text|textrm|texttt|textsc|textsf|mathrm|mathsf|mathtt|operatorname|underline|mbox)\s*\{([^{}]*)\}"
 )
 _MATH_ACCENT = re.compile(r"\\(widetilde|tilde|widehat|hat|bar|overline|vec|dot|ddot)\s*(?:\{([^{}]*)\}|([A-Za-z]))")
-_MATH_ACCENT_MARK = {"tilde": "\u0303", "widetilde": "\u0303", "hat": "\u0302", "widehat": "\u0302", "bar": "\u0304",
-                "overline": "\u0305", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}  # fmt: skip
+_MATH_ACCENT_MARK: dict[str, str] = _TEX["math_accents"]  # the combining mark after the base
 _FRAC = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\\?[A-Za-z0-9])\s*(\{[^{}]*\}|\\?[A-Za-z0-9])")  # {a}{b}, or \frac12
 _CITE = re.compile(r"\s*~?\\(?:cite[a-z]*|ref|eqref|label|footnote)\*?(?:\[[^\]]*\])*\{[^{}]*\}")
 _URL_CMD = re.compile(r"\\url\s*\{([^{}]*)\}|\\href\s*\{([^{}]*)\}\s*\{[^{}]*\}")
