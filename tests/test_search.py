@@ -194,6 +194,20 @@ def test_nonsense_says_no_close_matches(searcher):
     assert any("no close matches" in n for n in res.notices)
 
 
+def test_conditions_no_paper_meets_say_so_not_no_close_matches(searcher):
+    """A category no paper has, or a date range before the corpus, leaves nothing: the notice
+    names the conditions, where "no close matches" would blame the words."""
+    for res in (
+        searcher.search("diffusion cat:cs.XX"),
+        searcher.search("diffusion", filters=Filters(category="cs.XX")),
+        searcher.search("diffusion date:1990..1991"),
+    ):
+        assert res.total == 0 and res.hits == []
+        assert any("meets the query's conditions" in n for n in res.notices)
+        assert not any("no close matches" in n for n in res.notices)
+    assert searcher.search("diffusion cat:cs.CV").total > 0
+
+
 def test_the_notice_says_which_side_matched(searcher):
     """Words that stand in papers, though never enough of them together, are not reported as
     in no paper (issue 35): the notice says so, and the order still ranks those papers."""

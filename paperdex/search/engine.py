@@ -264,7 +264,9 @@ class Searcher:
                 notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
             elif words.L.any() and not dense.close.size and (p.concepts or p.positives):
                 notices.append(message("no_close_semantic"))
-        if total == 0 and p.dense_text:
+        if C is not None and not C.any():  # the conditions, not the words, left nothing (issue 35)
+            notices.append(message("no_paper_meets_conditions"))
+        elif total == 0 and p.dense_text:
             notices.append(message("no_close_matches"))
         mode_eff = dense.mode if dense is not None else "lexical"
         want = p.offset + p.per_page
