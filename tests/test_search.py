@@ -216,6 +216,9 @@ def test_the_notice_says_which_side_matched(searcher):
     assert lexical.total == 0 and lexical.ranked and res.total > 0
     assert not any("no paper contains these words" in n for n in res.notices)
     assert any("enough of these words" in n for n in res.notices)
+    # the words' side alone: its ranked papers hold some of the words, and nothing semantic was asked
+    assert any("showing papers with some of them" in n for n in lexical.notices)
+    assert not any("no close matches" in n or "semantic" in n for n in lexical.notices)
 
 
 def test_a_word_no_paper_has_is_set_aside_with_a_notice(searcher):

@@ -266,6 +266,8 @@ class Searcher:
                 notices.append(message("no_close_semantic"))
         if C is not None and not C.any():  # the conditions, not the words, left nothing (issue 35)
             notices.append(message("no_paper_meets_conditions"))
+        elif total == 0 and dense is None and words.A.any():  # words alone, in papers but never enough
+            notices.append(message("some_words_only"))
         elif total == 0 and p.dense_text:
             notices.append(message("no_close_matches"))
         mode_eff = dense.mode if dense is not None else "lexical"
