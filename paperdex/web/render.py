@@ -200,8 +200,7 @@ def _int(v: Any) -> int | None:
 
 def signals(p: Paper) -> dict[str, Any]:
     """What the sources (Hugging Face, GitHub, OpenReview) know about a paper beyond its text."""
-    hf: dict[str, Any] = p.extra["hf"] if isinstance(p.extra.get("hf"), dict) else {}
-    orv: dict[str, Any] = p.extra["openreview"] if isinstance(p.extra.get("openreview"), dict) else {}
+    hf, orv = p.slot("hf"), p.slot("openreview")
     code = safe_url(p.code_url) or safe_url(hf.get("github_repo"))
     stars = _int(p.extra.get("code_stars"))
     if stars is None:
