@@ -259,13 +259,15 @@ class Searcher:
         ev._charge(0)
         M = matched_set(ix.n, words, dense, p)
         total = int(np.count_nonzero(M))
-        if dense is not None and dense.mode == "hybrid":
-            if not words.L.any() and dense.close.size:  # words in some papers, or in none
-                notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
-            elif words.L.any() and not dense.close.size and (p.concepts or p.positives):
-                notices.append(message("no_close_semantic"))
-        if C is not None and not C.any():  # the conditions, not the words, left nothing (issue 35)
+        if C is not None and not C.any():  # the conditions, not either side, left nothing (issue 35)
             notices.append(message("no_paper_meets_conditions"))
+        elif dense is not None and dense.mode == "hybrid" and (words.L.any() != bool(dense.close.size)):
+            if dense.close.size:  # words in some papers, or in none
+                notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
+            elif p.concepts or p.positives:
+                notices.append(message("no_close_semantic"))
+            if total == 0:  # filters left none of the side that matched
+                notices.append(message("no_close_matches"))
         elif total == 0 and dense is None and words.A.any():  # words alone, in papers but never enough
             notices.append(message("some_words_only"))
         elif total == 0 and p.dense_text:
