@@ -266,8 +266,6 @@ class Searcher:
                 notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
             elif p.concepts or p.positives:
                 notices.append(message("no_close_semantic"))
-            if total == 0:  # filters left none of the side that matched
-                notices.append(message("no_close_matches"))
         elif total == 0 and dense is None and words.A.any():  # words alone, in papers but never enough
             notices.append(message("some_words_only"))
         elif total == 0 and p.dense_text:
