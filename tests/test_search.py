@@ -785,3 +785,40 @@ def test_the_same_words_are_encoded_once(ro_store):
     assert ids(s.search("weight decay regularization", facets=False)) == ids(first)
     s.search("Weight decay schedules")
     assert emb.read == ["weight decay regularization", "Weight decay schedules"]
+
+
+@pytest.mark.parametrize(("joined", "apart"), [("finetuning", "fine-tuning"), ("pretraining", "pre-training")])
+def test_a_compound_finds_the_same_papers_however_it_is_spelled(searcher, joined, apart):
+    """Papers write "fine-tuning" and "finetuning" for one thing: either spelling typed finds,
+    and counts, the papers of both."""
+    got_joined, res_joined = everything(searcher, joined, mode="lexical", sort="newest")
+    got_apart, res_apart = everything(searcher, apart, mode="lexical", sort="newest")
+    assert set(got_joined) == set(got_apart) and res_joined.total == res_apart.total
+    texts = [(p.title + " " + p.abstract).lower() for p in map(searcher.store.get, got_joined)]
+    assert any(joined[:7] in t for t in texts) and any(apart[:8] in t for t in texts)
+
+
+def test_a_word_keeps_its_papers_when_papers_rarely_write_it_apart(empty_store):
+    """ "over-smoothing" joins "oversmoothing" because papers write it so; "net work", once among
+    many "network"s, is not read as "network"; a paper holding the typed spelling is not pushed
+    under one found by the other."""
+    from paperdex.paper import Paper
+    from paperdex.search import Searcher
+
+    network = [Paper(id=f"n{i}", title=f"A network for task {i}", abstract="A neural network.") for i in range(40)]
+    empty_store.upsert(
+        [
+            *network,
+            Paper(id="apart", title="Over-smoothing in graph models", abstract="Graph models suffer over-smoothing."),
+            Paper(id="apart2", title="Why over-smoothing happens", abstract="A study of over-smoothing."),
+            Paper(id="joined", title="Oversmoothing in graph models", abstract="Graph models suffer oversmoothing."),
+            Paper(id="joined2", title="Oversmoothing, measured", abstract="We measure oversmoothing."),
+            Paper(id="net", title="Fishing gear", abstract="The net work of fishermen in the harbour."),
+        ]
+    )
+    s = Searcher(empty_store)
+    assert set(ids(s.search("oversmoothing", mode="lexical"))) == {"apart", "apart2", "joined", "joined2"}
+    assert set(ids(s.search("over-smoothing", mode="lexical"))) == {"apart", "apart2", "joined", "joined2"}
+    assert ids(s.search("oversmoothing graph", mode="lexical"))[0] == "joined"
+    found = set(ids(s.search("network", mode="lexical", per_page=100)))
+    assert "net" not in found and len(found) == 40

@@ -30,7 +30,7 @@ import numpy as np
 
 from paperdex.index.snapshots import REPAIR_COMMAND, prune_snapshots, publish_lock
 from paperdex.paper import index_text
-from paperdex.text import STOPWORDS, stemmer, tokens
+from paperdex.text import STOPWORDS, stem, stemmer, tokens
 
 FORMAT = 4
 
@@ -161,6 +161,7 @@ class LexIndex:
         self._columns: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._columns_lock = threading.Lock()
         self._terms: dict[str, int | None] = {}
+        self._apart: dict[str, tuple[tuple[str, str] | None, int]] = {}
 
     @property
     def generation(self) -> int:
@@ -177,6 +178,26 @@ class LexIndex:
             if len(self._terms) >= TERMS_KEPT:
                 self._terms.clear()
             self._terms[stemmed] = got
+        return got
+
+    def apart(self, word: str) -> tuple[tuple[str, str] | None, int]:
+        """The split of `word` that the most papers write as two words side by side, as stems, and
+        how many papers do ("oversmoothing": ("over", "smooth"), as in "over-smoothing"); halves of
+        two letters or more, no stopword. Kept like term ids: a search asks for each long word."""
+        if (got := self._apart.get(word)) is None:
+            best: tuple[tuple[str, str] | None, int] = (None, 0)
+            for k in range(2, len(word) - 1):
+                a, b = word[:k], word[k:]
+                if a in STOPWORDS or b in STOPWORDS or (ta := self.term(stem(a))) is None:
+                    continue
+                if (tb := self.term(stem(b))) is not None:
+                    split = (stem(a), stem(b))
+                    n = len(self.pair_docs(ta, tb))
+                    if (n, split) > (best[1], best[0] or ("", "")):
+                        best = (split, n)
+            if len(self._apart) >= TERMS_KEPT:
+                self._apart.clear()
+            self._apart[word] = got = best
         return got
 
     def prefix_terms(self, prefix: str, limit: int = 256) -> np.ndarray:

@@ -23,11 +23,15 @@ from paperdex.search.rank import (
     phrase_candidates,
     together_mask,
 )
-from paperdex.text import STOPWORDS, has_cjk, stem
+from paperdex.text import STOPWORDS, has_cjk, stem, tokens
 
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
 MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
 RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one will do
+# A typed compound's other spelling ("oversmoothing" / "over-smoothing") is the same concept when
+# papers write it at least this often per use of the typed one, and in at least MIN_SPELLING papers
+SPELLING_SHARE = 0.05
+MIN_SPELLING = 2
 
 
 class OverBudget(Exception):
@@ -86,6 +90,13 @@ class Eval:
     def known_mask(self, s: str) -> np.ndarray | None:
         """The papers holding stem `s` anywhere, if matching has read it already (uncharged)."""
         return self._stem_cache.get((s, None))
+
+    def spelled(self, c: Concept) -> Concept:
+        """The concept with its typed compound's other spelling (`other_spelling`), when papers use it."""
+        if (got := other_spelling(self.ix, c)) is None:
+            return c
+        other, weight = got
+        return Concept(c.label, [*c.alts, other], [*(c.weights or [1.0] * len(c.alts)), weight], c.loose)
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
         """The papers holding any of the concept's alternatives (in `column`, or anywhere)."""
@@ -181,6 +192,8 @@ class Eval:
         self.notices.extend(message("untranslated_no_words", word=w) for w in untranslated)
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)
+        if not t.phrase:  # a quoted phrase is matched as typed
+            cs = [self.spelled(c) for c in cs]
         m: np.ndarray | None = None
         if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1 and (fts := Q.fts_string(t)):
             rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
@@ -241,10 +254,11 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     """The free words as concepts: which papers hold enough of them (L, decided over the
     whole corpus so that a filter only narrows), which hold any (A), and their scores."""
     n = ev.ix.n
-    masks = [ev.concept_mask(c) for c in p.concepts]
+    concepts = [ev.spelled(c) for c in p.concepts]
+    masks = [ev.concept_mask(c) for c in concepts]
     held = [bool(m.any()) for m in masks]  # asked once a concept
-    present = [(c, m) for c, m, h in zip(p.concepts, masks, held, strict=True) if h]
-    missing = [c.label for c, h in zip(p.concepts, held, strict=True) if not h]
+    present = [(c, m) for c, m, h in zip(concepts, masks, held, strict=True) if h]
+    missing = [c.label for c, h in zip(concepts, held, strict=True) if not h]
     if missing and present:
         notices.append(message("missing_words_without", words=", ".join(f"“{w}”" for w in missing)))
     if present:
@@ -265,16 +279,58 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
             notices.append(message("only_common_words"))
     if C is not None:
         L, A = L & C, A & C
-    rank_concepts = p.rank_concepts([c for c, _ in present])
+    rank_concepts = [c for c, _ in present] + [ev.spelled(c) for c in p.rank_concepts([])]  # + the constraints' words
     acc = np.zeros(n, dtype=np.float32)
     # every paper's postings, within C or not: cheaper than choosing C's first
     for c in rank_concepts:
         ev.concept_score(c, acc)
     boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST
     top, exact = phrase_candidates(acc, A & (acc > 0))
-    quoted = phrase_bonus(ev.ix, acc, [c for c, _ in present], top, boost, ev.known_mask)
+    # the words standing together as typed: the concepts without their other spellings
+    typed = [c for c, h in zip(p.concepts, held, strict=True) if h]
+    quoted = phrase_bonus(ev.ix, acc, typed, top, boost, ev.known_mask)
     if len(present) > 1 and p.query_class[1] == "keywords":
         acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
         exact = False  # which reorders the candidates
     notices.extend(ev.notices)
     return Words(L, A, acc, rank_concepts, bool(rank_concepts), quoted, top if exact else None)
+
+
+def other_spelling(ix: lexical.LexIndex, c: Concept) -> tuple[tuple[str, ...], float] | None:
+    """A typed compound's other spelling and its weight, when papers use it (SPELLING_SHARE): one
+    word split in two where papers write the two together ("oversmoothing": `over smooth`, as in
+    "over-smoothing"), or two hyphenated words joined ("fine-tuning": `finetun`). The split with
+    the most papers is taken (`LexIndex.apart`). Its weight keeps a paper found by the other
+    spelling from scoring more than one found by the typed: the typed words' IDF over the other's,
+    at most 1."""
+    typed = c.alts[0]
+    word = c.label.lower()
+    if len(typed) == 1 and len(word) >= 5 and word.isascii() and word.isalnum() and stem(word) == typed[0]:
+        split, n = ix.apart(word)  # most words: none, kept from the first search that asked
+        other: tuple[str, ...] | None = split
+    elif len(typed) == 2 and "-" in word and not has_cjk(word):
+        words = [w for w in tokens(word) if w not in STOPWORDS]
+        if len(words) != 2 or tuple(map(stem, words)) != typed:
+            return None
+        other = (stem("".join(words)),)
+        n = _papers(ix, other)
+    else:
+        return None
+    if other is None or other in c.alts or n < max(MIN_SPELLING, SPELLING_SHARE * _papers(ix, typed)):
+        return None
+    typed_idf = _idf(ix, typed)
+    return other, min(1.0, typed_idf / _idf(ix, other)) if typed_idf else 1.0
+
+
+def _papers(ix: lexical.LexIndex, alt: tuple[str, ...]) -> int:
+    """How many papers hold a one-word alternative, or a two-word one's words together."""
+    terms = [t for s in alt if (t := ix.term(s)) is not None]
+    if len(terms) < len(alt) or len(terms) > 2:
+        return 0
+    return int(ix.df[terms[0]]) if len(terms) == 1 else len(ix.pair_docs(terms[0], terms[1]))
+
+
+def _idf(ix: lexical.LexIndex, alt: tuple[str, ...]) -> float:
+    """The summed IDF of an alternative's words (BM25's, as the index scores them; 0 if one is absent)."""
+    dfs = [int(ix.df[t]) if (t := ix.term(s)) is not None else 0 for s in alt]
+    return 0.0 if 0 in dfs else sum(math.log(1 + (ix.n - df + 0.5) / (df + 0.5)) for df in dfs)
