@@ -798,6 +798,14 @@ def test_a_compound_finds_the_same_papers_however_it_is_spelled(searcher, joined
     assert any(joined[:7] in t for t in texts) and any(apart[:8] in t for t in texts)
 
 
+def test_a_chinese_word_finds_its_translation_however_papers_spell_it(searcher):
+    """微调 reads as "fine tuning": it finds the papers that write "finetuning" too."""
+    got_zh, res_zh = everything(searcher, "微调", mode="lexical", sort="newest")
+    got_en, _ = everything(searcher, "fine-tuning", mode="lexical", sort="newest")
+    assert set(got_zh) == set(got_en) and res_zh.total == len(got_en)
+    assert any("finetun" in (p.title + " " + p.abstract).lower() for p in map(searcher.store.get, got_zh))
+
+
 def test_a_word_keeps_its_papers_when_papers_rarely_write_it_apart(empty_store):
     """ "over-smoothing" joins "oversmoothing" because papers write it so; "net work", once among
     many "network"s, is not read as "network"; a paper holding the typed spelling is not pushed

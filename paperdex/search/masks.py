@@ -299,7 +299,7 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
 def other_spelling(ix: lexical.LexIndex, c: Concept) -> tuple[tuple[str, ...], float] | None:
     """A typed compound's other spelling and its weight, when papers use it (SPELLING_SHARE): one
     word split in two where papers write the two together ("oversmoothing": `over smooth`, as in
-    "over-smoothing"), or two hyphenated words joined ("fine-tuning": `finetun`). The split with
+    "over-smoothing"), or two hyphenated words joined ("fine-tuning", or 微调 "fine tuning": `finetun`). The split with
     the most papers is taken (`LexIndex.apart`). Its weight keeps a paper found by the other
     spelling from scoring more than one found by the typed: the typed words' IDF over the other's,
     at most 1."""
@@ -308,7 +308,7 @@ def other_spelling(ix: lexical.LexIndex, c: Concept) -> tuple[tuple[str, ...], f
     if len(typed) == 1 and len(word) >= 5 and word.isascii() and word.isalnum() and stem(word) == typed[0]:
         split, n = ix.apart(word)  # most words: none, kept from the first search that asked
         other: tuple[str, ...] | None = split
-    elif len(typed) == 2 and "-" in word and not has_cjk(word):
+    elif len(typed) == 2 and ("-" in word or " " in word) and not has_cjk(word):  # typed, or a translation
         words = [w for w in tokens(word) if w not in STOPWORDS]
         if len(words) != 2 or tuple(map(stem, words)) != typed:
             return None
