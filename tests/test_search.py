@@ -830,3 +830,17 @@ def test_a_word_keeps_its_papers_when_papers_rarely_write_it_apart(empty_store):
     assert ids(s.search("oversmoothing graph", mode="lexical"))[0] == "joined"
     found = set(ids(s.search("network", mode="lexical", per_page=100)))
     assert "net" not in found and len(found) == 40
+
+
+def test_a_typo_gets_a_did_you_mean_and_a_word_papers_use_does_not(searcher):
+    """A rare typed word one letter from a common one offers the fixed query, never searches it
+    unasked; the fix is a word papers write ("semantation" shares a stem with "semantic", one
+    letter from "segmantation", and no paper writes it)."""
+
+    def offered(q):
+        return [n.params["query"] for n in searcher.search(q).notices if n.code == "did_you_mean"]
+
+    assert offered("tranformer attention") == ["transformer attention"]
+    assert offered("Segmantation") == ["segmentation"]
+    assert offered("transformer attention") == [] and offered("qwxzv") == []
+    assert searcher.search("tranformer").total == 0  # offered, not searched

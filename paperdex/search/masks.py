@@ -5,8 +5,10 @@ postings, memoises them and bounds what one query may read."""
 from __future__ import annotations
 
 import math
+import re
+import string
 import time
-from functools import reduce
+from functools import partial, reduce
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from paperdex.search.rank import (
     phrase_candidates,
     together_mask,
 )
-from paperdex.text import STOPWORDS, has_cjk, stem, tokens
+from paperdex.text import STOPWORDS, has_cjk, stem, stemmer, tokens
 
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
 MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
@@ -32,6 +34,12 @@ RELAX_BELOW = 10  # papers holding all of 3-5 concepts under which all but one w
 # papers write it at least this often per use of the typed one, and in at least MIN_SPELLING papers
 SPELLING_SHARE = 0.05
 MIN_SPELLING = 2
+# A typed word in at most RARE_WORD papers, one edit from a word in RESPELL_TIMES as many (and at
+# least RESPELL_MIN), gets a "did you mean" (`respellings`): "tranformer" -> "transformer"
+RARE_WORD = 2
+RESPELL_TIMES = 20
+RESPELL_MIN = 20
+RESPELL_CHECKED = 3  # fixes checked for papers that write them so, best first
 
 
 class OverBudget(Exception):
@@ -97,6 +105,18 @@ class Eval:
             return c
         other, weight = got
         return Concept(c.label, [*c.alts, other], [*(c.weights or [1.0] * len(c.alts)), weight], c.loose)
+
+    def respelled(self, word: str) -> str | None:
+        """The best of `respellings` that papers write as such: a stem says "semant" for the
+        nonsense "semantation" (one letter from "segmantation") as for "semantic"."""
+        for w in respellings(self.ix, word)[:RESPELL_CHECKED]:
+            t = Q.Text([w], phrase=True, raw=w)
+            try:
+                if self.corpus.phrase_rowids(t, f'"{w}"', partial(self._phrase_candidates, t)):
+                    return w
+            except Q.QueryError:  # too many papers to check one by one (Milvus): a word that common is one
+                return w
+        return None
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
         """The papers holding any of the concept's alternatives (in `column`, or anywhere)."""
@@ -277,6 +297,9 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
         L = A = np.ones(n, dtype=bool)  # no free words, or stopwords only: constraints alone
         if p.soft and not p.hard:
             notices.append(message("only_common_words"))
+    if fixes := {w: r for c in p.concepts if (w := c.label.lower()) and (r := ev.respelled(w))}:
+        query = re.sub(r"[A-Za-z]+", lambda m: fixes.get(m[0].lower(), m[0]), p.q)
+        notices.append(message("did_you_mean", query=query))
     if C is not None:
         L, A = L & C, A & C
     rank_concepts = [c for c, _ in present] + [ev.spelled(c) for c in p.rank_concepts([])]  # + the constraints' words
@@ -334,3 +357,34 @@ def _idf(ix: lexical.LexIndex, alt: tuple[str, ...]) -> float:
     """The summed IDF of an alternative's words (BM25's, as the index scores them; 0 if one is absent)."""
     dfs = [int(ix.df[t]) if (t := ix.term(s)) is not None else 0 for s in alt]
     return 0.0 if 0 in dfs else sum(math.log(1 + (ix.n - df + 0.5) / (df + 0.5)) for df in dfs)
+
+
+def respellings(ix: lexical.LexIndex, word: str) -> list[str]:
+    """The words one edit from a rare typed `word` whose stems papers hold RESPELL_TIMES as often,
+    most held first: a likely typo's fixes, offered, never searched for the user (a rare name one
+    letter from a common word stays as typed). Only for words of five letters or more, in at most
+    RARE_WORD papers. Where fixes share a stem ("robotcs": robotics, robots), the likeliest typo
+    comes first: a letter left out, then two swapped, one changed, one too many."""
+    if len(word) < 5 or not (word.isascii() and word.isalpha()):
+        return []
+    t = ix.term(stem(word))
+    if (df := int(ix.df[t]) if t is not None else 0) > RARE_WORD:
+        return []
+    cut = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    likeliness: dict[str, int] = {}
+    for rank, edits in enumerate(
+        [
+            {a + b[1:] for a, b in cut if b},  # a letter too many
+            {a + x + b[1:] for a, b in cut if b for x in string.ascii_lowercase},  # a letter changed
+            {a + b[1] + b[0] + b[2:] for a, b in cut if len(b) > 1},  # two letters swapped
+            {a + x + b for a, b in cut for x in string.ascii_lowercase},  # a letter left out
+        ]
+    ):
+        likeliness.update(dict.fromkeys(edits - {word}, rank))
+    need = max(RESPELL_MIN, RESPELL_TIMES * df)
+    cands = sorted(likeliness)
+    held = {}
+    for w, s in zip(cands, stemmer().stemWords(cands), strict=True):  # one call, no cache filled with typos
+        if (u := ix.vocab.index(s)) is not None and int(ix.df[u]) >= need:
+            held[w] = (int(ix.df[u]), likeliness[w])
+    return sorted(held, key=lambda w: (-held[w][0], -held[w][1], w))

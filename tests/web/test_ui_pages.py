@@ -194,3 +194,13 @@ def test_daily_json_says_what_ranked_it(client):
     assert d["papers"][0]["id"] == "2599.00102" and d["trending"] == ["2599.00102"]
     listed = client.get("/daily.json", params={"day": "2025-03-24", "sort": "newest"}).json()
     assert listed["papers"][-1]["id"] == "2599.00102"
+
+
+def test_a_typo_offers_the_fixed_query_as_a_link(client):
+    page = client.get("/?q=tranformer+attention")
+    assert page.status_code == 200
+    link = re.search(r'<a href="([^"]+)" data-testid="did-you-mean">([^<]+)</a>', page.text)
+    assert link and link.group(1) == "/?q=transformer%20attention" and "transformer attention" in link.group(2)
+    fixed = client.get(link.group(1))
+    assert fixed.status_code == 200 and 'data-testid="did-you-mean"' not in fixed.text
+    assert "did you mean “transformer”?" in client.get("/api/search?q=tranformer").json()["notices"]
