@@ -322,10 +322,10 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
 def other_spelling(ix: lexical.LexIndex, c: Concept) -> tuple[tuple[str, ...], float] | None:
     """A typed compound's other spelling and its weight, when papers use it (SPELLING_SHARE): one
     word split in two where papers write the two together ("oversmoothing": `over smooth`, as in
-    "over-smoothing"), or two hyphenated words joined ("fine-tuning", or 微调 "fine tuning": `finetun`). The split with
-    the most papers is taken (`LexIndex.apart`). Its weight keeps a paper found by the other
-    spelling from scoring more than one found by the typed: the typed words' IDF over the other's,
-    at most 1."""
+    "over-smoothing", the split the most papers write: `LexIndex.apart`), or two words joined,
+    hyphenated or a Chinese word's translation ("fine-tuning", 微调 "fine tuning": `finetun`).
+    Its weight keeps a paper found by the other spelling from scoring more than one found by the
+    typed: the typed words' IDF over the other's, at most 1."""
     typed = c.alts[0]
     word = c.label.lower()
     if len(typed) == 1 and len(word) >= 5 and word.isascii() and word.isalnum() and stem(word) == typed[0]:
