@@ -185,19 +185,16 @@ class LexIndex:
         how many papers do ("oversmoothing": ("over", "smooth"), as in "over-smoothing"); halves of
         two letters or more, no stopword. Kept like term ids: a search asks for each long word."""
         if (got := self._apart.get(word)) is None:
-            best: tuple[tuple[str, str] | None, int] = (None, 0)
-            for k in range(2, len(word) - 1):
-                a, b = word[:k], word[k:]
+            held: dict[tuple[str, str], int] = {}
+            for a, b in ((word[:k], word[k:]) for k in range(2, len(word) - 1)):
                 if a in STOPWORDS or b in STOPWORDS or (ta := self.term(stem(a))) is None:
                     continue
                 if (tb := self.term(stem(b))) is not None:
-                    split = (stem(a), stem(b))
-                    n = len(self.pair_docs(ta, tb))
-                    if (n, split) > (best[1], best[0] or ("", "")):
-                        best = (split, n)
+                    held[(stem(a), stem(b))] = len(self.pair_docs(ta, tb))
+            best = max(held, key=lambda s: (held[s], s), default=None)
             if len(self._apart) >= TERMS_KEPT:
                 self._apart.clear()
-            self._apart[word] = got = best
+            self._apart[word] = got = (best, held[best] if best else 0)
         return got
 
     def prefix_terms(self, prefix: str, limit: int = 256) -> np.ndarray:

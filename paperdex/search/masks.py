@@ -332,7 +332,7 @@ def other_spelling(ix: lexical.LexIndex, c: Concept) -> tuple[tuple[str, ...], f
         split, n = ix.apart(word)  # most words: none, kept from the first search that asked
         other: tuple[str, ...] | None = split
     elif len(typed) == 2 and ("-" in word or " " in word) and not has_cjk(word):  # typed, or a translation
-        words = [w for w in tokens(word) if w not in STOPWORDS]
+        words = [w for w in tokens(word) if w not in STOPWORDS]  # (not "2.5": numbers are not compounds)
         if len(words) != 2 or tuple(map(stem, words)) != typed:
             return None
         other = (stem("".join(words)),)
