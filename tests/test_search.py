@@ -458,6 +458,19 @@ def test_highlight_marks_stemmed_matches_and_escapes():
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
+def test_a_compound_asked_for_joined_is_marked_whole_where_it_is_hyphenated():
+    """ "oversmoothing" finds "Over-smoothing" (masks.other_spelling): the reader sees the whole
+    word marked, not "smoothing" alone; a hyphenated pair nobody asked for keeps its own marks."""
+    asked = stems("oversmoothing", "smoothing")
+    assert mark("Avoiding Over-smoothing in GNNs", asked) == [
+        ("Avoiding ", False), ("Over-smoothing", True), (" in GNNs", False)
+    ]  # fmt: skip
+    assert mark("label-smoothing and smoothing", asked) == [
+        ("label-", False), ("smoothing", True), (" and ", False), ("smoothing", True)
+    ]  # fmt: skip
+    assert marked_html(snippet("x " * 300 + "the over-smoothing issue", asked, 60)).count("<mark>") == 1
+
+
 _PIECES = ["decay", "Decaying", "weights", "s", "'s", "é", "模型", "_x", "x-y", " ", ". "]
 
 

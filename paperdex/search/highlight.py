@@ -33,10 +33,18 @@ def _finder(stems: frozenset[str]) -> re.Pattern:
     return re.compile(r"(?<![a-z0-9])(?:" + "|".join(heads) + r")[a-z0-9]*")
 
 
+# Two words joined by a hyphen: "Over-smoothing" is marked whole when "oversmoothing" is asked for
+_HYPHENATED = re.compile(r"(?<![\w-])([^\W_]+)-([^\W_]+)(?![\w-])")
+
+
 def _matches(text: str, stems: frozenset[str]) -> list[tuple[int, int]]:
-    """Where the words of text whose stem is one of `stems` are ((start, end), in order)."""
+    """Where the words of text whose stem is one of `stems` are ((start, end), in order); a
+    hyphenated pair whose joined spelling is asked for is one match (masks.other_spelling)."""
     words = _finder(stems).finditer(text.lower()) if text.isascii() else WORD.finditer(text)
-    return [m.span() for m in words if m.group() and _word_stem(m.group()) in stems]
+    found = [m.span() for m in words if m.group() and _word_stem(m.group()) in stems]
+    if not (whole := [m.span() for m in _HYPHENATED.finditer(text) if _word_stem(m[1] + m[2]) in stems]):
+        return found
+    return sorted(whole + [w for w in found if not any(a <= w[0] < b for a, b in whole)])
 
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:
