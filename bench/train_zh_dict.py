@@ -23,6 +23,16 @@ segmenting queries) and up to four English alternatives, best first, each one or
 words.
 
     python bench/train_zh_dict.py     # writes paperdex/data/zh-en-dict.tsv (~4 min on 2 cores)
+
+One family is composed by rule, not learned: "A to B" between modalities (文本生成视频,
+文生视频, 图生视频, 文本转语音, 语音转文字, 文本到三维), which the summaries write too seldom in
+any one spelling to be learned (文本生成视频 6 times, 图生视频 never: jieba cut them into
+"text generation | video" or "video" alone). `compose` adds each spelling the learned part lacks,
+after it, as "a to b" (the words side by side in a paper, stopwords aside), "b generation",
+and the usual acronym; its count is how many summaries hold it (at least 2, so that the
+segmenter keeps it whole).
+
+    python bench/train_zh_dict.py --compose   # only redo the composed part of the file
 """
 
 from __future__ import annotations
@@ -84,6 +94,65 @@ _MARKUP = re.compile(r"\*\*|__|[{}$^~]|\\[,;:! ]")
 
 def index_text(text: str) -> str:
     return _MARKUP.sub(" ", _LATEX_CMD.sub(r"\1", _LATEX_CMD_ARG.sub(r"\1", text)))
+
+
+# the composed family: a modality's Chinese spellings -> its English word; the connectors
+MODALITIES = {
+    "text": ("文本", "文字"),
+    "image": ("图像", "图片"),
+    "video": ("视频",),
+    "speech": ("语音",),
+    "audio": ("音频",),
+    "music": ("音乐",),
+    "3d": ("三维",),
+    "motion": ("动作",),
+    "code": ("代码",),
+}
+SHORT = {"text": "文", "image": "图"}  # 文生图, 图生视频: one character, with 生 only
+CONNECTORS = ("到", "生成", "转")
+MADE = {"image": "image generation", "video": "video generation", "speech": "speech synthesis",
+        "audio": "audio generation", "music": "music generation", "3d": "3d generation",
+        "motion": "motion generation", "code": "code generation"}  # fmt: skip
+ACRONYM = {("text", "image"): "t2i", ("text", "video"): "t2v", ("image", "video"): "i2v",
+           ("text", "speech"): "tts", ("speech", "text"): "asr"}  # fmt: skip
+COMPOSED = "# Composed by rule, not learned (bench/train_zh_dict.py, compose): a modality to a modality.\n"
+
+
+def composed(learned: set[str], summaries: list[str]) -> list[str]:
+    """The "A to B" family's lines for the words `learned` lacks (see the module's docstring)."""
+    spellings: dict[str, tuple[str, str]] = {}
+    for a, a_zh in MODALITIES.items():
+        for b, b_zh in MODALITIES.items():
+            for x in a_zh:
+                for y in b_zh:
+                    for c in CONNECTORS:
+                        spellings[x + c + y] = (a, b)
+                    if a in SHORT:
+                        spellings[SHORT[a] + "生" + y] = (a, b)
+            if a in SHORT and b in SHORT:
+                spellings[SHORT[a] + "生" + SHORT[b]] = (a, b)
+    rows = []
+    for zh, (a, b) in sorted(spellings.items()):
+        if zh in learned:
+            continue
+        alts = [f"{a} to {b}", MADE.get(b, ""), ACRONYM.get((a, b), "")]
+        n = max(2, sum(zh in text for text in summaries))
+        rows.append(f"{zh}\t{n}\t{' | '.join(x for x in alts if x)}\n")
+    return rows
+
+
+def compose() -> None:
+    """Redo the composed part of the dictionary file, the learned part untouched."""
+    text = OUT.read_text(encoding="utf-8")
+    learned = text.split(COMPOSED)[0]
+    words = {line.split("\t")[0] for line in learned.splitlines() if not line.startswith("#")}
+    summaries = [
+        json.dumps(json.loads(line), ensure_ascii=False)
+        for line in gzip.open(SHARED / "zh-summaries-train.jsonl.gz", "rt")
+    ]
+    rows = composed(words, summaries)
+    OUT.write_text(learned + COMPOSED + "".join(rows), encoding="utf-8")
+    log(f"{len(rows)} composed entries -> {OUT}")
 
 
 def log(msg: str, t0: float = time.time()) -> None:
@@ -333,7 +402,13 @@ def main() -> None:
         "# (Modified Apache License), aligned with the arXiv papers they summarise (CC0 metadata).\n" + "".join(rows)
     )
     log(f"{len(rows)} entries -> {OUT} ({OUT.stat().st_size / 1e6:.1f} MB)")
+    compose()
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["--compose"]:
+        compose()
+    else:
+        main()

@@ -1,6 +1,8 @@
 """Chinese queries over English papers: the dictionary's interface and what the engine does
 with it (docs/search.md, "Free words")."""
 
+import re
+
 import pytest
 
 from paperdex.search import Searcher
@@ -111,3 +113,16 @@ def test_the_cached_segmenter_segments_as_the_one_built_in_memory(tmp_path, monk
     assert len(runs) > 50
     for run in runs:
         assert list(lazy.cut(run)) == list(built.cut(run)), run
+
+
+def test_a_modality_to_a_modality_reads_as_one_concept_however_it_is_written(searcher):
+    """文本生成视频, 文生视频 and 文本到视频 all mean text-to-video: one concept, "text to video",
+    not "text generation" beside "video" (bench/train_zh_dict.py composes the family), so the
+    three spellings list the same papers, a text-to-video one first; 图生视频 is image-to-video,
+    not "video" alone."""
+    spellings = ["文本生成视频", "文生视频", "文本到视频"]
+    assert {zh.concepts(typed)[0][0] for typed in spellings} == {"text to video"}
+    lists = [[h.paper.id for h in searcher.search(t, mode="lexical", facets=False).hits] for t in spellings]
+    assert lists[0] and lists[0] == lists[1] == lists[2]
+    assert re.search(r"text[- ]to[- ]video", searcher.store.get(lists[0][0]).title.lower())
+    assert zh.concepts("图生视频")[0][0] == "image to video"
