@@ -126,3 +126,13 @@ def test_a_modality_to_a_modality_reads_as_one_concept_however_it_is_written(sea
     assert lists[0] and lists[0] == lists[1] == lists[2]
     assert re.search(r"text[- ]to[- ]video", searcher.store.get(lists[0][0]).title.lower())
     assert zh.concepts("图生视频")[0][0] == "image to video"
+
+
+def test_large_model_reads_as_llm(searcher):
+    """大模型 ("large model") is what Chinese says for an LLM: it finds the papers that say "LLM"
+    or "large language model", where the learned dictionary alone dropped the word."""
+    assert zh.concepts("大模型 推荐")[0][:2] == ["large language model", "llm"]
+    hits = searcher.search("大模型", mode="lexical", per_page=10, facets=False).hits
+    assert hits and all(
+        re.search(r"\bllms?\b|large language model", (h.paper.title + " " + h.paper.abstract).lower()) for h in hits
+    )
