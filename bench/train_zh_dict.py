@@ -28,7 +28,8 @@ One family is composed by rule, not learned: "A to B" between modalities (文本
 文生视频, 图生视频, 文本转语音, 语音转文字, 文本到三维), which the summaries write too seldom in
 any one spelling to be learned (文本生成视频 6 times, 图生视频 never: jieba cut them into
 "text generation | video" or "video" alone). `compose` adds each spelling the learned part lacks,
-after it, as "a to b" (the words side by side in a paper, stopwords aside), "b generation",
+after it, for the pairs the English papers write as a term ("text-to-video" in at least 3 of
+them: 28 of the 81 pairs), as "a to b" (the words side by side, stopwords aside), "b generation",
 and the usual acronym; its count is how many summaries hold it (at least 2, so that the
 segmenter keeps it whole).
 
@@ -44,6 +45,7 @@ import pickle
 import re
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
 import jieba
@@ -122,11 +124,26 @@ HAND = {"大模型": "large language model | llm | large model"}
 COMPOSED = "# Composed by rule, not learned (bench/train_zh_dict.py, compose): a modality to a modality, then HAND.\n"
 
 
-def composed(learned: set[str], summaries: list[str]) -> list[str]:
-    """The "A to B" family's lines for the words `learned` lacks (see the module's docstring)."""
+MIN_PAIR_PAPERS = 3  # papers writing "a to b" (or "a-to-b") for the pair to be a term of the field
+
+
+def written_pairs(papers: Iterable[str]) -> set[tuple[str, str]]:
+    """The modality pairs the English papers write as a term ("text-to-video"), MIN_PAIR_PAPERS times."""
+    pattern = re.compile(rf"\b({'|'.join(MODALITIES)})[- ]to[- ]({'|'.join(MODALITIES)})\b")
+    seen: Counter = Counter()
+    for text in papers:
+        seen.update({(m[1], m[2]) for m in pattern.finditer(text.lower())})
+    return {pair for pair, n in seen.items() if n >= MIN_PAIR_PAPERS}
+
+
+def composed(learned: set[str], summaries: list[str], pairs: set[tuple[str, str]]) -> list[str]:
+    """The "A to B" family's lines for the words `learned` lacks, for the `pairs` papers write
+    (see the module's docstring)."""
     spellings: dict[str, tuple[str, str]] = {}
     for a, a_zh in MODALITIES.items():
         for b, b_zh in MODALITIES.items():
+            if (a, b) not in pairs:
+                continue
             for x in a_zh:
                 for y in b_zh:
                     for c in CONNECTORS:
@@ -156,7 +173,8 @@ def compose() -> None:
         json.dumps(json.loads(line), ensure_ascii=False)
         for line in gzip.open(SHARED / "zh-summaries-train.jsonl.gz", "rt")
     ]
-    rows = composed(words, summaries)
+    papers = (json.loads(line) for line in gzip.open(SHARED / "arxiv-2025-2026.jsonl.gz", "rt"))
+    rows = composed(words, summaries, written_pairs(f"{r['title']} {r['abstract']}" for r in papers))
     OUT.write_text(learned + COMPOSED + "".join(rows), encoding="utf-8")
     log(f"{len(rows)} composed entries -> {OUT}")
 
