@@ -136,3 +136,22 @@ def test_large_model_reads_as_llm(searcher):
     assert hits and all(
         re.search(r"\bllms?\b|large language model", (h.paper.title + " " + h.paper.abstract).lower()) for h in hits
     )
+
+
+def test_an_earlier_dictionarys_cache_file_goes_after_a_week(tmp_path, monkeypatch):
+    """Each dictionary or jieba version has its own 10 MB segmenter cache: when a new one is
+    written, another version's file unwritten for over a week is removed, a recent one kept
+    (that version may still be installed beside this one)."""
+    import os
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = tmp_path / "paperdex"
+    cache.mkdir()
+    stale, recent = cache / "zh-segmenter-0000000000000000.sqlite", cache / "zh-segmenter-1111111111111111.sqlite"
+    for f, age_days in ((stale, 8), (recent, 1)):
+        f.write_bytes(b"x")
+        os.utime(f, (time.time() - age_days * 86400,) * 2)
+    zh._tokenizer.__wrapped__(zh.DICT, PrefixCounts)
+    left = sorted(p.name for p in cache.glob("zh-segmenter-*.sqlite"))
+    assert recent.name in left and stale.name not in left and len(left) == 2

@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sqlite3
+import time
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -53,6 +54,8 @@ def dictionary() -> tuple[dict[str, list[str]], dict[str, int]]:
 
 
 CACHE_FORMAT = 1
+# seconds after which another version's cache file goes (9.7 MB each; a version still in use writes it again)
+STALE_CACHE = 7 * 86400
 
 
 def _cache_file(path: Path, jieba) -> Path | None:
@@ -104,6 +107,9 @@ def _tokenizer(path: Path, table: Any = None):
             tmp.unlink(missing_ok=True)
             table.write(tmp, tok.FREQ, tok.total)
             os.replace(tmp, db)
+            for old in db.parent.glob("zh-segmenter-*.sqlite"):  # an earlier dictionary's, unwritten for a week
+                if old != db and time.time() - old.stat().st_mtime > STALE_CACHE:
+                    old.unlink(missing_ok=True)
         except (OSError, sqlite3.Error):
             pass  # a read-only home: segmenting still works, just without the cache
     return tok
