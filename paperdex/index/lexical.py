@@ -32,7 +32,7 @@ from paperdex.index.snapshots import REPAIR_COMMAND, prune_snapshots, publish_lo
 from paperdex.paper import index_text
 from paperdex.text import STOPWORDS, stem, stemmer, tokens
 
-FORMAT = 4
+FORMAT = 5
 
 
 class BM25F(TypedDict):

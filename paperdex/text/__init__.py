@@ -72,11 +72,32 @@ def split_cjk(text: str) -> list[tuple[str, bool]]:
     return runs(text, (m.span() for m in _CJK_RUN.finditer(text)))
 
 
-@lru_cache(maxsize=1)
-def stemmer():
-    import Stemmer  # PyStemmer: Porter, as the FTS5 porter tokenizer
+class _Stemmer:
+    """Porter's stems, but where Porter makes one word of two of the field's concepts that
+    papers write often (docs/search.md, "Stems"): "generalization" is not "generation", nor
+    "general" or "generic"; "community" is not "communication"; "news" is not "new"."""
 
-    return Stemmer.Stemmer("porter")
+    def __init__(self) -> None:
+        import Stemmer  # PyStemmer
+
+        self.porter = Stemmer.Stemmer("porter")
+
+    def stemWord(self, word: str) -> str:  # PyStemmer's name, which callers use
+        if word.startswith(("generaliz", "generalis")) and not word.startswith("generalist"):
+            return "generaliz"
+        if word.startswith(("general", "generic")):
+            return word[:7]
+        if word.startswith("communit"):
+            return "communiti"
+        return "news" if word == "news" else self.porter.stemWord(word)
+
+    def stemWords(self, words: list[str]) -> list[str]:
+        return [self.stemWord(w) for w in words]
+
+
+@lru_cache(maxsize=1)
+def stemmer() -> _Stemmer:
+    return _Stemmer()
 
 
 @lru_cache(maxsize=200_000)
