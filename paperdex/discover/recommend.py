@@ -27,6 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from paperdex.discover import library
+from paperdex.index import lexical
 from paperdex.messages import message
 from paperdex.paper import Paper, index_text
 from paperdex.search import Hit, OverBudget, Searcher, mark, rrf, snippet, stems_of, top_k
@@ -787,7 +788,7 @@ def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
             surface.setdefault(s, w)
     N = max(ix.n, 1)
     df = {s: 0 if (t := ix.term(s)) is None else int(ix.df[t]) for s in tf}
-    idf = {s: float(np.log(1 + (N - d + 0.5) / (d + 0.5))) for s, d in df.items() if d}  # words papers have
+    idf = {s: float(lexical.idf(d, N)) for s, d in df.items() if d}  # words papers have
     scored = sorted((((1 + np.log(tf[s])) * v, s) for s, v in idf.items()), key=lambda x: (-x[0], x[1]))
     return [surface[s] for _, s in scored[:n]]
 

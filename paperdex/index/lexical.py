@@ -300,6 +300,12 @@ BLOCK = 50_000  # documents tokenised together: the build holds one block's text
 _CHUNK = 1 << 22  # word pairs read back at a time (a test lowers it)
 
 
+def idf(df, n: int):
+    """BM25's IDF of a document frequency (or an array of them) among `n` documents: the one rule
+    the snapshot's scores, the compound rule's weights and related work's key terms use."""
+    return np.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
 def date_int(d: str | None) -> int:
     """A date's YYYYMMDD as a number (a year or month alone padded with zeros), 0 for none."""
     digits = (d or "")[:10].replace("-", "")
@@ -629,7 +635,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
         mean = float(lengths[f].mean()) if n else 0.0
         avg[f] = mean if mean > 0 else 1.0
     df = per_term([b.df for b in blocks]).astype(np.int32)
-    idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    w_idf = idf(df, n).astype(np.float32)
     bm_ptr = np.concatenate(([0], np.cumsum(df)))
     bm_doc = np.empty(bm_ptr[-1], dtype=np.int32)
     bm_score = np.empty(bm_ptr[-1], dtype=np.float32)
@@ -658,7 +664,7 @@ def _postings(blocks: list[_Block], lengths: dict, remap: np.ndarray, n: int) ->
         starts = _runs(key)
         tfw = np.add.reduceat(w, starts).astype(np.float32)
         term_u = key[starts] // span
-        score = idf[term_u] * tfw * (k1 + 1) / (tfw + k1)
+        score = w_idf[term_u] * tfw * (k1 + 1) / (tfw + k1)
         doc_u = (key[starts] % span + blk.lo).astype(np.int32)
         _scatter(bm_cursor, term_u, (bm_doc, doc_u), (bm_score, score.astype(np.float32)))
     out.update(df=df, bm_ptr=bm_ptr, bm_doc=bm_doc, bm_score=bm_score)

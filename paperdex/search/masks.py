@@ -69,6 +69,7 @@ class Eval:
         self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
         self.notices: list[str] = []
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
+        self._spelled: dict[tuple[str, str], Concept] = {}
 
     def _charge(self, n: int) -> None:
         self.cost += n
@@ -100,11 +101,17 @@ class Eval:
         return self._stem_cache.get((s, None))
 
     def spelled(self, c: Concept) -> Concept:
-        """The concept with its typed compound's other spelling (`other_spelling`), when papers use it."""
-        if (got := other_spelling(self.ix, c)) is None:
-            return c
-        other, weight = got
-        return Concept(c.label, [*c.alts, other], [*(c.weights or [1.0] * len(c.alts)), weight], c.loose)
+        """The concept with its typed compound's other spelling (`other_spelling`), when papers use
+        it; once a search (a constraint's words are ranked too)."""
+        key = (c.label, repr(c.alts))
+        if (done := self._spelled.get(key)) is None:
+            if (got := other_spelling(self.ix, c)) is None:
+                done = c
+            else:
+                other, weight = got
+                done = Concept(c.label, [*c.alts, other], [*(c.weights or [1.0] * len(c.alts)), weight], c.loose)
+            self._spelled[key] = done
+        return done
 
     def respelled(self, word: str) -> str | None:
         """The best of `respellings` that papers write as such: a stem says "semant" for the
@@ -356,7 +363,7 @@ def _papers(ix: lexical.LexIndex, alt: tuple[str, ...]) -> int:
 def _idf(ix: lexical.LexIndex, alt: tuple[str, ...]) -> float:
     """The summed IDF of an alternative's words (BM25's, as the index scores them; 0 if one is absent)."""
     dfs = [int(ix.df[t]) if (t := ix.term(s)) is not None else 0 for s in alt]
-    return 0.0 if 0 in dfs else sum(math.log(1 + (ix.n - df + 0.5) / (df + 0.5)) for df in dfs)
+    return 0.0 if 0 in dfs else sum(float(lexical.idf(df, ix.n)) for df in dfs)
 
 
 def respellings(ix: lexical.LexIndex, word: str) -> list[str]:

@@ -86,7 +86,7 @@ class _Stemmer:
         if word.startswith(("generaliz", "generalis")) and not word.startswith("generalist"):
             return "generaliz"
         if word.startswith(("general", "generic")):
-            return word[:7]
+            return "generic" if word.startswith("generic") else "general"
         if word.startswith("communit"):
             return "communiti"
         return "news" if word == "news" else self.porter.stemWord(word)
