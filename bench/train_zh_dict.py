@@ -7,8 +7,9 @@ target) we learn, for every Chinese unit, the English expressions that translate
 
 - Chinese units: jieba words of all five summary fields (TL;DR, motivation, method, result,
   conclusion) and phrases of two or three adjacent jieba words (大 + 语言 + 模型, 模型 + 量化).
-- English units: Porter stems of the paper's title + abstract, and their frequent bigrams and
-  trigrams ("large language model", "meta learn", "chain of thought").
+- English units: the index's stems (paperdex.text: Porter's, generalization apart from
+  generation) of the paper's title + abstract, and their frequent bigrams and trigrams ("large
+  language model", "meta learn", "chain of thought").
 - Association: a unit pair is a candidate when the English unit is in the paper for a good
   share of the summaries with the Chinese unit (P(e|z)) and far above its base rate (lift).
   Candidates compete (competitive linking, document level): an English unit is kept for a
@@ -50,10 +51,9 @@ from pathlib import Path
 
 import jieba
 import numpy as np
-import Stemmer
 from scipy import sparse
 
-from paperdex.text import IDEOGRAPHS  # the characters paperdex.text.zh segments: one range for both
+from paperdex.text import IDEOGRAPHS, stemmer  # what paperdex.text.zh segments and the index stems: one rule each
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 OUT = Path(__file__).resolve().parents[1] / "paperdex" / "data" / "zh-en-dict.tsv"
@@ -78,6 +78,10 @@ SUBSUME = 0.5  # a longer alternative replaces a shorter one inside it when it c
 TOP = 4
 # single-character function words: a phrase unit holding one as a word of its own is not a term
 ZH_FUNCTION = set("的了和与及或在是对为将从以把被于中等并且其该这此之而由向到使让给也都就又所一个种着过")
+# words that frame what follows ("based on", "through", "using", "a kind of"): a phrase they open
+# translates as what follows does (基于扩散 -> diffusion), and in a query it takes characters from
+# the next word (基于扩散 | 策略 instead of 基于 | 扩散策略): such a phrase is not a unit
+ZH_FRAME = frozenset("基于 通过 利用 使用 针对 用于 对于 关于 采用 借助 进行 提出 一种".split())
 STOPWORDS = frozenset(  # the query engine's list when this was written
     "a an and are as at be by for from has have in is it its of on or that the this to was were "
     "with we our via using based towards toward into than then these those which".split()
@@ -206,6 +210,11 @@ def en_units(text: str, stem) -> tuple[list[str], list[str]]:
     return units, surface
 
 
+def _framed_or_functional(toks: list[str]) -> bool:
+    """Whether a phrase's words hold a function word, or open with a framing one (ZH_FRAME)."""
+    return toks[0] in ZH_FRAME or any(t in ZH_FUNCTION for t in toks)
+
+
 def zh_units(fields: list[str], counts: Counter) -> set[str]:
     """jieba words of two or more characters and phrases of 2-3 adjacent words, per CJK run;
     `counts` gets their occurrences."""
@@ -228,7 +237,7 @@ def zh_units(fields: list[str], counts: Counter) -> set[str]:
 
 def main() -> None:
     jieba.setLogLevel(60)
-    stem = Stemmer.Stemmer("porter")
+    stem = stemmer()  # the index's stems (generalization apart from generation), so the readings match it
     summaries = [json.loads(line) for line in gzip.open(SHARED / "zh-summaries-train.jsonl.gz", "rt")]
     want = {r["id"] for r in summaries}
     papers = {}
@@ -266,7 +275,7 @@ def main() -> None:
         w
         for w, c in zdf.items()
         if c >= (MIN_DF_ZH if w in jieba.dt.FREQ or len(w) <= 2 else MIN_DF_PHRASE)
-        and (w in jieba.dt.FREQ or not any(t in ZH_FUNCTION for t in jieba.lcut(w)))
+        and (w in jieba.dt.FREQ or not _framed_or_functional(jieba.lcut(w)))
     )
     ev = sorted(w for w, c in edf.items() if c >= MIN_DF_EN)
     zi = {w: i for i, w in enumerate(zv)}
@@ -370,7 +379,7 @@ def main() -> None:
             for _, b, cb in kept:
                 if set(a.split()) < set(b.split()):
                     drop.add(a if cb >= SUBSUME * ca else b)
-        kept = [x for x in kept if x[1] not in drop]
+        kept = [x for x in kept if x[1] not in drop] or kept[:1]  # each drops the other: the best stays
         table[zv[fi]] = [k for _, k, _ in kept]
     # a phrase of two or three words whose best translation is one word that one of its parts
     # already translates to adds nothing over its parts as separate concepts (推理加速 -> inference

@@ -138,6 +138,15 @@ def test_large_model_reads_as_llm(searcher):
     )
 
 
+def test_a_framing_word_does_not_take_the_next_words_characters():
+    """基于 ("based on") opens phrases the summaries write often (基于扩散, "diffusion-based"); as
+    dictionary words they cut 基于扩散策略 as 基于扩散 | 策略 ("diffusion", "strategy") where the
+    researcher asked for a diffusion policy. And a word whose readings each gave way to another
+    (小目标: small, small target, small target detection) still reads as its best one."""
+    assert ["diffusion policy"] in zh.concepts("基于扩散策略的机器人操作")
+    assert zh.concepts("小目标")[0][0] == "small target"
+
+
 def test_an_earlier_dictionarys_cache_file_goes_after_a_week(tmp_path, monkeypatch):
     """Each dictionary or jieba version has its own 10 MB segmenter cache: when a new one is
     written, another version's file unwritten for over a week is removed, a recent one kept
