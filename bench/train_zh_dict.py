@@ -124,7 +124,9 @@ ACRONYM = {("text", "image"): "t2i", ("text", "video"): "t2v", ("image", "video"
 # Words the learner cannot make, written by hand. 大模型 ("large model") is what Chinese writes
 # where English papers write "LLM": the learner rightly finds no English unit specific to it (the
 # papers behind its summaries say "llm" only a little more often than the rest: docs/relevance.md).
-HAND = {"大模型": "large language model | llm | large model"}
+# 文字 ("written words") is what a question says for text (用文字指令编辑图像: edit an image by a
+# text instruction); the summaries write it mostly of writing systems, so it was learned as "scripts".
+HAND = {"大模型": "large language model | llm | large model", "文字": "text"}
 COMPOSED = "# Composed by rule, not learned (bench/train_zh_dict.py, compose): a modality to a modality, then HAND.\n"
 
 
