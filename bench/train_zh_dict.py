@@ -287,7 +287,7 @@ def main() -> None:
     def matrix(docs, vocab):
         rows, cols = [], []
         for i, d in enumerate(docs):
-            ids = [vocab[w] for w in d if w in vocab]
+            ids = sorted(vocab[w] for w in d if w in vocab)  # not in a set's order: the same each run
             rows += [i] * len(ids)
             cols += ids
         return sparse.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(len(docs), len(vocab)))
@@ -320,7 +320,7 @@ def main() -> None:
     np.maximum.at(best_dice, e, dice)
     best_f = np.zeros(len(ev), np.int64)
     best_f[e] = -1
-    order = np.argsort(dice)  # later (larger) assignments win
+    order = np.lexsort((f, dice))  # later (larger) assignments win; a tie to the later unit, every run
     best_f[e[order]] = f[order]
     own = best_f[e] == f  # this Chinese unit is the English unit's best translation
     sure = (p >= SURE_P) & (lift >= SURE_LIFT) & (c >= 5)  # a rare synonym (文生图 beside 文本到图像)

@@ -147,6 +147,12 @@ def test_a_framing_word_does_not_take_the_next_words_characters():
     assert zh.concepts("小目标")[0][0] == "small target"
 
 
+def test_text_in_a_question_reads_as_text():
+    """文字 in a question is text (用文字指令编辑图像: edit an image by a text instruction); the
+    summaries the dictionary learned from write it of writing systems ("scripts")."""
+    assert zh.concepts("用文字指令编辑图像")[0] == ["text"]
+
+
 def test_an_earlier_dictionarys_cache_file_goes_after_a_week(tmp_path, monkeypatch):
     """Each dictionary or jieba version has its own 10 MB segmenter cache: when a new one is
     written, another version's file unwritten for over a week is removed, a recent one kept
