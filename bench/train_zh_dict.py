@@ -142,9 +142,10 @@ def written_pairs(papers: Iterable[str]) -> set[tuple[str, str]]:
     return {pair for pair, n in seen.items() if n >= MIN_PAIR_PAPERS}
 
 
-def composed(learned: set[str], summaries: list[str], pairs: set[tuple[str, str]]) -> list[str]:
-    """The "A to B" family's lines for the words `learned` lacks, for the `pairs` papers write
-    (see the module's docstring)."""
+def composed(learned: dict[str, list[str]], summaries: list[str], pairs: set[tuple[str, str]]) -> list[str]:
+    """The "A to B" family's lines for the words `learned` ({word: its alternatives}) lacks, for
+    the `pairs` papers write (see the module's docstring); a learned spelling that lacks the
+    pair's acronym gets it after its own alternatives (文生图: text to image | image generation | t2i)."""
     spellings: dict[str, tuple[str, str]] = {}
     for a, a_zh in MODALITIES.items():
         for b, b_zh in MODALITIES.items():
@@ -160,10 +161,13 @@ def composed(learned: set[str], summaries: list[str], pairs: set[tuple[str, str]
                 spellings[SHORT[a] + "生" + SHORT[b]] = (a, b)
     rows = []
     for zh, (a, b) in sorted(spellings.items()):
+        n = max(2, sum(zh in text for text in summaries))
         if zh in learned:
+            acronym = ACRONYM.get((a, b))
+            if acronym and acronym not in learned[zh]:
+                rows.append(f"{zh}\t{n}\t{' | '.join([*learned[zh], acronym])}\n")
             continue
         alts = [f"{a} to {b}", MADE.get(b, ""), ACRONYM.get((a, b), "")]
-        n = max(2, sum(zh in text for text in summaries))
         rows.append(f"{zh}\t{n}\t{' | '.join(x for x in alts if x)}\n")
     for zh, alts_text in HAND.items():
         rows.append(f"{zh}\t{max(2, sum(zh in text for text in summaries))}\t{alts_text}\n")
@@ -174,7 +178,7 @@ def compose() -> None:
     """Redo the composed part of the dictionary file, the learned part untouched."""
     text = OUT.read_text(encoding="utf-8")
     learned = text.split("# Composed by rule")[0]
-    words = {line.split("\t")[0] for line in learned.splitlines() if not line.startswith("#")}
+    words = {r[0]: r[2].split(" | ") for r in (line.split("\t") for line in learned.splitlines()) if len(r) == 3}
     summaries = [
         json.dumps(json.loads(line), ensure_ascii=False)
         for line in gzip.open(SHARED / "zh-summaries-train.jsonl.gz", "rt")

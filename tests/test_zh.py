@@ -126,6 +126,8 @@ def test_a_modality_to_a_modality_reads_as_one_concept_however_it_is_written(sea
     assert lists[0] and lists[0] == lists[1] == lists[2]
     assert re.search(r"text[- ]to[- ]video", searcher.store.get(lists[0][0]).title.lower())
     assert zh.concepts("图生视频")[0][0] == "image to video"
+    # a learned spelling of the family also reads as the pair's acronym, as papers write it
+    assert "t2i" in zh.concepts("文生图")[0] and "t2v" in zh.concepts("文生视频")[0]
 
 
 def test_large_model_reads_as_llm(searcher):
