@@ -32,7 +32,8 @@ any one spelling to be learned (文本生成视频 6 times, 图生视频 never: 
 after it, for the pairs the English papers write as a term ("text-to-video" in at least 3 of
 them: 28 of the 81 pairs), as "a to b" (the words side by side, stopwords aside), "b generation",
 and the usual acronym; its count is how many summaries hold it (at least 2, so that the
-segmenter keeps it whole).
+segmenter keeps it whole). A learned spelling keeps its readings and gains the acronym it lacks
+(文生图: t2i).
 
     python bench/train_zh_dict.py --compose   # only redo the composed part of the file
 """
