@@ -134,6 +134,9 @@ def test_large_model_reads_as_llm(searcher):
     """大模型 ("large model") is what Chinese says for an LLM: it finds the papers that say "LLM"
     or "large language model", where the learned dictionary alone dropped the word."""
     assert zh.concepts("大模型 推荐")[0][:2] == ["large language model", "llm"]
+    # written with what is done to it, it stays whole: not 大 | 模型量化 ("model quantization")
+    for typed in ("大模型量化", "大模型微调", "大模型训练数据"):
+        assert zh.concepts(typed)[0][:2] == ["large language model", "llm"], typed
     hits = searcher.search("大模型", mode="lexical", per_page=10, facets=False).hits
     assert hits and all(
         re.search(r"\bllms?\b|large language model", (h.paper.title + " " + h.paper.abstract).lower()) for h in hits
