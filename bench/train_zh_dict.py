@@ -127,7 +127,9 @@ ACRONYM = {("text", "image"): "t2i", ("text", "video"): "t2v", ("image", "video"
 # papers behind its summaries say "llm" only a little more often than the rest: docs/relevance.md).
 # 文字 ("written words") is what a question says for text (用文字指令编辑图像: edit an image by a
 # text instruction); the summaries write it mostly of writing systems, so it was learned as "scripts".
-HAND = {"大模型": "large language model | llm | large model", "文字": "text"}
+# 量化 typed as a topic (大模型量化, 扩散模型量化) is quantization; the summaries write it more often
+# as the verb "quantify", which the learner kept alone (docs/relevance.md).
+HAND = {"大模型": "large language model | llm | large model", "文字": "text", "量化": "quantization | quantify"}
 COMPOSED = "# Composed by rule, not learned (bench/train_zh_dict.py, compose): a modality to a modality, then HAND.\n"
 
 

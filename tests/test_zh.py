@@ -137,6 +137,8 @@ def test_large_model_reads_as_llm(searcher):
     # written with what is done to it, it stays whole: not 大 | 模型量化 ("model quantization")
     for typed in ("大模型量化", "大模型微调", "大模型训练数据"):
         assert zh.concepts(typed)[0][:2] == ["large language model", "llm"], typed
+    # and 量化 typed as a topic is quantization, not the verb "quantify"
+    assert zh.concepts("大模型量化")[1][0] == "quantization"
     hits = searcher.search("大模型", mode="lexical", per_page=10, facets=False).hits
     assert hits and all(
         re.search(r"\bllms?\b|large language model", (h.paper.title + " " + h.paper.abstract).lower()) for h in hits
