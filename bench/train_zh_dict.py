@@ -129,7 +129,16 @@ ACRONYM = {("text", "image"): "t2i", ("text", "video"): "t2v", ("image", "video"
 # text instruction); the summaries write it mostly of writing systems, so it was learned as "scripts".
 # 量化 typed as a topic (大模型量化, 扩散模型量化) is quantization; the summaries write it more often
 # as the verb "quantify", which the learner kept alone (docs/relevance.md).
-HAND = {"大模型": "large language model | llm | large model", "文字": "text", "量化": "quantization | quantify"}
+# 工作 in a question is "work", a frame word set aside (上下文学习的工作机制: how in-context learning
+# works); the summaries' 工作流 ("workflow", which jieba cuts 工作 | 流) taught the learner
+# "workflows" for 工作 alone, so 工作流 gets that reading as a word of its own.
+HAND = {
+    "大模型": "large language model | llm | large model",
+    "文字": "text",
+    "量化": "quantization | quantify",
+    "工作": "work",
+    "工作流": "workflow",
+}
 COMPOSED = "# Composed by rule, not learned (bench/train_zh_dict.py, compose): a modality to a modality, then HAND.\n"
 
 

@@ -154,6 +154,13 @@ def test_a_framing_word_does_not_take_the_next_words_characters():
     assert zh.concepts("小目标")[0][0] == "small target"
 
 
+def test_work_in_a_question_is_set_aside_and_a_workflow_stays_one():
+    """工作 in 上下文学习的工作机制 (how in-context learning works) is a question's frame word, not
+    "workflows", which the learner took from 工作流; 工作流 itself still reads as a workflow."""
+    assert zh.concepts("上下文学习的工作机制")[1] == ["work"]
+    assert zh.concepts("工作流") == [["workflow"]]
+
+
 def test_text_in_a_question_reads_as_text():
     """文字 in a question is text (用文字指令编辑图像: edit an image by a text instruction); the
     summaries the dictionary learned from write it of writing systems ("scripts")."""
