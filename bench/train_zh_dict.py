@@ -171,19 +171,20 @@ def composed(learned: dict[str, list[str]], summaries: list[str], pairs: set[tup
                         spellings[SHORT[a] + "生" + y] = (a, b)
             if a in SHORT and b in SHORT:
                 spellings[SHORT[a] + "生" + SHORT[b]] = (a, b)
+
+    def line(zh: str, alts: list[str]) -> str:
+        """A composed line; its count is how many summaries hold the word, at least 2 (the segmenter
+        keeps a word of count 2 or more whole)."""
+        return f"{zh}\t{max(2, sum(zh in text for text in summaries))}\t{' | '.join(x for x in alts if x)}\n"
+
     rows = []
     for zh, (a, b) in sorted(spellings.items()):
-        n = max(2, sum(zh in text for text in summaries))
-        if zh in learned:
-            acronym = ACRONYM.get((a, b))
-            if acronym and acronym not in learned[zh]:
-                rows.append(f"{zh}\t{n}\t{' | '.join([*learned[zh], acronym])}\n")
-            continue
-        alts = [f"{a} to {b}", MADE.get(b, ""), ACRONYM.get((a, b), "")]
-        rows.append(f"{zh}\t{n}\t{' | '.join(x for x in alts if x)}\n")
-    for zh, alts_text in HAND.items():
-        rows.append(f"{zh}\t{max(2, sum(zh in text for text in summaries))}\t{alts_text}\n")
-    return rows
+        acronym = ACRONYM.get((a, b), "")
+        if zh not in learned:
+            rows.append(line(zh, [f"{a} to {b}", MADE.get(b, ""), acronym]))
+        elif acronym and acronym not in learned[zh]:
+            rows.append(line(zh, [*learned[zh], acronym]))
+    return rows + [line(zh, alts_text.split(" | ")) for zh, alts_text in HAND.items()]
 
 
 def compose() -> None:

@@ -69,7 +69,7 @@ class Eval:
         self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
         self.notices: list[str] = []
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
-        self._spelled: dict[tuple[str, str], Concept] = {}
+        self._spelled: dict[tuple[str, tuple[tuple[str, ...], ...]], Concept] = {}
 
     def _charge(self, n: int) -> None:
         self.cost += n
@@ -103,7 +103,7 @@ class Eval:
     def spelled(self, c: Concept) -> Concept:
         """The concept with its typed compound's other spelling (`other_spelling`), when papers use
         it; once a search (a constraint's words are ranked too)."""
-        key = (c.label, repr(c.alts))
+        key = (c.label, tuple(c.alts))
         if (done := self._spelled.get(key)) is None:
             if (got := other_spelling(self.ix, c)) is None:
                 done = c
