@@ -48,6 +48,7 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from itertools import pairwise
 from pathlib import Path
 
 import jieba
@@ -208,10 +209,15 @@ def log(msg: str, t0: float = time.time()) -> None:
 
 def en_units(text: str, stem) -> tuple[list[str], list[str]]:
     """Stemmed unigrams (no stopwords) and n-grams (n = 2, 3; no stopword at either end) of `text`,
-    with the n-grams' surface forms."""
+    with the n-grams' surface forms. An n-gram does not cut a hyphenated word at a function word
+    inside it: "end-to-end speech" gives "end to end", not "end speech", and "state-of-the-art
+    performance" no "art performance" (端到端语音 had been learned as "end speech"); "in-context
+    learning" still gives "context learning", and "AI-generated image" "generated image"."""
     units, surface = [], []
-    for clause in CLAUSE.split(index_text(text).lower().replace("-", " ")):
-        words = TOKEN.findall(clause)
+    for clause in CLAUSE.split(index_text(text).lower()):
+        found = list(TOKEN.finditer(clause))
+        words = [m[0] for m in found]
+        cut = _cuts(clause, found)
         stems = stem.stemWords(words)
         for i, (w, s) in enumerate(zip(words, stems, strict=True)):
             if w in EN_STOP:
@@ -220,13 +226,33 @@ def en_units(text: str, stem) -> tuple[list[str], list[str]]:
             surface.append(w)
             for n in (2, 3):
                 j = i + n
-                if j > len(words) or words[j - 1] in EN_STOP:
+                if j > len(words) or words[j - 1] in EN_STOP or cut[i] or cut[j]:
                     continue
                 if n == 3 and words[i + 1] in EN_STOP and words[i + 1] not in ("of", "to"):
                     continue
                 units.append(" ".join(stems[i:j]))
                 surface.append(" ".join(words[i:j]))
     return units, surface
+
+
+def _cuts(clause: str, found: list[re.Match]) -> list[bool]:
+    """For each gap between words (gap k before word k; one more at the end), whether an n-gram
+    starting or ending there would cut a hyphenated word at a function word with a content word
+    on the far side of it (end-to|-end, chain|-of-thought; not in-|context, AI-|generated)."""
+    words = [m[0] for m in found]
+    joined = [clause[a.end() : b.start()] == "-" for a, b in pairwise(found)]
+    cut = [False] * (len(words) + 1)
+    for k in range(1, len(words)):
+        if not joined[k - 1]:
+            continue
+        left, right = k - 1, k  # the words either side of the gap, and the content beyond the stopword
+        while left > 0 and joined[left - 1] and words[left] in EN_STOP:
+            left -= 1
+        while right < len(words) - 1 and joined[right] and words[right] in EN_STOP:
+            right += 1
+        stop_at_gap = words[k - 1] in EN_STOP or words[k] in EN_STOP
+        cut[k] = stop_at_gap and words[left] not in EN_STOP and words[right] not in EN_STOP
+    return cut
 
 
 def _framed_or_functional(toks: list[str]) -> bool:

@@ -167,6 +167,17 @@ def test_text_in_a_question_reads_as_text():
     assert zh.concepts("用文字指令编辑图像")[0] == ["text"]
 
 
+def test_a_hyphenated_term_is_not_cut_at_its_function_word():
+    """The learner read "end-to-end speech" as holding the phrase "end speech", so 端到端语音对话
+    (end-to-end spoken dialogue) searched for "end speech" and IWSLT submissions; and "state-of-
+    the-art performance" gave 先进性能 "art performance". End-to-end stays a concept of its own,
+    speech another, and no reading holds a phrase cut out of such a term."""
+    got = zh.concepts("端到端语音对话大模型")
+    assert got[:3] == [["end to end"], ["speech"], ["conversational", "dialogue"]]
+    readings = [alt for alts in zh.dictionary()[0].values() for alt in alts]
+    assert "end speech" not in readings and "art performance" not in readings
+
+
 def test_an_earlier_dictionarys_cache_file_goes_after_a_week(tmp_path, monkeypatch):
     """Each dictionary or jieba version has its own 10 MB segmenter cache: when a new one is
     written, another version's file unwritten for over a week is removed, a recent one kept
