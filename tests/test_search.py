@@ -303,6 +303,15 @@ def test_hostile_queries_answer_or_explain(searcher, q):
     assert all(h.paper.id and np.isfinite(h.score) for h in res.hits)
 
 
+def test_a_pasted_run_of_letters_gets_a_short_notice(searcher):
+    """Ten thousand letters in one word: no paper holds it, and the notice says so naming its
+    start, not the whole paste (no "did you mean" is looked for: its edits took 90 s to try,
+    test_hostile_queries_answer_or_explain's duration)."""
+    res = searcher.search("a" * 10_000)
+    (notice,) = [n for n in res.notices if "no paper contains" in n]
+    assert len(notice) < 100 and "“aaaaaaaaaa" in notice and "…”" in notice
+
+
 def test_query_syntax_is_bounded_to_64_terms(searcher):
     """The documented limit (docs/search.md, Cost): a thousand ORed terms are refused with a
     message, 64 are answered; plain words are a description, bounded by their length."""

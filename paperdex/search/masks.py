@@ -40,6 +40,9 @@ RARE_WORD = 2
 RESPELL_TIMES = 20
 RESPELL_MIN = 20
 RESPELL_CHECKED = 3  # fixes checked for papers that write them so, best first
+# Typed words longer than this get no fix (docs/search.md): a pasted run of letters took 90 s
+RESPELL_LONGEST = 32
+NAMED_LONGEST = 40  # characters of a word a notice quotes
 
 
 class OverBudget(Exception):
@@ -287,7 +290,7 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     present = [(c, m) for c, m, h in zip(concepts, masks, held, strict=True) if h]
     missing = [c.label for c, h in zip(concepts, held, strict=True) if not h]
     if missing and present:
-        notices.append(message("missing_words_without", words=", ".join(f"“{w}”" for w in missing)))
+        notices.append(message("missing_words_without", words=_named(missing)))
     if present:
         cov: np.ndarray = np.zeros(n, dtype=np.uint8) if len(present) < 256 else np.zeros(n, dtype=np.int32)
         for _, m in present:
@@ -299,7 +302,7 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     elif p.concepts or p.cjk_words:
         L = A = np.zeros(n, dtype=bool)  # no free word is in any paper
         if missing:
-            notices.append(message("missing_words", words=", ".join(f"“{w}”" for w in missing)))
+            notices.append(message("missing_words", words=_named(missing)))
     else:
         L = A = np.ones(n, dtype=bool)  # no free words, or stopwords only: constraints alone
         if p.soft and not p.hard:
@@ -366,13 +369,19 @@ def _idf(ix: lexical.LexIndex, alt: tuple[str, ...]) -> float:
     return 0.0 if 0 in dfs else sum(float(lexical.idf(df, ix.n)) for df in dfs)
 
 
+def _named(words: list[str]) -> str:
+    """The words a notice says no paper holds, each quoted; one over NAMED_LONGEST characters
+    (a pasted run of letters) cut short, so the notice stays a line and does not echo the paste."""
+    return ", ".join(f"“{w[:NAMED_LONGEST]}…”" if len(w) > NAMED_LONGEST else f"“{w}”" for w in words)
+
+
 def respellings(ix: lexical.LexIndex, word: str) -> list[str]:
     """The words one edit from a rare typed `word` whose stems papers hold RESPELL_TIMES as often,
     most held first: a likely typo's fixes, offered, never searched for the user (a rare name one
-    letter from a common word stays as typed). Only for words of five letters or more, in at most
-    RARE_WORD papers. Where fixes share a stem ("robotcs": robotics, robots), the likeliest typo
-    comes first: a letter left out, then two swapped, one changed, one too many."""
-    if len(word) < 5 or not (word.isascii() and word.isalpha()):
+    letter from a common word stays as typed). Only for words of five to RESPELL_LONGEST letters,
+    in at most RARE_WORD papers. Where fixes share a stem ("robotcs": robotics, robots), the
+    likeliest typo comes first: a letter left out, then two swapped, one changed, one too many."""
+    if not 5 <= len(word) <= RESPELL_LONGEST or not (word.isascii() and word.isalpha()):
         return []
     t = ix.term(stem(word))
     if (df := int(ix.df[t]) if t is not None else 0) > RARE_WORD:
