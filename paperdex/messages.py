@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 LANGS = ("en", "zh")
+NAMED_LONGEST = 40  # characters of a typed word a message names (`typed`)
 
 
 def _load() -> dict[str, dict[str, str]]:
@@ -87,6 +88,12 @@ class Message(str):
 def message(code: str, **params: Any) -> Message:
     """The message `code` with its fields; raises KeyError for an unknown code or a missing field."""
     return Message(code, params)
+
+
+def typed(text: str) -> str:
+    """Text a user typed as a message names it: cut to NAMED_LONGEST characters, so a pasted run
+    of letters or characters is not echoed whole and the message stays one line (docs/search.md)."""
+    return text if len(text) <= NAMED_LONGEST else text[:NAMED_LONGEST] + "…"
 
 
 def param(name: str) -> str:

@@ -310,6 +310,9 @@ def test_a_pasted_run_of_letters_gets_a_short_notice(searcher):
     res = searcher.search("a" * 10_000)
     (notice,) = [n for n in res.notices if "no paper contains" in n]
     assert len(notice) < 100 and "“aaaaaaaaaa" in notice and "…”" in notice
+    # and a pasted run of Chinese the dictionary cannot read, named the same way, in both languages
+    (notice,) = [n for n in searcher.search("龘" * 900).notices if "no English word" in n]
+    assert len(notice) < 120 and "龘龘龘…" in notice and len(notice.in_lang("zh")) < 100
 
 
 def test_query_syntax_is_bounded_to_64_terms(searcher):

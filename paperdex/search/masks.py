@@ -13,7 +13,7 @@ from functools import partial, reduce
 import numpy as np
 
 from paperdex.index import lexical
-from paperdex.messages import message
+from paperdex.messages import message, typed
 from paperdex.search import query as Q
 from paperdex.search.corpus import Corpus
 from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together
@@ -42,7 +42,6 @@ RESPELL_MIN = 20
 RESPELL_CHECKED = 3  # fixes checked for papers that write them so, best first
 # Typed words longer than this get no fix (docs/search.md): a pasted run of letters took 90 s
 RESPELL_LONGEST = 32
-NAMED_LONGEST = 40  # characters of a word a notice quotes
 
 
 class OverBudget(Exception):
@@ -219,7 +218,7 @@ class Eval:
         if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
             return self.prefix_mask(t.words[0].rstrip("*"), col)
         cs, untranslated = concepts_of(t, self.zh_dict)
-        self.notices.extend(message("untranslated_no_words", word=w) for w in untranslated)
+        self.notices.extend(message("untranslated_no_words", word=typed(w)) for w in untranslated)
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)
         if not t.phrase:  # a quoted phrase is matched as typed
@@ -320,8 +319,8 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST
     top, exact = phrase_candidates(acc, A & (acc > 0))
     # the words standing together as typed: the concepts without their other spellings
-    typed = [c for c, h in zip(p.concepts, held, strict=True) if h]
-    quoted = phrase_bonus(ev.ix, acc, typed, top, boost, ev.known_mask)
+    as_typed = [c for c, h in zip(p.concepts, held, strict=True) if h]
+    quoted = phrase_bonus(ev.ix, acc, as_typed, top, boost, ev.known_mask)
     if len(present) > 1 and p.query_class[1] == "keywords":
         acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
         exact = False  # which reorders the candidates
@@ -370,9 +369,8 @@ def _idf(ix: lexical.LexIndex, alt: tuple[str, ...]) -> float:
 
 
 def _named(words: list[str]) -> str:
-    """The words a notice says no paper holds, each quoted; one over NAMED_LONGEST characters
-    (a pasted run of letters) cut short, so the notice stays a line and does not echo the paste."""
-    return ", ".join(f"“{w[:NAMED_LONGEST]}…”" if len(w) > NAMED_LONGEST else f"“{w}”" for w in words)
+    """The words a notice says no paper holds, each quoted as `messages.typed` names it."""
+    return ", ".join(f"“{typed(w)}”" for w in words)
 
 
 def respellings(ix: lexical.LexIndex, word: str) -> list[str]:

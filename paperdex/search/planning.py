@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
-from paperdex.messages import message
+from paperdex.messages import message, typed
 from paperdex.paper import index_text
 from paperdex.search import query as Q
 from paperdex.store import PrefixCounts
@@ -251,7 +251,7 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
     for t in p.soft:
         cs, untranslated = concepts_of(t, zh_dict)
         p.concepts.extend(cs)
-        p.notices.extend(message("untranslated_dense_only", word=w) for w in untranslated)
+        p.notices.extend(message("untranslated_dense_only", word=typed(w)) for w in untranslated)
     if (kept := [c for c in p.concepts if not is_filler(c)]) and len(kept) < len(p.concepts):
         p.filler = [c for c in p.concepts if is_filler(c)]
         p.concepts = kept
