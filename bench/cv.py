@@ -34,6 +34,8 @@ import relevance
 from paperdex.index import lexical
 from paperdex.search import engine as S
 from paperdex.search import masks, rank
+from paperdex.search.planning import PrefixCounts, split_cjk
+from paperdex.text import zh
 
 ROOT = Path(__file__).resolve().parents[1]
 WGRID = np.round(np.arange(0, 1.0001, 0.05), 2)
@@ -58,7 +60,30 @@ def sides(e: relevance.Engine, q: str):
 
 # --- per-query trust: evidence about one query (query-performance prediction) -------------
 
-TRUST_FEATURES = ("spec", "agree", "lexcos", "cover", "cos1", "lgap", "zh")
+TRUST_FEATURES = ("spec", "agree", "lexcos", "cover", "cos1", "lgap", "zhread", "zhword", "zh")
+
+
+def zh_read(q: str) -> float:
+    """The share of a query's Chinese characters the dictionary reads (1 with none): the rest
+    reaches the dense side alone, so where little is read the words rank a fragment."""
+    runs = [run.strip() for run, cjk in split_cjk(q) if cjk and run.strip()]
+    if not runs:
+        return 1.0
+    return sum(sum(len(w) for w in zh.segment(r, PrefixCounts)) for r in runs) / sum(len(r) for r in runs)
+
+
+def zh_word_read(q: str) -> float:
+    """`zh_read` over the segmenter's words of two or more characters only (one character is
+    mostly a function word: 的, 让, 用): the share of them the dictionary reads, in characters."""
+    d = zh._load(zh.DICT)[0]
+    have = total = 0
+    for run in zh._IDEOGRAPH_RUN.findall(q):
+        for w in zh._tokenizer(zh.DICT, PrefixCounts).cut(run):
+            if len(w) < 2:
+                continue
+            total += len(w)
+            have += len(w) if w in d else sum(len(x) for x in zh._back_off(w, d, zh._load(zh.DICT)[1]))
+    return have / total if total else 1.0
 
 
 def trust_features(e: relevance.Engine, p, words, dense) -> dict[str, float]:
@@ -85,7 +110,7 @@ def trust_features(e: relevance.Engine, p, words, dense) -> dict[str, float]:
         lexcos = float((c.mean() - dense.cos[-1]) / max(float(dense.cos[0] - dense.cos[-1]), 1e-6))
         cos1 = float(dense.cos[0]) - rank.floors(dense.index.model, p.dense_lang)[0]
     feats = {"spec": spec, "agree": agree, "lexcos": lexcos, "cover": cover, "cos1": cos1, "lgap": lgap}
-    return feats | {"zh": float(p.lang != "en")}
+    return feats | {"zhread": zh_read(p.q), "zhword": zh_word_read(p.q), "zh": float(p.lang != "en")}
 
 
 def trust_weight(X: np.ndarray, theta) -> np.ndarray:
@@ -351,6 +376,8 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
     today = np.array([rank.FUSION[c] for c in qc])
     F = {k: np.array([r["feats"][k] for r in rows]) for k in TRUST_FEATURES}
     F |= {"sentence": np.array([c[1] == "sentence" for c in qc], float)}
+    far = (F["sentence"] > 0) & (F["lexcos"] < rank.FAR_WORDS) & (today > 0)  # the engine's `words_far`
+    today = np.minimum(1.0, today + rank.FAR_WORDS_SHIFT * far)
     F |= {"mixed": np.array([c[0] == "mixed" for c in qc], float), "zh": np.array([c[0] == "zh" for c in qc], float)}
 
     def fixed(idx, w=None, fb=True, bonus=True, gap=True):
@@ -367,7 +394,8 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
 
     def split(feat):  # English sentences: one weight under a threshold of the feature, one over
         f = F[feat]
-        grid = [(a, b, t) for a in WGRID[4:17:2] for b in WGRID[4:17:2] for t in np.quantile(f[ens], QUANTS)]
+        ts = np.quantile(f[ens] if ens.any() else f, QUANTS)  # a cache of Chinese classes has no English sentence
+        grid = [(a, b, t) for a in WGRID[4:17:2] for b in WGRID[4:17:2] for t in ts]
 
         def two(idx, th):
             return np.where(ens[idx], np.where(f[idx] < th[2], th[0], th[1]), today[idx])
@@ -388,6 +416,13 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
 
         return Rule(lambda idx, th: fixed(idx, np.clip(today[idx] + th[0] * far(idx, th[1]), 0, 1)), grid)
 
+    def unread(feat, linear=False):  # more dense weight where the dictionary reads little of the Chinese
+        f = F[feat]
+        if linear:  # today's weight + d × the share unread
+            grid = [(d,) for d in WGRID[:17]]
+            return Rule(lambda idx, th: fixed(idx, np.clip(today[idx] + th[0] * (1 - f[idx]), 0, 1)), grid)
+        return Rule(lambda idx, th: fixed(idx, np.clip(today[idx] + th[0] * (f[idx] < th[1]), 0, 1)), ZH_GRID)
+
     return {
         "today": Rule(lambda idx, th: fixed(idx), [None]),
         "no-feedback": Rule(lambda idx, th: fixed(idx, fb=False), [None]),
@@ -403,10 +438,14 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
         "shift-cover": shift("cover"),
         "shift-lexcos": shift("lexcos"),
         "shift-lexcos-sentences": shift_sentences("lexcos"),
+        "shift-zhread": unread("zhread"),
+        "shift-zhword": unread("zhword"),
+        "linear-zhread": unread("zhread", linear=True),
     }
 
 
 QUANTS = np.linspace(0.05, 0.95, 10)
+ZH_GRID = [(d, t) for d in WGRID[:13:2] for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)]
 
 
 def objective(T, names, idx, rule, th) -> float:
