@@ -75,14 +75,14 @@ def zh_read(q: str) -> float:
 def zh_word_read(q: str) -> float:
     """`zh_read` over the segmenter's words of two or more characters only (one character is
     mostly a function word: 的, 让, 用): the share of them the dictionary reads, in characters."""
-    d = zh._load(zh.DICT)[0]
+    d, counts = zh.dictionary()
     have = total = 0
     for run in zh._IDEOGRAPH_RUN.findall(q):
         for w in zh._tokenizer(zh.DICT, PrefixCounts).cut(run):
             if len(w) < 2:
                 continue
             total += len(w)
-            have += len(w) if w in d else sum(len(x) for x in zh._back_off(w, d, zh._load(zh.DICT)[1]))
+            have += len(w) if w in d else sum(len(x) for x in zh._back_off(w, d, counts))
     return have / total if total else 1.0
 
 
@@ -110,7 +110,10 @@ def trust_features(e: relevance.Engine, p, words, dense) -> dict[str, float]:
         lexcos = float((c.mean() - dense.cos[-1]) / max(float(dense.cos[0] - dense.cos[-1]), 1e-6))
         cos1 = float(dense.cos[0]) - rank.floors(dense.index.model, p.dense_lang)[0]
     feats = {"spec": spec, "agree": agree, "lexcos": lexcos, "cover": cover, "cos1": cos1, "lgap": lgap}
-    return feats | {"zhread": zh_read(p.q), "zhword": zh_word_read(p.q), "zh": float(p.lang != "en")}
+    far = 0.0  # the engine's own test (`rank.words_far`), on what the engine gives it
+    if dense is not None and p.query_class[1] == "sentence":
+        far = float(rank.words_far(dense.index.cosines_of(dense.every, ix.rowids[words.best(10)[0]]), dense.cos))
+    return feats | {"far": far, "zhread": zh_read(p.q), "zhword": zh_word_read(p.q), "zh": float(p.lang != "en")}
 
 
 def trust_weight(X: np.ndarray, theta) -> np.ndarray:
@@ -374,10 +377,9 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
     fbcls = np.array([c in rank.FEEDBACK for c in qc])
     ens = np.array([c == ("en", "sentence") for c in qc])
     today = np.array([rank.FUSION[c] for c in qc])
-    F = {k: np.array([r["feats"][k] for r in rows]) for k in TRUST_FEATURES}
+    F = {k: np.array([r["feats"][k] for r in rows]) for k in (*TRUST_FEATURES, "far")}
     F |= {"sentence": np.array([c[1] == "sentence" for c in qc], float)}
-    far = (F["sentence"] > 0) & (F["lexcos"] < rank.FAR_WORDS) & (today > 0)  # the engine's `words_far`
-    today = np.minimum(1.0, today + rank.FAR_WORDS_SHIFT * far)
+    today = np.minimum(1.0, today + rank.FAR_WORDS_SHIFT * ((F["far"] > 0) & (today > 0)))  # FAR_WORDS_SHIFT
     F |= {"mixed": np.array([c[0] == "mixed" for c in qc], float), "zh": np.array([c[0] == "zh" for c in qc], float)}
 
     def fixed(idx, w=None, fb=True, bonus=True, gap=True):
