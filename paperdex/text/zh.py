@@ -4,10 +4,8 @@ A learned dictionary (paperdex/data/zh-en-dict.tsv, made by bench/train_zh_dict.
 summaries aligned with their English papers) maps Chinese words and phrases to English
 alternatives ("large language model", "llm"). `concepts` segments the Chinese text with jieba,
 which also knows the dictionary's phrases, and turns each word into one concept: its English
-alternatives, best first. A word the dictionary lacks is read from a general one, everyday words
-from CC-CEDICT the learned one had no evidence for (忘记 -> "forget", paperdex/data/zh-en-general.tsv,
-bench/train_zh_general.py); else it backs off to the known words inside it (模型量化 -> 模型, 量化),
-each a concept of its own. English words typed in the query are the
+alternatives, best first. A word the dictionary lacks backs off to the known words inside it
+(模型量化 -> 模型, 量化), each a concept of its own. English words typed in the query are the
 query engine's business; the dense side sees the query untouched."""
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from typing import Any
 from paperdex.text import IDEOGRAPHS
 
 DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
-GENERAL = DICT.with_name("zh-en-general.tsv")
 # Runs of the characters the dictionary knows (bench/train_zh_dict.py reads the same block):
 # kana, hangul and rarer ideographs are not handed to jieba, which has no words for them.
 _IDEOGRAPH_RUN = re.compile(f"[{IDEOGRAPHS}]+")
@@ -49,19 +46,6 @@ def _load(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
                 alts[parts[0]] = [a.strip() for a in parts[2].split("|") if a.strip()]
                 counts[parts[0]] = int(parts[1])
     return alts, counts
-
-
-@lru_cache(maxsize=4)
-def _general(path: Path) -> dict[str, list[str]]:
-    """{chinese: [alternative, ...]} from `zh<TAB>alt | alt` lines: words read only where the
-    learned dictionary has none (segment)."""
-    out: dict[str, list[str]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            word, _, alts = line.partition("\t")
-            if not line.startswith("#") and alts:
-                out[word] = [a.strip() for a in alts.split("|") if a.strip()]
-    return out
 
 
 def dictionary() -> tuple[dict[str, list[str]], dict[str, int]]:
@@ -161,14 +145,12 @@ def _back_off(word: str, d: dict[str, list[str]], counts: dict[str, int]) -> lis
 
 
 def segment(text: str, table: Any = None) -> list[str]:
-    """The dictionary words of `text`'s Chinese, in order: the learned dictionary's, else the
-    general one's, else the learned words inside it (a word of three or more characters)."""
+    """The dictionary words of `text`'s Chinese, in order (unknown words backed off to their parts)."""
     d, counts = _load(DICT)
-    general = _general(GENERAL)
     out: list[str] = []
     for run in _IDEOGRAPH_RUN.findall(text):
         for word in _tokenizer(DICT, table).cut(run):
-            if word in d or word in general:
+            if word in d:
                 out.append(word)
             elif len(word) >= 3:
                 out += _back_off(word, d, counts)
@@ -179,10 +161,10 @@ def concepts(text: str, enabled: bool = True, table: Any = None) -> list[list[st
     """The concepts of `text`'s Chinese words, in order, each once; `enabled`: Settings.zh_dict."""
     if not enabled:
         return []
-    d, general = _load(DICT)[0], _general(GENERAL)
+    d = _load(DICT)[0]
     out: list[list[str]] = []
     for word in segment(text, table):
-        for alts in _whole(word, d) if word in d else [general[word]]:
+        for alts in _whole(word, d):
             if alts not in out:
                 out.append(alts)
     return out
