@@ -7,17 +7,19 @@ are untouched, so the store's vectors and English queries are unaffected.
 
 Training pairs: ../shared/data/zh-summaries-train.jsonl.gz (Chinese summaries written by a
 language model for dw-dengwei/daily-arXiv-ai-enhanced; none is a development or held-back
-query target), restricted to papers whose e5 vectors we have (the 21k sub-corpus).
+query target), restricted to papers whose e5 vectors we have: VECS, the 63k corpus's
+(bench/stores.sh writes them; the first adapter had the 21k sub-corpus's, `--vecs e5-21k`).
+The TL;DRs are embedded as a search embeds a query, without the adapter being trained.
 
-    python bench/train_zh_adapter.py queries   # embed the training TL;DRs (resumable)
-    python bench/train_zh_adapter.py train     # fit, write paperdex/data/zh-adapter.e5.npy
+    python bench/train_zh_adapter.py queries [--vecs e5-63k]   # embed the training TL;DRs (resumable)
+    python bench/train_zh_adapter.py train [--vecs e5-63k] [--out FILE]   # fit, write paperdex/data/zh-adapter.e5.npy
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -28,9 +30,8 @@ WORK = Path("/work/vecs")
 OUT = Path(__file__).resolve().parents[1] / "paperdex" / "data" / "zh-adapter.e5.npy"
 
 
-def pairs() -> tuple[list[str], list[str]]:
-    ids21 = [json.loads(line)["id"] for line in gzip.open(SHARED / "arxiv-21k.jsonl.gz", "rt")]
-    have = set(ids21)
+def pairs(vecs: str) -> tuple[list[str], list[str]]:
+    have = set((WORK / f"{vecs}.ids.txt").read_text().split())
     ids, texts = [], []
     for line in gzip.open(SHARED / "zh-summaries-train.jsonl.gz", "rt"):
         r = json.loads(line)
@@ -40,12 +41,12 @@ def pairs() -> tuple[list[str], list[str]]:
     return ids, texts
 
 
-def embed_queries() -> None:
-    from paperdex.index.embed import get_embedder
+def embed_queries(vecs: str) -> None:
+    from paperdex.index.embed import EmbedOptions, get_embedder
 
-    ids, texts = pairs()
-    e5 = get_embedder("multilingual-e5-small")
-    parts = WORK / "zhq.parts"
+    ids, texts = pairs(vecs)
+    e5 = get_embedder("multilingual-e5-small", options=EmbedOptions(zh_adapter=False))  # what it is trained on
+    parts = WORK / f"zhq-{vecs}.parts"
     parts.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     for s in range(0, len(texts), 512):
@@ -56,18 +57,20 @@ def embed_queries() -> None:
         np.save(f, v)
         print(f"{s + len(v)}/{len(texts)} {time.time() - t0:.0f}s", flush=True)
     q = np.concatenate([np.load(parts / f"{s:06d}.npy") for s in range(0, len(texts), 512)])
-    np.save(WORK / "zhq.npy", q)
-    (WORK / "zhq.ids.txt").write_text("\n".join(ids) + "\n")
+    np.save(WORK / f"zhq-{vecs}.npy", q)
+    (WORK / f"zhq-{vecs}.ids.txt").write_text("\n".join(ids) + "\n")
 
 
-def train(epochs: int = 8, lr: float = 0.05, lam: float = 0.01, tau: float = 0.05, seed: int = 0) -> None:
+def train(
+    vecs: str, out: Path, epochs: int = 8, lr: float = 0.05, lam: float = 0.01, tau: float = 0.05, seed: int = 0
+) -> None:
     """Keeps the epoch best on 1,000 held-out training pairs. InfoNCE over all training
-    papers (full softmax: 12k docs is small), gradient by hand,
+    papers (full softmax: 37k docs fit in memory), gradient by hand,
     Adam; W starts at the identity and is pulled back to it by lam * ||W - I||^2."""
-    q = np.load(WORK / "zhq.npy").astype(np.float32)
-    qids = (WORK / "zhq.ids.txt").read_text().split()
-    dids = (WORK / "e5-21k.ids.txt").read_text().split()
-    dv = np.load(WORK / "e5-21k.npy").astype(np.float32)
+    q = np.load(WORK / f"zhq-{vecs}.npy").astype(np.float32)
+    qids = (WORK / f"zhq-{vecs}.ids.txt").read_text().split()
+    dids = (WORK / f"{vecs}.ids.txt").read_text().split()
+    dv = np.load(WORK / f"{vecs}.npy").astype(np.float32)
     pos = {d: i for i, d in enumerate(dids)}
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(qids))
@@ -77,7 +80,7 @@ def train(epochs: int = 8, lr: float = 0.05, lam: float = 0.01, tau: float = 0.0
 
     def recall(W: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
         qq = q[idx] @ W.T
-        s = qq @ dv.T  # rank among all 21k papers, as at search time
+        s = qq @ dv.T  # rank among all the set's papers, as at search time
         tgt = s[np.arange(len(idx)), docs_of[idx]]
         rank = (s > tgt[:, None]).sum(1)
         return float((rank == 0).mean()), float((rank < 10).mean())
@@ -111,9 +114,21 @@ def train(epochs: int = 8, lr: float = 0.05, lam: float = 0.01, tau: float = 0.0
         if r1 + r10 > best[0]:  # early stopping on held-out *training* pairs, not on dev queries
             best = (r1 + r10, W.copy())
     W = best[1]
-    np.save(OUT, W.astype(np.float32))
-    print(f"wrote {OUT}")
+    np.save(out, W.astype(np.float32))
+    print(f"wrote {out}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("step", choices=("queries", "train"))
+    ap.add_argument("--vecs", default="e5-63k", help="WORK/NAME.npy and NAME.ids.txt: the papers' e5 vectors")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    if args.step == "queries":
+        embed_queries(args.vecs)
+    else:
+        train(args.vecs, args.out)
 
 
 if __name__ == "__main__":
-    {"queries": embed_queries, "train": train}[sys.argv[1]]()
+    main()
