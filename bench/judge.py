@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 QDIR = ROOT / "bench" / "questions"
 OUT = ROOT / "bench" / "out"
+# every graded question set: the first 42 questions, then the development sets beside them
+SETS = ("", "dev-en", "dev-zh", "dev-kw")
 QUERIES = QDIR / "queries.jsonl"
 QRELS = QDIR / "qrels.jsonl"
 POOL = OUT / "pool.jsonl"

@@ -10,8 +10,8 @@ Each store holds one corpus (with vectors for the dense and hybrid rows):
 * ``63k``: ../shared/data/arxiv-2025-2026.jsonl.gz; classes ``topics-63k-en`` / ``-zh`` (the
   37 development topics, nDCG@10), ``known-zh-63k`` (500 of the one-sentence Chinese
   summaries, fixed seed; Recall@1), ``known-en-63k`` (400 sentences from the middle of
-  abstracts, fixed seed; Recall@1), and the graded questions of bench/questions/ and its dev-en/, dev-zh/ (``q-*``,
-  graded nDCG@10; unjudged papers count as not relevant) when that folder exists.
+  abstracts, fixed seed; Recall@1), and the graded questions of bench/questions/ and its
+  dev-en/, dev-zh/, dev-kw/ (``q-*``, graded nDCG@10; unjudged papers count as not relevant) when that folder exists.
 * ``21k``: ../shared/data/arxiv-21k.jsonl.gz; the same classes on the sub-corpus, the graded
   questions (``q21-*``) judged on the grades of the papers it holds (a question none of whose
   relevant papers it holds is left out).
@@ -71,11 +71,11 @@ def sentence_queries(kind: str, n: int = 400, seed: int = 7) -> list[dict]:
 
 
 def graded_questions(only: set[str] | None = None) -> dict[str, list[dict]]:
-    """The graded questions of bench/questions/ and its dev-en/, dev-zh/ by class; with `only`
+    """The graded questions of bench/questions/ and its dev-en/, dev-zh/, dev-kw/ by class; with `only`
     (a sub-corpus's ids), their grades of those papers, and the questions that keep a relevant
     one: the 21k store is judged on what it holds."""
     out: dict[str, list[dict]] = {}
-    for sub in ("", "dev-en", "dev-zh"):
+    for sub in judge.SETS:
         d = ROOT / "bench" / "questions" / sub
         if not (d / "queries.jsonl").exists() or not (d / "qrels.jsonl").exists():
             continue

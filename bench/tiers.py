@@ -119,10 +119,10 @@ def _shared() -> None:
 
 def classes() -> dict[str, list[tuple[str, object, str]]]:
     """class -> [(query, its judgement, metric)]: the graded questions (bench/questions/ and
-    its dev-en, dev-zh), the 63k topics and 200 known items of each language."""
+    its dev-en, dev-zh, dev-kw: judge.SETS), the 63k topics and 200 known items of each language."""
     _shared()
     out: dict[str, list[tuple[str, object, str]]] = defaultdict(list)
-    for sub in ("", "dev-en", "dev-zh"):
+    for sub in judge.SETS:
         d = judge.QDIR / sub
         grades: dict[str, dict[str, int]] = {}
         for r in judge.read_jsonl(d / "qrels.jsonl"):
