@@ -80,6 +80,9 @@ SUBSUME = 0.5  # a longer alternative replaces a shorter one inside it when it c
 TOP = 4
 # single-character function words: a phrase unit holding one as a word of its own is not a term
 ZH_FUNCTION = set("的了和与及或在是对为将从以把被于中等并且其该这此之而由向到使让给也都就又所一个种着过")
+# 过 opening a phrase is the prefix "over-" (过拟合, 过平滑, 过采样, 过参数化), which jieba cuts off
+# (过 | 平滑), not the aspect particle, which follows its verb (学习过 | 的)
+ZH_PREFIX = frozenset("过")
 # words that frame what follows ("based on", "through", "using", "a kind of"): a phrase they open
 # translates as what follows does (基于扩散 -> diffusion), and in a query it takes characters from
 # the next word (基于扩散 | 策略 instead of 基于 | 扩散策略): such a phrase is not a unit
@@ -133,12 +136,15 @@ ACRONYM = {("text", "image"): "t2i", ("text", "video"): "t2v", ("image", "video"
 # 工作 in a question is "work", a frame word set aside (上下文学习的工作机制: how in-context learning
 # works); the summaries' 工作流 ("workflow", which jieba cuts 工作 | 流) taught the learner
 # "workflows" for 工作 alone, so 工作流 gets that reading as a word of its own.
+# 等变 ("equivariant") is cut 等 | 变 by jieba, and 等 ("etc.") is a function word, so no phrase of it
+# is ever learned.
 HAND = {
     "大模型": "large language model | llm | large model",
     "文字": "text",
     "量化": "quantization | quantify",
     "工作": "work",
     "工作流": "workflow",
+    "等变": "equivariant | equivariance",
 }
 COMPOSED = "# Composed by rule, not learned (bench/train_zh_dict.py, compose): a modality to a modality, then HAND.\n"
 
@@ -256,8 +262,10 @@ def _cuts(clause: str, found: list[re.Match]) -> list[bool]:
 
 
 def _framed_or_functional(toks: list[str]) -> bool:
-    """Whether a phrase's words hold a function word, or open with a framing one (ZH_FRAME)."""
-    return toks[0] in ZH_FRAME or any(t in ZH_FUNCTION for t in toks)
+    """Whether a phrase's words hold a function word, or open with a framing one (ZH_FRAME). A
+    prefix opening it is not a function word there (ZH_PREFIX)."""
+    rest = toks[1:] if toks[0] in ZH_PREFIX else toks
+    return toks[0] in ZH_FRAME or any(t in ZH_FUNCTION for t in rest)
 
 
 def zh_units(fields: list[str], counts: Counter) -> set[str]:

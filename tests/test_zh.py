@@ -167,6 +167,15 @@ def test_text_in_a_question_reads_as_text():
     assert zh.concepts("用文字指令编辑图像")[0] == ["text"]
 
 
+def test_over_as_a_prefix_and_equivariant_are_read():
+    """过 opening a word is "over-" (过平滑: over-smoothing, 过采样: oversampling), not the aspect
+    particle the learner once dropped it as, leaving "smooth" and "samples"; 等变 is
+    "equivariant", where jieba's 等 | 变 left nothing to read."""
+    assert zh.concepts("缓解图神经网络的过平滑")[-1] == ["over smoothing"]
+    assert ["oversampling"] in zh.concepts("不平衡数据的过采样方法")
+    assert zh.concepts("等变神经网络")[0] == ["equivariant", "equivariance"]
+
+
 def test_a_hyphenated_term_is_not_cut_at_its_function_word():
     """The learner read "end-to-end speech" as holding the phrase "end speech", so 端到端语音对话
     (end-to-end spoken dialogue) searched for "end speech" and IWSLT submissions; and "state-of-
