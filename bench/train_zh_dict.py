@@ -138,6 +138,8 @@ ACRONYM = {("text", "image"): "t2i", ("text", "video"): "t2v", ("image", "video"
 # "workflows" for 工作 alone, so 工作流 gets that reading as a word of its own.
 # 等变 ("equivariant") is cut 等 | 变 by jieba, and 等 ("etc.") is a function word, so no phrase of it
 # is ever learned.
+# 过优化 ("over-optimization", of a reward model) is learned as "policy": the summaries that hold it
+# are about RL policies, and papers write "over-optimization" too seldom to be its unit.
 HAND = {
     "大模型": "large language model | llm | large model",
     "文字": "text",
@@ -145,6 +147,7 @@ HAND = {
     "工作": "work",
     "工作流": "workflow",
     "等变": "equivariant | equivariance",
+    "过优化": "overoptimization",
 }
 COMPOSED = "# Composed by rule, not learned (bench/train_zh_dict.py, compose): a modality to a modality, then HAND.\n"
 

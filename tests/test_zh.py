@@ -174,6 +174,7 @@ def test_over_as_a_prefix_and_equivariant_are_read():
     assert zh.concepts("缓解图神经网络的过平滑")[-1] == ["over smoothing"]
     assert ["oversampling"] in zh.concepts("不平衡数据的过采样方法")
     assert zh.concepts("等变神经网络")[0] == ["equivariant", "equivariance"]
+    assert zh.concepts("奖励模型过优化")[1] == ["overoptimization"]
 
 
 def test_a_hyphenated_term_is_not_cut_at_its_function_word():
