@@ -376,10 +376,9 @@ def make_rules(rows: list[dict]) -> dict[str, Rule]:
     quoted = np.array([r["quoted"] for r in rows])
     fbcls = np.array([c in rank.FEEDBACK for c in qc])
     ens = np.array([c == ("en", "sentence") for c in qc])
-    today = np.array([rank.FUSION[c] for c in qc])
     F = {k: np.array([r["feats"][k] for r in rows]) for k in (*TRUST_FEATURES, "far")}
     F |= {"sentence": np.array([c[1] == "sentence" for c in qc], float)}
-    today = np.minimum(1.0, today + rank.FAR_WORDS_SHIFT * ((F["far"] > 0) & (today > 0)))  # FAR_WORDS_SHIFT
+    today = np.array([rank.far_weight(rank.FUSION[c], bool(far)) for c, far in zip(qc, F["far"], strict=True)])
     F |= {"mixed": np.array([c[0] == "mixed" for c in qc], float), "zh": np.array([c[0] == "zh" for c in qc], float)}
 
     def fixed(idx, w=None, fb=True, bonus=True, gap=True):

@@ -28,7 +28,6 @@ from paperdex.search.planning import MAX_WINDOW, Filters, Plan, Request, plan
 from paperdex.search.rank import (
     DENSE_DEPTH,
     DENSE_POOL,
-    FAR_WORDS_SHIFT,
     FEEDBACK,
     FEEDBACK_BETA,
     FEEDBACK_DOCS,
@@ -37,6 +36,7 @@ from paperdex.search.rank import (
     Dense,
     Words,
     close_matches,
+    far_weight,
     floors,
     listed_count,
     matched_set,
@@ -280,7 +280,7 @@ class Searcher:
             w_dense = 0.0 if words.quoted else self.fusion[p.query_class]
             if w_dense > 0 and dense is not None and p.query_class[1] == "sentence":
                 first = dense.index.cosines_of(dense.every, ix.rowids[words.best(10)[0]])
-                w_dense = min(1.0, w_dense + FAR_WORDS_SHIFT) if words_far(first, dense.cos) else w_dense
+                w_dense = far_weight(w_dense, words_far(first, dense.cos))
             feedback = dense is not None and dense.mode == "hybrid" and w_dense > 0 and p.query_class in FEEDBACK
             if feedback and dense is not None:  # only the first order's best papers are read
                 first = relevance_order(ix, M, words, dense, w_dense, FEEDBACK_DOCS)[0]

@@ -125,6 +125,12 @@ def words_far(first: np.ndarray, pool: np.ndarray) -> bool:
     return (float(np.nan_to_num(first, nan=deepest).mean()) - deepest) / span < FAR_WORDS
 
 
+def far_weight(w_dense: float, far: bool) -> float:
+    """The dense side's weight once `words_far` has spoken (FAR_WORDS_SHIFT more, at most 1); a
+    quoted query (weight 0) stays words only. The engine and bench/cv.py's replay share it."""
+    return min(1.0, w_dense + FAR_WORDS_SHIFT) if far and w_dense > 0 else w_dense
+
+
 def matched_set(n: int, words: Words, dense: Dense | None, p: Plan) -> np.ndarray:
     """M: what `total`, the facets and Newest show (docs/search.md)."""
     if dense is None:
