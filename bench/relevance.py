@@ -11,7 +11,8 @@ Each store holds one corpus (with vectors for the dense and hybrid rows):
   37 development topics, nDCG@10), ``known-zh-63k`` (500 of the one-sentence Chinese
   summaries, fixed seed; Recall@1), ``known-en-63k`` (400 sentences from the middle of
   abstracts, fixed seed; Recall@1), and the graded questions of bench/questions/ and its
-  dev-en/, dev-zh/, dev-kw/ (``q-*``, graded nDCG@10; unjudged papers count as not relevant) when that folder exists.
+  dev-en/, dev-zh/, dev-kw/ (``q-*``, graded nDCG@10; unjudged papers count as not relevant)
+  when that folder exists.
 * ``21k``: ../shared/data/arxiv-21k.jsonl.gz; the same classes on the sub-corpus, the graded
   questions (``q21-*``) judged on the grades of the papers it holds (a question none of whose
   relevant papers it holds is left out).
