@@ -72,10 +72,11 @@ axe:
 
 # make test lints first: a lint or type error fails it before the (long) test run. The suite runs
 # in TEST_WORKERS processes (pytest-xdist; auto: one per core): much of it waits on servers, the
-# browser and subprocesses, which another process fills (docs/testing.md has the times)
+# browser and subprocesses, which another process fills (docs/testing.md has the times); by
+# group, so the Milvus server's tests share one worker and one server (tests/backends/milvus_server.py)
 TEST_WORKERS ?= auto
 test: lint chromium axe
-	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # ruff (style, and the size and complexity limits of docs/lint.md), then mypy on the modules
 # listed in pyproject's [tool.mypy]

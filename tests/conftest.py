@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from backends import milvus_server
 
 from paperdex.ingest import import_vectors, ingest_file
 from paperdex.search import Searcher
@@ -16,6 +17,15 @@ from paperdex.store import Store
 
 DATA = Path(__file__).parent / "data"
 PAPERS = DATA / "papers.jsonl"
+
+
+def pytest_collection_finish(session) -> None:
+    milvus_server.count_users(session.items)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem) -> None:
+    milvus_server.one_done(item)
 
 
 @pytest.fixture(scope="session")

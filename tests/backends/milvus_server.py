@@ -179,10 +179,41 @@ class MilvusServer:
 
 _SHARED: list[MilvusServer | BaseException] = []
 
+# The server ticks every 20 ms (`_FASTER`) even when no test asks it anything: a fifth of a core,
+# measured, from its first test to the session's end, on a 2-core machine where the suite is CPU
+# bound. So its tests carry one xdist group (`make test` distributes by group: they all run on
+# one worker, and one server starts), and the server stops as soon as the last of them is done.
+GROUP = "milvus-server"
+MARK = pytest.mark.xdist_group(GROUP)
+_LEFT: list[int] = []  # the session's tests in GROUP not yet run (on this worker's list)
+
+
+def uses_server(item: Any) -> bool:
+    return any(m.args[:1] == (GROUP,) or m.kwargs.get("name") == GROUP for m in item.iter_markers("xdist_group"))
+
+
+def count_users(items: list[Any]) -> None:
+    """At the end of collection: how many of the session's tests ask for the server."""
+    _LEFT[:] = [sum(map(uses_server, items))]
+
+
+def one_done(item: Any) -> None:
+    """After each test's teardown: the last of GROUP stops the server (and its 300 MB go)."""
+    if not (_LEFT and uses_server(item)):
+        return
+    _LEFT[0] -= 1
+    if _LEFT[0] == 0 and _SHARED and isinstance(_SHARED[0], MilvusServer):
+        _SHARED[0].stop()
+        _SHARED[0] = RuntimeError(
+            "the Milvus server stopped after the last test marked with tests/backends/milvus_server.MARK: "
+            "a test that asks for it must carry that mark"
+        )
+
 
 def shared(config: Any, tmp_path_factory: Any) -> MilvusServer:
     """The session's one server (tests/backends and tests/e2e ask for it alike), started by the
-    first test that needs it in a temporary folder and stopped when the session ends; every
+    first test that needs it in a temporary folder and stopped after the last (`one_done`) or
+    when the session ends; every
     test that uses it makes collections of its own, under names no other test uses. A server
     that failed to start fails every later test that asks, at once, with the same error.
 

@@ -25,8 +25,11 @@ from paperdex.search.query import QueryError
 from paperdex.store import Store
 from paperdex.text import STOPWORDS, stem, tokens
 
-BACKENDS = ["embedded", "milvus", "milvus_server"]
-MILVUS = ["milvus", "milvus_server"]
+from .milvus_server import MARK
+
+SERVER = pytest.param("milvus_server", marks=MARK)  # its tests run on one worker (milvus_server.GROUP)
+BACKENDS = ["embedded", "milvus", SERVER]
+MILVUS = ["milvus", SERVER]
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from dataclasses import replace
 from urllib.parse import quote
 
 import httpx
-from backends.milvus_server import shared
+from backends.milvus_server import MARK, shared
 from live_server import LiveServer
 from playwright.sync_api import expect
 
@@ -55,6 +55,7 @@ def _found(srv: LiveServer, q: str) -> list[str]:
     return [h["id"] for h in r.json()["hits"]]
 
 
+@MARK
 def test_two_servers_share_one_collection_on_a_milvus_server(built_store_dir, tmp_path, tmp_path_factory, request):
     """docs/scale-out.md's layout on one machine: a Milvus standalone server (a process of its
     own, tests/backends/milvus_server.py), two stateless `paperdex serve` processes, one with two
