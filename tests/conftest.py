@@ -20,7 +20,7 @@ PAPERS = DATA / "papers.jsonl"
 
 
 def pytest_collection_finish(session) -> None:
-    milvus_server.count_users(session.items)
+    milvus_server.count_users(session.config, session.items)
 
 
 @pytest.hookimpl(trylast=True)
