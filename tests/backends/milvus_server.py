@@ -220,9 +220,9 @@ def one_done(item: Any) -> None:
 def shared(config: Any, tmp_path_factory: Any) -> MilvusServer:
     """The session's one server (tests/backends and tests/e2e ask for it alike), started by the
     first test that needs it in a temporary folder and stopped after the last (`one_done`) or
-    when the session ends; every
-    test that uses it makes collections of its own, under names no other test uses. A server
-    that failed to start fails every later test that asks, at once, with the same error.
+    when the session ends; every test that uses it makes collections of its own, under names no
+    other test uses. A server that failed to start fails every later test that asks, at once,
+    with the same error.
 
     Where the dev extra installs the package (Linux x86-64) its absence fails the test: a venv
     made before the extra named it would otherwise skip the server tests without a word."""
