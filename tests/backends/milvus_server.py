@@ -191,7 +191,7 @@ _LEFT: list[int] = []  # the session's tests in GROUP not yet run (on this worke
 
 
 def uses_server(item: Any) -> bool:
-    return any(m.args[:1] == (GROUP,) or m.kwargs.get("name") == GROUP for m in item.iter_markers("xdist_group"))
+    return any(m.args[:1] == (GROUP,) for m in item.iter_markers("xdist_group"))  # MARK's form
 
 
 def count_users(config: Any, items: list[Any]) -> None:
