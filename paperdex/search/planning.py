@@ -257,4 +257,9 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
         p.concepts = kept
     for n in p.hard:
         _positives(n, p.positives)
+    read: dict[str, list[str]] = {}
+    for t in p.positives:
+        if t.source:
+            read.setdefault(t.source, []).append(t.raw)
+    p.notices.extend(message("author_read_as", name=k, readings=" / ".join(v)) for k, v in read.items())
     return p

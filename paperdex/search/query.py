@@ -15,7 +15,7 @@ from datetime import date as _date
 from paperdex.messages import Message, message
 from paperdex.paper import CATEGORY_TYPED
 from paperdex.text import CJK as _CJK
-from paperdex.text import STOPWORDS, tokens
+from paperdex.text import STOPWORDS, names, tokens
 
 FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "decision", "all"}
 # OpenReview's decisions as sources.openreview.decision_of names them
@@ -51,6 +51,7 @@ class Text:
     phrase: bool = False
     prefix: bool = False
     raw: str = ""
+    source: str = ""  # a Chinese author name this reading was made from (`author_readings`)
 
 
 @dataclass
@@ -224,9 +225,18 @@ class _Parser:
         raise QueryError(message("unexpected", token=t.value), t.pos)
 
 
+def author_readings(value: str) -> Node | None:
+    """`au:何恺明` as any of the name's pinyin spellings, each a phrase ("Kaiming He" OR ...)."""
+    if not (spelled := names.readings(value)):
+        return None
+    alts: list[Node] = [Text(tokens(r), "authors", True, False, r, source=value.strip()) for r in spelled]
+    return alts[0] if len(alts) == 1 else Bool("OR", alts)
+
+
 def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     if fld in (None, "all") or fld in TEXT_COLUMNS:
-        return Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
+        text = Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
+        return (author_readings(value) if fld == "au" else None) or text
     if fld == "cat":
         if not re.fullmatch(rf"{CATEGORY_TYPED}\*?", value.strip()):
             raise QueryError(message("cat_expects", value=value), pos)

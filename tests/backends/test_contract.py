@@ -248,6 +248,12 @@ def test_author_filter_and_field(backend):
     assert "2505.13738" in ids(backend.search("", filters=Filters(author=p.authors[0]), per_page=10))
 
 
+def test_a_chinese_author_name_finds_its_pinyin_spelling(backend):
+    typed = set(everything(backend, 'au:"Ziwei Liu"')[0])
+    assert len(typed) == 2 and set(everything(backend, "au:刘子玮")[0]) == typed
+    assert {h.paper.id for h in backend.search("", filters=Filters(author="刘子玮"), per_page=10).hits} == typed
+
+
 def test_prefix(backend):
     got, res = everything(backend, "transform*", mode="lexical")
     assert got

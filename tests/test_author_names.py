@@ -1,0 +1,37 @@
+"""`au:` with a Chinese name finds the papers that spell it in pinyin (text/names.py), on the
+fixture store's real author lists."""
+
+from paperdex.text.names import readings
+
+
+def authors_of(res):
+    return [a for h in res.hits for a in h.paper.authors]
+
+
+def test_a_name_reads_as_papers_spell_it():
+    assert readings("何恺明")[:3] == ["Kaiming He", "Kai Ming He", "He Kaiming"]
+    assert readings("欧阳娜娜")[0] == "Nana Ouyang"  # a two-character family name stays whole
+    assert "Le Zeng" in readings("曾乐")  # 曾 as a family name is Zeng, as a word ceng
+    assert "Bu Lyu" in readings("吕布") and "Bu Lu" in readings("吕布")  # ü as papers write it
+    assert readings("Kaiming He") == [] and readings("深度学习模型") == [] and readings("何恺明abc") == []
+
+
+def test_au_with_a_chinese_name_finds_its_pinyin_spelling(searcher):
+    typed = searcher.search('au:"Ziwei Liu"', per_page=50)
+    res = searcher.search("au:刘子玮", per_page=50)
+    assert res.total == typed.total == 2
+    assert {h.paper.id for h in res.hits} == {h.paper.id for h in typed.hits}
+    assert "Ziwei Liu" in authors_of(res) and not any(a in authors_of(res) for a in ("Ziyi Liu", "Xinwang Liu"))
+    assert any("刘子玮" in n and "Ziwei Liu" in n for n in res.notices)
+    assert not any("no English word" in n for n in res.notices)
+
+
+def test_hyphenated_and_polyphonic_family_names(searcher):
+    assert "Song-Chun Zhu" in authors_of(searcher.search("au:朱松纯", per_page=50))  # Song-Chun: two words
+    assert "Chenxi Xie" in authors_of(searcher.search("au:解晨曦", per_page=50))  # 解 as a family name: Xie
+
+
+def test_a_name_no_paper_has_finds_nothing_and_says_how_it_was_read(searcher):
+    res = searcher.search("au:司马相如", per_page=50)
+    assert res.total == 0 and res.hits == []
+    assert any("Xiangru Sima" in n for n in res.notices)
