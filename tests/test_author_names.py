@@ -9,7 +9,7 @@ def authors_of(res):
 
 
 def test_a_name_reads_as_papers_spell_it():
-    assert readings("何恺明")[:3] == ["Kaiming He", "Kai Ming He", "He Kaiming"]
+    assert readings("何恺明") == ["Kaiming He", "Kai Ming He", "He Kaiming", "Kai Ming Ho"]
     assert readings("欧阳娜娜")[0] == "Nana Ouyang"  # a two-character family name stays whole
     assert "Le Zeng" in readings("曾乐")  # 曾 as a family name is Zeng, as a word ceng
     assert "Bu Lyu" in readings("吕布") and "Bu Lu" in readings("吕布")  # ü as papers write it
@@ -29,6 +29,8 @@ def test_au_with_a_chinese_name_finds_its_pinyin_spelling(searcher):
 def test_hyphenated_and_polyphonic_family_names(searcher):
     assert "Song-Chun Zhu" in authors_of(searcher.search("au:朱松纯", per_page=50))  # Song-Chun: two words
     assert "Chenxi Xie" in authors_of(searcher.search("au:解晨曦", per_page=50))  # 解 as a family name: Xie
+    assert "Ming-Hsuan Yang" in authors_of(searcher.search("au:杨明轩", per_page=50))  # Taiwan's Wade-Giles
+    assert "Chien-Chih Wang" in authors_of(searcher.search("au:王建志", per_page=50))
 
 
 def test_a_name_no_paper_has_finds_nothing_and_says_how_it_was_read(searcher):

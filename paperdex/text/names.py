@@ -16,35 +16,79 @@ COMPOUND_SURNAMES = frozenset(
     "欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 令狐 宇文 长孙 司徒 司空 夏侯 轩辕 端木 西门 南宫 "
     "万俟 闻人 赫连 澹台 钟离 申屠 太史 独孤 呼延 百里 东郭 公冶 宗政 濮阳 淳于 单于".split()
 )
+# Family names read otherwise than as words (the list of python-pinyin issue 297, from overtrue/pinyin)
+SURNAME_READINGS = {
+    "曾": "zeng",
+    "单": "shan",
+    "区": "ou",
+    "朴": "piao",
+    "解": "xie",
+    "乐": "yue",
+    "仇": "qiu",
+    "查": "zha",
+    "缪": "miao",
+    "翟": "zhai",
+    "覃": "qin",
+    "盖": "ge",
+    "华": "hua",
+    "纪": "ji",
+    "种": "chong",
+    "秘": "bi",
+    "冼": "xian",
+    "过": "guo",
+    "繁": "po",
+    "重": "chong",
+    "瞿": "qu",
+    "石": "shi",
+    "薄": "bo",
+    "贾": "jia",
+    "柏": "bai",
+    "牟": "mou",
+    "阚": "kan",
+    "叶": "ye",
+    "沈": "shen",
+    "宿": "su",
+    "卜": "bu",
+    "尉迟": "yuchi",
+    "万俟": "moqi",
+    "单于": "chanyu",
+    "长孙": "zhangsun",
+}
 MAX_READINGS = 12  # a name's readings at most (each is one phrase the index is asked for)
 _U = {"lv": ("lu", "lyu"), "nv": ("nu", "nyu"), "lve": ("lue",), "nve": ("nue",)}  # ü as papers write it
 
 
-def _syllables(chars: str, every: bool) -> list[list[str]]:
-    """Each character's readings, tone marks dropped (every reading, or the usual one)."""
-    from pypinyin import Style, lazy_pinyin, pinyin
+def _usual(chars: str, wade_giles: bool = False) -> list[list[str]]:
+    """Each character's usual reading, tone marks dropped: pinyin with ü as papers write it (lu
+    and lyu), or Wade-Giles as Taiwan's authors write it (Hsuan, Chien: ü as u, no apostrophe)."""
+    from pypinyin import Style, lazy_pinyin
 
-    if every:
-        got = pinyin(chars, style=Style.NORMAL, heteronym=True, errors="ignore")
-    else:
-        got = [[s] for s in lazy_pinyin(chars, style=Style.NORMAL, errors="ignore")]
-    return [list(dict.fromkeys(x for s in alts for x in _U.get(s, (s,)))) for alts in got]
+    got = lazy_pinyin(chars, style=Style.WADEGILES if wade_giles else Style.NORMAL, errors="ignore")
+    if wade_giles:
+        return [[s.replace("'", "").replace("v", "u")] for s in got]
+    return [list(_U.get(s, (s,))) for s in got]
 
 
 def readings(name: str) -> list[str]:
     """The ways papers spell a Chinese name, most usual first ("Kaiming He", "Kai Ming He",
-    "He Kaiming"); [] when `name` is not one (no Chinese characters, or more than four)."""
+    "He Kaiming", then Taiwan's "Kai Ming Ho"); [] when `name` is not one (not two to four
+    Chinese characters alone, or one pypinyin cannot read)."""
     chars = "".join(ch for ch in name if "\u4e00" <= ch <= "\u9fff")
     if not chars or len(chars) > 4 or len(chars) != len(name.strip()):
         return []
     cut = 2 if len(chars) > 2 and chars[:2] in COMPOUND_SURNAMES else 1
-    family = ["".join(p) for p in product(*_syllables(chars[:cut], every=True))]
-    given = _syllables(chars[cut:], every=False)
-    if len(given) != len(chars) - cut or len(family) == 0:
-        return []  # a character pypinyin cannot read
+    read = _usual(chars)
+    if len(read) != len(chars):
+        return []
+    family = [SURNAME_READINGS.get(chars[:cut], "")] + ["".join(p) for p in product(*read[:cut])]
+    family = [f.title() for f in dict.fromkeys(family) if f]
     out: list[str] = []
     for f in family:
-        for g in product(*given) if given else [()]:
+        for g in product(*read[cut:]):
             joined, split = "".join(g).title(), " ".join(s.title() for s in g)
-            out += [f"{joined} {f.title()}".strip(), f"{split} {f.title()}".strip(), f"{f.title()} {joined}".strip()]
+            out += [f"{joined} {f}".strip(), f"{split} {f}".strip(), f"{f} {joined}".strip()]
+    if cut < len(chars):  # Taiwan's spelling after the mainland's: "Ming-Hsuan Yang", the family name either way
+        wg = _usual(chars, wade_giles=True)
+        given = " ".join(s[0].title() for s in wg[cut:])
+        out += [f"{given} {f}" for f in dict.fromkeys([family[0], "".join(s[0] for s in wg[:cut]).title()])]
     return list(dict.fromkeys(out))[:MAX_READINGS]
