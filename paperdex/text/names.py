@@ -2,9 +2,9 @@
 
 Papers list Chinese authors in pinyin, given name first and joined ("Kaiming He"), sometimes
 split or hyphenated ("Kai-Ming He") or family name first ("He Kaiming"). A researcher who types
-the name in characters means any of these. The readings come from pypinyin; a family name's
-every reading is kept (曾 is Zeng as a family name, ceng as a word), the given name takes its
-usual reading, so a reading list stays short and each one still needs the whole name.
+the name in characters means any of these. The readings come from pypinyin: a family name is
+read as a family name first (曾 is Zeng, not the word's ceng), then as usual; the given name
+takes its usual reading. So the list stays short and each reading still needs the whole name.
 """
 
 from __future__ import annotations
