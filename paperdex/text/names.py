@@ -9,7 +9,10 @@ takes its usual reading. So the list stays short and each reading still needs th
 
 from __future__ import annotations
 
+import re
 from itertools import product
+
+from paperdex.text import IDEOGRAPHS
 
 # Two-character family names (复姓), read as one: 欧阳娜娜 is Nana Ouyang, not Yangnana Ou
 COMPOUND_SURNAMES = frozenset(
@@ -54,6 +57,7 @@ SURNAME_READINGS = {
     "单于": "chanyu",
     "长孙": "zhangsun",
 }
+_NAME = re.compile(f"[{IDEOGRAPHS}]{{1,4}}")  # a name: one to four Chinese characters alone
 MAX_READINGS = 12  # a name's readings at most (each is one phrase the index is asked for)
 _U = {"lv": ("lu", "lyu"), "nv": ("nu", "nyu"), "lve": ("lue",), "nve": ("nue",)}  # ü as papers write it
 
@@ -71,10 +75,9 @@ def _usual(chars: str, wade_giles: bool = False) -> list[list[str]]:
 
 def readings(name: str) -> list[str]:
     """The ways papers spell a Chinese name, most usual first ("Kaiming He", "Kai Ming He",
-    "He Kaiming", then Taiwan's "Kai Ming Ho"); [] when `name` is not one (not two to four
+    "He Kaiming", then Taiwan's "Kai Ming Ho"); [] when `name` is not one (not one to four
     Chinese characters alone, or one pypinyin cannot read)."""
-    chars = "".join(ch for ch in name if "\u4e00" <= ch <= "\u9fff")
-    if not chars or len(chars) > 4 or len(chars) != len(name.strip()):
+    if not _NAME.fullmatch(chars := name.strip()):
         return []
     cut = 2 if len(chars) > 2 and chars[:2] in COMPOUND_SURNAMES else 1
     read = _usual(chars)
