@@ -28,7 +28,7 @@ from paperdex.messages import message
 from paperdex.paper import Paper, is_stale_copy
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
-from paperdex.search.corpus import lex_index
+from paperdex.search.corpus import has_run, in_one_author, lex_index
 from paperdex.store import FTS_COLUMNS, IngestSummary, StoreError, fts_texts
 from paperdex.text import has_cjk, tokens
 
@@ -583,8 +583,11 @@ class MilvusCorpus:
             raise Q.QueryError(message("milvus_phrase", n=len(cand), limit=MAX_PHRASE_CHECK))
         ws = [w for w in t.words if not has_cjk(w)]
         cols = [t.column] if t.column else FTS_COLUMNS
-        texts = {pk: fts_texts(p) for pk, p in self.b._docs([int(r) for r in cand]).items()}
-        return sorted(pk for pk, tx in texts.items() if any(_has_run(tokens(tx[c]), ws) for c in cols))
+        docs = self.b._docs([int(r) for r in cand])
+        if t.column == "authors":
+            return sorted(pk for pk, p in docs.items() if in_one_author(p.authors, ws))
+        texts = {pk: fts_texts(p) for pk, p in docs.items()}
+        return sorted(pk for pk, tx in texts.items() if any(has_run(tokens(tx[c]), ws) for c in cols))
 
     def rowids_where(self, kind: str, value: str) -> list[int]:
         """`venue:` / `area:` (a substring of the ASCII-lower-cased field, as SQLite's LIKE on
@@ -617,11 +620,6 @@ class MilvusCorpus:
                 values.update((int(r["pk"]), r[field]) for r in rows)
         self._cache[kind] = (gen, values)
         return values
-
-
-def _has_run(seq: list[str], ws: list[str]) -> bool:
-    n = len(ws)
-    return any(seq[i : i + n] == ws for i in range(len(seq) - n + 1))
 
 
 def _vec_of(v) -> np.ndarray | None:

@@ -17,6 +17,7 @@ from paperdex.index import lexical
 from paperdex.index.snapshots import shared, stamp
 from paperdex.paper import Paper
 from paperdex.store import Store
+from paperdex.text import has_cjk, tokens
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -80,6 +81,19 @@ class Corpus(Protocol):
         """`venue:` / `area:` (substring, as SQLite's LIKE) and `decision:` (exactly)."""
 
 
+def has_run(seq: list[str], ws: list[str]) -> bool:
+    """`ws` in a row somewhere in `seq`."""
+    n = len(ws)
+    return any(seq[i : i + n] == ws for i in range(len(seq) - n + 1))
+
+
+def in_one_author(authors: list[str], words: list[str]) -> bool:
+    """An `au:` phrase's words in a row within one name. The full-text index holds a paper's
+    authors as one text, so "Liu Ziwei" would match the paper of "Zizhou Liu, Ziwei Gong"."""
+    ws = [w for w in words if not has_cjk(w)]
+    return any(has_run(tokens(a), ws) for a in authors)
+
+
 def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:
     """The lexical snapshot searches use now: the published one, else one built in memory."""
     sid = source.store_id()
@@ -121,4 +135,7 @@ class StoreCorpus:
         return {r: " ".join(json.loads(text)) for r, text in texts.items()} if column == "authors" else texts
 
     def phrase_rowids(self, t: Q.Text, fts: str, candidates: Callable[[], np.ndarray]) -> list[int]:
-        return self.store.exact_phrase_rowids(fts)
+        rows = self.store.exact_phrase_rowids(fts)
+        if t.column != "authors":
+            return rows
+        return sorted(r for r, p in self.store.get_many(rows).items() if in_one_author(p.authors, t.words))

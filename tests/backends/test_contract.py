@@ -248,6 +248,12 @@ def test_author_filter_and_field(backend):
     assert "2505.13738" in ids(backend.search("", filters=Filters(author=p.authors[0]), per_page=10))
 
 
+def test_an_author_phrase_stays_within_one_name(backend):
+    # 2409.13661's authors: ..., Andrea Stocco, Paolo Tonella: "Stocco Paolo" is no one's name
+    assert "2409.13661" in ids(backend.search('au:"Andrea Stocco"', per_page=10))
+    assert everything(backend, 'au:"Stocco Paolo"')[0] == []
+
+
 def test_a_chinese_author_name_finds_its_pinyin_spelling(backend):
     typed = set(everything(backend, 'au:"Ziwei Liu"')[0])
     assert len(typed) == 2 and set(everything(backend, "au:刘子玮")[0]) == typed
