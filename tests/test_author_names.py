@@ -1,7 +1,7 @@
 """`au:` with a Chinese name finds the papers that spell it in pinyin (text/names.py), on the
 fixture store's real author lists."""
 
-from paperdex.text.names import readings
+from paperdex.text.names import matched, orders, readings
 
 
 def authors_of(res):
@@ -37,3 +37,17 @@ def test_a_name_no_paper_has_finds_nothing_and_says_how_it_was_read(searcher):
     res = searcher.search("au:司马相如", per_page=50)
     assert res.total == 0 and res.hits == []
     assert any("Xiangru Sima" in n for n in res.notices)
+
+
+def test_a_name_typed_either_way_round():
+    assert orders("He Kaiming") == ["He Kaiming", "Kaiming He"]
+    assert orders("Yang Ming-Hsuan")[-1] == "Ming-Hsuan Yang"  # a hyphenated given name stays one part
+    assert orders("Kaiming") == []
+    assert matched(["Andrea Stocco", "Paolo Tonella"], [["tonella", "paolo"], ["paolo", "tonella"]]) == ["Paolo Tonella"]
+    assert matched(["Andrea Stocco", "Paolo Tonella"], [["stocco", "paolo"]]) == []
+
+
+def test_au_family_name_first_finds_the_paper_written_given_name_first(searcher):
+    res = searcher.search('au:"Liu Ziwei"', per_page=50)
+    assert {h.paper.id for h in res.hits} == {h.paper.id for h in searcher.search('au:"Ziwei Liu"', per_page=50).hits}
+    assert res.total == 2 and all("Ziwei Liu" in h.paper.authors for h in res.hits)

@@ -28,9 +28,10 @@ from paperdex.messages import message
 from paperdex.paper import Paper, is_stale_copy
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
-from paperdex.search.corpus import has_run, in_one_author, lex_index
+from paperdex.search.corpus import has_run, lex_index
 from paperdex.store import FTS_COLUMNS, IngestSummary, StoreError, fts_texts
 from paperdex.text import has_cjk, tokens
+from paperdex.text.names import in_one_author
 
 _LITE_LOCK = threading.Lock()
 _LITE_REFS: dict[str, int] = {}

@@ -9,8 +9,6 @@ Row ids are the system of record's own, in the lexical snapshot's order.
 from __future__ import annotations
 
 import json
-import re
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -19,7 +17,7 @@ from paperdex.index import lexical
 from paperdex.index.snapshots import shared, stamp
 from paperdex.paper import Paper
 from paperdex.store import Store
-from paperdex.text import fold, has_cjk
+from paperdex.text.names import in_one_author
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -87,23 +85,6 @@ def has_run(seq: list[str], ws: list[str]) -> bool:
     """`ws` in a row somewhere in `seq`."""
     n = len(ws)
     return any(seq[i : i + n] == ws for i in range(len(seq) - n + 1))
-
-
-def in_one_author(authors: list[str], words: list[str]) -> bool:
-    """An `au:` phrase's words in a row within one name. The full-text index holds a paper's
-    authors as one text, so "Liu Ziwei" would match the paper of "Zizhou Liu, Ziwei Gong"."""
-    run, names = _name_run(tuple(w for w in words if not has_cjk(w))), " ; ".join(authors)
-    # case folded first (C speed); a miss in names with accents is read again, accents folded (slow)
-    return run.search(names.casefold()) is not None or (not names.isascii() and run.search(fold(names)) is not None)
-
-
-@lru_cache(maxsize=256)
-def _name_run(ws: tuple[str, ...]) -> re.Pattern[str]:
-    """`ws` as whole words apart only by what separates the words of one name (a space, "-",
-    "."), never the ";" between names: one regex pass over a paper's names (a common name's
-    phrase is checked on hundreds of papers per query)."""
-    gap = r"(?:[^\w;]|_)+"
-    return re.compile(r"(?<![^\W_])" + gap.join(map(re.escape, ws)) + r"(?![^\W_])")
 
 
 def lex_index(source: Store | lexical.Source) -> lexical.LexIndex:

@@ -215,6 +215,12 @@ class Plan(Request):
                     parts.append(run)
         return " ".join(x.strip() for x in parts if x.strip())
 
+    @cached_property
+    def author_phrases(self) -> list[list[str]]:
+        """The words of each name an `au:` constraint asks for (its readings and orders too), to
+        mark on a card the authors it matched (`names.matched`)."""
+        return [t.words for t in self.positives if t.column == "authors" and not t.prefix and t.words]
+
     @property
     def lang(self) -> str:
         return "zh" if has_cjk(self.q) else "en"

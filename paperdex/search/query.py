@@ -233,10 +233,19 @@ def author_readings(value: str) -> Node | None:
     return alts[0] if len(alts) == 1 else Bool("OR", alts)
 
 
+def author_orders(value: str, phrase: bool) -> Node | None:
+    """`au:"He Kaiming"` as the name either way round ("He Kaiming" OR "Kaiming He"), each a phrase
+    within one name; None for a name of one part (`names.orders`) or words not quoted."""
+    if not phrase:
+        return None
+    alts: list[Node] = [Text(tokens(r), "authors", True, False, r) for r in names.orders(value)]
+    return Bool("OR", alts) if len(alts) > 1 else None
+
+
 def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
     if fld in (None, "all") or fld in TEXT_COLUMNS:
         text = Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
-        return (author_readings(value) if fld == "au" else None) or text
+        return (author_readings(value) or author_orders(value, phrase) or text) if fld == "au" else text
     if fld == "cat":
         if not re.fullmatch(rf"{CATEGORY_TYPED}\*?", value.strip()):
             raise QueryError(message("cat_expects", value=value), pos)

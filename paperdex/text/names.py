@@ -10,9 +10,10 @@ takes its usual reading. So the list stays short and each reading still needs th
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import product
 
-from paperdex.text import IDEOGRAPHS
+from paperdex.text import IDEOGRAPHS, fold, has_cjk
 
 # Two-character family names (复姓), read as one: 欧阳娜娜 is Nana Ouyang, not Yangnana Ou
 COMPOUND_SURNAMES = frozenset(
@@ -73,6 +74,17 @@ def _usual(chars: str, wade_giles: bool = False) -> list[list[str]]:
     return [list(_U.get(s, (s,))) for s in got]
 
 
+def orders(name: str) -> list[str]:
+    """A name typed in Latin letters as typed, then with its first or last part moved to the other
+    end: papers write "Kaiming He" where a researcher may type the family name first ("He Kaiming"),
+    and a three-part name may have either end as its family name ("Yang Ming-Hsuan"). [] for a
+    name of one part."""
+    parts = name.split()
+    if len(parts) < 2:
+        return []
+    return list(dict.fromkeys(" ".join(p) for p in (parts, parts[1:] + parts[:1], parts[-1:] + parts[:-1])))
+
+
 def readings(name: str) -> list[str]:
     """The ways papers spell a Chinese name, most usual first ("Kaiming He", "Kai Ming He",
     "He Kaiming", then Taiwan's "Kai Ming Ho"); [] when `name` is not one (not one to four
@@ -95,3 +107,25 @@ def readings(name: str) -> list[str]:
         given = " ".join(s[0].title() for s in wg[cut:])
         out += [f"{given} {f}" for f in dict.fromkeys([family[0], "".join(s[0] for s in wg[:cut]).title()])]
     return list(dict.fromkeys(out))[:MAX_READINGS]
+
+
+def in_one_author(authors: list[str], words: list[str]) -> bool:
+    """An `au:` phrase's words in a row within one name. The full-text index holds a paper's
+    authors as one text, so "Liu Ziwei" would match the paper of "Zizhou Liu, Ziwei Gong"."""
+    run, joined = _name_run(tuple(w for w in words if not has_cjk(w))), " ; ".join(authors)
+    # case folded first (C speed); a miss in names with accents is read again, accents folded (slow)
+    return run.search(joined.casefold()) is not None or (not joined.isascii() and run.search(fold(joined)) is not None)
+
+
+def matched(authors: list[str], phrases: list[list[str]]) -> list[str]:
+    """The names among `authors` an `au:` search for any of `phrases` matched, in list order."""
+    return [a for a in authors if any(in_one_author([a], ws) for ws in phrases)] if phrases else []
+
+
+@lru_cache(maxsize=256)
+def _name_run(ws: tuple[str, ...]) -> re.Pattern[str]:
+    """`ws` as whole words apart only by what separates the words of one name (a space, "-",
+    "."), never the ";" between names: one regex pass over a paper's names (a common name's
+    phrase is checked on hundreds of papers per query)."""
+    gap = r"(?:[^\w;]|_)+"
+    return re.compile(r"(?<![^\W_])" + gap.join(map(re.escape, ws)) + r"(?![^\W_])")

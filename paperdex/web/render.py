@@ -37,6 +37,7 @@ from paperdex.text.latex import (
     plain_tex,
     safe_url,
 )
+from paperdex.text.names import matched as matched_authors
 from paperdex.web import assets
 from paperdex.web.links import quoted
 
@@ -133,6 +134,20 @@ def snippet_html(text: str, stems: frozenset[str], width: int = 320) -> Markup:
 def author_names(p: Paper, cut: int = 10) -> tuple[list[str], bool]:
     """The first `cut` authors, and whether there are more (then: "et al." / "等")."""
     return p.authors[:cut], len(p.authors) > cut or p.authors_truncated
+
+
+def authors_shown(p: Paper, phrases: list[list[str]], cut: int = 10) -> dict[str, Any]:
+    """A card's authors: the first `cut`, then the ones an `au:` search matched past them (after
+    "…": the name searched for is never hidden behind "et al."), the matched ones marked."""
+    first, more = author_names(p, cut)
+    hit = matched_authors(p.authors, phrases)
+    later = [a for a in hit if a not in first]
+    return {
+        "authors": first,
+        "authors_later": later,
+        "authors_matched": hit,
+        "authors_more": more and len(p.authors) > len(first) + len(later) or p.authors_truncated,
+    }
 
 
 def authors_line(p: Paper, etal: str, cut: int = 10) -> str:
@@ -287,7 +302,6 @@ def card(
 ) -> dict[str, Any]:
     """Everything a card shows, with paper text already escaped. `highlight`: the stems to mark;
     `wanted`: categories listed first; `plan` and `explain` give the card its "why this matched"."""
-    names, more = author_names(p)
     links = safe_links(p)
     sig = signals(p)
     if sig["code"]:
@@ -299,8 +313,7 @@ def card(
         "venue": p.venue,
         "area": p.venue_area,
         "categories": ordered_categories(p.categories, wanted or []),
-        "authors": names,
-        "authors_more": more,
+        **authors_shown(p, plan.author_phrases if plan is not None else []),
         "date": p.date or "",
         "snippet_html": snippet_html(p.abstract, highlight),
         "abstract_html": tex_html(p.abstract, highlight),

@@ -254,6 +254,13 @@ def test_an_author_phrase_stays_within_one_name(backend):
     assert everything(backend, 'au:"Stocco Paolo"')[0] == []
 
 
+def test_an_author_name_typed_family_name_first(backend):
+    typed = set(everything(backend, 'au:"Ziwei Liu"')[0])
+    assert len(typed) == 2 and set(everything(backend, 'au:"Liu Ziwei"')[0]) == typed
+    assert "2409.13661" in everything(backend, 'au:"Tonella Paolo"')[0]  # written "Paolo Tonella"
+    assert everything(backend, 'au:"Paolo Stocco"')[0] == []  # either order, still within one name
+
+
 def test_a_chinese_author_name_finds_its_pinyin_spelling(backend):
     typed = set(everything(backend, 'au:"Ziwei Liu"')[0])
     assert len(typed) == 2 and set(everything(backend, "au:刘子玮")[0]) == typed

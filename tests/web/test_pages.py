@@ -66,6 +66,14 @@ def test_authors_cut_after_ten(client):
     assert "Author Number12" in paper
 
 
+def test_the_author_searched_for_shows_past_the_tenth_and_marked(client):
+    html = client.get("/", params={"q": 'zebrafinch au:"Number12 Author"'}).text  # family name first
+    assert _cards(html) == [HOSTILE_ID]
+    assert "<mark>Author Number12</mark>" in html and "<mark>Author Number1</mark>" not in html
+    assert "Author Number9, Author Number10, … Author Number12 et al." in _text(html)  # Number11 stays cut
+    assert "Author Number11" not in _text(html)
+
+
 def test_language_by_accept_language_cookie_and_switch(client):
     assert '<html lang="zh-CN">' in client.get("/", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}).text
     assert '<html lang="en">' in client.get("/", headers={"Accept-Language": "en-US,en;q=0.9,zh;q=0.5"}).text
