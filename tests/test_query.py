@@ -135,3 +135,10 @@ def test_control_characters_read_as_spaces_and_curly_quotes_as_straight(q):
     want = "".join(" " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 else ch for ch in unicodedata.normalize("NFKC", q))
     want = want.translate(str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d"}))
     assert Q._clean(q) == want
+
+
+def test_the_embedding_model_reads_a_prefix_as_its_letters():
+    from paperdex.search.planning import plan
+
+    assert plan("transform*").dense_text == "transform"  # not the "*" a tokenizer would read as a word
+    assert plan('ti:diffus* "image editing"').dense_text == "diffus image editing"

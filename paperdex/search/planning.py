@@ -203,12 +203,12 @@ class Plan(Request):
     def dense_text(self) -> str:
         """What the embedding model reads: the query's words, fields' included, a Chinese run
         as its words' first English translations (docs/relevance.md), kept as typed too where
-        the dictionary covers it only in part."""
+        the dictionary covers it only in part; a prefix (`transform*`) as its letters."""
         parts: list[str] = []
         for t in [*self.soft, *self.positives]:
             if t.column == "authors" or not t.raw:
                 continue
-            for run, cjk in split_cjk(t.raw):
+            for run, cjk in split_cjk(t.raw.rstrip("*") if t.prefix else t.raw):  # a prefix's stem, no "*"
                 if alts := zh.concepts(run, self.zh_dict, table=PrefixCounts) if cjk else []:
                     parts.append(" ".join(a[0] for a in alts))
                 if not alts or sum(len(w) for w in zh.segment(run, PrefixCounts)) < len(run.strip()):
