@@ -27,13 +27,13 @@ INSTRUCTIONS = (
 )
 
 
-def _brief(p: Paper) -> dict[str, Any]:
-    return {**render.brief(p), "venue": p.venue, "venue_area": p.venue_area, "links": render.safe_links(p)}
+def _brief(p: Paper, phrases: list[list[str]] | None = None) -> dict[str, Any]:
+    return {**render.brief(p, phrases), "venue": p.venue, "venue_area": p.venue_area, "links": render.safe_links(p)}
 
 
-def _hit(h: Hit) -> dict[str, Any]:
+def _hit(h: Hit, phrases: list[list[str]] | None = None) -> dict[str, Any]:
     snip = render.plain_tex("".join(s for s, _ in h.snippet)) if h.snippet else None
-    return {**_brief(h.paper), "snippet": snip, "why": render.ranks(h)}
+    return {**_brief(h.paper, phrases), "snippet": snip, "why": render.ranks(h)}
 
 
 def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPServer:
@@ -82,7 +82,8 @@ def build_server(data_dir: str | Path, pool: SearcherPool | None = None) -> MCPS
         res = service.search(pool, params, facets=False)
         head = {k: getattr(res, k) for k in ("query", "total", "page", "pages", "notices", "read_as")}
         tiers = [{"tier": t, "count": n} for t, n in res.tiers]  # each hit's "tier" names its list
-        return {**head, "tiers": tiers, "hits": [{**_hit(h), "tier": h.tier} for h in res.hits]}
+        named = res.plan.author_phrases if res.plan is not None else []  # au: names shown past the tenth
+        return {**head, "tiers": tiers, "hits": [{**_hit(h, named), "tier": h.tier} for h in res.hits]}
 
     @tool
     def get_paper(id: str) -> dict[str, Any]:

@@ -157,13 +157,15 @@ def authors_line(p: Paper, etal: str, cut: int = 10) -> str:
     return f"{line} {etal}" if more else line
 
 
-def brief(p: Paper) -> dict[str, Any]:
-    """A paper in a list of the JSON API or an MCP tool: its id, plain title, first authors."""
-    names, more = author_names(p)
+def brief(p: Paper, phrases: list[list[str]] | None = None) -> dict[str, Any]:
+    """A paper in a list of the JSON API or an MCP tool: its id, plain title, first authors (and,
+    after "…", those an `au:` search for `phrases` matched past them: `authors_shown`)."""
+    a = authors_shown(p, phrases or [])
+    later = ["…", *a["authors_later"]] if a["authors_later"] else []
     return {
         "id": p.id,
         "title": plain_tex(p.title),
-        "authors": names + (["et al."] if more else []),
+        "authors": a["authors"] + later + (["et al."] if a["authors_more"] else []),
         "date": p.date,
         "categories": p.categories,
     }

@@ -30,6 +30,9 @@ def test_tools_in_process(web_dir, backend):
             assert not r.is_error
             hits = r.structured_content["hits"]
             assert hits[0]["id"] in (HOSTILE_ID, "2599.00002") and hits[0]["snippet"]
+            r = await c.call_tool("search", {"query": 'zebrafinch au:"Number12 Author"'})  # the twelfth of 12
+            authors = r.structured_content["hits"][0]["authors"]
+            assert authors[9:] == ["Author Number10", "…", "Author Number12", "et al."]  # not hidden by the cut
             r = await c.call_tool("get_paper", {"id": HOSTILE_ID})
             d = r.structured_content
             assert "β-VAE" in d["title"] and "<script>alert(1)</script>" in d["abstract"]  # plain text for agents
