@@ -142,3 +142,9 @@ def test_the_embedding_model_reads_a_prefix_as_its_letters():
 
     assert plan("transform*").dense_text == "transform"  # not the "*" a tokenizer would read as a word
     assert plan('ti:diffus* "image editing"').dense_text == "diffus image editing"
+
+
+@pytest.mark.parametrize("q", ['""', 'au:""', 'ti:"  "', 'diffusion abs:"-"'])
+def test_empty_quotes_are_refused_not_read_as_every_paper(q):
+    with pytest.raises(Q.QueryError, match="empty quotes"):
+        Q.parse(q)

@@ -116,6 +116,8 @@ def lex(q: str) -> list[Tok]:
         elif ch == '"':
             if (end := q.find('"', i + 1)) < 0:
                 raise QueryError(message("unbalanced_quote"), i)
+            if not tokens(q[i + 1 : end]):  # `""` or `"-"` would match every paper, silently
+                raise QueryError(message("empty_phrase"), i)
             toks.append(Tok("PHRASE", q[i + 1 : end], i, neg))
             i = end + 1
         else:

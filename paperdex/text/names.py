@@ -80,7 +80,7 @@ def orders(name: str) -> list[str]:
     and a three-part name may have either end as its family name ("Yang Ming-Hsuan"). [] for a
     name of one part."""
     parts = name.split()
-    if len(parts) < 2:
+    if len(parts) < 2 or has_cjk(name):  # a name in characters is read whole (`readings`)
         return []
     return list(dict.fromkeys(" ".join(p) for p in (parts, parts[1:] + parts[:1], parts[-1:] + parts[:-1])))
 
@@ -89,7 +89,7 @@ def readings(name: str) -> list[str]:
     """The ways papers spell a Chinese name, most usual first ("Kaiming He", "Kai Ming He",
     "He Kaiming", then Taiwan's "Kai Ming Ho"); [] when `name` is not one (not one to four
     Chinese characters alone, or one pypinyin cannot read)."""
-    if not _NAME.fullmatch(chars := name.strip()):
+    if not _NAME.fullmatch(chars := "".join(name.split())):  # "何 恺明" typed with a space is 何恺明
         return []
     cut = 2 if len(chars) > 2 and chars[:2] in COMPOUND_SURNAMES else 1
     read = _usual(chars)
