@@ -148,3 +148,10 @@ def test_the_embedding_model_reads_a_prefix_as_its_letters():
 def test_empty_quotes_are_refused_not_read_as_every_paper(q):
     with pytest.raises(Q.QueryError, match="empty quotes"):
         Q.parse(q)
+
+
+def test_a_function_character_glued_to_english_gets_no_untranslated_notice():
+    from paperdex.search.planning import plan
+
+    assert not [n for n in plan("让AI帮我自动读论文写综述").notices if "让" in n]  # "let": not a topic
+    assert [n for n in plan("龘").notices if "龘" in n]  # typed alone, it is what was asked

@@ -140,7 +140,8 @@ def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[st
     untranslated: list[str] = []
     for part, cjk in split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]:
         if cjk:
-            if not (got := _zh_concepts(part, zh_dict)):
+            # one character beside English is a function word (让AI…, 用LLM…): a notice only when alone
+            if not (got := _zh_concepts(part, zh_dict)) and (len(part.strip()) > 1 or part.strip() == t.raw.strip()):
                 untranslated.append(part)
             out.extend(got)
             continue
