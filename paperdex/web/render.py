@@ -145,6 +145,7 @@ def authors_shown(p: Paper, phrases: list[list[str]], cut: int = 10) -> dict[str
     return {
         "authors": first,
         "authors_later": later,
+        "authors_gap": bool(later) and p.authors.index(later[0]) > cut,  # "…": names skipped before them
         "authors_matched": hit,
         "authors_more": more and len(p.authors) > len(first) + len(later) or p.authors_truncated,
     }
@@ -161,7 +162,7 @@ def brief(p: Paper, phrases: list[list[str]] | None = None) -> dict[str, Any]:
     """A paper in a list of the JSON API or an MCP tool: its id, plain title, first authors (and,
     after "…", those an `au:` search for `phrases` matched past them: `authors_shown`)."""
     a = authors_shown(p, phrases or [])
-    later = ["…", *a["authors_later"]] if a["authors_later"] else []
+    later = ["…"] * a["authors_gap"] + a["authors_later"]
     return {
         "id": p.id,
         "title": plain_tex(p.title),

@@ -78,3 +78,15 @@ def test_urls_in_abstracts_become_safe_links():
     assert "javascript:alert(1)" in out and 'href="javascript' not in out
     # a snippet never links (it sits in the <summary> that opens the abstract)
     assert "<a " not in str(render.snippet_html(text, _stems(("code",))))
+
+
+def test_authors_shown_names_the_searched_author_past_the_tenth():
+    from paperdex.paper import Paper
+
+    p = Paper(id="x", title="t", abstract="a", authors=[f"A{i} Z" for i in range(1, 13)])
+    twelfth = render.authors_shown(p, [["a12", "z"]])
+    assert twelfth["authors_later"] == ["A12 Z"] and twelfth["authors_gap"] and twelfth["authors_more"]  # A11 cut
+    eleventh = render.authors_shown(p, [["a11", "z"]])
+    assert eleventh["authors_later"] == ["A11 Z"] and not eleventh["authors_gap"]  # right after the tenth: no "…"
+    assert render.brief(p, [["a11", "z"]])["authors"][9:] == ["A10 Z", "A11 Z", "et al."]
+    assert render.authors_shown(p, [])["authors_later"] == [] and render.brief(p)["authors"][-1] == "et al."
