@@ -201,8 +201,13 @@ class Eval:
         if len(word) < 2:
             raise Q.QueryError(message("prefix_too_short", word=word))
         out = np.zeros(self.ix.n, dtype=bool)
-        for t in self.ix.prefix_terms(word, MAX_PREFIX_TERMS):
-            docs = self.ix.term_docs(int(t), column)
+        terms = [int(t) for t in self.ix.prefix_terms(word, MAX_PREFIX_TERMS)]
+        # the index holds stems: learning* is the stems from "learning" on, and learn, which the word
+        # itself finds (learning, learned), so a prefix never finds less than its word typed whole
+        if (own := self.ix.term(stem(word))) is not None and own not in terms:
+            terms.append(own)
+        for t in terms:
+            docs = self.ix.term_docs(t, column)
             self._charge(len(docs))
             out[docs] = True
         return out
