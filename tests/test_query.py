@@ -155,3 +155,13 @@ def test_a_function_character_glued_to_english_gets_no_untranslated_notice():
 
     assert not [n for n in plan("让AI帮我自动读论文写综述").notices if "让" in n]  # "let": not a topic
     assert [n for n in plan("龘").notices if "龘" in n]  # typed alone, it is what was asked
+
+
+def test_fields_under_their_long_names():
+    """arXiv's search form says title / author / abstract, Google Scholar author:."""
+    assert Q.parse("title:diffusion").children == Q.parse("ti:diffusion").children
+    assert Q.parse('Author:"Kaiming He"').children == Q.parse('au:"Kaiming He"').children
+    assert (
+        Q.parse("abstract:(robot OR robotic) category:cs.RO").children
+        == Q.parse("abs:(robot OR robotic) cat:cs.RO").children
+    )

@@ -18,6 +18,8 @@ from paperdex.text import CJK as _CJK
 from paperdex.text import STOPWORDS, names, tokens
 
 FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "decision", "all"}
+# the same fields under the names arXiv's search form and Google Scholar (author:) give them
+FIELD_ALIASES = {"title": "ti", "author": "au", "abstract": "abs", "category": "cat"}
 # OpenReview's decisions as sources.openreview.decision_of names them
 DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
 TEXT_COLUMNS = {"ti": "title", "au": "authors", "abs": "abstract"}
@@ -125,8 +127,8 @@ def lex(q: str) -> list[Tok]:
                 i += 1
             word = q[start:i]
             head, sep, rest = word.partition(":")
-            if sep and head.lower() in FIELDS:
-                toks.append(Tok("FIELD", head.lower(), start, neg))
+            if sep and (fld := FIELD_ALIASES.get(head.lower(), head.lower())) in FIELDS:
+                toks.append(Tok("FIELD", fld, start, neg))
                 if rest:
                     toks.append(Tok("WORD", rest, start + len(head) + 1))
                 elif i >= n or q[i].isspace():
