@@ -222,3 +222,10 @@ def test_a_mistyped_option_is_an_error_not_query_words(built_store_dir):
     assert r.exit_code == 0 and len(json.loads(r.output)) == 2  # the web's name for the page size works
     without = json.loads(run("search", "-video", "diffusion", "--json", "-n", "50", data_dir=built_store_dir).output)
     assert without and not any("video" in (h["title"] + h["abstract"]).lower() for h in without)  # `-video` excludes
+
+
+def test_the_author_searched_for_is_not_cut_after_the_tenth(built_store_dir):
+    # 2503.14485 has 12 authors, the twelfth Paul Debevec; the name typed family name first
+    r = run("search", 'au:"Debevec Paul"', "--explain", data_dir=built_store_dir)
+    assert r.exit_code == 0 and "2503.14485" in r.output
+    assert "… Paul Debevec et al." in " ".join(r.output.split()), r.output

@@ -97,6 +97,7 @@ def _print_hits(res: Result, explain: bool) -> None:
         return text
 
     console = Console(highlight=False, soft_wrap=explain)
+    named = res.plan.author_phrases if res.plan is not None else []  # au: names past the tenth are shown
     numbered = list(enumerate(res.hits, start=(res.page - 1) * res.per_page + 1))
     n_related = res.listed - res.total
     divider = text("en", "tier_related_what", n=f"{n_related:,}", count=n_related)
@@ -111,7 +112,7 @@ def _print_hits(res: Result, explain: bool) -> None:
             head.append(_explain(h))
             console.print(head)
             console.print(title(h, "    "))
-            console.print(Text("    " + tty(authors_line(h.paper, "et al.")), style="dim"))
+            console.print(Text("    " + tty(authors_line(h.paper, "et al.", phrases=named)), style="dim"))
     else:
         table = Table(show_lines=False, box=None, pad_edge=False)
         table.add_column("#", justify="right", style="dim")
@@ -122,7 +123,7 @@ def _print_hits(res: Result, explain: bool) -> None:
             if i == meets:
                 table.add_row("", "", "", Text(f"── {divider} ──", style="bold"))
             cell = title(h)
-            cell.append("\n" + tty(authors_line(h.paper, "et al.")), style="dim")
+            cell.append("\n" + tty(authors_line(h.paper, "et al.", phrases=named)), style="dim")
             table.add_row(str(i), tty(h.paper.id), tty(h.paper.date or ""), cell)
         console.print(table)
     counts = " · ".join(text("en", f"tier_{t}", n=f"{n:,}", count=n) for t, n in res.tiers)

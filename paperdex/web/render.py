@@ -151,11 +151,14 @@ def authors_shown(p: Paper, phrases: list[list[str]], cut: int = 10) -> dict[str
     }
 
 
-def authors_line(p: Paper, etal: str, cut: int = 10) -> str:
-    """First `cut` authors, then "et al." (or "等": "A, B, … J 等", as Chinese venue search writes it)."""
-    names, more = author_names(p, cut)
-    line = ", ".join(names)
-    return f"{line} {etal}" if more else line
+def authors_line(p: Paper, etal: str, cut: int = 10, phrases: list[list[str]] | None = None) -> str:
+    """First `cut` authors, then "et al." (or "等": "A, B, … J 等", as Chinese venue search writes
+    it); with an `au:` search's `phrases`, the names it matched past them (`authors_shown`)."""
+    a = authors_shown(p, phrases or [], cut)
+    line = ", ".join(a["authors"])
+    if a["authors_later"]:
+        line += ", " + "… " * a["authors_gap"] + ", ".join(a["authors_later"])
+    return f"{line} {etal}" if a["authors_more"] else line
 
 
 def brief(p: Paper, phrases: list[list[str]] | None = None) -> dict[str, Any]:
