@@ -56,6 +56,7 @@ import numpy as np
 from scipy import sparse
 
 from paperdex.text import IDEOGRAPHS, stemmer  # what paperdex.text.zh segments and the index stems: one rule each
+from paperdex.text.zh import FUNCTION_CHARS
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 OUT = Path(__file__).resolve().parents[1] / "paperdex" / "data" / "zh-en-dict.tsv"
@@ -79,7 +80,8 @@ COMPETE = 0.5  # Dice at least this share of the English unit's best Dice
 SUBSUME = 0.5  # a longer alternative replaces a shorter one inside it when it covers this share
 TOP = 4
 # single-character function words: a phrase unit holding one as a word of its own is not a term
-ZH_FUNCTION = set("的了和与及或在是对为将从以把被于中等并且其该这此之而由向到使让给也都就又所一个种着过")
+# (the product's list: a query's notices leave them out too)
+ZH_FUNCTION = set(FUNCTION_CHARS)
 # 过 opening a phrase is the prefix "over-" (过拟合, 过平滑, 过采样, 过参数化), which jieba cuts off
 # (过 | 平滑), not the aspect particle, which follows its verb (学习过 | 的)
 ZH_PREFIX = frozenset("过")

@@ -150,11 +150,14 @@ def test_empty_quotes_are_refused_not_read_as_every_paper(q):
         Q.parse(q)
 
 
-def test_a_function_character_glued_to_english_gets_no_untranslated_notice():
+def test_function_words_and_words_unread_on_purpose_get_no_untranslated_notice():
     from paperdex.search.planning import plan
 
     assert not [n for n in plan("让AI帮我自动读论文写综述").notices if "让" in n]  # "let": not a topic
-    assert [n for n in plan("龘").notices if "龘" in n]  # typed alone, it is what was asked
+    assert not plan("SFT 和 RL 对泛化能力的影响").notices  # 和: "and"
+    assert not plan("Embedding 模型 文本检索 训练方法").notices  # 模型 is left unread on purpose
+    assert [n for n in plan("龘").notices if "龘" in n]  # a word no one can read: said
+    assert [n for n in plan("改进 扩散模型").notices if "改进" in n]
 
 
 def test_fields_under_their_long_names():

@@ -140,8 +140,7 @@ def concepts_of(t: Q.Text, zh_dict: bool = True) -> tuple[list[Concept], list[st
     untranslated: list[str] = []
     for part, cjk in split_cjk(t.raw) if t.raw else [(" ".join(t.words), False)]:
         if cjk:
-            # one character beside English is a function word (让AI…, 用LLM…): a notice only when alone
-            if not (got := _zh_concepts(part, zh_dict)) and (len(part.strip()) > 1 or part.strip() == t.raw.strip()):
+            if not (got := _zh_concepts(part, zh_dict)):
                 untranslated.append(part)
             out.extend(got)
             continue
@@ -258,7 +257,9 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
     for t in p.soft:
         cs, untranslated = concepts_of(t, zh_dict)
         p.concepts.extend(cs)
-        p.notices.extend(message("untranslated_dense_only", word=typed(w)) for w in untranslated)
+        # not for function words and words left unread on purpose (和, 模型, 让AI…: `zh.unread_matters`)
+        unread = [w for w in untranslated if zh.unread_matters(w)]
+        p.notices.extend(message("untranslated_dense_only", word=typed(w)) for w in unread)
     if (kept := [c for c in p.concepts if not is_filler(c)]) and len(kept) < len(p.concepts):
         p.filler = [c for c in p.concepts if is_filler(c)]
         p.concepts = kept

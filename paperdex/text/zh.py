@@ -24,6 +24,11 @@ from typing import Any
 from paperdex.text import IDEOGRAPHS
 
 DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
+# Single-character function words (的, 和, 让): grammar, not topic. The dictionary learns no phrase
+# holding one as a word of its own (bench/train_zh_dict.py), and a query's are read by nothing.
+FUNCTION_CHARS = frozenset("的了和与及或在是对为将从以把被于中等并且其该这此之而由向到使让给也都就又所一个种着过")
+# Words left unread on purpose: too generic to ask for (docs/relevance.md, "模型 and 方法 given readings")
+GENERIC = frozenset({"模型", "方法", "用"})
 # Runs of the characters the dictionary knows (bench/train_zh_dict.py reads the same block):
 # kana, hangul and rarer ideographs are not handed to jieba, which has no words for them.
 _IDEOGRAPH_RUN = re.compile(f"[{IDEOGRAPHS}]+")
@@ -180,3 +185,10 @@ def _whole(word: str, d: dict[str, list[str]]) -> list[list[str]]:
         if left and right and left[0] != right[0] and left[0] in alts and right[0] in alts:
             return [list(left), list(right)]
     return [list(alts)] if alts else []
+
+
+def unread_matters(run: str) -> bool:
+    """Whether Chinese the dictionary could not read is worth telling the user about: not when it
+    is only function words and words left unread on purpose (和, 模型, 用 RAG…)."""
+    rest = "".join(c for c in run.strip() if c not in FUNCTION_CHARS)
+    return bool(rest) and rest not in GENERIC
