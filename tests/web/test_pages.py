@@ -164,3 +164,11 @@ def test_core_notices_are_translated(tmp_path):
     zh = c.get("/", params={"q": "diffusion", "lang": "zh"}).text
     assert "semantic search is off" in en
     assert "语义检索尚未启用" in zh and "semantic search is off" not in zh
+
+
+def test_a_page_past_the_last_says_so_not_that_nothing_matches(client):
+    last = client.get("/api/search", params={"q": "zebrafinch"}).json()["pages"]
+    html = client.get("/", params={"q": "zebrafinch", "page": last + 4}).text
+    assert 'data-testid="past-last-page"' in html and "No papers match" not in html
+    assert f"Page {last + 4} is past the last page of this search, page {last}." in " ".join(_text(html).split())
+    assert f"page={last}" in html
