@@ -52,3 +52,11 @@ def test_au_family_name_first_finds_the_paper_written_given_name_first(searcher)
     res = searcher.search('au:"Liu Ziwei"', per_page=50)
     assert {h.paper.id for h in res.hits} == {h.paper.id for h in searcher.search('au:"Ziwei Liu"', per_page=50).hits}
     assert res.total == 2 and all("Ziwei Liu" in h.paper.authors for h in res.hits)
+
+
+def test_a_chinese_name_typed_as_a_word_offers_the_author_search(searcher):
+    res = searcher.search("刘子玮 diffusion", per_page=5)
+    (offer,) = [n for n in res.notices if "au:刘子玮" in n]
+    assert "au:刘子玮 diffusion" in offer
+    assert not [n for n in searcher.search("司马相如", per_page=5).notices if "au:" in n]  # no such author here
+    assert not [n for n in searcher.search("改进 扩散模型", per_page=5).notices if "au:" in n]

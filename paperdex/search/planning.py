@@ -177,6 +177,8 @@ class Plan(Request):
     positives: list[Q.Text] = field(default_factory=list)  # words inside the constraints
     notices: list[str] = field(default_factory=list)
     filler: list[Concept] = field(default_factory=list)  # question words set aside (`is_filler`)
+    # Chinese typed as a word of its own that no dictionary entry reads: perhaps a name (何恺明)
+    name_like: list[str] = field(default_factory=list)
 
     @cached_property
     def query_class(self) -> tuple[str, str]:
@@ -260,6 +262,7 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
         # not for function words and words left unread on purpose (和, 模型, 让AI…: `zh.unread_matters`)
         unread = [w for w in untranslated if zh.unread_matters(w)]
         p.notices.extend(message("untranslated_dense_only", word=typed(w)) for w in unread)
+        p.name_like.extend(w.strip() for w in unread if w.strip() == t.raw.strip() and len(w.strip()) > 1)
     if (kept := [c for c in p.concepts if not is_filler(c)]) and len(kept) < len(p.concepts):
         p.filler = [c for c in p.concepts if is_filler(c)]
         p.concepts = kept

@@ -172,3 +172,8 @@ def test_a_page_past_the_last_says_so_not_that_nothing_matches(client):
     assert 'data-testid="past-last-page"' in html and "No papers match" not in html
     assert f"Page {last + 4} is past the last page of this search, page {last}." in " ".join(_text(html).split())
     assert f"page={last}" in html
+
+
+def test_a_chinese_name_typed_as_a_word_links_the_author_search(client):
+    html = client.get("/", params={"q": "刘子玮"}).text  # Ziwei Liu, in the fixture's papers
+    assert 'data-testid="as-author"' in html and 'href="/?q=au%3A%E5%88%98%E5%AD%90%E7%8E%AE"' in html
