@@ -314,8 +314,9 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     if fixes := {w: r for c in p.concepts if (w := c.label.lower()) and (r := ev.respelled(w))}:
         query = re.sub(r"[A-Za-z]+", lambda m: fixes.get(m[0].lower(), m[0]), p.q)
         notices.append(message("did_you_mean", query=query))
-    for name in p.name_like:  # 谢赛宁 typed as a word: an author some paper has, offered as au:谢赛宁
-        if (named := ev.node(Q.make_leaf("au", name, True, 0))) is not None and named.any():
+    for name in p.name_like:  # 谢赛宁 typed as a word, an author's name: au:谢赛宁 offered
+        spelled = Q.author_readings(name)  # None: not a name (its pinyin readings are the search)
+        if spelled is not None and (named := ev.node(spelled)) is not None and named.any():
             notices.append(message("search_as_author", name=name, query=p.q.replace(name, f"au:{name}", 1)))
     if C is not None:
         L, A = L & C, A & C
