@@ -168,3 +168,12 @@ def test_fields_under_their_long_names():
         Q.parse("abstract:(robot OR robotic) category:cs.RO").children
         == Q.parse("abs:(robot OR robotic) cat:cs.RO").children
     )
+
+
+def test_a_function_word_under_a_field_is_a_stopword(searcher):
+    def ids(q):
+        return {h.paper.id for h in searcher.search(q, per_page=100, mode="lexical").hits}
+
+    assert ids("ti:让diffusion") == ids("ti:diffusion") and ids("ti:diffusion")  # 让 ("let"): as "the" is
+    assert searcher.search("ti:和", mode="lexical").total == searcher.search("ti:the", mode="lexical").total
+    assert searcher.search("ti:龘", mode="lexical").total == 0  # a word no one reads still matches nothing

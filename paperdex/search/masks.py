@@ -25,7 +25,7 @@ from paperdex.search.rank import (
     phrase_candidates,
     together_mask,
 )
-from paperdex.text import STOPWORDS, has_cjk, stem, stemmer, tokens
+from paperdex.text import STOPWORDS, has_cjk, stem, stemmer, tokens, zh
 
 MAX_PREFIX_TERMS = 256  # words one prefix (transform*) expands to
 MAX_POSTINGS = 20_000_000  # postings one query may read: the bound on its cost
@@ -223,6 +223,7 @@ class Eval:
         if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
             return self.prefix_mask(t.words[0].rstrip("*"), col)
         cs, untranslated = concepts_of(t, self.zh_dict)
+        untranslated = [w for w in untranslated if not zh.function_only(w)]  # ti:让AI is ti:AI, as ti:the AI
         self.notices.extend(message("untranslated_no_words", word=typed(w)) for w in untranslated)
         if untranslated:
             return np.zeros(self.ix.n, dtype=bool)

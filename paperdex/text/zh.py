@@ -187,6 +187,11 @@ def _whole(word: str, d: dict[str, list[str]]) -> list[list[str]]:
     return [list(alts)] if alts else []
 
 
+def function_only(run: str) -> bool:
+    """Whether Chinese is function words alone (和, 的, 让): what a stopword is to English."""
+    return all(c in FUNCTION_CHARS for c in run.strip())
+
+
 def unread_matters(run: str) -> bool:
     """Whether Chinese the dictionary could not read is worth telling the user about: not when it
     is only function words and words left unread on purpose (和, 模型, 用 RAG…)."""
