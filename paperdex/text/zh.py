@@ -27,7 +27,8 @@ DICT = Path(__file__).parents[1] / "data" / "zh-en-dict.tsv"
 # Single-character function words (的, 和, 让): grammar, not topic. The dictionary learns no phrase
 # holding one as a word of its own (bench/train_zh_dict.py), and a query's are read by nothing.
 FUNCTION_CHARS = frozenset("的了和与及或在是对为将从以把被于中等并且其该这此之而由向到使让给也都就又所一个种着过")
-# Words left unread on purpose: too generic to ask for (docs/relevance.md, "模型 and 方法 given readings")
+# Words left unread on purpose, too generic to ask for: 模型 and 方法 (docs/relevance.md, "模型 and
+# 方法 given readings"), and 用 ("use"), a question's frame as "use" is in English (QUERY_FILLER)
 GENERIC = frozenset({"模型", "方法", "用"})
 # Runs of the characters the dictionary knows (bench/train_zh_dict.py reads the same block):
 # kana, hangul and rarer ideographs are not handed to jieba, which has no words for them.
