@@ -265,10 +265,22 @@ def unversioned(pid: str) -> str:
     return re.sub(r"v\d+$", "", pid) if ARXIV_ID.match(pid) else pid
 
 
+# A pasted arXiv reference: an id, with an `arXiv:` prefix, a version, as an abs/pdf/html URL or
+# arXiv's DOI (10.48550/arXiv.ID); group 1 is the id (search/query.paper_ref reads the same)
+ARXIV_REF = re.compile(
+    r"^(?:https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/|arxiv:|(?:https?://doi\.org/)?10\.48550/arxiv\.)?"
+    r"(\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?(?:\.pdf)?/?$",
+    re.IGNORECASE,
+)
+
+
 def typed_id(text: str) -> str:
-    """The stored id a user means by what they typed: spaces, an `arXiv:` prefix (any case) and
-    an arXiv version suffix dropped. The one rule for every place that looks a typed id up."""
+    """The stored id a user means by what they typed: spaces, an `arXiv:` prefix (any case), an
+    arXiv version suffix and an arXiv URL around it dropped. The one rule for every place that
+    looks a typed id up (/paper/https://arxiv.org/abs/2504.18989 is 2504.18989)."""
     pid = (text or "").strip()
+    if (m := ARXIV_REF.match(pid)) is not None:
+        return m.group(1).lower() if "/" in m.group(1) else m.group(1)
     return unversioned(pid[6:] if pid[:6].lower() == "arxiv:" else pid)
 
 

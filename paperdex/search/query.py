@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date as _date
 
 from paperdex.messages import Message, message
-from paperdex.paper import CATEGORY_TYPED
+from paperdex.paper import ARXIV_REF, CATEGORY_TYPED
 from paperdex.text import CJK as _CJK
 from paperdex.text import STOPWORDS, names, tokens
 
@@ -283,18 +283,13 @@ def date_range(start: str | None, end: str | None, pos: int | None = None) -> tu
     return start, end
 
 
-_REF = re.compile(
-    r"^(?:https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/|arxiv:|(?:https?://doi\.org/)?10\.48550/arxiv\.)?"
-    r"(\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?(?:\.pdf)?/?$",
-    re.IGNORECASE,
-)
 _DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)
 
 
 def paper_ref(q: str) -> tuple[str, str] | None:
     """A pasted paper reference: ("id", arXiv id) (an id, arXiv URL or DOI), or ("doi", doi)."""
     q = q.strip()
-    if (m := _REF.match(q)) is not None:
+    if (m := ARXIV_REF.match(q)) is not None:
         pid = m.group(1)
         return ("id", pid.lower() if "/" in pid else pid)
     return ("doi", m.group(1).lower()) if (m := _DOI.match(q)) is not None else None

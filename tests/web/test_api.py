@@ -65,6 +65,10 @@ def test_paper_and_unknown_id(client):
     assert client.get(f"/api/papers/arXiv:{HOSTILE_ID}v2").json()["id"] == HOSTILE_ID
     # typed ids are read by the library's rule too (paper.typed_id): the prefix in any case
     assert client.get(f"/api/papers/ARXIV:{HOSTILE_ID}v3").json()["id"] == HOSTILE_ID
+    # and an arXiv URL pasted after /paper/ or /api/papers/ is its paper, as in the search box
+    assert client.get(f"/api/papers/https://arxiv.org/abs/{HOSTILE_ID}v2").json()["id"] == HOSTILE_ID
+    assert client.get(f"/api/papers/https://arxiv.org/pdf/{HOSTILE_ID}/similar").json()["id"] == HOSTILE_ID
+    assert client.get(f"/paper/https://arxiv.org/abs/{HOSTILE_ID}").status_code == 200
     r = client.get("/api/papers/0000.00000")
     assert r.status_code == 404 and "no paper" in r.json()["error"]["message"]
 
