@@ -58,5 +58,7 @@ def test_a_chinese_name_typed_as_a_word_offers_the_author_search(searcher):
     res = searcher.search("刘子玮 diffusion", per_page=5)
     (offer,) = [n for n in res.notices if "au:刘子玮" in n]
     assert "au:刘子玮 diffusion" in offer
+    (offer,) = [n for n in searcher.search("au:刘子玮 刘子玮", per_page=5).notices if "search “" in n]
+    assert "“au:刘子玮 au:刘子玮”" in offer  # the name typed alone is the one rewritten
     assert not [n for n in searcher.search("司马相如", per_page=5).notices if "au:" in n]  # no such author here
     assert not [n for n in searcher.search("改进 扩散模型", per_page=5).notices if "au:" in n]

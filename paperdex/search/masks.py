@@ -318,7 +318,9 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     for name in p.name_like:  # 谢赛宁 typed as a word, an author's name: au:谢赛宁 offered
         spelled = Q.author_readings(name)  # None: not a name (its pinyin readings are the search)
         if spelled is not None and (named := ev.node(spelled)) is not None and named.any():
-            notices.append(message("search_as_author", name=name, query=p.q.replace(name, f"au:{name}", 1)))
+            # the name where it stands alone (name_like's rule), not inside au:何恺明 typed before it
+            query = re.sub(rf"(?<!\S){re.escape(name)}(?!\S)", f"au:{name}", p.q, count=1)
+            notices.append(message("search_as_author", name=name, query=query))
     if C is not None:
         L, A = L & C, A & C
     rank_concepts = [c for c, _ in present] + [ev.spelled(c) for c in p.rank_concepts([])]  # + the constraints' words
