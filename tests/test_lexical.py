@@ -177,10 +177,10 @@ def test_a_snapshot_of_another_format_is_refused_and_migrate_republishes_it(stor
     from paperdex.cli import cli
 
     ix = lexical.load(store)
-    assert ix is not None and ix.meta["format"] == lexical.FORMAT == 5
+    assert ix is not None and ix.meta["format"] == lexical.FORMAT == 6
     pointer = store.data_dir / lexical.POINTER
     old = json.loads(pointer.read_text())
-    pointer.write_text(json.dumps({**old, "format": 4}))  # Porter's stems alone (before text._Stemmer)
+    pointer.write_text(json.dumps({**old, "format": 5}))  # a lone Greek letter as itself (before text.greek_names)
     assert lexical.load(store) is None  # readers neither adopt nor convert it
     store.close()
     r = CliRunner().invoke(cli, ["--data-dir", str(store.data_dir), "migrate"], catch_exceptions=False)

@@ -483,6 +483,13 @@ def test_a_compound_asked_for_joined_is_marked_whole_where_it_is_hyphenated():
     assert marked_html(snippet("x " * 300 + "the over-smoothing issue", asked, 60)).count("<mark>") == 1
 
 
+def test_a_greek_letter_is_marked_when_its_name_is_asked_for():
+    """ "beta-VAE" finds "β-VAE" (text.greek_names); the reader sees the letter marked."""
+    assert mark("Disentangling with β-VAE", stems("beta", "vae")) == [
+        ("Disentangling with ", False), ("β", True), ("-", False), ("VAE", True)
+    ]  # fmt: skip
+
+
 _PIECES = ["decay", "Decaying", "weights", "s", "'s", "é", "模型", "_x", "x-y", " ", ". "]
 
 

@@ -32,7 +32,7 @@ from paperdex.index.snapshots import REPAIR_COMMAND, prune_snapshots, publish_lo
 from paperdex.paper import index_text
 from paperdex.text import STOPWORDS, stem, stemmer, tokens
 
-FORMAT = 5
+FORMAT = 6  # 6: a lone Greek letter is held as its name (text.greek_names); 5: text._Stemmer
 
 
 class BM25F(TypedDict):

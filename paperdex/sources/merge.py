@@ -53,16 +53,10 @@ def _fold(text: str) -> str:
     text = index_text(text).lower()
     if text.isascii():
         return text
-    return _COMBINING.sub("", unicodedata.normalize("NFKD", text)).translate(_GREEK_TABLE)
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text))
 
 
-# "β" and LaTeX "\beta" (which index_text turns into "beta") must agree
-_GREEK = {
-    chr(c): f" {unicodedata.name(chr(c)).split()[-1].lower()} "
-    for c in range(0x3B1, 0x3CA)
-    if unicodedata.name(chr(c), "").startswith("GREEK SMALL LETTER")
-}
-_GREEK_TABLE = str.maketrans(_GREEK)
+# "β" and LaTeX "\beta" agree: index_text gives "beta" for both (text.greek_names)
 _COMBINING = re.compile(r"[\u0300-\u036f]")
 
 

@@ -40,9 +40,36 @@ _CJK_RUN = re.compile(f"[{CJK}]+")
 WORD = re.compile(f"[{CJK}]+|[^\\W_{CJK}]+")
 
 
+# A Greek letter standing alone (β-VAE, π0, ε-greedy, μP) is the name the index holds for TeX's
+# ($\beta$-VAE -> "beta", text/latex.py), so either spelling finds both; a Greek word (two
+# letters or more together) keeps its letters. The symbol forms (ϵ, ϑ, ϕ, µ) are their letters.
+_GREEK_NAME = {
+    c: m[1].lower().replace("lamda", "lambda")
+    for c in map(chr, range(0x391, 0x3CA))
+    if (m := re.fullmatch(r"GREEK (?:SMALL|CAPITAL) LETTER (?:FINAL )?(\w+)", unicodedata.name(c, "")))
+}
+_SYMBOL_FORMS = "\u03d1\u03d5\u03d6\u03f0\u03f1\u03f5\u00b5"  # ϑ ϕ ϖ ϰ ϱ ϵ, and the micro sign
+_GREEK_NAME |= dict(zip(_SYMBOL_FORMS, "theta phi pi kappa rho epsilon mu".split(), strict=True))
+_GREEK_BLOCKS = "\u0370-\u03ff\u1f00-\u1fff\u00b5"
+_LONE_GREEK = re.compile(f"(?<![{_GREEK_BLOCKS}])[{''.join(_GREEK_NAME)}](?![{_GREEK_BLOCKS}])")
+
+
+def _named(m: re.Match) -> str:
+    """The name, parted by a space from a letter or digit beside it ("μP" -> "mu P")."""
+    s, i, j = m.string, m.start(), m.end()
+    before = " " if i and s[i - 1].isalnum() else ""
+    return before + _GREEK_NAME[m[0]] + (" " if j < len(s) and s[j].isalnum() else "")
+
+
+def greek_names(text: str) -> str:
+    """Each Greek letter standing alone as its name: "β-VAE" -> "beta-VAE", "μP" -> "mu P"."""
+    return text if text.isascii() else _LONE_GREEK.sub(_named, text)
+
+
 def fold(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).casefold()
     if not t.isascii():
+        t = greek_names(t)
         t = "".join(c for c in unicodedata.normalize("NFKD", t) if not unicodedata.combining(c))
     return t
 

@@ -17,6 +17,8 @@ from urllib.parse import urlparse
 
 from pylatexenc.latex2text import LatexNodes2Text
 
+from paperdex.text import greek_names
+
 # pylatexenc logs a warning for every macro a text uses with too few arguments (`\frac` alone):
 # a quirk of the abstract, kept verbatim, not something to print during an ingest of 63k papers
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
@@ -96,6 +98,8 @@ def decode_name(name: str) -> str:
 _TEX = tomllib.loads(resources.files("paperdex").joinpath("data", "tex.toml").read_text("utf-8"))
 _GREEK: dict[str, str] = _TEX["greek"]
 _NAMED_IN_INDEX = [*_GREEK, "varpi", "varrho", "varsigma", "Upsilon"]
+# ... each by its letter's name: $\varepsilon$-greedy is found by "ε-greedy" (text.greek_names)
+_INDEX_NAME = {g: g.lower().removeprefix("var") for g in _NAMED_IN_INDEX}
 # Where TeX is: a math span, a macro with its braced arguments, an escaped character, a group.
 _ISLAND = re.compile(
     r"\$\$?[^$]{0,400}?\$\$?"  # math
@@ -118,7 +122,7 @@ def _index_converter() -> LatexNodes2Text:
         "paperdex-index",
         prepend=True,
         macros=[
-            *(MacroTextSpec(g, f" {g.lower()} ") for g in _NAMED_IN_INDEX),
+            *(MacroTextSpec(g, f" {name} ") for g, name in _INDEX_NAME.items()),
             *(MacroTextSpec(m, "") for m in _DROPPED),
         ],
     )
@@ -137,13 +141,14 @@ def _island_text(island: str) -> str:
 
 
 def index_text(text: str) -> str:
-    """Plain words for the search index: ``$\\beta$-VAE`` -> ``beta -VAE``, ``50\\%`` -> ``50%``.
-    Only the TeX fragments go through pylatexenc, each cached: most abstracts have none."""
+    """Plain words for the search index: ``$\\beta$-VAE`` -> ``beta -VAE``, ``50\\%`` -> ``50%``,
+    ``β-VAE`` -> ``beta-VAE`` (`greek_names`). Only the TeX fragments go through pylatexenc, each
+    cached: most abstracts have none."""
     if not text:
         return ""
     if "\\" in text or "$" in text:
         text = _ISLAND.sub(lambda m: _island_text(m.group(0)), BARE_SPECIAL.sub(r"\\\1", text))
-    return " ".join(_MARKUP.sub(" ", text).split())
+    return " ".join(_MARKUP.sub(" ", greek_names(text)).split())
 
 
 # --- legible text: what a reader sees (the web, the tools, the digest) ---------------------------

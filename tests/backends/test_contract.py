@@ -379,6 +379,37 @@ def test_multi_word_alternatives_need_their_words_side_by_side(writable):
     assert "2699.10004" not in matched("大语言模型 OR qwxzv")
 
 
+def test_a_greek_letter_finds_its_tex_spelling_and_the_reverse(writable):
+    """β-VAE typed found only the papers writing β (2 of the 63k store), beta-VAE only those
+    writing $\\beta$ (2 others); a Greek word keeps its letters."""
+    base = writable.get(writable.search("", per_page=1).hits[0].paper.id)
+
+    def paper(pid: str, title: str, abstract: str):
+        return replace(base, id=pid, title=title, abstract=abstract, authors=["Ada Lovelace"], updated="2026-07-01")
+
+    writable.upsert(
+        [
+            paper("2699.20001", "Disentangling with β-VAE", "A study of ε-greedy exploration."),
+            paper("2699.20002", r"Disentangling with $\beta$-VAE", r"A study of $\varepsilon$-greedy exploration."),
+            paper("2699.20003", "Beta and VAE apart", "A VAE, then a beta prior, then greedy search."),
+            paper("2699.20004", "Γλώσσα models", "A study in Greek."),
+        ]
+    )
+    mine = {f"2699.{20000 + i}" for i in range(1, 5)}
+
+    def matched(q: str) -> set[str]:
+        got, res = everything(writable, q, mode="lexical")
+        assert res.total == len(got)
+        return set(got) & mine
+
+    both = {"2699.20001", "2699.20002"}
+    for q in ('"β-VAE"', '"beta VAE"', 'ti:"β-VAE"', '"ε-greedy"', '"epsilon-greedy"', '"ϵ-greedy"'):
+        assert matched(q) == both, q
+    # unquoted, a hyphenated word's parts need not stand together ("Beta and VAE apart" too)
+    assert both < matched("β-VAE") == matched("beta-VAE") == matched("Β-VAE")
+    assert matched("γλώσσα") == {"2699.20004"}
+
+
 def test_venue_area_and_decision(writable):
     """`venue:` and `area:` match a substring, ASCII case folded (SQLite's LIKE on the embedded
     store), `%` and `_` typed literally; `decision:` is OpenReview's. A Milvus server refuses
