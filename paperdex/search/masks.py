@@ -248,9 +248,7 @@ class Eval:
             m[ix.category_docs(str(f.value))] = True
         elif f.kind == "date":
             assert isinstance(f.value, tuple)  # query.date_range's (from, to)
-            start, end = f.value
-            lo = int((start + "-01-01")[:10].replace("-", "")) if start else 1
-            hi = int((end + "-12-31")[:10].replace("-", "")) if end else 99991231
+            lo, hi = Q.date_bounds(*f.value)
             m = (ix.dates >= lo) & (ix.dates <= hi)
         elif f.kind == "id":
             if (row := self.corpus.rowid(str(f.value))) is not None:

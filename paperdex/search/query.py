@@ -7,6 +7,7 @@ just words here. Syntax errors raise QueryError with the position of the problem
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -278,9 +279,24 @@ def date_range(start: str | None, end: str | None, pos: int | None = None) -> tu
             _date(*(int(x) for x in (part + "-01-01")[:10].split("-")))
         except ValueError:
             raise QueryError(message("date_not_real", value=part), pos) from None
-    if start and end and (start + "-01-01")[:10] > (end + "-12-31")[:10]:
+    if start and end and date_bounds(start, end)[0] > date_bounds(start, end)[1]:
         raise QueryError(message("date_range_backwards", start=start, end=end), pos)
     return start, end
+
+
+def date_bounds(start: str, end: str) -> tuple[int, int]:
+    """A checked range's first and last day as YYYYMMDD (the index's dates): a year or a month
+    stands for all its days, to the month's last ("2025-03" ends on the 31st; it had ended on the
+    12th, `+ "-12-31"` cut to ten characters); an open end is the first or the last day there is."""
+    lo = int((start + "-01-01")[:10].replace("-", "")) if start else 1
+    if not end:
+        return lo, 99991231
+    if len(end) == 4:
+        return lo, int(end + "1231")
+    if len(end) == 7:
+        year, month = int(end[:4]), int(end[5:])
+        return lo, year * 10000 + month * 100 + calendar.monthrange(year, month)[1]
+    return lo, int(end.replace("-", ""))
 
 
 _DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)

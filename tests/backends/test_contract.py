@@ -242,6 +242,20 @@ def test_dates_and_form_filters(backend):
     assert set(everything(backend, "-date:2025")[0]) == set(everything(backend, "date:2026")[0])
 
 
+def test_a_month_is_every_day_of_it(backend):
+    """date:2025-03 ended on the 12th (`+ "-12-31"` cut to ten characters): days 13-31 were missed."""
+    dates = {pid: backend.get(pid).date for pid in everything(backend, "")[0]}
+    for month in ("2025-03", "2025-04", "2026-02", "2026-06"):
+        want = {pid for pid, d in dates.items() if d and d.startswith(month)}
+        assert any(dates[pid][8:] > "12" for pid in want), month  # the case: days after the 12th
+        assert set(everything(backend, f"date:{month}")[0]) == want, month
+    assert set(everything(backend, "date:2025-03..2025-04")[0]) == {
+        pid for pid, d in dates.items() if d and "2025-03" <= d[:7] <= "2025-04"
+    }
+    res = backend.search("", filters=Filters(date_from="2025-03-13", date_to="2025-03"), per_page=1)
+    assert res.total == sum(1 for d in dates.values() if d and "2025-03-13" <= d <= "2025-03-31")
+
+
 def test_author_filter_and_field(backend):
     p = backend.get("2505.13738")
     assert "2505.13738" in ids(backend.search(f'au:"{p.authors[0]}"', per_page=10))
