@@ -38,14 +38,16 @@ from paperdex.index.snapshots import REPAIR_COMMAND, stamp, writer_alive
 from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
 from paperdex.paper import Paper, typed_id
-from paperdex.search import MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
+from paperdex.search import MAX_WINDOW, MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET, Settings
 from paperdex.store import OverTime, PrefixCounts, Store, StoreError
 from paperdex.text import zh
 
 MAX_QUERY = 1000
-MAX_PAGE = 500
+# a page number's bound, the results window's: with per_page 1 every listed paper has its page
+# (it was 500, under the `pages` a search of 10 a page reported, up to 1,000, and the pager linked)
+MAX_PAGE = MAX_WINDOW
 MAX_PER_PAGE = 100
 MAX_SIMILAR = 50
 MAX_CATEGORY = 64

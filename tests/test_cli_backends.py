@@ -73,7 +73,7 @@ def test_search_limits_and_errors_are_the_services(paperdex):
     """The CLI says what the web and MCP say about a request out of bounds, in one line."""
     for args, said in (
         (["-n", "101"], "per_page must be between 1 and 100"),
-        (["--page", "501"], "page must be between 1 and 500"),
+        (["--page", "10001"], "page must be between 1 and 10000"),
         (["--from", "2025-02-30"], "2025-02-30"),
         (['"unclosed'], "quote"),
     ):

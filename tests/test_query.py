@@ -177,3 +177,17 @@ def test_a_function_word_under_a_field_is_a_stopword(searcher):
     assert ids("ti:让diffusion") == ids("ti:diffusion") and ids("ti:diffusion")  # 让 ("let"): as "the" is
     assert searcher.search("ti:和", mode="lexical").total == searcher.search("ti:the", mode="lexical").total
     assert searcher.search("ti:龘", mode="lexical").total == 0  # a word no one reads still matches nothing
+
+
+def test_a_pasted_passage_with_parentheses_is_read_as_text_not_refused(searcher):
+    """The first 600 characters of an abstract with "(ADS)" and "(ODD)" in them had 66+ words
+    "with query syntax" and were refused (MAX_TERMS); a passage is read as plain text and says so."""
+    passage = searcher.store.get("2409.13661").abstract[:600]
+    assert len(passage.split()) > Q.MAX_TERMS and "(" in passage
+    res = searcher.search(passage, per_page=5)
+    assert res.hits[0].paper.id == "2409.13661"
+    assert any("read as plain text" in n for n in res.notices)
+    # written as a query (a field, an operator, a minus), it stays one, and the limit holds
+    for syntax in ("ti:driving", "OR", "-driving"):
+        with pytest.raises(Q.QueryError, match="too many terms"):
+            searcher.search(f"{passage} {syntax}")

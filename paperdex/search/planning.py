@@ -250,7 +250,9 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
     p.ref = None if r.literal else Q.paper_ref(r.q)
     if p.ref is not None:
         return p
-    for child in (Q.parse_literal(r.q) if r.literal else Q.parse(r.q)).children:
+    if prose := not r.literal and (n_words := Q.prose_words(r.q)) > 0:
+        p.notices.append(message("read_as_prose", words=n_words, limit=Q.MAX_TERMS))
+    for child in (Q.parse_literal(r.q) if r.literal or prose else Q.parse(r.q)).children:
         if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
             p.soft.append(child)
         else:

@@ -318,6 +318,23 @@ def parse(q: str) -> Bool:
     return _Parser(lex(_clean(q))).parse()
 
 
+def prose_words(q: str) -> int:
+    """How many words `q` has when it is too long for query syntax and uses none but parentheses
+    and quotes, else 0: a pasted abstract ("... video large language models (VideoLLMs) ...") is
+    read as plain text (`parse_literal`), not refused for MAX_TERMS. A field, an operator or a
+    minus keeps the query a query (and the refusal): someone wrote it as one."""
+    words = (q := _clean(q)).split()
+    if len(words) <= MAX_TERMS or not any(c in q for c in '()"'):
+        return 0  # (no parenthesis and no quote: plain words, no syntax to set aside)
+    for w in (w.lstrip('("') for w in words):
+        head, sep, _ = w.partition(":")
+        if w in ("OR", "AND", "NOT", "|") or (len(w) > 1 and w[0] == "-" != w[1]):
+            return 0
+        if sep and FIELD_ALIASES.get(head.lower(), head.lower()) in FIELDS:
+            return 0
+    return len(words)
+
+
 def parse_literal(q: str) -> Bool:
     """Plain text, no syntax ('(' and '-' are prose): every token is a free word."""
     q = _clean(q)[:MAX_QUERY_CHARS]
