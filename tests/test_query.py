@@ -38,6 +38,14 @@ def test_full_width_and_curly_quotes_mean_what_ascii_means():
     assert isinstance(tree.children[3], Q.Bool) and tree.children[3].op == "OR"
 
 
+@pytest.mark.parametrize("dash", ["-", "\u2013", "\u2014", "\u2212", "\u2010"])
+def test_a_dash_an_editor_or_a_pdf_puts_before_a_word_excludes_it(dash):
+    """`diffusion –video` (en dash) required "video": the opposite of `diffusion -video`."""
+    tree = Q.parse(f"diffusion {dash}video")
+    assert isinstance(tree.children[1], Q.Not) and tree.children[1].child.words == ["video"]
+    assert Q.parse(f"Kullback{dash}Leibler").children[0].words == ["kullback", "leibler"]
+
+
 def test_prefix_and_id():
     t = Q.parse("transform*").children[0]
     assert t.prefix and t.words == ["transform"]

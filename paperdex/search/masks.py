@@ -235,7 +235,10 @@ class Eval:
         if not t.phrase:  # a quoted phrase is matched as typed
             cs = [self.spelled(c) for c in cs]
         m: np.ndarray | None = None
-        if t.phrase and sum(1 for w in t.words if not has_cjk(w)) > 1 and (fts := Q.fts_string(t)):
+        plain = [w for w in t.words if not has_cjk(w)]
+        # the word index holds no stopword, and a name may be one (au:An, "Li An"): the phrase index has it
+        named = t.column == "authors" and any(w in STOPWORDS for w in plain)
+        if (named or t.phrase and len(plain) > 1) and (fts := Q.fts_string(t)):
             rows = self.corpus.phrase_rowids(t, fts, lambda: self._phrase_candidates(t))
             self._charge(len(rows) * 8)
             m = self.rowid_mask(rows)

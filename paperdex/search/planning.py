@@ -35,7 +35,7 @@ class Filters:
     def nodes(self) -> list[Q.Node]:
         out: list[Q.Node] = []
         if self.category:
-            out.append(Q.make_leaf("cat", self.category, False, 0))
+            out.append(Q.make_leaf("cat", self.category, False, None))
         if self.date_from or self.date_to:
             out.append(Q.Filter("date", Q.date_range(self.date_from, self.date_to)))
         if self.venue:
@@ -43,7 +43,7 @@ class Filters:
         if self.area:
             out.append(Q.Filter("area", self.area))
         if self.author:
-            out.append(Q.make_leaf("au", self.author, True, 0))
+            out.append(Q.make_leaf("au", self.author, True, None))
         return out
 
     def url_params(self) -> dict[str, str | None]:

@@ -87,6 +87,9 @@ class Tok:
 
 _QUOTES = str.maketrans(
     {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u300c": '"', "\u300d": '"'}
+    # the dashes an editor, a chat tool or a PDF puts for "-" (en and em dash, minus sign, hyphens):
+    # `diffusion –video` required "video", the opposite of `diffusion -video`
+    | {c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"}
     | {c: " " for c in [*range(32), *range(0x7F, 0xA0)]}  # NULs and control characters: spaces
 )
 
@@ -247,7 +250,10 @@ def author_orders(value: str, phrase: bool) -> Node | None:
     return Bool("OR", alts) if len(alts) > 1 else None
 
 
-def make_leaf(fld: str | None, value: str, phrase: bool, pos: int) -> Node:
+def make_leaf(fld: str | None, value: str, phrase: bool, pos: int | None) -> Node:
+    """A field's value as a node; `pos` its place in the query (None: a filter, no place in it)."""
+    if fld == "au" and not tokens(value):  # the author filter's "-" or '""' matched every paper
+        raise QueryError(message("author_needs_name", value=value.strip()[:40]), pos)
     if fld in (None, "all") or fld in TEXT_COLUMNS:
         text = Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
         return (author_readings(value) or author_orders(value, phrase) or text) if fld == "au" else text

@@ -275,6 +275,18 @@ def test_an_author_name_typed_family_name_first(backend):
     assert everything(backend, 'au:"Paolo Stocco"')[0] == []  # either order, still within one name
 
 
+def test_an_author_whose_name_is_a_stopword_is_found_and_no_name_is_refused(backend):
+    """au:An (a name, and an English stopword the word index leaves out) matched every paper."""
+    want = {pid for pid in everything(backend, "")[0] if any("an" in tokens(a) for a in backend.get(pid).authors)}
+    assert want  # the fixture has one
+    assert set(everything(backend, "au:An")[0]) == want
+    assert set(everything(backend, "", filters=Filters(author="An"))[0]) == want
+    assert set(everything(backend, "au:the")[0]) == set()
+    for nothing in ("-", '""', " "):
+        with pytest.raises(QueryError, match="an author needs a name"):
+            backend.search("", filters=Filters(author=nothing))
+
+
 def test_a_chinese_author_name_finds_its_pinyin_spelling(backend):
     typed = set(everything(backend, 'au:"Ziwei Liu"')[0])
     assert len(typed) == 2 and set(everything(backend, "au:刘子玮")[0]) == typed
