@@ -907,3 +907,13 @@ def test_a_prefix_finds_every_word_it_begins_or_is_refused(searcher, monkeypatch
     monkeypatch.setattr(masks, "MAX_PREFIX_TERMS", len(words) - 1)
     with pytest.raises(QueryError, match="add a letter"):
         searcher.search("co*", mode="lexical", per_page=1)
+
+
+@pytest.mark.parametrize("q", ["😀", "\u200b", "—"])
+def test_a_query_with_no_word_says_so(searcher, q):
+    """An emoji or a zero-width space listed every paper under "only very common words"."""
+    res = searcher.search(q, per_page=1)
+    assert any("holds no word to search" in n for n in res.notices)
+    assert not any("common words" in n for n in res.notices)
+    with pytest.raises(QueryError, match="at least two letters"):
+        searcher.search("*")  # every paper, silently

@@ -25,7 +25,7 @@ from paperdex.search.rank import (
     phrase_candidates,
     together_mask,
 )
-from paperdex.text import STOPWORDS, has_cjk, stem, stemmer, tokens, zh
+from paperdex.text import HIDDEN, STOPWORDS, has_cjk, stem, stemmer, tokens, zh
 
 # words one prefix (transform*) may stand for; past it the query is refused, as docs/search.md says
 # (it was 256, cut silently to the commonest: co* undercounted by 5,974 papers' words, multi* by 120;
@@ -225,6 +225,8 @@ class Eval:
     def text_mask(self, t: Q.Text) -> np.ndarray | None:
         """A Text node as a constraint; None when it constrains nothing (stopwords only)."""
         col = t.column
+        if t.prefix and not t.words:  # "*" alone, or after no letter: every paper, silently
+            raise Q.QueryError(message("prefix_too_short", word=t.raw.rstrip("*")))
         if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
             return self.prefix_mask(t.words[0].rstrip("*"), col)
         cs, untranslated = concepts_of(t, self.zh_dict)
@@ -261,6 +263,8 @@ class Eval:
         elif f.kind == "id":
             if (row := self.corpus.rowid(str(f.value))) is not None:
                 m = self.rowid_mask([row])
+            else:  # one id of a pasted list, or id:X typed: say which is missing
+                self.notices.append(message("id_not_in_store", id=str(f.value)))
         else:  # venue / area: substring, case-insensitive; decision: exactly
             m = self.rowid_mask(self.corpus.rowids_where(f.kind, str(f.value)))
         return m
@@ -316,8 +320,10 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
             notices.append(message("missing_words", words=_named(missing)))
     else:
         L = A = np.ones(n, dtype=bool)  # no free words, or stopwords only: constraints alone
-        if p.soft and not p.hard:
-            notices.append(message("only_common_words"))
+        if p.soft and not p.hard:  # (an emoji, "*" or a zero-width space holds no word at all)
+            typed = HIDDEN.sub("", p.q).strip()[:40]
+            words = any(t.words for t in p.soft)
+            notices.append(message("only_common_words") if words else message("no_word_to_search", q=typed))
     if fixes := {w: r for c in p.concepts if (w := c.label.lower()) and (r := ev.respelled(w))}:
         query = re.sub(r"[A-Za-z]+", lambda m: fixes.get(m[0].lower(), m[0]), p.q)
         notices.append(message("did_you_mean", query=query))

@@ -252,7 +252,9 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
         return p
     if prose := not r.literal and (n_words := Q.prose_words(r.q)) > 0:
         p.notices.append(message("read_as_prose", words=n_words, limit=Q.MAX_TERMS))
-    for child in (Q.parse_literal(r.q) if r.literal or prose else Q.parse(r.q)).children:
+    ids = [] if r.literal else Q.pasted_ids(r.q)
+    q = " OR ".join(f"id:{i}" for i in ids) if ids else r.q
+    for child in (Q.parse_literal(q) if r.literal or prose else Q.parse(q)).children:
         if isinstance(child, Q.Text) and child.column is None and not child.phrase and not child.prefix:
             p.soft.append(child)
         else:

@@ -317,6 +317,16 @@ def paper_ref(q: str) -> tuple[str, str] | None:
     return ("doi", m.group(1).lower()) if (m := _DOI.match(q)) is not None else None
 
 
+def pasted_ids(q: str) -> list[str]:
+    """The arXiv ids of a list of them pasted (two or more, by spaces or commas; URLs too), else
+    []: searched as `id:a OR id:b`, where the words "2505.13738 2504.17160" matched no paper."""
+    parts = [x for x in re.split(r"[\s,;]+", q.strip()) if x]
+    refs = [paper_ref(x) for x in parts]
+    if not 2 <= len(parts) <= MAX_TERMS or any(r is None or r[0] != "id" for r in refs):
+        return []
+    return list(dict.fromkeys(r[1] for r in refs if r is not None))
+
+
 def parse(q: str) -> Bool:
     """Parse a user query. The result is always a top-level AND (possibly empty)."""
     if len(q) > MAX_QUERY_CHARS:

@@ -323,6 +323,12 @@ def test_id_filter_and_pasted_references(backend):
         assert ids(backend.search(q)) == ["2505.13738"]
     res = backend.search("2401.99999")
     assert res.total == 0 and "paperdex ingest arxiv --id 2401.99999" in res.notices[0]
+    # a pasted list of ids: those papers, and a word for an id the store lacks (the words
+    # "2505.13738 2409.13661" matched no paper)
+    for q in ("2505.13738 2409.13661", "2505.13738, https://arxiv.org/abs/2409.13661v2"):
+        assert set(everything(backend, q)[0]) == {"2505.13738", "2409.13661"}, q
+    got, res = everything(backend, "2505.13738 2401.99999")
+    assert got == ["2505.13738"] and sum("2401.99999 is not in this store" in n for n in res.notices) == 1
 
 
 def test_chinese_words_find_english_papers(backend):
