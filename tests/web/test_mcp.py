@@ -61,3 +61,24 @@ def test_stdio_server_answers(web_dir):
             assert {h["id"] for h in json.loads(r.content[0].text)["hits"]} == {HOSTILE_ID, "2599.00002"}
 
     run_async(go())
+
+
+def test_tool_schemas_state_the_choices_and_bounds_an_agent_needs(web_dir):
+    """Every parameter was a bare type: an agent learnt sort's values, limit's bounds and the
+    date format only by failing."""
+    from paperdex import service
+
+    async def go():
+        async with Client(build_server(web_dir, SearcherPool(web_dir, size=1))) as c:
+            tools = {t.name: t.input_schema["properties"] for t in (await c.list_tools()).tools}
+            s = tools["search"]
+            assert s["sort"]["enum"] == ["relevance", "newest"] and s["mode"]["enum"] == ["hybrid", "lexical", "dense"]
+            assert (s["limit"]["minimum"], s["limit"]["maximum"]) == (1, service.MAX_PER_PAGE)
+            assert s["page"]["maximum"] == service.MAX_PAGE and "YYYY-MM" in s["date_to"]["description"]
+            assert tools["similar_papers"]["k"]["maximum"] == service.MAX_SIMILAR
+            assert tools["related_work"]["k"]["maximum"] == service.MAX_RELATED
+            assert all(p.get("description") for ps in tools.values() for p in ps.values()), tools
+            r = await c.call_tool("search", {"query": "zebrafinch", "limit": service.MAX_PER_PAGE + 1})
+            assert r.is_error and "limit" in r.content[0].text
+
+    run_async(go())
