@@ -176,6 +176,13 @@ def test_fields_under_their_long_names():
         Q.parse("abstract:(robot OR robotic) category:cs.RO").children
         == Q.parse("abs:(robot OR robotic) cat:cs.RO").children
     )
+    assert Q.parse("year:2025").children == Q.parse("date:2025").children  # "year:2025" was a word
+
+
+@pytest.mark.parametrize("typed", ["cs.*", "cs*", "CS.*"])
+def test_an_archive_written_with_a_star_is_the_archive(typed):
+    """cat:cs.* (arXiv's listing style) was refused: "cat: expects a category such as cs.LG or cs"."""
+    assert Q.parse(f"cat:{typed}").children == [Q.Filter("cat", typed.rstrip("*").rstrip("."))]
 
 
 def test_a_function_word_under_a_field_is_a_stopword(searcher):

@@ -20,7 +20,7 @@ from paperdex.text import STOPWORDS, names, tokens
 
 FIELDS = {"ti", "au", "abs", "cat", "id", "date", "venue", "area", "decision", "all"}
 # the same fields under the names arXiv's search form and Google Scholar (author:) give them
-FIELD_ALIASES = {"title": "ti", "author": "au", "abstract": "abs", "category": "cat"}
+FIELD_ALIASES = {"title": "ti", "author": "au", "abstract": "abs", "category": "cat", "year": "date"}
 # OpenReview's decisions as sources.openreview.decision_of names them
 DECISIONS = ("accepted", "rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
 TEXT_COLUMNS = {"ti": "title", "au": "authors", "abs": "abstract"}
@@ -257,10 +257,10 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int | None) -> Nod
     if fld in (None, "all") or fld in TEXT_COLUMNS:
         text = Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
         return (author_readings(value) or author_orders(value, phrase) or text) if fld == "au" else text
-    if fld == "cat":
-        if not re.fullmatch(rf"{CATEGORY_TYPED}\*?", value.strip()):
+    if fld == "cat":  # cs, cs.LG, and cs.* / cs* (arXiv's way to write the archive) for cs
+        if not re.fullmatch(rf"{CATEGORY_TYPED}\.?\*?", value.strip()):
             raise QueryError(message("cat_expects", value=value), pos)
-        return Filter("cat", value.strip().rstrip("*"))
+        return Filter("cat", value.strip().rstrip("*").rstrip("."))
     if fld == "id":
         return Filter("id", re.sub(r"v\d+$", "", value.strip()))
     if fld == "date":
