@@ -5,6 +5,7 @@ page, MCP), with paperdex's own fields so that export -> import gives the same r
 
 from __future__ import annotations
 
+import codecs
 import logging
 import re
 from collections.abc import Iterable
@@ -14,6 +15,7 @@ import bibtexparser
 from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
+from paperdex.messages import message
 from paperdex.paper import ARXIV_ID, CATEGORY, Paper, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
 from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name
@@ -215,8 +217,72 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> Parsed:
 
 
 def read_bibtex(path: str | Path) -> Parsed:
+    """A .bib file's entries; a file that cannot be read or decoded is one error naming it (and
+    the place of its first bad byte), so the other files of an ingest are still read."""
     path = Path(path)
-    return parse_bibtex(path.read_text(encoding="utf-8"), path.name)
+    try:
+        text = decode(path.read_bytes(), path.name)
+    except OSError as e:
+        return Parsed(errors=[message("file_unreadable", file=path.name, reason=e.strerror or str(e))])
+    except UndecodableError as e:
+        return Parsed(errors=[str(e)])
+    return parse_bibtex(text, path.name)
+
+
+class UndecodableError(ValueError):
+    """A .bib file that is not text in the encoding it is read in; the message says where."""
+
+
+# The encoding a .bib names on its first lines: JabRef's `% Encoding: ISO8859_1` (Java's names,
+# which Python's codecs know too) and BibDesk's `%% Saved with string encoding Western (ISO Latin 1)`
+_DECLARED = re.compile(rb"^%+[ \t]*(?:Encoding:|Saved with string encoding)[ \t]*([^\r\n]*?)[ \t]*\r?$", re.M | re.I)
+_BIBDESK = {
+    "unicode (utf-8)": "utf-8",
+    "western (iso latin 1)": "latin-1",
+    "western (windows latin 1)": "cp1252",
+    "western (mac os roman)": "mac_roman",
+}
+
+
+def _declared(data: bytes) -> str | None:
+    """The codec of the encoding the file's head names, if Python knows it."""
+    m = _DECLARED.search(data[:4096])
+    name = m.group(1).decode("ascii", "replace").strip() if m else ""
+    name = _BIBDESK.get(name.lower(), name)
+    try:
+        return codecs.lookup(name).name if name else None
+    except LookupError:
+        return None
+
+
+def decode(data: bytes, name: str) -> str:
+    """The text of a .bib file: UTF-8 (a byte-order mark dropped; UTF-16 with one), or the
+    encoding the file names as JabRef and BibDesk write it (older JabRef exports are Latin-1 and
+    say so). A file that is neither is refused, naming its first bad byte, and is not guessed
+    to be Latin-1: its bytes are as often Windows-1252 or GBK (Chinese Windows: 论文 reads as
+    ÂÛÎÄ in Latin-1), and a wrong guess would store wrong letters in names and titles without a
+    word, where the refusal costs one re-save as UTF-8 (or the `% Encoding:` line)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        codec, shown = "utf-16", "UTF-16"
+    else:
+        codec = _declared(data) or "utf-8-sig"
+        shown = "UTF-8" if codec == "utf-8-sig" else codec
+        if (nul := data.find(b"\x00")) >= 0:
+            raise UndecodableError(message("bib_binary", file=name, line=data.count(b"\n", 0, nul) + 1))
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        raise UndecodableError(
+            message(
+                "bib_not_encoding",
+                file=name,
+                line=data.count(b"\n", 0, e.start) + 1,
+                encoding=shown,
+                byte=f"{data[e.start]:#04x}",
+                column=e.start - line_start + 1,
+            )
+        ) from None
 
 
 # --- export: the one BibTeX writer (export, the JSON API, the paper page and MCP) ---------------

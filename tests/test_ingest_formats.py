@@ -1,0 +1,76 @@
+"""What `paperdex ingest` does with files as researchers have them: a BibTeX export that is not
+UTF-8, `--strict` with a .bib, BibTeX entries held to the record checks JSON Lines records get.
+Real files, a real SQLite store, the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from paperdex.cli import cli
+from paperdex.store import Store
+
+GOOD_BIB = """@article{schoelkopf_kernel_1998,
+  title = {Nonlinear Component Analysis as a Kernel Eigenvalue Problem},
+  author = {Sch{\\"o}lkopf, Bernhard and Smola, Alexander and M{\\"u}ller, Klaus-Robert},
+  journal = {Neural Computation},
+  year = {1998},
+}
+"""
+
+
+def run(*args, data_dir):
+    return CliRunner().invoke(cli, ["--data-dir", str(data_dir), *map(str, args)], catch_exceptions=False)
+
+
+def ids_in(data_dir) -> set[str]:
+    with Store(data_dir, readonly=True) as s:
+        return {r[0] for r in s.conn.execute("SELECT id FROM papers")}
+
+
+def jsonl(path, *records) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+# --- BibTeX that is not UTF-8 -----------------------------------------------------------------
+
+
+def test_a_latin1_bib_is_one_error_line_and_the_other_files_are_still_ingested(tmp_path):
+    """Before: a traceback (UnicodeDecodeError) and no summary of the JSON Lines file before it."""
+    good = tmp_path / "good.jsonl"
+    jsonl(good, {"id": "2501.00001", "title": "A good record"})
+    latin1 = tmp_path / "latin1.bib"
+    latin1.write_bytes(b"@article{k1, title={Caf\xe9 au lait methods}, author={M\xfcller, J.}, year={2020}}\n")
+    binary = tmp_path / "binary.bib"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)) * 4)
+    after = tmp_path / "after.bib"
+    after.write_text(GOOD_BIB, encoding="utf-8")
+    d = tmp_path / "d"
+    r = run("ingest", "-q", good, latin1, binary, after, data_dir=d)
+    assert "Traceback" not in r.output and r.exit_code == 1
+    assert "latin1.bib:1: not UTF-8 (byte 0xe9 at column 24); nothing was read from this file" in r.output
+    assert "binary.bib: binary data (a NUL byte on line 1), not a BibTeX file; nothing was read from it" in r.output
+    assert "added 2, updated 0, unchanged 0, rejected 2" in r.output
+    assert ids_in(d) == {"2501.00001", "bib:schoelkopf_kernel_1998"}
+
+
+def test_a_bib_that_declares_latin1_as_jabref_and_bibdesk_write_it_is_read_as_latin1(tmp_path):
+    jabref = tmp_path / "jabref.bib"
+    jabref.write_bytes(
+        b"% This file was created with JabRef 2.10.\n% Encoding: ISO8859_1\n\n"
+        b"@article{k1, title={Caf\xe9 au lait methods}, author={M\xfcller, J\xfcrgen}, year={2020}}\n"
+    )
+    bibdesk = tmp_path / "bibdesk.bib"
+    bibdesk.write_bytes(
+        b"%% This BibTeX bibliography file was created using BibDesk.\n"
+        b"%% Saved with string encoding Western (Mac OS Roman)\n\n"
+        b"@article{k2, title={Na\x95ve Bayes revisited}, author={Ang\x8elique Dupont}, year={2019}}\n"
+    )
+    d = tmp_path / "d"
+    r = run("ingest", "-q", jabref, bibdesk, data_dir=d)
+    assert r.exit_code == 0, r.output
+    with Store(d, readonly=True) as s:
+        k1, k2 = s.get("bib:k1"), s.get("bib:k2")
+    assert (k1.title, k1.authors) == ("Café au lait methods", ["Jürgen Müller"])
+    assert (k2.title, k2.authors) == ("Naïve Bayes revisited", ["Angélique Dupont"])
