@@ -227,7 +227,13 @@ def ingest_files(
 
 
 def check_file(path: str | Path) -> list[str]:
-    """A file's first problem, without writing anything (``ingest --strict`` reads first)."""
+    """A file's first problem, without writing anything (``ingest --strict`` reads first), found
+    by the reader that would ingest it: BibTeX's for a .bib (whose entries are refused, not
+    skipped, in a strict run), else the JSON reader's."""
+    from paperdex.sources.sync import read_file
+
+    if (parsed := read_file(path)) is not None:
+        return [e.removesuffix("; skipped") for e in parsed.errors[:1]]
     errors: list[str] = []
     for _ in read_records(path, errors):
         if errors:

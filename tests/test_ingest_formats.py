@@ -74,3 +74,29 @@ def test_a_bib_that_declares_latin1_as_jabref_and_bibdesk_write_it_is_read_as_la
         k1, k2 = s.get("bib:k1"), s.get("bib:k2")
     assert (k1.title, k1.authors) == ("Café au lait methods", ["Jürgen Müller"])
     assert (k2.title, k2.authors) == ("Naïve Bayes revisited", ["Angélique Dupont"])
+
+
+# --- --strict with BibTeX -----------------------------------------------------------------------
+
+
+def test_strict_reads_a_bib_with_the_bibtex_reader(tmp_path):
+    """Before: every .bib was refused as "invalid JSON: Expecting value (column 1)"."""
+    good = tmp_path / "good.bib"
+    good.write_text(GOOD_BIB, encoding="utf-8")
+    d = tmp_path / "d"
+    r = run("ingest", "-q", "--strict", good, data_dir=d)
+    assert r.exit_code == 0, r.output
+    assert ids_in(d) == {"bib:schoelkopf_kernel_1998"}
+
+    broken = tmp_path / "broken.bib"
+    broken.write_text(
+        GOOD_BIB.replace("schoelkopf_kernel_1998", "other") + "\n@misc{broken,\n  title = {Unbalanced {brace,\n}\n"
+    )
+    first = tmp_path / "first.jsonl"
+    jsonl(first, {"id": "2501.00002", "title": "Would be written first"})
+    d2 = tmp_path / "d2"
+    r = run("ingest", "-q", "--strict", first, broken, data_dir=d2)
+    assert r.exit_code == 1
+    assert "broken.bib:8: entry does not parse ('@misc{broken,') (--strict: nothing was written)" in r.output
+    assert "invalid JSON" not in r.output
+    assert ids_in(d2) == set()
