@@ -217,7 +217,7 @@ def ingest_files(
     for p in paths:
         if p.is_dir():
             total = total + IngestSummary(rejected=1, errors=[f"{p}: is a directory, not a file of records"])
-        elif (s := import_file(store, p)) is not None:
+        elif (s := import_file(store, p, notes)) is not None:
             total = total + s
             if progress:
                 progress(p.stat().st_size)

@@ -100,3 +100,32 @@ def test_strict_reads_a_bib_with_the_bibtex_reader(tmp_path):
     assert "broken.bib:8: entry does not parse ('@misc{broken,') (--strict: nothing was written)" in r.output
     assert "invalid JSON" not in r.output
     assert ids_in(d2) == set()
+
+
+# --- BibTeX entries are held to the record checks -----------------------------------------------
+
+
+def test_a_bibtex_entry_gets_the_checks_a_json_record_gets(tmp_path):
+    """Before: 2024-02-30 was stored as the paper's date, and the ids `bib:key with spaces`,
+    `bib:dots/../key` and `ns:../../x` were stored; JSON Lines refuses each of them."""
+    messy = tmp_path / "messy.bib"
+    messy.write_text(
+        "@online{url_only, title = {A blog post}, url = {https://example.com/post}, author = {Blogger, B.},"
+        " date = {2024-02-30}}\n"
+        "@misc{key with spaces, title = {Spaces in key}, author = {S, S}}\n"
+        "@misc{dots/../key, title = {Dots in key}, author = {D, D}}\n"
+        "@misc{ns:../../x, title = {Colon dots key}, author = {C, C}}\n"
+        "@misc{fine, title = {A fine entry}, author = {Fine, F}, year = {2024}}\n"
+        "@misc{long, title = {" + "word " * 300 + "}, author = {Long, L}}\n",
+        encoding="utf-8",
+    )
+    d = tmp_path / "d"
+    r = run("ingest", "-q", messy, data_dir=d)
+    assert r.exit_code == 1
+    assert "messy.bib:1: @online{url_only: 'published' is not a real date: '2024-02-30'; skipped" in r.output
+    assert "messy.bib:2: @misc{key with spaces: 'id' contains spaces or control characters" in r.output
+    assert "messy.bib:3: @misc{dots/../key: 'id' is not usable in a link" in r.output
+    assert "messy.bib:4: @misc{ns:../../x: 'id' is not usable in a link" in r.output
+    assert "messy.bib:6: note: 'title' has 1,499 characters; kept the first 999" in r.output
+    assert "added 2, updated 0, unchanged 0, rejected 4" in r.output
+    assert ids_in(d) == {"bib:fine", "bib:long"}

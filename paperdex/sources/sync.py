@@ -118,10 +118,15 @@ def read_file(path: str | Path) -> registry.Parsed | None:
     return None
 
 
-def import_file(store: Store, path: str | Path) -> IngestSummary | None:
-    """Import a file a file source reads (``.bib``); None for other formats (JSON Lines)."""
+def import_file(store: Store, path: str | Path, notes: list[str] | None = None) -> IngestSummary | None:
+    """Import a file a file source reads (``.bib``), its notes added to ``notes``; None for other
+    formats (JSON Lines)."""
     res = read_file(path)
-    return None if res is None else ingest_with_merge(store, res.papers, errors=res.errors)
+    if res is None:
+        return None
+    if notes is not None:
+        notes.extend(res.notes)
+    return ingest_with_merge(store, res.papers, errors=res.errors)
 
 
 # --- sync --------------------------------------------------------------------------------
