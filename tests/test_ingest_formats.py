@@ -129,3 +129,33 @@ def test_a_bibtex_entry_gets_the_checks_a_json_record_gets(tmp_path):
     assert "messy.bib:6: note: 'title' has 1,499 characters; kept the first 999" in r.output
     assert "added 2, updated 0, unchanged 0, rejected 4" in r.output
     assert ids_in(d) == {"bib:fine", "bib:long"}
+
+
+# --- one string where a list is expected --------------------------------------------------------
+
+
+def test_categories_and_authors_given_as_one_string(tmp_path):
+    """Before: "cs.LG cs.AI" was stored as one category (cat:cs.LG missed the paper) and
+    "Alice Smith; Bob Jones" as one author."""
+    f = tmp_path / "strings.jsonl"
+    jsonl(
+        f,
+        {"id": "2506.00007", "title": "Categories as a string", "categories": "cs.LG cs.AI,stat.ML"},
+        {"id": "2506.00008", "title": "Authors split on semicolons", "authors": "Alice Smith; Bob Jones;"},
+        {"id": "2506.00009", "title": "Chinese list", "authors": "张三、李四", "categories": "cs.CL"},
+        {"id": "2506.00010", "title": "One author", "authors": "Carol King"},
+        {"id": "2506.00011", "title": "Not categories", "categories": "Machine Learning"},
+        {"id": "2506.00012", "title": "Ambiguous", "authors": "Alice Smith, Bob Jones and Carol King"},
+    )
+    d = tmp_path / "d"
+    r = run("ingest", "-q", f, data_dir=d)
+    assert r.exit_code == 1
+    assert f"{f}:5: 'categories' is one string, and 'Machine' in it is not an arXiv category" in r.output
+    assert f"{f}:6: 'authors' is one string with ',' or ' and ' in it" in r.output
+    with Store(d, readonly=True) as s:
+        assert s.get("2506.00007").categories == ["cs.LG", "cs.AI", "stat.ML"]
+        assert s.get("2506.00008").authors == ["Alice Smith", "Bob Jones"]
+        assert (s.get("2506.00009").authors, s.get("2506.00009").categories) == (["张三", "李四"], ["cs.CL"])
+        assert s.get("2506.00010").authors == ["Carol King"]
+    found = run("search", "--json", "--mode", "lexical", "cat:cs.AI", data_dir=d)
+    assert [h["id"] for h in json.loads(found.output)] == ["2506.00007"]
