@@ -159,3 +159,64 @@ def test_categories_and_authors_given_as_one_string(tmp_path):
         assert s.get("2506.00010").authors == ["Carol King"]
     found = run("search", "--json", "--mode", "lexical", "cat:cs.AI", data_dir=d)
     assert [h["id"] for h in json.loads(found.output)] == ["2506.00007"]
+
+
+# --- files of other shapes ----------------------------------------------------------------------
+
+
+def test_a_zotero_csl_json_export_is_read_as_csl_json(tmp_path):
+    """Before: the item was stored with no authors and no date (they went to `extra` as unknown
+    fields), and the one whose id is a zotero.org URL was refused as "not usable in a link"."""
+    csl = tmp_path / "csl.json"
+    csl.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "http://zotero.org/users/123/items/ABCD1234",
+                    "type": "article-journal",
+                    "title": "A CSL paper",
+                    "author": [{"family": "Doe", "given": "Jane"}],
+                    "issued": {"date-parts": [["2024", 3]]},
+                    "DOI": "10.1000/csl1",
+                },
+                {
+                    "id": "ABCD",
+                    "type": "paper-conference",
+                    "title": "Another CSL paper",
+                    "author": [{"family": "Roe", "given": "Rick"}],
+                    "URL": "https://arxiv.org/abs/2401.00001",
+                },
+            ],
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+    d = tmp_path / "d"
+    r = run("ingest", "-q", csl, data_dir=d)
+    assert r.exit_code == 0, r.output
+    assert "added 2, updated 0, unchanged 0, rejected 0" in r.output
+    with Store(d, readonly=True) as s:
+        doe, roe = s.get("doi:10.1000/csl1"), s.get("2401.00001")
+    assert (doe.authors, doe.published, roe.authors) == (["Jane Doe"], "2024-03-01", ["Rick Roe"])
+
+
+def test_an_empty_file_and_a_wrapped_list_say_what_they_hold(tmp_path):
+    """Before: an empty file said only "added 0 ... rejected 0", and {"papers": [...]} was
+    refused as "missing or empty 'id'"."""
+    names = ("empty.jsonl", "blank.jsonl", "empty.bib", "obj.json", "array.json")
+    empty, blank, nothing, wrapped, array = (tmp_path / n for n in names)
+    empty.write_bytes(b"")
+    array.write_text("[\n]\n")
+    blank.write_bytes(b"\n  \n\r\n")
+    nothing.write_text("% only a comment\n", encoding="utf-8")
+    wrapped.write_text(json.dumps({"papers": [{"id": "2510.00001", "title": "Wrapped in an object"}]}))
+    d = tmp_path / "d"
+    r = run("ingest", "-q", empty, blank, nothing, wrapped, array, data_dir=d)
+    assert r.exit_code == 1
+    for f in (empty, blank, array):
+        assert f"{f}: holds no records; nothing to ingest" in r.output
+    assert "empty.bib: holds no records; nothing to ingest" in r.output
+    assert (
+        f"{wrapped}:1: expected a record or a list of records, got an object with a list under 'papers'"
+    ) in r.output
+    assert "added 0, updated 0, unchanged 0, rejected 1" in r.output

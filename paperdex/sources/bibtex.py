@@ -222,6 +222,8 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> Parsed:
     finally:
         quiet.setLevel(level)
     out = Parsed()
+    if not lib.entries and not lib.failed_blocks:
+        out.notes.append(message("file_no_records", file=name))
     for block in lib.failed_blocks:
         what = "duplicate key" if isinstance(block, DuplicateBlockKeyBlock) else "does not parse"
         raw = (block.raw or "").strip()  # a parsed block always has its text and line (None types)
