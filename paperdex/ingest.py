@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from paperdex.index.publish import publish
+from paperdex.messages import message
 from paperdex.paper import Paper, RecordError, paper_from_dict
 from paperdex.sources.jsonl import from_snapshot, is_snapshot
 from paperdex.sources.merge import ingest_with_merge
@@ -93,13 +94,28 @@ def _lines(path: Path, problems: list[str], progress: Progress | None) -> Iterat
         yield buf
 
 
+def _paper(rec, notes: list[str]) -> Paper:
+    """A parsed JSON value as a Paper, read as what its shape means: an arXiv metadata snapshot
+    record, a CSL-JSON item (a Zotero export: read by the tag import's reader, not stored with
+    its authors and date lost in ``extra``), else paperdex's own record. An object wrapping a
+    list (``{"papers": [...]}``) is refused as that, not for its missing id."""
+    from paperdex.sources.zotero import csl_to_paper, is_csl_item
+
+    if is_snapshot(rec):
+        rec = from_snapshot(rec)
+    elif is_csl_item(rec):
+        return csl_to_paper(rec)
+    elif isinstance(rec, dict) and "id" not in rec:
+        if key := next((k for k, v in rec.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None):
+            raise RecordError(message("records_wrapped", key=key[:40]))
+    return paper_from_dict(rec, notes=notes)
+
+
 def _checked(rec, where: str, errors: list[str], notes: list[str] | None) -> Iterator[Paper]:
     """The record's paper, if it is one; else its problem, at `where`, in `errors`."""
     got: list[str] = []
     try:
-        if is_snapshot(rec):  # the arXiv metadata snapshot's shape, read as what it means
-            rec = from_snapshot(rec)
-        p = paper_from_dict(rec, notes=got)
+        p = _paper(rec, got)
     except RecordError as e:
         errors.append(f"{where}: {e}")
         return
@@ -137,6 +153,8 @@ def read_records(
             if head[-1].strip():
                 break
         if not head or not head[-1].strip():
+            if notes is not None:
+                notes.append(message("file_no_records", file=str(path)))
             return
         if head[-1].lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"["):
             yield from _read_array(path, head, lines, errors, notes)
@@ -177,6 +195,8 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
         return
     dec = json.JSONDecoder()
     pos = text.index("[") + 1
+    if notes is not None and text[pos:].strip(" \t\r\n,").startswith("]"):
+        notes.append(message("file_no_records", file=str(path)))  # `[]`: a list of no records
     n = len(text)
     while True:
         while pos < n and text[pos] in " \t\r\n,":
@@ -217,7 +237,7 @@ def ingest_files(
     for p in paths:
         if p.is_dir():
             total = total + IngestSummary(rejected=1, errors=[f"{p}: is a directory, not a file of records"])
-        elif (s := import_file(store, p)) is not None:
+        elif (s := import_file(store, p, notes)) is not None:
             total = total + s
             if progress:
                 progress(p.stat().st_size)
@@ -227,7 +247,13 @@ def ingest_files(
 
 
 def check_file(path: str | Path) -> list[str]:
-    """A file's first problem, without writing anything (``ingest --strict`` reads first)."""
+    """A file's first problem, without writing anything (``ingest --strict`` reads first), found
+    by the reader that would ingest it: BibTeX's for a .bib (whose entries are refused, not
+    skipped, in a strict run), else the JSON reader's."""
+    from paperdex.sources.sync import read_file
+
+    if (parsed := read_file(path)) is not None:
+        return [e.removesuffix("; skipped") for e in parsed.errors[:1]]
     errors: list[str] = []
     for _ in read_records(path, errors):
         if errors:

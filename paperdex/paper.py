@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Plain words for the tokenizer (`$\beta$-VAE` -> `beta -VAE`): the index's callers import it by this name
+from paperdex.messages import message
 from paperdex.text.latex import index_text as index_text
 
 OPENREVIEW_SITE = "https://openreview.net"
@@ -190,12 +191,38 @@ def _text(
     return v
 
 
+# Where one string of names is a list: no name holds a semicolon or the Chinese list mark 、
+_AUTHOR_SEP = re.compile(r"[;；、]")
+# ...and where it may be one name or several: "Smith, John" or "John Smith, Jane Doe"?
+_AUTHOR_AMBIGUOUS = re.compile(r"[,，]|\s(?:and|&)\s", re.I)
+
+
+def _one_string(v: Any, key: str) -> Any:
+    """A field that holds a list given as one string, read where that is safe. Categories are
+    split on spaces and commas (arXiv's own "cs.LG cs.AI"), every part an arXiv category, else
+    the record is refused: "Machine Learning" is no list of categories. Authors are split on ";"
+    (and "；", "、"), which no name holds; a string with a comma or "and" but no ";" is refused, as
+    "Smith, John" is one name and "Alice Smith, Bob Jones" two, and a wrong guess would split or
+    join people silently. A string with neither is one author."""
+    if not isinstance(v, str):
+        return v
+    if key == "categories":
+        parts = [c for c in re.split(r"[\s,]+", v) if c]
+        if bad := next((c for c in parts if not CATEGORY.match(c)), None):
+            raise RecordError(message("categories_one_string", bad=bad[:40]))
+        return parts
+    if key == "authors":
+        if _AUTHOR_SEP.search(v):
+            return _AUTHOR_SEP.split(v)
+        if _AUTHOR_AMBIGUOUS.search(v):
+            raise RecordError(message("authors_one_string", value=v[:80]))
+    return [v]
+
+
 def _str_list(rec: dict[str, Any], key: str, limit: int = MAX_SHORT, notes: list[str] | None = None) -> list[str]:
-    v = rec.get(key)
+    v = _one_string(rec.get(key), key)
     if v is None:
         return []
-    if isinstance(v, str):
-        v = [v]
     if not isinstance(v, list):
         raise RecordError(f"'{key}' must be a list of strings, got {_kind(v)}")
     if key == "authors":

@@ -5,6 +5,7 @@ page, MCP), with paperdex's own fields so that export -> import gives the same r
 
 from __future__ import annotations
 
+import codecs
 import logging
 import re
 from collections.abc import Iterable
@@ -14,7 +15,8 @@ import bibtexparser
 from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
-from paperdex.paper import ARXIV_ID, CATEGORY, Paper, unversioned
+from paperdex.messages import message
+from paperdex.paper import ARXIV_ID, CATEGORY, Paper, RecordError, paper_from_dict, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
 from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name
 
@@ -112,49 +114,69 @@ def _month_of_id(arxiv_id: str) -> str | None:
     return f"{century + yy}-{m.group(2)}-01"
 
 
-def entry_to_paper(entry: Entry) -> Paper:
-    f = {k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()}
-    title = _unescape(_unprotect(decode_accents(_strip_braces(f.get("title", "")))))
-    if not title:
-        raise ValueError("no title")
-    authors, truncated = split_names(f.get("author", ""))
-    arxiv_id = None
+def _arxiv_id(f: dict[str, str]) -> str | None:
+    """The entry's arXiv id, unversioned: its eprint, else the arXiv URL, arXiv DOI, Google
+    Scholar's journal or DBLP's CoRR volume that names it."""
     eprint = f.get("eprint", "").strip()
     prefix = (f.get("archiveprefix") or f.get("eprinttype") or "arxiv").lower()
     if eprint.lower().startswith("arxiv:"):
         eprint = eprint[6:].strip()
     if eprint and prefix == "arxiv" and ARXIV_ID.match(eprint):
-        arxiv_id = eprint
-    else:
-        journal = f.get("journal", "") or f.get("booktitle", "")
-        corr = _CORR_VOLUME.match(f.get("volume", "")) if journal.strip().lower() == "corr" else None
-        found = (
-            _ARXIV_URL.search(f.get("url", "")),
-            _ARXIV_DOI.search(f.get("doi", "")),
-            _ARXIV_IN_JOURNAL.match(journal),
-            corr,
-        )
-        arxiv_id = next((m.group(1) for m in found if m and ARXIV_ID.match(m.group(1))), None)
-    arxiv_id = unversioned(arxiv_id) if arxiv_id else None
-    key = entry.key
-    pid = arxiv_id or (key if ":" in key else f"bib:{key}")
+        return unversioned(eprint)
+    journal = f.get("journal", "") or f.get("booktitle", "")
+    corr = _CORR_VOLUME.match(f.get("volume", "")) if journal.strip().lower() == "corr" else None
+    found = (
+        _ARXIV_URL.search(f.get("url", "")),
+        _ARXIV_DOI.search(f.get("doi", "")),
+        _ARXIV_IN_JOURNAL.match(journal),
+        corr,
+    )
+    arxiv_id = next((m.group(1) for m in found if m and ARXIV_ID.match(m.group(1))), None)
+    return unversioned(arxiv_id) if arxiv_id else None
+
+
+def _categories(f: dict[str, str]) -> tuple[list[str], list[str], str]:
+    """(arXiv categories, the other keywords, primaryclass) of an entry: keywords that are
+    categories, the primary class first."""
     cats = [c.strip() for c in re.split(r"[,;]", f.get("keywords", "")) if c.strip()]
     categories = [c for c in cats if CATEGORY.match(c) and "." in c]
     primary = f.get("primaryclass", "").strip()
     if primary and CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
         categories = [primary, *[c for c in categories if c != primary]]
+    return categories, [c for c in cats if c not in categories], primary
+
+
+def _dated(f: dict[str, str], arxiv_id: str | None) -> tuple[str | None, str | None]:
+    """(published, precision) of an entry; an arXiv paper's id gives the month a year lacks."""
     published, precision = _date(f)
     if arxiv_id and precision != "month" and (month := _month_of_id(arxiv_id)):
         # only a year (DBLP, Google Scholar), or none: the id says the month of version 1. A year
         # other than the id's is kept: it is the venue's, and the year the user's library cites.
         if published is None or (precision == "year" and published[:4] == month[:4]):
             published, precision = month, "month"
+    return published, precision
+
+
+def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
+    """One entry as a Paper, through :func:`paperdex.paper.paper_from_dict`: a BibTeX entry is
+    held to the checks every record is (ids usable in a link, real dates, bounds), whatever its
+    format; RecordError (a ValueError) names the field and why, over-long text goes to ``notes``."""
+    f = {k.lower(): v.value if isinstance(v.value, str) else str(v.value) for k, v in entry.fields_dict.items()}
+    title = _unescape(_unprotect(decode_accents(_strip_braces(f.get("title", "")))))
+    if not title:
+        raise RecordError("no title")
+    authors, truncated = split_names(f.get("author", ""))
+    arxiv_id = _arxiv_id(f)
+    key = entry.key
+    pid = arxiv_id or (key if ":" in key else f"bib:{key}")
+    categories, keywords, primary = _categories(f)
+    published, precision = _dated(f, arxiv_id)
     optional = {  # kept when not empty
         "primaryclass": primary if primary not in categories else "",  # an archive ("cs"), not a category
         "date_precision": precision,
         "doi": f.get("doi"),
         "arxiv_id": arxiv_id if pid != arxiv_id else None,
-        "keywords": [c for c in cats if c not in categories],
+        "keywords": keywords,
     }
     bib_extra: dict[str, object] = {"key": key, "type": entry.entry_type, **{k: v for k, v in optional.items() if v}}
     if "year" in f:
@@ -172,23 +194,23 @@ def entry_to_paper(entry: Entry) -> Paper:
     venue = f.get("venue") or f.get("booktitle") or f.get("journal") or ""
     if _NOT_A_VENUE.match(venue):  # "arXiv preprint arXiv:2501.00001" names no venue
         venue = ""
-    return Paper(
-        id=pid,
-        title=title,
-        authors=authors,
-        abstract=_unescape(" ".join(f.get("abstract", "").split())),
-        categories=categories,
-        venue=_unescape(_unprotect(decode_accents(_strip_braces(venue)))) or None,
-        venue_area=_unescape(f.get("area", "")) or None,
-        published=published,
-        abs_url=url,
-        pdf_url=f.get("pdf") or None,
-        code_url=f.get("code") or None,
-        comment=f.get("comment") or f.get("note") or None,
-        authors_truncated=truncated,
-        sources=[SOURCE],
-        extra={"bibtex": bib_extra},
-    )
+    record = {
+        "id": pid,
+        "title": title,
+        "authors": authors,
+        "abstract": _unescape(" ".join(f.get("abstract", "").split())),
+        "categories": categories,
+        "venue": _unescape(_unprotect(decode_accents(_strip_braces(venue)))) or None,
+        "venue_area": _unescape(f.get("area", "")) or None,
+        "published": published,
+        "abs_url": url,
+        "pdf_url": f.get("pdf") or None,
+        "code_url": f.get("code") or None,
+        "comment": f.get("comment") or f.get("note") or None,
+        "authors_truncated": truncated,
+        "extra": {"bibtex": bib_extra},
+    }
+    return paper_from_dict(record, SOURCE, notes)
 
 
 def parse_bibtex(text: str, name: str = "<bibtex>") -> Parsed:
@@ -200,23 +222,91 @@ def parse_bibtex(text: str, name: str = "<bibtex>") -> Parsed:
     finally:
         quiet.setLevel(level)
     out = Parsed()
+    if not lib.entries and not lib.failed_blocks:
+        out.notes.append(message("file_no_records", file=name))
     for block in lib.failed_blocks:
         what = "duplicate key" if isinstance(block, DuplicateBlockKeyBlock) else "does not parse"
         raw = (block.raw or "").strip()  # a parsed block always has its text and line (None types)
         first = raw.splitlines()[0][:60] if raw else ""
         out.errors.append(f"{name}:{(block.start_line or 0) + 1}: entry {what} ({first!r}); skipped")
     for entry in lib.entries:
+        line = (entry.start_line or 0) + 1
+        got: list[str] = []
         try:
-            out.papers.append(entry_to_paper(entry))
+            out.papers.append(entry_to_paper(entry, got))
         except ValueError as e:
-            line = (entry.start_line or 0) + 1
             out.errors.append(f"{name}:{line}: @{entry.entry_type}{{{entry.key}: {e}; skipped")
+        out.notes.extend(f"{name}:{line}: note: {n}" for n in got)
     return out
 
 
 def read_bibtex(path: str | Path) -> Parsed:
+    """A .bib file's entries; a file that cannot be read or decoded is one error naming it (and
+    the place of its first bad byte), so the other files of an ingest are still read."""
     path = Path(path)
-    return parse_bibtex(path.read_text(encoding="utf-8"), path.name)
+    try:
+        text = decode(path.read_bytes(), path.name)
+    except OSError as e:
+        return Parsed(errors=[message("file_unreadable", file=path.name, reason=e.strerror or str(e))])
+    except UndecodableError as e:
+        return Parsed(errors=[str(e)])
+    return parse_bibtex(text, path.name)
+
+
+class UndecodableError(ValueError):
+    """A .bib file that is not text in the encoding it is read in; the message says where."""
+
+
+# The encoding a .bib names on its first lines: JabRef's `% Encoding: ISO8859_1` (Java's names,
+# which Python's codecs know too) and BibDesk's `%% Saved with string encoding Western (ISO Latin 1)`
+_DECLARED = re.compile(rb"^%+[ \t]*(?:Encoding:|Saved with string encoding)[ \t]*([^\r\n]*?)[ \t]*\r?$", re.M | re.I)
+_BIBDESK = {
+    "unicode (utf-8)": "utf-8",
+    "western (iso latin 1)": "latin-1",
+    "western (windows latin 1)": "cp1252",
+    "western (mac os roman)": "mac_roman",
+}
+
+
+def _declared(data: bytes) -> str | None:
+    """The codec of the encoding the file's head names, if Python knows it."""
+    m = _DECLARED.search(data[:4096])
+    name = m.group(1).decode("ascii", "replace").strip() if m else ""
+    name = _BIBDESK.get(name.lower(), name)
+    try:
+        return codecs.lookup(name).name if name else None
+    except LookupError:
+        return None
+
+
+def decode(data: bytes, name: str) -> str:
+    """The text of a .bib file: UTF-8 (a byte-order mark dropped; UTF-16 with one), or the
+    encoding the file names as JabRef and BibDesk write it (older JabRef exports are Latin-1 and
+    say so). A file that is neither is refused, naming its first bad byte, and is not guessed
+    to be Latin-1: its bytes are as often Windows-1252 or GBK (Chinese Windows: 论文 reads as
+    ÂÛÎÄ in Latin-1), and a wrong guess would store wrong letters in names and titles without a
+    word, where the refusal costs one re-save as UTF-8 (or the `% Encoding:` line)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        codec, shown = "utf-16", "UTF-16"
+    else:
+        codec = _declared(data) or "utf-8-sig"
+        shown = "UTF-8" if codec == "utf-8-sig" else codec
+        if (nul := data.find(b"\x00")) >= 0:
+            raise UndecodableError(message("bib_binary", file=name, line=data.count(b"\n", 0, nul) + 1))
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        raise UndecodableError(
+            message(
+                "bib_not_encoding",
+                file=name,
+                line=data.count(b"\n", 0, e.start) + 1,
+                encoding=shown,
+                byte=f"{data[e.start]:#04x}",
+                column=e.start - line_start + 1,
+            )
+        ) from None
 
 
 # --- export: the one BibTeX writer (export, the JSON API, the paper page and MCP) ---------------

@@ -26,10 +26,12 @@ Job = tuple[str, dict[str, Any]]  # (label printed by sync, options for Source.r
 
 @dataclass
 class Parsed:
-    """What a file source read: its papers and, for each part it skipped, why (FILE:LINE: ...)."""
+    """What a file source read: its papers, for each part it skipped, why (FILE:LINE: ...), and
+    what it kept cut (an over-long title: FILE:LINE: note: ...)."""
 
     papers: list[Paper] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -106,15 +106,27 @@ def ingest_source(
 # --- files -------------------------------------------------------------------------------
 
 
-def import_file(store: Store, path: str | Path) -> IngestSummary | None:
-    """Import a file a file source reads (``.bib``); None for other formats (JSON Lines)."""
+def read_file(path: str | Path) -> registry.Parsed | None:
+    """What the file source that takes this file (``.bib``) reads from it; None for other formats
+    (JSON Lines). ``ingest --strict`` checks a file with the reader that ingests it."""
     path = Path(path)
     for src in registry.file_sources():
         assert src.reads is not None
         res = src.reads(path)
         if res is not None:
-            return ingest_with_merge(store, res.papers, errors=res.errors)
+            return res
     return None
+
+
+def import_file(store: Store, path: str | Path, notes: list[str] | None = None) -> IngestSummary | None:
+    """Import a file a file source reads (``.bib``), its notes added to ``notes``; None for other
+    formats (JSON Lines)."""
+    res = read_file(path)
+    if res is None:
+        return None
+    if notes is not None:
+        notes.extend(res.notes)
+    return ingest_with_merge(store, res.papers, errors=res.errors)
 
 
 # --- sync --------------------------------------------------------------------------------

@@ -133,6 +133,16 @@ def read_csl(path: str | Path) -> Parsed:
     return parse_csl(path.read_text(encoding="utf-8"), path.name)
 
 
+def is_csl_item(rec: Any) -> bool:
+    """One JSON object that is a CSL-JSON item, not a paperdex record: CSL's `author` list of
+    name objects, its `issued` date or its `container-title`, and no paperdex `authors`."""
+    if not isinstance(rec, dict) or "authors" in rec:
+        return False
+    author = rec.get("author")
+    named = isinstance(author, list) and any(isinstance(a, dict) for a in author)
+    return named or isinstance(rec.get("issued"), dict) or "container-title" in rec
+
+
 def is_csl(data: Any) -> bool:
     """A parsed JSON document that is CSL-JSON rather than a paperdex library export."""
     return isinstance(data, list) or (isinstance(data, dict) and isinstance(data.get("items"), list))
