@@ -188,6 +188,9 @@ def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[
             prov.setdefault(name, owner)
             continue  # a cut list never replaces a full one
         old_val = getattr(base, name)
+        if name == "authors" and incoming.id != base.id and (fuller := _fuller_list(base.authors, incoming.authors)):
+            _take_authors(out, base, incoming, src, prov, keep_old=fuller == "old")
+            continue
         if _empty(old_val) or _rank(src, group) >= _rank(owner, group):
             setattr(out, name, new_val)
             if name == "authors":
@@ -199,6 +202,54 @@ def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[
             prov.setdefault(name, owner)
             if new_val != old_val:
                 _stash(out, src, name, new_val, incoming)
+
+
+def _given_is_initials(name: str) -> bool:
+    """Whether a name's given names are written as initials only ("King, C.", "C. King")."""
+    given = name.split(",", 1)[1] if "," in name else " ".join(name.split()[:-1])
+    words = re.findall(r"\w+", _fold(given))
+    return bool(words) and all(len(w) == 1 for w in words)
+
+
+def _poorer(short: list[str], full: list[str]) -> bool:
+    """Whether ``short`` names only people of ``full`` (by surname) and drops some of them or
+    abbreviates a name ``full`` writes out: the journal's "King, C." of arXiv's "Carol King",
+    "Dan Brown"."""
+    left = [surname(n) for n in full]
+    abbreviated = False
+    for name in short:
+        key = surname(name)
+        if key not in left:
+            return False  # someone ``full`` does not name: another list, not a shorter one
+        at = left.index(key)
+        abbreviated |= _given_is_initials(name) and not _given_is_initials(full[at])
+        left[at] = "\0"  # each of ``full`` answers for one name of ``short``
+    return abbreviated or len(short) < len(full)
+
+
+def _fuller_list(old: list[str], new: list[str]) -> str | None:
+    """ "old" or "new" when one author list is a fuller list of the same people than the other;
+    None when neither is (then the source trusted more for authors decides)."""
+    if old and new and _poorer(new, old):
+        return "old"
+    if old and new and _poorer(old, new):
+        return "new"
+    return None
+
+
+def _take_authors(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str], keep_old: bool) -> None:
+    """Two records' author lists of the same people: the fuller wins whichever source sent it, so
+    an author is never lost to a list that drops or abbreviates names (two records of the user's
+    own files are one source, so the rank cannot tell them apart), and the order of arrival does
+    not matter; the other list is kept under its source's ``extra`` slot, even the same source's."""
+    owner = _owner(base, "authors")
+    if keep_old:
+        prov.setdefault("authors", owner)
+        _stash(out, src, "authors", incoming.authors, incoming)
+        return
+    out.authors, out.authors_truncated = list(incoming.authors), incoming.authors_truncated
+    prov["authors"] = src
+    _stash(out, owner, "authors", base.authors, base)
 
 
 def on_arxiv(url: str) -> bool:

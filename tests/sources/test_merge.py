@@ -137,3 +137,51 @@ def test_replaced_record_is_counted_as_updated_not_added(store):
     s = ingest_with_merge(store, [arxiv_rec()])
     assert (s.added, s.updated, s.merged) == (0, 1, 1)
     assert store.get("openreview:Xy12") is None
+
+
+def _file_rec(**kw) -> Paper:
+    return Paper(**{"sources": ["file"], "abstract": "We derive scaling laws for sparse MoE models.", **kw})
+
+
+PREPRINT = dict(
+    id="2601.00001", title="Scaling laws for sparse mixture of experts", authors=["Carol King", "Dan Brown"]
+)
+JOURNAL = dict(
+    id="doi:10.1145/3600000.3600001",
+    title="Scaling Laws for Sparse Mixture-of-Experts",
+    authors=["King, C."],
+    venue="KDD 2026",
+    extra={"doi": "10.1145/3600000.3600001"},
+)
+
+
+def test_a_shorter_or_abbreviated_author_list_never_replaces_a_fuller_one(store):
+    """The user's own arXiv record and the journal record of the same paper (both source "file"):
+    the journal's "King, C." lost Dan Brown and Carol King's given name. Either order of arrival
+    keeps both authors in full, and the journal's list under extra["file"]."""
+    for order in ((PREPRINT, JOURNAL), (JOURNAL, PREPRINT)):
+        ingest_with_merge(store, [_file_rec(**order[0])])
+        ingest_with_merge(store, [_file_rec(**order[1])])
+        p = store.get("2601.00001")
+        assert p is not None and store.count() == 1
+        assert p.authors == ["Carol King", "Dan Brown"] and p.venue == "KDD 2026"
+        assert p.extra["file"]["authors"] == ["King, C."]
+        store.delete("2601.00001")
+
+
+def test_a_doi_record_with_initials_keeps_the_arxiv_papers_authors(store):
+    """An arXiv paper from a file, then a DOI record naming it "A. Lovelace": no one is lost."""
+    ingest_with_merge(store, [arxiv_rec(sources=["file"], extra={})])
+    doi = _file_rec(id="doi:10.1000/abc999", title=arxiv_rec().title, authors=["A. Lovelace"], venue="JMLR")
+    ingest_with_merge(store, [doi])
+    p = store.get("2501.00001")
+    assert p is not None and p.authors == ["Ada Lovelace", "Alan Turing"] and p.venue == "JMLR"
+    assert p.extra["file"]["authors"] == ["A. Lovelace"]
+
+
+def test_a_list_of_other_people_still_goes_by_the_sources_trust():
+    """Not the same people (a surname the other list lacks): the rank decides, as before."""
+    m = merge_papers(arxiv_rec(authors=["Ada Lovelace"]), venue_rec(authors=["Ada Lovelace", "Grace Hopper"]), "x")
+    assert m.authors == ["Ada Lovelace", "Grace Hopper"]  # the fuller list of the same people plus one
+    m = merge_papers(arxiv_rec(authors=["Ada Lovelace"]), venue_rec(authors=["Grace Hopper"]), "x")
+    assert m.authors == ["Ada Lovelace"] and m.extra["openreview"]["authors"] == ["Grace Hopper"]
