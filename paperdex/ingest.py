@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from paperdex.index.publish import publish
+from paperdex.messages import message
 from paperdex.paper import Paper, RecordError, paper_from_dict
 from paperdex.sources.jsonl import from_snapshot, is_snapshot
 from paperdex.sources.merge import ingest_with_merge
@@ -93,7 +94,7 @@ def _lines(path: Path, problems: list[str], progress: Progress | None) -> Iterat
         yield buf
 
 
-def _checked(rec, where: str, errors: list[str], notes: list[str] | None) -> Iterator[Paper]:
+def _checked(rec, where: str, errors: list[str], notes: list[str] | None, seen: dict[str, str]) -> Iterator[Paper]:
     """The record's paper, if it is one; else its problem, at `where`, in `errors`."""
     got: list[str] = []
     try:
@@ -103,6 +104,9 @@ def _checked(rec, where: str, errors: list[str], notes: list[str] | None) -> Ite
     except RecordError as e:
         errors.append(f"{where}: {e}")
         return
+    if p.id in seen:  # both are merged into one paper (sources.merge): said, not silent
+        got.append(message("ingest_repeated_id", id=p.id, line=seen[p.id].rsplit(":", 1)[-1]))
+    seen.setdefault(p.id, where)
     if notes is not None:
         notes.extend(f"{where}: note: {n}" for n in got)
     yield p
@@ -138,15 +142,15 @@ def read_records(
                 break
         if not head or not head[-1].strip():
             return
-        if head[-1].lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"["):
-            yield from _read_array(path, head, lines, errors, notes)
-        else:
-            yield from _read_lines(path, head, lines, errors, notes)
+        read = _read_array if head[-1].lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"[") else _read_lines
+        yield from read(path, head, lines, errors, notes, {})
     except OSError as e:
         errors.append(f"{path}: cannot read: {e.strerror or e}")
 
 
-def _read_lines(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
+def _read_lines(
+    path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes, seen: dict[str, str]
+) -> Iterator[Paper]:
     for lineno, raw in enumerate(itertools.chain(head, rest), start=1):
         if not raw.strip():
             continue
@@ -163,10 +167,12 @@ def _read_lines(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
         if problem:
             errors.append(f"{where}: {problem}")
             continue
-        yield from _checked(rec, where, errors, notes)
+        yield from _checked(rec, where, errors, notes, seen)
 
 
-def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
+def _read_array(
+    path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes, seen: dict[str, str]
+) -> Iterator[Paper]:
     """A JSON array, element by element, each reported at the line it starts on."""
     data = b"\n".join([*head, *rest])
     try:
@@ -196,7 +202,7 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
             msg = "nested too deeply" if isinstance(e, RecursionError) else str(e).splitlines()[0][:120]
             errors.append(f"{where}: invalid JSON: {msg}; the rest of the array is lost")
             return
-        yield from _checked(rec, where, errors, notes)
+        yield from _checked(rec, where, errors, notes, seen)
 
 
 def ingest_file(
