@@ -188,8 +188,8 @@ def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[
             prov.setdefault(name, owner)
             continue  # a cut list never replaces a full one
         old_val = getattr(base, name)
-        if name == "authors" and incoming.id != base.id and (fuller := _fuller_list(base.authors, incoming.authors)):
-            _take_authors(out, base, incoming, src, prov, keep_old=fuller == "old")
+        if not _empty(old_val) and (better := _better(name, base, incoming, src)):
+            _take_better(out, base, incoming, src, prov, name, keep_old=better == "old")
             continue
         if _empty(old_val) or _rank(src, group) >= _rank(owner, group):
             setattr(out, name, new_val)
@@ -228,7 +228,7 @@ def _poorer(short: list[str], full: list[str]) -> bool:
 
 
 def _fuller_list(old: list[str], new: list[str]) -> str | None:
-    """ "old" or "new" when one author list is a fuller list of the same people than the other;
+    """Which author list, "old" or "new", is a fuller list of the same people than the other;
     None when neither is (then the source trusted more for authors decides)."""
     if old and new and _poorer(new, old):
         return "old"
@@ -237,19 +237,55 @@ def _fuller_list(old: list[str], new: list[str]) -> str | None:
     return None
 
 
-def _take_authors(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str], keep_old: bool) -> None:
-    """Two records' author lists of the same people: the fuller wins whichever source sent it, so
-    an author is never lost to a list that drops or abbreviates names (two records of the user's
-    own files are one source, so the rank cannot tell them apart), and the order of arrival does
-    not matter; the other list is kept under its source's ``extra`` slot, even the same source's."""
-    owner = _owner(base, "authors")
+_PRECISION = {"year": 4, "month": 7}  # a date known to the year or month: the characters that hold
+
+
+def _date_known(p: Paper, source: str) -> int:
+    """How many characters of ``published`` the record ``source`` gave knew (10: the day): a
+    BibTeX entry's or a Zotero item's year or month alone is dated its first day."""
+    slot = p.extra.get(source.split(":", 1)[0])
+    return _PRECISION.get(str(slot.get("date_precision")) if isinstance(slot, dict) else "", 10)
+
+
+def _more_precise(base: Paper, incoming: Paper, src: str) -> str | None:
+    """Which published date is more precise than the other and agrees with it, "old" or "new"
+    (Hugging Face's 2026-02-26 over CVPR's ``year = {2026}``); None when they disagree."""
+    old_known, new_known = _date_known(base, _owner(base, "published")), _date_known(incoming, src)
+    old, new = base.published or "", incoming.published or ""
+    if new_known < old_known and old[:new_known] == new[:new_known]:
+        return "old"
+    if old_known < new_known and old[:old_known] == new[:old_known]:
+        return "new"
+    return None
+
+
+def _better(name: str, base: Paper, incoming: Paper, src: str) -> str | None:
+    """Which record's value, "old" or "new", holds more of the same thing than the other's, so it
+    wins whichever source sent it and whichever came first; None: the sources' trust decides.
+    Authors: the fuller list of the same people (two records of one paper; a source updating its
+    own record goes by trust). Published: the more precise of two dates that agree."""
+    if name == "authors" and incoming.id != base.id:
+        return _fuller_list(base.authors, incoming.authors)
+    if name == "published":
+        return _more_precise(base, incoming, src)
+    return None
+
+
+def _take_better(
+    out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str], name: str, keep_old: bool
+) -> None:
+    """The better value (``_better``) is shown; the other is kept under its source's ``extra``
+    slot, even when both records are of one source (two of the user's files): nothing is lost."""
+    owner = _owner(base, name)
     if keep_old:
-        prov.setdefault("authors", owner)
-        _stash(out, src, "authors", incoming.authors, incoming)
+        prov.setdefault(name, owner)
+        _stash(out, src, name, getattr(incoming, name), incoming)
         return
-    out.authors, out.authors_truncated = list(incoming.authors), incoming.authors_truncated
-    prov["authors"] = src
-    _stash(out, owner, "authors", base.authors, base)
+    setattr(out, name, getattr(incoming, name))
+    if name == "authors":
+        out.authors, out.authors_truncated = list(incoming.authors), incoming.authors_truncated
+    prov[name] = src
+    _stash(out, owner, name, getattr(base, name), base)
 
 
 def on_arxiv(url: str) -> bool:

@@ -185,3 +185,43 @@ def test_a_list_of_other_people_still_goes_by_the_sources_trust():
     assert m.authors == ["Ada Lovelace", "Grace Hopper"]  # the fuller list of the same people plus one
     m = merge_papers(arxiv_rec(authors=["Ada Lovelace"]), venue_rec(authors=["Grace Hopper"]), "x")
     assert m.authors == ["Ada Lovelace"] and m.extra["openreview"]["authors"] == ["Grace Hopper"]
+
+
+CVPR_BIB = """@inproceedings{garosi2026lmm,
+  title = {Large Multimodal Models as General In-Context Classifiers},
+  author = {Garosi, Marco and Farina, Matteo},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2026},
+}"""
+
+
+def test_a_year_only_date_never_replaces_an_exact_one_it_agrees_with(store):
+    """Hugging Face's 2026-02-26 and the CVPR entry's `year = {2026}`: the paper sat on 1 January
+    (the newest and daily views, date: filters). Either order keeps the day, the venue comes from
+    the entry, and the entry's own date is kept under extra.bibtex; its export keeps the day."""
+    from paperdex.sources.bibtex import parse_bibtex, to_bibtex
+
+    hf = Paper(
+        id="2602.23229",
+        title="Large Multimodal Models as General In-Context Classifiers",
+        authors=["Marco Garosi", "Matteo Farina"],
+        published="2026-02-26",
+        sources=["hf"],
+    )
+    bib = parse_bibtex(CVPR_BIB).papers[0]
+    assert (bib.published, bib.extra["bibtex"]["date_precision"]) == ("2026-01-01", "year")
+    for order in ((hf, bib), (bib, hf)):
+        for record in order:
+            ingest_with_merge(store, [record])
+        p = store.get("2602.23229")
+        assert p is not None and store.count() == 1
+        assert (p.published, p.venue) == ("2026-02-26", bib.venue)
+        assert p.extra["bibtex"]["published"] == "2026-01-01"
+        assert "date         = {2026-02-26}" in to_bibtex([p])
+        store.delete("2602.23229")
+
+
+def test_a_date_of_another_year_still_goes_by_the_sources_trust():
+    venue = venue_rec(published="2026-01-01", extra={"bibtex": {"date_precision": "year"}}, sources=["bibtex"])
+    m = merge_papers(arxiv_rec(published="2025-01-02"), venue, "x")
+    assert m.published == "2025-01-02" and m.extra["bibtex"]["published"] == "2026-01-01"  # as before
