@@ -111,7 +111,7 @@ def _paper(rec, notes: list[str]) -> Paper:
     return paper_from_dict(rec, notes=notes)
 
 
-def _checked(rec, where: str, errors: list[str], notes: list[str] | None) -> Iterator[Paper]:
+def _checked(rec, where: str, errors: list[str], notes: list[str] | None, seen: dict[str, str]) -> Iterator[Paper]:
     """The record's paper, if it is one; else its problem, at `where`, in `errors`."""
     got: list[str] = []
     try:
@@ -119,6 +119,9 @@ def _checked(rec, where: str, errors: list[str], notes: list[str] | None) -> Ite
     except RecordError as e:
         errors.append(f"{where}: {e}")
         return
+    if p.id in seen:  # both are merged into one paper (sources.merge): said, not silent
+        got.append(message("ingest_repeated_id", id=p.id, line=seen[p.id].rsplit(":", 1)[-1]))
+    seen.setdefault(p.id, where)
     if notes is not None:
         notes.extend(f"{where}: note: {n}" for n in got)
     yield p
@@ -156,15 +159,15 @@ def read_records(
             if notes is not None:
                 notes.append(message("file_no_records", file=str(path)))
             return
-        if head[-1].lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"["):
-            yield from _read_array(path, head, lines, errors, notes)
-        else:
-            yield from _read_lines(path, head, lines, errors, notes)
+        read = _read_array if head[-1].lstrip().removeprefix(b"\xef\xbb\xbf").startswith(b"[") else _read_lines
+        yield from read(path, head, lines, errors, notes, {})
     except OSError as e:
         errors.append(f"{path}: cannot read: {e.strerror or e}")
 
 
-def _read_lines(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
+def _read_lines(
+    path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes, seen: dict[str, str]
+) -> Iterator[Paper]:
     for lineno, raw in enumerate(itertools.chain(head, rest), start=1):
         if not raw.strip():
             continue
@@ -181,10 +184,12 @@ def _read_lines(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
         if problem:
             errors.append(f"{where}: {problem}")
             continue
-        yield from _checked(rec, where, errors, notes)
+        yield from _checked(rec, where, errors, notes, seen)
 
 
-def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes) -> Iterator[Paper]:
+def _read_array(
+    path: Path, head: list[bytes], rest: Iterator[bytes], errors: list[str], notes, seen: dict[str, str]
+) -> Iterator[Paper]:
     """A JSON array, element by element, each reported at the line it starts on."""
     data = b"\n".join([*head, *rest])
     try:
@@ -216,7 +221,7 @@ def _read_array(path: Path, head: list[bytes], rest: Iterator[bytes], errors: li
             msg = "nested too deeply" if isinstance(e, RecursionError) else str(e).splitlines()[0][:120]
             errors.append(f"{where}: invalid JSON: {msg}; the rest of the array is lost")
             return
-        yield from _checked(rec, where, errors, notes)
+        yield from _checked(rec, where, errors, notes, seen)
 
 
 def ingest_file(

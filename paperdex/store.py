@@ -30,7 +30,7 @@ from paperdex.index.lexical import date_int
 from paperdex.index.snapshots import hold_writer
 from paperdex.paper import Paper, index_text, is_stale_copy
 
-SCHEMA_VERSION = 8  # the one schema a reader reads; a writer migrates an older store first
+SCHEMA_VERSION = 9  # the one schema a reader reads; a writer migrates an older store first
 
 
 FTS_COLUMNS = ("title", "abstract", "authors", "categories")  # of both full-text indexes
@@ -146,6 +146,15 @@ MIGRATIONS: list[str] = [
         tokenize='unicode61 remove_diacritics 2');
     INSERT INTO fts_exact(rowid, {_FTS_COLS}) SELECT rowid, {_FTS_COLS} FROM fts_source;
     """,
+    # 8 -> 9: the ids papers had before a merge moved them to another (Store.resolve). Stores
+    # that merged before it have lost those ids: nothing recorded them
+    """
+    CREATE TABLE IF NOT EXISTS paper_aliases (
+        old TEXT PRIMARY KEY,           -- an id a paper had; never the id of a stored paper
+        paper TEXT NOT NULL             -- the id it has now
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS paper_aliases_paper ON paper_aliases(paper);
+    """,
 ]
 
 
@@ -256,6 +265,8 @@ _STEPS = 1000  # SQLite VM steps between calls of the time limit's handler (data
 # a paper's current vector: one made from its present text
 _CURRENT_VECTOR = "LEFT JOIN vectors v ON v.paper = p.rowid AND v.text_hash = p.text_hash"
 _WITH_VECTOR = f"SELECT p.*, v.vec AS vec FROM papers p {_CURRENT_VECTOR}"
+# the id :id names: an alias's paper, else itself (an alias is never a stored paper's id)
+_RESOLVED = "coalesce((SELECT a.paper FROM paper_aliases a WHERE a.old = :id), :id)"
 
 
 @dataclass
@@ -419,18 +430,26 @@ class Store:
             "FROM papers"
         )
 
-    def upsert(self, papers: Iterable[Paper], batch_size: int = 2000) -> IngestSummary:
-        """Insert new papers, replace changed ones, skip identical ones, a transaction a batch."""
+    def upsert(
+        self, papers: Iterable[Paper], batch_size: int = 2000, moved: dict[str, str] | None = None
+    ) -> IngestSummary:
+        """Insert new papers, replace changed ones, skip identical ones, a transaction a batch.
+        `moved`: old id -> new id of papers a merge moved (written in the last batch's
+        transaction, with the paper under its new id when that batch holds it: `_move`)."""
         total, it = IngestSummary(), iter(papers)
-        while batch := list(islice(it, batch_size)):
-            total = total + self._upsert_batch(batch)
+        batch = list(islice(it, batch_size))
+        while batch:
+            following = list(islice(it, batch_size))
+            total = total + self._upsert_batch(batch, moved if not following else None)
+            batch = following
         return total
 
-    def _upsert_batch(self, batch: list[Paper]) -> IngestSummary:
+    def _upsert_batch(self, batch: list[Paper], moved: dict[str, str] | None = None) -> IngestSummary:
         s = IngestSummary()
         latest = s.last_of_each(batch)
         c = self.conn
         with self.write_transaction():
+            gone = {new for old, new in (moved or {}).items() if self._move(old, new)}
             old = {r["id"]: r for r in self._rows_in("SELECT * FROM papers WHERE id IN ({})", list(latest))}
             inserts, written = [], []  # written: (rowid, paper) of every row updated or added
             for pid, p in latest.items():
@@ -453,6 +472,9 @@ class Store:
                 s.updated += 1
             if inserts:
                 c.executemany(f"INSERT INTO papers ({', '.join(_COLS)}) VALUES ({_PARAMS})", inserts)
+                c.executemany("DELETE FROM paper_aliases WHERE old = ?", [(r["id"],) for r in inserts])
+                moved_here = sum(r["id"] in gone for r in inserts)  # a stored paper under a new id: updated
+                s.added, s.updated = s.added - moved_here, s.updated + moved_here
                 q = "SELECT id, rowid FROM papers WHERE id IN ({})"
                 new = {r[0]: r[1] for r in self._rows_in(q, [r["id"] for r in inserts])}
                 written += [(new[r["id"]], latest[r["id"]]) for r in inserts]
@@ -472,13 +494,44 @@ class Store:
 
     def delete(self, pid: str) -> bool:
         with self.conn:
-            if (row := self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()) is None:
+            if not self._delete_row(pid):
                 return False
-            self._fts_delete(row["rowid"], paper_from_row(row))
-            self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
-            self._bump("vectors_epoch")
             self._bump("generation")
         return True
+
+    def _delete_row(self, pid: str) -> bool:
+        """Delete the paper stored under exactly `pid` (its vector and categories go with it)."""
+        if (row := self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()) is None:
+            return False
+        self._fts_delete(row["rowid"], paper_from_row(row))
+        self.conn.execute("DELETE FROM papers WHERE rowid = ?", (row["rowid"],))
+        self._bump("vectors_epoch")
+        return True
+
+    # what is keyed by paper id besides the papers: the library (library.py) and summaries
+    _KEYED_BY_ID = ("tag_papers", "dismissed", "summaries")
+
+    def _move(self, old: str, new: str) -> bool:
+        """A merge moved the paper `old` to the id `new` (an OpenReview, bib: or doi: record joined
+        by its arXiv record): in the merge's own transaction, the row under `old` goes, `old`
+        (and every id that named it) becomes an alias of `new`, and the tags, "not interested"
+        marks and summaries holding `old` hold `new`. One write, so no reader ever sees a tag of
+        a paper that is gone, and readers need no rule of their own: the library always holds
+        the ids papers have now, and an id from outside (a link, a `show`, an export, an API
+        call) is found through the alias by `resolve`, the one look-up of an id. True when a
+        paper was stored under `old`."""
+        if old == new:
+            return False
+        if stored := self._delete_row(old):
+            self._bump("generation")
+        c = self.conn
+        c.execute("UPDATE paper_aliases SET paper = ? WHERE paper = ?", (new, old))
+        c.execute("INSERT OR REPLACE INTO paper_aliases VALUES (?, ?)", (old, new))
+        c.execute("DELETE FROM paper_aliases WHERE old = ?", (new,))
+        for table in self._KEYED_BY_ID:
+            c.execute(f"UPDATE OR IGNORE {table} SET paper = ? WHERE paper = ?", (new, old))
+            c.execute(f"DELETE FROM {table} WHERE paper = ?", (old,))  # `new` had it already
+        return stored
 
     def _rows_in(self, sql: str, values: Sequence) -> Iterator[sqlite3.Row]:
         """The rows of `sql` for every value, its `{}` filled with placeholders, 500 a statement."""
@@ -487,7 +540,7 @@ class Store:
             chunk = values[i : i + 500]
             yield from self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
-    def _value(self, sql: str, params: Sequence = ()) -> Any:
+    def _value(self, sql: str, params: Sequence | dict[str, Any] = ()) -> Any:
         return row[0] if (row := self.conn.execute(sql, params).fetchone()) else None
 
     def _firsts(self, sql: str, params: Sequence = ()) -> list:
@@ -495,8 +548,14 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, params)]
 
     def get(self, pid: str) -> Paper | None:
-        row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
+        """The paper `pid` names (an id it had before a merge moved it names it too: `resolve`)."""
+        row = self.conn.execute(f"SELECT * FROM papers WHERE id = {_RESOLVED}", {"id": pid}).fetchone()
         return paper_from_row(row) if row else None
+
+    def resolve(self, pid: str) -> str | None:
+        """The id of the stored paper `pid` names: `pid` itself, or the id a merge moved it to
+        (`_move`); None when it names none. Every look-up of an id goes through this rule."""
+        return self._value(f"SELECT id FROM papers WHERE id = {_RESOLVED}", {"id": pid})
 
     def sources_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
         return {r[0]: json.loads(r[1]) for r in self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)}
@@ -506,7 +565,8 @@ class Store:
         return {r["rowid"]: paper_from_row(r) for r in self._rows_in(q, rowids)}
 
     def rowid(self, pid: str) -> int | None:
-        return self._value("SELECT rowid FROM papers WHERE id = ?", (pid,))
+        """The rowid of the paper `pid` names (`resolve`)."""
+        return self._value(f"SELECT rowid FROM papers WHERE id = {_RESOLVED}", {"id": pid})
 
     def iter_papers(self) -> Iterator[Paper]:
         return map(paper_from_row, self.conn.execute("SELECT * FROM papers ORDER BY rowid"))

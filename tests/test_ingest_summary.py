@@ -70,3 +70,24 @@ def test_show_cuts_authors_where_every_other_view_does(tmp_path):
     line = paperdex("--data-dir", d, "show", "2503.20314").stdout.splitlines()[1]
     assert line == authors_line(p, "et al.") + " (63 authors; --json lists them all)"
     assert line.startswith("WanTeam, :, Ang Wang, Baole Ai,") and "Haiming Zhao et al. (63" in line
+
+
+def test_every_record_of_a_file_is_counted_once_and_a_repeated_id_is_noted(tmp_path):
+    """Three records, two of one paper (its arXiv record and the journal's): "added 2" counted the
+    folded one nowhere. Now the counts add up to the records read, a re-run says all unchanged,
+    and an id given twice in one file is said, not merged silently."""
+    f = tmp_path / "mine.jsonl"
+    recs = [
+        {"id": "2601.00001", "title": "Scaling laws for sparse mixture of experts", "authors": ["Carol King"]},
+        {"id": "doi:10.1145/3600000.3600001", "title": "Scaling Laws for Sparse Mixture-of-Experts",
+         "authors": ["King, C."], "venue": "KDD 2026"},
+        {"id": "doi:10.1000/only", "title": "A journal-only paper", "authors": ["Erin Gray"]},
+        {"id": "doi:10.1000/only", "title": "A journal-only paper, revised", "authors": ["Erin Gray"]},
+    ]  # fmt: skip
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    d = str(tmp_path / "store")
+    first = paperdex("--data-dir", d, "ingest", str(f))
+    assert "added 2, updated 2, unchanged 0, rejected 0, merged 1" in first.stdout, first.stdout
+    assert "mine.jsonl:4: note: doi:10.1000/only again (first on line 3)" in first.stderr
+    again = paperdex("--data-dir", d, "ingest", str(f))
+    assert "added 0, updated 0, unchanged 4, rejected 0" in again.stdout, again.stdout

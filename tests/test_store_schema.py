@@ -26,7 +26,7 @@ def _papers() -> list[Paper]:
 def test_a_new_store_has_no_stemmed_index_and_no_vocab(tmp_path):
     with Store(tmp_path) as s:
         s.upsert(_papers())
-        assert s.schema_version() == SCHEMA_VERSION == 7
+        assert s.schema_version() == SCHEMA_VERSION >= 7
         names = {r[0] for r in s.conn.execute("SELECT name FROM sqlite_temp_master")}
         assert "fts_vocab" not in names
         assert [h.paper.id for h in Searcher(s).search('"weight decay"', mode="lexical").hits] == ["a1"]
@@ -48,3 +48,21 @@ def test_a_writer_drops_the_stemmed_index_of_a_version_6_store_and_a_reader_refu
         w.upsert([Paper(id="a3", title="Weight decay again", abstract="more decay", published="2025-01-04")])
         assert {h.paper.id for h in Searcher(w).search('"weight decay"', mode="lexical").hits} == {"a1", "a3"}
     assert "fts" not in _tables(tmp_path / "paperdex.db")
+
+
+def test_a_version_8_store_gains_the_alias_table_and_a_move_is_remembered(tmp_path):
+    """Schema 9: the ids merges moved (paper_aliases). A version 8 store is refused by a reader and
+    migrated by a writer; the ids it lost before cannot come back, later moves are kept."""
+    with Store(tmp_path) as s:
+        s.upsert(_papers())
+    with sqlite3.connect(tmp_path / "paperdex.db") as c:  # as version 8 left it
+        c.execute("DROP TABLE paper_aliases")
+        c.execute("PRAGMA user_version = 8")
+    with pytest.raises(StoreError, match="schema version 8, older than this paperdex reads"):
+        Store(tmp_path, readonly=True)
+    with Store(tmp_path) as w:
+        assert w.schema_version() == SCHEMA_VERSION == 9 and w.resolve("a1") == "a1"
+        w.upsert([Paper(id="2501.00001", title="Decaying weights", published="2025-01-02")], moved={"a1": "2501.00001"})
+        assert w.resolve("a1") == "2501.00001" and w.get("a1").id == "2501.00001" and w.count() == 2
+    with Store(tmp_path, readonly=True) as r:
+        assert r.rowid("a1") == r.rowid("2501.00001")

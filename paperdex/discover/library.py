@@ -88,14 +88,22 @@ def tag_name(name: str) -> str:
 
 def paper_ids(store: Store, ids: Iterable[str]) -> tuple[list[str], list[str]]:
     """The stored ids for user-typed ones (an `arXiv:` prefix and a version suffix are
-    dropped when the bare id is the stored one), and the ones not in the store."""
+    dropped when the bare id is the stored one; an id a merge moved gives the paper's id now,
+    Store.resolve), and the ones not in the store."""
     found, missing = [], []
     for pid in filter(None, (typed_id(str(raw)) for raw in ids)):
-        if store.rowid(pid) is None:
+        if (stored := store.resolve(pid)) is None:
             missing.append(pid)
-        elif pid not in found:
-            found.append(pid)
+        elif stored not in found:
+            found.append(stored)
     return found, missing
+
+
+def _as_held(store: Store, ids: Iterable[str]) -> list[str]:
+    """Ids to take out of the library: each as given (an id kept by an import, not in the
+    store) and the id of the paper it names now (one a merge moved: the library holds that)."""
+    given = [str(p).strip() for p in ids]
+    return list(dict.fromkeys([*given, *filter(None, map(store.resolve, given))]))
 
 
 # --- tags -------------------------------------------------------------------------------
@@ -176,7 +184,7 @@ def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
         tid = c.tag_id(name)
         if tid is None:
             raise LibraryError(message("no_tag", name=name), 404)
-        return sum(c.remove_from_tag(tid, str(pid).strip()) for pid in ids)
+        return sum(c.remove_from_tag(tid, pid) for pid in _as_held(c, ids))
 
 
 def delete_tag(store: Store, name: str) -> bool:
@@ -206,7 +214,7 @@ def dismiss(store: Store, ids: Iterable[str]) -> int:
 
 def undismiss(store: Store, ids: Iterable[str]) -> int:
     with _write(store) as c:
-        return c.undismiss(str(p).strip() for p in ids)
+        return c.undismiss(_as_held(c, ids))
 
 
 def dismissed(store: Store) -> list[str]:
@@ -505,7 +513,7 @@ def import_papers(store: Store, entries: list[tuple[Paper, list[str]]], errors: 
     matcher, ids, new, matched = Matcher(store), [], {}, 0
     for p, _ in entries:
         doi = p.extra.get("doi") or (p.extra.get("bibtex") or {}).get("doi")
-        pid = p.id if store.rowid(p.id) is not None else None
+        pid = store.resolve(p.id)
         pid = pid or (store.paper_id_by_doi(str(doi).lower()) if doi else None)
         if pid is None and (hit := matcher.find(p)):
             pid = hit[0]

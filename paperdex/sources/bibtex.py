@@ -408,8 +408,10 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     elif p.is_arxiv:
         fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
     date = p.published or p.date
-    # the precision a BibTeX or a Zotero import (sources/zotero.py) knew the date to
-    precision = (bib.get("date_precision") or p.slot("zotero").get("date_precision")) if date == p.published else None
+    # the precision a BibTeX or a Zotero import (sources/zotero.py) knew the date to, if the date
+    # shown is that import's: one a merge kept its own date from (a more precise one) is stashed there
+    imports = [s for s in (bib, p.slot("zotero")) if s.get("date_precision") and "published" not in s]
+    precision = imports[0]["date_precision"] if imports and date == p.published else None
     if date and precision == "year":
         fields.append(("year", date[:4]))
     elif date and precision == "month":

@@ -188,6 +188,9 @@ def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[
             prov.setdefault(name, owner)
             continue  # a cut list never replaces a full one
         old_val = getattr(base, name)
+        if not _empty(old_val) and (better := _better(name, base, incoming, src)):
+            _take_better(out, base, incoming, src, prov, name, keep_old=better == "old")
+            continue
         if _empty(old_val) or _rank(src, group) >= _rank(owner, group):
             setattr(out, name, new_val)
             if name == "authors":
@@ -199,6 +202,90 @@ def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[
             prov.setdefault(name, owner)
             if new_val != old_val:
                 _stash(out, src, name, new_val, incoming)
+
+
+def _given_is_initials(name: str) -> bool:
+    """Whether a name's given names are written as initials only ("King, C.", "C. King")."""
+    given = name.split(",", 1)[1] if "," in name else " ".join(name.split()[:-1])
+    words = re.findall(r"\w+", _fold(given))
+    return bool(words) and all(len(w) == 1 for w in words)
+
+
+def _poorer(short: list[str], full: list[str]) -> bool:
+    """Whether ``short`` names only people of ``full`` (by surname) and drops some of them or
+    abbreviates a name ``full`` writes out: the journal's "King, C." of arXiv's "Carol King",
+    "Dan Brown"."""
+    left = [surname(n) for n in full]
+    abbreviated = False
+    for name in short:
+        key = surname(name)
+        if key not in left:
+            return False  # someone ``full`` does not name: another list, not a shorter one
+        at = left.index(key)
+        abbreviated |= _given_is_initials(name) and not _given_is_initials(full[at])
+        left[at] = "\0"  # each of ``full`` answers for one name of ``short``
+    return abbreviated or len(short) < len(full)
+
+
+def _fuller_list(old: list[str], new: list[str]) -> str | None:
+    """Which author list, "old" or "new", is a fuller list of the same people than the other;
+    None when neither is (then the source trusted more for authors decides)."""
+    if old and new and _poorer(new, old):
+        return "old"
+    if old and new and _poorer(old, new):
+        return "new"
+    return None
+
+
+_PRECISION = {"year": 4, "month": 7}  # a date known to the year or month: the characters that hold
+
+
+def _date_known(p: Paper, source: str) -> int:
+    """How many characters of ``published`` the record ``source`` gave knew (10: the day): a
+    BibTeX entry's or a Zotero item's year or month alone is dated its first day."""
+    slot = p.extra.get(source.split(":", 1)[0])
+    return _PRECISION.get(str(slot.get("date_precision")) if isinstance(slot, dict) else "", 10)
+
+
+def _more_precise(base: Paper, incoming: Paper, src: str) -> str | None:
+    """Which published date is more precise than the other and agrees with it, "old" or "new"
+    (Hugging Face's 2026-02-26 over CVPR's ``year = {2026}``); None when they disagree."""
+    old_known, new_known = _date_known(base, _owner(base, "published")), _date_known(incoming, src)
+    old, new = base.published or "", incoming.published or ""
+    if new_known < old_known and old[:new_known] == new[:new_known]:
+        return "old"
+    if old_known < new_known and old[:old_known] == new[:old_known]:
+        return "new"
+    return None
+
+
+def _better(name: str, base: Paper, incoming: Paper, src: str) -> str | None:
+    """Which record's value, "old" or "new", holds more of the same thing than the other's, so it
+    wins whichever source sent it and whichever came first; None: the sources' trust decides.
+    Authors: the fuller list of the same people (two records of one paper; a source updating its
+    own record goes by trust). Published: the more precise of two dates that agree."""
+    if name == "authors" and incoming.id != base.id:
+        return _fuller_list(base.authors, incoming.authors)
+    if name == "published":
+        return _more_precise(base, incoming, src)
+    return None
+
+
+def _take_better(
+    out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str], name: str, keep_old: bool
+) -> None:
+    """The better value (``_better``) is shown; the other is kept under its source's ``extra``
+    slot, even when both records are of one source (two of the user's files): nothing is lost."""
+    owner = _owner(base, name)
+    if keep_old:
+        prov.setdefault(name, owner)
+        _stash(out, src, name, getattr(incoming, name), incoming)
+        return
+    setattr(out, name, getattr(incoming, name))
+    if name == "authors":
+        out.authors, out.authors_truncated = list(incoming.authors), incoming.authors_truncated
+    prov[name] = src
+    _stash(out, owner, name, getattr(base, name), base)
 
 
 def on_arxiv(url: str) -> bool:
@@ -302,51 +389,102 @@ def ingest_with_merge(
     matcher: Matcher | None = None,
     errors: Sequence[str] = (),
 ) -> IngestSummary:
-    """Merge each record into the paper it belongs to, then upsert; a record that moved to
-    another id is deleted only after the merged one is written. ``errors``: the records the
-    source skipped, counted once ``papers`` is read (a file's reader adds to them as it goes)."""
+    """Merge each record into the paper it belongs to, then upsert a chunk at a time. Every good
+    record is counted once, as added, updated or unchanged (one folded into a paper of the same
+    chunk too), so they add up to the records read; ``merged`` says how many of them joined a
+    paper of another id or brought a new source. ``errors``: the records the source skipped,
+    counted once ``papers`` is read (a file's reader adds to them as it goes)."""
     matcher = matcher or Matcher(store)  # pass one in to reuse its index across calls
     total = IngestSummary()
     it = iter(papers)
     while chunk := list(islice(it, batch_size)):
-        pending: dict[str, Paper] = {}
-        retired: set[str] = set()
-        merged = 0
-        in_chunk = IngestSummary()  # records folded into one written earlier in this chunk
-        for p in chunk:
-            earlier = pending.get(p.id)
-            base: Paper | None = earlier or store.get(p.id)
-            links = any(isinstance(v, dict) and v.get("arxiv_id") == p.id for v in p.extra.values())
-            how = "linked arXiv id" if links else "same id"
-            if base is None:
-                if hit := matcher.find(p):
-                    base = pending.get(hit[0]) or store.get(hit[0])
-                    how = hit[1]
-            if base is None:
-                result = p
-            else:
-                result = merge_papers(base, p, how)
-                if any(src not in base.sources for src in p.sources):
-                    merged += 1
-                if result.id != base.id:
-                    pending.pop(base.id, None)
-                    retired.add(base.id)
-            if earlier is not None:
-                same = result.content_hash() == earlier.content_hash()
-                in_chunk.unchanged += same
-                in_chunk.updated += not same
-            pending[result.id] = venues.apply(result)
-            matcher.remember(result, replaces=base.id if base is not None else None)
-        s = store.upsert(pending.values())
-        matcher.stored()
-        gone = sum(1 for pid in retired if pid not in pending and store.delete(pid))
-        # a paper that moved to its arXiv id was updated, not added
-        moved = min(gone, s.added)
-        total = total + s + in_chunk
-        total.added -= moved
-        total.updated += moved
-        total.merged += merged
+        total = total + _ingest_chunk(store, chunk, matcher)
     publish(store)  # readers see the whole ingest at once
     total.rejected += len(errors)
     total.errors.extend(errors)
     return total
+
+
+def _ingest_chunk(store: Store, chunk: list[Paper], matcher: Matcher) -> IngestSummary:
+    """One chunk merged and written in one transaction, with the ids merges moved (old -> new,
+    ``Store.upsert``'s ``moved``): the old id's row goes, and the id names the paper from then on.
+    The upsert counts each paper once; the records folded into a paper after its first are
+    counted by what the paper became against its stored version (``_Folded``), so a re-run of
+    the same file is "unchanged" however its records' fields took turns in between."""
+    pending: dict[str, Paper] = {}
+    moved: dict[str, str] = {}
+    folded = _Folded()
+    merged = 0
+    for p in chunk:
+        base, how, earlier = _base_of(store, matcher, pending, moved, p)
+        result = p if base is None else merge_papers(base, p, how)
+        folded.note(result.id, base, earlier, result)
+        if base is not None:
+            src_new = any(src not in base.sources for src in p.sources)
+            merged += result.content_hash() != base.content_hash() and (src_new or how not in _OWN_ID)
+            _note_moves(moved, pending, result.id, base.id, p.id)
+        pending[result.id] = venues.apply(result)
+        matcher.remember(result, replaces=base.id if base is not None else None)
+    s = store.upsert(pending.values(), moved=moved) + folded.summary(pending)
+    s.merged += merged
+    matcher.stored()
+    return s
+
+
+class _Folded:
+    """The records folded into a paper of the chunk after its first: one that changed nothing
+    is unchanged; one that changed it, by what the paper became against its stored version."""
+
+    def __init__(self) -> None:
+        self.count: dict[str, int] = {}  # paper id -> records that changed it after its first
+        self.stored: dict[str, str | None] = {}  # paper id -> its stored content hash (None: new)
+        self.unchanged = 0
+
+    def note(self, pid: str, base: Paper | None, earlier: bool, result: Paper) -> None:
+        if base is None or not earlier:
+            self.stored[pid] = base.content_hash() if base is not None else None
+            return
+        changed = result.content_hash() != base.content_hash()  # the chunk's own paper, maybe moved
+        self.count[pid] = self.count.pop(base.id, 0) + changed
+        self.stored[pid] = self.stored.pop(base.id, None)
+        self.unchanged += not changed
+
+    def summary(self, pending: dict[str, Paper]) -> IngestSummary:
+        s = IngestSummary(unchanged=self.unchanged)
+        for pid, n in self.count.items():
+            same = pending[pid].content_hash() == self.stored.get(pid)
+            s.unchanged += n * same
+            s.updated += n * (not same)
+        return s
+
+
+def _note_moves(moved: dict[str, str], pending: dict[str, Paper], new: str, *olds: str) -> None:
+    """The ids that now name the paper ``new``: the paper's own id before a move, and the id of
+    a record that joined it (``doi:…``, ``bib:…``), so a link, a tag or a ``show`` of either
+    finds it; an id that ended up in ``new`` earlier in the chunk follows it."""
+    for old in olds:
+        if old != new:
+            pending.pop(old, None)
+            moved.update({k: new for k, v in moved.items() if v == old})
+            moved[old] = new
+
+
+_OWN_ID = ("same id", "linked arXiv id")  # a record found by its own id, not by a match
+
+
+def _base_of(
+    store: Store, matcher: Matcher, pending: dict[str, Paper], moved: dict[str, str], p: Paper
+) -> tuple[Paper | None, str, bool]:
+    """The paper ``p`` belongs to, how it was found, and whether it is one of this chunk's
+    (``pending``). By ``p``'s own id first: an id a merge moved names the paper it moved to
+    (``Store.resolve``; ``moved`` for this chunk's moves), so a record that comes again rejoins
+    its paper instead of standing apart under its old id."""
+    stored = store.resolve(p.id)
+    pid = moved.get(stored or p.id, stored or p.id)
+    links = any(isinstance(v, dict) and v.get("arxiv_id") == p.id for v in p.extra.values())
+    how = "linked arXiv id" if links else "same id"
+    if pid not in pending and stored is None and (hit := matcher.find(p)) is not None:
+        pid, how = hit
+    if (earlier := pending.get(pid)) is not None:
+        return earlier, how, True
+    return store.get(pid), how, False

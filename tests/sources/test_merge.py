@@ -136,4 +136,92 @@ def test_replaced_record_is_counted_as_updated_not_added(store):
     ingest_with_merge(store, [venue_rec()])
     s = ingest_with_merge(store, [arxiv_rec()])
     assert (s.added, s.updated, s.merged) == (0, 1, 1)
-    assert store.get("openreview:Xy12") is None
+    assert store.count() == 1 and store.resolve("openreview:Xy12") == "2501.00001"
+
+
+def _file_rec(**kw) -> Paper:
+    return Paper(**{"sources": ["file"], "abstract": "We derive scaling laws for sparse MoE models.", **kw})
+
+
+PREPRINT = dict(
+    id="2601.00001", title="Scaling laws for sparse mixture of experts", authors=["Carol King", "Dan Brown"]
+)
+JOURNAL = dict(
+    id="doi:10.1145/3600000.3600001",
+    title="Scaling Laws for Sparse Mixture-of-Experts",
+    authors=["King, C."],
+    venue="KDD 2026",
+    extra={"doi": "10.1145/3600000.3600001"},
+)
+
+
+def test_a_shorter_or_abbreviated_author_list_never_replaces_a_fuller_one(store):
+    """The user's own arXiv record and the journal record of the same paper (both source "file"):
+    the journal's "King, C." lost Dan Brown and Carol King's given name. Either order of arrival
+    keeps both authors in full, and the journal's list under extra["file"]."""
+    for order in ((PREPRINT, JOURNAL), (JOURNAL, PREPRINT)):
+        ingest_with_merge(store, [_file_rec(**order[0])])
+        ingest_with_merge(store, [_file_rec(**order[1])])
+        p = store.get("2601.00001")
+        assert p is not None and store.count() == 1
+        assert p.authors == ["Carol King", "Dan Brown"] and p.venue == "KDD 2026"
+        assert p.extra["file"]["authors"] == ["King, C."]
+        store.delete("2601.00001")
+
+
+def test_a_doi_record_with_initials_keeps_the_arxiv_papers_authors(store):
+    """An arXiv paper from a file, then a DOI record naming it "A. Lovelace": no one is lost."""
+    ingest_with_merge(store, [arxiv_rec(sources=["file"], extra={})])
+    doi = _file_rec(id="doi:10.1000/abc999", title=arxiv_rec().title, authors=["A. Lovelace"], venue="JMLR")
+    ingest_with_merge(store, [doi])
+    p = store.get("2501.00001")
+    assert p is not None and p.authors == ["Ada Lovelace", "Alan Turing"] and p.venue == "JMLR"
+    assert p.extra["file"]["authors"] == ["A. Lovelace"]
+
+
+def test_a_list_of_other_people_still_goes_by_the_sources_trust():
+    """Not the same people (a surname the other list lacks): the rank decides, as before."""
+    m = merge_papers(arxiv_rec(authors=["Ada Lovelace"]), venue_rec(authors=["Ada Lovelace", "Grace Hopper"]), "x")
+    assert m.authors == ["Ada Lovelace", "Grace Hopper"]  # the fuller list of the same people plus one
+    m = merge_papers(arxiv_rec(authors=["Ada Lovelace"]), venue_rec(authors=["Grace Hopper"]), "x")
+    assert m.authors == ["Ada Lovelace"] and m.extra["openreview"]["authors"] == ["Grace Hopper"]
+
+
+CVPR_BIB = """@inproceedings{garosi2026lmm,
+  title = {Large Multimodal Models as General In-Context Classifiers},
+  author = {Garosi, Marco and Farina, Matteo},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2026},
+}"""
+
+
+def test_a_year_only_date_never_replaces_an_exact_one_it_agrees_with(store):
+    """Hugging Face's 2026-02-26 and the CVPR entry's `year = {2026}`: the paper sat on 1 January
+    (the newest and daily views, date: filters). Either order keeps the day, the venue comes from
+    the entry, and the entry's own date is kept under extra.bibtex; its export keeps the day."""
+    from paperdex.sources.bibtex import parse_bibtex, to_bibtex
+
+    hf = Paper(
+        id="2602.23229",
+        title="Large Multimodal Models as General In-Context Classifiers",
+        authors=["Marco Garosi", "Matteo Farina"],
+        published="2026-02-26",
+        sources=["hf"],
+    )
+    bib = parse_bibtex(CVPR_BIB).papers[0]
+    assert (bib.published, bib.extra["bibtex"]["date_precision"]) == ("2026-01-01", "year")
+    for order in ((hf, bib), (bib, hf)):
+        for record in order:
+            ingest_with_merge(store, [record])
+        p = store.get("2602.23229")
+        assert p is not None and store.count() == 1
+        assert (p.published, p.venue) == ("2026-02-26", bib.venue)
+        assert p.extra["bibtex"]["published"] == "2026-01-01"
+        assert "date         = {2026-02-26}" in to_bibtex([p])
+        store.delete("2602.23229")
+
+
+def test_a_date_of_another_year_still_goes_by_the_sources_trust():
+    venue = venue_rec(published="2026-01-01", extra={"bibtex": {"date_precision": "year"}}, sources=["bibtex"])
+    m = merge_papers(arxiv_rec(published="2025-01-02"), venue, "x")
+    assert m.published == "2025-01-02" and m.extra["bibtex"]["published"] == "2026-01-01"  # as before

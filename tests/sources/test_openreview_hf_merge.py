@@ -155,7 +155,8 @@ def test_unlinked_venue_paper_merges_by_title_and_first_author(store, make_http,
     arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
     s = ingest_source(store, "openreview", venue=VENUE, client=openreview.make_client())
     assert s.merged == 2
-    assert store.get("openreview:Ps9LmN0bZc") is None  # no second record of the paper
+    assert store.count() == 7  # no second record of the paper; its OpenReview id names it
+    assert store.get("openreview:Ps9LmN0bZc").id == "2606.14795"
     p = store.get("2606.14795")
     assert p.sources == ["arxiv", "openreview"]
     assert p.venue == "ICML 2026 oral"
@@ -172,7 +173,7 @@ def test_preprint_arriving_after_the_venue_record_takes_it_over(store, make_http
     ingest_source(store, "openreview", venue=VENUE, client=openreview.make_client())
     assert store.get("openreview:Ps9LmN0bZc") is not None
     s = arxiv.harvest(store, make_http(oai_router()), arxiv.Harvest("cs", "2025-04-01", "2026-06-30"))
-    assert store.get("openreview:Ps9LmN0bZc") is None
+    assert store.rowid("openreview:Ps9LmN0bZc") == store.rowid("2606.14795")  # its old id names it still
     p = store.get("2606.14795")
     assert p.sources == ["openreview", "arxiv"]
     assert (p.venue, p.categories) == ("ICML 2026 oral", ["cs.CV"])
