@@ -155,8 +155,7 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     name = tag_name(name)
     found, missing = paper_ids(store, ids)
     if missing and not allow_missing:
-        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise LibraryError(message("ids_not_in_store", ids=shown), 404)
+        raise LibraryError(message("ids_not_in_store", ids=_listed(missing)), 404)
     if allow_missing:
         found += [m for m in missing if len(m) <= 200 and not _unsafe(m)]
     with _write(store) as c:
@@ -170,13 +169,37 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     return len(fresh)
 
 
+def held(ids: Iterable[str], have: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The ids among `have` that user-typed ones mean, read as :func:`paper_ids` reads them (so a
+    version suffix taken off when adding is taken off when removing), and the ones not there."""
+    have = set(have)
+    found: list[str] = []
+    absent: list[str] = []
+    for raw in (str(r).strip() for r in ids):
+        pid = typed_id(raw)
+        pid = pid if pid in have or raw not in have else raw  # one stored as typed by an older version
+        if not pid:
+            continue
+        (found if pid in have else absent).append(pid)
+    return list(dict.fromkeys(found)), list(dict.fromkeys(absent))
+
+
+def _listed(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+
+
 def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
+    """Take papers out of a tag; an id the tag does not hold refuses the whole request (a typo
+    reported as "0 removed" looked like success)."""
     name = tag_name(name)
     with _write(store) as c:
         tid = c.tag_id(name)
         if tid is None:
             raise LibraryError(message("no_tag", name=name), 404)
-        return sum(c.remove_from_tag(tid, str(pid).strip()) for pid in ids)
+        found, absent = held(ids, c.tag_paper_ids(name))
+        if absent:
+            raise LibraryError(message("not_in_tag", name=name, ids=_listed(absent)), 404)
+        return sum(c.remove_from_tag(tid, pid) for pid in found)
 
 
 def delete_tag(store: Store, name: str) -> bool:
@@ -205,8 +228,13 @@ def dismiss(store: Store, ids: Iterable[str]) -> int:
 
 
 def undismiss(store: Store, ids: Iterable[str]) -> int:
+    """Take back "not interested" marks; an id not marked refuses the whole request, as in
+    :func:`remove_from_tag`."""
     with _write(store) as c:
-        return c.undismiss(str(p).strip() for p in ids)
+        found, absent = held(ids, c.dismissed_ids())
+        if absent:
+            raise LibraryError(message("not_dismissed", ids=_listed(absent)), 404)
+        return c.undismiss(found)
 
 
 def dismissed(store: Store) -> list[str]:

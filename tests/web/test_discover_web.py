@@ -55,6 +55,20 @@ def test_writes_need_a_valid_token(site):
     assert c.delete(f"/api/tags/robots/papers/{ids[0]}", headers=auth).json() == {"removed": 1}
 
 
+def test_api_delete_takes_a_versioned_id_and_says_when_the_tag_lacks_it(site):
+    """DELETE /api/tags/robots/papers/ID v2 answered {"removed": 0} (a 200) and kept the paper."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    assert c.post("/api/tags/robots/papers", json={"ids": [f"{ids[0]}v2", ids[1]]}, headers=auth).json()["added"] == 2
+    r = c.delete(f"/api/tags/robots/papers/{ids[0]}v2", headers=auth)
+    assert r.status_code == 200 and r.json() == {"removed": 1}
+    r = c.delete(f"/api/tags/robots/papers/{ids[0]}", headers=auth)
+    assert r.status_code == 404 and r.json()["error"]["message"] == (
+        f"the tag 'robots' does not hold {ids[0]}; nothing was removed"
+    )
+    assert c.get("/api/tags/robots").json()["papers"] == [ids[1]]
+
+
 def test_browser_sign_in_and_csrf(site):
     c, tok, ids = site
     assert "login-form" in c.get("/library").text
