@@ -198,3 +198,27 @@ def test_remove_and_undo_take_the_ids_add_takes(store):
     assert r.exit_code == 0 and r.output == "1 unmarked\n" and L.dismissed(store) == []
     r = run(cli, [*base, "tag", "dismiss", "--undo", a])
     assert r.exit_code == 1 and f"not marked not interested: {a}" in r.output and "Traceback" not in r.output
+
+
+def test_saved_filters_are_checked_as_a_search_checks_them_and_dot_names_refused(store):
+    """`saved add x q --category 'nonsense!!'` and the API's "lang": "fr" were saved, a search
+    that matched nothing forever and whose links were a 400; `tag add .. ID` made a tag whose
+    link /tag/.. a browser opens as the home page."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    run = CliRunner().invoke
+    base = ["--data-dir", str(store.data_dir)]
+    r = run(cli, [*base, "saved", "add", "badcat", "x", "--category", "nonsense!!"])
+    assert r.exit_code == 1
+    assert "cannot save this search: cat: expects a category such as cs.LG or cs, got 'nonsense!!'" in r.output
+    r = run(cli, [*base, "saved", "add", "anon", "x", "--author", "-"])
+    assert r.exit_code == 1 and "an author needs a name with a letter" in r.output
+    with pytest.raises(L.LibraryError, match="lang: one of en, zh"):
+        L.save_search(store, "x2", "ok", {"lang": "fr"})
+    assert L.saved_searches(store) == []
+    for name in (".", ".."):
+        r = run(cli, [*base, "tag", "add", name, _ids(store, 1)[0]])
+        assert r.exit_code == 1 and "a tag name cannot be . or .." in r.output
+    assert L.tags(store) == [] and L.add_to_tag(store, "...", _ids(store, 1)) == 1  # only . and .. are paths
