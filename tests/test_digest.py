@@ -122,3 +122,31 @@ def test_cli_tag_token_saved(store):
     assert run(cli, [*base, "saved", "add", "diff", "diffusion"]).exit_code == 0
     r = run(cli, [*base, "saved", "list"])
     assert "diff" in r.output and "0 new" in r.output
+
+
+def test_digest_day_and_counts_are_checked_as_the_web_checks_them(store):
+    """`digest --day garbage` / `2026-13-01` / `2026-6-3` printed an empty digest saying "Nothing
+    new today" with exit 0 (a cron job mailed it every day); `-n 0` / `-n -1` were taken (a
+    negative slice: sections without items); `related -n 0` named `k`. Now errors, exit ≠ 0."""
+    run = CliRunner().invoke
+    base = ["--data-dir", str(store.data_dir)]
+    for day, why in (
+        ("garbage", "day must be a date YYYY-MM-DD, got 'garbage'"),
+        ("2026-6-3", "day must be a date YYYY-MM-DD, got '2026-6-3'"),
+        ("2026-13-01", "day is not a real date: '2026-13-01'"),
+    ):
+        r = run(cli, [*base, "digest", "--day", day])
+        assert r.exit_code == 1 and why in r.output and "Nothing new" not in r.output, day
+    r = run(cli, [*base, "tag", "recommend", "x", "--day", "garbage"])
+    assert r.exit_code == 1 and "got 'garbage'" in r.output
+    for n in ("0", "-1"):
+        r = run(cli, [*base, "digest", "-n", n])
+        assert r.exit_code == 2 and "-n/--per-section: an integer from 1 to 200" in r.output, n
+    r = run(cli, [*base, "related", "some text", "-n", "0"])
+    assert r.exit_code == 2 and "-n/--limit: an integer from 1 to 100" in r.output
+    r = run(cli, [*base, "digest", "--day", "2020-01-01"])  # a past day without papers: said of that day
+    assert r.exit_code == 0 and r.output.endswith("Nothing new on 2020-01-01.\n")
+    r = run(cli, [*base, "saved", "list"])
+    assert r.exit_code == 0 and "no saved searches yet: paperdex saved add NAME QUERY" in r.output
+    assert run(cli, [*base, "saved", "add", "cv", "", "--category", "cs.CV"]).exit_code == 0
+    assert run(cli, [*base, "saved", "list"]).output.endswith("\tcategory:cs.CV\n")  # what a filter-only one watches

@@ -174,3 +174,51 @@ def test_a_number_no_row_can_carry_is_not_found_from_the_cli_too(store, key):
         assert "no saved search" in r.output or "no token" in r.output
     with pytest.raises(L.LibraryError):
         L.get_saved(store, key)
+
+
+def test_remove_and_undo_take_the_ids_add_takes(store):
+    """`tag add X 2505.22179v2` stored 2505.22179, but `tag remove X 2505.22179v2` and
+    `dismiss --undo 2505.22179v3` said "0 removed" / "0 unmarked" (exit 0) and changed nothing;
+    an id the tag does not hold said "0 removed" too. Now one id rule, and a miss is an error."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    a, b = _ids(store, 2)
+    run = CliRunner().invoke
+    base = ["--data-dir", str(store.data_dir)]
+    assert run(cli, [*base, "tag", "add", "t", f"{a}v2", b]).output == "2 added to t\n"
+    r = run(cli, [*base, "tag", "remove", "t", f"arXiv:{a}v1"])
+    assert r.exit_code == 0 and r.output == "1 removed\n" and L.tag_papers(store, "t") == [b]
+    r = run(cli, [*base, "tag", "remove", "t", f"{a}v1", b])  # a is no longer in it: nothing removed
+    assert r.exit_code == 1 and f"the tag 't' does not hold {a}; nothing was removed" in r.output
+    assert L.tag_papers(store, "t") == [b]
+    assert run(cli, [*base, "tag", "dismiss", f"{a}v1"]).output == "1 marked not interested\n"
+    r = run(cli, [*base, "tag", "dismiss", "--undo", f"{a}v3"])
+    assert r.exit_code == 0 and r.output == "1 unmarked\n" and L.dismissed(store) == []
+    r = run(cli, [*base, "tag", "dismiss", "--undo", a])
+    assert r.exit_code == 1 and f"not marked not interested: {a}" in r.output and "Traceback" not in r.output
+
+
+def test_saved_filters_are_checked_as_a_search_checks_them_and_dot_names_refused(store):
+    """`saved add x q --category 'nonsense!!'` and the API's "lang": "fr" were saved, a search
+    that matched nothing forever and whose links were a 400; `tag add .. ID` made a tag whose
+    link /tag/.. a browser opens as the home page."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    run = CliRunner().invoke
+    base = ["--data-dir", str(store.data_dir)]
+    r = run(cli, [*base, "saved", "add", "badcat", "x", "--category", "nonsense!!"])
+    assert r.exit_code == 1
+    assert "cannot save this search: cat: expects a category such as cs.LG or cs, got 'nonsense!!'" in r.output
+    r = run(cli, [*base, "saved", "add", "anon", "x", "--author", "-"])
+    assert r.exit_code == 1 and "an author needs a name with a letter" in r.output
+    with pytest.raises(L.LibraryError, match="lang: one of en, zh"):
+        L.save_search(store, "x2", "ok", {"lang": "fr"})
+    assert L.saved_searches(store) == []
+    for name in (".", ".."):
+        r = run(cli, [*base, "tag", "add", name, _ids(store, 1)[0]])
+        assert r.exit_code == 1 and "a tag name cannot be . or .." in r.output
+    assert L.tags(store) == [] and L.add_to_tag(store, "...", _ids(store, 1)) == 1  # only . and .. are paths

@@ -6,14 +6,41 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.discover import library
-from paperdex.messages import LANGS
+from paperdex.messages import LANGS, message
 from paperdex.search import MODES
+
+
+def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --day checked as the web's /daily checks it (service._listing_args): `garbage` or
+    2026-6-3 gave an empty digest that said "Nothing new today", exit 0, every day of a cron job."""
+    from paperdex.service import ServiceError, _listing_args
+
+    try:
+        return _listing_args(value, None, 1, 1)[0]
+    except ServiceError as e:
+        raise UserError(e.message) from None
+
+
+def _count(bound: str) -> Callable[[click.Context, click.Parameter, int], int]:
+    """A -n checked here, under its own name, from 1 to the service's `bound` (MAX_K): the
+    service's message named `k`, and the digest took 0 and -1 (a negative slice)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: int) -> int:
+        from paperdex import service  # when checked: `paperdex --help` does not load the service
+
+        limit = getattr(service, bound)
+        if not 1 <= value <= limit:
+            raise click.UsageError(message("cli_count_range", option="/".join(param.opts), limit=limit), ctx)
+        return value
+
+    return check
 
 
 @click.group()
@@ -91,8 +118,8 @@ def tag_dismiss(st, ids, undo) -> None:
 
 @tag.command("recommend")
 @click.argument("name")
-@click.option("-n", "--limit", default=10, show_default=True)
-@click.option("--day", help="Only papers of this day (YYYY-MM-DD).")
+@click.option("-n", "--limit", default=10, show_default=True, callback=_count("MAX_K"))
+@click.option("--day", help="Only papers of this day (YYYY-MM-DD).", callback=_day)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def tag_recommend(ctx, name, limit, day, as_json) -> None:
@@ -209,11 +236,14 @@ def saved_list(ctx, as_json) -> None:
     if as_json:
         click.echo(json_text([{**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error} for ss, nm in rows]))
         return
+    if not rows:
+        click.echo(message("no_saved_searches"), err=True)
     for ss, nm in rows:
         new = "not counted: out of time" if nm is None else f"{nm.count} new"
         if nm and nm.error:
             new = f"cannot run: {tty(nm.error)}"
-        click.echo(f"#{ss.id}\t{tty(ss.name)}\t{new}\t{tty(ss.query)}")
+        watched = ss.query or " ".join(f"{k}:{v}" for k, v in ss.params.items() if k != "lang")  # filters alone
+        click.echo(f"#{ss.id}\t{tty(ss.name)}\t{new}\t{tty(watched)}")
 
 
 @saved.command("new")
@@ -280,7 +310,7 @@ def token_revoke(st, key) -> None:
 
 @click.command()
 @click.argument("text", required=False)
-@click.option("-n", "--limit", default=10, show_default=True)
+@click.option("-n", "--limit", default=10, show_default=True, callback=_count("MAX_RELATED"))
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def related(ctx, text, limit, as_json) -> None:
@@ -306,7 +336,7 @@ def related(ctx, text, limit, as_json) -> None:
 
 
 @click.command()
-@click.option("--day", help="The day (YYYY-MM-DD; default: the newest in the store).")
+@click.option("--day", help="The day (YYYY-MM-DD; default: the newest in the store).", callback=_day)
 @click.option(
     "--to",
     "to_file",
@@ -318,7 +348,7 @@ def related(ctx, text, limit, as_json) -> None:
 @click.option("--mail-to", default="you@localhost", show_default=True)
 @click.option("--starttls", is_flag=True)
 @click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where links point.")
-@click.option("-n", "--per-section", default=5, show_default=True)
+@click.option("-n", "--per-section", default=5, show_default=True, callback=_count("MAX_K"))
 @click.pass_context
 def digest(ctx, day, to_file, smtp, starttls, base_url, per_section, **mail) -> None:
     """The daily digest (recommendations per tag, new papers per saved search) by e-mail or

@@ -182,6 +182,13 @@ class Digest:
         return not any(s.items for s in self.sections)
 
     @property
+    def nothing_new(self) -> str:
+        """What an empty digest says: "today" only of today (it was said of any day asked for)."""
+        if self.day is None or self.day == datetime.now().date().isoformat():
+            return message("digest_nothing_new")
+        return message("digest_nothing_new_on", day=self.day)
+
+    @property
     def subject(self) -> str:
         n = sum(s.count for s in self.sections if s.kind != "day")
         return message("digest_subject", day=self.day or message("digest_today"), n=n, total=self.day_total)
@@ -243,7 +250,7 @@ def render_text(d: Digest) -> str:
             lines += [f"   {x}" for x in (tldr_line(it), it.note) if x]
             lines.append("")
     if d.empty:
-        lines.append(message("digest_nothing_new"))
+        lines.append(d.nothing_new)
     return "\n".join(lines).rstrip() + "\n"
 
 

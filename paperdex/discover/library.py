@@ -15,16 +15,16 @@ import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from paperdex.index.publish import publish
-from paperdex.messages import message
+from paperdex.messages import LANGS, message
 from paperdex.paper import Paper, typed_id
 from paperdex.search import MAX_WINDOW, URL_NAMES, Filters
-from paperdex.search.query import QueryError, date_range, parse
+from paperdex.search.query import QueryError, parse
 from paperdex.store import Store
 from paperdex.text import HIDDEN
 
@@ -73,16 +73,17 @@ def _writable(store: Store) -> None:
         raise LibraryError(message("library_read_only"), 403)
 
 
-def tag_name(name: str) -> str:
-    """A tag name as stored: trimmed, inner whitespace collapsed, 1 to MAX_TAG characters,
-    no control characters and no `/` (it is a path segment of the tag's page and feed)."""
+def tag_name(name: str, *, saved: bool = False) -> str:
+    """A tag's (or a `saved` search's) name as stored: trimmed, inner whitespace collapsed, 1 to
+    MAX_TAG characters, no control characters, no `/` and not `.` or `..` (it is a path segment
+    of the tag's page and feed, which a browser would resolve: /tag/.. is the home page)."""
     name = " ".join(str(name or "").split())
     if not name:
-        raise LibraryError(message("tag_needs_name"))
+        raise LibraryError(message("saved_needs_name" if saved else "tag_needs_name"))
     if len(name) > MAX_TAG:
-        raise LibraryError(message("tag_name_too_long", limit=MAX_TAG))
-    if _unsafe(name) or "/" in name or "\\" in name:
-        raise LibraryError(message("tag_name_chars"))
+        raise LibraryError(message("saved_name_too_long" if saved else "tag_name_too_long", limit=MAX_TAG))
+    if _unsafe(name) or "/" in name or "\\" in name or name in (".", ".."):
+        raise LibraryError(message("saved_name_chars" if saved else "tag_name_chars"))
     return name
 
 
@@ -97,13 +98,6 @@ def paper_ids(store: Store, ids: Iterable[str]) -> tuple[list[str], list[str]]:
         elif stored not in found:
             found.append(stored)
     return found, missing
-
-
-def _as_held(store: Store, ids: Iterable[str]) -> list[str]:
-    """Ids to take out of the library: each as given (an id kept by an import, not in the
-    store) and the id of the paper it names now (one a merge moved: the library holds that)."""
-    given = [str(p).strip() for p in ids]
-    return list(dict.fromkeys([*given, *filter(None, map(store.resolve, given))]))
 
 
 # --- tags -------------------------------------------------------------------------------
@@ -163,8 +157,7 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     name = tag_name(name)
     found, missing = paper_ids(store, ids)
     if missing and not allow_missing:
-        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise LibraryError(message("ids_not_in_store", ids=shown), 404)
+        raise LibraryError(message("ids_not_in_store", ids=_listed(missing)), 404)
     if allow_missing:
         found += [m for m in missing if len(m) <= 200 and not _unsafe(m)]
     with _write(store) as c:
@@ -178,13 +171,40 @@ def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bo
     return len(fresh)
 
 
+def held(
+    ids: Iterable[str], have: Iterable[str], resolve: Callable[[str], str | None] = lambda _: None
+) -> tuple[list[str], list[str]]:
+    """The ids among `have` that user-typed ones mean, and the ones not there. An id is read as
+    :func:`paper_ids` reads it (a version suffix taken off when adding is taken off when
+    removing), else as typed (one stored so by an older version), else as the paper it names
+    now (`resolve`: an id a merge moved; the library holds the new one)."""
+    have = set(have)
+    found: list[str] = []
+    absent: list[str] = []
+    for raw in (str(r).strip() for r in ids):
+        if not (pid := typed_id(raw)):
+            continue
+        hit = next((x for x in (pid, raw, resolve(pid)) if x and x in have), None)
+        (found if hit else absent).append(hit or pid)
+    return list(dict.fromkeys(found)), list(dict.fromkeys(absent))
+
+
+def _listed(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+
+
 def remove_from_tag(store: Store, name: str, ids: Iterable[str]) -> int:
+    """Take papers out of a tag; an id the tag does not hold refuses the whole request (a typo
+    reported as "0 removed" looked like success)."""
     name = tag_name(name)
     with _write(store) as c:
         tid = c.tag_id(name)
         if tid is None:
             raise LibraryError(message("no_tag", name=name), 404)
-        return sum(c.remove_from_tag(tid, pid) for pid in _as_held(c, ids))
+        found, absent = held(ids, c.tag_paper_ids(name), c.resolve)
+        if absent:
+            raise LibraryError(message("not_in_tag", name=name, ids=_listed(absent)), 404)
+        return sum(c.remove_from_tag(tid, pid) for pid in found)
 
 
 def delete_tag(store: Store, name: str) -> bool:
@@ -213,8 +233,13 @@ def dismiss(store: Store, ids: Iterable[str]) -> int:
 
 
 def undismiss(store: Store, ids: Iterable[str]) -> int:
+    """Take back "not interested" marks; an id not marked refuses the whole request, as in
+    :func:`remove_from_tag`."""
     with _write(store) as c:
-        return c.undismiss(_as_held(c, ids))
+        found, absent = held(ids, c.dismissed_ids(), c.resolve)
+        if absent:
+            raise LibraryError(message("not_dismissed", ids=_listed(absent)), 404)
+        return c.undismiss(found)
 
 
 def dismissed(store: Store) -> list[str]:
@@ -247,38 +272,63 @@ def _saved(r: sqlite3.Row) -> SavedSearch:
 
 
 def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
-    """What a saved search keeps of the search form's or API's parameters: mode, filters, page language."""
+    """What a saved search keeps of the search form's or API's parameters: mode, filters, page
+    language; a name it does not know is refused (a mistyped filter was dropped silently)."""
     out: dict[str, str] = {}
+    unknown = sorted(str(k) for k in (params or {}) if URL_NAMES.get(k, k) not in SAVED_PARAMS)
+    if unknown:
+        names, known = ", ".join(unknown)[:200], ", ".join(SAVED_PARAMS)
+        raise LibraryError(message("saved_params_unknown", names=names, known=known))
     for k, v in (params or {}).items():
         k = URL_NAMES.get(k, k)
-        if k not in SAVED_PARAMS or v is None or str(v).strip() == "":
+        if v is None or str(v).strip() == "":
             continue
-        v = str(v).strip()
-        if len(v) > 200 or _unsafe(v):
+        if not isinstance(v, str) or len(v) > 200 or _unsafe(v):
             raise LibraryError(message("search_value_bad", param=k))
-        out[k] = v
+        out[k] = v.strip()
     if out.get("mode", "hybrid") not in MODES:
         raise LibraryError(message("saved_mode", choices=", ".join(MODES)))
+    if out.get("lang", LANGS[0]) not in LANGS:
+        raise LibraryError(message("saved_lang", choices=", ".join(LANGS)))
     return out
 
 
 def check_search(query: str, params: dict[str, str]) -> None:
     """Refuse what a search would refuse, when it is saved: a query that does not parse or a
-    date it cannot read would otherwise fail every later run (the list, the digest, the feeds)."""
+    filter it cannot read (a category such as `nonsense!!`, a date that is not one) would
+    otherwise fail, or match nothing, every later run (the list, the digest, the feeds)."""
     try:
         parse(query)
-        if params.get("from") or params.get("to"):
-            date_range(params.get("from"), params.get("to"))
+        search_filters(params).nodes()  # the filters as clauses: their categories, dates, authors checked
     except QueryError as e:
         raise LibraryError(message("saved_not_parsed", error=e.message)) from None
 
 
+def search_filters(params: dict[str, str]) -> Filters:
+    """A saved search's stored filters as the search takes them."""
+    return Filters(**{f.name: params.get(URL_NAMES.get(f.name, f.name)) for f in fields(Filters)})
+
+
+def _same(row: sqlite3.Row, query: str, params: dict[str, str]) -> bool:
+    """Whether a stored search is this one (its page language aside): saving it again changes nothing."""
+    stored = {k: v for k, v in json.loads(row["params"]).items() if k != "lang"}
+    return row["query"] == query and stored == {k: v for k, v in params.items() if k != "lang"}
+
+
 def save_search(
-    store: Store, name: str, query: str, params: dict[str, Any] | None = None, *, replace: bool = True
+    store: Store,
+    name: str,
+    query: str,
+    params: dict[str, Any] | None = None,
+    *,
+    replace: bool = False,
+    how: str | None = None,
 ) -> SavedSearch:
-    """Save a query with its filters, checked as a search would; an existing name's search is replaced
-    (counted new from now) unless `replace` is False (`saved add` without --replace)."""
-    name = tag_name(name)
+    """Save a query with its filters, checked as a search would. A name taken by another search is
+    refused (409; `how` says how to replace it in the caller's interface) unless `replace` (counted
+    new from now): every interface had its own rule, and the API and the web replaced silently.
+    The same search saved again under its name is kept as it is."""
+    name = tag_name(name, saved=True)
     query = str(query or "").strip()
     if len(query) > MAX_QUERY or _unsafe(query.replace("\n", " ")):
         raise LibraryError(message("saved_query_too_long", limit=MAX_QUERY))
@@ -287,11 +337,13 @@ def save_search(
         raise LibraryError(message("saved_needs_query"))
     check_search(query, p)
     with _write(store) as c:
-        if not replace:
-            old = c.saved_search_row(name=name)
-            if old is not None:
-                raise LibraryError(message("saved_exists", name=name, id=old["id"], query=old["query"][:80]), 409)
-        if c.saved_search_count() >= MAX_SAVED:
+        old = c.saved_search_row(name=name)
+        if old is not None and not replace and _same(old, query, p):
+            return _saved(old)
+        if old is not None and not replace:
+            how = how or message("saved_replace_cli")
+            raise LibraryError(message("saved_exists", name=name, id=old["id"], query=old["query"][:80], how=how), 409)
+        if old is None and c.saved_search_count() >= MAX_SAVED:
             raise LibraryError(message("too_many_saved", limit=MAX_SAVED))
         c.put_saved_search(name, query, json.dumps(p, sort_keys=True), now(), c.max_rowid(), now())
     return get_saved(store, name)
@@ -364,7 +416,7 @@ def run_saved(searcher, saved, *, page: int = 1, per_page: int = 20, deadline: f
         sort="newest",
         page=page,
         per_page=per_page,
-        filters=Filters(**{f.name: saved.params.get(URL_NAMES.get(f.name, f.name)) for f in fields(Filters)}),
+        filters=search_filters(saved.params),
         facets=False,
         highlight=False,
         deadline=deadline,
@@ -480,7 +532,7 @@ def import_json(store: Store, data: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(s, dict):
             raise LibraryError(message("export_saved_shape"))
         try:
-            save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {})
+            save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {}, replace=True)
         except LibraryError as e:  # one that no longer parses (saved by an older version): said, not fatal
             refused.append(message("import_saved_refused", name=str(s.get("name"))[:80], error=e.message))
             continue

@@ -6,7 +6,7 @@ breaking the spec.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -123,6 +123,42 @@ class DaysOut(_Open):
     days: list[DayCount]
 
 
+class SavedIn(BaseModel):
+    """POST /api/saved's body: any other field is a 400 naming it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, description="Its name (default: the query); a name taken is a 409")
+    query: str | None = Field(None, description="The query (the query language); empty: the filters alone")
+    q: str | None = Field(None, description="`query`'s older name (one of the two)")
+    params: dict[str, str] | None = Field(
+        None, description="The filters as GET /api/saved shows them; or each field below beside name and query"
+    )
+    mode: Literal["hybrid", "lexical", "dense"] | None = Field(None, description="Ranking")
+    category: str | None = Field(None, description="A category (cs.LG) or archive (cs)")
+    date_from: str | None = Field(None, alias="from", description="Earliest date, YYYY[-MM[-DD]]")
+    date_to: str | None = Field(None, alias="to", description="Latest date, YYYY[-MM[-DD]]")
+    venue: str | None = Field(None, description="Substring of the venue")
+    area: str | None = Field(None, description="Substring of the venue area")
+    author: str | None = Field(None, description="An author name")
+    lang: Literal["en", "zh"] | None = Field(None, description="The language of its page and feed")
+    replace: bool = Field(False, description="Replace the saved search of this name (else a 409)")
+    id: Any = Field(None, description="Ignored, as created, seen_at, new and error: GET's items post back")
+    created: Any = None
+    seen_at: Any = None
+    new: Any = None
+    error: Any = None
+
+
+class SavedOut(_Open):
+    id: int
+    name: str
+    query: str
+    params: dict[str, str]
+    created: str
+    seen_at: str | None
+
+
 class ErrorBody(BaseModel):
     status: int
     message: str
@@ -138,5 +174,7 @@ def _error(text: str) -> dict[str, Any]:
 
 BAD_REQUEST = _error("A bad request: a parameter out of range, an invalid date, a query syntax error")
 NOT_FOUND = _error("No paper with this id")
+NEEDS_TOKEN = _error("No token, or not a valid one: send Authorization: Bearer TOKEN (paperdex token create)")
+NAME_TAKEN = _error('A saved search of this name exists: another name, or "replace": true')
 BUSY = _error("Every searcher is busy: try again after the `Retry-After` seconds")
 BUSY["headers"] = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}

@@ -55,6 +55,20 @@ def test_writes_need_a_valid_token(site):
     assert c.delete(f"/api/tags/robots/papers/{ids[0]}", headers=auth).json() == {"removed": 1}
 
 
+def test_api_delete_takes_a_versioned_id_and_says_when_the_tag_lacks_it(site):
+    """DELETE /api/tags/robots/papers/ID v2 answered {"removed": 0} (a 200) and kept the paper."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    assert c.post("/api/tags/robots/papers", json={"ids": [f"{ids[0]}v2", ids[1]]}, headers=auth).json()["added"] == 2
+    r = c.delete(f"/api/tags/robots/papers/{ids[0]}v2", headers=auth)
+    assert r.status_code == 200 and r.json() == {"removed": 1}
+    r = c.delete(f"/api/tags/robots/papers/{ids[0]}", headers=auth)
+    assert r.status_code == 404 and r.json()["error"]["message"] == (
+        f"the tag 'robots' does not hold {ids[0]}; nothing was removed"
+    )
+    assert c.get("/api/tags/robots").json()["papers"] == [ids[1]]
+
+
 def test_browser_sign_in_and_csrf(site):
     c, tok, ids = site
     assert "login-form" in c.get("/library").text
@@ -300,3 +314,64 @@ def test_library_forms_delete_a_tag_mark_seen_and_delete_a_saved_search(site, st
     r = c.post("/library/tags/delete", data={"tag": "robots", "csrf": csrf}, follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/library"
     assert c.get("/api/tags").json()["tags"] == [] and c.get("/api/tags/robots").status_code == 404
+
+
+def test_post_saved_takes_query_as_get_names_it_and_refuses_unknown_fields(site):
+    """POST /api/saved read only `q`: {"query": "mixture of experts", "category": "cs.LG"} was a
+    201 saving "all of cs.LG" ("query": ""). Now `query` (GET's name) is read, a GET item posts
+    back, and a field the endpoint does not know is a 400 naming it."""
+    c, tok, _ = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    body = {"name": "moe", "query": "mixture of experts", "category": "cs.LG"}
+    r = c.post("/api/saved", json=body, headers=auth)
+    assert r.status_code == 201 and r.json()["query"] == "mixture of experts"
+    assert r.json()["params"] == {"category": "cs.LG"}
+    item = c.get("/api/saved").json()["saved_searches"][0]
+    assert item["query"] == "mixture of experts"
+    again = c.post("/api/saved", json=item, headers=auth)  # the same search: kept as it is
+    assert again.status_code == 201 and again.json() == {k: item[k] for k in again.json()}
+    r = c.post("/api/saved", json={"name": "x", "query": "moe", "categroy": "cs.LG", "sort": "newest"}, headers=auth)
+    assert r.status_code == 400 and r.json()["error"]["message"].startswith("POST /api/saved takes no categroy, sort;")
+    r = c.post("/api/saved", json={"name": "x", "query": "moe", "params": {"categroy": "cs.LG"}}, headers=auth)
+    assert r.status_code == 400 and "no filter categroy" in r.json()["error"]["message"]
+    r = c.post("/api/saved", json={"name": " ", "q": "x"}, headers=auth)
+    assert r.status_code == 400 and r.json()["error"]["message"] == "a saved search needs a name"
+    r = c.post("/api/saved", json={"name": "y", "q": "moe", "query": "moe"}, headers=auth)
+    assert r.status_code == 400 and "send one" in r.json()["error"]["message"]
+    assert [s["name"] for s in c.get("/api/saved").json()["saved_searches"]] == ["moe"]  # nothing else saved
+    spec = c.get("/openapi.json").json()["paths"]["/api/saved"]["post"]
+    fields = spec["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert {"name", "query", "params", "category", "replace"} <= set(fields) and {"201", "401", "409"} <= set(
+        spec["responses"]
+    )
+
+
+def test_a_taken_name_is_refused_unless_replace_is_asked(site):
+    """The API and the web's "Save this search" replaced a saved search of the same name silently
+    (the CLI refused): a second tab or script clobbered it. Now a 409 everywhere, unless asked."""
+    c, tok, _ = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    first = c.post("/api/saved", json={"name": "moe", "query": "mixture of experts"}, headers=auth).json()
+    r = c.post("/api/saved", json={"name": "moe", "query": "mixture of experts routing"}, headers=auth)
+    assert r.status_code == 409
+    assert r.json()["error"]["message"] == (
+        f"""a saved search named 'moe' exists (#{first["id"]}: 'mixture of experts'); """
+        """choose another name, or send "replace": true to replace it"""
+    )
+    assert c.get("/api/saved").json()["saved_searches"][0]["query"] == "mixture of experts"
+    r = c.post("/api/saved", json={"name": "moe", "query": "experts routing", "replace": True}, headers=auth)
+    assert r.status_code == 201 and r.json()["id"] == first["id"] and r.json()["query"] == "experts routing"
+    # the web: "Save this search" on the filtered search, then on the unfiltered one
+    c.post("/library/login", data={"token": tok})
+    page = c.get("/", params={"q": "robot", "category": "cs.RO"}).text
+    csrf = re.search(r'name="csrf" value="([0-9a-f]{64})"', page).group(1)
+    assert 'data-testid="save-search-name"' in page
+    form = {"csrf": csrf, "q": "robot", "next": "/?q=robot"}
+    assert c.post("/library/saved", data={**form, "category": "cs.RO"}, follow_redirects=False).status_code == 303
+    r = c.post("/library/saved", data=form, follow_redirects=False)
+    assert r.status_code == 409 and "save this one under another name" in r.text
+    saved = {s["name"]: s["params"] for s in c.get("/api/saved").json()["saved_searches"]}
+    assert saved["robot"] == {"category": "cs.RO", "lang": "en"}  # kept
+    r = c.post("/library/saved", data={**form, "name": "robot, all"}, follow_redirects=False)
+    assert r.status_code == 303
+    assert {s["name"] for s in c.get("/api/saved").json()["saved_searches"]} == {"moe", "robot", "robot, all"}

@@ -165,7 +165,8 @@ def form_rename_tag(st: Store, form: dict[str, str], request: Request) -> str:
 def form_save_search(st: Store, form: dict[str, str], request: Request) -> str:
     params: dict[str, Any] = {k: form.get(k) for k in library.SAVED_PARAMS}
     params["lang"] = params.get("lang") or lang_of(request)
-    ss = library.save_search(st, form.get("name") or form.get("q") or "", form.get("q") or "", params)
+    name, query = form.get("name") or form.get("q") or "", form.get("q") or ""
+    ss = library.save_search(st, name, query, params, how=message("saved_replace_web"))
     back = back_to(form, "")
     return _with(back, f"saved_search={ss.id}") if back else f"/saved/{ss.id}"
 

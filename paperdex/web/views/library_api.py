@@ -14,12 +14,20 @@ from paperdex import service
 from paperdex.discover import library
 from paperdex.messages import message
 from paperdex.service import ServiceError
-from paperdex.web import render
+from paperdex.web import render, schemas
 from paperdex.web.views.auth import json_of, require_writer, writer, written
 from paperdex.web.views.base import csrf_for, pool_of, session_of
 from paperdex.web.views.library import related
 
 MAX_IDS = 1000  # paper ids in one write
+WRITE_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: schemas.BAD_REQUEST,
+    401: schemas.NEEDS_TOKEN,
+    409: schemas.NAME_TAKEN,
+    503: schemas.BUSY,
+}
+SAVED_IN = schemas.SavedIn.model_json_schema()
+SAVED_KNOWN = "name, query, params (or " + ", ".join(library.SAVED_PARAMS) + "), replace"
 IDS_EXAMPLE = '{"ids": ["2505.13738"]}'
 
 router = APIRouter()
@@ -129,15 +137,58 @@ def api_saved(request: Request) -> Response:
     return JSONResponse({"saved_searches": out})
 
 
-@router.post("/api/saved", include_in_schema=False)
+# POST /api/saved's fields (schemas.SavedIn documents them); `q` is `query`'s older name, and the
+# fields GET /api/saved adds are let through, so one of its items can be posted back
+SAVED_FIELDS = ("name", "query", "q", "params", "replace", *library.SAVED_PARAMS)
+SAVED_READ_ONLY = ("id", "created", "seen_at", "new", "error")
+
+
+@router.post(
+    "/api/saved",
+    tags=["library"],
+    summary="Save a search",
+    status_code=201,
+    response_class=JSONResponse,
+    responses={201: {"model": schemas.SavedOut, "description": "The saved search"}, **WRITE_ERRORS},
+    openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": SAVED_IN}}}},
+)
 async def api_save(request: Request) -> Response:
+    """Save a query with its filters under a name. A name taken by another search is a 409 unless
+    "replace": true; the same search again is a 201 that changes nothing. Unknown fields are a
+    400 naming them; the fields GET /api/saved adds (id, created, seen_at, new, error) are ignored,
+    so one of its items can be posted back."""
     data = await written(request, json_of)
-    params = data.get("params") or {k: data.get(k) for k in library.SAVED_PARAMS}
-    if not isinstance(params, dict):
-        raise ServiceError(400, message("saved_params"))
+    name, query, params, replace = saved_body(data)
     with writer(request) as st:
-        ss = library.save_search(st, str(data.get("name") or data.get("q") or ""), str(data.get("q") or ""), params)
+        ss = library.save_search(st, name, query, params, replace=replace, how=message("saved_replace_api"))
     return JSONResponse(ss.to_dict(), status_code=201)
+
+
+def saved_body(data: dict[str, Any]) -> tuple[str, str, dict[str, Any], bool]:
+    """POST /api/saved's name, query, filters and replace flag, each checked: a field it does not
+    know (`query` was one: only `q` was read, so a query was dropped silently) is a 400."""
+    unknown = sorted(k for k in data if k not in SAVED_FIELDS + SAVED_READ_ONLY)
+    if unknown:
+        raise ServiceError(400, message("saved_body_unknown", names=", ".join(unknown)[:200], known=SAVED_KNOWN))
+    if "query" in data and "q" in data:
+        raise ServiceError(400, message("saved_query_twice"))
+    query = _text(data, "query" if "query" in data else "q")
+    params = data.get("params")
+    beside = {k: data[k] for k in library.SAVED_PARAMS if k in data}
+    if params is not None and beside:
+        raise ServiceError(400, message("saved_filters_twice"))
+    if not isinstance(params if params is not None else beside, dict):
+        raise ServiceError(400, message("saved_params"))
+    if not isinstance(data.get("replace", False), bool):
+        raise ServiceError(400, message("saved_replace_flag"))
+    return _text(data, "name") or query, query, params if params is not None else beside, data.get("replace", False)
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    v = data.get(key)
+    if v is not None and not isinstance(v, str):
+        raise ServiceError(400, message("param_not_text", name=key, value=repr(v)[:40]))
+    return v or ""
 
 
 @router.get("/api/saved/{key}/new", include_in_schema=False)
