@@ -220,3 +220,15 @@ def test_an_empty_file_and_a_wrapped_list_say_what_they_hold(tmp_path):
         f"{wrapped}:1: expected a record or a list of records, got an object with a list under 'papers'"
     ) in r.output
     assert "added 0, updated 0, unchanged 0, rejected 1" in r.output
+
+
+def test_a_latin1_bib_imported_into_a_tag_is_one_error_line(tmp_path):
+    """`tag import --tag x latin1.bib` died with a UnicodeDecodeError traceback; it reads the file
+    as `ingest` does."""
+    latin1 = tmp_path / "latin1.bib"
+    latin1.write_bytes(b"@article{k1, title={Caf\xe9 au lait methods}, author={M\xfcller, J.}, year={2020}}\n")
+    d = tmp_path / "d"
+    run("init", data_dir=d)
+    r = run("tag", "import", "--tag", "x", latin1, data_dir=d)
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "latin1.bib:1: not UTF-8 (byte 0xe9 at column 24)" in r.output

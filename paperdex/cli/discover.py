@@ -183,7 +183,12 @@ def _import_file(st, path: Path | None, name: str | None) -> dict:
 
     if path is None:
         raise UserError("import what? a FILE (.json, .bib, CSL-JSON) or --zotero users/ID")
-    text = path.read_text(encoding="utf-8")
+    from paperdex.sources.bibtex import UndecodableError, decode
+
+    try:  # the reader `ingest` uses: a Latin-1 export is one line, not a UnicodeDecodeError traceback
+        text = decode(path.read_bytes(), str(path))
+    except UndecodableError as e:
+        raise UserError(str(e)) from None
     if path.suffix.lower() != ".bib":
         try:
             data = json.loads(text)
