@@ -63,9 +63,9 @@ def _json(r):
 
 @pytest.mark.parametrize("q", ["diffusion", "graph neural networks cat:cs.LG", "大语言模型 推理"])
 def test_search_lists_the_same_papers(paperdex, embedded, q):
-    got = _json(paperdex("search", "--json", "--mode", "lexical", q))
+    got = _json(paperdex("search", "--json", "--mode", "lexical", q))["hits"]
     assert got and [h["id"] for h in got] == [
-        h["id"] for h in _json(embedded("search", "--json", "--mode", "lexical", q))
+        h["id"] for h in _json(embedded("search", "--json", "--mode", "lexical", q))["hits"]
     ]
 
 
