@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import bibtexparser
@@ -70,16 +70,30 @@ def _unprotect(title: str) -> str:
 
 
 def _unmatched(text: str) -> set[int]:
-    """Where ``text`` has a brace without its partner."""
-    unmatched, opened = set(), []
+    """Where ``text`` has a brace without its partner. TeX's group braces and its escaped ones
+    (``\\{``, a literal brace) pair each among their own, as LaTeX reads them: in
+    ``\\texttt{\\textbackslash boxed\\{}`` the ``\\{`` is the unpaired one, not ``\\texttt``'s."""
+    unmatched: set[int] = set()
+    opened: dict[bool, list[int]] = {False: [], True: []}
     for i, ch in enumerate(text):
+        if ch not in "{}":
+            continue
+        stack = opened[_escaped(text, i)]
         if ch == "{":
-            opened.append(i)
-        elif ch == "}" and opened:
-            opened.pop()
-        elif ch == "}":
+            stack.append(i)
+        elif stack:
+            stack.pop()
+        else:
             unmatched.add(i)
-    return unmatched | set(opened)
+    return unmatched | set(opened[False]) | set(opened[True])
+
+
+def _escaped(text: str, i: int) -> bool:
+    """Whether the character at i follows an odd run of backslashes (``\\{``, not ``\\\\{``)."""
+    n = 0
+    while i - n > 0 and text[i - n - 1] == "\\":
+        n += 1
+    return n % 2 == 1
 
 
 def _date(fields: dict[str, str]) -> tuple[str | None, str | None]:
@@ -225,6 +239,13 @@ def read_bibtex(path: str | Path) -> Parsed:
 _ALIGN = 12
 # TeX specials that are plain characters in metadata (latex.BARE_SPECIAL), as escaped on the way out
 _ESCAPED_SPECIAL = re.compile(r"\\([%&#])")
+# TeX math as metadata writes it ($…$, $$…$$, \(…\)); outside it _ ^ $ are plain characters,
+# escaped on the way out and read back
+_MATH = re.compile(r"(?<!\\)(\$\$?)(?:\\.|[^$\\])+\1|\\\((?:\\[^)]|[^\\])*?\\\)", re.S)
+_BARE_OUTSIDE_MATH = re.compile(r"(?<!\\)([_^$])")
+_TEXT_ESCAPES = {"_": r"\_", "$": r"\$", "^": r"\textasciicircum{}"}
+_TEXT_ESCAPES_BACK = {v: k for k, v in _TEXT_ESCAPES.items()}
+_ESCAPED_OUTSIDE_MATH = re.compile(r"\\_|\\\$|\\textasciicircum\{\}")
 _HTTP = re.compile(r"^https?://[^\s{}]+$")
 # "arXiv preprint arXiv:..." (Google Scholar), "arXiv e-prints", DBLP's "CoRR": a preprint
 # server, not where a paper was published
@@ -251,22 +272,56 @@ def _cite_key(p: Paper, taken: set[str]) -> str:
 
 
 def _escape(text: str) -> str:
-    """Text as a braced BibTeX value: LaTeX stays, bare % & # are escaped, and an unpaired brace
-    becomes ``\\textbraceleft{}``/``\\textbraceright{}`` (a stray ``}`` would end the value)."""
-    text = BARE_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    """Text as a braced BibTeX value that LaTeX typesets as the text it is: TeX stays (commands,
+    ``$…$`` math); what TeX reads as markup when bare is escaped: ``% & #`` anywhere, ``_ ^ $``
+    outside math (arXiv's "GS_DravidianLangTech", "CA^2ST", "with $500" stop pdflatex with
+    "Missing $ inserted")."""
+    return _verbatim(_outside_math(" ".join(text.split()), _escape_bare))
+
+
+def _verbatim(text: str) -> str:
+    """A value as BibTeX can hold it: ``% & #`` escaped; a trailing backslash (an author
+    "Aakur\\\\") dropped, since it would escape the closing brace; an unpaired brace spelled
+    out (a stray ``}`` would end the value). A DOI gets no more: styles print it as it is."""
+    return _braces_paired(BARE_SPECIAL.sub(r"\\\1", " ".join(text.split())).rstrip("\\ "))
+
+
+def _braces_paired(text: str) -> str:
+    """Each unpaired brace as ``\\textbraceleft{}``/``\\textbraceright{}`` (an escaped one with
+    its backslash), so that the value's braces pair for BibTeX, which counts both kinds."""
     unmatched = _unmatched(text)
-    return "".join(
-        ("\\textbraceleft{}" if ch == "{" else "\\textbraceright{}") if i in unmatched else ch
-        for i, ch in enumerate(text)
-    )
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "\\" and i + 1 in unmatched:  # the backslash of an unpaired \{ goes with it
+            continue
+        out.append(("\\textbraceleft{}" if ch == "{" else "\\textbraceright{}") if i in unmatched else ch)
+    return "".join(out)
+
+
+def _outside_math(text: str, change: Callable[[str], str]) -> str:
+    """``text`` with `change` made to its parts outside TeX math (``$…$``, ``$$…$$``, ``\\(…\\)``)."""
+    out, at = [], 0
+    for m in _MATH.finditer(text):
+        out += [change(text[at : m.start()]), m.group(0)]
+        at = m.end()
+    return "".join([*out, change(text[at:])])
+
+
+def _escape_bare(text: str) -> str:
+    return _BARE_OUTSIDE_MATH.sub(lambda m: _TEXT_ESCAPES[m.group(1)], text)
+
+
+def _unescape_bare(text: str) -> str:
+    return _ESCAPED_OUTSIDE_MATH.sub(lambda m: _TEXT_ESCAPES_BACK[m.group(0)], text)
 
 
 def _unescape(text: str) -> str:
-    """``R\\&D`` -> ``R&D``: paperdex stores these as plain characters (see :func:`_escape`)."""
+    """``R\\&D`` -> ``R&D``, ``GS\\_X`` -> ``GS_X``: paperdex stores these as plain characters
+    (see :func:`_escape`); ``_ ^ $`` only outside math, where they are plain."""
     if "\\" not in text:
         return text
     text = text.replace("\\textbraceleft{}", "{").replace("\\textbraceright{}", "}")
-    return _ESCAPED_SPECIAL.sub(r"\1", text)
+    return _outside_math(_ESCAPED_SPECIAL.sub(r"\1", text), _unescape_bare)
 
 
 def _url(url: str | None) -> str | None:
@@ -339,7 +394,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         ("archivePrefix", "arXiv" if p.is_arxiv else None),
         ("primaryClass", p.primary_category if p.is_arxiv else None),
         ("keywords", _escape(", ".join(p.categories)) or None),
-        ("doi", _escape(doi) if isinstance(doi, str) and doi else None),
+        ("doi", _verbatim(doi) if isinstance(doi, str) and doi else None),
         ("url", _url(p.links().get("abs"))),
         ("code", _url(p.code_url)),
         ("abstract", _escape(p.abstract) if p.abstract else None),

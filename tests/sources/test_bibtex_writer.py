@@ -134,3 +134,40 @@ def test_keys_are_unique_within_a_file():
     text = bibtex.to_bibtex([a, b])
     assert "@article{lee2025deep," in text and "@article{lee2025deepa," in text
     assert text.count("\n\n@") == 1 and text.endswith("}\n")
+
+
+# arXiv metadata the full 63k-paper export held: bare _ ^ $ in plain-text titles, an escaped
+# brace inside \texttt{...}, an author ending in \\ (2504.02863, 2503.23447, 2606.22798, 2512.04219)
+PLAIN_TEXT = [
+    Paper(
+        id="2504.02863",
+        title="GS_DravidianLangTech@2025: CA^2ST, $\\ell_2$ and $x^2$ kept, for $500",
+        authors=["Young-Jun_Lee", "Sathyanarayanan N. Aakur\\\\"],
+        abstract="See \\texttt{\\textbackslash boxed\\{} and agentic_security; $$a_b$$ \\(c^d\\) costs $5.",
+        published="2025-04-02",
+        sources=["arxiv"],
+    ),
+]
+
+
+def test_bare_tex_characters_are_escaped_outside_math_and_every_entry_parses(tmp_path):
+    """pdflatex stopped with "Missing $ inserted" at a bare _ ^ or a lone $ of a title; the
+    escaped brace and the trailing \\\\ made bibtexparser drop the entry."""
+    import bibtexparser
+
+    with Store(tmp_path / "data") as s:
+        ingest_with_merge(s, PLAIN_TEXT)
+    out = _export(tmp_path / "data", "2504.02863")
+    assert (
+        r"title        = {{GS\_DravidianLangTech@2025: CA\textasciicircum{}2ST, $\ell_2$ and $x^2$ kept,"
+        r" for \$500}}," in out
+    )
+    assert r"author       = {Young-Jun\_Lee and Sathyanarayanan N. Aakur}," in out
+    assert (
+        r"abstract     = {See \texttt{\textbackslash boxed\textbraceleft{}} and agentic\_security;"
+        r" $$a_b$$ \(c^d\) costs \$5.}" in out
+    )
+    lib = bibtexparser.parse_string(out)
+    assert not lib.failed_blocks and len(lib.entries) == 1
+    (q,) = bibtex.parse_bibtex(out).papers  # and read back as the text it was
+    assert (q.title, q.authors[0]) == (PLAIN_TEXT[0].title, "Young-Jun_Lee")
