@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.paper import ARXIV_ID, CATEGORY, Paper, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
-from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name
+from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name, index_text
 
 SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -31,6 +32,10 @@ _DOTLESS_CATEGORIES = frozenset(
     "astro-ph cond-mat gr-qc hep-ex hep-lat hep-ph hep-th math-ph nlin nucl-ex nucl-th physics quant-ph".split()
 )
 _KEY_SAFE = re.compile(r"^[A-Za-z0-9:._/\-]+$")
+_NOT_DECOMPOSED = str.maketrans(
+    {"ß": "ss", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L"}
+    | {"đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ı": "i"}
+)
 _MAPPED = frozenset(  # read into the Paper; every other field is kept under extra["bibtex"]
     """title author abstract year month date eprint archiveprefix primaryclass keywords booktitle journal
     area url doi note code pdf comment venue""".split()
@@ -253,15 +258,17 @@ _NOT_A_VENUE = re.compile(r"^\s*(?:arxiv(\s+preprint|\s+e-?prints?)?\b|corr\s*$)
 
 
 def _cite_key(p: Paper, taken: set[str]) -> str:
+    """The library's own key, else a non-arXiv id, else surname, year and the title's first word
+    of four letters or more ("bergsma2025power"), unique within `taken`."""
     bib = p.slot("bibtex")
     if bib.get("key") and _KEY_SAFE.match(bib["key"]):
         key = bib["key"]  # the key the user's library already cites
     elif not p.is_arxiv and _KEY_SAFE.match(p.id):
         key = p.id  # "openreview:abc" comes back as the same id
     else:
-        sur = re.sub(r"[^a-z]", "", (p.authors[0].split()[-1] if p.authors else "anon").lower()) or "anon"
+        sur = "".join(_key_words(p.authors[0].split()[-1] if p.authors else "")) or "anon"
         year = (p.date or "")[:4] or str(bib.get("year", "")) or ("20" + p.id[:2] if p.is_arxiv else "")
-        word = next((w for w in re.findall(r"[a-z]+", p.title.lower()) if len(w) > 3), "paper")
+        word = next((w for w in _key_words(p.title) if len(w) > 3), "paper")
         key = f"{sur}{year}{word}"
     base, n = key, 1
     while key in taken:
@@ -269,6 +276,15 @@ def _cite_key(p: Paper, taken: set[str]) -> str:
         key = f"{base}{chr(ord('a') + n - 2)}" if n <= 27 else f"{base}{n}"
     taken.add(key)
     return key
+
+
+def _key_words(text: str) -> list[str]:
+    """The words of a name or title as a cite key spells them, which a user types: TeX read as
+    the search index reads it (``$\\beta$`` is "beta", ``\\mathtt`` no word), accents stripped
+    (Fernández-Hernández -> fernandez, hernandez; Köcher -> kocher), and the letters NFKD does
+    not take apart spelled as usual (ß -> ss, ø -> o, ł -> l)."""
+    plain = unicodedata.normalize("NFKD", index_text(text).translate(_NOT_DECOMPOSED))
+    return re.findall(r"[a-z]+", plain.encode("ascii", "ignore").decode().lower())
 
 
 def _escape(text: str) -> str:

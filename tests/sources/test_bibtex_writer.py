@@ -4,7 +4,9 @@ entry, and that entry survives LaTeX, TeX specials and hostile braces."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
+from dataclasses import replace
 
 import click
 from click.testing import CliRunner
@@ -47,16 +49,20 @@ def _store(tmp_path) -> Store:
     return s
 
 
-def _export(data_dir, pid: str) -> str:
+def _export(data_dir, *ids: str) -> str:
     @click.group()
     @click.pass_context
     def g(ctx):
         ctx.obj = {"settings": Settings.from_env(data_dir=data_dir)}
 
     g.add_command(export)
-    res = CliRunner().invoke(g, ["export", pid])
+    res = CliRunner().invoke(g, ["export", *ids])
     assert res.exit_code == 0, res.output
     return res.output
+
+
+def keys_of(out: str) -> list[str]:
+    return re.findall(r"^@\w+\{([^,]+),", out, re.M)
 
 
 def _mcp_bibtex(data_dir, pid: str) -> str:
@@ -171,3 +177,27 @@ def test_bare_tex_characters_are_escaped_outside_math_and_every_entry_parses(tmp
     assert not lib.failed_blocks and len(lib.entries) == 1
     (q,) = bibtex.parse_bibtex(out).papers  # and read back as the text it was
     assert (q.title, q.authors[0]) == (PLAIN_TEXT[0].title, "Young-Jun_Lee")
+
+
+def test_cite_keys_spell_accented_names_and_skip_tex(tmp_path):
+    """Keys are what a user types: fernndezhernndez2025need, kcher, mller and zhu2025mathtt
+    (2504.17160, 2503.15457) were the letters left after dropping the rest."""
+    papers = [
+        Paper(id="2504.17160", title="OUI Need to Talk About Weight Decay", authors=["Alberto Fernández-Hernández"]),
+        Paper(id="2505.00001", title="NoPE at scale", authors=["Anna Köcher"]),
+        Paper(id="2505.00002", title="Straße networks", authors=["Jan Müller"]),
+        Paper(id="2505.00003", title="Straße networks", authors=["Jan Müller"]),
+        Paper(id="2503.15457", title="Di$\\mathtt{[M]}$O: Distilling Masked Diffusion", authors=["Yuanzhi Zhu"]),
+        Paper(id="2505.00004", title="$\\beta$-VAE, again", authors=["Łukasz Ødegård"]),
+    ]
+    with Store(tmp_path / "data") as s:
+        ingest_with_merge(s, [replace(p, published="2025-05-01", sources=["arxiv"]) for p in papers])
+    out = _export(tmp_path / "data", *(p.id for p in papers))
+    assert keys_of(out) == [
+        "fernandezhernandez2025need",
+        "kocher2025nope",
+        "muller2025strasse",
+        "muller2025strassea",  # still unique within the file
+        "zhu2025distilling",
+        "odegard2025beta",
+    ]
