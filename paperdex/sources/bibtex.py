@@ -344,6 +344,12 @@ def _url(url: str | None) -> str | None:
     return url if url and _HTTP.match(url) else None
 
 
+# the types whose venue is a `journal` (article) or a `booktitle`; and the details an import keeps
+_VENUE_TYPES = frozenset({"article", "inproceedings", "incollection", "conference"})
+_PUBLICATION_FIELDS = (
+    "volume", "number", "pages", "publisher", "editor", "edition", "series", "chapter", "address",
+    "organization", "school", "institution", "howpublished", "isbn", "issn",
+)  # fmt: skip
 _PRESENTATION = re.compile(r"\s+(?:spotlightposter|oralposter|oral|spotlight|poster|highlight|notable[\w\s%-]*)$", re.I)
 _JOURNAL = re.compile(r"\b(?:TMLR|Transactions|Journal|Letters|Review|JMLR|Nature|Science)\b", re.I)
 NOT_ACCEPTED = ("rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
@@ -366,19 +372,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     (plain.bst drops ``eprint`` alone); a conference is an ``@inproceedings``."""
     bib = p.slot("bibtex")
     venue, note = publication(p)
-    bib_type = str(bib.get("type") or "")
-    if venue:
-        from_bib = _owner_of_venue(p) == SOURCE
-        if from_bib and bib_type:
-            kind = bib_type
-        else:
-            parsed = p.slot("venue_parsed")  # read from the arXiv comment: its table says the kind
-            journal = parsed.get("kind") == "journal" and parsed.get("label") == p.venue
-            kind = "article" if journal or _JOURNAL.search(venue) else "inproceedings"
-    elif p.is_arxiv:
-        kind = "article"
-    else:
-        kind = bib_type if bib_type not in ("", "inproceedings", "article") else "misc"
+    kind = _kind(p, venue)
     authors = " and ".join([_escape(a) for a in p.authors] + (["others"] if p.authors_truncated else []))
     fields: list[tuple[str, str | None]] = [
         ("title", "{" + _escape(p.title) + "}"),
@@ -388,6 +382,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         fields.append(("journal" if kind == "article" else "booktitle", _escape(venue)))
     elif p.is_arxiv:
         fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
+    fields += _kept_fields(bib)
     date = p.published or p.date
     # the precision a BibTeX or a Zotero import (sources/zotero.py) knew the date to
     precision = (bib.get("date_precision") or p.slot("zotero").get("date_precision")) if date == p.published else None
@@ -416,6 +411,38 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         ("abstract", _escape(p.abstract) if p.abstract else None),
     ]
     return kind, [(k, v) for k, v in fields if v]
+
+
+def _kind(p: Paper, venue: str | None) -> str:
+    """The entry type, consistent with the venue field it gets: with a venue, ``@article`` (a
+    journal) or a type that takes a ``booktitle`` (``@inproceedings``), the BibTeX import's own
+    when it gave the venue, else read from the venue; without one, an arXiv paper is an
+    ``@article`` of arXiv, any other keeps its imported type (``@book``) or is a ``@misc``. A
+    Zotero arXiv ``@misc`` merged with its NeurIPS ``@inproceedings`` was a @misc with a booktitle."""
+    bib_type = str(p.slot("bibtex").get("type") or "").lower()
+    if not venue:
+        return "article" if p.is_arxiv else bib_type if bib_type and bib_type not in _VENUE_TYPES else "misc"
+    if bib_type in _VENUE_TYPES and _owner_of_venue(p) == SOURCE:
+        return bib_type
+    parsed = p.slot("venue_parsed")  # read from the arXiv comment: its table says the kind
+    journal = parsed.get("kind") == "journal" and parsed.get("label") == p.venue
+    return "article" if journal or _JOURNAL.search(venue) else "inproceedings"
+
+
+def _kept_fields(bib: dict) -> list[tuple[str, str | None]]:
+    """The publication details a BibTeX import kept under ``extra.bibtex`` (volume, pages, …),
+    written back: a bibliography needs them. A preprint server is no publisher (Zotero's
+    ``publisher = {arXiv}``), nor DBLP's ``volume = {abs/ID}`` a volume."""
+    kept: list[tuple[str, str | None]] = []
+    for name in _PUBLICATION_FIELDS:
+        value = bib.get(name)
+        if not isinstance(value, str | int) or not str(value).strip():
+            continue
+        value = str(value)
+        if (name == "publisher" and _NOT_A_VENUE.match(value)) or (name == "volume" and _CORR_VOLUME.match(value)):
+            continue
+        kept.append((name, _escape(value)))
+    return kept
 
 
 def _owner_of_venue(p: Paper) -> str:

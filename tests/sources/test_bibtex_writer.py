@@ -201,3 +201,41 @@ def test_cite_keys_spell_accented_names_and_skip_tex(tmp_path):
         "zhu2025distilling",
         "odegard2025beta",
     ]
+
+
+# Zotero's NeurIPS @inproceedings and arXiv @misc of one paper (they merge into 1706.03762),
+# and a journal article with its volume and pages
+ZOTERO = r"""
+@inproceedings{vaswani_attention_2017,
+  title = {Attention is {All} you {Need}}, volume = {30}, publisher = {Curran Associates, Inc.},
+  booktitle = {Advances in {Neural} {Information} {Processing} {Systems}},
+  author = {Vaswani, Ashish and Shazeer, Noam}, year = {2017},
+}
+@misc{vaswani_attention_2023,
+  title = {Attention {Is} {All} {You} {Need}}, url = {http://arxiv.org/abs/1706.03762},
+  publisher = {arXiv}, author = {Vaswani, Ashish and Shazeer, Noam}, month = aug, year = {2023},
+}
+@article{schoelkopf_kernel_1998,
+  title = {Nonlinear {Component} {Analysis} as a {Kernel} {Eigenvalue} {Problem}},
+  volume = {10}, number = {5}, journal = {Neural Computation}, pages = {1299--1319},
+  author = {Sch{\"o}lkopf, Bernhard and Smola, Alexander}, month = jul, year = {1998},
+}
+"""
+
+
+def test_export_writes_back_volume_and_pages_and_a_type_that_fits_its_venue(tmp_path):
+    """A .bib from one's library came back without volume/pages/number, and the merged
+    arXiv @misc + NeurIPS @inproceedings as a @misc with a booktitle (no style prints it)."""
+    with Store(tmp_path / "data") as s:
+        ingest_with_merge(s, bibtex.parse_bibtex(ZOTERO).papers)
+    out = _export(tmp_path / "data", "1706.03762", "bib:schoelkopf_kernel_1998")
+    neurips, kernel = out.split("\n\n")
+    assert neurips.startswith("@inproceedings{vaswani_attention_2023,\n")
+    assert "booktitle    = {Advances in Neural Information Processing Systems}" in neurips
+    assert "volume       = {30}" in neurips and "publisher" not in neurips  # Zotero's publisher = {arXiv} is none
+    assert kernel.startswith("@article{schoelkopf_kernel_1998,\n")
+    for line in ("journal      = {Neural Computation}", "volume       = {10}", "number       = {5}"):
+        assert line in kernel
+    assert "pages        = {1299--1319}" in kernel
+    back = {p.id: p.slot("bibtex") for p in bibtex.parse_bibtex(out).papers}  # and they read back
+    assert (back["bib:schoelkopf_kernel_1998"]["pages"], back["1706.03762"]["volume"]) == ("1299--1319", "30")
