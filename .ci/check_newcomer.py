@@ -104,7 +104,7 @@ def cli_checks(c: Checks, paperdex: str, data_dir: str, pid: str | None) -> None
             [paperdex, "--data-dir", data_dir, "search", q, "--json"], capture_output=True, text=True, timeout=300
         )
         found = json.loads(r.stdout) if r.returncode == 0 else []
-        hits = found if isinstance(found, list) else found.get("hits", [])  # `search --json`: a list of hits
+        hits = found.get("hits", []) if isinstance(found, dict) else []  # `search --json`: /api/search's object
         said = r.stderr.strip()[-300:]
         c.check(f"paperdex search {q!r}", bool(hits), f"exit {r.returncode}, {len(hits)} hits {said}")
         if "Traceback" in r.stderr:

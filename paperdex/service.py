@@ -633,6 +633,37 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
         return s.search(p, facets=facets, deadline=deadline)
 
 
+def matched(pool: Pool, params: SearchParams, limit: int) -> tuple[list[Paper], Result]:
+    """The papers a search matches (its `total`), in its order, at most `limit` (1..MAX_WINDOW,
+    the results a query lists), with its first page for the total and the notices. The related
+    papers listed after the matched set are left out: a .bib of a query holds what it found.
+    A query read as one ranked list (a question) gives its first `total` papers."""
+    _within(limit, MAX_WINDOW, "limit_range")
+    papers: list[Paper] = []
+    first: Result | None = None
+    for page in range(1, MAX_WINDOW // MAX_PER_PAGE + 1):
+        res = search(pool, replace(params, page=page, per_page=MAX_PER_PAGE), facets=False)
+        first = first or res
+        papers += [h.paper for h in res.hits if h.tier != "related"]
+        last = len(res.hits) < MAX_PER_PAGE or any(h.tier == "related" for h in res.hits)
+        if last or len(papers) >= min(limit, first.total):
+            break
+    assert first is not None
+    return papers[: min(limit, first.total)], first
+
+
+def papers_by_ids(pool: Pool, ids: list[str]) -> list[Paper]:
+    """The papers of typed ids (get_paper's rule: `arXiv:`, a version, an arXiv URL), each once,
+    in the order given; ServiceError(404) naming every id the store does not have."""
+    wanted = list(dict.fromkeys(typed_id(i) for i in ids))
+    with pool.reader() as st:
+        found = {pid: p for pid in wanted if pid and "\x00" not in pid and (p := st.get(pid)) is not None}
+    missing = [i for i in ids if typed_id(i) not in found]
+    if missing:
+        raise ServiceError(404, message("ids_not_in_store", ids=", ".join(missing)))
+    return [found[pid] for pid in wanted]
+
+
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
     """Related work for a pasted text (from its words alone if not embedded within a wait)."""
     text = str(text or "")

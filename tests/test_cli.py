@@ -32,7 +32,7 @@ def test_ingest_twice_then_search_json(tmp_path):
     assert "added 0, updated 0, unchanged 314" in r.output
 
     r = run("search", 'ti:"weight decay" cat:cs.LG', "--json", data_dir=d)
-    hits = json.loads(r.output)
+    hits = json.loads(r.output)["hits"]
     assert {h["id"] for h in hits} == {"2504.17160", "2505.13738", "2506.14562"}
     assert all({"id", "title", "score"} <= h.keys() for h in hits)
 
@@ -219,8 +219,9 @@ def test_a_mistyped_option_is_an_error_not_query_words(built_store_dir):
     r = run("search", "--per-pg", "5", "diffusion", data_dir=built_store_dir)
     assert r.exit_code == 2 and "No such option '--per-pg'" in r.output and "--per-page" in r.output
     r = run("search", "--per-page", "2", "--json", "diffusion", data_dir=built_store_dir)
-    assert r.exit_code == 0 and len(json.loads(r.output)) == 2  # the web's name for the page size works
-    without = json.loads(run("search", "-video", "diffusion", "--json", "-n", "50", data_dir=built_store_dir).output)
+    assert r.exit_code == 0 and len(json.loads(r.output)["hits"]) == 2  # the web's name for the page size works
+    out = run("search", "-video", "diffusion", "--json", "-n", "50", data_dir=built_store_dir).output
+    without = json.loads(out)["hits"]
     assert without and not any("video" in (h["title"] + h["abstract"]).lower() for h in without)  # `-video` excludes
 
 
@@ -229,3 +230,25 @@ def test_the_author_searched_for_is_not_cut_after_the_tenth(built_store_dir):
     r = run("search", 'au:"Debevec Paul"', "--explain", data_dir=built_store_dir)
     assert r.exit_code == 0 and "2503.14485" in r.output
     assert "… Paul Debevec et al." in " ".join(r.output.split()), r.output
+
+
+def test_search_json_is_the_apis_object_with_total_tiers_and_notices(built_store_dir):
+    """A script wrapping the CLI reads what /api/search answers: the total, the tiers and why
+    nothing matched ("did you mean", "not in this store"), not a bare list of hits."""
+    from fastapi.testclient import TestClient
+
+    from paperdex.web.app import create_app
+
+    api = TestClient(create_app(built_store_dir, pool_size=1), base_url="http://localhost")
+    for q in ("weight decay", "wieght decay", "9999.99999"):
+        r = run("search", q, "--json", "-n", "5", data_dir=built_store_dir)
+        assert r.exit_code == 0, r.output
+        cli_json = json.loads(r.stdout)
+        api_json = api.get("/api/search", params={"q": q, "per_page": 5}).json()
+        assert {**cli_json, "took_ms": 0} == {**api_json, "took_ms": 0}, q
+    assert cli_json["hits"] == [] and cli_json["notices"] == [
+        "9999.99999 is not in this store (`paperdex ingest arxiv --id 9999.99999` adds it)"
+    ]
+    weight = json.loads(run("search", "wieght decay", "--json", data_dir=built_store_dir).stdout)
+    assert "did you mean “weight decay”?" in weight["notices"] and weight["total"] == 3
+    assert weight["tiers"][0] == {"tier": "match", "count": 3}

@@ -63,9 +63,9 @@ def _json(r):
 
 @pytest.mark.parametrize("q", ["diffusion", "graph neural networks cat:cs.LG", "大语言模型 推理"])
 def test_search_lists_the_same_papers(paperdex, embedded, q):
-    got = _json(paperdex("search", "--json", "--mode", "lexical", q))
+    got = _json(paperdex("search", "--json", "--mode", "lexical", q))["hits"]
     assert got and [h["id"] for h in got] == [
-        h["id"] for h in _json(embedded("search", "--json", "--mode", "lexical", q))
+        h["id"] for h in _json(embedded("search", "--json", "--mode", "lexical", q))["hits"]
     ]
 
 
@@ -125,4 +125,4 @@ def test_related_finds_the_same_papers(paperdex, embedded):
         h["id"] for h in _json(embedded("related", "--json", "-n", "5", text))["hits"]
     ]
     r = paperdex("related", "-n", "101", text)
-    assert r.exit_code == 1 and "k: an integer from 1 to 100" in r.output
+    assert r.exit_code == 2 and "-n/--limit: an integer from 1 to 100" in r.output  # names the option, not `k`

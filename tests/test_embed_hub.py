@@ -145,7 +145,7 @@ def test_the_cli_embeds_and_searches_with_a_hub_model(tmp_path):
     assert f"embedded 30 papers with {SPEC}" in run("embed", "--model", SPEC, "-q")
     target = _papers(30)[12]
     out = json.loads(run("search", target["title"], "--mode", "dense", "--literal", "--json"))
-    assert out[0]["id"] == target["id"]
+    assert out["hits"][0]["id"] == target["id"]
 
 
 def test_a_hub_model_without_an_onnx_export_runs_under_sentence_transformers(tmp_path, monkeypatch):

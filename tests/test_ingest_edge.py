@@ -264,7 +264,7 @@ def test_a_query_may_start_with_a_dash(tmp_path):
     run("ingest", "-q", f, data_dir=d)
     r = run("search", "-video", "diffusion", "--json", "--mode", "lexical", data_dir=d)
     assert r.exit_code == 0, r.output
-    assert [h["id"] for h in json.loads(r.output)] == ["2501.00002"]
+    assert [h["id"] for h in json.loads(r.output)["hits"]] == ["2501.00002"]
     r = run("search", "--mode", "lexical", "--json", "--", "-image", data_dir=d)
     assert r.exit_code == 0 and "2501.00001" in r.output
 
@@ -286,7 +286,7 @@ def test_a_paper_with_thousands_of_authors_is_kept_whole_and_shown_cut(tmp_path)
         assert s.get("2501.00001").authors == names
     r = run("search", "au:Surname3100", "--json", data_dir=data)
     assert r.exit_code == 0, r.output
-    hits = json.loads(r.output)
+    hits = json.loads(r.output)["hits"]
     assert [h["id"] for h in hits] == ["2501.00001"]
     r = run("search", "au:Surname3100", data_dir=data)
     # ten names, then the one searched for past them (not hidden behind "et al.")

@@ -158,7 +158,7 @@ def test_categories_and_authors_given_as_one_string(tmp_path):
         assert (s.get("2506.00009").authors, s.get("2506.00009").categories) == (["张三", "李四"], ["cs.CL"])
         assert s.get("2506.00010").authors == ["Carol King"]
     found = run("search", "--json", "--mode", "lexical", "cat:cs.AI", data_dir=d)
-    assert [h["id"] for h in json.loads(found.output)] == ["2506.00007"]
+    assert [h["id"] for h in json.loads(found.output)["hits"]] == ["2506.00007"]  # (search --json: the API object)
 
 
 # --- files of other shapes ----------------------------------------------------------------------

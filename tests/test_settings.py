@@ -125,10 +125,10 @@ def test_zh_dict_0_turns_off_chinese_translation_in_search(sample_dir):
     """What a user sees: 扩散模型 (diffusion model) finds English papers, unless the
     dictionary is switched off."""
     args = ("--data-dir", str(sample_dir), "search", "扩散模型", "--mode", "lexical", "--json")
-    on = json.loads(run(*args, env={"PAPERDEX_ZH_DICT": "1"}).output)
+    on = json.loads(run(*args, env={"PAPERDEX_ZH_DICT": "1"}).output)["hits"]
     assert on and any("diffusion" in h["title"].lower() for h in on)
     off = run(*args, env={"PAPERDEX_ZH_DICT": "0"})
-    assert off.exit_code == 0 and json.loads(off.output) == []
+    assert off.exit_code == 0 and json.loads(off.output)["hits"] == []
 
 
 def test_embed_model_flag_overrides_paperdex_model(sample_dir, tmp_path, monkeypatch):

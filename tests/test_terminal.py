@@ -52,6 +52,6 @@ def test_json_output_escapes_them_and_stays_valid(tmp_path):
     assert not CONTROLS.search(out)
     assert json.loads(out)["title"] == EVIL.title  # escaped, not lost
     out = run(d, "search", "quokka", "--mode", "lexical", "--json").output
-    assert not CONTROLS.search(out) and json.loads(out)[0]["id"] == "2599.00077"
+    assert not CONTROLS.search(out) and json.loads(out)["hits"][0]["id"] == "2599.00077"
     out = run(d, "show", "9901.00033", "--json").output  # a NaN stored before validation existed
     assert json.loads(out, parse_constant=lambda c: 1 / 0)["extra"]["code_stars"] is None

@@ -83,6 +83,6 @@ def test_the_cli_prints_the_divider_where_the_tiers_meet(built_store_dir):
     divider = page3.index("── 55 more related: close in meaning, or holding some of the words ──")
     assert page3.index(" 45 ") < divider < page3.index(" 46 ")
     assert "more related: close" not in run("diffusion model", "-n", "20", "--page", "2")
-    hits = json.loads(run("diffusion model", "-n", "50", "--json"))
+    hits = json.loads(run("diffusion model", "-n", "50", "--json"))["hits"]
     assert [h["tier"] for h in hits] == ["match"] * 45 + ["related"] * 5
     assert "ranked by meaning and words: 100 papers" in run(QUESTION)

@@ -59,7 +59,7 @@ class QueryCommand(click.Command):
 @click.option("--venue")
 @click.option("--area")
 @click.option("--author")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of hits.")
+@click.option("--json", "as_json", is_flag=True, help="Print what /api/search answers: hits, total, tiers, notices.")
 @click.option("--explain", is_flag=True, help="Show the parts of each score.")
 @click.option("--literal", is_flag=True, help="Treat QUERY as plain text, without query syntax.")
 @click.pass_context
@@ -70,12 +70,12 @@ def search(ctx: click.Context, query: tuple[str, ...], as_json: bool, explain: b
 
     request = service.SearchParams(q=" ".join(query), **params)  # the options are named as its fields
     with _service(ctx, readonly=True) as pool:
-        res = service.search(pool, request, facets=False)
-    if as_json:
-        from paperdex.web.render import hit_json
+        res = service.search(pool, request, facets=as_json)  # the facets the API's JSON has; no table shows them
+        if as_json:  # the API's object: a script sees the total, the tiers and why nothing matched
+            from paperdex.web.render import hit_json, paged_dict
 
-        click.echo(json_text([hit_json(h) for h in res.hits]))
-        return
+            click.echo(json_text(paged_dict(pool, res, "hits", hits=[hit_json(h) for h in res.hits])))
+            return
     for n in res.notices:
         click.echo(f"note: {tty(n)}", err=True)
     _print_hits(res, explain)

@@ -8,12 +8,15 @@ from pathlib import Path
 
 import click
 
-from paperdex.cli.common import _store
+from paperdex import service
+from paperdex.cli.common import UserError, _service, _store, tty
 from paperdex.cli.progress import Progress
-from paperdex.paper import ARXIV_ID, Paper
+from paperdex.messages import message
+from paperdex.paper import ARXIV_ID, typed_id
+from paperdex.search import MAX_WINDOW, MODES
+from paperdex.service import Pool
 from paperdex.sources import bibtex, completeness
 from paperdex.sources.sync import CONFIG_NAME, NETWORK_SOURCES, fmt_summary, load_config, sync_log, sync_sources
-from paperdex.store import Store
 
 ID_PREFIXES = ("openreview:", "bib:", "seed:")  # ids of records that have no arXiv id
 
@@ -84,39 +87,60 @@ def _check(ctx: click.Context) -> None:
 @click.option("--venue", help="Papers whose venue contains this text.")
 @click.option("--area", help="Papers whose venue area contains this text.")
 @click.option("--category", help="Papers in this category (cs.LG) or archive (cs).")
-@click.option("-n", "--limit", default=100, show_default=True, help="At most this many papers for a query.")
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="As `search --mode`.")
+@click.option("-n", "--limit", default=100, show_default=True, help=f"Papers of a query, at most (1-{MAX_WINDOW}).")
 @click.pass_context
 def export(ctx, terms, fmt, output, limit, all_, **where) -> None:
-    """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), by a search
-    query (`export "diffusion policy"`), or by filters (`--venue NeurIPS --area "Large Language"`)."""
-    with _store(ctx, readonly=True) as store:  # a reader: a mistyped --data-dir is an error, not a new empty store
-        papers = _select(store, terms, limit, all_, **where)
+    """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), the papers a search
+    query matches, as `paperdex search` finds them (`export "diffusion policy"`), or by filters
+    (`--venue NeurIPS --area "Large Language"`). Notes and a cut (-n) are said on stderr."""
+    with _service(ctx, readonly=True) as pool:  # a reader: a mistyped --data-dir is an error, not a new empty store
+        papers, notes = _select(pool, terms, limit, all_, **where)
         text = bibtex.to_bibtex(papers)
+    for note in notes:
+        click.echo(f"note: {tty(note)}", err=True)
     if not papers:
-        raise click.ClickException("nothing to export: no paper matched")
-    if output:
-        output.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {len(papers)} entries to {output}", err=True)
-    else:
+        raise UserError(message("export_nothing"))
+    if not output:
         sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:  # a missing directory, no permission, a full disk: one line, no traceback
+        raise UserError(message("export_cannot_write", path=tty(output), error=tty(e.strerror or e))) from None
+    click.echo(message("export_wrote", n=len(papers), path=tty(output)), err=True)
 
 
-def _select(store: Store, terms: tuple[str, ...], limit: int, all_: bool, **where: str | None) -> list[Paper]:
-    """Papers named by id, else found by a lexical search of the terms, else by the filters in
-    `where` (venue, area, category)."""
-    if terms and all(ARXIV_ID.match(t) or t.startswith(ID_PREFIXES) or store.get(t) for t in terms):
-        found = [store.get(t) for t in terms]
-        missing = [t for t, p in zip(terms, found, strict=True) if p is None]
-        if missing:
-            raise click.ClickException(f"not in the store: {', '.join(missing)}")
-        return [p for p in found if p]
+def _select(pool: Pool, terms: tuple[str, ...], limit: int, all_: bool, mode: str, **where: str | None):
+    """(papers, notes): the papers of ids when any term is an id (an unknown one is an error,
+    never a search for the list); else the papers a search of the terms matches, as `search`
+    finds them, with its notices and a note when -n cut them; else the filters' papers."""
+    if terms and any(_is_id(pool, t) for t in terms):
+        return service.papers_by_ids(pool, list(terms)), []
     if terms:
-        from paperdex.search import Filters, Searcher
-
-        res = Searcher(store).search(
-            " ".join(terms), mode="lexical", per_page=min(limit, 200), filters=Filters(**where)
-        )
-        return [h.paper for h in res.hits]
+        venue, area, category = where.get("venue"), where.get("area"), where.get("category")
+        params = service.SearchParams(q=" ".join(terms), mode=mode, venue=venue, area=area, category=category)
+        papers, res = service.matched(pool, params, limit)
+        return papers, [*res.notices, *_cut(len(papers), res.total)]
     if not (all_ or any(where.values())):
-        raise click.UsageError("name ids or a query, or use --all / --venue / --area / --category")
-    return store.papers_by_venue_area_category(**where)
+        raise click.UsageError(message("export_needs_what"))
+    with pool.reader() as store:
+        return store.papers_by_venue_area_category(**where), []
+
+
+def _is_id(pool: Pool, term: str) -> bool:
+    """Whether a term names a paper, by the rule `show` and the API use (paper.typed_id)."""
+    pid = typed_id(term)
+    if ARXIV_ID.match(pid) or pid.startswith(ID_PREFIXES):
+        return True
+    with pool.reader() as store:
+        return bool(pid) and "\x00" not in pid and store.get(pid) is not None
+
+
+def _cut(n: int, total: int) -> list[str]:
+    """What a user is told when the export holds fewer papers than match."""
+    if n >= total:
+        return []
+    if n == MAX_WINDOW:
+        return [message("export_cut_window", n=n, total=total, limit=MAX_WINDOW)]
+    return [message("export_cut", n=n, total=total)]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import codecs
 import logging
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import bibtexparser
@@ -18,7 +19,7 @@ from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 from paperdex.messages import message
 from paperdex.paper import ARXIV_ID, CATEGORY, Paper, RecordError, paper_from_dict, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
-from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name
+from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name, index_text
 
 SOURCE = "bibtex"
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -33,6 +34,10 @@ _DOTLESS_CATEGORIES = frozenset(
     "astro-ph cond-mat gr-qc hep-ex hep-lat hep-ph hep-th math-ph nlin nucl-ex nucl-th physics quant-ph".split()
 )
 _KEY_SAFE = re.compile(r"^[A-Za-z0-9:._/\-]+$")
+_NOT_DECOMPOSED = str.maketrans(
+    {"ß": "ss", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L"}
+    | {"đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ı": "i"}
+)
 _MAPPED = frozenset(  # read into the Paper; every other field is kept under extra["bibtex"]
     """title author abstract year month date eprint archiveprefix primaryclass keywords booktitle journal
     area url doi note code pdf comment venue""".split()
@@ -72,16 +77,30 @@ def _unprotect(title: str) -> str:
 
 
 def _unmatched(text: str) -> set[int]:
-    """Where ``text`` has a brace without its partner."""
-    unmatched, opened = set(), []
+    """Where ``text`` has a brace without its partner. TeX's group braces and its escaped ones
+    (``\\{``, a literal brace) pair each among their own, as LaTeX reads them: in
+    ``\\texttt{\\textbackslash boxed\\{}`` the ``\\{`` is the unpaired one, not ``\\texttt``'s."""
+    unmatched: set[int] = set()
+    opened: dict[bool, list[int]] = {False: [], True: []}
     for i, ch in enumerate(text):
+        if ch not in "{}":
+            continue
+        stack = opened[_escaped(text, i)]
         if ch == "{":
-            opened.append(i)
-        elif ch == "}" and opened:
-            opened.pop()
-        elif ch == "}":
+            stack.append(i)
+        elif stack:
+            stack.pop()
+        else:
             unmatched.add(i)
-    return unmatched | set(opened)
+    return unmatched | set(opened[False]) | set(opened[True])
+
+
+def _escaped(text: str, i: int) -> bool:
+    """Whether the character at i follows an odd run of backslashes (``\\{``, not ``\\\\{``)."""
+    n = 0
+    while i - n > 0 and text[i - n - 1] == "\\":
+        n += 1
+    return n % 2 == 1
 
 
 def _date(fields: dict[str, str]) -> tuple[str | None, str | None]:
@@ -315,6 +334,13 @@ def decode(data: bytes, name: str) -> str:
 _ALIGN = 12
 # TeX specials that are plain characters in metadata (latex.BARE_SPECIAL), as escaped on the way out
 _ESCAPED_SPECIAL = re.compile(r"\\([%&#])")
+# TeX math as metadata writes it ($…$, $$…$$, \(…\)); outside it _ ^ $ are plain characters,
+# escaped on the way out and read back
+_MATH = re.compile(r"(?<!\\)(\$\$?)(?:\\.|[^$\\])+\1|\\\((?:\\[^)]|[^\\])*?\\\)", re.S)
+_BARE_OUTSIDE_MATH = re.compile(r"(?<!\\)([_^$])")
+_TEXT_ESCAPES = {"_": r"\_", "$": r"\$", "^": r"\textasciicircum{}"}
+_TEXT_ESCAPES_BACK = {v: k for k, v in _TEXT_ESCAPES.items()}
+_ESCAPED_OUTSIDE_MATH = re.compile(r"\\_|\\\$|\\textasciicircum\{\}")
 _HTTP = re.compile(r"^https?://[^\s{}]+$")
 # "arXiv preprint arXiv:..." (Google Scholar), "arXiv e-prints", DBLP's "CoRR": a preprint
 # server, not where a paper was published
@@ -322,15 +348,17 @@ _NOT_A_VENUE = re.compile(r"^\s*(?:arxiv(\s+preprint|\s+e-?prints?)?\b|corr\s*$)
 
 
 def _cite_key(p: Paper, taken: set[str]) -> str:
+    """The library's own key, else a non-arXiv id, else surname, year and the title's first word
+    of four letters or more ("bergsma2025power"), unique within `taken`."""
     bib = p.slot("bibtex")
     if bib.get("key") and _KEY_SAFE.match(bib["key"]):
         key = bib["key"]  # the key the user's library already cites
     elif not p.is_arxiv and _KEY_SAFE.match(p.id):
         key = p.id  # "openreview:abc" comes back as the same id
     else:
-        sur = re.sub(r"[^a-z]", "", (p.authors[0].split()[-1] if p.authors else "anon").lower()) or "anon"
+        sur = "".join(_key_words(p.authors[0].split()[-1] if p.authors else "")) or "anon"
         year = (p.date or "")[:4] or str(bib.get("year", "")) or ("20" + p.id[:2] if p.is_arxiv else "")
-        word = next((w for w in re.findall(r"[a-z]+", p.title.lower()) if len(w) > 3), "paper")
+        word = next((w for w in _key_words(p.title) if len(w) > 3), "paper")
         key = f"{sur}{year}{word}"
     base, n = key, 1
     while key in taken:
@@ -340,29 +368,78 @@ def _cite_key(p: Paper, taken: set[str]) -> str:
     return key
 
 
+def _key_words(text: str) -> list[str]:
+    """The words of a name or title as a cite key spells them, which a user types: TeX read as
+    the search index reads it (``$\\beta$`` is "beta", ``\\mathtt`` no word), accents stripped
+    (Fernández-Hernández -> fernandez, hernandez; Köcher -> kocher), and the letters NFKD does
+    not take apart spelled as usual (ß -> ss, ø -> o, ł -> l)."""
+    plain = unicodedata.normalize("NFKD", index_text(text).translate(_NOT_DECOMPOSED))
+    return re.findall(r"[a-z]+", plain.encode("ascii", "ignore").decode().lower())
+
+
 def _escape(text: str) -> str:
-    """Text as a braced BibTeX value: LaTeX stays, bare % & # are escaped, and an unpaired brace
-    becomes ``\\textbraceleft{}``/``\\textbraceright{}`` (a stray ``}`` would end the value)."""
-    text = BARE_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    """Text as a braced BibTeX value that LaTeX typesets as the text it is: TeX stays (commands,
+    ``$…$`` math); what TeX reads as markup when bare is escaped: ``% & #`` anywhere, ``_ ^ $``
+    outside math (arXiv's "GS_DravidianLangTech", "CA^2ST", "with $500" stop pdflatex with
+    "Missing $ inserted")."""
+    return _verbatim(_outside_math(" ".join(text.split()), _escape_bare))
+
+
+def _verbatim(text: str) -> str:
+    """A value as BibTeX can hold it: ``% & #`` escaped; a trailing backslash (an author
+    "Aakur\\\\") dropped, since it would escape the closing brace; an unpaired brace spelled
+    out (a stray ``}`` would end the value). A DOI gets no more: styles print it as it is."""
+    return _braces_paired(BARE_SPECIAL.sub(r"\\\1", " ".join(text.split())).rstrip("\\ "))
+
+
+def _braces_paired(text: str) -> str:
+    """Each unpaired brace as ``\\textbraceleft{}``/``\\textbraceright{}`` (an escaped one with
+    its backslash), so that the value's braces pair for BibTeX, which counts both kinds."""
     unmatched = _unmatched(text)
-    return "".join(
-        ("\\textbraceleft{}" if ch == "{" else "\\textbraceright{}") if i in unmatched else ch
-        for i, ch in enumerate(text)
-    )
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "\\" and i + 1 in unmatched:  # the backslash of an unpaired \{ goes with it
+            continue
+        out.append(("\\textbraceleft{}" if ch == "{" else "\\textbraceright{}") if i in unmatched else ch)
+    return "".join(out)
+
+
+def _outside_math(text: str, change: Callable[[str], str]) -> str:
+    """``text`` with `change` made to its parts outside TeX math (``$…$``, ``$$…$$``, ``\\(…\\)``)."""
+    out, at = [], 0
+    for m in _MATH.finditer(text):
+        out += [change(text[at : m.start()]), m.group(0)]
+        at = m.end()
+    return "".join([*out, change(text[at:])])
+
+
+def _escape_bare(text: str) -> str:
+    return _BARE_OUTSIDE_MATH.sub(lambda m: _TEXT_ESCAPES[m.group(1)], text)
+
+
+def _unescape_bare(text: str) -> str:
+    return _ESCAPED_OUTSIDE_MATH.sub(lambda m: _TEXT_ESCAPES_BACK[m.group(0)], text)
 
 
 def _unescape(text: str) -> str:
-    """``R\\&D`` -> ``R&D``: paperdex stores these as plain characters (see :func:`_escape`)."""
+    """``R\\&D`` -> ``R&D``, ``GS\\_X`` -> ``GS_X``: paperdex stores these as plain characters
+    (see :func:`_escape`); ``_ ^ $`` only outside math, where they are plain."""
     if "\\" not in text:
         return text
     text = text.replace("\\textbraceleft{}", "{").replace("\\textbraceright{}", "}")
-    return _ESCAPED_SPECIAL.sub(r"\1", text)
+    return _outside_math(_ESCAPED_SPECIAL.sub(r"\1", text), _unescape_bare)
 
 
 def _url(url: str | None) -> str | None:
     return url if url and _HTTP.match(url) else None
 
 
+# the types whose venue is a `journal` (article) or a `booktitle`; and the details an import keeps
+_VENUE_TYPES = frozenset({"article", "inproceedings", "incollection", "conference"})
+_PUBLICATION_FIELDS = (
+    "volume", "number", "pages", "publisher", "editor", "edition", "series", "chapter", "address",
+    "organization", "school", "institution", "howpublished", "isbn", "issn",
+)  # fmt: skip
 _PRESENTATION = re.compile(r"\s+(?:spotlightposter|oralposter|oral|spotlight|poster|highlight|notable[\w\s%-]*)$", re.I)
 _JOURNAL = re.compile(r"\b(?:TMLR|Transactions|Journal|Letters|Review|JMLR|Nature|Science)\b", re.I)
 NOT_ACCEPTED = ("rejected", "desk_rejected", "withdrawn", "under_review", "submitted")
@@ -385,19 +462,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
     (plain.bst drops ``eprint`` alone); a conference is an ``@inproceedings``."""
     bib = p.slot("bibtex")
     venue, note = publication(p)
-    bib_type = str(bib.get("type") or "")
-    if venue:
-        from_bib = _owner_of_venue(p) == SOURCE
-        if from_bib and bib_type:
-            kind = bib_type
-        else:
-            parsed = p.slot("venue_parsed")  # read from the arXiv comment: its table says the kind
-            journal = parsed.get("kind") == "journal" and parsed.get("label") == p.venue
-            kind = "article" if journal or _JOURNAL.search(venue) else "inproceedings"
-    elif p.is_arxiv:
-        kind = "article"
-    else:
-        kind = bib_type if bib_type not in ("", "inproceedings", "article") else "misc"
+    kind = _kind(p, venue)
     authors = " and ".join([_escape(a) for a in p.authors] + (["others"] if p.authors_truncated else []))
     fields: list[tuple[str, str | None]] = [
         ("title", "{" + _escape(p.title) + "}"),
@@ -407,6 +472,7 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         fields.append(("journal" if kind == "article" else "booktitle", _escape(venue)))
     elif p.is_arxiv:
         fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
+    fields += _kept_fields(bib)
     date = p.published or p.date
     # the precision a BibTeX or a Zotero import (sources/zotero.py) knew the date to, if the date
     # shown is that import's: one a merge kept its own date from (a more precise one) is stashed there
@@ -431,12 +497,44 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         ("archivePrefix", "arXiv" if p.is_arxiv else None),
         ("primaryClass", p.primary_category if p.is_arxiv else None),
         ("keywords", _escape(", ".join(p.categories)) or None),
-        ("doi", _escape(doi) if isinstance(doi, str) and doi else None),
+        ("doi", _verbatim(doi) if isinstance(doi, str) and doi else None),
         ("url", _url(p.links().get("abs"))),
         ("code", _url(p.code_url)),
         ("abstract", _escape(p.abstract) if p.abstract else None),
     ]
     return kind, [(k, v) for k, v in fields if v]
+
+
+def _kind(p: Paper, venue: str | None) -> str:
+    """The entry type, consistent with the venue field it gets: with a venue, ``@article`` (a
+    journal) or a type that takes a ``booktitle`` (``@inproceedings``), the BibTeX import's own
+    when it gave the venue, else read from the venue; without one, an arXiv paper is an
+    ``@article`` of arXiv, any other keeps its imported type (``@book``) or is a ``@misc``. A
+    Zotero arXiv ``@misc`` merged with its NeurIPS ``@inproceedings`` was a @misc with a booktitle."""
+    bib_type = str(p.slot("bibtex").get("type") or "").lower()
+    if not venue:
+        return "article" if p.is_arxiv else bib_type if bib_type and bib_type not in _VENUE_TYPES else "misc"
+    if bib_type in _VENUE_TYPES and _owner_of_venue(p) == SOURCE:
+        return bib_type
+    parsed = p.slot("venue_parsed")  # read from the arXiv comment: its table says the kind
+    journal = parsed.get("kind") == "journal" and parsed.get("label") == p.venue
+    return "article" if journal or _JOURNAL.search(venue) else "inproceedings"
+
+
+def _kept_fields(bib: dict) -> list[tuple[str, str | None]]:
+    """The publication details a BibTeX import kept under ``extra.bibtex`` (volume, pages, …),
+    written back: a bibliography needs them. A preprint server is no publisher (Zotero's
+    ``publisher = {arXiv}``), nor DBLP's ``volume = {abs/ID}`` a volume."""
+    kept: list[tuple[str, str | None]] = []
+    for name in _PUBLICATION_FIELDS:
+        value = bib.get(name)
+        if not isinstance(value, str | int) or not str(value).strip():
+            continue
+        value = str(value)
+        if (name == "publisher" and _NOT_A_VENUE.match(value)) or (name == "volume" and _CORR_VOLUME.match(value)):
+            continue
+        kept.append((name, _escape(value)))
+    return kept
 
 
 def _owner_of_venue(p: Paper) -> str:

@@ -39,7 +39,7 @@ from paperdex.text.latex import (
 )
 from paperdex.text.names import matched as matched_authors
 from paperdex.web import assets
-from paperdex.web.links import quoted
+from paperdex.web.links import quoted, safe_paper
 
 # the markers that open a run (its kind, its tag) and those that close one; a link's tag has its URL
 _OPEN = {
@@ -188,6 +188,18 @@ def marked_html(segments: list[tuple[str, bool]]) -> str:
 def hit_json(h: Hit) -> dict[str, Any]:
     """A search hit as /api/search and the CLI's --json give it, snippet and title as escaped HTML."""
     return {**h.to_dict(), "snippet_html": marked_html(h.snippet), "title_html": marked_html(h.title_marked)}
+
+
+def paged_dict(pool: Any, found: Any, rows: str, **more: Any) -> dict[str, Any]:
+    """One page of a search (rows "hits") or a listing ("papers") as the API, the .json views and
+    `paperdex search --json` give it: total, tiers, notices, its page count, links filtered as
+    the pages do, machine summaries, and `more`; one shape, so a script reads one format."""
+    from paperdex.discover import summaries
+
+    d = {**found.to_dict(), **more}
+    d["pages"] = found.pages
+    d[rows] = summaries.attach_json(pool, [safe_paper(x) for x in d[rows]])
+    return d
 
 
 def safe_links(p: Paper) -> dict[str, str]:

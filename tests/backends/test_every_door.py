@@ -41,9 +41,10 @@ def copied(built_store_dir, tmp_path_factory):
 
 
 def _cli(*args: str) -> list[dict]:
+    """The hits of `search --json`."""
     r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.output)["hits"]
 
 
 def test_cli_search_reads_the_backend(copied):

@@ -167,7 +167,7 @@ def test_export_by_ids_query_and_filters(tmp_path):
     r = run(g, ["export", "--category", "cs.CL"])
     assert r.output.count("@") == 1
     r = run(g, ["export", "9999.99999"])
-    assert r.exit_code == 1 and "not in the store: 9999.99999" in r.output
+    assert r.exit_code == 1 and "not in this store: 9999.99999" in r.output
     r = run(g, ["export"])
     assert r.exit_code == 2
 

@@ -20,7 +20,7 @@ from paperdex.paper import Paper, finite
 from paperdex.search import URL_NAMES
 from paperdex.service import Pool
 from paperdex.web import assets, i18n, render
-from paperdex.web.links import filterable, quoted, safe_paper, search_link
+from paperdex.web.links import filterable, quoted, search_link
 
 COOKIE = "paperdex_token"  # the sign-in cookie (views/library.py)
 # Query parameters a page link may carry over from the request; anything else is dropped.
@@ -69,10 +69,7 @@ class SafeJSON(JSONResponse):
 def paged_json(request: Request, found: Any, rows: str, **more: Any) -> SafeJSON:
     """One page of a search (rows "hits") or a listing ("papers") as the API and the .json views
     answer: its page count, links filtered as the pages do, machine summaries, and `more`."""
-    d = {**found.to_dict(), **more}
-    d["pages"] = found.pages
-    d[rows] = summaries.attach_json(pool_of(request), [safe_paper(x) for x in d[rows]])
-    return SafeJSON(d)
+    return SafeJSON(render.paged_dict(pool_of(request), found, rows, **more))
 
 
 # --- the signed-in session ------------------------------------------------------------------------
