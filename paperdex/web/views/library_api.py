@@ -154,8 +154,8 @@ SAVED_READ_ONLY = ("id", "created", "seen_at", "new", "error")
 )
 async def api_save(request: Request) -> Response:
     """Save a query with its filters under a name. A name taken by another search is a 409 unless
-    "replace": true; the same search again is a 201 that changes nothing. Unknown fields are a
-    400 naming them; the fields GET /api/saved adds (id, created, seen_at, new, error) are ignored,
+    `"replace": true`; the same search again is a 201 that changes nothing. Unknown fields are a
+    400 naming them; the fields GET /api/saved adds (`id`, `created`, `seen_at`, `new`, `error`) are ignored,
     so one of its items can be posted back."""
     data = await written(request, json_of)
     name, query, params, replace = saved_body(data)
