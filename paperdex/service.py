@@ -59,7 +59,6 @@ READERS = 4  # store connections for cheap look-ups, per process
 CATCH_UP_AFTER = 2.0  # seconds of lag, no writer alive, before the server publishes (SearcherPool._catch_up)
 PUBLISH_RETRY = 60.0  # seconds between tries when this server could not publish (a read-only directory)
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
-MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
 # Seconds a related-work request waits for its text's vector before it answers from the words
 RELATED_EMBED_WAIT = 8.0
 PASTED_CACHE = 256  # pasted texts' vectors kept per process
@@ -636,8 +635,6 @@ def search(pool: Pool, params: SearchParams, facets: bool = True) -> Result:
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
     """Related work for a pasted text (from its words alone if not embedded within a wait)."""
     text = str(text or "")
-    if len(text) > MAX_RELATED_TEXT:
-        raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
     if not text.strip():
         raise ServiceError(400, message("text_missing"))
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_RELATED:

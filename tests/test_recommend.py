@@ -116,6 +116,34 @@ def test_key_terms_are_distinctive_words(searcher):
     assert "the" not in terms and "we" not in terms
 
 
+def test_chinese_words_stand_for_their_english_readings(searcher):
+    """A Chinese paste is read as the search box reads it (the zh-en dictionary): 机器人抓取 is
+    "robot" and "grasp", and the lexical side finds grasping papers. Before, Chinese gave no key
+    term at all and the lexical side nothing (a Chinese paste with an English word: that word alone)."""
+    res = R.related(searcher, "我们研究机器人抓取，在杂乱场景中学习策略。", 5)
+    assert {"robot", "grasp"} <= set(res.key_terms)
+    first = next(h for h in res.hits if h.lexical_rank == 1)
+    assert "grasp" in f"{first.paper.title} {first.paper.abstract}".lower()
+    # one rule with the search box: the word's papers there are the lexical side's
+    found = {h.paper.id for h in searcher.search("机器人抓取", mode="lexical", per_page=100).hits}
+    assert first.paper.id in found
+
+
+def test_markup_in_a_paste_is_not_a_key_term(searcher):
+    """HTML (tags, a script, entities) and TeX (commands, math, citations) pasted from a web page
+    or a .tex file are not the text's words: before, "amp", "script", "alert" and "eta" were key terms."""
+    text = (
+        "<p>We learn <b>robot grasping</b> policies &amp; diffusion models &lt;fast&gt;.</p>"
+        "<script>alert(document.cookie)</script> With $\\mathcal{O}(N^2)$ cost, a step size \\eta "
+        "and a weight \\lambda \\cite{chi2023}; code at https://github.com/x/y"
+    )
+    terms = set(R.key_terms(searcher.lex, text))
+    assert {"robot", "grasping", "diffusion", "policies"} <= terms
+    assert not terms & {"amp", "lt", "gt", "script", "alert", "document", "cookie", "eta", "lambda", "mathcal"}
+    assert not terms & {"cite", "chi2023", "https", "github", "com", "o", "n"}
+    assert "<" not in R.pasted_prefix(text) and "amp;" not in R.pasted_prefix(text)
+
+
 # --- the model chosen per tag, on the bundled sample (3,072 papers, multilingual-e5-small) ----------
 
 

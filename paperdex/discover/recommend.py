@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
+import re
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -35,7 +37,7 @@ from paperdex.search.corpus import Corpus as SearchCorpus
 from paperdex.search.corpus import StoreCorpus
 from paperdex.search.query import QueryError
 from paperdex.store import Store
-from paperdex.text import STOPWORDS, stemmer, tokens
+from paperdex.text import STOPWORDS, latex, split_cjk, stemmer, tokens, zh
 
 # L-BFGS (nlopt), stopped as SciPy's L-BFGS-B stops (factr 1e7), with 30 correction pairs
 FTOL_REL = 1e7 * float(np.finfo(float).eps)
@@ -753,10 +755,40 @@ RELATED_DEPTH = 100  # candidates per side
 
 
 def pasted_prefix(text: str) -> str:
-    """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a word."""
+    """What of a pasted text the model embeds: its opening EMBED_CHARS characters as a reader
+    sees them (:func:`legible`), cut at a word."""
     from paperdex.index.embed import _cut
 
-    return _cut(" ".join(str(text or "").split())[:MAX_TEXT], EMBED_CHARS)
+    return _cut(legible(" ".join(str(text or "").split())[:MAX_TEXT]), EMBED_CHARS)
+
+
+# A paste from a web page or a .tex file brings markup; its tags, entities and TeX commands are
+# not the text's words ("amp", "script", "eta" were key terms: docs/recommendations.md)
+_HTML_HIDDEN = re.compile(r"<(script|style)\b[^>]{0,500}>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]{0,500}>", re.DOTALL)
+_MATH_OR_LINK = re.compile(
+    f"{latex.MATH_ON}[^{latex.MATH_OFF}]*{latex.MATH_OFF}|{latex.LINK_ON}[^{latex.LINK_OFF}]*{latex.LINK_OFF}"
+)
+_LONE_GREEK = re.compile(r"(?<![^\W\d_])[\u0370-\u03ff](?![^\W\d_])")  # a variable: \eta, λ
+
+
+def _tex_of(text: str) -> str:
+    """The text without HTML (tags, scripts, entities), its TeX made legible with markers
+    (latex.parse_tex, unbounded cache of pasted texts avoided)."""
+    if "<" in text or "&" in text:
+        text = _HTML_TAG.sub(" ", _HTML_HIDDEN.sub(" ", html.unescape(text)))
+    return latex.parse_tex.__wrapped__(text)[0] if "\\" in text or "$" in text else text
+
+
+def legible(text: str) -> str:
+    """A pasted text as a reader sees it: what the model embeds."""
+    return " ".join(latex.MARKERS.sub("", _tex_of(text)).split())
+
+
+def words_of(text: str) -> str:
+    """A pasted text's words, what key terms are chosen from: :func:`legible` without its math,
+    links and lone Greek letters (variables: \\eta is a symbol, not a topic)."""
+    return _LONE_GREEK.sub(" ", latex.MARKERS.sub("", _MATH_OR_LINK.sub(" ", _tex_of(text))))
 
 
 @dataclass
@@ -776,21 +808,59 @@ class Related:
         }
 
 
-def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
-    """The words of `text` with the highest tf-idf against the papers (idf of the lexical
-    snapshot `ix`; words no paper has are left out), each as the text writes it."""
+class KeyTerm(NamedTuple):
+    label: str  # as the page shows it: the text's word, or a Chinese word's English reading
+    query: str  # as the lexical query asks for it: the word, or the Chinese word (search reads it)
+
+
+def key_terms(ix, text: str, n: int = KEY_TERMS, zh_dict: bool = True) -> list[str]:
+    """The words of `text` with the highest tf-idf against the papers, each as the text writes
+    it, a Chinese word as its English reading (:func:`terms_of_text`)."""
+    return [t.label for t in terms_of_text(ix, text, n, zh_dict)]
+
+
+def terms_of_text(ix, text: str, n: int = KEY_TERMS, zh_dict: bool = True) -> list[KeyTerm]:
+    """The key terms of a pasted text: its words (markup left out: :func:`words_of`) and its
+    Chinese words read as the search box reads them (`zh.concepts`: a word stands for its
+    English alternatives, scored by the rarest word of the first), by tf-idf against the
+    lexical snapshot `ix`; words no paper has are left out."""
+    words = words_of(text)
     st = stemmer()
-    tf: Counter[str] = Counter()
-    surface: dict[str, str] = {}
-    for w in tokens(index_text(text)):
+    tf: Counter[tuple[str, ...]] = Counter()
+    said: dict[tuple[str, ...], KeyTerm] = {}
+    for w in tokens(index_text(words)):
         if w not in STOPWORDS and len(w) >= 2 and not w.isdigit():
-            tf[s := st.stemWord(w)] += 1
-            surface.setdefault(s, w)
+            key: tuple[str, ...] = (st.stemWord(w),)
+            tf[key] += 1
+            said.setdefault(key, KeyTerm(w, w))
+    for word, label, alts in _chinese_words(words, zh_dict):
+        tf[alts[0]] += 1
+        said.setdefault(alts[0], KeyTerm(label, word))
     N = max(ix.n, 1)
-    df = {s: 0 if (t := ix.term(s)) is None else int(ix.df[t]) for s in tf}
-    idf = {s: float(lexical.idf(d, N)) for s, d in df.items() if d}  # words papers have
-    scored = sorted((((1 + np.log(tf[s])) * v, s) for s, v in idf.items()), key=lambda x: (-x[0], x[1]))
-    return [surface[s] for _, s in scored[:n]]
+    scored = []
+    for key, count in tf.items():
+        df = [0 if (t := ix.term(s)) is None else int(ix.df[t]) for s in key]
+        if min(df):  # words papers have
+            scored.append(((1 + np.log(count)) * float(lexical.idf(min(df), N)), said[key].label, key))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [said[key] for _, _, key in scored[:n]]
+
+
+def _chinese_words(text: str, zh_dict: bool) -> list[tuple[str, str, list[tuple[str, ...]]]]:
+    """Each concept of `text`'s Chinese words as the search box reads them: the word, its English
+    reading (the first alternative) and the stems of its alternatives; the question's frame
+    (如何) left out, as search leaves it out."""
+    from paperdex.search.planning import Concept, alt_of, is_filler
+    from paperdex.store import PrefixCounts
+
+    out: list[tuple[str, str, list[tuple[str, ...]]]] = []
+    for part, cjk in split_cjk(text) if zh_dict and zh.has_cjk(text) else []:
+        for word in zh.segment(part, PrefixCounts) if cjk else []:
+            for alts in zh.concepts(word, zh_dict, table=PrefixCounts):
+                stems = list(dict.fromkeys(filter(None, map(alt_of, alts))))
+                if stems and not is_filler(Concept(alts[0], stems)):
+                    out.append((word, alts[0], stems))
+    return out
 
 
 def related(
@@ -808,11 +878,13 @@ def related(
     any of which may match (requiring half leaves almost nothing to rank). `query_vector`: the
     text's vector if the caller embedded it already; `dense=False`: the words alone."""
     t0 = time.perf_counter()
-    text = " ".join(str(text or "").split())[:MAX_TEXT]
+    whole = " ".join(str(text or "").split())
+    text = whole[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
-    notices: list[str] = []
-    terms = key_terms(s.lex, text)
-    lex_hits = _lexical_side(s, terms, filters, deadline)
+    notices: list[str] = [message("text_cut", read=MAX_TEXT, given=len(whole))] if len(whole) > MAX_TEXT else []
+    found_terms = terms_of_text(s.lex, text, zh_dict=s.zh_dict)
+    terms = [t.label for t in found_terms]
+    lex_hits = _lexical_side(s, [t.query for t in found_terms], filters, deadline)
     dense_hits: list[Hit] = []
     vindex = s.index
     if dense and vindex is not None and len(vindex) and text:
@@ -832,7 +904,7 @@ def related(
 
 def _lexical_side(s: Searcher, terms: list[str], filters, deadline: float | None) -> list[Hit]:
     """BM25 over the key terms, any one matching; as plain text if the query language misreads one."""
-    words = [t for t in terms if t.lower() not in _OPERATORS]
+    words = list(dict.fromkeys(t for t in terms if t.lower() not in _OPERATORS))
     if not words:
         return []
     kw = {"mode": "lexical", "per_page": RELATED_DEPTH, "filters": filters, "facets": False, "deadline": deadline}
