@@ -561,6 +561,12 @@ def over_budget(budget: float) -> ServiceError:
     return ServiceError(503, message("over_budget", budget=budget))
 
 
+def tags_over_budget(budget: float) -> ServiceError:
+    """Ranking by the user's tags out of time: nothing for them to narrow (their models were fitted
+    before the budget started: recommend.prepare), so a retry, said as such."""
+    return ServiceError(503, message("tags_over_budget", budget=budget), {"Retry-After": str(RETRY_AFTER)})
+
+
 SEARCH_NICE = 5  # a search thread's niceness: the event loop (static files, cheap pages) goes first
 _niced = threading.local()
 
@@ -700,9 +706,9 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
     return check_date(day, "day"), _clean(category, MAX_CATEGORY)
 
 
-def read_feed(pool: Pool, fn, *args):
-    """A feed function on a reader connection, within the time budget (400 or 503)."""
-    with pool.reader() as st, within_budget(st, pool.budget):
+def read_feed(pool: Pool, fn, *args, over: Callable[[float], ServiceError] | None = None):
+    """A feed function on a reader connection, within the time budget (400 or 503: `over`'s)."""
+    with pool.reader() as st, within_budget(st, pool.budget, over=over):
         return fn(st, *args)
 
 
@@ -712,11 +718,16 @@ def listing(
     """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
     given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
     day, category = _listing_args(day, category, page, 1)
-    d = read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+    over = None
+    if sort in ("top", "foryou") and view != "trending":  # ranked by the tags: their models first
+        with pool.reader() as st:
+            R.prepare(st)
+        over = tags_over_budget
+    d = read_feed(pool, feed.listing, view, day, category, sort, page, per_page, over=over)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
         return d
     instead = "foryou" if "tags" in d.ranked_by else "newest"
-    alt = read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
+    alt = read_feed(pool, feed.listing, view, day, category, instead, page, per_page, over=over)
     alt.sort = "top"
     alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
     return alt
@@ -740,8 +751,10 @@ def recommend(pool: Pool, tag: str, k: int = 20, page: int = 1, within: list[int
     """A tag's recommendations (`within`: among these rowids only), within the time budget."""
     _within(k, MAX_K, "k_range")
     _within(page, MAX_RECOMMEND_PAGE, "page_range")
-    with pool.searcher() as s, within_budget(s.store, pool.budget):
-        return R.recommend(s.store, tag, k, page=page, within=within, source=s.corpus)
+    with pool.searcher() as s:
+        R.prepare(s.store, [tag], s.corpus)  # the tag's model, before the budget starts
+        with within_budget(s.store, pool.budget, f"recommendations for {tag[:80]!r}", tags_over_budget):
+            return R.recommend(s.store, tag, k, page=page, within=within, source=s.corpus)
 
 
 def saved_searches(pool: Pool) -> list[tuple[library.SavedSearch, library.NewMatches | None]]:
@@ -793,8 +806,10 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
 def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
     """A day's papers that the user's tags score, best first, with the best score and its tag."""
     _within(k, MAX_K, "k_range")
-    with pool.searcher() as s, within_budget(s.store, pool.budget):
-        d = feed.daily(s.store, day or None, None, 1, 200)
-        rowids = {s.corpus.rowid(p.id): p for p in d.papers}
-        scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
+    with pool.searcher() as s:
+        R.prepare(s.store, None, s.corpus)  # the tags' models, before the budget starts
+        with within_budget(s.store, pool.budget, "for you", tags_over_budget):
+            d = feed.daily(s.store, day or None, None, 1, 200)
+            rowids = {s.corpus.rowid(p.id): p for p in d.papers}
+            scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
     return d, sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])[:k]

@@ -6,7 +6,8 @@ papers marked "not interested" and a fixed random sample the negatives; a paper'
 its unit-length tf-idf vector (BM25 weights over the positives' terms) beside its embedding;
 LinearSVC's loss, fitted in the primal by L-BFGS. No one model wins every tag, so each tag gets
 the SVM or the tf-idf centroid, whichever ranks more of its held-out papers into the first 20
-(:func:`fit`). Models are cached per tag and snapshot, refitted warm; each pick says why.
+(:func:`fit`). Models are cached per tag contents and snapshot, fitted from zero (every process
+fits the same model); each pick says why.
 
 **Related work** (:func:`related`): a pasted text embedded whole and its key terms searched
 lexically, the two rankings fused by reciprocal rank.
@@ -561,7 +562,7 @@ class Recommendations:
 
 _MODELS_LOCK = threading.Lock()
 _MODELS: OrderedDict[tuple, Model] = OrderedDict()
-_LAST: dict[tuple, Model] = {}  # per (store, tag): the last fit, the start of the next one
+_FITTING: dict[tuple, threading.Lock] = {}  # per tag contents being fitted: one fit, the others wait for it
 # the model chosen per tag contents (snapshots, papers, dismissals): re-validated when they change
 _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
 
@@ -573,8 +574,11 @@ def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
 def tag_model(
     store: Store, tag: str, c: Corpus | None = None, source: SearchCorpus | None = None
 ) -> tuple[Model | None, bool, Corpus]:
-    """The tag's model over the current snapshots (the store's, or `source`'s), cached or fitted from
-    the last fit; negatives sampled by the store's id, so a migrated backend recommends the same."""
+    """The tag's model over the current snapshots (the store's, or `source`'s), cached or fitted;
+    negatives sampled by the store's id, so a migrated backend recommends the same. A fit starts
+    from zero, never from this process's last fit: the model is a function of the tag's contents
+    and the snapshots alone, so every server worker ranks alike (warm starts gave two workers two
+    "For you" orders: docs/recommendations.md)."""
     src = _source(store, source)
     c = c or corpus(store, source)
     pos = _docs_of(c, src, library.tag_papers(store, tag))
@@ -583,23 +587,49 @@ def tag_model(
         return None, False, c
     key = (c.key, tag.lower(), hashlib.blake2b(pos.tobytes() + b"|" + dis.tobytes(), digest_size=16).digest())
     with _MODELS_LOCK:
-        m = _MODELS.get(key)
-        if m is not None:
-            _MODELS.move_to_end(key)
+        if (m := _cached(key)) is not None:
             return m, False, c
-        warm = _LAST.get((c.key[0], tag.lower()))
-        choice = _CHOICES.get(key)  # the model chosen for these contents, if it was evicted since
-    m = fit(c, pos, dis, seed=f"{store.store_id()}:{tag.lower()}", warm=warm, choice=choice)
-    with _MODELS_LOCK:
-        _MODELS[key] = m
-        _LAST[(c.key[0], tag.lower())] = m
-        while len(_MODELS) > MODEL_CACHE:
-            _MODELS.popitem(last=False)
-        if choice is None and m.choice is not None:
-            _CHOICES[key] = m.choice
-            while len(_CHOICES) > CHOICE_CACHE:
-                _CHOICES.popitem(last=False)
+        fitting = _FITTING.setdefault(key, threading.Lock())
+    with fitting:  # a second request for the same contents waits for the first's fit
+        with _MODELS_LOCK:
+            if (m := _cached(key)) is not None:
+                return m, False, c
+            choice = _CHOICES.get(key)  # the model chosen for these contents, if it was evicted since
+        m = fit(c, pos, dis, seed=f"{store.store_id()}:{tag.lower()}", choice=choice)
+        with _MODELS_LOCK:
+            _keep(key, m, choice)
     return m, True, c
+
+
+def _cached(key: tuple) -> Model | None:
+    """The cached model of these contents, as the most recently used (caller holds _MODELS_LOCK)."""
+    m = _MODELS.get(key)
+    if m is not None:
+        _MODELS.move_to_end(key)
+    return m
+
+
+def _keep(key: tuple, m: Model, choice: Choice | None) -> None:
+    """Cache a fitted model and its choice, evicting the least recently used (caller holds _MODELS_LOCK)."""
+    _MODELS[key] = m
+    _FITTING.pop(key, None)
+    while len(_MODELS) > MODEL_CACHE:
+        _MODELS.popitem(last=False)
+    if choice is None and m.choice is not None:
+        _CHOICES[key] = m.choice
+        while len(_CHOICES) > CHOICE_CACHE:
+            _CHOICES.popitem(last=False)
+
+
+def prepare(store: Store, tags: list[str] | None = None, source: SearchCorpus | None = None) -> None:
+    """Fit the models of `tags` (default: every tag with papers) before a request's time budget
+    starts, as a search's models are loaded before its own: the budget is for the request's work,
+    and a fit after the tag or the store changed (seconds, on a busy machine) was a 503 telling
+    the user to narrow a search they never made. An unknown tag is the caller's LibraryError."""
+    c = corpus(store, source)
+    names = [library.get_tag(store, t).name for t in tags] if tags is not None else None
+    for name in names if names is not None else [t.name for t in library.tags(store) if t.count]:
+        tag_model(store, name, c, source)
 
 
 def recommend(
