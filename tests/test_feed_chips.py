@@ -72,3 +72,16 @@ def test_a_one_paper_tag_says_it_is_too_small_instead_of_marking(store):
     assert feed.listing(store, "day", DAY, sort="foryou").ranked_by == ["tags"]  # it still orders "for you"
     L.add_to_tag(store, "robots", TAG[1:2])
     assert "Add 1 more paper to robots" in str(feed.listing(store, "day", DAY, sort="foryou").notices[0])
+
+
+def test_small_tags_are_named_in_one_line(client, store):
+    """Tags too small to mark papers are one line naming them, not a line per tag (7 one-paper tags
+    were 7 lines above the first paper of every view)."""
+    for name, pid in zip(("frag", "reading", "later"), TAG, strict=True):
+        L.add_to_tag(store, name, [pid])
+    d = client.get("/daily.json", params={"day": DAY, "view": "week", "sort": "foryou"}).json()
+    small = [n for n in d["notices"] if "fewer than 3 papers" in n or "Add " in n]
+    assert small == ["Tags of fewer than 3 papers mark no papers as for them (they would mark too many wrongly): "
+                     "add papers to frag, later, reading."]  # fmt: skip
+    zh = client.get("/daily", params={"day": DAY, "sort": "top"}, headers={"Accept-Language": "zh"}).text
+    assert zh.count("不足 3 篇论文的标签") == 1 and "请向 frag, later, reading 添加论文" in zh
