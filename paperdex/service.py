@@ -812,4 +812,5 @@ def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[P
             d = feed.daily(s.store, day or None, None, 1, 200)
             rowids = {s.corpus.rowid(p.id): p for p in d.papers}
             scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
+            d.notices += R.for_you_notices(s.store, d.day_total, bool(scored))
     return d, sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])[:k]

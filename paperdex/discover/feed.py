@@ -189,13 +189,10 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
 
 
 def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list]:
-    """The day's most upvoted (else starred) papers, and per tag how many papers new to it earn its chip."""
+    """The day's most upvoted (else starred) papers, and per tag how many papers earn its chip
+    (for_you scores no paper for a tag holding it: the chips and these counts agree)."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
-    counts: Counter[str] = Counter()
-    for r, (score, tag) in scored.items():
-        pid = store.paper_id(r) if strength(score) else None
-        if pid and tag not in library.tags_of(store, pid):
-            counts[tag] += 1
+    counts = Counter(tag for score, tag in scored.values() if strength(score))
     return trending, sorted(counts.items(), key=lambda x: (-x[1], x[0]))
 
 

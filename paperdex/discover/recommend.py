@@ -743,7 +743,8 @@ def strength(chance: float) -> str | None:
 
 def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None) -> dict[int, tuple[float, str]]:
     """Each paper's (rowids of `source`, else of the store) best chance of being on one of the
-    user's tags' topics (:func:`on_topic`), and that tag; papers marked "not interested" left out."""
+    user's tags' topics (:func:`on_topic`), and that tag; papers marked "not interested" left out,
+    and a tag's own papers for that tag (a saved paper was "for TAG · strong" and first)."""
     out: dict[int, tuple[float, str]] = {}
     if not rowids:
         return out
@@ -751,31 +752,44 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
     gone = {_source(store, source).rowid(i) for i in library.dismissed(store)}
     docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
     for t in library.tags(store):
-        if t.count == 0:
-            continue
-        model, _, _ = tag_model(store, t.name, c, source)
+        model = tag_model(store, t.name, c, source)[0] if t.count else None
         if model is None:
             continue
-        s = on_topic(scores(c, model)[docs])
-        for d, v in zip(docs, s, strict=True):
+        mine = docs[~np.isin(docs, model.positives)]  # a tag's own papers are not recommendations for it
+        for d, v in zip(mine, on_topic(scores(c, model)[mine]), strict=True):
             r = int(c.rowids[d])
             if r not in out or v > out[r][0]:
                 out[r] = (float(v), t.name)
     return out
 
 
+def for_you_notices(store: Store, papers: int, scored: bool) -> list[str]:
+    """Why a day "for you" lists nothing, when it does not: no tags, or every paper of the day in a
+    tag or marked "not interested". A day without papers says so itself (it said "No tags yet")."""
+    if scored or not papers:
+        return []
+    return [message("for_you_none" if any(t.count for t in library.tags(store)) else "no_tags")]
+
+
 def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int, tuple[float, str]]]:
-    """`rowids` (a period's papers, in date order) by their best :func:`for_you` score; papers
-    no tag scores keep their order after them. Also the scores, empty when there is no tag."""
+    """`rowids` (a period's papers, in date order) by their best :func:`for_you` score, ties in
+    date order (one order in every process: pages are slices of it); then, in date order, papers
+    no tag scores (each in every tag already), and last those marked "not interested". Also the
+    scores, empty when there is no tag."""
     scored = for_you(store, rowids) if any(t.count for t in library.tags(store)) else {}
     if not scored:
         return list(rowids), {}
+    gone = {store.rowid(i) for i in library.dismissed(store)}
     at = {r: i for i, r in enumerate(rowids)}
-    return sorted(rowids, key=lambda r: (0, -scored[r][0], at[r]) if r in scored else (1, 0.0, at[r])), scored
+
+    def key(r: int) -> tuple[int, float, int]:
+        return (0, -scored[r][0], at[r]) if r in scored else (2 if r in gone else 1, 0.0, at[r])
+
+    return sorted(rowids, key=key), scored
 
 
 # --- related work for a pasted text --------------------------------------------------------------
-MAX_TEXT = 5000  # characters of a pasted text read
+MAX_TEXT = 5000  # characters of a pasted text read (a longer one is cut, saying so)
 # Characters of it the model embeds, as of a document; the model's cost grows steeply with
 # length, and a searcher is held meanwhile.
 EMBED_CHARS = 512
