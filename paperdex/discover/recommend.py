@@ -626,9 +626,12 @@ def prepare(store: Store, tags: list[str] | None = None, source: SearchCorpus | 
     starts, as a search's models are loaded before its own: the budget is for the request's work,
     and a fit after the tag or the store changed (seconds, on a busy machine) was a 503 telling
     the user to narrow a search they never made. An unknown tag is the caller's LibraryError."""
-    c = corpus(store, source)
-    names = [library.get_tag(store, t).name for t in tags] if tags is not None else None
-    for name in names if names is not None else [t.name for t in library.tags(store) if t.count]:
+    if tags is not None:
+        names = [library.get_tag(store, t).name for t in tags]
+    else:
+        names = [t.name for t in library.tags(store) if t.count]
+    c = corpus(store, source) if names else None  # no tag: the features are not even loaded
+    for name in names:
         tag_model(store, name, c, source)
 
 
