@@ -135,11 +135,11 @@ def test_markup_in_a_paste_is_not_a_key_term(searcher):
     text = (
         "<p>We learn <b>robot grasping</b> policies &amp; diffusion models &lt;fast&gt;.</p>"
         "<script>alert(document.cookie)</script> With $\\mathcal{O}(N^2)$ cost, a step size \\eta "
-        "and a weight \\lambda \\cite{chi2023}; code at https://github.com/x/y"
+        "and a weight \\lambda \\cite{chi2023}, {\\lambda}opt and \\mu P; code at https://github.com/x/y"
     )
     terms = set(R.key_terms(searcher.lex, text))
     assert {"robot", "grasping", "diffusion", "policies"} <= terms
-    assert not terms & {"amp", "lt", "gt", "script", "alert", "document", "cookie", "eta", "lambda", "mathcal"}
+    assert not terms & {"amp", "lt", "gt", "script", "alert", "document", "cookie", "eta", "lambda", "mu", "mathcal"}
     assert not terms & {"cite", "chi2023", "https", "github", "com", "o", "n"}
     assert "<" not in R.pasted_prefix(text) and "amp;" not in R.pasted_prefix(text)
 

@@ -816,7 +816,8 @@ _HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]{0,500}>", re.DOTALL)
 _MATH_OR_LINK = re.compile(
     f"{latex.MATH_ON}[^{latex.MATH_OFF}]*{latex.MATH_OFF}|{latex.LINK_ON}[^{latex.LINK_OFF}]*{latex.LINK_OFF}"
 )
-_LONE_GREEK = re.compile(r"(?<![^\W\d_])[\u0370-\u03ff](?![^\W\d_])")  # a variable: \eta, λ
+# a letter alone, not in a Greek word, as text.greek_names reads it: a variable (\eta, {\lambda}opt, λ)
+_LONE_GREEK = re.compile("(?<![\u0370-\u03ff\u1f00-\u1fff])[\u0370-\u03ff](?![\u0370-\u03ff\u1f00-\u1fff])")
 
 
 def _tex_of(text: str) -> str:
