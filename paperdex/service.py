@@ -59,7 +59,6 @@ READERS = 4  # store connections for cheap look-ups, per process
 CATCH_UP_AFTER = 2.0  # seconds of lag, no writer alive, before the server publishes (SearcherPool._catch_up)
 PUBLISH_RETRY = 60.0  # seconds between tries when this server could not publish (a read-only directory)
 MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; more are a 503 at once
-MAX_RELATED_TEXT = 20_000  # characters of a pasted text accepted (recommend.MAX_TEXT of them are read)
 # Seconds a related-work request waits for its text's vector before it answers from the words
 RELATED_EMBED_WAIT = 8.0
 PASTED_CACHE = 256  # pasted texts' vectors kept per process
@@ -562,6 +561,12 @@ def over_budget(budget: float) -> ServiceError:
     return ServiceError(503, message("over_budget", budget=budget))
 
 
+def tags_over_budget(budget: float) -> ServiceError:
+    """Ranking by the user's tags out of time: nothing for them to narrow (their models were fitted
+    before the budget started: recommend.prepare), so a retry, said as such."""
+    return ServiceError(503, message("tags_over_budget", budget=budget), {"Retry-After": str(RETRY_AFTER)})
+
+
 SEARCH_NICE = 5  # a search thread's niceness: the event loop (static files, cheap pages) goes first
 _niced = threading.local()
 
@@ -667,8 +672,6 @@ def papers_by_ids(pool: Pool, ids: list[str]) -> list[Paper]:
 def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) -> R.Related:
     """Related work for a pasted text (from its words alone if not embedded within a wait)."""
     text = str(text or "")
-    if len(text) > MAX_RELATED_TEXT:
-        raise ServiceError(400, message("text_too_long", limit=MAX_RELATED_TEXT))
     if not text.strip():
         raise ServiceError(400, message("text_missing"))
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_RELATED:
@@ -734,9 +737,9 @@ def _listing_args(day: str | None, category: str | None, page: int, per_page: in
     return check_date(day, "day"), _clean(category, MAX_CATEGORY)
 
 
-def read_feed(pool: Pool, fn, *args):
-    """A feed function on a reader connection, within the time budget (400 or 503)."""
-    with pool.reader() as st, within_budget(st, pool.budget):
+def read_feed(pool: Pool, fn, *args, over: Callable[[float], ServiceError] | None = None):
+    """A feed function on a reader connection, within the time budget (400 or 503: `over`'s)."""
+    with pool.reader() as st, within_budget(st, pool.budget, over=over):
         return fn(st, *args)
 
 
@@ -746,11 +749,16 @@ def listing(
     """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
     given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
     day, category = _listing_args(day, category, page, 1)
-    d = read_feed(pool, feed.listing, view, day, category, sort, page, per_page)
+    over = None
+    if sort in ("top", "foryou") and view != "trending":  # ranked by the tags: their models first
+        with pool.reader() as st:
+            R.prepare(st)
+        over = tags_over_budget
+    d = read_feed(pool, feed.listing, view, day, category, sort, page, per_page, over=over)
     if sort != "top" or view == "trending" or "upvotes" in d.ranked_by or "stars" not in d.ranked_by:
         return d
     instead = "foryou" if "tags" in d.ranked_by else "newest"
-    alt = read_feed(pool, feed.listing, view, day, category, instead, page, per_page)
+    alt = read_feed(pool, feed.listing, view, day, category, instead, page, per_page, over=over)
     alt.sort = "top"
     alt.ranked_by = ["no_upvotes", "tags" if instead == "foryou" else "listing"]
     return alt
@@ -774,8 +782,10 @@ def recommend(pool: Pool, tag: str, k: int = 20, page: int = 1, within: list[int
     """A tag's recommendations (`within`: among these rowids only), within the time budget."""
     _within(k, MAX_K, "k_range")
     _within(page, MAX_RECOMMEND_PAGE, "page_range")
-    with pool.searcher() as s, within_budget(s.store, pool.budget):
-        return R.recommend(s.store, tag, k, page=page, within=within, source=s.corpus)
+    with pool.searcher() as s:
+        R.prepare(s.store, [tag], s.corpus)  # the tag's model, before the budget starts
+        with within_budget(s.store, pool.budget, f"recommendations for {tag[:80]!r}", tags_over_budget):
+            return R.recommend(s.store, tag, k, page=page, within=within, source=s.corpus)
 
 
 def saved_searches(pool: Pool) -> list[tuple[library.SavedSearch, library.NewMatches | None]]:
@@ -827,8 +837,11 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
 def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
     """A day's papers that the user's tags score, best first, with the best score and its tag."""
     _within(k, MAX_K, "k_range")
-    with pool.searcher() as s, within_budget(s.store, pool.budget):
-        d = feed.daily(s.store, day or None, None, 1, 200)
-        rowids = {s.corpus.rowid(p.id): p for p in d.papers}
-        scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
+    with pool.searcher() as s:
+        R.prepare(s.store, None, s.corpus)  # the tags' models, before the budget starts
+        with within_budget(s.store, pool.budget, "for you", tags_over_budget):
+            d = feed.daily(s.store, day or None, None, 1, 200)
+            rowids = {s.corpus.rowid(p.id): p for p in d.papers}
+            scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
+            d.notices += R.for_you_notices(s.store, d.day_total, bool(scored))
     return d, sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])[:k]

@@ -72,3 +72,38 @@ def test_a_one_paper_tag_says_it_is_too_small_instead_of_marking(store):
     assert feed.listing(store, "day", DAY, sort="foryou").ranked_by == ["tags"]  # it still orders "for you"
     L.add_to_tag(store, "robots", TAG[1:2])
     assert "Add 1 more paper to robots" in str(feed.listing(store, "day", DAY, sort="foryou").notices[0])
+
+
+def test_a_paper_the_tag_holds_is_no_recommendation_for_it(client, store):
+    """Saved to the tag, the day's best paper for it loses its chip and its first place: before, it
+    said "for robots · strong" beside "Saved to robots" and led For you, while the day's shape
+    ("New for your tags") did not count it."""
+    L.add_to_tag(store, "robots", [COPY])
+    for sort in ("top", "foryou"):
+        d = client.get("/daily.json", params={"day": DAY, "sort": sort}).json()
+        assert COPY not in d["chips"] and d["papers"][0]["id"] != COPY
+        assert d["for_tags"] == [], d["for_tags"]  # the chips and the shape agree: none
+    page = client.get("/daily", params={"day": DAY, "sort": "foryou"}).text
+    assert 'data-testid="for-you-mark"' not in page
+    assert COPY not in {p["id"] for p in client.get("/api/for-you", params={"day": DAY}).json()["papers"]}
+
+
+def test_small_tags_are_named_in_one_line(client, store):
+    """Tags too small to mark papers are one line naming them, not a line per tag (7 one-paper tags
+    were 7 lines above the first paper of every view)."""
+    for name, pid in zip(("frag", "reading", "later"), TAG, strict=True):
+        L.add_to_tag(store, name, [pid])
+    d = client.get("/daily.json", params={"day": DAY, "view": "week", "sort": "foryou"}).json()
+    small = [n for n in d["notices"] if "fewer than 3 papers" in n or "Add " in n]
+    assert small == ["Tags of fewer than 3 papers mark no papers as for them (they would mark too many wrongly): "
+                     "add papers to frag, later, reading."]  # fmt: skip
+    zh = client.get("/daily", params={"day": DAY, "sort": "top"}, headers={"Accept-Language": "zh"}).text
+    assert zh.count("不足 3 篇论文的标签") == 1 and "请向 frag, later, reading 添加论文" in zh
+
+
+def test_for_you_on_a_day_without_papers_says_so(client):
+    """/for-you on a day with no papers said "No tags yet" to a user with tags."""
+    page = client.get("/for-you", params={"day": "2025-03-23"}).text  # a Sunday of the sample: no papers
+    assert "no papers listed on 2025-03-23" in page and "No tags yet" not in page
+    got = client.get("/api/for-you", params={"day": "2025-03-23"}).json()
+    assert got["papers"] == [] and got["notices"] == ["no papers listed on 2025-03-23"]

@@ -189,14 +189,26 @@ def _top_order(store: Store, where: Period, base_order: str) -> tuple[list[int],
 
 
 def _shape(store: Store, where: Period, scored: dict) -> tuple[list[Paper], list]:
-    """The day's most upvoted (else starred) papers, and per tag how many papers new to it earn its chip."""
+    """The day's most upvoted (else starred) papers, and per tag how many papers earn its chip
+    (for_you scores no paper for a tag holding it: the chips and these counts agree)."""
     trending = store.most_signalled_in(where, TOP_TRENDING)
-    counts: Counter[str] = Counter()
-    for r, (score, tag) in scored.items():
-        pid = store.paper_id(r) if strength(score) else None
-        if pid and tag not in library.tags_of(store, pid):
-            counts[tag] += 1
+    counts = Counter(tag for score, tag in scored.values() if strength(score))
     return trending, sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+
+
+NAMED_SMALL_TAGS = 10  # small tags the daily page names, then how many more
+
+
+def _too_small(small: list) -> list[str]:
+    """What the page says of tags too small to mark papers: for one, how many papers it needs;
+    for several, one line naming them (a line per tag was a wall above the first paper)."""
+    if len(small) == 1:
+        return [message("tag_too_small", tag=small[0].name, n=MIN_CHIP_PAPERS - small[0].count)]
+    if not small:
+        return []
+    names = ", ".join(t.name for t in small[:NAMED_SMALL_TAGS])
+    more = f" … (+{len(small) - NAMED_SMALL_TAGS})" if len(small) > NAMED_SMALL_TAGS else ""
+    return [message("tags_too_small", tags=names + more, n=MIN_CHIP_PAPERS)]
 
 
 def period(view: str, day: str) -> tuple[str, str]:
@@ -251,7 +263,7 @@ def listing(
     scores: dict[str, tuple[float, str, str]] = {}
     if sort in ("top", "foryou"):  # a tag too small to mark papers orders them, marks none, says so once
         small = [t for t in library.tags(store) if 0 < t.count < MIN_CHIP_PAPERS]
-        notices += [message("tag_too_small", tag=t.name, n=MIN_CHIP_PAPERS - t.count) for t in small]
+        notices += _too_small(small)
         if sort == "top":
             ordered, ranked_by, scored = _top_order(store, where, listing_order)
         else:  # every paper of the period scored by the user's tags (recommend.py)

@@ -6,7 +6,8 @@ papers marked "not interested" and a fixed random sample the negatives; a paper'
 its unit-length tf-idf vector (BM25 weights over the positives' terms) beside its embedding;
 LinearSVC's loss, fitted in the primal by L-BFGS. No one model wins every tag, so each tag gets
 the SVM or the tf-idf centroid, whichever ranks more of its held-out papers into the first 20
-(:func:`fit`). Models are cached per tag and snapshot, refitted warm; each pick says why.
+(:func:`fit`). Models are cached per tag contents and snapshot, fitted from zero (every process
+fits the same model); each pick says why.
 
 **Related work** (:func:`related`): a pasted text embedded whole and its key terms searched
 lexically, the two rankings fused by reciprocal rank.
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
+import re
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -35,7 +38,7 @@ from paperdex.search.corpus import Corpus as SearchCorpus
 from paperdex.search.corpus import StoreCorpus
 from paperdex.search.query import QueryError
 from paperdex.store import Store
-from paperdex.text import STOPWORDS, stemmer, tokens
+from paperdex.text import STOPWORDS, latex, split_cjk, stemmer, tokens, zh
 
 # L-BFGS (nlopt), stopped as SciPy's L-BFGS-B stops (factr 1e7), with 30 correction pairs
 FTOL_REL = 1e7 * float(np.finfo(float).eps)
@@ -559,7 +562,7 @@ class Recommendations:
 
 _MODELS_LOCK = threading.Lock()
 _MODELS: OrderedDict[tuple, Model] = OrderedDict()
-_LAST: dict[tuple, Model] = {}  # per (store, tag): the last fit, the start of the next one
+_FITTING: dict[tuple, threading.Lock] = {}  # per tag contents being fitted: one fit, the others wait for it
 # the model chosen per tag contents (snapshots, papers, dismissals): re-validated when they change
 _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
 
@@ -571,8 +574,11 @@ def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
 def tag_model(
     store: Store, tag: str, c: Corpus | None = None, source: SearchCorpus | None = None
 ) -> tuple[Model | None, bool, Corpus]:
-    """The tag's model over the current snapshots (the store's, or `source`'s), cached or fitted from
-    the last fit; negatives sampled by the store's id, so a migrated backend recommends the same."""
+    """The tag's model over the current snapshots (the store's, or `source`'s), cached or fitted;
+    negatives sampled by the store's id, so a migrated backend recommends the same. A fit starts
+    from zero, never from this process's last fit: the model is a function of the tag's contents
+    and the snapshots alone, so every server worker ranks alike (warm starts gave two workers two
+    "For you" orders: docs/recommendations.md)."""
     src = _source(store, source)
     c = c or corpus(store, source)
     pos = _docs_of(c, src, library.tag_papers(store, tag))
@@ -581,23 +587,52 @@ def tag_model(
         return None, False, c
     key = (c.key, tag.lower(), hashlib.blake2b(pos.tobytes() + b"|" + dis.tobytes(), digest_size=16).digest())
     with _MODELS_LOCK:
-        m = _MODELS.get(key)
-        if m is not None:
-            _MODELS.move_to_end(key)
+        if (m := _cached(key)) is not None:
             return m, False, c
-        warm = _LAST.get((c.key[0], tag.lower()))
-        choice = _CHOICES.get(key)  # the model chosen for these contents, if it was evicted since
-    m = fit(c, pos, dis, seed=f"{store.store_id()}:{tag.lower()}", warm=warm, choice=choice)
-    with _MODELS_LOCK:
-        _MODELS[key] = m
-        _LAST[(c.key[0], tag.lower())] = m
-        while len(_MODELS) > MODEL_CACHE:
-            _MODELS.popitem(last=False)
-        if choice is None and m.choice is not None:
-            _CHOICES[key] = m.choice
-            while len(_CHOICES) > CHOICE_CACHE:
-                _CHOICES.popitem(last=False)
+        fitting = _FITTING.setdefault(key, threading.Lock())
+    with fitting:  # a second request for the same contents waits for the first's fit
+        with _MODELS_LOCK:
+            if (m := _cached(key)) is not None:
+                return m, False, c
+            choice = _CHOICES.get(key)  # the model chosen for these contents, if it was evicted since
+        m = fit(c, pos, dis, seed=f"{store.store_id()}:{tag.lower()}", choice=choice)
+        with _MODELS_LOCK:
+            _keep(key, m, choice)
     return m, True, c
+
+
+def _cached(key: tuple) -> Model | None:
+    """The cached model of these contents, as the most recently used (caller holds _MODELS_LOCK)."""
+    m = _MODELS.get(key)
+    if m is not None:
+        _MODELS.move_to_end(key)
+    return m
+
+
+def _keep(key: tuple, m: Model, choice: Choice | None) -> None:
+    """Cache a fitted model and its choice, evicting the least recently used (caller holds _MODELS_LOCK)."""
+    _MODELS[key] = m
+    _FITTING.pop(key, None)
+    while len(_MODELS) > MODEL_CACHE:
+        _MODELS.popitem(last=False)
+    if choice is None and m.choice is not None:
+        _CHOICES[key] = m.choice
+        while len(_CHOICES) > CHOICE_CACHE:
+            _CHOICES.popitem(last=False)
+
+
+def prepare(store: Store, tags: list[str] | None = None, source: SearchCorpus | None = None) -> None:
+    """Fit the models of `tags` (default: every tag with papers) before a request's time budget
+    starts, as a search's models are loaded before its own: the budget is for the request's work,
+    and a fit after the tag or the store changed (seconds, on a busy machine) was a 503 telling
+    the user to narrow a search they never made. An unknown tag is the caller's LibraryError."""
+    if tags is not None:
+        names = [library.get_tag(store, t).name for t in tags]
+    else:
+        names = [t.name for t in library.tags(store) if t.count]
+    c = corpus(store, source) if names else None  # no tag: the features are not even loaded
+    for name in names:
+        tag_model(store, name, c, source)
 
 
 def recommend(
@@ -711,7 +746,8 @@ def strength(chance: float) -> str | None:
 
 def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None) -> dict[int, tuple[float, str]]:
     """Each paper's (rowids of `source`, else of the store) best chance of being on one of the
-    user's tags' topics (:func:`on_topic`), and that tag; papers marked "not interested" left out."""
+    user's tags' topics (:func:`on_topic`), and that tag; papers marked "not interested" left out,
+    and a tag's own papers for that tag (a saved paper was "for TAG · strong" and first)."""
     out: dict[int, tuple[float, str]] = {}
     if not rowids:
         return out
@@ -719,31 +755,44 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
     gone = {_source(store, source).rowid(i) for i in library.dismissed(store)}
     docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
     for t in library.tags(store):
-        if t.count == 0:
-            continue
-        model, _, _ = tag_model(store, t.name, c, source)
+        model = tag_model(store, t.name, c, source)[0] if t.count else None
         if model is None:
             continue
-        s = on_topic(scores(c, model)[docs])
-        for d, v in zip(docs, s, strict=True):
+        mine = docs[~np.isin(docs, model.positives)]  # a tag's own papers are not recommendations for it
+        for d, v in zip(mine, on_topic(scores(c, model)[mine]), strict=True):
             r = int(c.rowids[d])
             if r not in out or v > out[r][0]:
                 out[r] = (float(v), t.name)
     return out
 
 
+def for_you_notices(store: Store, papers: int, scored: bool) -> list[str]:
+    """Why a day "for you" lists nothing, when it does not: no tags, or every paper of the day in a
+    tag or marked "not interested". A day without papers says so itself (it said "No tags yet")."""
+    if scored or not papers:
+        return []
+    return [message("for_you_none" if any(t.count for t in library.tags(store)) else "no_tags")]
+
+
 def for_you_order(store: Store, rowids: list[int]) -> tuple[list[int], dict[int, tuple[float, str]]]:
-    """`rowids` (a period's papers, in date order) by their best :func:`for_you` score; papers
-    no tag scores keep their order after them. Also the scores, empty when there is no tag."""
+    """`rowids` (a period's papers, in date order) by their best :func:`for_you` score, ties in
+    date order (one order in every process: pages are slices of it); then, in date order, papers
+    no tag scores (each in every tag already), and last those marked "not interested". Also the
+    scores, empty when there is no tag."""
     scored = for_you(store, rowids) if any(t.count for t in library.tags(store)) else {}
     if not scored:
         return list(rowids), {}
+    gone = {store.rowid(i) for i in library.dismissed(store)}
     at = {r: i for i, r in enumerate(rowids)}
-    return sorted(rowids, key=lambda r: (0, -scored[r][0], at[r]) if r in scored else (1, 0.0, at[r])), scored
+
+    def key(r: int) -> tuple[int, float, int]:
+        return (0, -scored[r][0], at[r]) if r in scored else (2 if r in gone else 1, 0.0, at[r])
+
+    return sorted(rowids, key=key), scored
 
 
 # --- related work for a pasted text --------------------------------------------------------------
-MAX_TEXT = 5000  # characters of a pasted text read
+MAX_TEXT = 5000  # characters of a pasted text read (a longer one is cut, saying so)
 # Characters of it the model embeds, as of a document; the model's cost grows steeply with
 # length, and a searcher is held meanwhile.
 EMBED_CHARS = 512
@@ -753,10 +802,41 @@ RELATED_DEPTH = 100  # candidates per side
 
 
 def pasted_prefix(text: str) -> str:
-    """What of a pasted text the model embeds: its opening EMBED_CHARS characters, cut at a word."""
+    """What of a pasted text the model embeds: its opening EMBED_CHARS characters as a reader
+    sees them (:func:`legible`), cut at a word."""
     from paperdex.index.embed import _cut
 
-    return _cut(" ".join(str(text or "").split())[:MAX_TEXT], EMBED_CHARS)
+    return _cut(legible(" ".join(str(text or "").split())[:MAX_TEXT]), EMBED_CHARS)
+
+
+# A paste from a web page or a .tex file brings markup; its tags, entities and TeX commands are
+# not the text's words ("amp", "script", "eta" were key terms: docs/recommendations.md)
+_HTML_HIDDEN = re.compile(r"<(script|style)\b[^>]{0,500}>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]{0,500}>", re.DOTALL)
+_MATH_OR_LINK = re.compile(
+    f"{latex.MATH_ON}[^{latex.MATH_OFF}]*{latex.MATH_OFF}|{latex.LINK_ON}[^{latex.LINK_OFF}]*{latex.LINK_OFF}"
+)
+# a letter alone, not in a Greek word, as text.greek_names reads it: a variable (\eta, {\lambda}opt, λ)
+_LONE_GREEK = re.compile("(?<![\u0370-\u03ff\u1f00-\u1fff])[\u0370-\u03ff](?![\u0370-\u03ff\u1f00-\u1fff])")
+
+
+def _tex_of(text: str) -> str:
+    """The text without HTML (tags, scripts, entities), its TeX made legible with markers
+    (latex.parse_tex, unbounded cache of pasted texts avoided)."""
+    if "<" in text or "&" in text:
+        text = _HTML_TAG.sub(" ", _HTML_HIDDEN.sub(" ", html.unescape(text)))
+    return latex.parse_tex.__wrapped__(text)[0] if "\\" in text or "$" in text else text
+
+
+def legible(text: str) -> str:
+    """A pasted text as a reader sees it: what the model embeds."""
+    return " ".join(latex.MARKERS.sub("", _tex_of(text)).split())
+
+
+def words_of(text: str) -> str:
+    """A pasted text's words, what key terms are chosen from: :func:`legible` without its math,
+    links and lone Greek letters (variables: \\eta is a symbol, not a topic)."""
+    return _LONE_GREEK.sub(" ", latex.MARKERS.sub("", _MATH_OR_LINK.sub(" ", _tex_of(text))))
 
 
 @dataclass
@@ -776,21 +856,59 @@ class Related:
         }
 
 
-def key_terms(ix, text: str, n: int = KEY_TERMS) -> list[str]:
-    """The words of `text` with the highest tf-idf against the papers (idf of the lexical
-    snapshot `ix`; words no paper has are left out), each as the text writes it."""
+class KeyTerm(NamedTuple):
+    label: str  # as the page shows it: the text's word, or a Chinese word's English reading
+    query: str  # as the lexical query asks for it: the word, or the Chinese word (search reads it)
+
+
+def key_terms(ix, text: str, n: int = KEY_TERMS, zh_dict: bool = True) -> list[str]:
+    """The words of `text` with the highest tf-idf against the papers, each as the text writes
+    it, a Chinese word as its English reading (:func:`terms_of_text`)."""
+    return [t.label for t in terms_of_text(ix, text, n, zh_dict)]
+
+
+def terms_of_text(ix, text: str, n: int = KEY_TERMS, zh_dict: bool = True) -> list[KeyTerm]:
+    """The key terms of a pasted text: its words (markup left out: :func:`words_of`) and its
+    Chinese words read as the search box reads them (`zh.concepts`: a word stands for its
+    English alternatives, scored by the rarest word of the first), by tf-idf against the
+    lexical snapshot `ix`; words no paper has are left out."""
+    words = words_of(text)
     st = stemmer()
-    tf: Counter[str] = Counter()
-    surface: dict[str, str] = {}
-    for w in tokens(index_text(text)):
+    tf: Counter[tuple[str, ...]] = Counter()
+    said: dict[tuple[str, ...], KeyTerm] = {}
+    for w in tokens(index_text(words)):
         if w not in STOPWORDS and len(w) >= 2 and not w.isdigit():
-            tf[s := st.stemWord(w)] += 1
-            surface.setdefault(s, w)
+            key: tuple[str, ...] = (st.stemWord(w),)
+            tf[key] += 1
+            said.setdefault(key, KeyTerm(w, w))
+    for word, label, alts in _chinese_words(words, zh_dict):
+        tf[alts[0]] += 1
+        said.setdefault(alts[0], KeyTerm(label, word))
     N = max(ix.n, 1)
-    df = {s: 0 if (t := ix.term(s)) is None else int(ix.df[t]) for s in tf}
-    idf = {s: float(lexical.idf(d, N)) for s, d in df.items() if d}  # words papers have
-    scored = sorted((((1 + np.log(tf[s])) * v, s) for s, v in idf.items()), key=lambda x: (-x[0], x[1]))
-    return [surface[s] for _, s in scored[:n]]
+    scored = []
+    for key, count in tf.items():
+        df = [0 if (t := ix.term(s)) is None else int(ix.df[t]) for s in key]
+        if min(df):  # words papers have
+            scored.append(((1 + np.log(count)) * float(lexical.idf(min(df), N)), said[key].label, key))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [said[key] for _, _, key in scored[:n]]
+
+
+def _chinese_words(text: str, zh_dict: bool) -> list[tuple[str, str, list[tuple[str, ...]]]]:
+    """Each concept of `text`'s Chinese words as the search box reads them: the word, its English
+    reading (the first alternative) and the stems of its alternatives; the question's frame
+    (如何) left out, as search leaves it out."""
+    from paperdex.search.planning import Concept, alt_of, is_filler
+    from paperdex.store import PrefixCounts
+
+    out: list[tuple[str, str, list[tuple[str, ...]]]] = []
+    for part, cjk in split_cjk(text) if zh_dict and zh.has_cjk(text) else []:
+        for word in zh.segment(part, PrefixCounts) if cjk else []:
+            for alts in zh.concepts(word, zh_dict, table=PrefixCounts):
+                stems = list(dict.fromkeys(filter(None, map(alt_of, alts))))
+                if stems and not is_filler(Concept(alts[0], stems)):
+                    out.append((word, alts[0], stems))
+    return out
 
 
 def related(
@@ -808,11 +926,13 @@ def related(
     any of which may match (requiring half leaves almost nothing to rank). `query_vector`: the
     text's vector if the caller embedded it already; `dense=False`: the words alone."""
     t0 = time.perf_counter()
-    text = " ".join(str(text or "").split())[:MAX_TEXT]
+    whole = " ".join(str(text or "").split())
+    text = whole[:MAX_TEXT]
     k = max(1, int(k))  # how many one request may ask for: service.MAX_RELATED
-    notices: list[str] = []
-    terms = key_terms(s.lex, text)
-    lex_hits = _lexical_side(s, terms, filters, deadline)
+    notices: list[str] = [message("text_cut", read=MAX_TEXT, given=len(whole))] if len(whole) > MAX_TEXT else []
+    found_terms = terms_of_text(s.lex, text, zh_dict=s.zh_dict)
+    terms = [t.label for t in found_terms]
+    lex_hits = _lexical_side(s, [t.query for t in found_terms], filters, deadline)
     dense_hits: list[Hit] = []
     vindex = s.index
     if dense and vindex is not None and len(vindex) and text:
@@ -832,7 +952,7 @@ def related(
 
 def _lexical_side(s: Searcher, terms: list[str], filters, deadline: float | None) -> list[Hit]:
     """BM25 over the key terms, any one matching; as plain text if the query language misreads one."""
-    words = [t for t in terms if t.lower() not in _OPERATORS]
+    words = list(dict.fromkeys(t for t in terms if t.lower() not in _OPERATORS))
     if not words:
         return []
     kw = {"mode": "lexical", "per_page": RELATED_DEPTH, "filters": filters, "facets": False, "deadline": deadline}

@@ -331,7 +331,9 @@ def test_tag_page_papers_first_rename_delete_and_undo(signed):
     expect(p.locator("main")).not_to_contain_text("robotics")
 
 
-def test_for_you_marks_papers_already_in_the_tag(signed):
+def test_for_you_lists_no_paper_the_tag_holds(signed):
+    """A paper saved to the tag is no recommendation for it: /for-you leaves it out (it listed it,
+    marked "already in"), and the daily page's For you keeps its saved mark without a "for" chip."""
     p = signed
     with Store(p.dir) as st:
         day = st.conn.execute(
@@ -340,14 +342,15 @@ def test_for_you_marks_papers_already_in_the_tag(signed):
         ids = [r[0] for r in st.conn.execute("SELECT id FROM papers WHERE date = ? ORDER BY rowid", [day])]
         L.add_to_tag(st, "mine", ids[:2])
     p.goto(p.base + f"/for-you?day={day}")
-    marks = p.get_by_test_id("already-in-tag")
-    expect(marks.first).to_be_visible()
-    marked = {m.locator("xpath=ancestor::article").get_attribute("data-id") for m in marks.all()}
-    assert marked == set(ids[:2])
-    # the daily page says the same on its "for you" order
+    cards = p.get_by_test_id("for-you").locator("article")
+    expect(cards.first).to_be_visible()
+    listed = {c.get_attribute("data-id") for c in cards.all()}
+    assert listed and not listed & set(ids[:2])
     p.goto(p.base + f"/daily?day={day}&sort=foryou")
     for pid in ids[:2]:
-        expect(p.locator(f'article.card[data-id="{pid}"]').get_by_test_id("saved-link")).to_be_visible()
+        card = p.locator(f'article.card[data-id="{pid}"]')
+        expect(card.get_by_test_id("saved-link")).to_be_visible()
+        expect(card.get_by_test_id("for-you-mark")).to_have_count(0)
 
 
 # --- every string translated, focus, skip link, placeholders --------------------------------------

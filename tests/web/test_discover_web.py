@@ -135,6 +135,23 @@ def test_related_api_and_page(site):
     assert 'data-testid="related-results"' in page and page.count('class="card"') >= 5
 
 
+def test_related_reads_chinese_and_cuts_a_long_paste(site):
+    """A Chinese text's key terms are its words' English readings (before: none, and a DNA-storage
+    paper first for 推测解码); a paste longer than what is read is cut, saying so (before: a
+    400 over 20,000 characters, although only the first 5,000 were ever read)."""
+    c, _, _ = site
+    body = c.post("/api/related", json={"text": "机器人抓取", "k": 5}).json()
+    assert {"robot", "grasp"} <= set(body["key_terms"])
+    assert all(h["why"]["lexical_rank"] for h in body["hits"])  # the words side ranks: no longer dense alone
+    assert sum("cs.RO" in h["categories"] for h in body["hits"]) >= 3
+    long = ("We learn robot grasping policies from demonstrations, in clutter. " * 400).strip()  # 26,399 characters
+    r = c.post("/api/related", json={"text": long, "k": 5})
+    assert r.status_code == 200 and len(r.json()["hits"]) == 5
+    assert "read the first 5,000 of the text's 26,399 characters" in r.json()["notices"][0]
+    page = c.post("/related", data={"text": long}, headers={"Accept-Language": "zh"}).text
+    assert "只读取了这段文字 26,399 个字符中的前 5,000 个" in page and 'data-testid="related-results"' in page
+
+
 def test_a_pasted_abstract_in_the_search_box_finds_related_work(site, ro_store):
     """A whole abstract (parentheses, 1,000+ characters) typed into the search box is a passage,
     not a query: related work, its own paper first, instead of a syntax error or a cut."""
@@ -229,8 +246,10 @@ def test_daily_for_you_sort_on_day_week_and_month(site, store):
         assert not got["notices"]
         shown = [p["id"] for p in got["papers"]]
         rowids = [store.rowid(i) for i in shown]
-        scores = R.for_you(store, rowids)
-        assert [scores[r][0] for r in rowids] == sorted((scores[r][0] for r in rowids), reverse=True), view
+        scores = R.for_you(store, rowids)  # the tag's own papers are no recommendations: unscored, last
+        ranked = [r for r in rowids if r in scores]
+        assert rowids[: len(ranked)] == ranked and not {store.rowid(i) for i in ids[:5]} & set(ranked), view
+        assert [scores[r][0] for r in ranked] == sorted((scores[r][0] for r in ranked), reverse=True), view
         if view == "month":  # robot papers first: more of them on top than in the month as a whole
             cats = {p["id"]: p["categories"] for p in got["papers"]}
             top = sum("cs.RO" in cats[i] for i in shown[:10]) / 10

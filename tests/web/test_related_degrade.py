@@ -167,7 +167,7 @@ def test_the_model_does_not_spend_the_searchs_budget(web_dir, monkeypatch):
         out = service.related(pool, TEXT, 10)
     finally:
         pool.close()
-    assert out.hits and not out.notices, out.notices
+    assert out.hits and [n.code for n in out.notices] == ["text_cut"], out.notices  # 7,119 characters, 5,000 read
     assert any(h.dense_rank is not None for h in out.hits)
 
 

@@ -50,9 +50,8 @@ def api_session(request: Request) -> Response:
 def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Response:
     """A day's papers (default: the newest) by their best score over the user's tags, and that tag."""
     d, ranked = service.for_you(pool_of(request), day, k)
-    return JSONResponse(
-        {"day": d.day, "papers": [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]}
-    )
+    papers = [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]
+    return JSONResponse({"day": d.day, "notices": d.notices, "papers": papers})
 
 
 @router.post("/api/related", include_in_schema=False)
