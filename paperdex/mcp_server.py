@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from paperdex import service
-from paperdex.discover import library, summaries
+from paperdex.discover import library, recommend, summaries
 from paperdex.paper import Paper
 from paperdex.search import Hit
 from paperdex.service import SearcherPool, SearchParams, ServiceError
@@ -35,7 +35,7 @@ QUERY = (
 )
 MODE = "hybrid: words and meaning (the default); lexical: words only; dense: meaning only"
 PAPER_ID = "a paper's id: an arXiv id (2510.05491, with or without a version or arXiv:), or its arXiv URL"
-RELATED_TEXT = f"an abstract or a paragraph, up to {service.MAX_RELATED_TEXT:,} characters"
+RELATED_TEXT = f"an abstract or a paragraph; the first {recommend.MAX_TEXT:,} characters are read (a notice says so)"
 
 
 def _brief(p: Paper, phrases: list[list[str]] | None = None) -> dict[str, Any]:
