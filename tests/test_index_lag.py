@@ -119,8 +119,8 @@ if os.environ.get("PAPERDEX_TEST_PAUSE_AFTER_BATCH"):
 
     real = paperdex.store.Store._upsert_batch
 
-    def _upsert_batch(self, batch):
-        s = real(self, batch)  # committed
+    def _upsert_batch(self, *args, **kw):
+        s = real(self, *args, **kw)  # committed
         open(os.environ["PAPERDEX_TEST_PAUSE_AFTER_BATCH"], "w").close()
         while True:  # the test kills this process with SIGKILL here
             time.sleep(1)

@@ -237,25 +237,35 @@ def test_the_choice_is_cached_and_invalidated_when_the_tag_changes(sample_store,
     assert len(validations) == 3
 
 
-def test_a_tag_changed_just_now_opens_within_a_budget_shorter_than_its_fit(sample_store):
-    """After a change, a tag of 8+ papers validates its model again (on this sample: half a second
-    and more, against 15-30 ms for the page itself). The fit is the library's work, done before the
-    request's time budget starts: no 503 telling the user to narrow a search they never made
-    (before: 2 of 3 tag pages after a change, at 2 s on the 63k store at load 3)."""
+def test_a_tag_changed_just_now_opens_within_a_budget_shorter_than_its_fit(sample_store, monkeypatch):
+    """After a change, a tag of 8+ papers validates its model again (seconds on a busy machine).
+    The fit is the library's work, done before the request's time budget starts: no 503 telling
+    the user to narrow a search they never made (before: 2 of 3 tag pages after a change, at 2 s
+    on the 63k store at load 3). The fit is made slower than the budget here, so the test says
+    where the fit is charged without depending on this machine's speed (a page itself takes
+    15-300 ms, under the 2 s budget by far)."""
+    import time
+
     from fastapi.testclient import TestClient
 
+    from paperdex.discover import recommend as R
     from paperdex.settings import Settings
     from paperdex.web.app import create_app
 
+    real_fit = R.fit
+
+    def slow_fit(*args, **kw):
+        time.sleep(2.5)
+        return real_fit(*args, **kw)
+
+    monkeypatch.setattr(R, "fit", slow_fit)
     tag, held = _category_tag(sample_store, "eess.IV", 12)
     more = iter(sorted(held))
     L.add_to_tag(sample_store, "budget", tag[:9])
-    settings = Settings.from_env(data_dir=sample_store.data_dir, time_budget=0.2)
+    settings = Settings.from_env(data_dir=sample_store.data_dir, time_budget=2.0)
     c = TestClient(create_app(sample_store.data_dir, pool_size=1, settings=settings), base_url="http://localhost")
     day = sample_store.conn.execute("SELECT max(date) FROM papers").fetchone()[0]
-    paths = ["/tag/budget", "/api/tags/budget/recommendations", f"/daily?day={day}&sort=foryou"]
-    paths += [f"/daily.json?day={day}&view=week", f"/for-you?day={day}", "/feeds/tag/budget.rss"]
-    for path in paths:
+    for path in ["/tag/budget", f"/daily.json?day={day}&view=week&sort=foryou", "/feeds/tag/budget.rss"]:
         L.add_to_tag(sample_store, "budget", [next(more)])  # each page right after a change: a new fit
         r = c.get(path)
         assert r.status_code == 200, (path, r.text[:300])

@@ -132,7 +132,7 @@ class SavedIn(BaseModel):
     query: str | None = Field(None, description="The query (the query language); empty: the filters alone")
     q: str | None = Field(None, description="`query`'s older name (one of the two)")
     params: dict[str, str] | None = Field(
-        None, description="The filters as GET /api/saved shows them; or each field below beside name and query"
+        None, description="The filters as GET /api/saved shows them; or each field below beside `name` and `query`"
     )
     mode: Literal["hybrid", "lexical", "dense"] | None = Field(None, description="Ranking")
     category: str | None = Field(None, description="A category (cs.LG) or archive (cs)")
