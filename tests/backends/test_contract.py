@@ -364,40 +364,47 @@ def test_a_translated_phrase_matches_only_where_its_words_stand_together(backend
     assert "2506.18564" in everything(backend, "large language model", mode="lexical")[0]
 
 
-def test_multi_word_alternatives_need_their_words_side_by_side(writable):
-    """Made-up papers for each case a user would notice, on both backends."""
-    base = writable.get(writable.search("", per_page=1).hits[0].paper.id)
-
-    def paper(pid: str, title: str, abstract: str):
-        return replace(base, id=pid, title=title, abstract=abstract, authors=["Ada Lovelace"], updated="2026-07-01")
-
-    writable.upsert(
-        [
-            paper("2699.10001", "Reasoning in large language models", "We probe how models reason."),
-            paper("2699.10002", "A large benchmark", "Sign language recognition with a model of each hand."),
-            paper("2699.10003", "Reasoning with LLMs", "We probe how they reason."),
-            # the pair across the title's end and the abstract's start is not a phrase of the paper
-            paper("2699.10004", "Going large", "Language model training, sign language and a model."),
-            paper("2699.10005", "Large models of language", "A language model in the abstract only."),
-            paper("2699.10006", "End-to-end driving", "A planner trained end to end."),
-            paper("2699.10007", "The end of driving", "Where the road ends."),
-            # "large language" in the title, "language model" in the abstract: a phrase of the
-            # paper, but not of its title
-            paper("2699.10008", "Large language agents with a model", "Each agent has a language model."),
-            # the phrase in the title and in the abstract; in the title, and apart in the abstract
-            paper("2699.10009", "Large language models", "Large language models, in the abstract too."),
-            paper("2699.10010", "Large language models at scale", "Large, small and language models compared."),
-            # a dictionary gloss that is the word's only rendering: its words may stand apart
-            paper("2699.10011", "Low-bit quantization", "Each model is quantized to four bits."),
-        ]
+def made_up(b, papers: list[tuple[str, str, str]]):
+    """Made-up papers (id, title, abstract) added to a writable backend, and a function from a
+    query to the ones of them it matches (lexical, every page; the total checked against them)."""
+    base = b.get(b.search("", per_page=1).hits[0].paper.id)
+    b.upsert(
+        [replace(base, id=i, title=t, abstract=a, authors=["Ada Lovelace"], updated="2026-07-01") for i, t, a in papers]
     )
-    mine = {f"2699.{10000 + i}" for i in range(1, 12)}
+    mine = {i for i, _, _ in papers}
 
     def matched(q: str) -> set[str]:
-        got, res = everything(writable, q, mode="lexical")
+        got, res = everything(b, q, mode="lexical")
         assert res.total == len(got)
         return set(got) & mine
 
+    return matched
+
+
+def test_multi_word_alternatives_need_their_words_side_by_side(writable):
+    """Made-up papers for each case a user would notice, on both backends."""
+    matched = made_up(
+        writable,
+        [
+            ("2699.10001", "Reasoning in large language models", "We probe how models reason."),
+            ("2699.10002", "A large benchmark", "Sign language recognition with a model of each hand."),
+            ("2699.10003", "Reasoning with LLMs", "We probe how they reason."),
+            # the pair across the title's end and the abstract's start is not a phrase of the paper
+            ("2699.10004", "Going large", "Language model training, sign language and a model."),
+            ("2699.10005", "Large models of language", "A language model in the abstract only."),
+            ("2699.10006", "End-to-end driving", "A planner trained end to end."),
+            ("2699.10007", "The end of driving", "Where the road ends."),
+            # "large language" in the title, "language model" in the abstract: a phrase of the
+            # paper, but not of its title
+            ("2699.10008", "Large language agents with a model", "Each agent has a language model."),
+            # the phrase in the title and in the abstract; in the title, and apart in the abstract
+            ("2699.10009", "Large language models", "Large language models, in the abstract too."),
+            ("2699.10010", "Large language models at scale", "Large, small and language models compared."),
+            # a dictionary gloss that is the word's only rendering: its words may stand apart
+            ("2699.10011", "Low-bit quantization", "Each model is quantized to four bits."),
+        ],
+    )
+    mine = {f"2699.{10000 + i}" for i in range(1, 12)}
     phrase = {"2699.10001", "2699.10003", "2699.10008", "2699.10009", "2699.10010"}
     assert matched("大语言模型") == phrase
     assert matched('"大语言模型"') == phrase
@@ -414,26 +421,15 @@ def test_multi_word_alternatives_need_their_words_side_by_side(writable):
 def test_a_greek_letter_finds_its_tex_spelling_and_the_reverse(writable):
     """β-VAE typed found only the papers writing β (2 of the 63k store), beta-VAE only those
     writing $\\beta$ (2 others); a Greek word keeps its letters."""
-    base = writable.get(writable.search("", per_page=1).hits[0].paper.id)
-
-    def paper(pid: str, title: str, abstract: str):
-        return replace(base, id=pid, title=title, abstract=abstract, authors=["Ada Lovelace"], updated="2026-07-01")
-
-    writable.upsert(
+    matched = made_up(
+        writable,
         [
-            paper("2699.20001", "Disentangling with β-VAE", "A study of ε-greedy exploration."),
-            paper("2699.20002", r"Disentangling with $\beta$-VAE", r"A study of $\varepsilon$-greedy exploration."),
-            paper("2699.20003", "Beta and VAE apart", "A VAE, then a beta prior, then greedy search."),
-            paper("2699.20004", "Γλώσσα models", "A study in Greek."),
-        ]
+            ("2699.20001", "Disentangling with β-VAE", "A study of ε-greedy exploration."),
+            ("2699.20002", r"Disentangling with $\beta$-VAE", r"A study of $\varepsilon$-greedy exploration."),
+            ("2699.20003", "Beta and VAE apart", "A VAE, then a beta prior, then greedy search."),
+            ("2699.20004", "Γλώσσα models", "A study in Greek."),
+        ],
     )
-    mine = {f"2699.{20000 + i}" for i in range(1, 5)}
-
-    def matched(q: str) -> set[str]:
-        got, res = everything(writable, q, mode="lexical")
-        assert res.total == len(got)
-        return set(got) & mine
-
     both = {"2699.20001", "2699.20002"}
     for q in ('"β-VAE"', '"beta VAE"', 'ti:"β-VAE"', '"ε-greedy"', '"epsilon-greedy"', '"ϵ-greedy"'):
         assert matched(q) == both, q
