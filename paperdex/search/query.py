@@ -124,6 +124,8 @@ def lex(q: str) -> list[Tok]:
                 raise QueryError(message("unbalanced_quote"), i)
             if not tokens(q[i + 1 : end]):  # `""` or `"-"` would match every paper, silently
                 raise QueryError(message("empty_phrase"), i)
+            if "*" in q[i + 1 : end]:  # "weight dec*" looked for the word "dec": no paper, no reason
+                raise QueryError(message("star_in_quotes", phrase=q[i + 1 : end]), i)
             toks.append(Tok("PHRASE", q[i + 1 : end], i, neg))
             i = end + 1
         else:
@@ -192,6 +194,8 @@ class _Parser:
         if not parts:
             if (t := self.peek()) is None:
                 return Bool("AND", [])
+            if t.kind == "RP" and self.depth == 0:  # `)` typed first: no group was opened
+                raise QueryError(message("unbalanced_close"), t.pos)
             raise QueryError(message("empty_group"), t.pos)
         return parts[0] if len(parts) == 1 else Bool("AND", parts)
 
