@@ -99,6 +99,18 @@ def _clean(q: str) -> str:
     return unicodedata.normalize("NFKC", q).translate(_QUOTES)
 
 
+def _phrase_end(q: str, i: int) -> int:
+    """Where the phrase opened by the quote at `i` closes, the phrase checked: `""` or `"-"` would
+    match every paper silently, and "weight dec*" looked for the word "dec" (no paper, no reason)."""
+    if (end := q.find('"', i + 1)) < 0:
+        raise QueryError(message("unbalanced_quote"), i)
+    if not tokens(q[i + 1 : end]):
+        raise QueryError(message("empty_phrase"), i)
+    if "*" in q[i + 1 : end]:
+        raise QueryError(message("star_in_quotes", phrase=q[i + 1 : end]), i)
+    return end
+
+
 def lex(q: str) -> list[Tok]:
     toks: list[Tok] = []
     i, n = 0, len(q)
@@ -120,12 +132,7 @@ def lex(q: str) -> list[Tok]:
             toks.append(Tok("RP", ")", i))
             i += 1
         elif ch == '"':
-            if (end := q.find('"', i + 1)) < 0:
-                raise QueryError(message("unbalanced_quote"), i)
-            if not tokens(q[i + 1 : end]):  # `""` or `"-"` would match every paper, silently
-                raise QueryError(message("empty_phrase"), i)
-            if "*" in q[i + 1 : end]:  # "weight dec*" looked for the word "dec": no paper, no reason
-                raise QueryError(message("star_in_quotes", phrase=q[i + 1 : end]), i)
+            end = _phrase_end(q, i)
             toks.append(Tok("PHRASE", q[i + 1 : end], i, neg))
             i = end + 1
         else:
