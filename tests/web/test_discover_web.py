@@ -152,6 +152,28 @@ def test_related_reads_chinese_and_cuts_a_long_paste(site):
     assert "只读取了这段文字 26,399 个字符中的前 5,000 个" in page and 'data-testid="related-results"' in page
 
 
+def test_related_work_for_an_arxiv_id_reads_that_paper(site, store):
+    """`paperdex related 2505.13738` (and POST /api/related, the MCP tool) embedded the id's
+    digits as text: NTIRE challenges and BCH decoders. An id or arXiv URL alone is the paper:
+    its title and abstract are read, saying so, and the paper itself is not listed; an id the
+    store lacks is a 404 saying how to get its related work."""
+    c, _, ids = site
+    p = store.get(ids[0])
+    pasted = c.post("/api/related", json={"text": f"{p.title}. {p.abstract}", "k": 6}).json()
+    expected = [h["id"] for h in pasted["hits"] if h["id"] != p.id][:5]
+    for text in (p.id, f" arXiv:{p.id}v2 ", f"https://arxiv.org/abs/{p.id}"):
+        body = c.post("/api/related", json={"text": text, "k": 5}).json()
+        assert [h["id"] for h in body["hits"]] == expected
+        said = body["notices"][0]
+        assert said.startswith(f"related work for {p.id}, \u201c") and "found from its title and abstract" in said
+    page = c.post("/related", data={"text": p.id}, headers={"Accept-Language": "zh"}).text
+    assert f"{p.id}《" in page and "的相关工作：按其标题和摘要查找" in page
+    r = c.post("/api/related", json={"text": "2599.99999"})
+    assert r.status_code == 404 and r.json()["error"]["message"].startswith("no paper 2599.99999 in this store")
+    # an id inside a sentence is text, as before
+    assert c.post("/api/related", json={"text": f"robot grasping as in {p.id}"}).json()["notices"] == []
+
+
 def test_a_pasted_abstract_in_the_search_box_finds_related_work(site, ro_store):
     """A whole abstract (parentheses, 1,000+ characters) typed into the search box is a passage,
     not a query: related work, its own paper first, instead of a syntax error or a cut."""
