@@ -69,6 +69,22 @@ def test_api_delete_takes_a_versioned_id_and_says_when_the_tag_lacks_it(site):
     assert c.get("/api/tags/robots").json()["papers"] == [ids[1]]
 
 
+def test_saving_to_a_tag_name_with_a_slash_says_why_it_is_refused(site):
+    """The cards' "Save to a tag" sends the typed name in the path (encodeURIComponent: a%2Fb);
+    the router read it as a/b and answered "Not Found", which the pop-up showed. Names with "/"
+    are refused wherever a tag is made (a tag's page and feed are a path segment): the pop-up
+    now shows that reason, and nothing is created."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    for name in ("a%2Fb", "a/b", "x%2F..%2Fy"):
+        r = c.post(f"/api/tags/{name}/papers", json={"ids": ids[:1]}, headers=auth)
+        assert r.status_code == 400, name
+        assert r.json()["error"]["message"] == "a tag name cannot be . or .., nor contain control characters, / or \\"
+    assert c.get("/api/tags").json()["tags"] == []
+    assert c.post("/api/tags/a%2Fb/papers", json={"ids": ids[:1]}).status_code == 401  # the token first, as before
+    assert c.post("/api/tags/ab/papers", json={"ids": ids[:1]}, headers=auth).json()["added"] == 1
+
+
 def test_browser_sign_in_and_csrf(site):
     c, tok, ids = site
     assert "login-form" in c.get("/library").text
