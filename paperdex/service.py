@@ -767,8 +767,13 @@ def listing(
     pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
 ) -> feed.Listing:
     """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
-    given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
-    day, category = _listing_args(day, category, page, 1)
+    given tags, else in the listing's order, saying so (why not by stars: docs/web.md). A page
+    past the last is empty, its `pages` the last (the page says so), however far past."""
+    day, category = _listing_args(day, category, min(page, MAX_PAGE), per_page)
+    if page > MAX_PAGE:  # past any listing's last page: read none of it
+        d = listing(pool, view, day, category, sort, 1, per_page)
+        d.page, d.papers = page, []
+        return d
     over = None
     if sort in ("top", "foryou") and view != "trending":  # ranked by the tags: their models first
         with pool.reader() as st:

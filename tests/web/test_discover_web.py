@@ -272,7 +272,7 @@ def test_daily_for_you_sort_on_day_week_and_month(site, store):
     page = c.get(f"/daily?day={day}&view=week").text
     assert re.search(r'<a href="/daily\?day=[^"]*sort=foryou[^"]*"[^>]*data-sort="foryou">For you</a>', page)
     for view in ("day", "week", "month"):
-        plain = c.get(f"/daily.json?day={day}&view={view}&per_page=200").json()
+        plain = c.get(f"/daily.json?day={day}&view={view}&per_page=100").json()
         mine = c.get(f"/daily.json?day={day}&view={view}&sort=foryou").json()
         assert mine["sort"] == "foryou" and mine["total"] == plain["total"]
         assert [p["id"] for p in mine["papers"]] == [p["id"] for p in plain["papers"]][:30]
@@ -303,7 +303,7 @@ def test_daily_for_you_sort_on_day_week_and_month(site, store):
     assert html.index(f'data-id="{first}"') < html.index('class="card"', html.index(f'data-id="{first}"'))
     # "not interested" goes last
     assert c.post("/api/dismissed", json={"ids": [first]}, headers=auth).status_code == 200
-    got = c.get(f"/daily.json?day={day}&view=month&sort=foryou&per_page=200").json()
+    got = c.get(f"/daily.json?day={day}&view=month&sort=foryou").json()
     assert got["papers"][0]["id"] != first
     last_page = c.get(f"/daily.json?day={day}&view=month&sort=foryou&page={got['pages']}").json()
     assert last_page["papers"][-1]["id"] == first
@@ -432,3 +432,32 @@ def test_a_taken_name_is_refused_unless_replace_is_asked(site):
     r = c.post("/library/saved", data={**form, "name": "robot, all"}, follow_redirects=False)
     assert r.status_code == 303
     assert {s["name"] for s in c.get("/api/saved").json()["saved_searches"]} == {"moe", "robot", "robot, all"}
+
+
+def test_a_page_past_the_last_says_so_on_every_listing(site):
+    """One rule for the daily page and a tag's recommendations, as the search page has: a page
+    past the last says so with a link to it (the daily page was empty past its last page and a 400
+    from 10,000; the tag page showed page 10 for 100000 and page 1 for 0), page 0 is the service's
+    400, and a per_page over the limit is a 400 naming it (/daily.json used 30 silently)."""
+    c, tok, ids = site
+    day = c.get("/daily.json").json()["start"]
+    last = c.get("/daily.json", params={"day": day, "per_page": 5}).json()["pages"]
+    for page in (last + 1, 99999):
+        r = c.get("/daily", params={"day": day, "page": page})
+        assert r.status_code == 200 and f"Page {page} is past the last page, {last}." in r.text
+    r = c.get("/daily", params={"day": day, "page": 99999, "per_page": 5})
+    assert f'<a href="/daily?day={day}&amp;page={last}&amp;per_page=5">Go to page {last}</a>' in r.text
+    assert "page must be between 1 and" in c.get("/daily", params={"page": 0}).text
+    r = c.get("/daily.json", params={"per_page": 200})
+    assert r.status_code == 400 and r.json()["error"]["message"] == "per_page must be between 1 and 100"
+    c.post("/api/tags/robots/papers", json={"ids": ids[:5]}, headers={"Authorization": f"Bearer {tok}"})
+    r = c.get("/tag/robots", params={"page": 100000})
+    said = re.search(r"Page 100000 is past the last page, (\d+)\.", r.text)
+    assert r.status_code == 200 and said and f'<a href="?page={said[1]}">Go to page {said[1]}</a>' in r.text
+    recs = r.text[r.text.index('data-testid="recommendations"') :]
+    assert 'class="card"' not in recs  # no list under the message
+    for bad in (0, -3):
+        r = c.get("/tag/robots", params={"page": bad})
+        assert r.status_code == 400 and "page must be between 1 and 50" in r.text
+    assert '<a rel="prev" class="pg" href="?page=1">' in c.get("/tag/robots", params={"page": 2}).text
+    assert "第 99999 页超出了最后一页" in c.get("/daily", params={"day": day, "page": 99999, "lang": "zh"}).text
