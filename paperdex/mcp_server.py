@@ -35,7 +35,10 @@ QUERY = (
 )
 MODE = "hybrid: words and meaning (the default); lexical: words only; dense: meaning only"
 PAPER_ID = "a paper's id: an arXiv id (2510.05491, with or without a version or arXiv:), or its arXiv URL"
-RELATED_TEXT = f"an abstract or a paragraph; the first {recommend.MAX_TEXT:,} characters are read (a notice says so)"
+RELATED_TEXT = (
+    f"an abstract or a paragraph; the first {recommend.MAX_TEXT:,} characters are read (a notice says so);"
+    " an arXiv id or URL alone stands for that paper's title and abstract"
+)
 
 
 def _brief(p: Paper, phrases: list[list[str]] | None = None) -> dict[str, Any]:

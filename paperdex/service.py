@@ -37,7 +37,7 @@ from paperdex.index.publish import publish_if_abandoned, unpublished
 from paperdex.index.snapshots import REPAIR_COMMAND, stamp, writer_alive
 from paperdex.index.vectors import VectorIndex
 from paperdex.messages import message, param
-from paperdex.paper import Paper, typed_id
+from paperdex.paper import ARXIV_REF, Paper, typed_id
 from paperdex.search import MAX_WINDOW, MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET, Settings
@@ -680,6 +680,9 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
     for name, v in (("category", f.category), ("from", f.date_from), ("to", f.date_to)):
         if v is not None and not isinstance(v, str):  # a JSON body's number or object
             raise ServiceError(400, message("param_not_text", name=name, value=repr(v)[:40]))
+    named = _named_paper(pool, text)
+    if named is not None:  # an id or arXiv URL alone: the paper's own words, itself left out
+        text, k = f"{named.title}. {named.abstract}", k + 1
     _yield_to_the_loop()
     pool.prepare(text[: R.MAX_TEXT], True)
     with pool.searcher() as s:  # a moment: the model the vectors were made with
@@ -697,7 +700,24 @@ def related(pool: Pool, text: str, k: int = 20, filters: Filters | None = None) 
         out = R.related(s, text, k, filters=filters, deadline=dl, query_vector=qv, dense=not words_only)
     if words_only:
         out.notices.append(message("related_words_only"))
+    if named is not None:
+        out.hits = [h for h in out.hits if h.paper.id != named.id][: k - 1]
+        out.notices.insert(0, message("related_to_paper", id=named.id, title=" ".join(named.title.split())[:120]))
     return out
+
+
+def _named_paper(pool: Pool, text: str) -> Paper | None:
+    """The paper a text that is only an arXiv id or URL names (paper.ARXIV_REF, as a typed id is
+    read): a researcher asking for its related work means the paper, not the id's digits, which
+    embedded as text found noise. ServiceError(404) when the store lacks it: its words are unknown."""
+    if (m := ARXIV_REF.match(text.strip())) is None:
+        return None
+    pid = typed_id(m.group(0))
+    with pool.reader() as st:
+        p = st.get(pid)
+    if p is None:
+        raise ServiceError(404, message("related_id_not_in_store", id=pid[:80]))
+    return p
 
 
 def get_paper(pool: Pool, pid: str) -> Paper:
@@ -747,8 +767,13 @@ def listing(
     pool: Pool, view: str, day: str | None, category: str | None, sort: str, page: int, per_page: int
 ) -> feed.Listing:
     """A day's, week's or month's papers (feed.listing); "Top" without upvotes ranked as "For you"
-    given tags, else in the listing's order, saying so (why not by stars: docs/web.md)."""
-    day, category = _listing_args(day, category, page, 1)
+    given tags, else in the listing's order, saying so (why not by stars: docs/web.md). A page
+    past the last is empty, its `pages` the last (the page says so), however far past."""
+    day, category = _listing_args(day, category, min(page, MAX_PAGE), per_page)
+    if page > MAX_PAGE:  # past any listing's last page: read none of it
+        d = listing(pool, view, day, category, sort, 1, per_page)
+        d.page, d.papers = page, []
+        return d
     over = None
     if sort in ("top", "foryou") and view != "trending":  # ranked by the tags: their models first
         with pool.reader() as st:

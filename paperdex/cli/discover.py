@@ -319,7 +319,8 @@ def token_revoke(st, key) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def related(ctx, text, limit, as_json) -> None:
-    """Related work for a pasted abstract or paragraph (TEXT, or standard input)."""
+    """Related work for a pasted abstract or paragraph (TEXT, or standard input); an arXiv id
+    or URL alone stands for that paper's title and abstract."""
     from paperdex import service
 
     text = text if text is not None else sys.stdin.read()

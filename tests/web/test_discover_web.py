@@ -69,6 +69,22 @@ def test_api_delete_takes_a_versioned_id_and_says_when_the_tag_lacks_it(site):
     assert c.get("/api/tags/robots").json()["papers"] == [ids[1]]
 
 
+def test_saving_to_a_tag_name_with_a_slash_says_why_it_is_refused(site):
+    """The cards' "Save to a tag" sends the typed name in the path (encodeURIComponent: a%2Fb);
+    the router read it as a/b and answered "Not Found", which the pop-up showed. Names with "/"
+    are refused wherever a tag is made (a tag's page and feed are a path segment): the pop-up
+    now shows that reason, and nothing is created."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    for name in ("a%2Fb", "a/b", "x%2F..%2Fy"):
+        r = c.post(f"/api/tags/{name}/papers", json={"ids": ids[:1]}, headers=auth)
+        assert r.status_code == 400, name
+        assert r.json()["error"]["message"] == "a tag name cannot be . or .., nor contain control characters, / or \\"
+    assert c.get("/api/tags").json()["tags"] == []
+    assert c.post("/api/tags/a%2Fb/papers", json={"ids": ids[:1]}).status_code == 401  # the token first, as before
+    assert c.post("/api/tags/ab/papers", json={"ids": ids[:1]}, headers=auth).json()["added"] == 1
+
+
 def test_browser_sign_in_and_csrf(site):
     c, tok, ids = site
     assert "login-form" in c.get("/library").text
@@ -150,6 +166,28 @@ def test_related_reads_chinese_and_cuts_a_long_paste(site):
     assert "read the first 5,000 of the text's 26,399 characters" in r.json()["notices"][0]
     page = c.post("/related", data={"text": long}, headers={"Accept-Language": "zh"}).text
     assert "只读取了这段文字 26,399 个字符中的前 5,000 个" in page and 'data-testid="related-results"' in page
+
+
+def test_related_work_for_an_arxiv_id_reads_that_paper(site, store):
+    """`paperdex related 2505.13738` (and POST /api/related, the MCP tool) embedded the id's
+    digits as text: NTIRE challenges and BCH decoders. An id or arXiv URL alone is the paper:
+    its title and abstract are read, saying so, and the paper itself is not listed; an id the
+    store lacks is a 404 saying how to get its related work."""
+    c, _, ids = site
+    p = store.get(ids[0])
+    pasted = c.post("/api/related", json={"text": f"{p.title}. {p.abstract}", "k": 6}).json()
+    expected = [h["id"] for h in pasted["hits"] if h["id"] != p.id][:5]
+    for text in (p.id, f" arXiv:{p.id}v2 ", f"https://arxiv.org/abs/{p.id}"):
+        body = c.post("/api/related", json={"text": text, "k": 5}).json()
+        assert [h["id"] for h in body["hits"]] == expected
+        said = body["notices"][0]
+        assert said.startswith(f"related work for {p.id}, \u201c") and "found from its title and abstract" in said
+    page = c.post("/related", data={"text": p.id}, headers={"Accept-Language": "zh"}).text
+    assert f"{p.id}《" in page and "的相关工作：按其标题和摘要查找" in page
+    r = c.post("/api/related", json={"text": "2599.99999"})
+    assert r.status_code == 404 and r.json()["error"]["message"].startswith("no paper 2599.99999 in this store")
+    # an id inside a sentence is text, as before
+    assert c.post("/api/related", json={"text": f"robot grasping as in {p.id}"}).json()["notices"] == []
 
 
 def test_a_pasted_abstract_in_the_search_box_finds_related_work(site, ro_store):
@@ -234,7 +272,7 @@ def test_daily_for_you_sort_on_day_week_and_month(site, store):
     page = c.get(f"/daily?day={day}&view=week").text
     assert re.search(r'<a href="/daily\?day=[^"]*sort=foryou[^"]*"[^>]*data-sort="foryou">For you</a>', page)
     for view in ("day", "week", "month"):
-        plain = c.get(f"/daily.json?day={day}&view={view}&per_page=200").json()
+        plain = c.get(f"/daily.json?day={day}&view={view}&per_page=100").json()
         mine = c.get(f"/daily.json?day={day}&view={view}&sort=foryou").json()
         assert mine["sort"] == "foryou" and mine["total"] == plain["total"]
         assert [p["id"] for p in mine["papers"]] == [p["id"] for p in plain["papers"]][:30]
@@ -265,7 +303,7 @@ def test_daily_for_you_sort_on_day_week_and_month(site, store):
     assert html.index(f'data-id="{first}"') < html.index('class="card"', html.index(f'data-id="{first}"'))
     # "not interested" goes last
     assert c.post("/api/dismissed", json={"ids": [first]}, headers=auth).status_code == 200
-    got = c.get(f"/daily.json?day={day}&view=month&sort=foryou&per_page=200").json()
+    got = c.get(f"/daily.json?day={day}&view=month&sort=foryou").json()
     assert got["papers"][0]["id"] != first
     last_page = c.get(f"/daily.json?day={day}&view=month&sort=foryou&page={got['pages']}").json()
     assert last_page["papers"][-1]["id"] == first
@@ -394,3 +432,32 @@ def test_a_taken_name_is_refused_unless_replace_is_asked(site):
     r = c.post("/library/saved", data={**form, "name": "robot, all"}, follow_redirects=False)
     assert r.status_code == 303
     assert {s["name"] for s in c.get("/api/saved").json()["saved_searches"]} == {"moe", "robot", "robot, all"}
+
+
+def test_a_page_past_the_last_says_so_on_every_listing(site):
+    """One rule for the daily page and a tag's recommendations, as the search page has: a page
+    past the last says so with a link to it (the daily page was empty past its last page and a 400
+    from 10,000; the tag page showed page 10 for 100000 and page 1 for 0), page 0 is the service's
+    400, and a per_page over the limit is a 400 naming it (/daily.json used 30 silently)."""
+    c, tok, ids = site
+    day = c.get("/daily.json").json()["start"]
+    last = c.get("/daily.json", params={"day": day, "per_page": 5}).json()["pages"]
+    for page in (last + 1, 99999):
+        r = c.get("/daily", params={"day": day, "page": page})
+        assert r.status_code == 200 and f"Page {page} is past the last page, {last}." in r.text
+    r = c.get("/daily", params={"day": day, "page": 99999, "per_page": 5})
+    assert f'<a href="/daily?day={day}&amp;page={last}&amp;per_page=5">Go to page {last}</a>' in r.text
+    assert "page must be between 1 and" in c.get("/daily", params={"page": 0}).text
+    r = c.get("/daily.json", params={"per_page": 200})
+    assert r.status_code == 400 and r.json()["error"]["message"] == "per_page must be between 1 and 100"
+    c.post("/api/tags/robots/papers", json={"ids": ids[:5]}, headers={"Authorization": f"Bearer {tok}"})
+    r = c.get("/tag/robots", params={"page": 100000})
+    said = re.search(r"Page 100000 is past the last page, (\d+)\.", r.text)
+    assert r.status_code == 200 and said and f'<a href="?page={said[1]}">Go to page {said[1]}</a>' in r.text
+    recs = r.text[r.text.index('data-testid="recommendations"') :]
+    assert 'class="card"' not in recs  # no list under the message
+    for bad in (0, -3):
+        r = c.get("/tag/robots", params={"page": bad})
+        assert r.status_code == 400 and "page must be between 1 and 50" in r.text
+    assert '<a rel="prev" class="pg" href="?page=1">' in c.get("/tag/robots", params={"page": 2}).text
+    assert "第 99999 页超出了最后一页" in c.get("/daily", params={"day": day, "page": 99999, "lang": "zh"}).text

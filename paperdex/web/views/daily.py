@@ -34,6 +34,7 @@ def daily_page(
     sort: str = "top",
     page_: Annotated[int, Query(alias="page")] = 1,
     layout: str | None = None,
+    per_page: int | None = None,
 ) -> Response:
     """A day, week or month of papers, or the trending week, by default as a digest; as cards or one
     line per paper (`layout`, remembered), a page being one part daily.js joins to those before."""
@@ -42,7 +43,8 @@ def daily_page(
     chosen = layout if layout in LAYOUTS else None
     cookie = request.cookies.get(LAYOUT_COOKIE)
     current = chosen or (cookie if cookie in LAYOUTS else "cards")
-    per_page = COMPACT_PER_PAGE if current == "compact" and not json_view else 30
+    if per_page is None:  # else the service checks it: over its limit is a 400 naming it
+        per_page = COMPACT_PER_PAGE if current == "compact" and not json_view else 30
     d = service.listing(pool, view, day or None, category, sort, page_, per_page)
     done, feed_line = day_completeness(pool, d)
     if json_view:

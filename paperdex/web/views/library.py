@@ -20,7 +20,9 @@ from paperdex.search import URL_NAMES, Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store
 from paperdex.web.views.auth import form_of, writer, written
-from paperdex.web.views.base import COOKIE, discover_page, lang_of, pool_of
+from paperdex.web.views.base import COOKIE, discover_page, lang_of, page_window, pool_of
+
+RECS_PER_PAGE = 20  # a tag page's recommendations
 
 router = APIRouter()
 
@@ -72,14 +74,20 @@ async def logout(request: Request) -> Response:
 # --- tags ----------------------------------------------------------------------------------------
 @router.get("/tag/{name}", response_class=HTMLResponse, include_in_schema=False)
 def tag_page(request: Request, name: str, page: int = 1) -> Response:
+    """A tag's papers and a page of its recommendations: page 0 is the service's 400, a page past
+    the last says so with a link to it (it had been read as page 1, or as page 10)."""
     pool = pool_of(request)
-    page = max(1, min(int(page), 10))
     with pool.reader() as st:
         tag = library.get_tag(st, name)
         ids = library.tag_papers(st, tag.name)
         papers = [p for p in (st.get(i) for i in ids) if p is not None]
-    recs = service.recommend(pool, tag.name, 20, page)
-    return discover_page(request, "discover_tag.html", tag=tag, papers=papers, recs=recs, page=page)
+    recs = service.recommend(pool, tag.name, RECS_PER_PAGE, min(page, service.MAX_RECOMMEND_PAGE))
+    pages = max(1, min(service.MAX_RECOMMEND_PAGE, -(-recs.candidates // RECS_PER_PAGE)))
+    if page > pages:
+        recs.items = []
+    window = page_window(min(page, pages), pages)
+    ctx: dict[str, Any] = {"tag": tag, "papers": papers, "recs": recs, "page": page, "pages": pages, "window": window}
+    return discover_page(request, "discover_tag.html", **ctx)
 
 
 @router.get("/save/{pid:path}", response_class=HTMLResponse, include_in_schema=False)
