@@ -129,6 +129,19 @@ def test_chinese_words_stand_for_their_english_readings(searcher):
     assert first.paper.id in found
 
 
+def test_a_chinese_paste_reaches_the_model_as_the_search_box_gives_it(searcher):
+    """The model read a Chinese paste as typed, and 推测解码 (speculative decoding) ranked a
+    DNA-storage paper second on the 63k store; the search box gives the model the dictionary's
+    English. One rule: the paste's text for the model is the search box's (`Plan.dense_text`)."""
+    from paperdex.search import plan
+
+    assert R.pasted_prefix("推测解码") == "speculative decoding"
+    text = "我们研究机器人抓取，在杂乱场景中学习策略。"
+    assert R.pasted_prefix(text) == plan(text, literal=True).dense_text
+    assert "robot" in R.pasted_prefix(text)
+    assert R.pasted_prefix("We study robot grasping.") == "We study robot grasping."  # English as pasted
+
+
 def test_markup_in_a_paste_is_not_a_key_term(searcher):
     """HTML (tags, a script, entities) and TeX (commands, math, citations) pasted from a web page
     or a .tex file are not the text's words: before, "amp", "script", "alert" and "eta" were key terms."""

@@ -562,6 +562,27 @@ def test_readers_see_a_write_once_it_is_published(empty_store):
     assert ids(s.search("quokka")) == ["b"]
 
 
+def test_an_author_written_in_characters_is_found_as_written(empty_store):
+    """A paper from a Chinese source names its authors in characters: au:李四 looked for the
+    pinyin spellings alone ("Si Li", "Li Si") and found 0 of them."""
+    from paperdex.paper import Paper
+    from paperdex.search import Searcher
+
+    empty_store.upsert(
+        [
+            Paper(id="a", title="大语言模型的推理能力研究", authors=["张三", "李四"]),
+            Paper(id="b", title="Weight decay", authors=["Si Li"]),
+            Paper(id="c", title="Other", authors=["王五"]),
+        ]
+    )
+    publish(empty_store)
+    s = Searcher(empty_store)
+    assert sorted(ids(s.search("au:李四", mode="lexical"))) == ["a", "b"]  # as written, and its pinyin
+    assert ids(s.search('au:"张 三"', mode="lexical")) == ["a"]
+    res = s.search("au:王五", mode="lexical")
+    assert ids(res) == ["c"] and any("王五" in n for n in res.notices)
+
+
 # --- properties of the contract -----------------------------------------------------------
 
 WORDS = ["learning", "model", "robot", "diffusion", "language", "weight", "decay", "graph", "video", "agents"]
@@ -917,3 +938,13 @@ def test_a_query_with_no_word_says_so(searcher, q):
     assert not any("common words" in n for n in res.notices)
     with pytest.raises(QueryError, match="at least two letters"):
         searcher.search("*")  # every paper, silently
+
+
+def test_a_prefix_or_an_id_that_finds_nothing_says_which(searcher):
+    """`diffusion xqzpl*` gave 0 papers and blamed "the query's conditions (its fields, categories,
+    dates or filters)"; `id:nope` offered `paperdex ingest arxiv --id nope`."""
+    res = searcher.search("diffusion xqzpl*", per_page=1)
+    assert res.total == 0 and "no word begins with “xqzpl”" in res.notices
+    res = searcher.search("id:nope", per_page=1)
+    assert "nope is not in this store" in res.notices and not any("ingest arxiv" in n for n in res.notices)
+    assert any("ingest arxiv --id 2599.99999" in n for n in searcher.search("id:2599.99999").notices)

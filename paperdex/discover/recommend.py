@@ -803,10 +803,20 @@ RELATED_DEPTH = 100  # candidates per side
 
 def pasted_prefix(text: str) -> str:
     """What of a pasted text the model embeds: its opening EMBED_CHARS characters as a reader
-    sees them (:func:`legible`), cut at a word."""
+    sees them (:func:`legible`), cut at a word; Chinese in it as the search box gives it to the
+    model (`Plan.dense_text`: the dictionary's English, and the Chinese it could not read), since
+    the Chinese itself ranked papers of the wrong field (推测解码, speculative decoding: a
+    DNA-storage and a decoding-error paper in the first five, where its English gave none)."""
     from paperdex.index.embed import _cut
+    from paperdex.search import plan
 
-    return _cut(legible(" ".join(str(text or "").split())[:MAX_TEXT]), EMBED_CHARS)
+    shown = _cut(legible(" ".join(str(text or "").split())[:MAX_TEXT]), EMBED_CHARS)
+    if not zh.has_cjk(shown):
+        return shown
+    try:
+        return plan(shown, literal=True).dense_text or shown
+    except QueryError:
+        return shown
 
 
 # A paste from a web page or a .tex file brings markup; its tags, entities and TeX commands are

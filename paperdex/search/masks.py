@@ -14,6 +14,7 @@ import numpy as np
 
 from paperdex.index import lexical
 from paperdex.messages import message, typed
+from paperdex.paper import ARXIV_ID
 from paperdex.search import query as Q
 from paperdex.search.corpus import Corpus
 from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together
@@ -207,6 +208,8 @@ class Eval:
         if len(got := self.ix.prefix_terms(word, MAX_PREFIX_TERMS + 1)) > MAX_PREFIX_TERMS:
             raise Q.QueryError(message("prefix_too_common", word=word, limit=MAX_PREFIX_TERMS))
         terms = [int(t) for t in got]
+        if not len(got) and self.ix.term(stem(word)) is None:  # said, not left to "the query's conditions"
+            self.notices.append(message("prefix_no_word", word=word))
         # the index holds stems: learning* is the stems from "learning" on, and learn, which the word
         # itself finds (learning, learned), so a prefix never finds less than its word typed whole
         if (own := self.ix.term(stem(word))) is not None and own not in terms:
@@ -225,6 +228,8 @@ class Eval:
     def text_mask(self, t: Q.Text) -> np.ndarray | None:
         """A Text node as a constraint; None when it constrains nothing (stopwords only)."""
         col = t.column
+        if col == "authors" and t.words and all(has_cjk(w) for w in t.words):  # a name in characters, as written
+            return reduce(np.logical_and, [self.stem_mask(stem(w), col) for w in t.words])
         if t.prefix and not t.words:  # "*" alone, or after no letter: every paper, silently
             raise Q.QueryError(message("prefix_too_short", word=t.raw.rstrip("*")))
         if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
@@ -263,8 +268,9 @@ class Eval:
         elif f.kind == "id":
             if (row := self.corpus.rowid(str(f.value))) is not None:
                 m = self.rowid_mask([row])
-            else:  # one id of a pasted list, or id:X typed: say which is missing
-                self.notices.append(message("id_not_in_store", id=str(f.value)))
+            else:  # one id of a pasted list, or id:X typed: say which is missing (how to add an arXiv one)
+                known = ARXIV_ID.fullmatch(str(f.value)) is not None
+                self.notices.append(message("id_not_in_store" if known else "not_in_store", id=str(f.value)))
         else:  # venue / area: substring, case-insensitive; decision: exactly
             m = self.rowid_mask(self.corpus.rowids_where(f.kind, str(f.value)))
         return m

@@ -249,7 +249,10 @@ def author_readings(value: str) -> Node | None:
     if not (spelled := names.readings(value)):
         return None
     alts: list[Node] = [Text(tokens(r), "authors", True, False, r, source=value.strip()) for r in spelled]
-    return alts[0] if len(alts) == 1 else Bool("OR", alts)
+    # and as written: a paper from a Chinese source names its authors in characters (张三)
+    written = "".join(value.split())
+    alts.append(Text(tokens(written), "authors", True, False, written, source=value.strip()))
+    return Bool("OR", alts)
 
 
 def author_orders(value: str, phrase: bool) -> Node | None:
