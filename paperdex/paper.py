@@ -301,6 +301,26 @@ ARXIV_REF = re.compile(
 )
 
 
+# A DOI as a record or a user writes it: bare, after `doi:` or in a doi.org URL; group 1 is the DOI
+DOI_REF = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)
+
+
+def doi_of(text: Any) -> str | None:
+    """The DOI a text names (`DOI_REF`), in lower case: a DOI is case-insensitive, and one form
+    is what the store keeps (`dois`) and a look-up compares; None for anything else."""
+    m = DOI_REF.match(text.strip()) if isinstance(text, str) else None
+    return m.group(1).lower() if m else None
+
+
+def dois(pid: str, extra: dict[str, Any]) -> list[str]:
+    """Every DOI a record carries, wherever its source keeps it: its id (`doi:…`, Zotero's and a
+    user's own), its `doi` field (extra.doi) and each source's (extra.bibtex.doi, extra.zotero.doi,
+    extra.arxiv.doi). A pasted DOI must find the paper whichever source brought it; the store
+    keeps these at write time (store.paper_dois), so a look-up reads an index, not every record."""
+    slots = (v.get("doi") for v in extra.values() if isinstance(v, dict))
+    return list(dict.fromkeys(d for d in map(doi_of, (pid, extra.get("doi"), *slots)) if d))
+
+
 def typed_id(text: str) -> str:
     """The stored id a user means by what they typed: spaces, an `arXiv:` prefix (any case), an
     arXiv version suffix and an arXiv URL around it dropped. The one rule for every place that

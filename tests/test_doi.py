@@ -1,0 +1,62 @@
+"""A paper found by its DOI wherever its source kept it (a BibTeX entry's doi, a `doi:` id, a
+record's doi field, arXiv's journal DOI), in any case and as `doi:` or a doi.org URL, pasted in
+the search box. A store made
+by `paperdex ingest` from files, as a user makes one (the walk's F2 and F10)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from paperdex.cli import cli
+
+BIB = """@inproceedings{smith_cvpr_2026,
+  title = {Dense Correspondence at Scale},
+  author = {Smith, Alice and Jones, Bob},
+  booktitle = {CVPR}, year = {2026},
+  doi = {10.1109/CVPR.2026.00001}
+}
+"""
+RECORDS = [
+    {"id": "doi:10.1000/xyz123", "title": "A paper known by its DOI id", "authors": ["Carol King"]},
+    {"id": "2601.00002", "title": "Journal version noted by arXiv", "extra": {"arxiv": {"doi": "10.1234/J.5"}}},
+]
+# a DOI as a user pastes or types it -> the id of the paper it names
+FOUND = {
+    "10.1109/CVPR.2026.00001": "bib:smith_cvpr_2026",
+    "10.1109/cvpr.2026.00001": "bib:smith_cvpr_2026",
+    "https://doi.org/10.1109/CVPR.2026.00001": "bib:smith_cvpr_2026",
+    "doi:10.1109/CVPR.2026.00001": "bib:smith_cvpr_2026",
+    "10.1000/xyz123": "doi:10.1000/xyz123",
+    "https://dx.doi.org/10.1000/XYZ123": "doi:10.1000/xyz123",
+    "10.1234/j.5": "2601.00002",
+}
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [*map(str, args)], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def doi_store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("doi")
+    (d / "cvpr.bib").write_text(BIB)
+    (d / "mine.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    r = run("--data-dir", d / "store", "ingest", "-q", d / "cvpr.bib", d / "mine.jsonl")
+    assert r.exit_code == 0 and "added 3" in r.output and "rejected 0" in r.output, r.output
+    return d / "store"
+
+
+@pytest.mark.parametrize("typed", sorted(FOUND))
+def test_the_search_box_finds_a_paper_by_any_doi_it_carries(doi_store, typed):
+    """Pasting 10.1109/CVPR.2026.00001 said "not in this store" for the BibTeX paper that has it."""
+    r = run("--data-dir", doi_store, "search", typed, "--json")
+    got = json.loads(r.output)
+    assert [h["id"] for h in got["hits"]] == [FOUND[typed]] and got["notices"] == [], r.output
+
+
+def test_a_doi_no_paper_has_is_not_in_the_store(doi_store):
+    got = json.loads(run("--data-dir", doi_store, "search", "10.9999/none", "--json").output)
+    assert got["hits"] == [] and got["notices"] == ["10.9999/none is not in this store"]
