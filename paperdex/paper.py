@@ -323,11 +323,15 @@ def dois(pid: str, extra: dict[str, Any]) -> list[str]:
 
 def typed_id(text: str) -> str:
     """The stored id a user means by what they typed: spaces, an `arXiv:` prefix (any case), an
-    arXiv version suffix and an arXiv URL around it dropped. The one rule for every place that
-    looks a typed id up (/paper/https://arxiv.org/abs/2504.18989 is 2504.18989)."""
+    arXiv version suffix and an arXiv URL around it dropped; a DOI (bare, `doi:` or a doi.org
+    URL) as `doi:` and the DOI in lower case, which the store finds by any of its papers' DOIs
+    (Store.resolve). The one rule for every place that looks a typed id up
+    (/paper/https://arxiv.org/abs/2504.18989 is 2504.18989, /paper/10.1109/X is doi:10.1109/x)."""
     pid = (text or "").strip()
     if (m := ARXIV_REF.match(pid)) is not None:
         return m.group(1).lower() if "/" in m.group(1) else m.group(1)
+    if doi := doi_of(pid):
+        return f"doi:{doi}"
     return unversioned(pid[6:] if pid[:6].lower() == "arxiv:" else pid)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from paperdex.index.lexical import date_int
 from paperdex.index.snapshots import hold_writer
-from paperdex.paper import Paper, dois, index_text, is_stale_copy
+from paperdex.paper import Paper, doi_of, dois, index_text, is_stale_copy
 
 SCHEMA_VERSION = 10  # the one schema a reader reads; a writer migrates an older store first
 
@@ -575,14 +575,20 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, params)]
 
     def get(self, pid: str) -> Paper | None:
-        """The paper `pid` names (an id it had before a merge moved it names it too: `resolve`)."""
+        """The paper `pid` names (an id it had before a merge moved it, or `doi:` and one of its
+        DOIs, names it too: `resolve`)."""
         row = self.conn.execute(f"SELECT * FROM papers WHERE id = {_RESOLVED}", {"id": pid}).fetchone()
+        if row is None and (doi := _doi_id(pid)):
+            row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (self.paper_id_by_doi(doi),)).fetchone()
         return paper_from_row(row) if row else None
 
     def resolve(self, pid: str) -> str | None:
         """The id of the stored paper `pid` names: `pid` itself, or the id a merge moved it to
-        (`_move`); None when it names none. Every look-up of an id goes through this rule."""
-        return self._value(f"SELECT id FROM papers WHERE id = {_RESOLVED}", {"id": pid})
+        (`_move`), or for `doi:DOI` (paper.typed_id's form of a typed DOI) the paper with that
+        DOI (`paper_id_by_doi`); None when it names none. Every look-up of an id goes through
+        this rule, so `show`, /paper/, the API and MCP find a paper by its DOI as search does."""
+        found = self._value(f"SELECT id FROM papers WHERE id = {_RESOLVED}", {"id": pid})
+        return found or ((doi := _doi_id(pid)) and self.paper_id_by_doi(doi)) or None
 
     def sources_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
         return {r[0]: json.loads(r[1]) for r in self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)}
@@ -593,7 +599,7 @@ class Store:
 
     def rowid(self, pid: str) -> int | None:
         """The rowid of the paper `pid` names (`resolve`)."""
-        return self._value(f"SELECT rowid FROM papers WHERE id = {_RESOLVED}", {"id": pid})
+        return self._value("SELECT rowid FROM papers WHERE id = ?", (found,)) if (found := self.resolve(pid)) else None
 
     def iter_papers(self) -> Iterator[Paper]:
         return map(paper_from_row, self.conn.execute("SELECT * FROM papers ORDER BY rowid"))
@@ -1127,6 +1133,11 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _doi_id(pid: str) -> str | None:
+    """The DOI of an id `doi:DOI` (as paper.typed_id writes a typed DOI), else None."""
+    return doi_of(pid) if pid[:4].lower() == "doi:" else None
 
 
 def _split_sql(script: str) -> list[str]:
