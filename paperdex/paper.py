@@ -276,9 +276,23 @@ def _id(raw_id: Any) -> str:
         raise RecordError(f"'id' is longer than {MAX_ID} characters")
     if _CONTROL_IN_ID.search(pid):
         raise RecordError(f"'id' contains spaces or control characters: {pid[:60]!r}")
+    if _URL.match(pid):
+        return _url_id(pid)
     if any(seg in ("", ".", "..") for seg in pid.split("/")) or "\\" in pid:
         raise RecordError(f"'id' is not usable in a link (an empty, '.' or '..' part, or a backslash): {pid[:60]!r}")
     return unversioned(pid)
+
+
+_URL = re.compile(r"^[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
+
+
+def _url_id(pid: str) -> str:
+    """An id written as a URL: a doi.org one is the DOI's id, `doi:` and the DOI in lower case
+    (Zotero's, so both records of a paper share one id); any other is refused, saying what an
+    id is, where the link check's "an empty part" had told a user nothing."""
+    if (doi := doi_of(pid)) is not None:
+        return f"doi:{doi}"
+    raise RecordError(message("id_is_url", value=pid[:60]))
 
 
 def is_stale_copy(p: Paper, stored_updated: str | None) -> bool:

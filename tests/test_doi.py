@@ -92,3 +92,18 @@ def test_the_paper_page_the_api_and_mcp_find_a_paper_by_its_doi(doi_store):
             assert r.is_error and "no paper" in r.content[0].text
 
     run_async(go())
+
+
+def test_an_id_written_as_a_url(tmp_path):
+    """A doi.org URL as an id is read as doi:DOI (it had been refused as "not usable in a link:
+    an empty, '.' or '..' part"); any other URL is refused, saying what an id is."""
+    f = tmp_path / "urls.jsonl"
+    f.write_text(
+        '{"id": "https://doi.org/10.1000/QQQ", "title": "An id written as a DOI URL"}\n'
+        '{"id": "https://example.com/papers/1", "title": "A blog post"}\n'
+    )
+    r = run("--data-dir", tmp_path / "s", "ingest", f)
+    assert "added 1" in r.output and "rejected 1" in r.output, r.output
+    assert "'id' is a URL ('https://example.com/papers/1')" in r.output and "empty, '.' or '..'" not in r.output
+    for typed in ("doi:10.1000/qqq", "https://doi.org/10.1000/QQQ"):
+        assert json.loads(run("--data-dir", tmp_path / "s", "show", "--json", typed).output)["id"] == "doi:10.1000/qqq"
