@@ -276,9 +276,23 @@ def _id(raw_id: Any) -> str:
         raise RecordError(f"'id' is longer than {MAX_ID} characters")
     if _CONTROL_IN_ID.search(pid):
         raise RecordError(f"'id' contains spaces or control characters: {pid[:60]!r}")
+    if _URL.match(pid):
+        return _url_id(pid)
     if any(seg in ("", ".", "..") for seg in pid.split("/")) or "\\" in pid:
         raise RecordError(f"'id' is not usable in a link (an empty, '.' or '..' part, or a backslash): {pid[:60]!r}")
     return unversioned(pid)
+
+
+_URL = re.compile(r"^[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
+
+
+def _url_id(pid: str) -> str:
+    """An id written as a URL: a doi.org one is the DOI's id, `doi:` and the DOI in lower case
+    (Zotero's, so both records of a paper share one id); any other is refused, saying what an
+    id is, where the link check's "an empty part" had told a user nothing."""
+    if (doi := doi_of(pid)) is not None:
+        return f"doi:{doi}"
+    raise RecordError(message("id_is_url", value=pid[:60]))
 
 
 def is_stale_copy(p: Paper, stored_updated: str | None) -> bool:
@@ -301,13 +315,37 @@ ARXIV_REF = re.compile(
 )
 
 
+# A DOI as a record or a user writes it: bare, after `doi:` or in a doi.org URL; group 1 is the DOI
+DOI_REF = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)
+
+
+def doi_of(text: Any) -> str | None:
+    """The DOI a text names (`DOI_REF`), in lower case: a DOI is case-insensitive, and one form
+    is what the store keeps (`dois`) and a look-up compares; None for anything else."""
+    m = DOI_REF.match(text.strip()) if isinstance(text, str) else None
+    return m.group(1).lower() if m else None
+
+
+def dois(pid: str, extra: dict[str, Any]) -> list[str]:
+    """Every DOI a record carries, wherever its source keeps it: its id (`doi:…`, Zotero's and a
+    user's own), its `doi` field (extra.doi) and each source's (extra.bibtex.doi, extra.zotero.doi,
+    extra.arxiv.doi). A pasted DOI must find the paper whichever source brought it; the store
+    keeps these at write time (store.paper_dois), so a look-up reads an index, not every record."""
+    slots = (v.get("doi") for v in extra.values() if isinstance(v, dict))
+    return list(dict.fromkeys(d for d in map(doi_of, (pid, extra.get("doi"), *slots)) if d))
+
+
 def typed_id(text: str) -> str:
     """The stored id a user means by what they typed: spaces, an `arXiv:` prefix (any case), an
-    arXiv version suffix and an arXiv URL around it dropped. The one rule for every place that
-    looks a typed id up (/paper/https://arxiv.org/abs/2504.18989 is 2504.18989)."""
+    arXiv version suffix and an arXiv URL around it dropped; a DOI (bare, `doi:` or a doi.org
+    URL) as `doi:` and the DOI in lower case, which the store finds by any of its papers' DOIs
+    (Store.resolve). The one rule for every place that looks a typed id up
+    (/paper/https://arxiv.org/abs/2504.18989 is 2504.18989, /paper/10.1109/X is doi:10.1109/x)."""
     pid = (text or "").strip()
     if (m := ARXIV_REF.match(pid)) is not None:
         return m.group(1).lower() if "/" in m.group(1) else m.group(1)
+    if doi := doi_of(pid):
+        return f"doi:{doi}"
     return unversioned(pid[6:] if pid[:6].lower() == "arxiv:" else pid)
 
 

@@ -61,8 +61,29 @@ def test_a_version_8_store_gains_the_alias_table_and_a_move_is_remembered(tmp_pa
     with pytest.raises(StoreError, match="schema version 8, older than this paperdex reads"):
         Store(tmp_path, readonly=True)
     with Store(tmp_path) as w:
-        assert w.schema_version() == SCHEMA_VERSION == 9 and w.resolve("a1") == "a1"
+        assert w.schema_version() == SCHEMA_VERSION >= 9 and w.resolve("a1") == "a1"
         w.upsert([Paper(id="2501.00001", title="Decaying weights", published="2025-01-02")], moved={"a1": "2501.00001"})
         assert w.resolve("a1") == "2501.00001" and w.get("a1").id == "2501.00001" and w.count() == 2
     with Store(tmp_path, readonly=True) as r:
         assert r.rowid("a1") == r.rowid("2501.00001")
+
+
+def test_a_version_9_store_gains_the_doi_index_with_the_dois_of_its_papers(tmp_path):
+    """Schema 10: every DOI a paper carries (paper_dois), filled for the papers a version 9 store
+    holds, so a BibTeX entry's DOI and a `doi:` id are found once a writer has migrated it."""
+    bib = Paper(id="bib:k", title="Kernels", sources=["bibtex"], extra={"bibtex": {"doi": "10.1162/NECO.1998"}})
+    with Store(tmp_path) as s:
+        s.upsert([*_papers(), bib, Paper(id="doi:10.1000/XYZ", title="By its id")])
+    with sqlite3.connect(tmp_path / "paperdex.db") as c:  # as version 9 left it
+        c.execute("DROP TABLE paper_dois")
+        c.execute("PRAGMA user_version = 9")
+    with pytest.raises(StoreError, match="schema version 9, older than this paperdex reads"):
+        Store(tmp_path, readonly=True)
+    with Store(tmp_path) as w:
+        assert w.schema_version() == SCHEMA_VERSION == 10
+    with Store(tmp_path, readonly=True) as r:
+        assert r.paper_id_by_doi("10.1162/neco.1998") == "bib:k"
+        assert r.paper_id_by_doi("10.1000/xyz") == "doi:10.1000/XYZ"  # an id in upper case too
+        assert [h.paper.id for h in Searcher(r).search("https://doi.org/10.1162/NECO.1998").hits] == ["bib:k"]
+        plan = r.conn.execute("EXPLAIN QUERY PLAN SELECT paper FROM paper_dois WHERE doi = 'x'").fetchone()[3]
+        assert "USING PRIMARY KEY" in plan  # an index look-up, not a scan of every paper's extra

@@ -25,7 +25,7 @@ import numpy as np
 from paperdex.index import lexical
 from paperdex.index.vectors import unit
 from paperdex.messages import message
-from paperdex.paper import Paper, is_stale_copy
+from paperdex.paper import Paper, dois, is_stale_copy
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
 from paperdex.search.corpus import has_run, lex_index
@@ -73,7 +73,7 @@ def _decode_doc(s: str) -> Paper:
 
 
 def _row(pk: int, p: Paper, vec: np.ndarray | None, dim: int) -> dict:
-    doi = str((p.extra or {}).get("doi") or "").lower()
+    doi = " ".join(dois(p.id, p.extra or {}))  # every DOI it carries, as the store's paper_dois
     v = np.zeros(dim, dtype=np.float32) if vec is None else np.asarray(vec, dtype=np.float32)
     if v.shape != (dim,):
         raise StoreError(
@@ -570,7 +570,14 @@ class MilvusCorpus:
         return self.b._docs([int(r) for r in rowids])
 
     def by_doi(self, doi: str) -> Paper | None:
-        return self.b.get(doi, key="doi")
+        """The paper with this DOI: the `doi` field is its DOIs (paper.dois) joined by spaces,
+        so a paper with one is found by equality, one with several by the DOIs read once a
+        generation (`_values`: a server takes no infix LIKE); `doi:DOI` as its id also names it,
+        in a collection copied before the field held the id's DOI."""
+        if (p := self.b.get(doi, key="doi") or self.b.get(f"doi:{doi}")) is not None:
+            return p
+        pk = next((pk for pk, v in self._values("doi").items() if doi in v.split()), None)
+        return None if pk is None else self.b._docs([pk]).get(pk)
 
     def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
         """As the store holds them: a list's items (the authors) joined by spaces."""
@@ -601,7 +608,7 @@ class MilvusCorpus:
         return [pk for pk, v in self._values(kind).items() if needle in v]
 
     def _values(self, kind: str) -> dict[int, str]:
-        """pk -> the papers' venue, area or decision (those that have one), read once per generation
+        """pk -> the papers' venue, area, DOIs or decision (those that have one), read once per generation
         of the collection: venue and area are columns; a decision is read from every record (no
         field holds it), the first `decision:` query's cost after each write, as on the store."""
         gen = self.b.generation()  # before the rows: a write in between reads them again next time
@@ -616,7 +623,7 @@ class MilvusCorpus:
                     if isinstance(d, str):
                         values[int(r["pk"])] = d
         else:
-            field = {"venue": "venue_lc", "area": "area_lc"}[kind]
+            field = {"venue": "venue_lc", "area": "area_lc", "doi": "doi"}[kind]
             for rows in self.b._rows(f'{field} != ""', [field]):
                 values.update((int(r["pk"]), r[field]) for r in rows)
         self._cache[kind] = (gen, values)

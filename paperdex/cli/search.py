@@ -142,10 +142,9 @@ def _explain(h: Hit) -> str:
 @pass_store(readonly=True)
 def show(store, paper_id, as_json) -> None:
     """Show one paper with all its fields and sources."""
-    from paperdex.search.query import paper_ref
+    from paperdex.paper import typed_id
 
-    ref = paper_ref(paper_id)  # an arXiv URL, arXiv:ID or an arXiv DOI, as `search` takes them
-    p = store.get(ref[1] if ref and ref[0] == "id" else paper_id.strip())
+    p = store.get(typed_id(paper_id))  # an arXiv URL, arXiv:ID or a DOI, as `search` and /paper/ take them
     if p is None:
         raise UserError(f"no paper with id {tty(paper_id)}")
     if as_json:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date as _date
 
 from paperdex.messages import Message, message
-from paperdex.paper import ARXIV_REF, CATEGORY_TYPED
+from paperdex.paper import ARXIV_REF, CATEGORY_TYPED, doi_of
 from paperdex.text import CJK as _CJK
 from paperdex.text import STOPWORDS, names, tokens
 
@@ -319,16 +319,13 @@ def date_bounds(start: str, end: str) -> tuple[int, int]:
     return lo, int(end.replace("-", ""))
 
 
-_DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/\S+)$", re.IGNORECASE)
-
-
 def paper_ref(q: str) -> tuple[str, str] | None:
     """A pasted paper reference: ("id", arXiv id) (an id, arXiv URL or DOI), or ("doi", doi)."""
     q = q.strip()
     if (m := ARXIV_REF.match(q)) is not None:
         pid = m.group(1)
         return ("id", pid.lower() if "/" in pid else pid)
-    return ("doi", m.group(1).lower()) if (m := _DOI.match(q)) is not None else None
+    return ("doi", doi) if (doi := doi_of(q)) is not None else None
 
 
 def pasted_ids(q: str) -> list[str]:

@@ -472,6 +472,38 @@ def test_venue_area_and_decision(writable):
     assert writable.delete("openreview:a") and got("decision:accepted") == [] and got("venue:poster") == []
 
 
+def test_a_pasted_doi_finds_the_paper_wherever_its_source_kept_it(writable):
+    """A BibTeX entry's doi (extra.bibtex.doi), a `doi:` id with no doi field, a Zotero item's
+    and a paper's second DOI: each pasted in any case, bare, as doi: or a doi.org URL, finds its
+    paper (the BibTeX one had been "not in this store"); a changed DOI and a deleted paper's go."""
+    base = writable.get(writable.search("", per_page=1).hits[0].paper.id)
+
+    def paper(pid: str, extra: dict):
+        return replace(base, id=pid, title=f"Okapi study {pid}", extra=extra)
+
+    writable.upsert(
+        [
+            paper("bib:cvpr", {"bibtex": {"key": "cvpr", "doi": "10.1109/CVPR.2026.00001"}}),
+            paper("doi:10.1000/xyz123", {}),
+            paper("zotero:k", {"zotero": {"doi": "10.5555/Z.1"}}),
+            paper("2699.30001", {"arxiv": {"doi": "10.1234/J.5"}, "bibtex": {"doi": "https://doi.org/10.1234/C.6"}}),
+        ]
+    )
+
+    def found(q: str) -> list[str]:
+        res = writable.search(q)
+        assert res.mode == "lookup" and res.total == len(res.hits), q
+        return ids(res)
+
+    assert found("10.1109/CVPR.2026.00001") == found("https://doi.org/10.1109/cvpr.2026.00001") == ["bib:cvpr"]
+    assert found("10.1000/xyz123") == found("doi:10.1000/XYZ123") == ["doi:10.1000/xyz123"]
+    assert found("10.5555/z.1") == ["zotero:k"]
+    assert found("10.1234/J.5") == found("10.1234/c.6") == ["2699.30001"]
+    writable.upsert([paper("bib:cvpr", {"bibtex": {"key": "cvpr", "doi": "10.1109/CVPR.2026.00002"}})])
+    assert found("10.1109/CVPR.2026.00001") == [] and found("10.1109/CVPR.2026.00002") == ["bib:cvpr"]
+    assert writable.delete("2699.30001") and found("10.1234/c.6") == [] and found("10.1234/j.5") == []
+
+
 def test_word_no_paper_has_is_set_aside(backend):
     base = backend.search("learning", mode="lexical").total
     res = backend.search("learning transformerz", mode="lexical")
