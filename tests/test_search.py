@@ -120,9 +120,19 @@ def test_pages_are_slices_of_one_order(searcher):
     assert [h.lexical_rank for h in p2.hits] == [6, 7, 8, 9, 10]
 
 
-def test_pages_past_the_window_are_refused_with_a_message(searcher):
-    with pytest.raises(QueryError, match="up to number 10,000"):
-        searcher.search("learning", per_page=20, page=MAX_WINDOW // 20 + 1)
+def test_pages_past_the_window_are_refused_with_a_message_unless_past_the_last(searcher, monkeypatch):
+    """A page past the results window is refused when the search lists more than the window;
+    past its last page too, it is that (an empty page): page 501 of a search of 5,435 papers was
+    refused "up to number 10,000"."""
+    from paperdex.search import engine, planning
+
+    past = searcher.search("learning", per_page=20, page=MAX_WINDOW // 20 + 1)
+    assert past.hits == [] and past.total > 0 and past.page > past.pages
+    listed = searcher.search("learning", per_page=20).listed
+    for module in (engine, planning):  # a window the fixture's listing exceeds
+        monkeypatch.setattr(module, "MAX_WINDOW", listed // 2)
+    with pytest.raises(QueryError, match=f"up to number {listed // 2:,}"):
+        searcher.search("learning", per_page=20, page=listed // 40 + 1)
 
 
 def test_newest_sort_and_filters(searcher):

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
-from paperdex.messages import text
+from paperdex.messages import message, text
 from paperdex.search import MODES, SORTS, Hit, Result
 
 
@@ -78,6 +78,8 @@ def search(ctx: click.Context, query: tuple[str, ...], as_json: bool, explain: b
             return
     for n in res.notices:
         click.echo(f"note: {tty(n)}", err=True)
+    if not res.hits and res.total and res.page > res.pages:  # as the page says it (search.html)
+        click.echo(f"note: {message('past_last_page', page=res.page, pages=res.pages)}", err=True)
     _print_hits(res, explain)
 
 

@@ -25,6 +25,7 @@ from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
 from paperdex.search.highlight import distinguishing, mark, plain, snippet
 from paperdex.search.masks import Eval, constraints, find_words
 from paperdex.search.planning import MAX_WINDOW, Filters, Plan, Request, plan
+from paperdex.search.query import QueryError
 from paperdex.search.rank import (
     DENSE_DEPTH,
     DENSE_POOL,
@@ -294,7 +295,9 @@ class Searcher:
             else:
                 notices.append(message(f"read_as_{reading}"))
             order = order[:want]
-        page_docs = order[p.offset : min(want, listed_count(total, ranked))]
+        if p.beyond_window and listed_count(total, ranked) > MAX_WINDOW:
+            raise QueryError(message("results_window", limit=MAX_WINDOW))  # a page there cannot be listed
+        page_docs = order[:0] if p.beyond_window else order[p.offset : min(want, listed_count(total, ranked))]
         hl = distinguishing(frozenset(s for c in words.rank_concepts for alt in c.alts for s in alt), ix)
         one_list = reading in ONE_TIER
         hits = self._hits(ix, page_docs, why(page_docs), hl if highlight else frozenset(), None if one_list else M)

@@ -169,6 +169,8 @@ class Plan(Request):
     """The request, checked, and what its query says: every backend starts from it."""
 
     offset: int = 0
+    # a page past the results window: searched as page 1 for its counts, listed empty (engine.search)
+    beyond_window: bool = False
     zh_dict: bool = True  # read Chinese through the dictionary (Settings.zh_dict)
     ref: tuple[str, str] | None = None  # a pasted id, arXiv URL or DOI
     soft: list[Q.Text] = field(default_factory=list)  # free words
@@ -244,9 +246,11 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
     if r.sort not in SORTS:
         raise Q.QueryError(message("unknown_sort", value=r.sort, choices=", ".join(SORTS)))
     page, per_page = max(1, int(r.page)), max(1, min(int(r.per_page), 200))
-    if (offset := (page - 1) * per_page) + per_page > MAX_WINDOW:
-        raise Q.QueryError(message("results_window", limit=MAX_WINDOW))
-    p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=offset, zh_dict=zh_dict)
+    # past the window: whether it is past the last page too (the usual case: page 501 of a search
+    # of 5,435 papers said "results are listed up to number 10,000") is known once it is searched
+    beyond = (offset := (page - 1) * per_page) + per_page > MAX_WINDOW
+    p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=0 if beyond else offset, zh_dict=zh_dict)
+    p.beyond_window = beyond
     p.ref = None if r.literal else Q.paper_ref(r.q)
     if p.ref is not None:
         return p

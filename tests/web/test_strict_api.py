@@ -98,6 +98,16 @@ def test_every_page_a_search_reports_can_be_opened(client):
     assert last.status_code == 200 and len(last.json()["hits"]) == 1
 
 
+def test_a_page_past_the_window_and_the_last_page_says_it_is_past_the_last(client):
+    """Page 501 of a search of 5,435 papers said "results are listed up to number 10,000"; it is
+    past the last page, and says so as page 300 does (the window's message stays for a search
+    that lists more than the window)."""
+    api = client.get("/api/search?q=&per_page=100&page=101")
+    assert api.status_code == 200 and api.json()["hits"] == [] and api.json()["pages"] < 101
+    page = client.get("/?q=model&per_page=100&page=101")
+    assert page.status_code == 200 and 'data-testid="past-last-page"' in page.text
+
+
 def test_405_says_what_is_allowed_and_head_is_answered(client):
     r = client.post("/api/search")
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and has_security_headers(r)
