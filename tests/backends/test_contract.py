@@ -518,8 +518,10 @@ def test_nonsense_says_no_close_matches(backend):
 def test_syntax_errors_and_limits_are_messages(backend):
     with pytest.raises(QueryError, match="unbalanced quote"):
         backend.search('"weight decay')
-    with pytest.raises(QueryError, match="up to number 10,000"):
-        backend.search("learning", per_page=20, page=MAX_WINDOW // 20 + 1)
+    # past the window and past the last page (this store lists far fewer): that page, empty
+    # (test_search.py has the window's own error, for a search that lists more than it)
+    past = backend.search("learning", per_page=20, page=MAX_WINDOW // 20 + 1)
+    assert past.hits == [] and past.total > 0 and past.page > past.pages
     with pytest.raises(QueryError, match="calendar"):
         backend.search("model", filters=Filters(date_from="2025-02-30"))
 
