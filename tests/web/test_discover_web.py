@@ -461,3 +461,13 @@ def test_a_page_past_the_last_says_so_on_every_listing(site):
         assert r.status_code == 400 and "page must be between 1 and 50" in r.text
     assert '<a rel="prev" class="pg" href="?page=1">' in c.get("/tag/robots", params={"page": 2}).text
     assert "第 99999 页超出了最后一页" in c.get("/daily", params={"day": day, "page": 99999, "lang": "zh"}).text
+
+
+def test_the_library_pages_keep_the_language_chosen_on_them(site):
+    """/library?lang=zh showed Chinese but set no cookie, unlike the search, daily and paper
+    pages, so the next click (a tag, signing in) went back to English."""
+    client, _, ids = site
+    r = client.get("/library?lang=zh")
+    assert r.status_code == 200 and r.cookies.get("lang") == "zh"
+    assert 'lang="zh' in client.get("/library").text  # the cookie, no ?lang=, Chinese still
+    assert client.get("/for-you?lang=en").cookies.get("lang") == "en"

@@ -151,6 +151,12 @@ def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTML
         state_qs=urlencode(state),
         **ctx,
     )
+    return remember_lang(request, resp)
+
+
+def remember_lang(request: Request, resp: HTMLResponse) -> HTMLResponse:
+    """`?lang=` kept in a cookie, on every page: the library's pages did not, so a click from
+    /library?lang=zh to a tag went back to English."""
     q_lang = request.query_params.get("lang", "")[:2].lower()
     if q_lang in i18n.LANGS:
         resp.set_cookie(i18n.COOKIE, q_lang, max_age=YEAR, samesite="lax")
@@ -171,7 +177,7 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
             mark_cards(request, {"cards": [known[p.id]]}, lang)
         return {**known[p.id], "note": note}
 
-    return render_page(
+    resp = render_page(
         request,
         template,
         status,
@@ -183,6 +189,7 @@ def discover_page(request: Request, template: str, status: int = 200, **ctx: Any
         state_qs="",
         **ctx,
     )
+    return remember_lang(request, resp)
 
 
 def mark_cards(request: Request, ctx: dict[str, Any], lang: str) -> None:
