@@ -23,6 +23,17 @@ def _papers() -> list[Paper]:
     ]
 
 
+def _as_version(path, version: int, *undo: str) -> None:
+    """The store at `path` as schema `version` left it (`undo`: the statements that take the newer
+    schema's parts away), and a reader refusing it: only a writer migrates."""
+    with sqlite3.connect(path / "paperdex.db") as c:
+        for sql in undo:
+            c.execute(sql)
+        c.execute(f"PRAGMA user_version = {version}")
+    with pytest.raises(StoreError, match=f"schema version {version}, older than this paperdex reads"):
+        Store(path, readonly=True)
+
+
 def test_a_new_store_has_no_stemmed_index_and_no_vocab(tmp_path):
     with Store(tmp_path) as s:
         s.upsert(_papers())
@@ -37,11 +48,7 @@ def test_a_new_store_has_no_stemmed_index_and_no_vocab(tmp_path):
 def test_a_writer_drops_the_stemmed_index_of_a_version_6_store_and_a_reader_refuses_it(tmp_path):
     with Store(tmp_path) as s:
         s.upsert(_papers())
-    with sqlite3.connect(tmp_path / "paperdex.db") as c:  # as version 6 left it
-        c.execute("CREATE VIRTUAL TABLE fts USING fts5(title, abstract, authors, categories, content='')")
-        c.execute("PRAGMA user_version = 6")
-    with pytest.raises(StoreError, match="schema version 6, older than this paperdex reads"):
-        Store(tmp_path, readonly=True)
+    _as_version(tmp_path, 6, "CREATE VIRTUAL TABLE fts USING fts5(title, abstract, authors, categories, content='')")
     assert "fts" in _tables(tmp_path / "paperdex.db")
     with Store(tmp_path) as w:
         assert w.schema_version() == SCHEMA_VERSION
@@ -55,11 +62,7 @@ def test_a_version_8_store_gains_the_alias_table_and_a_move_is_remembered(tmp_pa
     migrated by a writer; the ids it lost before cannot come back, later moves are kept."""
     with Store(tmp_path) as s:
         s.upsert(_papers())
-    with sqlite3.connect(tmp_path / "paperdex.db") as c:  # as version 8 left it
-        c.execute("DROP TABLE paper_aliases")
-        c.execute("PRAGMA user_version = 8")
-    with pytest.raises(StoreError, match="schema version 8, older than this paperdex reads"):
-        Store(tmp_path, readonly=True)
+    _as_version(tmp_path, 8, "DROP TABLE paper_aliases")
     with Store(tmp_path) as w:
         assert w.schema_version() == SCHEMA_VERSION >= 9 and w.resolve("a1") == "a1"
         w.upsert([Paper(id="2501.00001", title="Decaying weights", published="2025-01-02")], moved={"a1": "2501.00001"})
@@ -74,11 +77,7 @@ def test_a_version_9_store_gains_the_doi_index_with_the_dois_of_its_papers(tmp_p
     bib = Paper(id="bib:k", title="Kernels", sources=["bibtex"], extra={"bibtex": {"doi": "10.1162/NECO.1998"}})
     with Store(tmp_path) as s:
         s.upsert([*_papers(), bib, Paper(id="doi:10.1000/XYZ", title="By its id")])
-    with sqlite3.connect(tmp_path / "paperdex.db") as c:  # as version 9 left it
-        c.execute("DROP TABLE paper_dois")
-        c.execute("PRAGMA user_version = 9")
-    with pytest.raises(StoreError, match="schema version 9, older than this paperdex reads"):
-        Store(tmp_path, readonly=True)
+    _as_version(tmp_path, 9, "DROP TABLE paper_dois")
     with Store(tmp_path) as w:
         assert w.schema_version() == SCHEMA_VERSION == 10
     with Store(tmp_path, readonly=True) as r:
