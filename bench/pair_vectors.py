@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdex.index.embed import Pair
+from paperdex.index.embed import MODELS, Pair
 
 
 def _read(npy: str, ids: str) -> tuple[np.ndarray, list[str]]:
@@ -31,7 +31,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     for name in ("e5", "e5_ids", "minilm", "minilm_ids", "out"):
         ap.add_argument(name)
+    ap.add_argument("--model", default=Pair.name, help="the pair whose join rule applies (English half second)")
     a = ap.parse_args()
+    pair = MODELS[a.model]
+    if not (isinstance(pair, type) and issubclass(pair, Pair)):
+        raise SystemExit(f"{a.model} is not a pair of models")
     e5, e5_ids = _read(a.e5, a.e5_ids)
     mini, mini_ids = _read(a.minilm, a.minilm_ids)
     where = {pid: k for k, pid in enumerate(mini_ids)}
@@ -40,7 +44,7 @@ def main() -> None:
     second = np.asarray(mini[[j for _, j in both]], dtype=np.float32)
     for v in (first, second):  # unit rows, as each model writes them (f16 files round a little)
         v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-    np.save(a.out + ".npy", Pair.join(first, second).astype(np.float16))
+    np.save(a.out + ".npy", pair.join(first, second).astype(np.float16))
     Path(a.out + ".ids.txt").write_text("".join(e5_ids[i] + "\n" for i, _ in both), encoding="utf-8")
     print(f"wrote {a.out}.npy: {len(both)} pair vectors ({len(e5_ids) - len(both)} e5 ids without a MiniLM vector)")
 

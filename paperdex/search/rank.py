@@ -35,6 +35,7 @@ LEX_POOL = 1000  # best papers by words scored on both sides
 MIN_COSINE = {
     "multilingual-e5-small": {"en": (0.855, 0.855, 0.05), "zh": (0.78, 0.80, 0.05)},
     "multilingual-e5-small+all-MiniLM-L6-v2": {"en": (0.448, 0.448, 0.036), "zh": (0.719, 0.738, 0.046)},
+    "multilingual-e5-small+bge-small-en-v1.5": {"en": (0.465, 0.465, 0.031), "zh": (0.719, 0.738, 0.046)},
     "all-MiniLM-L6-v2": {"en": (0.40, 0.40, 2.0), "zh": (0.40, 0.40, 2.0)},
 }
 
