@@ -196,6 +196,8 @@ def test_a_month_or_a_year_as_published_is_kept_with_its_precision(tmp_path):
     jsonl(day, {"id": "bib:july", "title": "A paper of July", "authors": ["Alice Smith"], "published": "2025-07-15"})
     run("ingest", "-q", day, data_dir=d)
     assert published_of(d, "bib:july") == "2025-07-15"  # the day, over the month it agrees with
+    run("ingest", "-q", f, data_dir=d)
+    assert published_of(d, "bib:july") == "2025-07-15"  # the month again: the day stays
     d2 = tmp_path / "d2"
     run("ingest", "-q", day, data_dir=d2)
     run("ingest", "-q", f, data_dir=d2)

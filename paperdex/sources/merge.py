@@ -161,6 +161,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
         if k != "merge":
             both = isinstance(v, dict) and isinstance(out.extra.get(k), dict)
             out.extra[k] = {**out.extra[k], **v} if both else v
+    _settle_precision(out, base, incoming, src, prov.get("published"))
     out.id = base.id if base.is_arxiv or not incoming.is_arxiv else incoming.id
     if out.is_arxiv:  # an arXiv paper's "arXiv" and "PDF" links are arXiv's (Paper.links)
         for name in ("abs_url", "pdf_url"):
@@ -257,6 +258,24 @@ def _more_precise(base: Paper, incoming: Paper, src: str) -> str | None:
     if old_known < new_known and old[:old_known] == new[:old_known]:
         return "new"
     return None
+
+
+def _settle_precision(out: Paper, base: Paper, incoming: Paper, src: str, owner: str | None) -> None:
+    """The shown date's source slot says that date's precision (``date_precision``, none for a
+    day). Two records of one source share a slot, so the union of their ``extra`` could say
+    "month" of the day the other one gave; a later record of that month then found the day
+    "no more precise" and replaced it (a .bib of ``month = jul``, one of ``date = {2025-07-15}``,
+    the first again: 2025-07-01)."""
+    slot = out.extra.get(owner.split(":", 1)[0]) if owner and out.published else None
+    if not isinstance(slot, dict):
+        return
+    took_new = owner == src and out.published == incoming.published
+    known = _date_known(incoming, src) if took_new else _date_known(base, _owner(base, "published"))
+    precision = next((name for name, n in _PRECISION.items() if n == known), None)
+    if precision:
+        slot["date_precision"] = precision
+    else:
+        slot.pop("date_precision", None)
 
 
 def _better(name: str, base: Paper, incoming: Paper, src: str) -> str | None:
