@@ -246,3 +246,19 @@ def test_a_month_of_one_source_never_replaces_that_sources_day_it_agrees_with(st
         assert p is not None and p.published == "2025-07-15"
         assert "date         = {2025-07-15}" in to_bibtex([p])
         store.delete("bib:k1")
+
+
+def test_an_id_twice_in_one_run_merges_and_a_later_run_updates(store):
+    """One id twice in one run (a file that repeats it, here one record per chunk): two records
+    of the paper, so the fuller list of the same people stands and the other is kept under
+    extra["file"]; it used to replace Bob Jones silently. The same record in a later run is the
+    source's update of its own record: the user who took Bob off the list gets that."""
+    both = _file_rec(id="bib:dup", title="Dup paper", authors=["Alice Smith", "Bob Jones"])
+    alone = _file_rec(id="bib:dup", title="Dup paper, revised", authors=["Alice Smith"])
+    other = _file_rec(id="bib:other", title="Another paper", authors=["Carol King"])
+    ingest_with_merge(store, [both, other, alone], batch_size=1)
+    p = store.get("bib:dup")
+    assert p is not None and p.authors == ["Alice Smith", "Bob Jones"] and p.title == "Dup paper, revised"
+    assert p.extra["file"] == {"authors": ["Alice Smith"], "title": "Dup paper"}
+    ingest_with_merge(store, [alone])
+    assert store.get("bib:dup").authors == ["Alice Smith"]
