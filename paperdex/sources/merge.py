@@ -274,8 +274,9 @@ def _settle_precision(out: Paper, base: Paper, incoming: Paper, src: str, owner:
     slot = out.extra.get(owner.split(":", 1)[0]) if owner and out.published else None
     if not isinstance(slot, dict):
         return
-    took_new = owner == src and out.published == incoming.published
-    known = _date_known(incoming, src) if took_new else _date_known(base, _owner(base, "published"))
+    new = _date_known(incoming, src) if owner == src and out.published == incoming.published else 0
+    old = _date_known(base, _owner(base, "published")) if out.published == base.published else 0
+    known = max(new, old)  # both, when they gave the same date: the better known (a day, over "2025-07")
     precision = next((name for name, n in _PRECISION.items() if n == known), None)
     if precision:
         slot["date_precision"] = precision

@@ -246,6 +246,13 @@ def test_a_month_of_one_source_never_replaces_that_sources_day_it_agrees_with(st
         assert p is not None and p.published == "2025-07-15"
         assert "date         = {2025-07-15}" in to_bibtex([p])
         store.delete("bib:k1")
+    first = parse_bibtex(head + "date = {2025-07-01}}").papers[0]  # a day that is the month's first
+    for order in ((first, month, month), (month, first, month)):
+        for record in order:
+            ingest_with_merge(store, [record])
+        p = store.get("bib:k1")
+        assert p is not None and "date         = {2025-07-01}" in to_bibtex([p])
+        store.delete("bib:k1")
 
 
 def test_an_id_twice_in_one_run_merges_and_a_later_run_updates(store):
