@@ -128,3 +128,17 @@ def test_a_write_that_fails_leaves_no_partial_file(built_store_dir, tmp_path):
     r = _export_with_small_files(built_store_dir, tmp_path / "new.bib")
     assert r.returncode == 1 and r.stderr.splitlines()[-1].startswith("Error: cannot write")
     assert [p.name for p in tmp_path.iterdir()] == ["refs.bib"]
+
+
+def test_a_pipe_and_a_symlink_are_written_as_before(built_store_dir, tmp_path):
+    """-o /dev/stdout still writes to the pipe it names, and a symlink stays a link to the file
+    it names, which gets the export (a new file is written beside it and renamed over it)."""
+    cmd = [sys.executable, "-m", "paperdex", "--data-dir", str(built_store_dir), "export", "2505.13738"]
+    r = subprocess.run([*cmd, "-o", "/dev/stdout"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and keys(r.stdout) == ["bergsma2025power"], r.stderr
+    (tmp_path / "refs.bib").write_text("old\n")
+    (tmp_path / "link.bib").symlink_to(tmp_path / "refs.bib")
+    r = run(built_store_dir, "export", "2505.13738", "-o", tmp_path / "link.bib")
+    assert r.exit_code == 0 and (tmp_path / "link.bib").is_symlink()
+    assert keys((tmp_path / "refs.bib").read_text()) == ["bergsma2025power"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bib", "refs.bib"]

@@ -55,16 +55,16 @@ class Output:
     A context manager: the new file is removed when the command stops before writing."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._target = Path(os.path.realpath(path))  # through a symlink: the link stays one
+        self.path = self._target = path
         self._part: Path | None = None
         try:
-            if self._target.is_dir():
+            if path.is_dir():
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-            if self._target.exists() and not os.access(self._target, os.W_OK):
+            if path.exists() and not os.access(path, os.W_OK):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-            if self._target.exists() and not self._target.is_file():
-                return
+            if path.exists() and not path.is_file():
+                return  # /dev/stdout, a pipe: written in place
+            self._target = Path(os.path.realpath(path))  # through a symlink: the link stays one
             part = self._target.with_name(f".{self._target.name}.{secrets.token_hex(4)}.part")
             os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # the umask's mode, as open() gives
             self._part = part
