@@ -119,8 +119,9 @@ def _checked(rec, where: str, errors: list[str], notes: list[str] | None, seen: 
     except RecordError as e:
         errors.append(f"{where}: {e}")
         return
-    if p.id in seen:  # both are merged into one paper (sources.merge): said, not silent
-        got.append(message("ingest_repeated_id", id=p.id, line=seen[p.id].rsplit(":", 1)[-1]))
+    if p.id in seen:  # merged as two sources' records are (merge_papers' `again`): said, not silent
+        slot = p.sources[0].split(":", 1)[0] if p.sources else "file"
+        got.append(message("ingest_repeated_id", id=p.id, line=seen[p.id].rsplit(":", 1)[-1], slot=slot))
     seen.setdefault(p.id, where)
     if notes is not None:
         notes.extend(f"{where}: note: {n}" for n in got)

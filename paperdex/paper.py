@@ -108,6 +108,7 @@ class Paper:
 
 
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")  # a time after the day is dropped
+_PARTIAL_DATE = re.compile(r"^(\d{4})(?:-(\d{2}))?$")  # a year or a month: "published" only
 _NOT_EXTRA = {*Paper.__dataclass_fields__, "date", "links", "summary"}  # to_dict's and the corpus format's
 
 # Bounds for what one record may hold, far above real metadata (docs/code-notes.md): text over a
@@ -253,6 +254,33 @@ def _date(v: Any, key: str) -> str | None:
         raise RecordError(f"'{key}' is not a real date: {v[:10]!r}") from None
 
 
+def _published(v: Any) -> tuple[str | None, str | None]:
+    """(date, precision) of a record's ``published``: a day, or a month or year alone ("2025-07",
+    "2025") dated its first day with the precision "month" or "year", as the BibTeX and Zotero
+    readers date a month or a year (merge.py never lets such a date replace a day it agrees with,
+    and the BibTeX export writes no day for it)."""
+    m = _PARTIAL_DATE.match(v) if isinstance(v, str) else None
+    if m is None:
+        if v not in (None, "") and not (isinstance(v, str) and _DATE.match(v)):
+            raise RecordError(f"'published' must be a date YYYY-MM-DD, YYYY-MM or YYYY, got {v!r}"[:200])
+        return _date(v, "published"), None
+    try:
+        day = dt.date(int(m[1]), int(m[2] or 1), 1).isoformat()
+    except ValueError:
+        raise RecordError(f"'published' is not a real date: {v!r}") from None
+    return day, "month" if m[2] else "year"
+
+
+def _with_precision(extra: dict[str, Any], source: str, precision: str | None) -> dict[str, Any]:
+    """``extra`` with the precision of a month or year ``published`` under the record's source's
+    slot (``extra["file"]["date_precision"]``), where merge.py and the BibTeX export read a
+    BibTeX entry's; a slot that is not an object (a record's own "file": "x.pdf") is left alone."""
+    slot = extra.get(key := source.split(":", 1)[0])
+    if precision and (slot is None or isinstance(slot, dict)):
+        return {**extra, key: {**(slot or {}), "date_precision": precision}}
+    return extra
+
+
 def _url(v: Any, key: str, notes: list[str] | None) -> str | None:
     if v is None or v == "":
         return None
@@ -377,13 +405,15 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
     assert title is not None
     raw_abstract = rec["abstract"] if rec.get("abstract") is not None else rec.get("summary")
     abstract = _text(raw_abstract, "abstract", MAX_ABSTRACT, notes) or ""
-    dates = {key: _date(rec.get(key), key) for key in ("published", "listed", "updated")}
+    published, precision = _published(rec.get("published"))
+    dates = {key: _date(rec.get(key), key) for key in ("listed", "updated")}
     truncated = rec.get("authors_truncated")
     if truncated is not None and not isinstance(truncated, bool):
         raise RecordError(f"'authors_truncated' must be true or false, got {_kind(truncated)}")
     raw_authors = rec.get("authors")
     truncated = bool(truncated) or (isinstance(raw_authors, list) and len(raw_authors) > MAX_AUTHORS)
-    extra = _extra(rec)
+    sources = _str_list(rec, "sources", 100) or [source]
+    extra = _with_precision(_extra(rec), sources[0], precision)
     categories = _str_list(rec, "categories")
     for c in categories:
         if len(c) > MAX_CATEGORY:
@@ -401,8 +431,9 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
         code_url=_url(rec.get("code_url"), "code_url", notes),
         comment=_text(rec.get("comment"), "comment", MAX_SHORT, notes, strip=False),
         authors_truncated=truncated,
-        sources=_str_list(rec, "sources", 100) or [source],
+        sources=sources,
         extra=extra,
+        published=published,
         **dates,
     )
 

@@ -150,3 +150,17 @@ def test_digest_day_and_counts_are_checked_as_the_web_checks_them(store):
     assert r.exit_code == 0 and "no saved searches yet: paperdex saved add NAME QUERY" in r.output
     assert run(cli, [*base, "saved", "add", "cv", "", "--category", "cs.CV"]).exit_code == 0
     assert run(cli, [*base, "saved", "list"]).output.endswith("\tcategory:cs.CV\n")  # what a filter-only one watches
+
+
+def test_a_file_that_cannot_be_written_is_one_line(store, tmp_path):
+    """`digest --to` and `tag export -o` into a missing directory ended in a FileNotFoundError
+    traceback; now one line naming the file, as `export -o` says it, and nothing is written."""
+    base = ["--data-dir", str(store.data_dir)]
+    for args, target in (
+        (["digest", "--to"], tmp_path / "missing" / "d.html"),
+        (["tag", "export", "-o"], tmp_path / "missing" / "library.json"),
+    ):
+        r = CliRunner().invoke(cli, [*base, *args, str(target)])
+        assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception  # not a traceback
+        assert r.output == f"Error: cannot write {target}: No such file or directory\n"
+    assert list(tmp_path.iterdir()) == [tmp_path / "copy"]  # the store's copy (conftest): nothing else

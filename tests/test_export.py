@@ -5,6 +5,9 @@ every mistake is one line on stderr."""
 from __future__ import annotations
 
 import re
+import resource
+import subprocess
+import sys
 
 from click.testing import CliRunner
 
@@ -88,3 +91,54 @@ def test_an_unwritable_output_is_one_line(built_store_dir, tmp_path):
     r = run(built_store_dir, "export", "2505.13738", "-o", tmp_path / "x.bib")
     assert r.exit_code == 0 and r.stderr.strip() == f"wrote 1 entry to {tmp_path / 'x.bib'}"
     assert keys((tmp_path / "x.bib").read_text()) == ["bergsma2025power"]
+
+
+def test_an_output_that_cannot_be_written_is_said_before_the_search(built_store_dir, tmp_path):
+    """`export model -o missing/x.bib` said "note: exported 100 of the 265 papers that match;
+    `-n 265` exports them all", then that it could not write: nothing had been exported. Now
+    the one error, found before the search runs."""
+    target = tmp_path / "missing" / "x.bib"
+    r = run(built_store_dir, "export", "model", "-o", target)
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr == f"Error: cannot write {target}: No such file or directory\n"
+    assert not target.parent.exists()
+
+
+def _export_with_small_files(data_dir, out, limit: int = 100_000) -> subprocess.CompletedProcess:
+    """`paperdex export model -n 200 -o OUT` where no file may grow past `limit` bytes: its
+    write fails part way, as on a full disk."""
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    cmd = [sys.executable, "-m", "paperdex", "--data-dir", str(data_dir), "export", "model", "-n", "200"]
+    return subprocess.run([*cmd, "-o", str(out)], preexec_fn=small_files, capture_output=True, text=True, timeout=300)
+
+
+def test_a_write_that_fails_leaves_no_partial_file(built_store_dir, tmp_path):
+    """A write cut short (a file-size limit here, a full disk in life) left the export's first
+    100 KB as the file, over the .bib that was there. Now that .bib is as it was, a new file is
+    not made, and no part of the export is left beside them."""
+    mine = tmp_path / "refs.bib"
+    mine.write_text("@misc{mine, title = {Kept}}\n")
+    r = _export_with_small_files(built_store_dir, mine)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines()[-1] == f"Error: cannot write {mine}: File too large"
+    assert mine.read_text() == "@misc{mine, title = {Kept}}\n"
+    r = _export_with_small_files(built_store_dir, tmp_path / "new.bib")
+    assert r.returncode == 1 and r.stderr.splitlines()[-1].startswith("Error: cannot write")
+    assert [p.name for p in tmp_path.iterdir()] == ["refs.bib"]
+
+
+def test_a_pipe_and_a_symlink_are_written_as_before(built_store_dir, tmp_path):
+    """-o /dev/stdout still writes to the pipe it names, and a symlink stays a link to the file
+    it names, which gets the export (a new file is written beside it and renamed over it)."""
+    cmd = [sys.executable, "-m", "paperdex", "--data-dir", str(built_store_dir), "export", "2505.13738"]
+    r = subprocess.run([*cmd, "-o", "/dev/stdout"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and keys(r.stdout) == ["bergsma2025power"], r.stderr
+    (tmp_path / "refs.bib").write_text("old\n")
+    (tmp_path / "link.bib").symlink_to(tmp_path / "refs.bib")
+    r = run(built_store_dir, "export", "2505.13738", "-o", tmp_path / "link.bib")
+    assert r.exit_code == 0 and (tmp_path / "link.bib").is_symlink()
+    assert keys((tmp_path / "refs.bib").read_text()) == ["bergsma2025power"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bib", "refs.bib"]

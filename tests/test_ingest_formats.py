@@ -161,6 +161,49 @@ def test_categories_and_authors_given_as_one_string(tmp_path):
     assert [h["id"] for h in json.loads(found.output)["hits"]] == ["2506.00007"]  # (search --json: the API object)
 
 
+# --- a month or a year as the published date ----------------------------------------------------
+
+
+def published_of(data_dir, pid: str) -> str | None:
+    with Store(data_dir, readonly=True) as s:
+        return s.get(pid).published
+
+
+def test_a_month_or_a_year_as_published_is_kept_with_its_precision(tmp_path):
+    """Before: "published": "2025-07" was refused ("'published' must be a date YYYY-MM-DD"),
+    where a BibTeX entry's month is kept. Now a month or a year is dated its first day with its
+    precision, as the BibTeX and Zotero readers date theirs: the export writes no day it was not
+    told, and a record that knows the day keeps it, whichever file came first."""
+    f = tmp_path / "mine.jsonl"
+    jsonl(
+        f,
+        {"id": "bib:july", "title": "A paper of July", "authors": ["Alice Smith"], "published": "2025-07"},
+        {"id": "bib:year", "title": "A paper of a year", "authors": ["Alice Smith"], "published": "2025"},
+        {"id": "bib:bad", "title": "A paper of no month", "authors": ["Alice Smith"], "published": "2025-13"},
+        {"id": "bib:worse", "title": "A paper of no date", "authors": ["Alice Smith"], "published": "July 2025"},
+    )
+    d = tmp_path / "d"
+    r = run("ingest", "-q", f, data_dir=d)
+    assert "added 2, updated 0, unchanged 0, rejected 2" in r.output, r.output
+    assert f"{f}:3: 'published' is not a real date: '2025-13'" in r.output
+    assert f"{f}:4: 'published' must be a date YYYY-MM-DD, YYYY-MM or YYYY, got 'July 2025'" in r.output
+    assert (published_of(d, "bib:july"), published_of(d, "bib:year")) == ("2025-07-01", "2025-01-01")
+    bib = run("export", "bib:july", "bib:year", data_dir=d).output
+    assert "  year         = {2025},\n  month        = jul\n}" in bib
+    assert "  author       = {Alice Smith},\n  year         = {2025}\n}" in bib
+    assert "date " not in bib and "  month" not in bib.split("@misc{bib:year")[1]  # no day, no month made up
+    day = tmp_path / "day.jsonl"
+    jsonl(day, {"id": "bib:july", "title": "A paper of July", "authors": ["Alice Smith"], "published": "2025-07-15"})
+    run("ingest", "-q", day, data_dir=d)
+    assert published_of(d, "bib:july") == "2025-07-15"  # the day, over the month it agrees with
+    run("ingest", "-q", f, data_dir=d)
+    assert published_of(d, "bib:july") == "2025-07-15"  # the month again: the day stays
+    d2 = tmp_path / "d2"
+    run("ingest", "-q", day, data_dir=d2)
+    run("ingest", "-q", f, data_dir=d2)
+    assert published_of(d2, "bib:july") == "2025-07-15"  # the month after the day: the day stays
+
+
 # --- files of other shapes ----------------------------------------------------------------------
 
 

@@ -91,3 +91,42 @@ def test_every_record_of_a_file_is_counted_once_and_a_repeated_id_is_noted(tmp_p
     assert "mine.jsonl:4: note: doi:10.1000/only again (first on line 3)" in first.stderr
     again = paperdex("--data-dir", d, "ingest", str(f))
     assert "added 0, updated 0, unchanged 4, rejected 0" in again.stdout, again.stdout
+
+
+def test_an_id_given_twice_in_one_file_loses_no_author(tmp_path):
+    """Line 1 names "Alice Smith; Bob Jones", line 3 the same id with ["Alice Smith"], another
+    title and abstract. The note said one paper, but line 3 replaced the authors: `show` gave
+    Alice Smith alone, `search au:Bob` nothing, and Bob was nowhere in the store. Now the two
+    records merge as two sources' records do (docs/sources.md, "Merging"): the fuller list of
+    the same people stands, the later title and abstract, and what is not shown is kept under
+    extra.file; the note says so, and a re-run changes nothing."""
+    f = tmp_path / "dup.jsonl"
+    recs = [
+        {"id": "bib:dup", "title": "Dup paper", "authors": "Alice Smith; Bob Jones", "abstract": "first abstract",
+         "categories": "cs.LG"},
+        {"id": "bib:other", "title": "Other paper", "authors": "Carol King"},
+        {"id": "bib:dup", "title": "Dup paper again", "authors": ["Alice Smith"], "abstract": "dup",
+         "categories": "cs.AI"},
+        {"id": "bib:rev", "title": "Reversed", "authors": ["Dana Scott"]},
+        {"id": "bib:rev", "title": "Reversed", "authors": ["Dana Scott", "Erin Gray"]},
+    ]  # fmt: skip
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    d = str(tmp_path / "store")
+    first = paperdex("--data-dir", d, "ingest", str(f))
+    assert "added 3, updated 2, unchanged 0, rejected 0" in first.stdout, first.stdout
+    shown = json.loads(paperdex("--data-dir", d, "show", "bib:dup", "--json").stdout)
+    assert shown["authors"] == ["Alice Smith", "Bob Jones"]
+    found = json.loads(paperdex("--data-dir", d, "search", "au:Bob", "--json").stdout)
+    assert [h["id"] for h in found["hits"]] == ["bib:dup"]
+    assert (shown["title"], shown["abstract"], shown["categories"]) == ("Dup paper again", "dup", ["cs.LG", "cs.AI"])
+    assert shown["extra"]["file"] == {"authors": ["Alice Smith"], "title": "Dup paper", "abstract": "first abstract"}
+    assert (
+        "dup.jsonl:3: note: bib:dup again (first on line 1): merged into one paper as records of two sources are: "
+        "the fuller list of the same authors stands"
+    ) in first.stderr
+    assert "is kept under extra.file" in first.stderr
+    rev = json.loads(paperdex("--data-dir", d, "show", "bib:rev", "--json").stdout)
+    assert (rev["authors"], rev["extra"]["file"]) == (["Dana Scott", "Erin Gray"], {"authors": ["Dana Scott"]})
+    again = paperdex("--data-dir", d, "ingest", str(f))
+    assert "added 0, updated 0, unchanged 5, rejected 0" in again.stdout, again.stdout
+    assert json.loads(paperdex("--data-dir", d, "show", "bib:dup", "--json").stdout) == shown

@@ -1,17 +1,22 @@
 """What the `paperdex` command modules share: the error a user sees, terminal- and JSON-safe
-text, and the settings, store and service a command runs on."""
+text, the file a command writes (-o), and the settings, store and service a command runs on."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
+import os
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
 
+from paperdex.messages import message
 from paperdex.paper import finite
 from paperdex.settings import Settings
 from paperdex.store import Store
@@ -39,6 +44,66 @@ def json_text(obj, indent: int | None = 1) -> str:
     null), with the control characters JSON allows raw (C1, DEL, bidi overrides) escaped."""
     s = json.dumps(finite(obj), ensure_ascii=False, indent=indent, allow_nan=False)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+
+
+class Output:
+    """The file a command writes its result to (`-o FILE`), opened before the command does its
+    work: a missing directory or a file it may not write is said at once, in one line, before a
+    search runs and says anything else. The result is written to a new file beside FILE and
+    renamed over it, so a write that fails (a full disk) leaves no partial file, and a FILE that
+    was there as it was. What is not a regular file (/dev/stdout, a pipe) is written in place.
+    A context manager: the new file is removed when the command stops before writing."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = self._target = path
+        self._part: Path | None = None
+        try:
+            if path.is_dir():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+            if path.exists() and not os.access(path, os.W_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+            if path.exists() and not path.is_file():
+                return  # /dev/stdout, a pipe: written in place
+            self._target = Path(os.path.realpath(path))  # through a symlink: the link stays one
+            part = self._target.with_name(f".{self._target.name}.{secrets.token_hex(4)}.part")
+            os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # the umask's mode, as open() gives
+            self._part = part
+        except OSError as e:
+            raise self._error(e) from None
+
+    def _error(self, e: OSError) -> UserError:
+        return UserError(message("export_cannot_write", path=tty(self.path), error=tty(e.strerror or e)))
+
+    def write(self, data: str | bytes) -> None:
+        """FILE holds ``data`` (text as UTF-8), whole, or is as it was and a UserError says why."""
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        try:
+            if self._part is None:
+                with open(self._target, "wb") as f:
+                    f.write(raw)
+                return
+            with open(self._part, "wb") as f:
+                f.write(raw)
+                f.flush()
+                os.fsync(f.fileno())
+            if self._target.exists():
+                os.chmod(self._part, self._target.stat().st_mode & 0o7777)  # the file keeps its mode
+            os.replace(self._part, self._target)
+            self._part = None
+        except OSError as e:
+            self.discard()
+            raise self._error(e) from None
+
+    def discard(self) -> None:
+        if self._part is not None:
+            self._part.unlink(missing_ok=True)
+            self._part = None
+
+    def __enter__(self) -> Output:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
 
 
 def _settings(ctx: click.Context) -> Settings:

@@ -7,11 +7,12 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
-from paperdex.cli.common import UserError, _service, _settings, _store, json_text, pass_store, tty
+from paperdex.cli.common import Output, UserError, _service, _settings, _store, json_text, pass_store, tty
 from paperdex.discover import library
 from paperdex.messages import LANGS, message
 from paperdex.search import MODES
@@ -153,7 +154,8 @@ def tag_export(st, fmt, name, output) -> None:
     """The library (tags, not interested, saved searches) as JSON, or tagged papers as BibTeX."""
     text = json_text(library.export_json(st)) + "\n" if fmt == "json" else library.export_bibtex(st, name)
     if output:
-        output.write_text(text, encoding="utf-8")
+        with Output(output) as out:  # a missing directory is one line; a failed write leaves no partial file
+            out.write(text)
     else:
         click.echo(text, nl=False)
 
@@ -365,13 +367,14 @@ def digest(ctx, day, to_file, smtp, starttls, base_url, per_section, **mail) -> 
     if to_file and to_file.suffix.lower() not in D.FILE_KINDS:
         raise click.UsageError(f"--to writes {', '.join(D.FILE_KINDS)}, not {to_file.suffix or 'a file without one'}")
     settings = _settings(ctx)
-    with _store(ctx, readonly=True) as st:  # the saved searches run on the backend's searcher
-        searcher = make_searcher(st, settings.backend, settings.embedding, settings.zh_dict)
-        d = D.build(st, day, base_url, per_section, searcher=searcher)
-    m = D.mail(d, mail["mail_from"], mail["mail_to"])
-    if to_file:
-        D.write(m, d, to_file)
-        click.echo(f"wrote {to_file}", err=True)
+    with Output(to_file) if to_file else nullcontext() as out:  # a missing directory: said before the digest is built
+        with _store(ctx, readonly=True) as st:  # the saved searches run on the backend's searcher
+            searcher = make_searcher(st, settings.backend, settings.embedding, settings.zh_dict)
+            d = D.build(st, day, base_url, per_section, searcher=searcher)
+        m = D.mail(d, mail["mail_from"], mail["mail_to"])
+        if out is not None:
+            out.write(D.file_bytes(m, d, to_file))
+            click.echo(f"wrote {tty(to_file)}", err=True)
     if smtp:
         host, _, port = smtp.rpartition(":")
         if not host or not port.isdigit():

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
 from paperdex import service
-from paperdex.cli.common import UserError, _service, _store, tty
+from paperdex.cli.common import Output, UserError, _service, _store, tty
 from paperdex.cli.progress import Progress
 from paperdex.messages import message
 from paperdex.paper import ARXIV_ID, typed_id
@@ -94,20 +95,19 @@ def export(ctx, terms, fmt, output, limit, all_, **where) -> None:
     """Export papers as BibTeX: by ids (`export 2501.00001 openreview:AbC`), the papers a search
     query matches, as `paperdex search` finds them (`export "diffusion policy"`), or by filters
     (`--venue NeurIPS --area "Large Language"`). Notes and a cut (-n) are said on stderr."""
-    with _service(ctx, readonly=True) as pool:  # a reader: a mistyped --data-dir is an error, not a new empty store
-        papers, notes = _select(pool, terms, limit, all_, **where)
-        text = bibtex.to_bibtex(papers)
-    for note in notes:
-        click.echo(f"note: {tty(note)}", err=True)
-    if not papers:
-        raise UserError(message("export_nothing"))
-    if not output:
-        sys.stdout.write(text)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as e:  # a missing directory, no permission, a full disk: one line, no traceback
-        raise UserError(message("export_cannot_write", path=tty(output), error=tty(e.strerror or e))) from None
+    # -o is checked before the search: a missing directory is the one line said, and nothing is half-written
+    with Output(output) if output else nullcontext() as out:
+        with _service(ctx, readonly=True) as pool:  # a reader: a mistyped --data-dir is an error, not a new store
+            papers, notes = _select(pool, terms, limit, all_, **where)
+            text = bibtex.to_bibtex(papers)
+        for note in notes:
+            click.echo(f"note: {tty(note)}", err=True)
+        if not papers:
+            raise UserError(message("export_nothing"))
+        if out is None:
+            sys.stdout.write(text)
+            return
+        out.write(text)
     click.echo(message("export_wrote", n=len(papers), path=tty(output)), err=True)
 
 

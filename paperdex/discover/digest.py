@@ -289,20 +289,17 @@ def send(
         s.send_message(m)
 
 
-def write(m: EmailMessage, d: Digest, path: str | Path) -> Path:
-    """`.html`: the HTML part; `.txt`: the text; `.eml`: the whole message; another suffix is
-    refused (an e-mail written into `digest.pdf` opens as a broken file)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
+def file_bytes(m: EmailMessage, d: Digest, path: str | Path) -> bytes:
+    """What a file named `path` holds: `.html` the HTML part; `.txt` the text; `.eml` the whole
+    message; another suffix is refused (an e-mail written into `digest.pdf` opens as a broken file)."""
+    suffix = Path(path).suffix.lower()
     if suffix not in FILE_KINDS:
         raise ValueError(f"a digest is written as {', '.join(FILE_KINDS)}, not {suffix or 'a file without a suffix'}")
     if suffix in (".html", ".htm"):
-        path.write_text(render_html(d), encoding="utf-8")
-    elif suffix == ".txt":
-        path.write_text(render_text(d), encoding="utf-8")
-    else:
-        path.write_bytes(bytes(m))
-    return path
+        return render_html(d).encode("utf-8")
+    if suffix == ".txt":
+        return render_text(d).encode("utf-8")
+    return bytes(m)
 
 
 def likely_first(store: Store, day: str | None = None, per_section: int = 50, searcher=None) -> list[Paper]:

@@ -474,9 +474,10 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         fields.append(("journal", f"arXiv preprint arXiv:{p.id}"))
     fields += _kept_fields(bib)
     date = p.published or p.date
-    # the precision a BibTeX or a Zotero import (sources/zotero.py) knew the date to, if the date
-    # shown is that import's: one a merge kept its own date from (a more precise one) is stashed there
-    imports = [s for s in (bib, p.slot("zotero")) if s.get("date_precision") and "published" not in s]
+    # the precision a BibTeX, Zotero (sources/zotero.py) or JSON Lines import (paper._published)
+    # knew the date to, if the date shown is that import's: one a merge kept its own date from (a
+    # more precise one) is stashed there
+    imports = [s for s in (bib, p.slot("zotero"), p.slot("file")) if s.get("date_precision") and "published" not in s]
     precision = imports[0]["date_precision"] if imports and date == p.published else None
     if date and precision == "year":
         fields.append(("year", date[:4]))

@@ -130,8 +130,12 @@ def _stash(out: Paper, source: str, name: str, value: Any, origin: Paper) -> Non
         out.extra[key] = {**(slot or {}), name: value}
 
 
-def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
-    """Fold ``incoming`` into ``base``; idempotent, so a re-run of a sync reports it unchanged."""
+def merge_papers(base: Paper, incoming: Paper, how: str = "same id", *, again: bool = False) -> Paper:
+    """Fold ``incoming`` into ``base``; idempotent, so a re-run of a sync reports it unchanged.
+    ``again``: ``incoming``'s id came earlier in the same run (an id given twice in one file), so
+    the two are two records of the paper, merged as two sources' records are (the fuller author
+    list of the same people stands; a value not shown is kept under the source's ``extra`` slot),
+    not a source's update of its own record, which replaces what that source gave before."""
     src = incoming.sources[0] if incoming.sources else "file"
     out = replace(
         base,
@@ -142,7 +146,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
     )
     merge_info = out.slot("merge")
     prov: dict[str, str] = dict(merge_info.get("fields", {}))
-    _take_fields(out, base, incoming, src, prov)
+    _take_fields(out, base, incoming, src, prov, again)
     if incoming.categories:  # a union; the more trusted source's primary category comes first
         if _rank(src, "categories") > _rank(_owner(base, "categories"), "categories"):
             first, second = incoming.categories, base.categories
@@ -161,6 +165,7 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
         if k != "merge":
             both = isinstance(v, dict) and isinstance(out.extra.get(k), dict)
             out.extra[k] = {**out.extra[k], **v} if both else v
+    _settle_precision(out, base, incoming, src, prov.get("published"))
     out.id = base.id if base.is_arxiv or not incoming.is_arxiv else incoming.id
     if out.is_arxiv:  # an arXiv paper's "arXiv" and "PDF" links are arXiv's (Paper.links)
         for name in ("abs_url", "pdf_url"):
@@ -177,8 +182,9 @@ def merge_papers(base: Paper, incoming: Paper, how: str = "same id") -> Paper:
     return out
 
 
-def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str]) -> None:
-    """Each field of FIELDS from the source trusted most for it (``prov`` says which)."""
+def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[str, str], again: bool) -> None:
+    """Each field of FIELDS from the source trusted most for it (``prov`` says which); the value
+    not taken is kept (``_stash``), but for a source's update of its own record."""
     for name, group in FIELDS.items():
         new_val = getattr(incoming, name)
         owner = _owner(base, name)
@@ -188,7 +194,7 @@ def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[
             prov.setdefault(name, owner)
             continue  # a cut list never replaces a full one
         old_val = getattr(base, name)
-        if not _empty(old_val) and (better := _better(name, base, incoming, src)):
+        if not _empty(old_val) and (better := _better(name, base, incoming, src, again)):
             _take_better(out, base, incoming, src, prov, name, keep_old=better == "old")
             continue
         if _empty(old_val) or _rank(src, group) >= _rank(owner, group):
@@ -196,7 +202,7 @@ def _take_fields(out: Paper, base: Paper, incoming: Paper, src: str, prov: dict[
             if name == "authors":
                 out.authors_truncated = incoming.authors_truncated
             prov[name] = src
-            if owner != src and old_val != new_val:
+            if (owner != src or again) and old_val != new_val:
                 _stash(out, owner, name, old_val, base)
         else:
             prov.setdefault(name, owner)
@@ -259,12 +265,32 @@ def _more_precise(base: Paper, incoming: Paper, src: str) -> str | None:
     return None
 
 
-def _better(name: str, base: Paper, incoming: Paper, src: str) -> str | None:
+def _settle_precision(out: Paper, base: Paper, incoming: Paper, src: str, owner: str | None) -> None:
+    """The shown date's source slot says that date's precision (``date_precision``, none for a
+    day). Two records of one source share a slot, so the union of their ``extra`` could say
+    "month" of the day the other one gave; a later record of that month then found the day
+    "no more precise" and replaced it (a .bib of ``month = jul``, one of ``date = {2025-07-15}``,
+    the first again: 2025-07-01)."""
+    slot = out.extra.get(owner.split(":", 1)[0]) if owner and out.published else None
+    if not isinstance(slot, dict):
+        return
+    new = _date_known(incoming, src) if owner == src and out.published == incoming.published else 0
+    old = _date_known(base, _owner(base, "published")) if out.published == base.published else 0
+    known = max(new, old)  # both, when they gave the same date: the better known (a day, over "2025-07")
+    precision = next((name for name, n in _PRECISION.items() if n == known), None)
+    if precision:
+        slot["date_precision"] = precision
+    else:
+        slot.pop("date_precision", None)
+
+
+def _better(name: str, base: Paper, incoming: Paper, src: str, again: bool) -> str | None:
     """Which record's value, "old" or "new", holds more of the same thing than the other's, so it
     wins whichever source sent it and whichever came first; None: the sources' trust decides.
-    Authors: the fuller list of the same people (two records of one paper; a source updating its
-    own record goes by trust). Published: the more precise of two dates that agree."""
-    if name == "authors" and incoming.id != base.id:
+    Authors: the fuller list of the same people (two records of one paper, or one id twice in a
+    run; a source updating its own record goes by trust). Published: the more precise of two
+    dates that agree."""
+    if name == "authors" and (incoming.id != base.id or again):
         return _fuller_list(base.authors, incoming.authors)
     if name == "published":
         return _more_precise(base, incoming, src)
@@ -396,16 +422,17 @@ def ingest_with_merge(
     counted once ``papers`` is read (a file's reader adds to them as it goes)."""
     matcher = matcher or Matcher(store)  # pass one in to reuse its index across calls
     total = IngestSummary()
+    read: set[str] = set()  # the ids of this run's records so far: one that comes again is no update
     it = iter(papers)
     while chunk := list(islice(it, batch_size)):
-        total = total + _ingest_chunk(store, chunk, matcher)
+        total = total + _ingest_chunk(store, chunk, matcher, read)
     publish(store)  # readers see the whole ingest at once
     total.rejected += len(errors)
     total.errors.extend(errors)
     return total
 
 
-def _ingest_chunk(store: Store, chunk: list[Paper], matcher: Matcher) -> IngestSummary:
+def _ingest_chunk(store: Store, chunk: list[Paper], matcher: Matcher, read: set[str]) -> IngestSummary:
     """One chunk merged and written in one transaction, with the ids merges moved (old -> new,
     ``Store.upsert``'s ``moved``): the old id's row goes, and the id names the paper from then on.
     The upsert counts each paper once; the records folded into a paper after its first are
@@ -417,7 +444,8 @@ def _ingest_chunk(store: Store, chunk: list[Paper], matcher: Matcher) -> IngestS
     merged = 0
     for p in chunk:
         base, how, earlier = _base_of(store, matcher, pending, moved, p)
-        result = p if base is None else merge_papers(base, p, how)
+        result = p if base is None else merge_papers(base, p, how, again=p.id in read)
+        read.add(p.id)
         folded.note(result.id, base, earlier, result)
         if base is not None:
             src_new = any(src not in base.sources for src in p.sources)

@@ -26,7 +26,7 @@ from paperdex.web.assets import StaticAssets
 from paperdex.web.limits import admit, check_path, host_name
 from paperdex.web.views import api, daily, feeds, library_api, paper, search, summary
 from paperdex.web.views import library as library_views
-from paperdex.web.views.base import SafeJSON, page
+from paperdex.web.views.base import TEMPLATES, SafeJSON, load_templates, page
 
 log = logging.getLogger("paperdex.web")
 HERE = Path(__file__).parent
@@ -105,9 +105,11 @@ def create_app(
     *,
     settings: Settings | None = None,
     client_queue: int = MAX_WAITING,
+    templates: Path = TEMPLATES,
 ) -> FastAPI:
     """The paperdex web app over one data directory, configured by `settings` (else the
-    environment's, as `paperdex serve` would be): it answers the loopback names and allowed_hosts."""
+    environment's, as `paperdex serve` would be): it answers the loopback names and allowed_hosts.
+    Its pages are the `templates` read now (views/base.load_templates), not as they change later."""
     st = settings if settings is not None else Settings.from_env(data_dir=data_dir)
     app = App(
         title="paperdex",
@@ -121,6 +123,7 @@ def create_app(
     app.guard_hosts = [*LOOPBACK_HOSTS, *st.allowed_hosts]
     app.state.pool = SearcherPool.of(st, data_dir, pool_size, client_queue)  # what every view reads
     app.state.settings = st  # what on-demand writes (views/summary.py) are configured with
+    app.state.templates = load_templates(templates)  # read and compiled once: a code change waits for the restart
     # every answer over 1 KB compressed: a results page is mostly text and KaTeX's script
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
     app.mount("/static", StaticAssets(directory=HERE / "static"), name="static")  # cached: web/assets.py

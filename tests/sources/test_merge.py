@@ -225,3 +225,47 @@ def test_a_date_of_another_year_still_goes_by_the_sources_trust():
     venue = venue_rec(published="2026-01-01", extra={"bibtex": {"date_precision": "year"}}, sources=["bibtex"])
     m = merge_papers(arxiv_rec(published="2025-01-02"), venue, "x")
     assert m.published == "2025-01-02" and m.extra["bibtex"]["published"] == "2026-01-01"  # as before
+
+
+def test_a_month_of_one_source_never_replaces_that_sources_day_it_agrees_with(store):
+    """A .bib with `month = jul`, then one with `date = {2025-07-15}`, then the first again: the
+    second ingest showed the day, and the third put the paper back on 2025-07-01 (the day lost
+    for good): the source's slot still said "month" of the day. Either order, any number of
+    times, the day stays, and the export writes it."""
+    from paperdex.sources.bibtex import parse_bibtex, to_bibtex
+
+    head = "@article{k1, title = {A paper of July}, author = {Smith, Alice}, journal = {JMLR}, "
+    month = parse_bibtex(head + "year = {2025}, month = {jul}}").papers[0]
+    day = parse_bibtex(head + "date = {2025-07-15}}").papers[0]
+    before = store.count()
+    for order in ((month, day, month, day, month), (day, month, day, month)):
+        for record in order:
+            ingest_with_merge(store, [record])
+            assert store.count() == before + 1
+        p = store.get("bib:k1")
+        assert p is not None and p.published == "2025-07-15"
+        assert "date         = {2025-07-15}" in to_bibtex([p])
+        store.delete("bib:k1")
+    first = parse_bibtex(head + "date = {2025-07-01}}").papers[0]  # a day that is the month's first
+    for order in ((first, month, month), (month, first, month)):
+        for record in order:
+            ingest_with_merge(store, [record])
+        p = store.get("bib:k1")
+        assert p is not None and "date         = {2025-07-01}" in to_bibtex([p])
+        store.delete("bib:k1")
+
+
+def test_an_id_twice_in_one_run_merges_and_a_later_run_updates(store):
+    """One id twice in one run (a file that repeats it, here one record per chunk): two records
+    of the paper, so the fuller list of the same people stands and the other is kept under
+    extra["file"]; it used to replace Bob Jones silently. The same record in a later run is the
+    source's update of its own record: the user who took Bob off the list gets that."""
+    both = _file_rec(id="bib:dup", title="Dup paper", authors=["Alice Smith", "Bob Jones"])
+    alone = _file_rec(id="bib:dup", title="Dup paper, revised", authors=["Alice Smith"])
+    other = _file_rec(id="bib:other", title="Another paper", authors=["Carol King"])
+    ingest_with_merge(store, [both, other, alone], batch_size=1)
+    p = store.get("bib:dup")
+    assert p is not None and p.authors == ["Alice Smith", "Bob Jones"] and p.title == "Dup paper, revised"
+    assert p.extra["file"] == {"authors": ["Alice Smith"], "title": "Dup paper"}
+    ingest_with_merge(store, [alone])
+    assert store.get("bib:dup").authors == ["Alice Smith"]

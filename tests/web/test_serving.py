@@ -251,3 +251,30 @@ def test_slow_clients_are_cut_off_and_a_token_in_a_url_is_not_logged(web_dir, tm
         assert tok not in server.output() and "token=REDACTED" in server.output()
     finally:
         server.terminate()
+
+
+def test_a_running_server_keeps_the_templates_it_started_with(store, tmp_path):
+    """A server running while `git pull` changed the code under it answered 500 on every tag
+    page: the old code read the new template from disk ('pages' is undefined). Now the app reads
+    and compiles its templates when it starts: a template changed on disk afterwards (here in a
+    copy of the package's templates) changes nothing until the next start."""
+    from paperdex.discover import library
+    from paperdex.web.views.base import TEMPLATES
+
+    pid = store.conn.execute("SELECT id FROM papers ORDER BY id LIMIT 1").fetchone()[0]
+    library.add_to_tag(store, "robots", [pid])
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, templates)
+    app = create_app(store.data_dir, pool_size=1, templates=templates)
+    client = TestClient(app, base_url="http://localhost", raise_server_exceptions=False)
+    before = client.get("/tag/robots")
+    assert before.status_code == 200 and pid in before.text
+    tag_page = templates / "discover_tag.html"
+    new = tag_page.read_text(encoding="utf-8").replace("{% if pages > 1 %}", "{% if listing.pages > 1 %}")
+    assert new != tag_page.read_text(encoding="utf-8")
+    tag_page.write_text(new, encoding="utf-8")  # the next version's template, which the running code does not fill in
+    (templates / "base.html").write_text("{% block main %}{% endblock %} a new layout", encoding="utf-8")
+    after = client.get("/tag/robots")
+    assert after.status_code == 200 and after.text == before.text
+    restarted = TestClient(create_app(store.data_dir, pool_size=1, templates=templates), base_url="http://localhost")
+    assert "a new layout" in restarted.get("/library").text  # the change takes effect at the restart

@@ -13,7 +13,7 @@ from urllib.parse import quote, urlencode
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import DictLoader, Environment, select_autoescape
 
 from paperdex.discover import library, summaries
 from paperdex.paper import Paper, finite
@@ -32,16 +32,36 @@ MAX_LINK_VALUE = 1000
 YEAR = 365 * 86400  # how long a remembered choice (language, layout) is kept
 
 
-ENV = Environment(
-    loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
-    autoescape=select_autoescape(["html"], default_for_string=True, default=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-ENV.filters["q"] = lambda s: quote(str(s), safe="")
-ENV.globals.update(
-    plain_tex=render.plain_tex, filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url
-)
+TEMPLATES = Path(__file__).parent.parent / "templates"
+
+
+def load_templates(directory: Path = TEMPLATES) -> Environment:
+    """Every template of ``directory``, read and compiled now and never read from disk again
+    (create_app calls it once): a running server keeps the templates it started with, so code
+    changed under it (a `git pull` deployment) takes effect at the restart. Read from
+    disk as pages asked for them, a new template met the old code that fills it in (a 500 on
+    every tag page: 'pages' is undefined). A template that does not compile stops the start."""
+    sources = {p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8") for p in directory.rglob("*.html")}
+    env = Environment(
+        loader=DictLoader(sources),
+        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+        cache_size=-1,  # every template stays compiled
+    )
+    env.filters["q"] = lambda s: quote(str(s), safe="")
+    env.globals.update(
+        plain_tex=render.plain_tex, filterable=filterable, quoted=quoted, search_link=search_link, static=assets.url
+    )
+    for name in sources:
+        env.get_template(name)
+    return env
+
+
+def templates_of(request: Request) -> Environment:
+    """The templates the app started with (create_app puts them on app.state)."""
+    return cast(Environment, request.app.state.templates)
 
 
 def pool_of(request: Request) -> Pool:
@@ -100,7 +120,8 @@ def session_of(request: Request) -> dict[str, Any] | None:
 def render_page(request: Request, template: str, status: int, session: dict | None, **ctx: Any) -> HTMLResponse:
     """A page with what every template reads (language, path, session, CSRF value)."""
     lang = lang_of(request)
-    body = ENV.get_template(template).render(
+    tpl = templates_of(request).get_template(template)
+    body = tpl.render(
         request=request,
         lang=lang,
         t=partial(i18n.t, lang),
