@@ -167,7 +167,7 @@ def add_to_pool(name: str, run: dict[str, list[str]], qs: list[dict]) -> int:
     return new
 
 
-def load_searcher(paperdex_dir: str | None):
+def load_searcher(paperdex_dir: str | None, store: str | None = None):
     if paperdex_dir:
         # A snapshot of the committed engine (`git archive HEAD paperdex | tar -x -C DIR`), so
         # the reference runs are today's engine and not a working tree someone is editing.
@@ -177,14 +177,14 @@ def load_searcher(paperdex_dir: str | None):
     from paperdex.store import Store
 
     print(f"paperdex from {Path(paperdex.__file__).parent}", file=sys.stderr)
-    return Searcher(Store(STORE, readonly=True))
+    return Searcher(Store(store or STORE, readonly=True))
 
 
 def cmd_run(args) -> None:
     """Write a run of the paperdex found on the path (the working tree by default), to pool
     and score: `run --mode hybrid --out x.jsonl`, `pool --system x --run x.jsonl`, `show`."""
     qs = queries()
-    ranked = paperdex_runs(qs, args.mode, load_searcher(args.paperdex))
+    ranked = paperdex_runs(qs, args.mode, load_searcher(args.paperdex, args.store))
     out = Path(args.out)
     write_jsonl(out, [{"query": q["query"], "ids": ids} for q, ids in zip(qs, ranked, strict=True)])
     print(f"{out}: {len(qs)} queries")
@@ -356,6 +356,7 @@ def main() -> None:
     p.add_argument("--mode", choices=["hybrid", "lexical", "dense"], default="hybrid")
     p.add_argument("--out", required=True)
     p.add_argument("--paperdex", help="directory holding the paperdex package to run (default: installed)")
+    p.add_argument("--store", help=f"the 63k store to search (default {STORE}), e.g. one of another model")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("show", help="print ungraded pooled documents, shuffled, without systems")
     p.add_argument("--query", type=int)
