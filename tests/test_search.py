@@ -1,6 +1,7 @@
 """The search contract (docs/search.md) on the fixture store: 314 real arXiv papers with
 their all-MiniLM-L6-v2 vectors."""
 
+import re
 from collections import Counter
 from unittest.mock import patch
 
@@ -157,6 +158,42 @@ def test_category_rule_is_case_insensitive_and_archives_match(searcher, ro_store
         want = {p.id for p in ro_store.iter_papers() if any(c.split(".")[0] == archive for c in p.categories)}
         got = searcher.search(f"cat:{archive}", per_page=100, sort="newest")
         assert got.total == len(want) > 0 and {h.paper.id for h in got.hits} <= want
+
+
+def test_a_category_prefix_is_every_category_it_begins(searcher, ro_store):
+    """cat:cs.C* found no paper and said only that none met the conditions (it looked for a
+    category named "cs.C"): it is every category beginning with cs.C, as arXiv expands one, from
+    the query and the form's filter alike. An archive or a prefix reads arXiv categories only:
+    cat:I* (the archive "i") found the papers whose ACM classes read "I.2.7"."""
+    papers = list(ro_store.iter_papers())
+
+    def having(begins: str) -> set[str]:
+        return {p.id for p in papers if any(c.startswith(begins) for c in p.categories)}
+
+    def found(q: str, **kw) -> set[str]:
+        got, res = everything(searcher, q, sort="newest", **kw)
+        assert res.total == len(got)
+        return set(got)
+
+    cs_c = having("cs.C")
+    assert {c for p in papers for c in p.categories if c.startswith("cs.C")} >= {"cs.CV", "cs.CL", "cs.CR"}
+    assert found("cat:cs.C*") == found("cat:cs.c*") == cs_c > found("cat:cs.CV") > set()
+    assert found("", filters=Filters(category="cs.C*")) == cs_c
+    assert found("cat:cs.CV OR cat:cs.CL OR cat:cs.CR OR cat:cs.CY OR cat:cs.CG") == cs_c
+    assert found("cat:cs.CV*") == found("cat:cs.CV")
+    assert found("cat:c*") == found("cat:cs*") == found("cat:cs.*") == found("cat:cs") == having("cs.")
+    assert having("I.") and found("cat:I*") == set() and searcher.search("cat:I*").notices
+
+
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [("*", "would be every category"), ("cs.*.*", "the start of one ending in * such as cs.C*")],
+)
+def test_a_category_that_is_no_prefix_is_refused_saying_what_cat_takes(searcher, typed, says):
+    """cat:* and cat:cs.*.* were refused with "cat: expects a category such as cs.LG or cs", as if
+    a prefix were not a thing cat: takes."""
+    with pytest.raises(QueryError, match=re.escape(says)):
+        searcher.search(f"diffusion cat:{typed}")
 
 
 def test_archive_category_and_author_filter(searcher, ro_store):
