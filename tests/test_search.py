@@ -987,11 +987,31 @@ def test_a_query_with_no_word_says_so(searcher, q):
         searcher.search("*")  # every paper, silently
 
 
-def test_a_prefix_or_an_id_that_finds_nothing_says_which(searcher):
-    """`diffusion xqzpl*` gave 0 papers and blamed "the query's conditions (its fields, categories,
-    dates or filters)"; `id:nope` offered `paperdex ingest arxiv --id nope`."""
-    res = searcher.search("diffusion xqzpl*", per_page=1)
-    assert res.total == 0 and "no word begins with “xqzpl”" in res.notices
-    res = searcher.search("id:nope", per_page=1)
-    assert "nope is not in this store" in res.notices and not any("ingest arxiv" in n for n in res.notices)
-    assert any("ingest arxiv --id 2599.99999" in n for n in searcher.search("id:2599.99999").notices)
+def test_a_prefix_no_word_begins_is_set_aside_as_a_word_no_paper_holds(searcher):
+    """`diffusion xqzpl*` found no paper and said "no word begins with “xqzpl”" and "no paper here
+    meets the query's conditions": it lists what `diffusion xqzpl` lists, the prefix set aside and
+    said so. Under a field, or alone, it matches nothing and says only that no word begins with it."""
+    plain = searcher.search("diffusion xqzpl", per_page=20)
+    res = searcher.search("diffusion xqzpl*", per_page=20)
+    assert res.total == plain.total > 0 and ids(res) == ids(plain)
+    assert "no word begins with “xqzpl”; showing results without" in res.notices
+    assert not any("conditions" in n or "no paper contains" in n for n in res.notices)
+    for q in ("xqzpl*", "ti:xqzpl*", "diffusion ti:xqzpl*", "xqzpl* cat:cs.CV"):
+        res = searcher.search(q)
+        assert res.total == 0 and res.notices == ["no word begins with “xqzpl”"], (q, res.notices)
+
+
+def test_an_id_the_store_lacks_gets_one_notice_that_says_what_it_is(searcher):
+    """`id:nope` said "nope is not in this store" and "no paper here meets the query's conditions":
+    one notice, that it is not an arXiv id (nothing `ingest arxiv` could add); an arXiv id says
+    how to add it, alone too; a category that leaves out an id the store has is the conditions'."""
+    assert searcher.search("id:nope diffusion").notices == [
+        "“nope” is not an arXiv id, and no paper in this store has it as its id"
+    ]
+    for q in ("id:2599.99999", "2599.99999 2599.99998"):
+        notices = searcher.search(q).notices
+        assert notices and all("ingest arxiv --id 2599.9999" in n for n in notices), notices
+    res = searcher.search("id:2505.13738 cat:math.AG")
+    assert res.total == 0 and res.notices == [
+        "no paper here meets the query's conditions (its fields, prefixes, ids, categories, dates or filters)"
+    ]

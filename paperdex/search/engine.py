@@ -23,7 +23,7 @@ from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
 from paperdex.search.highlight import distinguishing, mark, plain, snippet
-from paperdex.search.masks import Eval, constraints, find_words
+from paperdex.search.masks import Eval, constraints, find_words, plan_constraints
 from paperdex.search.planning import MAX_WINDOW, Filters, Plan, Request, plan
 from paperdex.search.query import QueryError
 from paperdex.search.rank import (
@@ -253,15 +253,16 @@ class Searcher:
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
             notices.append(NOTICE_UNPUBLISHED)
         ev = Eval(ix, self.corpus, deadline, p.zh_dict)
-        C = constraints(ev, p.hard)
-        words = find_words(ev, p, C, notices)
+        C, aside = plan_constraints(ev, p)
+        words = find_words(ev, p, C, notices, aside)
         ev._charge(0)  # the deadline, between steps
         dense = self._dense_side(ix, p, C, query_vector, notices, bool(words.A.any()))
         ev._charge(0)
         M = matched_set(ix.n, words, dense, p)
         total = int(np.count_nonzero(M))
         if C is not None and not C.any():  # the conditions, not either side, left nothing (issue 35)
-            notices.append(message("no_paper_meets_conditions"))
+            if not any(map(ev.explained, p.hard)):  # unless a condition has said why (`id:nope`)
+                notices.append(message("no_paper_meets_conditions"))
         elif dense is not None and dense.mode == "hybrid" and (words.L.any() != bool(dense.close.size)):
             if dense.close.size:  # words in some papers, or in none
                 notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
