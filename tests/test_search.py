@@ -133,7 +133,29 @@ def test_pages_past_the_window_are_refused_with_a_message_unless_past_the_last(s
     for module in (engine, planning):  # a window the fixture's listing exceeds
         monkeypatch.setattr(module, "MAX_WINDOW", listed // 2)
     with pytest.raises(QueryError, match=f"up to number {listed // 2:,}"):
-        searcher.search("learning", per_page=20, page=listed // 40 + 1)
+        searcher.search("learning", per_page=20, page=-(-(listed // 2) // 20) + 1)
+
+
+@pytest.mark.parametrize("per_page", [20, 30, 7, 1])
+def test_the_last_page_the_window_reaches_lists_to_its_end_and_says_why_it_is_the_last(searcher, monkeypatch, per_page):
+    """Page 500 of `model` (51,809 papers, 20 a page) ended the pager without a word; and with 30 a
+    page the pager's last page, 334 (9,991-10,000), was refused "up to number 10,000". The last
+    page lists the window's last results and says why no page follows; the one before says nothing."""
+    from paperdex.search import engine, planning
+
+    listed = searcher.search("learning", per_page=20).listed
+    window = listed // 2 - 3  # a window the fixture's listing exceeds, no multiple of a page
+    for module in (engine, planning):
+        monkeypatch.setattr(module, "MAX_WINDOW", window)
+    said = f"results are listed up to number {window:,}; narrow the query or sort differently"
+    for sort in ("relevance", "newest"):
+        every, _ = everything(searcher, "learning", sort=sort)  # 50 a page: the window's order
+        last = searcher.search("learning", per_page=per_page, sort=sort)
+        assert last.pages == -(-window // per_page) and said not in last.notices
+        res = searcher.search("learning", per_page=per_page, page=last.pages, sort=sort)
+        assert ids(res) == every[(last.pages - 1) * per_page : window] and said in res.notices
+        before = searcher.search("learning", per_page=per_page, page=last.pages - 1, sort=sort)
+        assert len(before.hits) == per_page and said not in before.notices
 
 
 def test_newest_sort_and_filters(searcher):

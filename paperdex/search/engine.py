@@ -184,6 +184,20 @@ def _query_vector(emb: Embedder, text: str) -> np.ndarray:
     return got
 
 
+def page_of(p: Plan, order: np.ndarray, listed: int, notices: list[str]) -> np.ndarray:
+    """The documents of the page asked for, of a search that lists `listed`: results are listed up
+    to number MAX_WINDOW (docs/search.md, "Pages"). A page past it is refused when the search lists
+    more (else it is a page past the last, empty), and the last page it reaches says so, where
+    the pager stops: page 500 of `model` (51,809 papers) stopped there without a word."""
+    if p.beyond_window:
+        if listed > MAX_WINDOW:  # a page there cannot be listed
+            raise QueryError(message("results_window", limit=MAX_WINDOW))
+        return order[:0]
+    if listed > MAX_WINDOW and p.offset + p.per_page >= MAX_WINDOW:
+        notices.append(message("results_window", limit=MAX_WINDOW))
+    return order[p.offset : min(p.offset + p.per_page, listed, MAX_WINDOW)]
+
+
 class Searcher:
     """Search over one corpus (the store, or a Milvus collection); one thread's, as its store."""
 
@@ -296,9 +310,7 @@ class Searcher:
             else:
                 notices.append(message(f"read_as_{reading}"))
             order = order[:want]
-        if p.beyond_window and listed_count(total, ranked) > MAX_WINDOW:
-            raise QueryError(message("results_window", limit=MAX_WINDOW))  # a page there cannot be listed
-        page_docs = order[:0] if p.beyond_window else order[p.offset : min(want, listed_count(total, ranked))]
+        page_docs = page_of(p, order, listed_count(total, ranked), notices)
         hl = distinguishing(frozenset(s for c in words.rank_concepts for alt in c.alts for s in alt), ix)
         one_list = reading in ONE_TIER
         hits = self._hits(ix, page_docs, why(page_docs), hl if highlight else frozenset(), None if one_list else M)
