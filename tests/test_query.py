@@ -144,6 +144,7 @@ def test_control_characters_read_as_spaces_and_curly_quotes_as_straight(q):
 
     want = "".join(" " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 else ch for ch in unicodedata.normalize("NFKC", q))
     want = want.translate(str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d"}))
+    want = want.translate(str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"}))  # dashes: "-"
     assert Q._clean(q) == want
 
 
