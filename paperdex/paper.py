@@ -31,6 +31,20 @@ CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
 CATEGORY_TYPED = r"[A-Za-z\-]+(?:\.[A-Za-z\-]+)?"
 
 
+def category_asked(category: str, asked: str) -> bool:
+    """Whether a paper's `category` is one `cat:ASKED` asks for, the rule in one place (the index's
+    `category_docs`, the cards' order): ASKED itself in any case (cs.LG); for an archive (cs) any
+    of its categories; for a prefix (cs.C*, c*) any category beginning with it, as arXiv expands
+    one. An archive and a prefix read arXiv categories (CATEGORY) only: `cat:c*` matched the ACM
+    classes "C.3; C.4" some records carry, and `cat:cs.C*` nothing."""
+    c, a = category.lower(), asked.strip().lower()
+    if "." in a and not a.endswith("*"):
+        return c == a
+    if CATEGORY.match(category) is None:
+        return False
+    return c.startswith(a[:-1]) if a.endswith("*") else c == a or c.startswith(a + ".")
+
+
 class RecordError(ValueError):
     """A record cannot become a Paper; the message says which field and why."""
 

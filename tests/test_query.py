@@ -144,6 +144,7 @@ def test_control_characters_read_as_spaces_and_curly_quotes_as_straight(q):
 
     want = "".join(" " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 else ch for ch in unicodedata.normalize("NFKC", q))
     want = want.translate(str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d"}))
+    want = want.translate(str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"}))  # dashes: "-"
     assert Q._clean(q) == want
 
 
@@ -181,10 +182,16 @@ def test_fields_under_their_long_names():
     assert Q.parse("year:2025").children == Q.parse("date:2025").children  # "year:2025" was a word
 
 
-@pytest.mark.parametrize("typed", ["cs.*", "cs*", "CS.*"])
+@pytest.mark.parametrize("typed", ["cs.*", "CS.*", "cs."])
 def test_an_archive_written_with_a_star_is_the_archive(typed):
     """cat:cs.* (arXiv's listing style) was refused: "cat: expects a category such as cs.LG or cs"."""
     assert Q.parse(f"cat:{typed}").children == [Q.Filter("cat", typed.rstrip("*").rstrip("."))]
+
+
+@pytest.mark.parametrize("typed", ["cs*", "cs.C*", "c*", "CS.cv*"])
+def test_a_category_prefix_keeps_its_star(typed):
+    """cat:cs.C* was read as the category "cs.C" (no paper has it); a prefix is one (search: test_search)."""
+    assert Q.parse(f"cat:{typed}").children == [Q.Filter("cat", typed)]
 
 
 def test_a_function_word_under_a_field_is_a_stopword(searcher):

@@ -1,6 +1,7 @@
 """The search contract (docs/search.md) on the fixture store: 314 real arXiv papers with
 their all-MiniLM-L6-v2 vectors."""
 
+import re
 from collections import Counter
 from unittest.mock import patch
 
@@ -132,7 +133,29 @@ def test_pages_past_the_window_are_refused_with_a_message_unless_past_the_last(s
     for module in (engine, planning):  # a window the fixture's listing exceeds
         monkeypatch.setattr(module, "MAX_WINDOW", listed // 2)
     with pytest.raises(QueryError, match=f"up to number {listed // 2:,}"):
-        searcher.search("learning", per_page=20, page=listed // 40 + 1)
+        searcher.search("learning", per_page=20, page=-(-(listed // 2) // 20) + 1)
+
+
+@pytest.mark.parametrize("per_page", [20, 30, 7, 1])
+def test_the_last_page_the_window_reaches_lists_to_its_end_and_says_why_it_is_the_last(searcher, monkeypatch, per_page):
+    """Page 500 of `model` (51,809 papers, 20 a page) ended the pager without a word; and with 30 a
+    page the pager's last page, 334 (9,991-10,000), was refused "up to number 10,000". The last
+    page lists the window's last results and says why no page follows; the one before says nothing."""
+    from paperdex.search import engine, planning
+
+    listed = searcher.search("learning", per_page=20).listed
+    window = listed // 2 - 3  # a window the fixture's listing exceeds, no multiple of a page
+    for module in (engine, planning):
+        monkeypatch.setattr(module, "MAX_WINDOW", window)
+    said = f"results are listed up to number {window:,}; narrow the query or sort differently"
+    for sort in ("relevance", "newest"):
+        every, _ = everything(searcher, "learning", sort=sort)  # 50 a page: the window's order
+        last = searcher.search("learning", per_page=per_page, sort=sort)
+        assert last.pages == -(-window // per_page) and said not in last.notices
+        res = searcher.search("learning", per_page=per_page, page=last.pages, sort=sort)
+        assert ids(res) == every[(last.pages - 1) * per_page : window] and said in res.notices
+        before = searcher.search("learning", per_page=per_page, page=last.pages - 1, sort=sort)
+        assert len(before.hits) == per_page and said not in before.notices
 
 
 def test_newest_sort_and_filters(searcher):
@@ -157,6 +180,42 @@ def test_category_rule_is_case_insensitive_and_archives_match(searcher, ro_store
         want = {p.id for p in ro_store.iter_papers() if any(c.split(".")[0] == archive for c in p.categories)}
         got = searcher.search(f"cat:{archive}", per_page=100, sort="newest")
         assert got.total == len(want) > 0 and {h.paper.id for h in got.hits} <= want
+
+
+def test_a_category_prefix_is_every_category_it_begins(searcher, ro_store):
+    """cat:cs.C* found no paper and said only that none met the conditions (it looked for a
+    category named "cs.C"): it is every category beginning with cs.C, as arXiv expands one, from
+    the query and the form's filter alike. An archive or a prefix reads arXiv categories only:
+    cat:I* (the archive "i") found the papers whose ACM classes read "I.2.7"."""
+    papers = list(ro_store.iter_papers())
+
+    def having(begins: str) -> set[str]:
+        return {p.id for p in papers if any(c.startswith(begins) for c in p.categories)}
+
+    def found(q: str, **kw) -> set[str]:
+        got, res = everything(searcher, q, sort="newest", **kw)
+        assert res.total == len(got)
+        return set(got)
+
+    cs_c = having("cs.C")
+    assert {c for p in papers for c in p.categories if c.startswith("cs.C")} >= {"cs.CV", "cs.CL", "cs.CR"}
+    assert found("cat:cs.C*") == found("cat:cs.c*") == cs_c > found("cat:cs.CV") > set()
+    assert found("", filters=Filters(category="cs.C*")) == cs_c
+    assert found("cat:cs.CV OR cat:cs.CL OR cat:cs.CR OR cat:cs.CY OR cat:cs.CG") == cs_c
+    assert found("cat:cs.CV*") == found("cat:cs.CV")
+    assert found("cat:c*") == found("cat:cs*") == found("cat:cs.*") == found("cat:cs") == having("cs.")
+    assert having("I.") and found("cat:I*") == set() and searcher.search("cat:I*").notices
+
+
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [("*", "would be every category"), ("cs.*.*", "the start of one ending in * such as cs.C*")],
+)
+def test_a_category_that_is_no_prefix_is_refused_saying_what_cat_takes(searcher, typed, says):
+    """cat:* and cat:cs.*.* were refused with "cat: expects a category such as cs.LG or cs", as if
+    a prefix were not a thing cat: takes."""
+    with pytest.raises(QueryError, match=re.escape(says)):
+        searcher.search(f"diffusion cat:{typed}")
 
 
 def test_archive_category_and_author_filter(searcher, ro_store):
@@ -950,11 +1009,31 @@ def test_a_query_with_no_word_says_so(searcher, q):
         searcher.search("*")  # every paper, silently
 
 
-def test_a_prefix_or_an_id_that_finds_nothing_says_which(searcher):
-    """`diffusion xqzpl*` gave 0 papers and blamed "the query's conditions (its fields, categories,
-    dates or filters)"; `id:nope` offered `paperdex ingest arxiv --id nope`."""
-    res = searcher.search("diffusion xqzpl*", per_page=1)
-    assert res.total == 0 and "no word begins with “xqzpl”" in res.notices
-    res = searcher.search("id:nope", per_page=1)
-    assert "nope is not in this store" in res.notices and not any("ingest arxiv" in n for n in res.notices)
-    assert any("ingest arxiv --id 2599.99999" in n for n in searcher.search("id:2599.99999").notices)
+def test_a_prefix_no_word_begins_is_set_aside_as_a_word_no_paper_holds(searcher):
+    """`diffusion xqzpl*` found no paper and said "no word begins with “xqzpl”" and "no paper here
+    meets the query's conditions": it lists what `diffusion xqzpl` lists, the prefix set aside and
+    said so. Under a field, or alone, it matches nothing and says only that no word begins with it."""
+    plain = searcher.search("diffusion xqzpl", per_page=20)
+    res = searcher.search("diffusion xqzpl*", per_page=20)
+    assert res.total == plain.total > 0 and ids(res) == ids(plain)
+    assert "no word begins with “xqzpl”; showing results without" in res.notices
+    assert not any("conditions" in n or "no paper contains" in n for n in res.notices)
+    for q in ("xqzpl*", "ti:xqzpl*", "diffusion ti:xqzpl*", "xqzpl* cat:cs.CV"):
+        res = searcher.search(q)
+        assert res.total == 0 and res.notices == ["no word begins with “xqzpl”"], (q, res.notices)
+
+
+def test_an_id_the_store_lacks_gets_one_notice_that_says_what_it_is(searcher):
+    """`id:nope` said "nope is not in this store" and "no paper here meets the query's conditions":
+    one notice, that it is not an arXiv id (nothing `ingest arxiv` could add); an arXiv id says
+    how to add it, alone too; a category that leaves out an id the store has is the conditions'."""
+    assert searcher.search("id:nope diffusion").notices == [
+        "“nope” is not an arXiv id, and no paper in this store has it as its id"
+    ]
+    for q in ("id:2599.99999", "2599.99999 2599.99998"):
+        notices = searcher.search(q).notices
+        assert notices and all("ingest arxiv --id 2599.9999" in n for n in notices), notices
+    res = searcher.search("id:2505.13738 cat:math.AG")
+    assert res.total == 0 and res.notices == [
+        "no paper here meets the query's conditions (its fields, prefixes, ids, categories, dates or filters)"
+    ]

@@ -29,7 +29,7 @@ from typing import Protocol, TypedDict
 import numpy as np
 
 from paperdex.index.snapshots import REPAIR_COMMAND, prune_snapshots, publish_lock
-from paperdex.paper import index_text
+from paperdex.paper import category_asked, index_text
 from paperdex.text import STOPWORDS, stem, stemmer, tokens
 
 FORMAT = 6  # 6: a lone Greek letter is held as its name (text.greek_names); 5: text._Stemmer
@@ -253,12 +253,13 @@ class LexIndex:
         return m
 
     def category_docs(self, name: str) -> np.ndarray:
-        """Documents in category `name` (cs.LG), or in any of an archive's (cs), in any case."""
+        """Documents in category `name` (cs.LG), in any of an archive's (cs) or of those a prefix
+        begins (cs.C*), in any case: `paper.category_asked`."""
         key = name.strip().lower()
-        if "." in key:
+        if "." in key and not key.endswith("*"):
             ids = [self.cat_lookup[key]] if key in self.cat_lookup else []
         else:
-            ids = [i for c, i in self.cat_lookup.items() if c == key or c.startswith(key + ".")]
+            ids = [i for i, c in enumerate(self.cat_names) if category_asked(c, key)]
         if not ids:
             return np.zeros(0, dtype=np.int32)
         parts = [self.catdoc[self.catdoc_ptr[i] : self.catdoc_ptr[i + 1]] for i in ids]

@@ -23,7 +23,7 @@ from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
 from paperdex.search.highlight import distinguishing, mark, plain, snippet
-from paperdex.search.masks import Eval, constraints, find_words
+from paperdex.search.masks import Eval, constraints, find_words, plan_constraints
 from paperdex.search.planning import MAX_WINDOW, Filters, Plan, Request, plan
 from paperdex.search.query import QueryError
 from paperdex.search.rank import (
@@ -184,6 +184,20 @@ def _query_vector(emb: Embedder, text: str) -> np.ndarray:
     return got
 
 
+def page_of(p: Plan, order: np.ndarray, listed: int, notices: list[str]) -> np.ndarray:
+    """The documents of the page asked for, of a search that lists `listed`: results are listed up
+    to number MAX_WINDOW (docs/search.md, "Pages"). A page past it is refused when the search lists
+    more (else it is a page past the last, empty), and the last page it reaches says so, where
+    the pager stops: page 500 of `model` (51,809 papers) stopped there without a word."""
+    if p.beyond_window:
+        if listed > MAX_WINDOW:  # a page there cannot be listed
+            raise QueryError(message("results_window", limit=MAX_WINDOW))
+        return order[:0]
+    if listed > MAX_WINDOW and p.offset + p.per_page >= MAX_WINDOW:
+        notices.append(message("results_window", limit=MAX_WINDOW))
+    return order[p.offset : min(p.offset + p.per_page, listed, MAX_WINDOW)]
+
+
 class Searcher:
     """Search over one corpus (the store, or a Milvus collection); one thread's, as its store."""
 
@@ -253,15 +267,16 @@ class Searcher:
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:
             notices.append(NOTICE_UNPUBLISHED)
         ev = Eval(ix, self.corpus, deadline, p.zh_dict)
-        C = constraints(ev, p.hard)
-        words = find_words(ev, p, C, notices)
+        C, aside = plan_constraints(ev, p)
+        words = find_words(ev, p, C, notices, aside)
         ev._charge(0)  # the deadline, between steps
         dense = self._dense_side(ix, p, C, query_vector, notices, bool(words.A.any()))
         ev._charge(0)
         M = matched_set(ix.n, words, dense, p)
         total = int(np.count_nonzero(M))
         if C is not None and not C.any():  # the conditions, not either side, left nothing (issue 35)
-            notices.append(message("no_paper_meets_conditions"))
+            if not any(map(ev.explained, p.hard)):  # unless a condition has said why (`id:nope`)
+                notices.append(message("no_paper_meets_conditions"))
         elif dense is not None and dense.mode == "hybrid" and (words.L.any() != bool(dense.close.size)):
             if dense.close.size:  # words in some papers, or in none
                 notices.append(message("some_words_semantic" if words.A.any() else "no_words_semantic"))
@@ -295,9 +310,7 @@ class Searcher:
             else:
                 notices.append(message(f"read_as_{reading}"))
             order = order[:want]
-        if p.beyond_window and listed_count(total, ranked) > MAX_WINDOW:
-            raise QueryError(message("results_window", limit=MAX_WINDOW))  # a page there cannot be listed
-        page_docs = order[:0] if p.beyond_window else order[p.offset : min(want, listed_count(total, ranked))]
+        page_docs = page_of(p, order, listed_count(total, ranked), notices)
         hl = distinguishing(frozenset(s for c in words.rank_concepts for alt in c.alts for s in alt), ix)
         one_list = reading in ONE_TIER
         hits = self._hits(ix, page_docs, why(page_docs), hl if highlight else frozenset(), None if one_list else M)

@@ -74,6 +74,7 @@ class Eval:
         self.cost = 0
         self.deadline = deadline  # time.monotonic() past which evaluation stops (OverBudget)
         self.notices: list[str] = []
+        self.said: set[int] = set()  # the nodes that match nothing and said why (`explained`)
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
         self._spelled: dict[tuple[str, tuple[tuple[str, ...], ...]], Concept] = {}
 
@@ -201,6 +202,10 @@ class Eval:
                 self._charge(len(d))
                 np.add.at(acc, d, sc)  # one pass, the same sums as acc[d] += sc
 
+    def begins_none(self, word: str) -> bool:
+        """Whether no word begins with `word`, nor is it one the index holds by its stem."""
+        return not len(self.ix.prefix_terms(word, 1)) and self.ix.term(stem(word)) is None
+
     def prefix_mask(self, word: str, column: str | None) -> np.ndarray:
         if len(word) < 2:
             raise Q.QueryError(message("prefix_too_short", word=word))
@@ -208,8 +213,6 @@ class Eval:
         if len(got := self.ix.prefix_terms(word, MAX_PREFIX_TERMS + 1)) > MAX_PREFIX_TERMS:
             raise Q.QueryError(message("prefix_too_common", word=word, limit=MAX_PREFIX_TERMS))
         terms = [int(t) for t in got]
-        if not len(got) and self.ix.term(stem(word)) is None:  # said, not left to "the query's conditions"
-            self.notices.append(message("prefix_no_word", word=word))
         # the index holds stems: learning* is the stems from "learning" on, and learn, which the word
         # itself finds (learning, learned), so a prefix never finds less than its word typed whole
         if (own := self.ix.term(stem(word))) is not None and own not in terms:
@@ -232,12 +235,16 @@ class Eval:
             return reduce(np.logical_and, [self.stem_mask(stem(w), col) for w in t.words])
         if t.prefix and not t.words:  # "*" alone, or after no letter: every paper, silently
             raise Q.QueryError(message("prefix_too_short", word=t.raw.rstrip("*")))
-        if t.prefix and len(t.words) == 1 and not has_cjk(t.raw):
-            return self.prefix_mask(t.words[0].rstrip("*"), col)
+        if (word := prefix_word(t)) is not None:
+            if len(word) > 1 and self.begins_none(word):  # said, not left to "the query's conditions"
+                self.notices.append(message("prefix_no_word", word=typed(word)))
+                self.said.add(id(t))
+            return self.prefix_mask(word, col)
         cs, untranslated = concepts_of(t, self.zh_dict)
         untranslated = [w for w in untranslated if not zh.function_only(w)]  # ti:让AI is ti:AI, as ti:the AI
         self.notices.extend(message("untranslated_no_words", word=typed(w)) for w in untranslated)
         if untranslated:
+            self.said.add(id(t))
             return np.zeros(self.ix.n, dtype=bool)
         if not t.phrase:  # a quoted phrase is matched as typed
             cs = [self.spelled(c) for c in cs]
@@ -270,7 +277,8 @@ class Eval:
                 m = self.rowid_mask([row])
             else:  # one id of a pasted list, or id:X typed: say which is missing (how to add an arXiv one)
                 known = ARXIV_ID.fullmatch(str(f.value)) is not None
-                self.notices.append(message("id_not_in_store" if known else "not_in_store", id=str(f.value)))
+                self.notices.append(message("id_not_in_store" if known else "id_unknown", id=typed(str(f.value))))
+                self.said.add(id(f))
         else:  # venue / area: substring, case-insensitive; decision: exactly
             m = self.rowid_mask(self.corpus.rowids_where(f.kind, str(f.value)))
         return m
@@ -294,6 +302,39 @@ class Eval:
         masks = [m for m in (self.node(c) for c in n.children) if m is not None]
         return reduce(np.logical_and if n.op == "AND" else np.logical_or, masks[1:], masks[0].copy()) if masks else None
 
+    def explained(self, n: Q.Node) -> bool:
+        """Whether `n` matches nothing and has said why (an id not in the store, a prefix no word
+        begins with, Chinese no English word is known for): "no paper here meets the query's
+        conditions" would say it again, vaguer (`id:nope` gave both)."""
+        if isinstance(n, Q.Bool):
+            said = [self.explained(c) for c in n.children]
+            return bool(said) and (any(said) if n.op == "AND" else all(said))
+        return id(n) in self.said
+
+
+def prefix_word(t: Q.Text) -> str | None:
+    """The letters of a prefix (`transform*`) as the index is asked for them, else None."""
+    return t.words[0].rstrip("*") if t.prefix and len(t.words) == 1 and not has_cjk(t.raw) else None
+
+
+def prefixes_set_aside(ev: Eval, p: Plan) -> list[Q.Text]:
+    """The free prefixes no word begins with (`diffusion xqzpl*`): set aside, as a free word no paper
+    holds is (`find_words` says so), when the query has other free words. Under a field, or with
+    nothing else to search, one stands: it matches nothing and says why (`explained`)."""
+    if not (p.concepts or p.cjk_words):
+        return []
+    return [
+        n
+        for n in p.hard
+        if isinstance(n, Q.Text) and n.column is None and (w := prefix_word(n)) and len(w) > 1 and ev.begins_none(w)
+    ]
+
+
+def plan_constraints(ev: Eval, p: Plan) -> tuple[np.ndarray | None, list[Q.Text]]:
+    """A plan's constraints (`constraints`) but the prefixes set aside, and those (`prefixes_set_aside`)."""
+    aside = prefixes_set_aside(ev, p)
+    return constraints(ev, [n for n in p.hard if all(n is not a for a in aside)]), aside
+
 
 def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
     """C: what every result obeys (None: nothing constrains)."""
@@ -301,15 +342,19 @@ def constraints(ev: Eval, hard: list[Q.Node]) -> np.ndarray | None:
     return reduce(np.logical_and, masks) if masks else None
 
 
-def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> Words:
+def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str], aside: list[Q.Text] | None = None) -> Words:
     """The free words as concepts: which papers hold enough of them (L, decided over the
-    whole corpus so that a filter only narrows), which hold any (A), and their scores."""
+    whole corpus so that a filter only narrows), which hold any (A), and their scores;
+    `aside`: the prefixes `prefixes_set_aside` took out of the constraints."""
     n = ev.ix.n
     concepts = [ev.spelled(c) for c in p.concepts]
     masks = [ev.concept_mask(c) for c in concepts]
     held = [bool(m.any()) for m in masks]  # asked once a concept
     present = [(c, m) for c, m, h in zip(concepts, masks, held, strict=True) if h]
     missing = [c.label for c, h in zip(concepts, held, strict=True) if not h]
+    for t in aside or []:  # as a free word no paper holds: "...; showing results without" when others are
+        word = typed(prefix_word(t) or "")
+        notices.append(message("prefix_no_word_without" if present else "prefix_no_word", word=word))
     if missing and present:
         notices.append(message("missing_words_without", words=_named(missing)))
     if present:
@@ -327,9 +372,9 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str]) -> W
     else:
         L = A = np.ones(n, dtype=bool)  # no free words, or stopwords only: constraints alone
         if p.soft and not p.hard:  # (an emoji, "*" or a zero-width space holds no word at all)
-            typed = HIDDEN.sub("", p.q).strip()[:40]
+            shown = HIDDEN.sub("", p.q).strip()[:40]
             words = any(t.words for t in p.soft)
-            notices.append(message("only_common_words") if words else message("no_word_to_search", q=typed))
+            notices.append(message("only_common_words") if words else message("no_word_to_search", q=shown))
     if fixes := {w: r for c in p.concepts if (w := c.label.lower()) and (r := ev.respelled(w))}:
         query = re.sub(r"[A-Za-z]+", lambda m: fixes.get(m[0].lower(), m[0]), p.q)
         notices.append(message("did_you_mean", query=query))

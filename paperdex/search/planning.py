@@ -247,8 +247,9 @@ def plan(q: str | Request, *, zh_dict: bool = True, **given: Any) -> Plan:
         raise Q.QueryError(message("unknown_sort", value=r.sort, choices=", ".join(SORTS)))
     page, per_page = max(1, int(r.page)), max(1, min(int(r.per_page), 200))
     # past the window: whether it is past the last page too (the usual case: page 501 of a search
-    # of 5,435 papers said "results are listed up to number 10,000") is known once it is searched
-    beyond = (offset := (page - 1) * per_page) + per_page > MAX_WINDOW
+    # of 5,435 papers said "results are listed up to number 10,000") is known once it is searched; a
+    # page that starts in it is listed to its end (page 334 of 30 a page, 9,991-10,000, was refused)
+    beyond = (offset := (page - 1) * per_page) >= MAX_WINDOW
     p = Plan(**{**vars(r), "page": page, "per_page": per_page}, offset=0 if beyond else offset, zh_dict=zh_dict)
     p.beyond_window = beyond
     p.ref = None if r.literal else Q.paper_ref(r.q)

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date as _date
 
-from paperdex.messages import Message, message
+from paperdex.messages import Message, message, typed
 from paperdex.paper import ARXIV_REF, CATEGORY_TYPED, doi_of
 from paperdex.text import CJK as _CJK
 from paperdex.text import STOPWORDS, names, tokens
@@ -271,10 +271,8 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int | None) -> Nod
     if fld in (None, "all") or fld in TEXT_COLUMNS:
         text = Text(tokens(value), TEXT_COLUMNS.get(fld or ""), phrase, value.endswith("*") and not phrase, value)
         return (author_readings(value) or author_orders(value, phrase) or text) if fld == "au" else text
-    if fld == "cat":  # cs, cs.LG, and cs.* / cs* (arXiv's way to write the archive) for cs
-        if not re.fullmatch(rf"{CATEGORY_TYPED}\.?\*?", value.strip()):
-            raise QueryError(message("cat_expects", value=value), pos)
-        return Filter("cat", value.strip().rstrip("*").rstrip("."))
+    if fld == "cat":  # cs, cs.LG; cs.* (arXiv's way to write the archive) for cs; cs.C* a prefix
+        return Filter("cat", category_value(value, pos))
     if fld == "id":
         return Filter("id", re.sub(r"v\d+$", "", value.strip()))
     if fld == "date":
@@ -285,6 +283,17 @@ def make_leaf(fld: str | None, value: str, phrase: bool, pos: int | None) -> Nod
             raise QueryError(message("decision_expects", choices=", ".join(DECISIONS), value=value), pos)
         return Filter("decision", v)
     return Filter(fld, value.strip())  # venue / area
+
+
+def category_value(value: str, pos: int | None) -> str:
+    """What `cat:` asks for (`paper.category_asked` reads it): a category, an archive (cs, and
+    cs.* as arXiv writes it) or a prefix ending in * (cs.C*: cs.CV, cs.CL, ...)."""
+    v = value.strip()
+    if v.strip("*.") == "":  # cat:* is every category: no condition, refused as a bare * is
+        raise QueryError(message("cat_every", value=typed(v)), pos)
+    if not re.fullmatch(rf"{CATEGORY_TYPED}\.?\*?", v):
+        raise QueryError(message("cat_expects", value=value), pos)
+    return v.rstrip("*").rstrip(".") if v.endswith((".*", ".")) else v
 
 
 def date_range(start: str | None, end: str | None, pos: int | None = None) -> tuple[str, str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from paperdex.paper import Paper
+from paperdex.paper import Paper, category_asked
 from paperdex.search import Hit, mark, snippet
 from paperdex.search import query as Q
 from paperdex.text import has_cjk, stem, tokens
@@ -256,7 +256,7 @@ def signals(p: Paper) -> dict[str, Any]:
 
 def ordered_categories(cats: list[str], wanted: list[str]) -> list[str]:
     """A paper's categories with those a search asked for first."""
-    return sorted(cats, key=lambda c: not any(c.lower() == w or c.lower().startswith(w + ".") for w in wanted))
+    return sorted(cats, key=lambda c: not any(category_asked(c, w) for w in wanted))
 
 
 def asked_categories(nodes: Iterable[Any]) -> list[str]:

@@ -177,3 +177,20 @@ def test_a_page_past_the_last_says_so_not_that_nothing_matches(client):
 def test_a_chinese_name_typed_as_a_word_links_the_author_search(client):
     html = client.get("/", params={"q": "刘子玮"}).text  # Ziwei Liu, in the fixture's papers
     assert 'data-testid="as-author"' in html and 'href="/?q=au%3A%E5%88%98%E5%AD%90%E7%8E%AE"' in html
+
+
+def test_the_last_page_the_window_reaches_says_why_no_page_follows(client, monkeypatch):
+    """/?q=model&page=500 showed "51,809 papers match" and a pager ending at 500 without a word
+    why; the last page the 10,000-result window reaches says it, in the page's language."""
+    from paperdex.search import engine, planning
+
+    for module in (engine, planning):  # a window the web store's listing exceeds
+        monkeypatch.setattr(module, "MAX_WINDOW", 40)
+    first = client.get("/api/search?q=learning&per_page=20").json()
+    assert first["listed"] > 40 and first["pages"] == 2
+    en = client.get("/?q=learning&per_page=20&page=2")
+    assert en.status_code == 200 and len(_cards(en.text)) == 20
+    assert "results are listed up to number 40; narrow the query or sort differently" in en.text
+    zh = client.get("/?q=learning&per_page=20&page=2&lang=zh")
+    assert "结果最多列出到第 40 条；请缩小查询范围或换一种排序" in zh.text
+    assert "listed up to number" not in client.get("/?q=learning&per_page=20").text

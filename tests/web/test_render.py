@@ -90,3 +90,17 @@ def test_authors_shown_names_the_searched_author_past_the_tenth():
     assert eleventh["authors_later"] == ["A11 Z"] and not eleventh["authors_gap"]  # right after the tenth: no "…"
     assert render.brief(p, [["a11", "z"]])["authors"][9:] == ["A10 Z", "A11 Z", "et al."]
     assert render.authors_shown(p, [])["authors_later"] == [] and render.brief(p)["authors"][-1] == "et al."
+
+
+def test_a_card_lists_first_the_categories_a_prefix_asked_for():
+    """A hit of cat:cs.C* listed its categories as the record has them (cs.AI before the cs.CV
+    it was found by): the card's order reads the cat: rule itself, prefix included; an ACM
+    class is in no archive."""
+    cats = ["cs.AI", "C.3; C.4", "cs.CV", "cs.CL"]
+    assert render.ordered_categories(cats, render.query_categories("robots cat:cs.C*", None)) == [
+        "cs.CV",
+        "cs.CL",
+        "cs.AI",
+        "C.3; C.4",
+    ]
+    assert render.ordered_categories(cats, ["c*"]) == ["cs.AI", "cs.CV", "cs.CL", "C.3; C.4"]

@@ -204,3 +204,21 @@ def test_a_typo_offers_the_fixed_query_as_a_link(client):
     fixed = client.get(link.group(1))
     assert fixed.status_code == 200 and 'data-testid="did-you-mean"' not in fixed.text
     assert "did you mean “transformer”?" in client.get("/api/search?q=tranformer").json()["notices"]
+
+
+def test_the_api_page_in_chinese_says_every_endpoint_in_chinese(client):
+    """The library's routes joined /openapi.json, and so /api/docs: in Chinese, each summary,
+    description and parameter they add is in Chinese too (messages.toml, [outside])."""
+    from paperdex.messages import MESSAGES
+
+    texts = []
+    for item in client.get("/openapi.json").json()["paths"].values():
+        for op in item.values():
+            texts += [op.get("summary"), op.get("description")] + [
+                p.get("description") for p in op.get("parameters", [])
+            ]
+            body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+            texts += [v.get("description") for v in body.get("properties", {}).values()]
+    assert [t for t in texts if t and MESSAGES.get(t, {}).get("en") != t] == []
+    zh = client.get("/api/docs", params={"lang": "zh"}).text
+    assert "把论文保存到标签" in zh and "POST" in zh and "/api/tags/{name}/papers" in zh

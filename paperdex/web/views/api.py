@@ -128,16 +128,26 @@ def healthz(request: Request) -> Response:
     return SafeJSON(service.health(pool_of(request)))
 
 
-@router.get("/api/suggest", include_in_schema=False)
-def api_suggest(request: Request, q: Annotated[str, Query(max_length=500)] = "", lang: str | None = None) -> Response:
-    """Completions of the query typed so far (web/suggest.py): title words and phrases,
-    Chinese words, authors, categories, venues and the query syntax, from this store."""
+@api("/api/suggest", "Completions of a query being typed", schemas.SuggestOut, "Up to a few completions")
+def api_suggest(
+    request: Request,
+    q: Annotated[str, Query(max_length=500, description="The query typed so far")] = "",
+    lang: Annotated[str | None, Query(description="en or zh (the notes' language); default: the request's")] = None,
+) -> Response:
+    """Completions of the query typed so far: title words and phrases, Chinese words, authors,
+    categories, venues and the query syntax, from this store."""
     with pool_of(request).reader() as st:
         found = suggest(st, q, lang if lang in i18n.LANGS else lang_of(request))
     return SafeJSON({"q": q, "suggestions": [s.to_dict() for s in found]})
 
 
-@router.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
+@router.get(
+    "/api/docs",
+    response_class=HTMLResponse,
+    tags=["api"],
+    summary="This reference, as a page",
+    responses={200: {"description": "The page (HTML)"}, **ERROR_RESPONSES},
+)
 def api_docs(request: Request) -> Response:
     """The API reference from the OpenAPI spec (offline, unlike Swagger UI), its examples for this server."""
     spec = request.app.openapi()

@@ -4,9 +4,10 @@ work, the day's papers for you, export and import. Writes take a bearer token (v
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
@@ -15,25 +16,56 @@ from paperdex.discover import library
 from paperdex.messages import message
 from paperdex.service import ServiceError
 from paperdex.web import render, schemas
+from paperdex.web.views.api import DAY_SPEC
 from paperdex.web.views.auth import json_of, require_writer, writer, written
 from paperdex.web.views.base import csrf_for, pool_of, session_of
 from paperdex.web.views.library import related
 
-MAX_IDS = 1000  # paper ids in one write
-WRITE_ERRORS: dict[int | str, dict[str, Any]] = {
+MAX_IDS = schemas.MAX_IDS  # paper ids in one write
+# The errors each kind of route can answer with, as /openapi.json lists them
+Errors = dict[int | str, dict[str, Any]]
+READ_ERRORS: Errors = {400: schemas.BAD_REQUEST, 503: schemas.BUSY}
+BODY_ERRORS: Errors = {413: schemas.TOO_LARGE, 415: schemas.NOT_JSON}
+WRITE_ERRORS: Errors = {
     400: schemas.BAD_REQUEST,
     401: schemas.NEEDS_TOKEN,
-    409: schemas.NAME_TAKEN,
-    503: schemas.BUSY,
+    403: schemas.NOT_ALLOWED,
+    503: schemas.CANNOT_WRITE,
 }
+IDS_ERRORS: Errors = {**WRITE_ERRORS, 404: schemas.IDS_MISSING}  # a write naming papers
+SAVE_ERRORS: Errors = {**WRITE_ERRORS, **BODY_ERRORS, 409: schemas.NAME_TAKEN}
 SAVED_IN = schemas.SavedIn.model_json_schema()
 SAVED_KNOWN = "name, query, params (or " + ", ".join(library.SAVED_PARAMS) + "), replace"
 IDS_EXAMPLE = '{"ids": ["2505.13738"]}'
 
 router = APIRouter()
+_K = {"minimum": 1, "maximum": service.MAX_K}  # the bounds the service checks, with its own message
 
 
-@router.get("/api/library/session", include_in_schema=False)
+def documented(
+    method: str, path: str, summary: str, model: type, errors: Errors, body: type | None = None, status: int = 200
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A route of the library's JSON API as /openapi.json lists it: its answer's model, the errors
+    it can answer with and the JSON body it reads (the route reads it itself: `auth.json_of`)."""
+    extra = None
+    if body is not None:
+        extra = {
+            "requestBody": {"required": True, "content": {"application/json": {"schema": schemas.body_schema(body)}}}
+        }
+    responses = {status: {"model": model, "description": "The answer"}, **errors}
+    return router.api_route(
+        path,
+        methods=[method],
+        tags=["library"],
+        summary=summary,
+        status_code=status,
+        response_class=JSONResponse,
+        responses=responses,
+        openapi_extra=extra,
+    )
+
+
+@documented("GET", "/api/library/session", "Whether this browser may write", schemas.SessionOut, READ_ERRORS)
 def api_session(request: Request) -> Response:
     """Whether this browser may write, the CSRF value of its sign-in and the tag names: what the
     cards' "save to a tag" control needs. Another site's page cannot read this answer (no CORS)."""
@@ -46,15 +78,26 @@ def api_session(request: Request) -> Response:
     return JSONResponse(out, headers={"Cache-Control": "no-store"})
 
 
-@router.get("/api/for-you", include_in_schema=False)
-def api_for_you(request: Request, day: str | None = None, k: int = 50) -> Response:
+@documented("GET", "/api/for-you", "A day's papers for you", schemas.ForYouOut, READ_ERRORS)
+def api_for_you(
+    request: Request,
+    day: Annotated[str | None, Query(json_schema_extra=DAY_SPEC, description="YYYY-MM-DD; default: the newest")] = None,
+    k: Annotated[int, Query(json_schema_extra=_K, description="How many papers")] = 50,
+) -> Response:
     """A day's papers (default: the newest) by their best score over the user's tags, and that tag."""
     d, ranked = service.for_you(pool_of(request), day, k)
     papers = [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]
     return JSONResponse({"day": d.day, "notices": d.notices, "papers": papers})
 
 
-@router.post("/api/related", include_in_schema=False)
+@documented(
+    "POST",
+    "/api/related",
+    "Related work for a pasted text",
+    schemas.RelatedOut,
+    READ_ERRORS | BODY_ERRORS,
+    schemas.RelatedIn,
+)
 async def api_related(request: Request) -> Response:
     """Related work for a pasted text: {"text": "...", "k": 20, "category", "from", "to"}."""
     data = await json_of(request)
@@ -64,21 +107,39 @@ async def api_related(request: Request) -> Response:
     return JSONResponse({**res.to_dict(), "hits": hits})
 
 
-@router.get("/api/tags", include_in_schema=False)
+@documented("GET", "/api/tags", "Every tag", schemas.TagsOut, READ_ERRORS)
 def api_tags(request: Request) -> Response:
     with pool_of(request).reader() as st:
         return JSONResponse({"tags": [t.to_dict() for t in library.tags(st)]})
 
 
-@router.get("/api/tags/{name}", include_in_schema=False)
+@documented(
+    "GET", "/api/tags/{name}", "One tag and its papers", schemas.TagDetail, {**READ_ERRORS, 404: schemas.NO_TAG}
+)
 def api_tag(request: Request, name: str) -> Response:
     with pool_of(request).reader() as st:
         tag = library.get_tag(st, name)
         return JSONResponse({**tag.to_dict(), "papers": library.tag_papers(st, tag.name)})
 
 
-@router.get("/api/tags/{name}/recommendations", include_in_schema=False)
-def api_recommendations(request: Request, name: str, k: int = 20, page: int = 1) -> Response:
+@documented(
+    "GET",
+    "/api/tags/{name}/recommendations",
+    "A tag's recommendations",
+    schemas.RecommendationsOut,
+    {**READ_ERRORS, 404: schemas.NO_TAG},
+)
+def api_recommendations(
+    request: Request,
+    name: str,
+    k: Annotated[int, Query(json_schema_extra=_K, description="Recommendations per page")] = 20,
+    page: Annotated[
+        int,
+        Query(
+            json_schema_extra={"minimum": 1, "maximum": service.MAX_RECOMMEND_PAGE}, description="1-based page number"
+        ),
+    ] = 1,
+) -> Response:
     recs = service.recommend(pool_of(request), name, k, page)
     out = recs.to_dict()
     for r, d in zip(recs.items, out["recommendations"], strict=True):
@@ -95,7 +156,14 @@ def _ids_of(data: dict[str, Any]) -> list[str]:
 
 # {name:path}: a name with "/" (the cards' save control sends a typed name as a%2Fb, which the
 # router reads as a/b) reaches library.tag_name, which says why it is refused, not "Not Found"
-@router.post("/api/tags/{name:path}/papers", include_in_schema=False)
+@documented(
+    "POST",
+    "/api/tags/{name:path}/papers",
+    "Save papers to a tag",
+    schemas.TagAdded,
+    IDS_ERRORS | BODY_ERRORS,
+    schemas.IdsIn,
+)
 async def api_tag_add(request: Request, name: str) -> Response:
     data = await written(request, json_of)
     ids = _ids_of(data)
@@ -105,7 +173,7 @@ async def api_tag_add(request: Request, name: str) -> Response:
     return JSONResponse({"added": added, **tag.to_dict()})
 
 
-@router.delete("/api/tags/{name}/papers/{pid:path}", include_in_schema=False)
+@documented("DELETE", "/api/tags/{name}/papers/{pid:path}", "Take a paper out of a tag", schemas.RemovedOut, IDS_ERRORS)
 def api_tag_remove(request: Request, name: str, pid: str) -> Response:
     require_writer(request)
     with writer(request) as st:
@@ -113,7 +181,7 @@ def api_tag_remove(request: Request, name: str, pid: str) -> Response:
     return JSONResponse({"removed": removed})
 
 
-@router.delete("/api/tags/{name}", include_in_schema=False)
+@documented("DELETE", "/api/tags/{name}", "Delete a tag", schemas.DeletedOut, {**WRITE_ERRORS, 404: schemas.NO_TAG})
 def api_tag_delete(request: Request, name: str) -> Response:
     require_writer(request)
     with writer(request) as st:
@@ -122,14 +190,21 @@ def api_tag_delete(request: Request, name: str) -> Response:
     return JSONResponse({"deleted": True})
 
 
-@router.post("/api/dismissed", include_in_schema=False)
+@documented(
+    "POST",
+    "/api/dismissed",
+    "Mark papers not interesting",
+    schemas.DismissedOut,
+    IDS_ERRORS | BODY_ERRORS,
+    schemas.IdsIn,
+)
 async def api_dismiss(request: Request) -> Response:
     data = await written(request, json_of)
     with writer(request) as st:
         return JSONResponse({"dismissed": library.dismiss(st, _ids_of(data))})
 
 
-@router.get("/api/saved", include_in_schema=False)
+@documented("GET", "/api/saved", "Every saved search, with its new papers", schemas.SavedList, READ_ERRORS)
 def api_saved(request: Request) -> Response:
     out = [
         {**ss.to_dict(), "new": nm and nm.count, "error": nm and nm.error}
@@ -150,7 +225,7 @@ SAVED_READ_ONLY = ("id", "created", "seen_at", "new", "error")
     summary="Save a search",
     status_code=201,
     response_class=JSONResponse,
-    responses={201: {"model": schemas.SavedOut, "description": "The saved search"}, **WRITE_ERRORS},
+    responses={201: {"model": schemas.SavedOut, "description": "The saved search"}, **SAVE_ERRORS},
     openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": SAVED_IN}}}},
 )
 async def api_save(request: Request) -> Response:
@@ -192,14 +267,35 @@ def _text(data: dict[str, Any], key: str) -> str:
     return v or ""
 
 
-@router.get("/api/saved/{key}/new", include_in_schema=False)
-def api_saved_new(request: Request, key: str, limit: int = 20) -> Response:
+@documented(
+    "GET",
+    "/api/saved/{key}/new",
+    "A saved search's new papers",
+    schemas.NewMatchesOut,
+    {**READ_ERRORS, 404: schemas.NO_SAVED},
+)
+def api_saved_new(
+    request: Request,
+    key: Annotated[str, Path(description="Its name or id")],
+    limit: Annotated[
+        int,
+        Query(
+            json_schema_extra={"minimum": 0, "maximum": service.MAX_K}, description="How many of the new papers to list"
+        ),
+    ] = 20,
+) -> Response:
     nm = service.new_matches(pool_of(request), key, limit)
     return JSONResponse({**nm.to_dict(), "papers": [render.brief(p) for p in nm.papers]})
 
 
-@router.post("/api/saved/{key}/seen", include_in_schema=False)
-def api_saved_seen(request: Request, key: str) -> Response:
+@documented(
+    "POST",
+    "/api/saved/{key}/seen",
+    "Mark a saved search seen",
+    schemas.SavedOut,
+    {**WRITE_ERRORS, 404: schemas.NO_SAVED},
+)
+def api_saved_seen(request: Request, key: Annotated[str, Path(description="Its name or id")]) -> Response:
     require_writer(request)
     with writer(request) as st:
         return JSONResponse(library.mark_seen(st, key).to_dict())
@@ -211,8 +307,26 @@ EXPORTS = {  # format: (media type, file extension)
 }
 
 
-@router.get("/api/library/export", include_in_schema=False)
-def api_export(request: Request, format: str = "json", tag: str | None = None) -> Response:
+@router.get(
+    "/api/library/export",
+    tags=["library"],
+    summary="The library, to keep or to import elsewhere",
+    responses={
+        200: {
+            "description": "JSON: the whole library (tokens excepted); BibTeX: a tag's papers, or every tagged paper",
+            "content": {
+                "application/json": {"schema": schemas.body_schema(schemas.LibraryExport)},
+                "application/x-bibtex": {"schema": {"type": "string"}},
+            },
+        },
+        **READ_ERRORS,
+    },
+)
+def api_export(
+    request: Request,
+    format: Annotated[str, Query(json_schema_extra={"enum": list(EXPORTS)}, description="json or bibtex")] = "json",
+    tag: Annotated[str | None, Query(description="BibTeX: only this tag's papers")] = None,
+) -> Response:
     if format not in EXPORTS:
         raise ServiceError(400, message("export_format"))
     with pool_of(request).reader() as st:
@@ -225,7 +339,14 @@ def api_export(request: Request, format: str = "json", tag: str | None = None) -
     return Response(body, media_type=kind, headers={"Content-Disposition": disposition})
 
 
-@router.post("/api/library/import", include_in_schema=False)
+@documented(
+    "POST",
+    "/api/library/import",
+    "Merge an exported library into this one",
+    schemas.ImportOut,
+    WRITE_ERRORS | BODY_ERRORS,
+    schemas.LibraryExport,
+)
 async def api_import(request: Request) -> Response:
     data = await written(request, json_of)
     with writer(request) as st:

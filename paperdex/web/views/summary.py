@@ -3,21 +3,46 @@ now; a write, so it takes a token. 503: no model; 502: it cannot be used (never 
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from paperdex import service
 from paperdex.discover import summaries as S
 from paperdex.messages import message
 from paperdex.service import ServiceError
+from paperdex.web import schemas
 from paperdex.web.views.auth import require_writer, writer
 from paperdex.web.views.base import pool_of
 
 router = APIRouter()
 
 
-@router.post("/api/papers/{pid:path}/summary", include_in_schema=False)
-def summarize_now(request: Request, pid: str, force: bool = False, lang: str = "en,zh") -> JSONResponse:
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: schemas.BAD_REQUEST,
+    401: schemas.NEEDS_TOKEN,
+    403: schemas.NOT_ALLOWED,
+    404: schemas.NOT_FOUND,
+    429: schemas.SUMMARY_BUDGET,
+    502: schemas.LLM_FAILED,
+    503: schemas.NO_LLM,
+}
+
+
+@router.post(
+    "/api/papers/{pid:path}/summary",
+    tags=["library"],
+    summary="Summarize a paper now",
+    response_class=JSONResponse,
+    responses={200: {"model": schemas.SummaryOut, "description": "Its summaries"}, **ERRORS},
+)
+def summarize_now(
+    request: Request,
+    pid: str,
+    force: Annotated[bool, Query(description="Write them again, though current ones exist")] = False,
+    lang: Annotated[str, Query(description="The languages, comma-separated: en, zh")] = "en,zh",
+) -> JSONResponse:
     """Write the paper's machine summaries with the server's language model (unless current
     ones exist, or `force`), and return them as `GET /api/papers/{id}` does."""
     require_writer(request)
