@@ -99,7 +99,7 @@ def test_data_dir_flag_overrides_paperdex_home(sample_dir, tmp_path):
         (
             "PAPERDEX_MODEL",
             "bert-huge",
-            "unknown model; known: multilingual-e5-small, all-MiniLM-L6-v2, multilingual-e5-small+",
+            "unknown model; known: multilingual-e5-small, all-MiniLM-L6-v2, bge-small-en-v1.5, multilingual-e5-small+",
         ),
         ("PAPERDEX_EMBED_THREADS", "four", "whole number of threads"),
         ("PAPERDEX_EMBED_THREADS", "-1", "whole number of threads"),
