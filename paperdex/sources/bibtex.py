@@ -42,6 +42,12 @@ _MAPPED = frozenset(  # read into the Paper; every other field is kept under ext
     """title author abstract year month date eprint archiveprefix primaryclass keywords booktitle journal
     area url doi note code pdf comment venue""".split()
 )
+# paperdex's own fields for the facts of a record the standard ones do not hold, read back by the
+# import (docs/sources.md, "BibTeX"): its id when the cite key does not give it, the days it was
+# listed and revised, and that the date of `year`/`date` is not a published date ("unknown")
+ID_FIELD = "paperdex-id"
+UNKNOWN = "unknown"
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def split_names(value: str) -> tuple[list[str], bool]:
@@ -176,6 +182,25 @@ def _dated(f: dict[str, str], arxiv_id: str | None) -> tuple[str | None, str | N
     return published, precision
 
 
+def _paper_id(key: str, arxiv_id: str | None) -> str:
+    """The id an entry gives its paper: its arXiv id, else its cite key when it has a colon
+    (``openreview:Ab12``, ``doi:…``, ``DBLP:…``), else ``bib:KEY``."""
+    return arxiv_id or (key if ":" in key else f"bib:{key}")
+
+
+def _own_fields(f: dict[str, str]) -> dict[str, str | None]:
+    """The record fields paperdex's own BibTeX fields state (:data:`ID_FIELD`, ``listed``,
+    ``updated``, ``published = {unknown}``), each taken when it has its form, else left with
+    the entry's other fields: another tool's ``updated = {last week}`` skips no entry."""
+    own: dict[str, str | None] = {}
+    if pid := f.get(ID_FIELD, "").strip():
+        own["id"] = pid
+    own |= {k: f[k].strip() for k in ("listed", "updated") if _DAY.match(f.get(k, "").strip())}
+    if f.get("published", "").strip().lower() == UNKNOWN:
+        own["published"] = None
+    return own
+
+
 def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     """One entry as a Paper, through :func:`paperdex.paper.paper_from_dict`: a BibTeX entry is
     held to the checks every record is (ids usable in a link, real dates, bounds), whatever its
@@ -187,9 +212,10 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     authors, truncated = split_names(f.get("author", ""))
     arxiv_id = _arxiv_id(f)
     key = entry.key
-    pid = arxiv_id or (key if ":" in key else f"bib:{key}")
+    own = _own_fields(f)
+    pid = own.get("id") or _paper_id(key, arxiv_id)
     categories, keywords, primary = _categories(f)
-    published, precision = _dated(f, arxiv_id)
+    published, precision = (None, None) if "published" in own else _dated(f, arxiv_id)
     optional = {  # kept when not empty
         "primaryclass": primary if primary not in categories else "",  # an archive ("cs"), not a category
         "date_precision": precision,
@@ -200,7 +226,8 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     bib_extra: dict[str, object] = {"key": key, "type": entry.entry_type, **{k: v for k, v in optional.items() if v}}
     if "year" in f:
         bib_extra["year"] = f["year"]
-    bib_extra.update((k, v) for k, v in f.items() if k not in _MAPPED)
+    taken = {ID_FIELD if k == "id" else k for k in own}
+    bib_extra.update((k, v) for k, v in f.items() if k not in _MAPPED and k not in taken)
     url = f.get("url") or None
     if arxiv_id and url:
         # an arXiv paper's abstract link is its arXiv page (Paper.links), not the DOI that DBLP
@@ -225,11 +252,18 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
         "abs_url": url,
         "pdf_url": f.get("pdf") or None,
         "code_url": f.get("code") or None,
-        "comment": f.get("comment") or f.get("note") or None,
+        "comment": _unescape(f.get("comment") or _note(f) or "") or None,
         "authors_truncated": truncated,
         "extra": {"bibtex": bib_extra},
     }
-    return paper_from_dict(record, SOURCE, notes)
+    return paper_from_dict(record | own, SOURCE, notes)
+
+
+def _note(f: dict[str, str]) -> str | None:
+    """An entry's ``note`` as the paper's comment, unless it is the export's note of a venue
+    string that names no publication ("Submitted to ICLR 2025", also in ``venue``)."""
+    note = f.get("note")
+    return None if note and note == f.get("venue") else note
 
 
 def parse_bibtex(text: str, name: str = "<bibtex>") -> Parsed:
@@ -377,19 +411,21 @@ def _key_words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", plain.encode("ascii", "ignore").decode().lower())
 
 
-def _escape(text: str) -> str:
+def _escape(text: str, keep_space: bool = False) -> str:
     """Text as a braced BibTeX value that LaTeX typesets as the text it is: TeX stays (commands,
     ``$…$`` math); what TeX reads as markup when bare is escaped: ``% & #`` anywhere, ``_ ^ $``
     outside math (arXiv's "GS_DravidianLangTech", "CA^2ST", "with $500" stop pdflatex with
     "Missing $ inserted")."""
-    return _verbatim(_outside_math(" ".join(text.split()), _escape_bare))
+    return _verbatim(_outside_math(text if keep_space else " ".join(text.split()), _escape_bare), keep_space)
 
 
-def _verbatim(text: str) -> str:
+def _verbatim(text: str, keep_space: bool = False) -> str:
     """A value as BibTeX can hold it: ``% & #`` escaped; a trailing backslash (an author
     "Aakur\\\\") dropped, since it would escape the closing brace; an unpaired brace spelled
-    out (a stray ``}`` would end the value). A DOI gets no more: styles print it as it is."""
-    return _braces_paired(BARE_SPECIAL.sub(r"\\\1", " ".join(text.split())).rstrip("\\ "))
+    out (a stray ``}`` would end the value). A DOI gets no more: styles print it as it is.
+    ``keep_space``: line breaks and runs of spaces stay (a comment's, as arXiv folds it)."""
+    text = text if keep_space else " ".join(text.split())
+    return _braces_paired(BARE_SPECIAL.sub(r"\\\1", text).rstrip("\\ "))
 
 
 def _braces_paired(text: str) -> str:
@@ -456,8 +492,9 @@ def publication(p: Paper) -> tuple[str | None, str | None]:
     return _PRESENTATION.sub("", p.venue).strip() or p.venue, None
 
 
-def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
-    """(entry type, [(field, raw value)]) of a paper. An arXiv paper without a venue is an
+def paper_fields(p: Paper, key: str | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """(entry type, [(field, raw value)]) of a paper cited as ``key``, with paperdex's own fields
+    for what the standard ones do not hold (:data:`ID_FIELD`, ``listed``...). An arXiv paper without a venue is an
     ``@article`` in "arXiv preprint arXiv:ID", which every bibliography style prints with its id
     (plain.bst drops ``eprint`` alone); a conference is an ``@inproceedings``."""
     bib = p.slot("bibtex")
@@ -487,6 +524,9 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         fields += [("year", date[:4]), ("month", MONTHS[int(date[5:7]) - 1]), ("date", date)]
     elif re.fullmatch(r"\d{4}", str(bib.get("year", ""))):
         fields.append(("year", str(bib["year"])))
+    if p.published is None and (date or p.is_arxiv):  # the date above is the listing's, or none
+        fields.append(("published", UNKNOWN))  # (an arXiv entry without one is dated by its id)
+    fields += [("listed", p.listed), ("updated", p.updated)]
     if note:
         fields.append(("note", _escape(note)))
     if p.venue and p.venue != venue:
@@ -500,9 +540,13 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         ("keywords", _escape(", ".join(p.categories)) or None),
         ("doi", _verbatim(doi) if isinstance(doi, str) and doi else None),
         ("url", _url(p.links().get("abs"))),
+        ("pdf", _url(p.pdf_url)),
         ("code", _url(p.code_url)),
-        ("abstract", _escape(p.abstract) if p.abstract else None),
+        ("comment", _escape(p.comment, keep_space=True) if p.comment else None),
     ]
+    if key is not None and _paper_id(key, _arxiv_id({k.lower(): v for k, v in fields if v})) != p.id:
+        fields.append((ID_FIELD, _verbatim(p.id)))  # "mypaper" would come back as "bib:mypaper"
+    fields.append(("abstract", _escape(p.abstract) if p.abstract else None))
     return kind, [(k, v) for k, v in fields if v]
 
 
@@ -545,8 +589,8 @@ def _owner_of_venue(p: Paper) -> str:
 
 def entry(p: Paper, key: str | None = None) -> str:
     """One paper's BibTeX entry (no trailing newline), wherever paperdex shows or writes one."""
-    kind, fields = paper_fields(p)
     key = key or _cite_key(p, set())
+    kind, fields = paper_fields(p, key)
     body = ",\n".join(f"  {k:<{_ALIGN}} = {v if k == 'month' else '{' + v + '}'}" for k, v in fields)
     return f"@{kind}{{{key},\n{body}\n}}"
 
@@ -558,6 +602,15 @@ def to_bibtex(papers: Iterable[Paper]) -> str:
     return "\n\n".join(entries) + "\n" if entries else ""
 
 
+def is_export_of(stored: Paper, p: Paper) -> bool:
+    """Whether ``p`` is what the import reads from :func:`entry`'s entry of ``stored`` under
+    ``p``'s cite key: paperdex's own export of the paper, unedited. Re-importing it brings
+    nothing (the merge would add only this source's name and slot), so the paper stays as it
+    is, unchanged; an entry edited in a reference manager reads otherwise and is merged."""
+    key = p.slot(SOURCE).get("key")
+    return p.sources == [SOURCE] and isinstance(key, str) and parse_bibtex(entry(stored, key)).papers == [p]
+
+
 def _reads(path: Path) -> Parsed | None:
     return read_bibtex(path) if path.suffix.lower() == ".bib" else None
 
@@ -567,5 +620,6 @@ register(
         name=SOURCE,
         ranks={SOURCE: trust(title=35, abstract=35, authors=35, venue=40, dates=25, links=35, code=30, categories=30)},
         reads=_reads,
+        exported=is_export_of,
     )
 )
