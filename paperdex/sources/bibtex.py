@@ -6,11 +6,13 @@ page, MCP), with paperdex's own fields so that export -> import gives the same r
 from __future__ import annotations
 
 import codecs
+import json
 import logging
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import bibtexparser
 from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
@@ -160,15 +162,43 @@ def _arxiv_id(f: dict[str, str]) -> str | None:
     return unversioned(arxiv_id) if arxiv_id else None
 
 
+def _keywords(text: str) -> list[str]:
+    return [c.strip() for c in re.split(r"[,;]", text) if c.strip()]
+
+
+def _is_category(c: str) -> bool:
+    """An arXiv category: cs.LG, or one of the archives that are categories (quant-ph)."""
+    return bool(CATEGORY.match(c)) and ("." in c or c in _DOTLESS_CATEGORIES)
+
+
 def _categories(f: dict[str, str]) -> tuple[list[str], list[str], str]:
     """(arXiv categories, the other keywords, primaryclass) of an entry: keywords that are
     categories, the primary class first."""
-    cats = [c.strip() for c in re.split(r"[,;]", f.get("keywords", "")) if c.strip()]
-    categories = [c for c in cats if CATEGORY.match(c) and "." in c]
+    cats = _keywords(f.get("keywords", ""))
+    categories = [c for c in cats if _is_category(c)]
     primary = f.get("primaryclass", "").strip()
-    if primary and CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
+    if primary and _is_category(primary):
         categories = [primary, *[c for c in categories if c != primary]]
     return categories, [c for c in cats if c not in categories], primary
+
+
+def _categories_field(p: Paper, keywords: str, primary: str) -> str | None:
+    """paperdex's own ``categories`` (a JSON list) when ``keywords`` and ``primaryClass`` do
+    not give the paper's back: ACM and MSC classes ("I.2.7; I.2.10", "68T07, 92C55"), which
+    the import does not take from another tool's keywords, nor a list split at their marks."""
+    if not p.categories or _categories({"keywords": keywords, "primaryclass": primary})[0] == p.categories:
+        return None
+    value = json.dumps(p.categories, ensure_ascii=False)
+    return None if _unmatched(value) else value
+
+
+def _categories_of(value: str) -> list[str] | None:
+    """The categories paperdex's own ``categories`` field lists; None for another tool's."""
+    try:
+        cats = json.loads(value)
+    except ValueError:
+        return None
+    return cats if isinstance(cats, list) and all(isinstance(c, str) for c in cats) else None
 
 
 def _dated(f: dict[str, str], arxiv_id: str | None) -> tuple[str | None, str | None]:
@@ -188,11 +218,14 @@ def _paper_id(key: str, arxiv_id: str | None) -> str:
     return arxiv_id or (key if ":" in key else f"bib:{key}")
 
 
-def _own_fields(f: dict[str, str]) -> dict[str, str | None]:
+def _own_fields(f: dict[str, str]) -> dict[str, Any]:
     """The record fields paperdex's own BibTeX fields state (:data:`ID_FIELD`, ``listed``,
-    ``updated``, ``published = {unknown}``), each taken when it has its form, else left with
-    the entry's other fields: another tool's ``updated = {last week}`` skips no entry."""
-    own: dict[str, str | None] = {}
+    ``updated``, ``published = {unknown}``, ``categories``), each taken when it has its form,
+    else left with the entry's other fields: another tool's ``updated = {last week}`` skips no
+    entry."""
+    own: dict[str, Any] = {}
+    if (cats := _categories_of(f.get("categories", ""))) is not None:
+        own["categories"] = cats
     if pid := f.get(ID_FIELD, "").strip():
         own["id"] = pid
     own |= {k: f[k].strip() for k in ("listed", "updated") if _DAY.match(f.get(k, "").strip())}
@@ -216,6 +249,8 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     pid = own.get("id") or _paper_id(key, arxiv_id)
     categories, keywords, primary = _categories(f)
     published, precision = (None, None) if "published" in own else _dated(f, arxiv_id)
+    if "categories" in own:  # the keywords that were its categories are no keywords of their own
+        keywords = [k for k in keywords if k not in _keywords(", ".join(own["categories"]))]
     optional = {  # kept when not empty
         "primaryclass": primary if primary not in categories else "",  # an archive ("cs"), not a category
         "date_precision": precision,
@@ -537,7 +572,8 @@ def paper_fields(p: Paper, key: str | None = None) -> tuple[str, list[tuple[str,
         ("eprint", p.id if p.is_arxiv else None),
         ("archivePrefix", "arXiv" if p.is_arxiv else None),
         ("primaryClass", p.primary_category if p.is_arxiv else None),
-        ("keywords", _escape(", ".join(p.categories)) or None),
+        ("keywords", (keywords := _escape(", ".join(p.categories))) or None),
+        ("categories", _categories_field(p, keywords, (p.primary_category or "") if p.is_arxiv else "")),
         ("doi", _verbatim(doi) if isinstance(doi, str) and doi else None),
         ("url", _url(p.links().get("abs"))),
         ("pdf", _url(p.pdf_url)),

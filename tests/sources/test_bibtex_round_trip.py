@@ -30,7 +30,7 @@ ARXIV = [
         id="2505.14001",
         title="Listed, Never Dated",
         authors=["Wei Zhang"],
-        categories=["cs.CL"],
+        categories=["cs.CL", "quant-ph", "I.2.7; I.2.10", "68T50"],  # arXiv's ACM and MSC classes too
         listed="2025-05-20",
         sources=["arxiv-rss"],
     ),
