@@ -19,7 +19,7 @@ from bibtexparser.middlewares.names import parse_single_name_into_parts, split_m
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.messages import message
-from paperdex.paper import ARXIV_ID, CATEGORY, Paper, RecordError, paper_from_dict, unversioned
+from paperdex.paper import ARXIV_ID, CATEGORY, OPENREVIEW_SITE, Paper, RecordError, paper_from_dict, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
 from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name, index_text
 
@@ -261,7 +261,8 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     bib_extra: dict[str, object] = {"key": key, "type": entry.entry_type, **{k: v for k, v in optional.items() if v}}
     if "year" in f:
         bib_extra["year"] = f["year"]
-    taken = {ID_FIELD if k == "id" else k for k in own}
+    forum = _forum(f)
+    taken = {ID_FIELD if k == "id" else k for k in own} | ({"openreview"} if forum else set())
     bib_extra.update((k, v) for k, v in f.items() if k not in _MAPPED and k not in taken)
     url = f.get("url") or None
     if arxiv_id and url:
@@ -289,9 +290,15 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
         "code_url": f.get("code") or None,
         "comment": _unescape(f.get("comment") or _note(f) or "") or None,
         "authors_truncated": truncated,
-        "extra": {"bibtex": bib_extra},
+        "extra": {"bibtex": bib_extra} | ({"openreview": {"url": forum}} if forum else {}),
     }
     return paper_from_dict(record | own, SOURCE, notes)
+
+
+def _forum(f: dict[str, str]) -> str | None:
+    """paperdex's own ``openreview`` field: the paper's OpenReview forum, its link (Paper.links)."""
+    url = f.get("openreview", "").strip()
+    return url if url.startswith(OPENREVIEW_SITE + "/forum?id=") and _HTTP.match(url) else None
 
 
 def _note(f: dict[str, str]) -> str | None:
@@ -577,6 +584,7 @@ def paper_fields(p: Paper, key: str | None = None) -> tuple[str, list[tuple[str,
         ("doi", _verbatim(doi) if isinstance(doi, str) and doi else None),
         ("url", _url(p.links().get("abs"))),
         ("pdf", _url(p.pdf_url)),
+        ("openreview", _url(p.links().get("openreview"))),
         ("code", _url(p.code_url)),
         ("comment", _escape(p.comment, keep_space=True) if p.comment else None),
     ]

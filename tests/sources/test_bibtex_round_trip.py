@@ -42,8 +42,11 @@ ARXIV = [
         venue="ICML 2026 poster",
         venue_area="Optimization · Stochastic",
         published="2026-05-01",
+        abs_url="https://openreview.net/forum?id=Ab12_x",
+        pdf_url="https://openreview.net/pdf?id=Ab12_x",
         code_url="https://github.com/a/b",
         sources=["openreview"],
+        extra={"openreview": {"forum": "Ab12_x"}},
     ),
     Paper(  # one OpenReview did not accept: its venue string is no venue of publication
         id="openreview:Rej_1",
