@@ -6,6 +6,7 @@ page, MCP), with paperdex's own fields so that export -> import gives the same r
 from __future__ import annotations
 
 import codecs
+import datetime as dt
 import json
 import logging
 import re
@@ -218,6 +219,15 @@ def _paper_id(key: str, arxiv_id: str | None) -> str:
     return arxiv_id or (key if ":" in key else f"bib:{key}")
 
 
+def _day(value: str) -> str | None:
+    """A real day written YYYY-MM-DD, else None."""
+    value = value.strip()
+    try:
+        return dt.date.fromisoformat(value).isoformat() if _DAY.match(value) else None
+    except ValueError:  # 2020-13-45
+        return None
+
+
 def _own_fields(f: dict[str, str]) -> dict[str, Any]:
     """The record fields paperdex's own BibTeX fields state (:data:`ID_FIELD`, ``listed``,
     ``updated``, ``published = {unknown}``, ``categories``), each taken when it has its form,
@@ -228,7 +238,7 @@ def _own_fields(f: dict[str, str]) -> dict[str, Any]:
         own["categories"] = cats
     if pid := f.get(ID_FIELD, "").strip():
         own["id"] = pid
-    own |= {k: f[k].strip() for k in ("listed", "updated") if _DAY.match(f.get(k, "").strip())}
+    own |= {k: day for k in ("listed", "updated") if (day := _day(f.get(k, "")))}
     if f.get("published", "").strip().lower() == UNKNOWN:
         own["published"] = None
     return own

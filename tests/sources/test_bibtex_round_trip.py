@@ -141,3 +141,25 @@ def test_reimporting_ones_own_export_changes_nothing(tmp_path):
     edited = bib.replace("{{Listed, Never Dated}}", "{{Listed, Dated at Last}}")
     (tmp_path / "edited.bib").write_text(edited, "utf-8")
     assert "added 0, updated 1, unchanged 8, rejected 0" in _ingest(tmp_path / "a", tmp_path / "edited.bib")
+
+
+def test_another_tools_fields_of_the_same_names_are_kept_not_read():
+    """paperdex's own fields are read only in their form: another tool's `updated`, `categories`
+    or `published` skips no entry and changes no field; it is kept with the entry's fields."""
+    text = """@article{smith2020x,
+  title = {A Paper}, author = {Smith, Alice}, year = {2020}, month = jul,
+  updated = {last week}, listed = {2020-13-45}, published = {2020},
+  categories = {Machine Learning}, paperdex-id = {}, openreview = {https://example.org/forum?id=x}
+}"""
+    res = bibtex.parse_bibtex(text)
+    assert res.errors == []
+    (p,) = res.papers
+    assert (p.id, p.published, p.listed, p.updated, p.categories) == ("bib:smith2020x", "2020-07-01", None, None, [])
+    assert "openreview" not in p.links()
+    kept = p.slot("bibtex")
+    assert (kept["updated"], kept["listed"], kept["published"], kept["categories"]) == (
+        "last week",
+        "2020-13-45",
+        "2020",
+        "Machine Learning",
+    )
