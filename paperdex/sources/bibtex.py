@@ -47,7 +47,8 @@ _MAPPED = frozenset(  # read into the Paper; every other field is kept under ext
 )
 # paperdex's own fields for the facts of a record the standard ones do not hold, read back by the
 # import (docs/sources.md, "BibTeX"): its id when the cite key does not give it, the days it was
-# listed and revised, and that the date of `year`/`date` is not a published date ("unknown")
+# listed and revised, that the date of `year`/`date` is no published date ("unknown"), categories
+# `keywords` would not give back (a JSON list), the OpenReview forum
 ID_FIELD = "paperdex-id"
 UNKNOWN = "unknown"
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -546,9 +547,10 @@ def publication(p: Paper) -> tuple[str | None, str | None]:
 
 def paper_fields(p: Paper, key: str | None = None) -> tuple[str, list[tuple[str, str]]]:
     """(entry type, [(field, raw value)]) of a paper cited as ``key``, with paperdex's own fields
-    for what the standard ones do not hold (:data:`ID_FIELD`, ``listed``...). An arXiv paper without a venue is an
-    ``@article`` in "arXiv preprint arXiv:ID", which every bibliography style prints with its id
-    (plain.bst drops ``eprint`` alone); a conference is an ``@inproceedings``."""
+    for what the standard ones do not hold (:data:`ID_FIELD`, ``listed``, …). An arXiv paper
+    without a venue is an ``@article`` in "arXiv preprint arXiv:ID", which every bibliography
+    style prints with its id (plain.bst drops ``eprint`` alone); a conference is an
+    ``@inproceedings``."""
     bib = p.slot("bibtex")
     venue, note = publication(p)
     kind = _kind(p, venue)

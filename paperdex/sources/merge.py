@@ -444,8 +444,10 @@ def _ingest_chunk(store: Store, chunk: list[Paper], matcher: Matcher, read: set[
     merged = 0
     for p in chunk:
         base, how, earlier = _base_of(store, matcher, pending, moved, p)
-        if base is None or _exported(base, p):  # a re-import of the paper's own export: as it is
-            result = p if base is None else base
+        if base is None:
+            result = p
+        elif _exported(base, p):  # a re-import of the paper's own export: it stays as it is
+            result = base
         else:
             result = merge_papers(base, p, how, again=p.id in read)
         read.add(p.id)
