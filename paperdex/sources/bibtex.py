@@ -643,10 +643,19 @@ def _owner_of_venue(p: Paper) -> str:
     return str(fields.get("venue") or (p.sources[0] if p.sources else "")).split(":", 1)[0]
 
 
-def entry(p: Paper, key: str | None = None) -> str:
-    """One paper's BibTeX entry (no trailing newline), wherever paperdex shows or writes one."""
+# the fields only the import reads: a reference to cite (the paper page, the API, MCP) leaves them out
+_BOOKKEEPING = frozenset({ID_FIELD, "published", "listed", "updated", "categories"})
+
+
+def entry(p: Paper, key: str | None = None, *, cite: bool = False) -> str:
+    """One paper's BibTeX entry (no trailing newline), wherever paperdex shows or writes one.
+    ``cite``: the entry a researcher copies into a bibliography, without the bookkeeping fields
+    (:data:`_BOOKKEEPING`) that make an export come back whole on import but say nothing to a
+    reader (``published = {unknown}`` on every arXiv preprint)."""
     key = key or _cite_key(p, set())
     kind, fields = paper_fields(p, key)
+    if cite:
+        fields = [(k, v) for k, v in fields if k not in _BOOKKEEPING]
     body = ",\n".join(f"  {k:<{_ALIGN}} = {v if k == 'month' else '{' + v + '}'}" for k, v in fields)
     return f"@{kind}{{{key},\n{body}\n}}"
 
