@@ -6,18 +6,21 @@ page, MCP), with paperdex's own fields so that export -> import gives the same r
 from __future__ import annotations
 
 import codecs
+import datetime as dt
+import json
 import logging
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import bibtexparser
 from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from paperdex.messages import message
-from paperdex.paper import ARXIV_ID, CATEGORY, Paper, RecordError, paper_from_dict, unversioned
+from paperdex.paper import ARXIV_ID, CATEGORY, OPENREVIEW_SITE, Paper, RecordError, paper_from_dict, unversioned
 from paperdex.sources.registry import Parsed, Source, register, trust
 from paperdex.text.latex import BARE_SPECIAL, decode_accents, decode_name, index_text
 
@@ -42,6 +45,13 @@ _MAPPED = frozenset(  # read into the Paper; every other field is kept under ext
     """title author abstract year month date eprint archiveprefix primaryclass keywords booktitle journal
     area url doi note code pdf comment venue""".split()
 )
+# paperdex's own fields for the facts of a record the standard ones do not hold, read back by the
+# import (docs/sources.md, "BibTeX"): its id when the cite key does not give it, the days it was
+# listed and revised, that the date of `year`/`date` is no published date ("unknown"), categories
+# `keywords` would not give back (a JSON list), the OpenReview forum
+ID_FIELD = "paperdex-id"
+UNKNOWN = "unknown"
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def split_names(value: str) -> tuple[list[str], bool]:
@@ -154,15 +164,43 @@ def _arxiv_id(f: dict[str, str]) -> str | None:
     return unversioned(arxiv_id) if arxiv_id else None
 
 
+def _keywords(text: str) -> list[str]:
+    return [c.strip() for c in re.split(r"[,;]", text) if c.strip()]
+
+
+def _is_category(c: str) -> bool:
+    """An arXiv category: cs.LG, or one of the archives that are categories (quant-ph)."""
+    return bool(CATEGORY.match(c)) and ("." in c or c in _DOTLESS_CATEGORIES)
+
+
 def _categories(f: dict[str, str]) -> tuple[list[str], list[str], str]:
     """(arXiv categories, the other keywords, primaryclass) of an entry: keywords that are
     categories, the primary class first."""
-    cats = [c.strip() for c in re.split(r"[,;]", f.get("keywords", "")) if c.strip()]
-    categories = [c for c in cats if CATEGORY.match(c) and "." in c]
+    cats = _keywords(f.get("keywords", ""))
+    categories = [c for c in cats if _is_category(c)]
     primary = f.get("primaryclass", "").strip()
-    if primary and CATEGORY.match(primary) and ("." in primary or primary in _DOTLESS_CATEGORIES):
+    if primary and _is_category(primary):
         categories = [primary, *[c for c in categories if c != primary]]
     return categories, [c for c in cats if c not in categories], primary
+
+
+def _categories_field(p: Paper, keywords: str, primary: str) -> str | None:
+    """paperdex's own ``categories`` (a JSON list) when ``keywords`` and ``primaryClass`` do
+    not give the paper's back: ACM and MSC classes ("I.2.7; I.2.10", "68T07, 92C55"), which
+    the import does not take from another tool's keywords, nor a list split at their marks."""
+    if not p.categories or _categories({"keywords": keywords, "primaryclass": primary})[0] == p.categories:
+        return None
+    value = json.dumps(p.categories, ensure_ascii=False)
+    return None if _unmatched(value) else value
+
+
+def _categories_of(value: str) -> list[str] | None:
+    """The categories paperdex's own ``categories`` field lists; None for another tool's."""
+    try:
+        cats = json.loads(value)
+    except ValueError:
+        return None
+    return cats if isinstance(cats, list) and all(isinstance(c, str) for c in cats) else None
 
 
 def _dated(f: dict[str, str], arxiv_id: str | None) -> tuple[str | None, str | None]:
@@ -176,6 +214,37 @@ def _dated(f: dict[str, str], arxiv_id: str | None) -> tuple[str | None, str | N
     return published, precision
 
 
+def _paper_id(key: str, arxiv_id: str | None) -> str:
+    """The id an entry gives its paper: its arXiv id, else its cite key when it has a colon
+    (``openreview:Ab12``, ``doi:…``, ``DBLP:…``), else ``bib:KEY``."""
+    return arxiv_id or (key if ":" in key else f"bib:{key}")
+
+
+def _day(value: str) -> str | None:
+    """A real day written YYYY-MM-DD, else None."""
+    value = value.strip()
+    try:
+        return dt.date.fromisoformat(value).isoformat() if _DAY.match(value) else None
+    except ValueError:  # 2020-13-45
+        return None
+
+
+def _own_fields(f: dict[str, str]) -> dict[str, Any]:
+    """The record fields paperdex's own BibTeX fields state (:data:`ID_FIELD`, ``listed``,
+    ``updated``, ``published = {unknown}``, ``categories``), each taken when it has its form,
+    else left with the entry's other fields: another tool's ``updated = {last week}`` skips no
+    entry."""
+    own: dict[str, Any] = {}
+    if (cats := _categories_of(f.get("categories", ""))) is not None:
+        own["categories"] = cats
+    if pid := f.get(ID_FIELD, "").strip():
+        own["id"] = pid
+    own |= {k: day for k in ("listed", "updated") if (day := _day(f.get(k, "")))}
+    if f.get("published", "").strip().lower() == UNKNOWN:
+        own["published"] = None
+    return own
+
+
 def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     """One entry as a Paper, through :func:`paperdex.paper.paper_from_dict`: a BibTeX entry is
     held to the checks every record is (ids usable in a link, real dates, bounds), whatever its
@@ -187,9 +256,12 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     authors, truncated = split_names(f.get("author", ""))
     arxiv_id = _arxiv_id(f)
     key = entry.key
-    pid = arxiv_id or (key if ":" in key else f"bib:{key}")
+    own = _own_fields(f)
+    pid = own.get("id") or _paper_id(key, arxiv_id)
     categories, keywords, primary = _categories(f)
-    published, precision = _dated(f, arxiv_id)
+    published, precision = (None, None) if "published" in own else _dated(f, arxiv_id)
+    if "categories" in own:  # the keywords that were its categories are no keywords of their own
+        keywords = [k for k in keywords if k not in _keywords(", ".join(own["categories"]))]
     optional = {  # kept when not empty
         "primaryclass": primary if primary not in categories else "",  # an archive ("cs"), not a category
         "date_precision": precision,
@@ -200,7 +272,9 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
     bib_extra: dict[str, object] = {"key": key, "type": entry.entry_type, **{k: v for k, v in optional.items() if v}}
     if "year" in f:
         bib_extra["year"] = f["year"]
-    bib_extra.update((k, v) for k, v in f.items() if k not in _MAPPED)
+    forum = _forum(f)
+    taken = {ID_FIELD if k == "id" else k for k in own} | ({"openreview"} if forum else set())
+    bib_extra.update((k, v) for k, v in f.items() if k not in _MAPPED and k not in taken)
     url = f.get("url") or None
     if arxiv_id and url:
         # an arXiv paper's abstract link is its arXiv page (Paper.links), not the DOI that DBLP
@@ -225,11 +299,24 @@ def entry_to_paper(entry: Entry, notes: list[str] | None = None) -> Paper:
         "abs_url": url,
         "pdf_url": f.get("pdf") or None,
         "code_url": f.get("code") or None,
-        "comment": f.get("comment") or f.get("note") or None,
+        "comment": _unescape(f.get("comment") or _note(f) or "") or None,
         "authors_truncated": truncated,
-        "extra": {"bibtex": bib_extra},
+        "extra": {"bibtex": bib_extra} | ({"openreview": {"url": forum}} if forum else {}),
     }
-    return paper_from_dict(record, SOURCE, notes)
+    return paper_from_dict(record | own, SOURCE, notes)
+
+
+def _forum(f: dict[str, str]) -> str | None:
+    """paperdex's own ``openreview`` field: the paper's OpenReview forum, its link (Paper.links)."""
+    url = f.get("openreview", "").strip()
+    return url if url.startswith(OPENREVIEW_SITE + "/forum?id=") and _HTTP.match(url) else None
+
+
+def _note(f: dict[str, str]) -> str | None:
+    """An entry's ``note`` as the paper's comment, unless it is the export's note of a venue
+    string that names no publication ("Submitted to ICLR 2025", also in ``venue``)."""
+    note = f.get("note")
+    return None if note and note == f.get("venue") else note
 
 
 def parse_bibtex(text: str, name: str = "<bibtex>") -> Parsed:
@@ -377,19 +464,21 @@ def _key_words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", plain.encode("ascii", "ignore").decode().lower())
 
 
-def _escape(text: str) -> str:
+def _escape(text: str, keep_space: bool = False) -> str:
     """Text as a braced BibTeX value that LaTeX typesets as the text it is: TeX stays (commands,
     ``$…$`` math); what TeX reads as markup when bare is escaped: ``% & #`` anywhere, ``_ ^ $``
     outside math (arXiv's "GS_DravidianLangTech", "CA^2ST", "with $500" stop pdflatex with
     "Missing $ inserted")."""
-    return _verbatim(_outside_math(" ".join(text.split()), _escape_bare))
+    return _verbatim(_outside_math(text if keep_space else " ".join(text.split()), _escape_bare), keep_space)
 
 
-def _verbatim(text: str) -> str:
+def _verbatim(text: str, keep_space: bool = False) -> str:
     """A value as BibTeX can hold it: ``% & #`` escaped; a trailing backslash (an author
     "Aakur\\\\") dropped, since it would escape the closing brace; an unpaired brace spelled
-    out (a stray ``}`` would end the value). A DOI gets no more: styles print it as it is."""
-    return _braces_paired(BARE_SPECIAL.sub(r"\\\1", " ".join(text.split())).rstrip("\\ "))
+    out (a stray ``}`` would end the value). A DOI gets no more: styles print it as it is.
+    ``keep_space``: line breaks and runs of spaces stay (a comment's, as arXiv folds it)."""
+    text = text if keep_space else " ".join(text.split())
+    return _braces_paired(BARE_SPECIAL.sub(r"\\\1", text).rstrip("\\ "))
 
 
 def _braces_paired(text: str) -> str:
@@ -456,10 +545,12 @@ def publication(p: Paper) -> tuple[str | None, str | None]:
     return _PRESENTATION.sub("", p.venue).strip() or p.venue, None
 
 
-def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
-    """(entry type, [(field, raw value)]) of a paper. An arXiv paper without a venue is an
-    ``@article`` in "arXiv preprint arXiv:ID", which every bibliography style prints with its id
-    (plain.bst drops ``eprint`` alone); a conference is an ``@inproceedings``."""
+def paper_fields(p: Paper, key: str | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """(entry type, [(field, raw value)]) of a paper cited as ``key``, with paperdex's own fields
+    for what the standard ones do not hold (:data:`ID_FIELD`, ``listed``, …). An arXiv paper
+    without a venue is an ``@article`` in "arXiv preprint arXiv:ID", which every bibliography
+    style prints with its id (plain.bst drops ``eprint`` alone); a conference is an
+    ``@inproceedings``."""
     bib = p.slot("bibtex")
     venue, note = publication(p)
     kind = _kind(p, venue)
@@ -487,6 +578,9 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         fields += [("year", date[:4]), ("month", MONTHS[int(date[5:7]) - 1]), ("date", date)]
     elif re.fullmatch(r"\d{4}", str(bib.get("year", ""))):
         fields.append(("year", str(bib["year"])))
+    if p.published is None and (date or p.is_arxiv):  # the date above is the listing's, or none
+        fields.append(("published", UNKNOWN))  # (an arXiv entry without one is dated by its id)
+    fields += [("listed", p.listed), ("updated", p.updated)]
     if note:
         fields.append(("note", _escape(note)))
     if p.venue and p.venue != venue:
@@ -497,12 +591,18 @@ def paper_fields(p: Paper) -> tuple[str, list[tuple[str, str]]]:
         ("eprint", p.id if p.is_arxiv else None),
         ("archivePrefix", "arXiv" if p.is_arxiv else None),
         ("primaryClass", p.primary_category if p.is_arxiv else None),
-        ("keywords", _escape(", ".join(p.categories)) or None),
+        ("keywords", (keywords := _escape(", ".join(p.categories))) or None),
+        ("categories", _categories_field(p, keywords, (p.primary_category or "") if p.is_arxiv else "")),
         ("doi", _verbatim(doi) if isinstance(doi, str) and doi else None),
         ("url", _url(p.links().get("abs"))),
+        ("pdf", _url(p.pdf_url)),
+        ("openreview", _url(p.links().get("openreview"))),
         ("code", _url(p.code_url)),
-        ("abstract", _escape(p.abstract) if p.abstract else None),
+        ("comment", _escape(p.comment, keep_space=True) if p.comment else None),
     ]
+    if key is not None and _paper_id(key, _arxiv_id({k.lower(): v for k, v in fields if v})) != p.id:
+        fields.append((ID_FIELD, _verbatim(p.id)))  # "mypaper" would come back as "bib:mypaper"
+    fields.append(("abstract", _escape(p.abstract) if p.abstract else None))
     return kind, [(k, v) for k, v in fields if v]
 
 
@@ -543,10 +643,19 @@ def _owner_of_venue(p: Paper) -> str:
     return str(fields.get("venue") or (p.sources[0] if p.sources else "")).split(":", 1)[0]
 
 
-def entry(p: Paper, key: str | None = None) -> str:
-    """One paper's BibTeX entry (no trailing newline), wherever paperdex shows or writes one."""
-    kind, fields = paper_fields(p)
+# the fields only the import reads: a reference to cite (the paper page, the API, MCP) leaves them out
+_BOOKKEEPING = frozenset({ID_FIELD, "published", "listed", "updated", "categories"})
+
+
+def entry(p: Paper, key: str | None = None, *, cite: bool = False) -> str:
+    """One paper's BibTeX entry (no trailing newline), wherever paperdex shows or writes one.
+    ``cite``: the entry a researcher copies into a bibliography, without the bookkeeping fields
+    (:data:`_BOOKKEEPING`) that make an export come back whole on import but say nothing to a
+    reader (``published = {unknown}`` on every arXiv preprint)."""
     key = key or _cite_key(p, set())
+    kind, fields = paper_fields(p, key)
+    if cite:
+        fields = [(k, v) for k, v in fields if k not in _BOOKKEEPING]
     body = ",\n".join(f"  {k:<{_ALIGN}} = {v if k == 'month' else '{' + v + '}'}" for k, v in fields)
     return f"@{kind}{{{key},\n{body}\n}}"
 
@@ -558,6 +667,15 @@ def to_bibtex(papers: Iterable[Paper]) -> str:
     return "\n\n".join(entries) + "\n" if entries else ""
 
 
+def is_export_of(stored: Paper, p: Paper) -> bool:
+    """Whether ``p`` is what the import reads from :func:`entry`'s entry of ``stored`` under
+    ``p``'s cite key: paperdex's own export of the paper, unedited. Re-importing it brings
+    nothing (the merge would add only this source's name and slot), so the paper stays as it
+    is, unchanged; an entry edited in a reference manager reads otherwise and is merged."""
+    key = p.slot(SOURCE).get("key")
+    return p.sources == [SOURCE] and isinstance(key, str) and parse_bibtex(entry(stored, key)).papers == [p]
+
+
 def _reads(path: Path) -> Parsed | None:
     return read_bibtex(path) if path.suffix.lower() == ".bib" else None
 
@@ -567,5 +685,6 @@ register(
         name=SOURCE,
         ranks={SOURCE: trust(title=35, abstract=35, authors=35, venue=40, dates=25, links=35, code=30, categories=30)},
         reads=_reads,
+        exported=is_export_of,
     )
 )

@@ -444,7 +444,12 @@ def _ingest_chunk(store: Store, chunk: list[Paper], matcher: Matcher, read: set[
     merged = 0
     for p in chunk:
         base, how, earlier = _base_of(store, matcher, pending, moved, p)
-        result = p if base is None else merge_papers(base, p, how, again=p.id in read)
+        if base is None:
+            result = p
+        elif _exported(base, p):  # a re-import of the paper's own export: it stays as it is
+            result = base
+        else:
+            result = merge_papers(base, p, how, again=p.id in read)
         read.add(p.id)
         folded.note(result.id, base, earlier, result)
         if base is not None:
@@ -457,6 +462,13 @@ def _ingest_chunk(store: Store, chunk: list[Paper], matcher: Matcher, read: set[
     s.merged += merged
     matcher.stored()
     return s
+
+
+def _exported(base: Paper, p: Paper) -> bool:
+    """Whether ``p`` is its file source's export of ``base``, unedited (``Source.exported``): it
+    brings nothing, and merging it would count the paper updated for its source's name alone."""
+    source = registry.load().get(p.sources[0]) if p.sources else None
+    return bool(source and source.exported and source.exported(base, p))
 
 
 class _Folded:

@@ -54,6 +54,8 @@ class Source:
     uses_http: bool = True
     done: Callable[[Any, dict[str, Any]], None] | None = None
     reads: Callable[[Path], Parsed | None] | None = None  # a file source: None for a file not its own
+    # a file source: whether a record it read is its own export of the stored paper, unedited
+    exported: Callable[[Paper, Paper], bool] | None = None
     check: Callable[[dict[str, Any]], None] | None = None  # refuse bad options before connecting
     example: str = ""  # its part of the example sources.toml
 

@@ -214,10 +214,11 @@ def sources_shown(p: Paper) -> list[str]:
 
 
 def bibtex(p: Paper) -> str:
-    """The paper's BibTeX entry, by the one writer `paperdex export` uses too."""
+    """The paper's BibTeX entry to cite, by the one writer `paperdex export` uses too (without
+    the export's bookkeeping fields)."""
     from paperdex.sources.bibtex import entry
 
-    return entry(p)
+    return entry(p, cite=True)
 
 
 # --- what a card shows ---------------------------------------------------------------------------

@@ -39,14 +39,20 @@ def test_authors_and_links():
 
 
 def test_bibtex():
-    """The page's BibTeX is the one writer's (sources/bibtex.entry, tested in tests/sources)."""
+    """The page's BibTeX is the one writer's (sources/bibtex.entry, tested in tests/sources), the
+    entry to cite: without the export's bookkeeping (listed, published = {unknown})."""
     from paperdex.sources.bibtex import entry
 
     p = Paper(
         id="2501.00001", title=r"Fast $\beta$ {Nets}", authors=["Ada Lovelace", "Alan Turing"], listed="2025-01-02"
     )
-    assert render.bibtex(p) == entry(p)
-    assert render.bibtex(p).startswith("@article{lovelace2025fast,")
+    cited, exported = render.bibtex(p), entry(p)
+    assert cited.startswith("@article{lovelace2025fast,")
+    assert "listed" in exported and "published" in exported
+    assert "listed" not in cited and "published" not in cited and "unknown" not in cited
+    assert [line for line in exported.splitlines() if not line.lstrip().startswith(("listed", "published"))] == (
+        cited.splitlines()
+    )
 
 
 def test_math_fallback_reads_like_math():
