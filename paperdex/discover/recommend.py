@@ -49,7 +49,7 @@ C = 0.3  # regularisation
 NEGATIVES = 3000  # random papers taken as negatives
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
 MIN_POSITIVES = 1
-MODEL_CACHE = 32
+MODEL_CACHE = 32  # models kept per process at least; as many as the store has tags, if more (_every_tag)
 # Choosing the model per tag (:func:`fit`): candidates, compared on the tag's own papers
 CANDIDATES = ("svm", "tf-idf centroid")  # the first is the default, kept on ties and small tags
 MIN_VALIDATE = 8  # a tag needs this many papers (in the store) to be validated
@@ -565,6 +565,7 @@ _MODELS: OrderedDict[tuple, Model] = OrderedDict()
 _FITTING: dict[tuple, threading.Lock] = {}  # per tag contents being fitted: one fit, the others wait for it
 # the model chosen per tag contents (snapshots, papers, dismissals): re-validated when they change
 _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
+_ROOM = {"models": MODEL_CACHE}  # the cache's size: grown to the most tags a store had (_every_tag)
 
 
 def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
@@ -613,12 +614,23 @@ def _keep(key: tuple, m: Model, choice: Choice | None) -> None:
     """Cache a fitted model and its choice, evicting the least recently used (caller holds _MODELS_LOCK)."""
     _MODELS[key] = m
     _FITTING.pop(key, None)
-    while len(_MODELS) > MODEL_CACHE:
+    while len(_MODELS) > _ROOM["models"]:
         _MODELS.popitem(last=False)
     if choice is None and m.choice is not None:
         _CHOICES[key] = m.choice
-        while len(_CHOICES) > CHOICE_CACHE:
+        while len(_CHOICES) > max(CHOICE_CACHE, _ROOM["models"]):
             _CHOICES.popitem(last=False)
+
+
+def _every_tag(store: Store) -> list[str]:
+    """The tags with papers, each of whose models a ranking by every tag reads, and room in the
+    cache for them all: a least-recently-used cache smaller than the tags, read in one order on
+    every request, keeps none of them (with 32 models and 40 tags, every For you refitted all
+    40, twice: docs/recommendations.md, "How many models a process keeps")."""
+    names = [t.name for t in library.tags(store) if t.count]
+    with _MODELS_LOCK:
+        _ROOM["models"] = max(_ROOM["models"], len(names))
+    return names
 
 
 def prepare(store: Store, tags: list[str] | None = None, source: SearchCorpus | None = None) -> None:
@@ -626,10 +638,7 @@ def prepare(store: Store, tags: list[str] | None = None, source: SearchCorpus | 
     starts, as a search's models are loaded before its own: the budget is for the request's work,
     and a fit after the tag or the store changed (seconds, on a busy machine) was a 503 telling
     the user to narrow a search they never made. An unknown tag is the caller's LibraryError."""
-    if tags is not None:
-        names = [library.get_tag(store, t).name for t in tags]
-    else:
-        names = [t.name for t in library.tags(store) if t.count]
+    names = [library.get_tag(store, t).name for t in tags] if tags is not None else _every_tag(store)
     c = corpus(store, source) if names else None  # no tag: the features are not even loaded
     for name in names:
         tag_model(store, name, c, source)
@@ -754,15 +763,15 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
     c = corpus(store, source)
     gone = {_source(store, source).rowid(i) for i in library.dismissed(store)}
     docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
-    for t in library.tags(store):
-        model = tag_model(store, t.name, c, source)[0] if t.count else None
+    for name in _every_tag(store):
+        model = tag_model(store, name, c, source)[0]
         if model is None:
             continue
         mine = docs[~np.isin(docs, model.positives)]  # a tag's own papers are not recommendations for it
         for d, v in zip(mine, on_topic(scores(c, model)[mine]), strict=True):
             r = int(c.rowids[d])
             if r not in out or v > out[r][0]:
-                out[r] = (float(v), t.name)
+                out[r] = (float(v), name)
     return out
 
 
