@@ -251,6 +251,8 @@ class Model:
     negatives: int
     kind: str = "svm"  # a key of LABELS: how `scores` ranks
     choice: Choice | None = None  # why this kind (set by `fit`)
+    # :func:`scores` over the corpus it was fitted on, once asked (:func:`scored`); not copied by replace()
+    z: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass
@@ -435,6 +437,16 @@ def scores(c: Corpus, model: Model) -> np.ndarray:
         if model.w_dense is not None:
             s += c.D @ model.w_dense
         return _z(s)
+
+
+def scored(c: Corpus, model: Model) -> np.ndarray:
+    """:func:`scores`, computed once per cached model and kept with it (read only): a model is of
+    one pair of snapshots (`tag_model`'s key), so its scores change only with a new model. For you
+    scored the whole corpus again per tag on every request: 41 tags on 63k papers, 1.4-2.9 s of a
+    2 s budget (docs/recommendations.md, "How many models a process keeps")."""
+    if model.z is None:
+        model.z = scores(c, model)
+    return model.z
 
 
 # --- choosing the model per tag ------------------------------------------------------------------
@@ -634,14 +646,17 @@ def _every_tag(store: Store) -> list[str]:
 
 
 def prepare(store: Store, tags: list[str] | None = None, source: SearchCorpus | None = None) -> None:
-    """Fit the models of `tags` (default: every tag with papers) before a request's time budget
-    starts, as a search's models are loaded before its own: the budget is for the request's work,
-    and a fit after the tag or the store changed (seconds, on a busy machine) was a 503 telling
-    the user to narrow a search they never made. An unknown tag is the caller's LibraryError."""
+    """Fit the models of `tags` (default: every tag with papers), and score the corpus with them
+    (:func:`scored`), before a request's time budget starts, as a search's models are loaded
+    before its own: the budget is for the request's work, and a fit after the tag or the store
+    changed (seconds, on a busy machine) was a 503 telling the user to narrow a search they never
+    made. An unknown tag is the caller's LibraryError."""
     names = [library.get_tag(store, t).name for t in tags] if tags is not None else _every_tag(store)
     c = corpus(store, source) if names else None  # no tag: the features are not even loaded
     for name in names:
-        tag_model(store, name, c, source)
+        model, _, c = tag_model(store, name, c, source)
+        if model is not None:
+            scored(c, model)
 
 
 def recommend(
@@ -665,7 +680,7 @@ def recommend(
         return Recommendations(
             tag, [], 0, 0, 0, (time.perf_counter() - t0) * 1000, False, [message("tag_has_no_papers")]
         )
-    s = scores(c, model)
+    s = scored(c, model)
     ok = np.ones(c.n, dtype=bool)
     if within is not None:
         ok[:] = False
@@ -768,7 +783,7 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
         if model is None:
             continue
         mine = docs[~np.isin(docs, model.positives)]  # a tag's own papers are not recommendations for it
-        for d, v in zip(mine, on_topic(scores(c, model)[mine]), strict=True):
+        for d, v in zip(mine, on_topic(scored(c, model)[mine]), strict=True):
             r = int(c.rowids[d])
             if r not in out or v > out[r][0]:
                 out[r] = (float(v), name)
