@@ -41,7 +41,7 @@ from paperdex.paper import ARXIV_REF, Paper, typed_id
 from paperdex.search import MAX_WINDOW, MODES, SORTS, Filters, Hit, OverBudget, Request, Result, Searcher, lex_index
 from paperdex.search.query import DATE_SHAPE, QueryError
 from paperdex.settings import DEFAULT_POOL_WAIT, DEFAULT_TIME_BUDGET, Settings
-from paperdex.store import OverTime, PrefixCounts, Store, StoreError
+from paperdex.store import OverTime, Period, PrefixCounts, Store, StoreError
 from paperdex.text import zh
 
 MAX_QUERY = 1000
@@ -63,7 +63,7 @@ MAX_WAITING = 4  # requests of one client waiting for a searcher, per process; m
 RELATED_EMBED_WAIT = 8.0
 PASTED_CACHE = 256  # pasted texts' vectors kept per process
 MAX_RELATED = 100  # related papers one request lists (k)
-MAX_K = 200  # recommendations, papers "for you" or new papers of a saved search one request lists
+MAX_K = 200  # recommendations, papers "for you" (a page) or new papers of a saved search one request lists
 MAX_RECOMMEND_PAGE = 50  # pages of a tag's recommendations
 MAX_DAYS = 1000  # days the list of days goes back
 # Who is asking (set by web/limits.py): searchers are handed out client by client
@@ -859,14 +859,29 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
             raise ServiceError(422, message("saved_no_longer_runs", name=ss.name, error=str(e))) from None
 
 
-def for_you(pool: Pool, day: str | None, k: int) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
-    """A day's papers that the user's tags score, best first, with the best score and its tag."""
+def for_you(pool: Pool, day: str | None, k: int, page: int = 1) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
+    """Page `page` (`k` a page) of a day's papers that the user's tags score, best first, each with
+    its best score and that tag; `d.total` is how many the tags score (what the pages list),
+    `d.day_total` the day's papers. A page past the last is empty and says so (`d.pages`); page 0
+    or one past MAX_PAGE is a 400, as a day's listing's."""
     _within(k, MAX_K, "k_range")
+    _within(page, MAX_PAGE, "page_range")
     with pool.searcher() as s:
         R.prepare(s.store, None, s.corpus)  # the tags' models, before the budget starts
         with within_budget(s.store, pool.budget, "for you", tags_over_budget):
-            d = feed.daily(s.store, day or None, None, 1, 200)
-            rowids = {s.corpus.rowid(p.id): p for p in d.papers}
-            scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
-            d.notices += R.for_you_notices(s.store, d.day_total, bool(scored))
-    return d, sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])[:k]
+            d = feed.daily(s.store, day or None, None, 1, 1)  # the day, its neighbours and notices
+            ranked = _day_for_you(s, d)
+    d = replace(d, page=page, per_page=k, total=len(ranked))
+    ranked = ranked[(page - 1) * k : page * k]
+    d.papers = [p for p, _, _ in ranked]
+    return d, ranked
+
+
+def _day_for_you(s: Searcher, d: feed.Day) -> list[tuple[Paper, float, str]]:
+    """Every paper of the day the tags score, by its best score, ties in listing order (the order
+    the first 200, all it scored, had: a day of 500 hid 300, and had no second page)."""
+    papers = s.store.papers_in(Period(d.day, d.day), "listing", d.day_total) if d.day and d.day_total else []
+    rowids = {s.corpus.rowid(p.id): p for p in papers}
+    scored = R.for_you(s.store, [r for r in rowids if r is not None], s.corpus)
+    d.notices += R.for_you_notices(s.store, d.day_total, bool(scored))
+    return sorted(((p, *scored[r]) for r, p in rowids.items() if r in scored), key=lambda x: -x[1])

@@ -49,7 +49,7 @@ C = 0.3  # regularisation
 NEGATIVES = 3000  # random papers taken as negatives
 DISMISSED_WEIGHT = 2.0  # a "not interested" counts this many random negatives
 MIN_POSITIVES = 1
-MODEL_CACHE = 32
+MODEL_CACHE = 32  # models kept per process at least; as many as the store has tags, if more (_every_tag)
 # Choosing the model per tag (:func:`fit`): candidates, compared on the tag's own papers
 CANDIDATES = ("svm", "tf-idf centroid")  # the first is the default, kept on ties and small tags
 MIN_VALIDATE = 8  # a tag needs this many papers (in the store) to be validated
@@ -251,6 +251,8 @@ class Model:
     negatives: int
     kind: str = "svm"  # a key of LABELS: how `scores` ranks
     choice: Choice | None = None  # why this kind (set by `fit`)
+    # :func:`scores` over the corpus it was fitted on, once asked (:func:`scored`); not copied by replace()
+    z: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass
@@ -437,6 +439,16 @@ def scores(c: Corpus, model: Model) -> np.ndarray:
         return _z(s)
 
 
+def scored(c: Corpus, model: Model) -> np.ndarray:
+    """:func:`scores`, computed once per cached model and kept with it (read only): a model is of
+    one pair of snapshots (`tag_model`'s key), so its scores change only with a new model. For you
+    scored the whole corpus again per tag on every request: 41 tags on 63k papers, 1.4-2.9 s of a
+    2 s budget (docs/recommendations.md, "How many models a process keeps")."""
+    if model.z is None:
+        model.z = scores(c, model)
+    return model.z
+
+
 # --- choosing the model per tag ------------------------------------------------------------------
 def validate(c: Corpus, full: Model, dismissed: np.ndarray | None, seed: str) -> dict[str, dict[str, float]]:
     """How well each of CANDIDATES ranks the tag's papers it did not see: each of FOLDS parts of
@@ -565,6 +577,7 @@ _MODELS: OrderedDict[tuple, Model] = OrderedDict()
 _FITTING: dict[tuple, threading.Lock] = {}  # per tag contents being fitted: one fit, the others wait for it
 # the model chosen per tag contents (snapshots, papers, dismissals): re-validated when they change
 _CHOICES: OrderedDict[tuple, Choice] = OrderedDict()
+_ROOM = {"models": MODEL_CACHE}  # the cache's size: grown to the most tags a store had (_every_tag)
 
 
 def _docs_of(c: Corpus, src: SearchCorpus, ids: list[str]) -> np.ndarray:
@@ -613,26 +626,37 @@ def _keep(key: tuple, m: Model, choice: Choice | None) -> None:
     """Cache a fitted model and its choice, evicting the least recently used (caller holds _MODELS_LOCK)."""
     _MODELS[key] = m
     _FITTING.pop(key, None)
-    while len(_MODELS) > MODEL_CACHE:
+    while len(_MODELS) > _ROOM["models"]:
         _MODELS.popitem(last=False)
     if choice is None and m.choice is not None:
         _CHOICES[key] = m.choice
-        while len(_CHOICES) > CHOICE_CACHE:
+        while len(_CHOICES) > max(CHOICE_CACHE, _ROOM["models"]):
             _CHOICES.popitem(last=False)
 
 
+def _every_tag(store: Store) -> list[str]:
+    """The tags with papers, each of whose models a ranking by every tag reads, and room in the
+    cache for them all: a least-recently-used cache smaller than the tags, read in one order on
+    every request, keeps none of them (with 32 models and 40 tags, every For you refitted all
+    40, twice: docs/recommendations.md, "How many models a process keeps")."""
+    names = [t.name for t in library.tags(store) if t.count]
+    with _MODELS_LOCK:
+        _ROOM["models"] = max(_ROOM["models"], len(names))
+    return names
+
+
 def prepare(store: Store, tags: list[str] | None = None, source: SearchCorpus | None = None) -> None:
-    """Fit the models of `tags` (default: every tag with papers) before a request's time budget
-    starts, as a search's models are loaded before its own: the budget is for the request's work,
-    and a fit after the tag or the store changed (seconds, on a busy machine) was a 503 telling
-    the user to narrow a search they never made. An unknown tag is the caller's LibraryError."""
-    if tags is not None:
-        names = [library.get_tag(store, t).name for t in tags]
-    else:
-        names = [t.name for t in library.tags(store) if t.count]
+    """Fit the models of `tags` (default: every tag with papers), and score the corpus with them
+    (:func:`scored`), before a request's time budget starts, as a search's models are loaded
+    before its own: the budget is for the request's work, and a fit after the tag or the store
+    changed (seconds, on a busy machine) was a 503 telling the user to narrow a search they never
+    made. An unknown tag is the caller's LibraryError."""
+    names = [library.get_tag(store, t).name for t in tags] if tags is not None else _every_tag(store)
     c = corpus(store, source) if names else None  # no tag: the features are not even loaded
     for name in names:
-        tag_model(store, name, c, source)
+        model, _, c = tag_model(store, name, c, source)
+        if model is not None:
+            scored(c, model)
 
 
 def recommend(
@@ -656,7 +680,7 @@ def recommend(
         return Recommendations(
             tag, [], 0, 0, 0, (time.perf_counter() - t0) * 1000, False, [message("tag_has_no_papers")]
         )
-    s = scores(c, model)
+    s = scored(c, model)
     ok = np.ones(c.n, dtype=bool)
     if within is not None:
         ok[:] = False
@@ -754,15 +778,15 @@ def for_you(store: Store, rowids: list[int], source: SearchCorpus | None = None)
     c = corpus(store, source)
     gone = {_source(store, source).rowid(i) for i in library.dismissed(store)}
     docs = c.docs([r for r in rowids if r not in gone])  # "not interested" stays out
-    for t in library.tags(store):
-        model = tag_model(store, t.name, c, source)[0] if t.count else None
+    for name in _every_tag(store):
+        model = tag_model(store, name, c, source)[0]
         if model is None:
             continue
         mine = docs[~np.isin(docs, model.positives)]  # a tag's own papers are not recommendations for it
-        for d, v in zip(mine, on_topic(scores(c, model)[mine]), strict=True):
+        for d, v in zip(mine, on_topic(scored(c, model)[mine]), strict=True):
             r = int(c.rowids[d])
             if r not in out or v > out[r][0]:
-                out[r] = (float(v), t.name)
+                out[r] = (float(v), name)
     return out
 
 

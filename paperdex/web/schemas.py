@@ -205,6 +205,11 @@ class ForYouPaper(BriefPaper):
 class ForYouOut(_Open):
     day: str | None
     notices: list[str]
+    total: int = Field(description="The day's papers the tags score: what the pages list")
+    day_total: int = Field(description="The day's papers")
+    page: int
+    pages: int = Field(description="Pages of `per_page` papers (at least 1); a page past the last lists none")
+    per_page: int = Field(description="`k`: papers a page")
     papers: list[ForYouPaper]
 
 

@@ -9,7 +9,9 @@ import feedparser
 import pytest
 from fastapi.testclient import TestClient
 
+from paperdex import service
 from paperdex.discover import library as L
+from paperdex.discover import recommend as R
 from paperdex.web.app import create_app
 
 
@@ -265,8 +267,6 @@ def test_daily_for_you_sort_on_day_week_and_month(site, store):
     """The daily page's "For you" tab, beside upvotes and stars, on the day, week and month
     views: before any tag it says why and keeps the date order; with a tag of robot papers the
     period's papers come in the order of the tag's recommender, "not interested" ones last."""
-    from paperdex.discover import recommend as R
-
     c, tok, ids = site
     day = store.conn.execute("SELECT date FROM papers GROUP BY date ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
     page = c.get(f"/daily?day={day}&view=week").text
@@ -471,3 +471,79 @@ def test_the_library_pages_keep_the_language_chosen_on_them(site):
     assert r.status_code == 200 and r.cookies.get("lang") == "zh"
     assert 'lang="zh' in client.get("/library").text  # the cookie, no ?lang=, Chinese still
     assert client.get("/for-you?lang=en").cookies.get("lang") == "en"
+
+
+BUSY = "2025-03-19"
+
+
+@pytest.fixture
+def busy(tmp_path):
+    """The 314 sample papers all listed on BUSY (a busy arXiv day lists 500+ in cs.CV or cs.LG:
+    more than the 200 "for you" scored), a tag of five robot papers, and the site over them."""
+    import json
+
+    from paperdex.ingest import import_vectors, ingest_file
+    from paperdex.store import Store
+    from tests.conftest import DATA, PAPERS
+
+    lines = [{**json.loads(x), "listed": BUSY} for x in PAPERS.read_text().splitlines()]
+    (tmp_path / "busy.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    s = Store(tmp_path / "busy")
+    ingest_file(s, tmp_path / "busy.jsonl")
+    import_vectors(s, DATA / "papers.minilm.f16.npy", DATA / "papers.ids.txt", "all-MiniLM-L6-v2")
+    robots = [x["id"] for x in lines if "cs.RO" in x["categories"]][:5]
+    L.add_to_tag(s, "robots", robots)
+    yield TestClient(create_app(s.data_dir, pool_size=1), base_url="http://localhost"), s, [x["id"] for x in lines]
+    s.close()
+
+
+def test_for_you_pages_through_every_paper_of_a_busy_day(busy):
+    """A day of 314 papers: /for-you scored the first 200 of the listing and showed no pages, so
+    114 were never ranked. Every paper of the day but the tag's own is scored now, the pages
+    are slices of one order (page 2 holds none of page 1), `total` and `pages` are true, and the
+    first 200 keep their order among themselves."""
+    c, s, listing = busy
+    first = c.get("/api/for-you", params={"day": BUSY, "k": 100}).json()
+    counts = {k: first[k] for k in ("total", "day_total", "page", "pages", "per_page")}
+    assert counts == {"total": 309, "day_total": 314, "page": 1, "pages": 4, "per_page": 100}  # 5 in the tag
+    pages = [first] + [c.get("/api/for-you", params={"day": BUSY, "k": 100, "page": n}).json() for n in (2, 3, 4)]
+    ids = [p["id"] for got in pages for p in got["papers"]]
+    assert [len(got["papers"]) for got in pages] == [100, 100, 100, 9]
+    assert len(set(ids)) == len(ids) == 309 and not {p["id"] for p in first["papers"]} & set(ids[100:200])
+    scores = [p["score"] for got in pages for p in got["papers"]]
+    assert scores == sorted(scores, reverse=True)
+    assert max(listing.index(i) for i in ids[:100]) >= 200  # a paper past the first 200 made the first page
+    rowids = [s.rowid(i) for i in listing[:200]]  # what was scored before: ranked as it was
+    scored = R.for_you(s, rowids)
+    before = [s.paper_id(r) for r in sorted((r for r in rowids if r in scored), key=lambda r: -scored[r][0])]
+    assert [i for i in ids if i in set(listing[:200])] == before
+    past = c.get("/api/for-you", params={"day": BUSY, "k": 100, "page": 5})
+    assert past.status_code == 200 and past.json()["papers"] == [] and past.json()["pages"] == 4
+    assert past.json()["total"] == 309
+    for bad in (0, service.MAX_PAGE + 1):
+        r = c.get("/api/for-you", params={"day": BUSY, "page": bad})
+        assert r.status_code == 400 and "page must be between 1 and" in r.json()["error"]["message"]
+
+
+def test_the_for_you_page_has_pages_and_says_when_one_is_past_the_last(busy):
+    c, s, listing = busy
+
+    def shown(html: str) -> list[str]:
+        return re.findall(r'data-id="([^"]+)"', html[html.index('data-testid="for-you"') :])
+
+    one = c.get("/for-you", params={"day": BUSY}).text
+    two = c.get("/for-you", params={"day": BUSY, "page": 2}).text
+    assert len(set(shown(one))) == len(set(shown(two))) == 50 and not set(shown(one)) & set(shown(two))
+    assert f'href="/for-you?day={BUSY}&amp;page=2"' in one and 'aria-current="page">7<' not in one
+    assert 'class="pg current" aria-current="page">2</span>' in two
+    assert "309 of the day&#39;s 314 papers" in one
+    last = c.get("/for-you", params={"day": BUSY, "page": 7}).text
+    assert len(set(shown(last))) == 9 and 'data-testid="past-last-page"' not in last
+    r = c.get("/for-you", params={"day": BUSY, "page": 8})
+    assert r.status_code == 200 and "Page 8 is past the last page, 7." in r.text and not shown(r.text)
+    assert f'<a href="/for-you?day={BUSY}&amp;page=7">Go to page 7</a>' in r.text
+    zh = c.get("/for-you", params={"day": BUSY, "page": 8, "lang": "zh"}).text
+    assert "第 8 页超出了最后一页（第 7 页）。" in zh and "转到第 7 页" in zh
+    assert "当日 314 篇中的 309 篇" in c.get("/for-you", params={"day": BUSY, "lang": "zh"}).text
+    r = c.get("/for-you", params={"day": BUSY, "page": 0, "lang": "en"})
+    assert r.status_code == 400 and "page must be between 1 and" in r.text

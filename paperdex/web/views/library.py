@@ -5,6 +5,7 @@ views/library_api.py, their feeds views/feeds.py."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -20,9 +21,10 @@ from paperdex.search import URL_NAMES, Filters
 from paperdex.service import ServiceError
 from paperdex.store import Store
 from paperdex.web.views.auth import form_of, writer, written
-from paperdex.web.views.base import COOKIE, discover_page, lang_of, page_window, pool_of
+from paperdex.web.views.base import COOKIE, discover_page, lang_of, page_window, pool_of, url_with
 
 RECS_PER_PAGE = 20  # a tag page's recommendations
+FOR_YOU_PER_PAGE = 50  # papers a page of /for-you lists
 
 router = APIRouter()
 
@@ -222,6 +224,10 @@ def related_view(request: Request, text: str, params: dict[str, Any]) -> Respons
 
 # --- "for you": a day's papers by the user's tags -----------------------------------------------
 @router.get("/for-you", response_class=HTMLResponse, include_in_schema=False)
-def for_you_page(request: Request, day: str | None = None) -> Response:
-    d, ranked = service.for_you(pool_of(request), day, 50)
-    return discover_page(request, "discover_foryou.html", d=d, ranked=ranked)
+def for_you_page(request: Request, day: str | None = None, page: int = 1) -> Response:
+    """A page of the day for you, with the daily page's pager; its links name the day, so page 2
+    is of the day page 1 showed even after a newer day came in."""
+    d, ranked = service.for_you(pool_of(request), day, FOR_YOU_PER_PAGE, page)
+    window = page_window(min(d.page, d.pages), d.pages)
+    links = partial(url_with, request, day=d.day)
+    return discover_page(request, "discover_foryou.html", d=d, ranked=ranked, window=window, pages_url=links)

@@ -40,6 +40,7 @@ IDS_EXAMPLE = '{"ids": ["2505.13738"]}'
 
 router = APIRouter()
 _K = {"minimum": 1, "maximum": service.MAX_K}  # the bounds the service checks, with its own message
+_PAGE = {"minimum": 1, "maximum": service.MAX_PAGE}
 
 
 def documented(
@@ -82,12 +83,15 @@ def api_session(request: Request) -> Response:
 def api_for_you(
     request: Request,
     day: Annotated[str | None, Query(json_schema_extra=DAY_SPEC, description="YYYY-MM-DD; default: the newest")] = None,
-    k: Annotated[int, Query(json_schema_extra=_K, description="How many papers")] = 50,
+    k: Annotated[int, Query(json_schema_extra=_K, description="Papers per page")] = 50,
+    page: Annotated[int, Query(json_schema_extra=_PAGE, description="1-based page number")] = 1,
 ) -> Response:
-    """A day's papers (default: the newest) by their best score over the user's tags, and that tag."""
-    d, ranked = service.for_you(pool_of(request), day, k)
+    """A page of a day's papers (default: the newest) by their best score over the user's tags,
+    and that tag; `total` is how many the tags score, `pages` their pages (past the last: none)."""
+    d, ranked = service.for_you(pool_of(request), day, k, page)
     papers = [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]
-    return JSONResponse({"day": d.day, "notices": d.notices, "papers": papers})
+    counts = {"total": d.total, "day_total": d.day_total, "page": d.page, "pages": d.pages, "per_page": d.per_page}
+    return JSONResponse({"day": d.day, "notices": d.notices, **counts, "papers": papers})
 
 
 @documented(
