@@ -17,7 +17,7 @@ from paperdex.messages import message, typed
 from paperdex.paper import ARXIV_ID
 from paperdex.search import query as Q
 from paperdex.search.corpus import Corpus
-from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together
+from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together, zh_alt
 from paperdex.search.rank import (
     PHRASE_BOOST,
     PHRASE_BOOST_STATEMENT,
@@ -116,7 +116,8 @@ class Eval:
                 done = c
             else:
                 other, weight = got
-                done = Concept(c.label, [*c.alts, other], [*(c.weights or [1.0] * len(c.alts)), weight], c.loose)
+                weights = [*(c.weights or [1.0] * len(c.alts)), weight]
+                done = Concept(c.label, [*c.alts, other], weights, c.loose, c.zh)
             self._spelled[key] = done
         return done
 
@@ -133,22 +134,30 @@ class Eval:
         return None
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
-        """The papers holding any of the concept's alternatives (in `column`, or anywhere)."""
-        if len(c.alts) == 1 and len(c.alts[0]) == 1:
+        """The papers holding any of the concept's alternatives (in `column`, or anywhere), or
+        its Chinese word (`held_zh`)."""
+        zh_word = held_zh(self.ix, c)
+        if len(c.alts) == 1 and len(c.alts[0]) == 1 and not zh_word:
             return self.stem_mask(c.alts[0][0], column)  # one word: its mask (read-only)
         out = np.zeros(self.ix.n, dtype=bool)
         for alt in c.alts:
-            m = self.stem_mask(alt[0], column)
-            for s in alt[1:]:
-                m = m & self.stem_mask(s, column)
-            if together(c, alt) and m.any():
-                self._charge(int(np.count_nonzero(m)) * len(alt_pairs(alt)))
-                m = m & together_mask(self.ix, alt)
-                if column is not None and m.any():  # the pair index spans title and abstract: the field's own text
-                    docs = np.flatnonzero(m)
-                    m[docs] = self._adjacent_in(docs, alt, column)
-            out |= m
+            out |= self._alt_mask(alt, together(c, alt), column)
+        if zh_word:  # its bigrams standing together: the word as written
+            out |= self._alt_mask(zh_word, len(zh_word) > 1, column)
         return out
+
+    def _alt_mask(self, alt: tuple[str, ...], joined: bool, column: str | None) -> np.ndarray:
+        """The papers holding every word of `alt`, standing together if `joined`."""
+        m = self.stem_mask(alt[0], column)
+        for s in alt[1:]:
+            m = m & self.stem_mask(s, column)
+        if joined and m.any():
+            self._charge(int(np.count_nonzero(m)) * len(alt_pairs(alt)))
+            m = m & together_mask(self.ix, alt)
+            if column is not None and m.any():  # the pair index spans title and abstract: the field's own text
+                docs = np.flatnonzero(m)
+                m[docs] = self._adjacent_in(docs, alt, column)
+        return m
 
     def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
         """For each of `docs` (whose title or abstract holds alt's pairs), whether they stand together
@@ -176,11 +185,16 @@ class Eval:
         return {r: text_pairs(texts[r]) if r in texts else set() for r in ids}
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
-        """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed."""
-        if len(c.alts) == 1:
+        """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed;
+        its Chinese word (`held_zh`) an alternative of full weight where papers hold it (else
+        the sums are as they were, to the bit: a store without Chinese ranks as before)."""
+        zh_word = held_zh(self.ix, c)
+        if len(c.alts) == 1 and not zh_word:
             self._alt_score(c.alts[0], acc)
             return
         best = np.zeros(self.ix.n, dtype=np.float32)
+        if zh_word:
+            self._alt_score(zh_word, best)
         for i, alt in enumerate(c.alts):
             a = np.zeros(self.ix.n, dtype=np.float32)
             self._alt_score(alt, a)
@@ -427,6 +441,13 @@ def other_spelling(ix: lexical.LexIndex, c: Concept) -> tuple[tuple[str, ...], f
         return None
     typed_idf = _idf(ix, typed)
     return other, min(1.0, typed_idf / _idf(ix, other)) if typed_idf else 1.0
+
+
+def held_zh(ix: lexical.LexIndex, c: Concept) -> tuple[str, ...]:
+    """The concept's Chinese word as bigrams (`planning.zh_alt`) when the index holds each of
+    them, else (): a store of English papers holds none, and its masks and scores are as before."""
+    alt = zh_alt(c)
+    return alt if alt and all(ix.term(g) is not None for g in alt) else ()
 
 
 def _papers(ix: lexical.LexIndex, alt: tuple[str, ...]) -> int:
