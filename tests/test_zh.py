@@ -1,5 +1,6 @@
 """Chinese queries over English papers: the dictionary's interface and what the engine does
-with it (docs/search.md, "Free words")."""
+with it (docs/search.md, "Free words"); and over papers written in Chinese, by their own words
+(docs/search.md, "Papers written in Chinese")."""
 
 import json
 import re
