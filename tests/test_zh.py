@@ -267,6 +267,11 @@ def test_a_paper_written_in_chinese_is_found_by_its_own_words(zh_searcher, mode)
     assert "zh-2" not in _ids(res)  # 扩散 and 模型 apart are not 扩散模型
     assert "zh-2" not in _ids(zh_searcher.search("ti:扩散", mode="lexical", per_page=50))  # in its abstract only
     assert {"zh-1", "zh-2"} <= set(_ids(zh_searcher.search("abs:扩散", mode="lexical", per_page=50)))
+    # no English word is known for 基于: as written, where papers hold it, and said where none does
+    unknown = zh_searcher.search("ti:基于", mode="lexical", per_page=50)
+    assert _ids(unknown) == ["zh-1"] and not unknown.notices
+    nowhere = zh_searcher.search("ti:不存在", mode="lexical", per_page=50)
+    assert nowhere.total == 0 and any("不存在" in n for n in nowhere.notices)
     assert "zh-1" not in _ids(zh_searcher.search("diffusion", mode="lexical", per_page=50))
 
 

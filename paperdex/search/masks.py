@@ -256,12 +256,15 @@ class Eval:
             return self.prefix_mask(word, col)
         cs, untranslated = concepts_of(t, self.zh_dict)
         untranslated = [w for w in untranslated if not zh.function_only(w)]  # ti:让AI is ti:AI, as ti:the AI
-        self.notices.extend(message("untranslated_no_words", word=typed(w)) for w in untranslated)
-        if untranslated:
+        # Chinese no English word is known for, that papers written in Chinese hold (ti:基于): as written
+        written = [c for w in untranslated if held_zh(self.ix, c := Concept(w.strip(), [], zh=w.strip()))]
+        if len(written) < len(untranslated):
+            self.notices.extend(message("untranslated_no_words", word=typed(w)) for w in untranslated)
             self.said.add(id(t))
             return np.zeros(self.ix.n, dtype=bool)
         if not t.phrase:  # a quoted phrase is matched as typed
             cs = [self.spelled(c) for c in cs]
+        cs += written
         m: np.ndarray | None = None
         plain = [w for w in t.words if not has_cjk(w)]
         # the word index holds no stopword, and a name may be one (au:An, "Li An"): the phrase index has it
