@@ -12,7 +12,7 @@ import pytest
 from paperdex.search import Searcher
 from paperdex.store import PrefixCounts
 from paperdex.text import zh
-from paperdex.web.render import hit_json
+from paperdex.web.render import hit_json, why_words
 
 SAMPLE_ZH = Path(zh.__file__).parents[1] / "data" / "sample-queries-zh.jsonl"
 
@@ -262,8 +262,9 @@ def test_a_paper_written_in_chinese_is_found_by_its_own_words(zh_searcher, mode)
         shown = hit_json(hit)
         assert "<mark>" in shown["title_html"] + shown["snippet_html"], q
     res = zh_searcher.search("扩散模型", mode="lexical", per_page=50)
-    marked = hit_json(next(h for h in res.hits if h.paper.id == "zh-1"))["title_html"]
-    assert marked == "基于<mark>扩散模型</mark>的图像编辑方法"
+    zh1 = next(h for h in res.hits if h.paper.id == "zh-1")
+    assert hit_json(zh1)["title_html"] == "基于<mark>扩散模型</mark>的图像编辑方法"
+    assert why_words(zh1, res.plan)["in_title"] == 1  # "why": its title holds the query's one concept
     assert "zh-2" not in _ids(res)  # 扩散 and 模型 apart are not 扩散模型
     assert "zh-2" not in _ids(zh_searcher.search("ti:扩散", mode="lexical", per_page=50))  # in its abstract only
     assert {"zh-1", "zh-2"} <= set(_ids(zh_searcher.search("abs:扩散", mode="lexical", per_page=50)))
@@ -303,3 +304,11 @@ def test_a_chinese_word_changes_no_score_where_no_paper_holds_it(ro_store):
             ev.concept_score(english, b)
             assert a.tobytes() == b.tobytes(), q
     assert seen > 20
+
+
+def test_a_chinese_word_is_marked_where_it_is_written_inside_a_run():
+    from paperdex.search import mark
+
+    got = mark("Muon优化器: 基于扩散模型的扩散", frozenset({"扩散", "扩散模型", "muon"}))
+    assert [seg for seg, hit in got if hit] == ["Muon", "扩散模型", "扩散"]  # overlapping words one mark
+    assert mark("diffusion models", frozenset({"扩散模型"})) == [("diffusion models", False)]
