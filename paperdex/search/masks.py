@@ -76,7 +76,7 @@ class Eval:
         self.notices: list[str] = []
         self.said: set[int] = set()  # the nodes that match nothing and said why (`explained`)
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
-        self._spelled: dict[tuple[str, tuple[tuple[str, ...], ...]], Concept] = {}
+        self._spelled: dict[tuple[str, tuple[tuple[str, ...], ...], str], Concept] = {}
 
     def _charge(self, n: int) -> None:
         self.cost += n
@@ -110,7 +110,7 @@ class Eval:
     def spelled(self, c: Concept) -> Concept:
         """The concept with its typed compound's other spelling (`other_spelling`), when papers use
         it; once a search (a constraint's words are ranked too)."""
-        key = (c.label, tuple(c.alts))
+        key = (c.label, tuple(c.alts), c.zh)
         if (done := self._spelled.get(key)) is None:
             if (got := other_spelling(self.ix, c)) is None:
                 done = c
