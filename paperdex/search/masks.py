@@ -186,8 +186,8 @@ class Eval:
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
         """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed;
-        its Chinese word (`held_zh`) an alternative of full weight where papers hold it (else
-        the sums are as they were, to the bit: a store without Chinese ranks as before)."""
+        its Chinese word (`held_zh`) one more where papers hold it, weighed as `zh_weight` says
+        (else the sums are as they were, to the bit: a store without Chinese ranks as before)."""
         zh_word = held_zh(self.ix, c)
         if len(c.alts) == 1 and not zh_word:
             self._alt_score(c.alts[0], acc)
@@ -195,6 +195,8 @@ class Eval:
         best = np.zeros(self.ix.n, dtype=np.float32)
         if zh_word:
             self._alt_score(zh_word, best)
+            if (w := zh_weight(self.ix, c, zh_word)) != 1.0:
+                best *= w
         for i, alt in enumerate(c.alts):
             a = np.zeros(self.ix.n, dtype=np.float32)
             self._alt_score(alt, a)
@@ -451,6 +453,17 @@ def held_zh(ix: lexical.LexIndex, c: Concept) -> tuple[str, ...]:
     them, else (): a store of English papers holds none, and its masks and scores are as before."""
     alt = zh_alt(c)
     return alt if alt and all(ix.term(g) is not None for g in alt) else ()
+
+
+def zh_weight(ix: lexical.LexIndex, c: Concept, written: tuple[str, ...]) -> float:
+    """What a paper found by the concept's Chinese word counts, as another spelling's does
+    (`other_spelling`): its first English reading's IDF over the bigrams', at most 1. Among English
+    papers a Chinese word's bigrams are rare, and their IDF summed over two or three bigrams made a
+    Chinese paper holding only 数据集 ("dataset") second of 3,079 for a long query it has no other
+    word of; so weighed, it scores as an English paper holding "dataset". 1 where no paper holds
+    the English (a store of Chinese papers: BM25F over the bigrams)."""
+    english = _idf(ix, c.alts[0]) if c.alts else 0.0
+    return min(1.0, english / own) if english and (own := _idf(ix, written)) else 1.0
 
 
 def _papers(ix: lexical.LexIndex, alt: tuple[str, ...]) -> int:
