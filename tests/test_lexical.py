@@ -177,10 +177,10 @@ def test_a_snapshot_of_another_format_is_refused_and_migrate_republishes_it(stor
     from paperdex.cli import cli
 
     ix = lexical.load(store)
-    assert ix is not None and ix.meta["format"] == lexical.FORMAT == 6
+    assert ix is not None and ix.meta["format"] == lexical.FORMAT == 7
     pointer = store.data_dir / lexical.POINTER
     old = json.loads(pointer.read_text())
-    pointer.write_text(json.dumps({**old, "format": 5}))  # a lone Greek letter as itself (before text.greek_names)
+    pointer.write_text(json.dumps({**old, "format": 6}))  # a CJK run held whole (before text.cjk_grams)
     assert lexical.load(store) is None  # readers neither adopt nor convert it
     store.close()
     r = CliRunner().invoke(cli, ["--data-dir", str(store.data_dir), "migrate"], catch_exceptions=False)
@@ -205,3 +205,34 @@ def test_a_snapshot_finds_rowids_by_its_table_as_by_binary_search():
         pos, ok = find_sorted(keys, asked, table)
         want_pos, want_ok = find_sorted(keys, asked)
         assert np.array_equal(ok, want_ok) and np.array_equal(pos[ok], want_pos[want_ok])
+
+
+def test_a_store_without_chinese_is_indexed_as_before_and_a_chinese_title_as_bigrams(ro_store, monkeypatch):
+    """Format 7 holds a CJK run of a title or an abstract as its bigrams (`text.cjk_grams`); the
+    fixture's 314 English papers' snapshot is, array for array, the one format 6 built (every
+    field read by `tokens`), so an English store's scores and ranks stay as they were."""
+    from paperdex.text import cjk_grams, index_words
+
+    new = lexical.build(ro_store)
+    monkeypatch.setattr(lexical, "index_words", tokens)  # format 6's rule
+    assert_same(new, lexical.build(ro_store))
+    assert index_words("Diffusion 扩散模型 edits, 图") == ["diffusion", "扩散", "散模", "模型", "edits", "图"]
+    assert cjk_grams("扩散") == ["扩散"] and cjk_grams("图") == ["图"]
+
+
+def test_a_chinese_title_is_indexed_as_bigrams_and_its_authors_whole(store, tmp_path):
+    from paperdex.ingest import ingest_file
+
+    path = tmp_path / "zh.jsonl"
+    row = {"id": "zh-1", "title": "基于扩散模型的图像编辑", "abstract": "x", "authors": ["李四"]}
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    ingest_file(store, path)
+    ix = lexical.load(store)
+    assert ix is not None and ix.meta["format"] == 7
+    (doc,) = ix.docs_of_rowids(np.array([store.rowid("zh-1")]))
+    for w in ["扩散", "散模", "模型", "图像", "编辑"]:
+        t = ix.term(w)
+        assert t is not None and doc in ix.term_docs(t, "title"), w
+    assert ix.term("基于扩散模型的图像编辑") is None  # the run whole, as format 6 held it
+    assert doc in ix.term_docs(ix.term("李四"), "authors") and ix.term("李") is None
+    assert len(ix.pair_docs(ix.term("扩散"), ix.term("散模"))) == 1  # standing together

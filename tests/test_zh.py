@@ -1,14 +1,20 @@
 """Chinese queries over English papers: the dictionary's interface and what the engine does
-with it (docs/search.md, "Free words")."""
+with it (docs/search.md, "Free words"); and over papers written in Chinese, by their own words
+(docs/search.md, "Papers written in Chinese")."""
 
+import json
 import re
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from paperdex.search import Searcher
 from paperdex.store import PrefixCounts
 from paperdex.text import zh
-from paperdex.web.render import hit_json
+from paperdex.web.render import hit_json, why_words
+
+SAMPLE_ZH = Path(zh.__file__).parents[1] / "data" / "sample-queries-zh.jsonl"
 
 
 def test_concepts_are_alternatives_per_chinese_word():
@@ -205,3 +211,115 @@ def test_an_earlier_dictionarys_cache_file_goes_after_a_week(tmp_path, monkeypat
     zh._tokenizer.__wrapped__(zh.DICT, PrefixCounts)
     left = sorted(p.name for p in cache.glob("zh-segmenter-*.sqlite"))
     assert recent.name in left and stale.name not in left and len(left) == 2
+
+
+ZH_PAPERS = [
+    {
+        "id": "zh-1",
+        "title": "基于扩散模型的图像编辑方法",
+        "abstract": "本文提出一种基于扩散模型的图像编辑方法，在多个数据集上取得了最好的效果。",
+        "authors": ["李四", "王五"],
+        "published": "2025-05-01",
+        "categories": ["cs.CV"],
+    },
+    {  # 扩散 and 模型, never 扩散模型 written together; 扩散 in its abstract only
+        "id": "zh-2",
+        "title": "一种新的模型压缩方法",
+        "abstract": "我们研究扩散的模型，并压缩它。",
+        "authors": ["张三"],
+        "published": "2025-05-03",
+        "categories": ["cs.LG"],
+    },
+]
+
+
+@pytest.fixture
+def zh_searcher(store, tmp_path):
+    from paperdex.ingest import ingest_file
+
+    path = tmp_path / "zh.jsonl"
+    path.write_text("\n".join(json.dumps(p, ensure_ascii=False) for p in ZH_PAPERS) + "\n", encoding="utf-8")
+    ingest_file(store, path)  # among the fixture store's 314 English papers
+    return Searcher(store)
+
+
+def _ids(res) -> list[str]:
+    return [h.paper.id for h in res.hits]
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_a_paper_written_in_chinese_is_found_by_its_own_words(zh_searcher, mode):
+    """扩散模型 found zh-1 only as a "related" paper close in meaning, ti:扩散 and "图像编辑" not at
+    all: a title's Chinese was one word to the index. Now each is a match, counted and marked."""
+    english = zh_searcher.search("权重衰减", mode="lexical", per_page=5)  # a Chinese query still reads English
+    assert english.hits and "weight decay" in english.hits[0].paper.title.lower()
+    for q in ["扩散模型", "ti:扩散", '"图像编辑"', "图像编辑方法"]:
+        res = zh_searcher.search(q, mode=mode, per_page=50)
+        matched = [h.paper.id for h in res.hits if h.tier == "match"] if mode == "hybrid" else _ids(res)
+        assert "zh-1" in matched, q
+        assert res.total >= len(matched)
+        hit = next(h for h in res.hits if h.paper.id == "zh-1")
+        shown = hit_json(hit)
+        assert "<mark>" in shown["title_html"] + shown["snippet_html"], q
+    res = zh_searcher.search("扩散模型", mode="lexical", per_page=50)
+    zh1 = next(h for h in res.hits if h.paper.id == "zh-1")
+    assert hit_json(zh1)["title_html"] == "基于<mark>扩散模型</mark>的图像编辑方法"
+    assert why_words(zh1, res.plan)["in_title"] == 1  # "why": its title holds the query's one concept
+    assert "zh-2" not in _ids(res)  # 扩散 and 模型 apart are not 扩散模型
+    assert "zh-2" not in _ids(zh_searcher.search("ti:扩散", mode="lexical", per_page=50))  # in its abstract only
+    assert {"zh-1", "zh-2"} <= set(_ids(zh_searcher.search("abs:扩散", mode="lexical", per_page=50)))
+    # no English word is known for 基于: as written, where papers hold it, and said where none does
+    unknown = zh_searcher.search("ti:基于", mode="lexical", per_page=50)
+    assert _ids(unknown) == ["zh-1"] and not unknown.notices
+    nowhere = zh_searcher.search("ti:不存在", mode="lexical", per_page=50)
+    assert nowhere.total == 0 and any("不存在" in n for n in nowhere.notices)
+    assert "zh-1" not in _ids(zh_searcher.search("diffusion", mode="lexical", per_page=50))
+
+
+def test_a_chinese_word_changes_no_score_where_no_paper_holds_it(ro_store):
+    """The Chinese word a concept reads is an alternative of its own (`Concept.zh`): over the
+    fixture's English papers every concept's mask and scores are those of its English alone, to
+    the bit, so an English store ranks a Chinese query as before."""
+    import numpy as np
+
+    from paperdex.search.corpus import StoreCorpus, lex_index
+    from paperdex.search.masks import Eval
+    from paperdex.search.planning import plan
+
+    ix = lex_index(ro_store)
+    queries = [json.loads(line)["query"] for line in SAMPLE_ZH.read_text(encoding="utf-8").splitlines()[:40]]
+    seen = 0
+    for q in queries:
+        for c in plan(q).concepts:
+            if not c.zh:
+                continue
+            seen += 1
+            ev = Eval(ix, StoreCorpus(ro_store))
+            english = replace(c, zh="")
+            assert np.array_equal(ev.concept_mask(c), ev.concept_mask(english)), q
+            # summed onto other concepts' scores, where the order of float sums shows
+            a = np.random.default_rng(0).random(ix.n, dtype=np.float32)
+            b = a.copy()
+            ev.concept_score(c, a)
+            ev.concept_score(english, b)
+            assert a.tobytes() == b.tobytes(), q
+    assert seen > 20
+
+
+def test_a_chinese_word_is_marked_where_it_is_written_inside_a_run():
+    from paperdex.search import mark
+
+    got = mark("Muon优化器: 基于扩散模型的扩散", frozenset({"扩散", "扩散模型", "muon"}))
+    assert [seg for seg, hit in got if hit] == ["Muon", "扩散模型", "扩散"]  # overlapping words one mark
+    assert mark("diffusion models", frozenset({"扩散模型"})) == [("diffusion models", False)]
+
+
+def test_a_chinese_paper_scores_as_an_english_one_holding_the_word(zh_searcher):
+    """Among English papers a Chinese word's bigrams are rare: summed at full weight their IDF put
+    zh-1, which holds 数据集 once, first of 116 for `数据集` (15.6 against the best English
+    paper's 2.0). Weighed by the English reading's IDF (`masks.zh_weight`), it is matched and
+    counted, and ranks as a paper holding "dataset" would."""
+    res = zh_searcher.search("数据集", mode="lexical", per_page=200)
+    ids = _ids(res)
+    assert "zh-1" in ids and ids[0] != "zh-1"
+    assert next(h.score for h in res.hits if h.paper.id == "zh-1") <= res.hits[0].score

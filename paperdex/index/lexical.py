@@ -30,9 +30,11 @@ import numpy as np
 
 from paperdex.index.snapshots import REPAIR_COMMAND, prune_snapshots, publish_lock
 from paperdex.paper import category_asked, index_text
-from paperdex.text import STOPWORDS, stem, stemmer, tokens
+from paperdex.text import STOPWORDS, index_words, stem, stemmer, tokens
 
-FORMAT = 6  # 6: a lone Greek letter is held as its name (text.greek_names); 5: text._Stemmer
+# 7: a CJK run of a title or an abstract is held as its character bigrams (text.cjk_grams); 6: a lone
+# Greek letter is held as its name (text.greek_names); 5: text._Stemmer
+FORMAT = 7
 
 
 class BM25F(TypedDict):
@@ -423,8 +425,10 @@ class _Terms:
         self.word_id: dict[str, int] = {w: -1 for w in STOPWORDS}
         self.stems = stemmer()
 
-    def ids(self, text: str) -> list[int]:
-        ws = tokens(text)
+    def ids(self, text: str, field: str) -> list[int]:
+        """The stem ids of one field's text: a name's words whole (au:李四), a title's or an
+        abstract's CJK as bigrams (`text.index_words`)."""
+        ws = tokens(text) if field == "authors" else index_words(text)
         for w in set(ws).difference(self.word_id):
             self.word_id[w] = self.stem_id.setdefault(self.stems.stemWord(w), len(self.stem_id))
         return [t for t in map(self.word_id.__getitem__, ws) if t >= 0]
@@ -504,7 +508,7 @@ def _tokenise(
         for i in todo.tolist():
             title, abstract, authors = texts[int(rows.rowids[i])]
             # names joined by spaces (a name is not TeX), the title and abstract made plain
-            ids = terms.ids(" ".join(authors) if f == "authors" else index_text(title if f == "title" else abstract))
+            ids = terms.ids(" ".join(authors) if f == "authors" else index_text(title if f == "title" else abstract), f)
             lens[i] = len(ids)
             flat.extend(ids)
         term = np.array(flat, dtype=np.int32)

@@ -23,7 +23,7 @@ from paperdex.messages import message
 from paperdex.paper import CATEGORY, Paper
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
 from paperdex.search.highlight import distinguishing, mark, plain, snippet
-from paperdex.search.masks import Eval, constraints, find_words, plan_constraints
+from paperdex.search.masks import Eval, constraints, find_words, held_zh, plan_constraints
 from paperdex.search.planning import MAX_WINDOW, Filters, Plan, Request, plan
 from paperdex.search.query import QueryError
 from paperdex.search.rank import (
@@ -312,6 +312,7 @@ class Searcher:
             order = order[:want]
         page_docs = page_of(p, order, listed_count(total, ranked), notices)
         hl = distinguishing(frozenset(s for c in words.rank_concepts for alt in c.alts for s in alt), ix)
+        hl |= {c.zh for c in words.rank_concepts if held_zh(ix, c)}  # a Chinese word as written
         one_list = reading in ONE_TIER
         hits = self._hits(ix, page_docs, why(page_docs), hl if highlight else frozenset(), None if one_list else M)
         fac = self._facets(ix, M) if facets else {}

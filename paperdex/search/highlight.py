@@ -9,7 +9,7 @@ from bisect import bisect_left
 from functools import lru_cache
 from typing import Any
 
-from paperdex.text import STOPWORDS, WORD, fold, runs, stem
+from paperdex.text import STOPWORDS, WORD, fold, has_cjk, runs, stem
 
 MAX_SNIPPET_SOURCE = 20_000  # characters of an abstract searched for the best window
 
@@ -39,12 +39,32 @@ _HYPHENATED = re.compile(r"(?<![\w-])([^\W_]+)-([^\W_]+)(?![\w-])")
 
 def _matches(text: str, stems: frozenset[str]) -> list[tuple[int, int]]:
     """Where the words of text whose stem is one of `stems` are ((start, end), in order); a
-    hyphenated pair whose joined spelling is asked for is one match (masks.other_spelling)."""
+    hyphenated pair whose joined spelling is asked for is one match (masks.other_spelling); a
+    Chinese word asked for (a concept's `zh`) wherever it is written, inside a run of characters
+    as the index finds it (`text.cjk_grams`)."""
     words = _finder(stems).finditer(text.lower()) if text.isascii() else WORD.finditer(text)
     found = [m.span() for m in words if m.group() and _word_stem(m.group()) in stems]
+    if not text.isascii() and (written := _cjk_spans(text, stems)):
+        found = _merged(found + written)
     if not (whole := [m.span() for m in _HYPHENATED.finditer(text) if _word_stem(m[1] + m[2]) in stems]):
         return found
     return sorted(whole + [w for w in found if not any(a <= w[0] < b for a, b in whole)])
+
+
+def _cjk_spans(text: str, stems: frozenset[str]) -> list[tuple[int, int]]:
+    """Where each CJK word of `stems` is written in `text` (a word is not stemmed)."""
+    return [m.span() for s in stems if has_cjk(s) for m in re.finditer(re.escape(s), text)]
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans in order, those that overlap or touch made one (扩散 inside 扩散模型)."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def mark(text: str, stems: frozenset[str]) -> list[tuple[str, bool]]:

@@ -17,7 +17,7 @@ from paperdex.messages import message, typed
 from paperdex.paper import ARXIV_ID
 from paperdex.search import query as Q
 from paperdex.search.corpus import Corpus
-from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together
+from paperdex.search.planning import Concept, Plan, alt_pairs, concepts_of, text_pairs, together, zh_alt
 from paperdex.search.rank import (
     PHRASE_BOOST,
     PHRASE_BOOST_STATEMENT,
@@ -76,7 +76,7 @@ class Eval:
         self.notices: list[str] = []
         self.said: set[int] = set()  # the nodes that match nothing and said why (`explained`)
         self._stem_cache: dict[tuple[str, str | None], np.ndarray] = {}
-        self._spelled: dict[tuple[str, tuple[tuple[str, ...], ...]], Concept] = {}
+        self._spelled: dict[tuple[str, tuple[tuple[str, ...], ...], str], Concept] = {}
 
     def _charge(self, n: int) -> None:
         self.cost += n
@@ -110,13 +110,14 @@ class Eval:
     def spelled(self, c: Concept) -> Concept:
         """The concept with its typed compound's other spelling (`other_spelling`), when papers use
         it; once a search (a constraint's words are ranked too)."""
-        key = (c.label, tuple(c.alts))
+        key = (c.label, tuple(c.alts), c.zh)
         if (done := self._spelled.get(key)) is None:
             if (got := other_spelling(self.ix, c)) is None:
                 done = c
             else:
                 other, weight = got
-                done = Concept(c.label, [*c.alts, other], [*(c.weights or [1.0] * len(c.alts)), weight], c.loose)
+                weights = [*(c.weights or [1.0] * len(c.alts)), weight]
+                done = Concept(c.label, [*c.alts, other], weights, c.loose, c.zh)
             self._spelled[key] = done
         return done
 
@@ -133,22 +134,30 @@ class Eval:
         return None
 
     def concept_mask(self, c: Concept, column: str | None = None) -> np.ndarray:
-        """The papers holding any of the concept's alternatives (in `column`, or anywhere)."""
-        if len(c.alts) == 1 and len(c.alts[0]) == 1:
+        """The papers holding any of the concept's alternatives (in `column`, or anywhere), or
+        its Chinese word (`held_zh`)."""
+        zh_word = held_zh(self.ix, c)
+        if len(c.alts) == 1 and len(c.alts[0]) == 1 and not zh_word:
             return self.stem_mask(c.alts[0][0], column)  # one word: its mask (read-only)
         out = np.zeros(self.ix.n, dtype=bool)
         for alt in c.alts:
-            m = self.stem_mask(alt[0], column)
-            for s in alt[1:]:
-                m = m & self.stem_mask(s, column)
-            if together(c, alt) and m.any():
-                self._charge(int(np.count_nonzero(m)) * len(alt_pairs(alt)))
-                m = m & together_mask(self.ix, alt)
-                if column is not None and m.any():  # the pair index spans title and abstract: the field's own text
-                    docs = np.flatnonzero(m)
-                    m[docs] = self._adjacent_in(docs, alt, column)
-            out |= m
+            out |= self._alt_mask(alt, together(c, alt), column)
+        if zh_word:  # its bigrams standing together: the word as written
+            out |= self._alt_mask(zh_word, len(zh_word) > 1, column)
         return out
+
+    def _alt_mask(self, alt: tuple[str, ...], joined: bool, column: str | None) -> np.ndarray:
+        """The papers holding every word of `alt`, standing together if `joined`."""
+        m = self.stem_mask(alt[0], column)
+        for s in alt[1:]:
+            m = m & self.stem_mask(s, column)
+        if joined and m.any():
+            self._charge(int(np.count_nonzero(m)) * len(alt_pairs(alt)))
+            m = m & together_mask(self.ix, alt)
+            if column is not None and m.any():  # the pair index spans title and abstract: the field's own text
+                docs = np.flatnonzero(m)
+                m[docs] = self._adjacent_in(docs, alt, column)
+        return m
 
     def _adjacent_in(self, docs: np.ndarray, alt: tuple[str, ...], column: str) -> np.ndarray:
         """For each of `docs` (whose title or abstract holds alt's pairs), whether they stand together
@@ -176,11 +185,18 @@ class Eval:
         return {r: text_pairs(texts[r]) if r in texts else set() for r in ids}
 
     def concept_score(self, c: Concept, acc: np.ndarray) -> None:
-        """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed."""
-        if len(c.alts) == 1:
+        """acc += the concept's BM25F: its best alternative's (the sum of its words), weighed;
+        its Chinese word (`held_zh`) one more where papers hold it, weighed as `zh_weight` says
+        (else the sums are as they were, to the bit: a store without Chinese ranks as before)."""
+        zh_word = held_zh(self.ix, c)
+        if len(c.alts) == 1 and not zh_word:
             self._alt_score(c.alts[0], acc)
             return
         best = np.zeros(self.ix.n, dtype=np.float32)
+        if zh_word:
+            self._alt_score(zh_word, best)
+            if (w := zh_weight(self.ix, c, zh_word)) != 1.0:
+                best *= w
         for i, alt in enumerate(c.alts):
             a = np.zeros(self.ix.n, dtype=np.float32)
             self._alt_score(alt, a)
@@ -242,12 +258,15 @@ class Eval:
             return self.prefix_mask(word, col)
         cs, untranslated = concepts_of(t, self.zh_dict)
         untranslated = [w for w in untranslated if not zh.function_only(w)]  # ti:让AI is ti:AI, as ti:the AI
-        self.notices.extend(message("untranslated_no_words", word=typed(w)) for w in untranslated)
-        if untranslated:
+        # Chinese no English word is known for, that papers written in Chinese hold (ti:基于): as written
+        written = [c for w in untranslated if held_zh(self.ix, c := Concept(w.strip(), [], zh=w.strip()))]
+        if len(written) < len(untranslated):
+            self.notices.extend(message("untranslated_no_words", word=typed(w)) for w in untranslated)
             self.said.add(id(t))
             return np.zeros(self.ix.n, dtype=bool)
         if not t.phrase:  # a quoted phrase is matched as typed
             cs = [self.spelled(c) for c in cs]
+        cs += written
         m: np.ndarray | None = None
         plain = [w for w in t.words if not has_cjk(w)]
         # the word index holds no stopword, and a name may be one (au:An, "Li An"): the phrase index has it
@@ -427,6 +446,24 @@ def other_spelling(ix: lexical.LexIndex, c: Concept) -> tuple[tuple[str, ...], f
         return None
     typed_idf = _idf(ix, typed)
     return other, min(1.0, typed_idf / _idf(ix, other)) if typed_idf else 1.0
+
+
+def held_zh(ix: lexical.LexIndex, c: Concept) -> tuple[str, ...]:
+    """The concept's Chinese word as bigrams (`planning.zh_alt`) when the index holds each of
+    them, else (): a store of English papers holds none, and its masks and scores are as before."""
+    alt = zh_alt(c)
+    return alt if alt and all(ix.term(g) is not None for g in alt) else ()
+
+
+def zh_weight(ix: lexical.LexIndex, c: Concept, written: tuple[str, ...]) -> float:
+    """What a paper found by the concept's Chinese word counts, as another spelling's does
+    (`other_spelling`): its first English reading's IDF over the bigrams', at most 1. Among English
+    papers a Chinese word's bigrams are rare, and their IDF summed over two or three bigrams made a
+    Chinese paper holding only 数据集 ("dataset") second of 3,079 for a long query it has no other
+    word of; so weighed, it scores as an English paper holding "dataset". 1 where no paper holds
+    the English (a store of Chinese papers: BM25F over the bigrams)."""
+    english = _idf(ix, c.alts[0]) if c.alts else 0.0
+    return min(1.0, english / own) if english and (own := _idf(ix, written)) else 1.0
 
 
 def _papers(ix: lexical.LexIndex, alt: tuple[str, ...]) -> int:

@@ -12,7 +12,18 @@ from paperdex.messages import message, typed
 from paperdex.paper import index_text
 from paperdex.search import query as Q
 from paperdex.store import PrefixCounts
-from paperdex.text import QUERY_FILLER, STOPWORDS, acronyms, has_cjk, split_cjk, stem, tokens, zh
+from paperdex.text import (
+    QUERY_FILLER,
+    STOPWORDS,
+    acronyms,
+    cjk_grams,
+    has_cjk,
+    index_words,
+    split_cjk,
+    stem,
+    tokens,
+    zh,
+)
 
 MAX_WINDOW = 10_000  # results a query lists at most (pages past it are refused)
 MODES = ("hybrid", "lexical", "dense")
@@ -88,6 +99,9 @@ class Concept:
     weights: list[float] | None = None  # what a paper scored by each alternative counts; None: 1
     # words of a dictionary gloss may stand apart (docs/relevance.md); set phrases' may not
     loose: bool = False
+    # the Chinese word read (扩散模型), found as written in papers written in Chinese
+    # (`zh_alt`); kept apart from `alts`, so that a store of English papers ranks as before
+    zh: str = ""
 
     def weight(self, i: int) -> float:
         return 1.0 if self.weights is None else self.weights[i]
@@ -110,18 +124,25 @@ def alt_pairs(alt: tuple[str, ...]) -> list[tuple[str, str]]:
 
 
 def text_pairs(text: str) -> set[tuple[str, str]]:
-    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it."""
-    ws = alt_of(index_text(text))
+    """The adjacent word pairs of one field's text, read as the lexical snapshot reads it (its
+    CJK as bigrams: `text.index_words`)."""
+    ws = [stem(w) for w in index_words(index_text(text)) if w not in STOPWORDS]
     return set(zip(ws, ws[1:], strict=False))
+
+
+def zh_alt(c: Concept) -> tuple[str, ...]:
+    """A concept's Chinese word as the index holds it, its bigrams (`text.cjk_grams`), to stand
+    together; none for a lone character, which the index holds only where it stands alone."""
+    return tuple(stem(g) for g in cjk_grams(c.zh)) if len(c.zh) > 1 else ()
 
 
 def _zh_concepts(run: str, zh_dict: bool) -> list[Concept]:
     out = []
-    for alts in zh.concepts(run, zh_dict, table=PrefixCounts):
+    for word, alts in zh.words(run, zh_dict, table=PrefixCounts):
         stems = list(dict.fromkeys(filter(None, map(alt_of, alts))))  # distinct, in order
         if stems:
             loose = len(stems) == 1 and len(set(stems[0])) > 1
-            out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1), loose))
+            out.append(Concept(" ".join(alts[:1]), stems, [1.0] + [ALT_WEIGHT] * (len(stems) - 1), loose, word))
     return out
 
 

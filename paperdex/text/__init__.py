@@ -83,6 +83,24 @@ def has_cjk(text: str) -> bool:
     return _CJK_RUN.search(text) is not None
 
 
+def cjk_grams(run: str) -> list[str]:
+    """A CJK run as the word index holds it: its overlapping character bigrams (扩散模型 -> 扩散,
+    散模, 模型), a lone character as itself. Bigrams, as Lucene's CJKAnalyzer indexes CJK, not a
+    dictionary's words: a title's words are then found by any word typed inside them, whatever the
+    dictionary knows (a new term, a name) and however jieba would cut the title, and the query's
+    word, its bigrams standing together (the word pairs the index keeps), is found as a substring."""
+    return [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+
+
+def index_words(text: str) -> list[str]:
+    """`tokens` as the word index holds a title or an abstract: each CJK run as its `cjk_grams`.
+    Text with no CJK is its `tokens`, unchanged."""
+    ws = tokens(text)
+    if text.isascii() or not any(_CJK_RUN.match(w) for w in ws):
+        return ws
+    return [g for w in ws for g in (cjk_grams(w) if _CJK_RUN.match(w) else [w])]
+
+
 def runs(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[str, bool]]:
     """`text` cut into (segment, matched) runs at `spans` ((start, end), in order, not
     overlapping)."""

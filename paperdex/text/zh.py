@@ -165,27 +165,35 @@ def segment(text: str, table: Any = None) -> list[str]:
 
 def concepts(text: str, enabled: bool = True, table: Any = None) -> list[list[str]]:
     """The concepts of `text`'s Chinese words, in order, each once; `enabled`: Settings.zh_dict."""
+    return [alts for _, alts in words(text, enabled, table)]
+
+
+def words(text: str, enabled: bool = True, table: Any = None) -> list[tuple[str, list[str]]]:
+    """`concepts`, each with the Chinese word it reads (扩散模型: ["diffusion models"]), which
+    papers written in Chinese are searched by as well (search/planning.py)."""
     if not enabled:
         return []
     d = _load(DICT)[0]
-    out: list[list[str]] = []
+    out: list[tuple[str, list[str]]] = []
+    seen: list[list[str]] = []
     for word in segment(text, table):
-        for alts in _whole(word, d):
-            if alts not in out:
-                out.append(alts)
+        for part, alts in _whole(word, d):
+            if alts not in seen:
+                seen.append(alts)
+                out.append((part, alts))
     return out
 
 
-def _whole(word: str, d: dict[str, list[str]]) -> list[list[str]]:
-    """`word`'s concepts: its alternatives, or, when they are the translations of its two halves
-    (小目标检测: "small target | detection"), each half a concept, so "detection" alone never
-    stands for the whole phrase."""
+def _whole(word: str, d: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    """`word`'s concepts and the words they read: its alternatives, or, when they are the
+    translations of its two halves (小目标检测: "small target | detection"), each half a concept,
+    so "detection" alone never stands for the whole phrase."""
     alts = d[word]
     for k in range(1, len(word)):
         left, right = d.get(word[:k]), d.get(word[k:])
         if left and right and left[0] != right[0] and left[0] in alts and right[0] in alts:
-            return [list(left), list(right)]
-    return [list(alts)] if alts else []
+            return [(word[:k], list(left)), (word[k:], list(right))]
+    return [(word, list(alts))] if alts else []
 
 
 def function_only(run: str) -> bool:

@@ -20,7 +20,8 @@ from markupsafe import Markup
 from paperdex.paper import Paper, category_asked
 from paperdex.search import Hit, mark, snippet
 from paperdex.search import query as Q
-from paperdex.text import has_cjk, stem, tokens
+from paperdex.search.planning import zh_alt
+from paperdex.text import has_cjk, index_words, stem
 from paperdex.text.latex import (
     BOLD_OFF,
     BOLD_ON,
@@ -286,11 +287,11 @@ def why_words(hit: Any, plan: Any) -> dict[str, Any]:
     abstract) holds, whether the meaning was close, the English a Chinese query was read as."""
     p = hit.paper
     concepts = plan.rank_concepts(plan.concepts) if plan is not None else []
-    title = {stem(w) for w in tokens(clean_tex(p.title))}
-    abstract = {stem(w) for w in tokens(clean_tex(p.abstract))}
+    title = {stem(w) for w in index_words(clean_tex(p.title))}  # Chinese as bigrams, as the index
+    abstract = {stem(w) for w in index_words(clean_tex(p.abstract))}
 
     def holds(words: set[str], c: Any) -> bool:
-        return any(alt and all(s in words for s in alt) for alt in c.alts)
+        return any(alt and all(s in words for s in alt) for alt in [*c.alts, zh_alt(c)])
 
     words = hit.lexical_rank is not None
     text = plan.dense_text if plan is not None and has_cjk(plan.q) else None
