@@ -323,3 +323,17 @@ def test_a_chinese_paper_scores_as_an_english_one_holding_the_word(zh_searcher):
     ids = _ids(res)
     assert "zh-1" in ids and ids[0] != "zh-1"
     assert next(h.score for h in res.hits if h.paper.id == "zh-1") <= res.hits[0].score
+
+
+def test_a_chinese_paper_writing_the_phrase_ranks_with_english_ones_writing_it(zh_searcher):
+    """扩散模型 asks for "diffusion model" standing together, and the phrase bonus raised the English
+    papers writing it; zh-1, which writes 扩散模型 itself, was scored as a paper holding the words
+    apart (39th of 46, among those). Its Chinese word now stands together as the phrase does."""
+    res = zh_searcher.search("扩散模型", mode="lexical", per_page=200)
+    together = [
+        re.search(r"diffusion[- ]models?\b", f"{h.paper.title} {h.paper.abstract}".lower()) is not None
+        or h.paper.id == "zh-1"
+        for h in res.hits
+    ]
+    assert "zh-1" in _ids(res) and not together[-1]
+    assert together == sorted(together, reverse=True)  # every paper writing the phrase before any holding it apart

@@ -8,6 +8,7 @@ import math
 import re
 import string
 import time
+from dataclasses import replace
 from functools import partial, reduce
 
 import numpy as np
@@ -413,7 +414,7 @@ def find_words(ev: Eval, p: Plan, C: np.ndarray | None, notices: list[str], asid
     boost = PHRASE_BOOST_STATEMENT if p.statement else PHRASE_BOOST
     top, exact = phrase_candidates(acc, A & (acc > 0))
     # the words standing together as typed: the concepts without their other spellings
-    as_typed = [c for c, h in zip(p.concepts, held, strict=True) if h]
+    as_typed = [_with_zh(ev.ix, c) for c, h in zip(p.concepts, held, strict=True) if h]
     quoted = phrase_bonus(ev.ix, acc, as_typed, top, boost, ev.known_mask)
     if len(present) > 1 and p.query_class[1] == "keywords":
         acc *= cov.astype(np.float32) * (1 / len(present))  # coordination: one of two words weighs half
@@ -453,6 +454,17 @@ def held_zh(ix: lexical.LexIndex, c: Concept) -> tuple[str, ...]:
     them, else (): a store of English papers holds none, and its masks and scores are as before."""
     alt = zh_alt(c)
     return alt if alt and all(ix.term(g) is not None for g in alt) else ()
+
+
+def _with_zh(ix: lexical.LexIndex, c: Concept) -> Concept:
+    """The concept with its Chinese word as one more way to stand together, for the phrase bonus:
+    a Chinese paper writing 扩散模型 holds the phrase as an English one writing "diffusion model"
+    does (without it, zh-1 of the sample + 2 ranked 236th of 306 for 扩散模型, its English twin
+    19th). Only a concept that already asks its words to stand together (a multi-word reading),
+    and only where the index holds the word: an English store's units are as before."""
+    if not any(len(alt) > 1 for alt in c.alts) or not (zh := held_zh(ix, c)):
+        return c
+    return replace(c, alts=[*c.alts, zh], weights=None)
 
 
 def zh_weight(ix: lexical.LexIndex, c: Concept, written: tuple[str, ...]) -> float:
