@@ -260,4 +260,5 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int, model
         f"copied {s.copied} papers ({s.with_vectors} with vectors) to {where}; "
         f"{s.skipped} were there from an earlier run, {s.refreshed} of them written again (changed since) "
         f"and {s.removed} deleted (gone from the store); checkpoint at rowid {s.last_rowid}"
+        + (f"; aliases (ids that merges moved) brought up to date: {s.aliases}" if s.aliases else "")
     )

@@ -197,3 +197,37 @@ def test_a_collection_made_before_the_first_embed_takes_the_default_models_vecto
     assert r.exit_code == 0, r.output
     with Store(d) as s, MilvusBackend(db) as mv:
         assert mv.vector_count() == s.vector_count() > 0
+
+
+def test_a_merge_ingested_into_the_store_reaches_the_copy_with_its_old_ids(tmp_path):
+    """`paperdex ingest` of two records that merge (an OpenReview record and a `doi:` record of
+    one paper, then its arXiv preprint), then `migrate --to`: `search id:OLD` and the pasted DOI
+    that only the `doi:` record carried found nothing with --backend, on the embedded store the
+    paper; the copy now holds the store's aliases, and both answer alike."""
+    import json
+
+    from tests.sources.test_merge import arxiv_rec, venue_rec
+
+    old, doi, new = "openreview:Xy12", "doi:10.1000/abc999", "2501.00001"
+    first, second = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    doi_rec = venue_rec(id=doi, sources=["file"], extra={}, venue=None, venue_area=None)
+    first.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in (venue_rec(), doi_rec)))
+    second.write_text(json.dumps(arxiv_rec().to_dict()) + "\n")
+    d, uri = tmp_path / "data", f"milvus://{tmp_path / 'm.db'}"
+
+    def run(*args: str) -> str:
+        r = CliRunner().invoke(cli, ["--data-dir", str(d), *args], catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+        return r.stdout
+
+    run("ingest", "-q", str(first))
+    run("migrate", "--to", uri)
+    assert "merged 1" in run("ingest", "-q", str(second))
+    assert "aliases (ids that merges moved) brought up to date: 2" in run("migrate", "--to", uri)
+    for q in (f"id:{old}", f"id:{doi}", doi, "10.1000/ABC999", "sparse attention"):
+        hits = [
+            json.loads(run(*b, "search", "--json", "--mode", "lexical", q))["hits"] for b in ([], ["--backend", uri])
+        ]
+        assert [h["id"] for h in hits[0]] == [h["id"] for h in hits[1]] == [new], q
+    with MilvusBackend(tmp_path / "m.db") as mv, Store(d) as s:
+        assert mv.aliases() == s.aliases() == {old: new, doi: new}
