@@ -206,6 +206,10 @@ def test_a_merge_ingested_into_the_store_reaches_the_copy_with_its_old_ids(tmp_p
     paper; the copy now holds the store's aliases, and both answer alike."""
     import json
 
+    from fastapi.testclient import TestClient
+
+    from paperdex.settings import Settings
+    from paperdex.web.app import create_app
     from tests.sources.test_merge import arxiv_rec, venue_rec
 
     old, doi, new = "openreview:Xy12", "doi:10.1000/abc999", "2501.00001"
@@ -223,6 +227,11 @@ def test_a_merge_ingested_into_the_store_reaches_the_copy_with_its_old_ids(tmp_p
     run("ingest", "-q", str(first))
     run("migrate", "--to", uri)
     assert "merged 1" in run("ingest", "-q", str(second))
+    # served from the copy before it is refreshed: the paper's page, from the store (was a 404)
+    app = create_app(d, pool_size=1, settings=Settings.from_env(data_dir=d, backend=uri))
+    page = TestClient(app, base_url="http://localhost").get(f"/paper/{old}")
+    assert page.status_code == 200 and "Scaling Laws for" in page.text
+    del app, page
     assert "aliases (ids that merges moved) brought up to date: 2" in run("migrate", "--to", uri)
     for q in (f"id:{old}", f"id:{doi}", doi, "10.1000/ABC999", "sparse attention"):
         hits = [
