@@ -733,10 +733,13 @@ class Store:
         rows = self._rows_in(f"{_WITH_VECTOR} WHERE p.rowid IN ({{}})", rowids)
         return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 
-    def copy_states(self) -> dict[int, tuple[str, bool]]:
-        """rowid -> (content hash, whether it has a current vector), for backends/migrate.py."""
-        q = f"SELECT p.rowid, p.content_hash, v.paper IS NOT NULL FROM papers p {_CURRENT_VECTOR}"
-        return {r[0]: (r[1], bool(r[2])) for r in self.conn.execute(q)}
+    def copy_states(self) -> dict[int, tuple[str, bool, frozenset[str]]]:
+        """rowid -> (content hash, whether it has a current vector, its DOIs), for
+        backends/migrate.py: a copy made before a rule of what a paper's DOIs are (4a0baca) is
+        brought up to it by the next copy, though the paper did not change."""
+        dois = "(SELECT group_concat(d.doi, ' ') FROM paper_dois d WHERE d.paper = p.rowid)"
+        q = f"SELECT p.rowid, p.content_hash, v.paper IS NOT NULL, {dois} FROM papers p {_CURRENT_VECTOR}"
+        return {r[0]: (r[1], bool(r[2]), frozenset((r[3] or "").split())) for r in self.conn.execute(q)}
 
     def store_id(self) -> str:
         """Made with the store: an index of another (recreated) store is never adopted."""

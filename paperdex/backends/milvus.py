@@ -507,11 +507,11 @@ class MilvusBackend:
         self.publish()
         return True
 
-    def copy_states(self) -> dict[int, tuple[str, bool]]:
-        """pk -> (content hash, has a vector), as Store.copy_states: what `migrate --to` compares."""
+    def copy_states(self) -> dict[int, tuple[str, bool, frozenset[str]]]:
+        """pk -> (content hash, has a vector, its DOIs), as Store.copy_states: what `migrate --to` compares."""
         return {
-            int(r["pk"]): (r["content_hash"], bool(r["has_vec"]))
-            for got in self._rows(None, ["content_hash", "has_vec"])
+            int(r["pk"]): (r["content_hash"], bool(r["has_vec"]), frozenset(r["doi"].split()))
+            for got in self._rows(None, ["content_hash", "has_vec", "doi"])
             for r in got
         }
 

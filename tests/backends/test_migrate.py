@@ -240,3 +240,34 @@ def test_a_merge_ingested_into_the_store_reaches_the_copy_with_its_old_ids(tmp_p
         assert [h["id"] for h in hits[0]] == [h["id"] for h in hits[1]] == [new], q
     with MilvusBackend(tmp_path / "m.db") as mv, Store(d) as s:
         assert mv.aliases() == s.aliases() == {old: new, doi: new}
+
+
+def test_a_later_migrate_brings_a_copy_made_before_every_doi_counted_up_to_it(tmp_path):
+    """A collection copied before 4a0baca held a paper's `doi` field only (a BibTeX entry's DOI,
+    extra.bibtex.doi, not at all): the pasted DOI found nothing with --backend, and `migrate
+    --to` wrote only changed papers again, so only `--restart` mended it. Now a paper whose DOIs
+    differ from the store's is written again by the next copy."""
+    import json
+
+    from paperdex.backends.milvus import _row
+
+    rec = {"id": "bib:cvpr", "title": "Okapi study", "abstract": "Okapis.", "published": "2025-01-01"}
+    rec["extra"] = {"bibtex": {"key": "cvpr", "doi": "10.1109/CVPR.2026.00001"}}
+    (tmp_path / "a.jsonl").write_text(json.dumps(rec) + "\n")
+    d, db = tmp_path / "data", tmp_path / "m.db"
+
+    def run(*args: str) -> str:
+        r = CliRunner().invoke(cli, ["--data-dir", str(d), *args], catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+        return r.stdout
+
+    run("ingest", "-q", str(tmp_path / "a.jsonl"))
+    run("migrate", "--to", f"milvus://{db}")
+    with MilvusBackend(db) as mv:  # the row as the older paperdex wrote it: no doi field, no DOI
+        mv.client.upsert(mv.col, [_row(mv.pk("bib:cvpr"), mv.get("bib:cvpr"), None, mv.dim) | {"doi": ""}])
+        mv.publish()
+    search = ["search", "--json", "10.1109/cvpr.2026.00001"]
+    assert json.loads(run("--backend", f"milvus://{db}", *search))["hits"] == []
+    assert "1 of them written again" in run("migrate", "--to", f"milvus://{db}")
+    assert [h["id"] for h in json.loads(run("--backend", f"milvus://{db}", *search))["hits"]] == ["bib:cvpr"]
+    assert "0 of them written again" in run("migrate", "--to", f"milvus://{db}")
