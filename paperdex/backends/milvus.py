@@ -684,10 +684,11 @@ class MilvusCorpus:
         return self.b._docs([int(r) for r in rowids])
 
     def by_doi(self, doi: str) -> Paper | None:
-        """The paper with this DOI, in Store.paper_id_by_doi's order: the one whose id is or was
-        (an alias) `doi:DOI`; then by the `doi` field, its DOIs (paper.dois) joined by spaces, so
-        a paper with one is found by equality; then an alias's DOI in any case; then a paper's
-        second DOI, from the field read once a generation (`_values`: a server takes no infix LIKE)."""
+        """The paper with this DOI, by Store.paper_id_by_doi's rule (where two papers share a DOI
+        the order differs: docs/scale-out.md): the one whose id is or was (an alias) `doi:DOI`;
+        then by the `doi` field, its DOIs (paper.dois) joined by spaces, so a paper with one is
+        found by equality; then an alias's DOI in any case; then a paper's second DOI, from the
+        field read once a generation (`_values`: a server takes no infix LIKE)."""
         b = self.b
         row = b._named(f"doi:{doi}", ["doc"]) or b._first(f"doi == {_lit(doi)}", ["doc"])
         if row is None and (to := b._moved_to("doi", doi)):
