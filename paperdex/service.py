@@ -732,14 +732,15 @@ def get_paper(pool: Pool, pid: str) -> Paper:
 
 
 def similar(pool: Pool, pid: str, k: int = 10) -> tuple[Paper, list[Hit]]:
+    """The paper (from the store) and its nearest papers (from what searches read). A paper the
+    store has and a backend's copy lacks (ingested since the last `migrate --to`) has none: its
+    page was a 404 while `show` printed it."""
     _within(k, MAX_SIMILAR, "k_range")
     paper = get_paper(pool, pid)
     with pool.searcher() as s, within_budget(s.store, pool.budget):
         try:
             return paper, s.similar(paper.id, k)
-        except KeyError:
-            raise ServiceError(404, message("no_paper_id", id=pid[:80])) from None
-        except QueryError:  # a title that makes no lexical query: no neighbours to offer
+        except (KeyError, QueryError):  # not in the copy yet; a title that makes no lexical query
             return paper, []
 
 

@@ -578,7 +578,7 @@ class Store:
         """The paper `pid` names (an id it had before a merge moved it, or `doi:` and one of its
         DOIs, names it too: `resolve`)."""
         row = self.conn.execute(f"SELECT * FROM papers WHERE id = {_RESOLVED}", {"id": pid}).fetchone()
-        if row is None and (doi := _doi_id(pid)):
+        if row is None and (doi := doi_id(pid)):
             row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (self.paper_id_by_doi(doi),)).fetchone()
         return paper_from_row(row) if row else None
 
@@ -588,7 +588,12 @@ class Store:
         DOI (`paper_id_by_doi`); None when it names none. Every look-up of an id goes through
         this rule, so `show`, /paper/, the API and MCP find a paper by its DOI as search does."""
         found = self._value(f"SELECT id FROM papers WHERE id = {_RESOLVED}", {"id": pid})
-        return found or ((doi := _doi_id(pid)) and self.paper_id_by_doi(doi)) or None
+        return found or ((doi := doi_id(pid)) and self.paper_id_by_doi(doi)) or None
+
+    def aliases(self) -> dict[str, str]:
+        """Every id a merge moved (old id -> the id it names now, `_move`): what `migrate --to`
+        gives a backend's copy, so an old id names the paper there too."""
+        return dict(self.conn.execute("SELECT old, paper FROM paper_aliases").fetchall())
 
     def sources_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
         return {r[0]: json.loads(r[1]) for r in self._rows_in("SELECT id, sources FROM papers WHERE id IN ({})", ids)}
@@ -728,10 +733,13 @@ class Store:
         rows = self._rows_in(f"{_WITH_VECTOR} WHERE p.rowid IN ({{}})", rowids)
         return [(int(r["rowid"]), paper_from_row(r), r["vec"]) for r in rows]
 
-    def copy_states(self) -> dict[int, tuple[str, bool]]:
-        """rowid -> (content hash, whether it has a current vector), for backends/migrate.py."""
-        q = f"SELECT p.rowid, p.content_hash, v.paper IS NOT NULL FROM papers p {_CURRENT_VECTOR}"
-        return {r[0]: (r[1], bool(r[2])) for r in self.conn.execute(q)}
+    def copy_states(self) -> dict[int, tuple[str, bool, frozenset[str]]]:
+        """rowid -> (content hash, whether it has a current vector, its DOIs), for
+        backends/migrate.py: a copy made before a rule of what a paper's DOIs are (4a0baca) is
+        brought up to it by the next copy, though the paper did not change."""
+        dois = "(SELECT group_concat(d.doi, ' ') FROM paper_dois d WHERE d.paper = p.rowid)"
+        q = f"SELECT p.rowid, p.content_hash, v.paper IS NOT NULL, {dois} FROM papers p {_CURRENT_VECTOR}"
+        return {r[0]: (r[1], bool(r[2]), frozenset((r[3] or "").split())) for r in self.conn.execute(q)}
 
     def store_id(self) -> str:
         """Made with the store: an index of another (recreated) store is never adopted."""
@@ -1135,7 +1143,7 @@ class Store:
         self.close()
 
 
-def _doi_id(pid: str) -> str | None:
+def doi_id(pid: str) -> str | None:
     """The DOI of an id `doi:DOI` (as paper.typed_id writes a typed DOI), else None."""
     return doi_of(pid) if pid[:4].lower() == "doi:" else None
 

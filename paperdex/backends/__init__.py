@@ -35,10 +35,16 @@ class Backend(Protocol):
     def model(self) -> str | None: ...
 
     def upsert(
-        self, papers: Iterable[Paper], vectors: dict[str, np.ndarray] | None = None, model: str | None = None
+        self,
+        papers: Iterable[Paper],
+        vectors: dict[str, np.ndarray] | None = None,
+        model: str | None = None,
+        moved: dict[str, str] | None = None,
     ) -> IngestSummary:
         """Insert new papers, replace changed ones (a changed text loses its vector unless one is
-        given), skip identical or older copies; attach the vectors (by paper id, of `model`)."""
+        given), skip identical or older copies; attach the vectors (by paper id, of `model`).
+        `moved`: old id -> new id of papers a merge moved (Store.upsert's): the old id's paper
+        goes and the old id names the new one from then on (`get`, a pasted id or DOI, `id:`)."""
         ...
 
     def delete(self, pid: str) -> bool: ...
@@ -64,8 +70,8 @@ class EmbeddedBackend:
     def model(self) -> str | None:
         return self.store.model
 
-    def upsert(self, papers, vectors=None, model=None) -> IngestSummary:
-        summary = self.store.upsert(papers)
+    def upsert(self, papers, vectors=None, model=None, moved=None) -> IngestSummary:
+        summary = self.store.upsert(papers, moved=moved)
         if vectors:
             if not model:
                 raise ValueError("vectors need the name of the model that made them")

@@ -22,6 +22,7 @@ class MigrateSummary:
     last_rowid: int = 0
     refreshed: int = 0  # copied before, changed in the store since: written again
     removed: int = 0  # copied before, deleted from the store since
+    aliases: int = 0  # ids merges moved, written or deleted to match the store's (Store.aliases)
 
 
 def checkpoint_key(store: Store) -> str:
@@ -61,6 +62,7 @@ def migrate_store(
         out.last_rowid = last
         if progress is not None:
             progress(len(rows))
+    out.aliases = target.set_aliases(store.aliases())  # an old id names its paper on both
     target.publish()  # the lexical snapshot readers of the collection search
     return out
 

@@ -29,7 +29,7 @@ from paperdex.paper import Paper, dois, is_stale_copy
 from paperdex.search import Filters, Result, Searcher
 from paperdex.search import query as Q
 from paperdex.search.corpus import has_run, lex_index
-from paperdex.store import FTS_COLUMNS, IngestSummary, StoreError, fts_texts
+from paperdex.store import FTS_COLUMNS, IngestSummary, StoreError, doi_id, fts_texts
 from paperdex.text import has_cjk, tokens
 from paperdex.text.names import in_one_author
 
@@ -126,6 +126,7 @@ class MilvusBackend:
             _LITE_REFS[self.uri] = _LITE_REFS.get(self.uri, 0) + 1
         self.col = collection
         self.meta_col = f"{collection}_meta"
+        self.alias_col = f"{collection}_aliases"
         self.dim = dim
         self._vstate: tuple[float, str | None, int] | None = None  # (when read, model, vectors)
         if snapshots:
@@ -153,6 +154,7 @@ class MilvusBackend:
             ip = c.prepare_index_params()
             ip.add_index("v", index_type="FLAT", metric_type="L2")
             c.create_collection(self.meta_col, schema=s, index_params=ip, consistency_level="Strong")
+        self._ensure_aliases()
         if c.has_collection(self.col):
             if LEGACY_FIELD not in {f["name"] for f in c.describe_collection(self.col)["fields"]}:
                 self.dim = int(self.get_state("dim") or self.dim)
@@ -185,6 +187,24 @@ class MilvusBackend:
         ip.add_index("dense", index_type="FLAT", metric_type="IP")
         c.create_collection(self.col, schema=s, index_params=ip, consistency_level="Strong")
         self.set_state("dim", str(self.dim))
+
+    def _ensure_aliases(self) -> None:
+        """The ids merges moved, as the store's paper_aliases: `old` (an id a paper had, never a
+        stored paper's), `paper` (the id it has now), and `doi`, the old id's DOI when it was
+        `doi:…` (a pasted DOI finds the paper its record joined). Milvus needs a vector field: `v`."""
+        from pymilvus import DataType
+
+        c = self.client
+        if c.has_collection(self.alias_col):
+            return
+        s = c.create_schema()
+        s.add_field("old", DataType.VARCHAR, is_primary=True, max_length=512)
+        s.add_field("paper", DataType.VARCHAR, max_length=512)
+        s.add_field("doi", DataType.VARCHAR, max_length=512)
+        s.add_field("v", DataType.FLOAT_VECTOR, dim=2)
+        ip = c.prepare_index_params()
+        ip.add_index("v", index_type="FLAT", metric_type="L2")
+        c.create_collection(self.alias_col, schema=s, index_params=ip, consistency_level="Strong")
 
     def get_state(self, key: str, strong: bool = False) -> str | None:
         """A setting; `strong` for a writer's read-modify-write of a counter (next_pk, generation)."""
@@ -284,14 +304,97 @@ class MilvusBackend:
     def vector_count(self) -> int:
         return self._count("has_vec == true")
 
-    def get(self, pid: str, key: str = "id") -> Paper | None:
-        """The paper of this id (`key`: or of this DOI)."""
-        got = self._query(filter=f"{key} == {_lit(pid)}", output_fields=["doc"], limit=1)
-        return _decode_doc(got[0]["doc"]) if got else None
+    def _first(self, filter: str, fields: list[str]) -> dict | None:
+        got = self._query(filter, fields, limit=1)
+        return got[0] if got else None
+
+    def _named(self, pid: str, fields: list[str]) -> dict | None:
+        """The row of the paper stored under `pid`, else under the id a merge moved `pid` to (the
+        store's `_RESOLVED`)."""
+        if (row := self._first(f"id == {_lit(pid)}", fields)) is None and (to := self._moved_to("old", pid)):
+            row = self._first(f"id == {_lit(to)}", fields)
+        return row
+
+    def get(self, pid: str) -> Paper | None:
+        """The paper `pid` names, by Store.get's rule: its id, an id a merge moved to it, or
+        `doi:` and one of its DOIs."""
+        if (row := self._named(pid, ["doc"])) is not None:
+            return _decode_doc(row["doc"])
+        return self.corpus.by_doi(doi) if (doi := doi_id(pid)) else None
+
+    def rowid(self, pid: str) -> int | None:
+        """The key of the paper `pid` names (`get`'s rule, Store.rowid's)."""
+        if (row := self._named(pid, ["pk"])) is not None:
+            return int(row["pk"])
+        p = self.corpus.by_doi(doi) if (doi := doi_id(pid)) else None
+        return None if p is None else self.pk(p.id)
 
     def pk(self, pid: str, strong: bool = False) -> int | None:
+        """The key of the paper stored under exactly `pid` (what a write replaces or deletes)."""
         got = self._query(filter=f"id == {_lit(pid)}", output_fields=["pk"], limit=1, strong=strong)
         return int(got[0]["pk"]) if got else None
+
+    # --- the ids merges moved (Store._move, paper_aliases) -------------------------------------
+    def _moved_to(self, field: str, value: str) -> str | None:
+        """The id the alias whose `field` ("old" or "doi") is `value` names."""
+        got = self.client.query(
+            self.alias_col, filter=f"{field} == {_lit(value)}", output_fields=["paper"], limit=1, consistency_level=READ
+        )
+        return got[0]["paper"] if got else None
+
+    def aliases(self) -> dict[str, str]:
+        """Every alias (old id -> the id it names now), as Store.aliases; paged by `old`."""
+        out: dict[str, str] = {}
+        where = 'old != ""'
+        while True:
+            got = self.client.query(
+                self.alias_col, filter=where, output_fields=["paper"], limit=MAX_TOPK, consistency_level="Strong"
+            )
+            out.update((r["old"], r["paper"]) for r in got)
+            if len(got) < MAX_TOPK:
+                return out
+            where = f"old > {_lit(max(r['old'] for r in got))}"
+
+    def set_aliases(self, want: dict[str, str]) -> int:
+        """Make the aliases `want` (`migrate --to`: the store's); how many were written or deleted."""
+        have = self.aliases()
+        put = {old: new for old, new in want.items() if have.get(old) != new}
+        gone = [old for old in have if old not in want]
+        self._put_aliases(put)
+        self._drop_aliases(gone)
+        return len(put) + len(gone)
+
+    def _put_aliases(self, aliases: dict[str, str]) -> None:
+        rows = [{"old": o, "paper": p, "doi": doi_id(o) or "", "v": [0.0, 0.0]} for o, p in aliases.items()]
+        for i in range(0, len(rows), 500):
+            self.client.upsert(self.alias_col, rows[i : i + 500])
+
+    def _drop_aliases(self, olds: list[str]) -> None:
+        for i in range(0, len(olds), 500):
+            self.client.delete(self.alias_col, filter=f"old in [{', '.join(map(_lit, olds[i : i + 500]))}]")
+
+    def _aliases_of(self, field: str, values: list[str]) -> dict[str, str]:
+        """The aliases (old -> new) whose `field` ("old" or "paper") is one of `values`."""
+        out: dict[str, str] = {}
+        for i in range(0, len(values), 500):
+            listed = ", ".join(map(_lit, values[i : i + 500]))
+            got = self.client.query(
+                self.alias_col, filter=f"{field} in [{listed}]", output_fields=["paper"], consistency_level="Strong"
+            )
+            out.update((r["old"], r["paper"]) for r in got)
+        return out
+
+    def _move(self, moved: dict[str, str], stored: set[str]) -> None:
+        """Store._move on the collection, after the papers under their new ids are written (no
+        reader finds the paper under neither): the rows under the old ids (`stored`) go, and each
+        old id, and every id that named it, becomes an alias of its new id."""
+        if stored:
+            self.client.delete(self.col, filter=f"id in [{', '.join(map(_lit, sorted(stored)))}]")
+            self._bump()
+        follow = {old: moved[to] for old, to in self._aliases_of("paper", list(moved)).items()}
+        news = set(moved.values())  # stored papers' ids: never an alias
+        self._put_aliases({old: new for old, new in (follow | moved).items() if old not in news})
+        self._drop_aliases(list(self._aliases_of("old", sorted(news))))
 
     # --- writes ------------------------------------------------------------------------------
     def _claim_model(self, model: str) -> None:
@@ -306,26 +409,34 @@ class MilvusBackend:
         papers: Iterable[Paper],
         vectors: dict[str, np.ndarray] | None = None,
         model: str | None = None,
+        moved: dict[str, str] | None = None,
         batch_size: int = 1000,
     ) -> IngestSummary:
-        """The embedded store's upsert rules (Backend.upsert)."""
+        """The embedded store's upsert rules (Backend.upsert); `moved` as Store.upsert's (`_move`)."""
         vectors = vectors or {}
         if vectors:
             if not model:
                 raise ValueError("vectors need the name of the model that made them")
             self._claim_model(model)
+        moved = {old: new for old, new in (moved or {}).items() if old != new}
+        stored = {r["id"] for r in self._where_in("id", list(moved), ["id"])}  # the old ids a row is under
         total, written, rest_of = IngestSummary(), set[str](), iter(papers)
         while batch := list(itertools.islice(rest_of, batch_size)):
-            total = total + self._upsert_batch(batch, vectors, written)
+            total = total + self._upsert_batch(batch, vectors, written, {moved[old] for old in stored})
         if rest := {pid: v for pid, v in vectors.items() if pid not in written}:  # papers stored and unchanged
             docs = [(int(r["pk"]), _decode_doc(r["doc"])) for r in self._where_in("id", list(rest), ["pk", "doc"])]
             self.write_rows([(pk, p, rest[p.id]) for pk, p in docs])
+        if moved:
+            self._move(moved, stored)
         self._vstate = None
         self.publish()
         return total
 
-    def _upsert_batch(self, batch: list[Paper], vectors: dict[str, np.ndarray], written: set[str]) -> IngestSummary:
-        """One batch of `upsert`; adds the ids it wrote to `written`."""
+    def _upsert_batch(
+        self, batch: list[Paper], vectors: dict[str, np.ndarray], written: set[str], moved_in: set[str]
+    ) -> IngestSummary:
+        """One batch of `upsert`; adds the ids it wrote to `written`. A new id in `moved_in` is a
+        stored paper under its new id (updated, as on the store); a new id loses its alias."""
         s = IngestSummary()
         latest = s.last_of_each(batch)
         fields = ["pk", "id", "content_hash", "text_hash", "updated", "has_vec", "dense"]
@@ -333,6 +444,9 @@ class MilvusBackend:
         if new_ids := [pid for pid in latest if pid not in old]:
             start = int(self.get_state("next_pk", strong=True) or 1)
             self.set_state("next_pk", str(start + len(new_ids)))
+            self._drop_aliases(list(self._aliases_of("old", new_ids)))
+            here = sum(pid in moved_in for pid in new_ids)
+            s.added, s.updated = s.added - here, s.updated + here
         pks = {pid: start + i for i, pid in enumerate(new_ids)}
         items: list[tuple[int, Paper, np.ndarray | None]] = []
         for pid, p in latest.items():
@@ -393,11 +507,11 @@ class MilvusBackend:
         self.publish()
         return True
 
-    def copy_states(self) -> dict[int, tuple[str, bool]]:
-        """pk -> (content hash, has a vector), as Store.copy_states: what `migrate --to` compares."""
+    def copy_states(self) -> dict[int, tuple[str, bool, frozenset[str]]]:
+        """pk -> (content hash, has a vector, its DOIs), as Store.copy_states: what `migrate --to` compares."""
         return {
-            int(r["pk"]): (r["content_hash"], bool(r["has_vec"]))
-            for got in self._rows(None, ["content_hash", "has_vec"])
+            int(r["pk"]): (r["content_hash"], bool(r["has_vec"]), frozenset(r["doi"].split()))
+            for got in self._rows(None, ["content_hash", "has_vec", "doi"])
             for r in got
         }
 
@@ -551,7 +665,7 @@ class MilvusCorpus:
     """A collection as the engine's corpus (paperdex.search.corpus.Corpus)."""
 
     def __init__(self, b: MilvusBackend) -> None:
-        self.b, self.get, self.rowid = b, b.get, b.pk
+        self.b, self.get, self.rowid = b, b.get, b.rowid
         self.source = MilvusSource(b)
         self._cache: dict[str, tuple[int, dict[int, str]]] = {}  # _values, per generation
 
@@ -570,14 +684,19 @@ class MilvusCorpus:
         return self.b._docs([int(r) for r in rowids])
 
     def by_doi(self, doi: str) -> Paper | None:
-        """The paper with this DOI: the `doi` field is its DOIs (paper.dois) joined by spaces,
-        so a paper with one is found by equality, one with several by the DOIs read once a
-        generation (`_values`: a server takes no infix LIKE); `doi:DOI` as its id also names it,
-        in a collection copied before the field held the id's DOI."""
-        if (p := self.b.get(doi, key="doi") or self.b.get(f"doi:{doi}")) is not None:
-            return p
+        """The paper with this DOI, by Store.paper_id_by_doi's rule (where two papers share a DOI
+        the order differs: docs/scale-out.md): the one whose id is or was (an alias) `doi:DOI`;
+        then by the `doi` field, its DOIs (paper.dois) joined by spaces, so a paper with one is
+        found by equality; then an alias's DOI in any case; then a paper's second DOI, from the
+        field read once a generation (`_values`: a server takes no infix LIKE)."""
+        b = self.b
+        row = b._named(f"doi:{doi}", ["doc"]) or b._first(f"doi == {_lit(doi)}", ["doc"])
+        if row is None and (to := b._moved_to("doi", doi)):
+            row = b._first(f"id == {_lit(to)}", ["doc"])
+        if row is not None:
+            return _decode_doc(row["doc"])
         pk = next((pk for pk, v in self._values("doi").items() if doi in v.split()), None)
-        return None if pk is None else self.b._docs([pk]).get(pk)
+        return None if pk is None else b._docs([pk]).get(pk)
 
     def field_texts(self, rowids: list[int], column: str) -> dict[int, str]:
         """As the store holds them: a list's items (the authors) joined by spaces."""

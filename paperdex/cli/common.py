@@ -111,6 +111,17 @@ def _settings(ctx: click.Context) -> Settings:
     return ctx.obj["settings"]
 
 
+def note_copy_behind(ctx: click.Context, written: int) -> None:
+    """After `ingest` or `sync` wrote papers, with --backend (or $PAPERDEX_BACKEND) naming a
+    Milvus copy: searches read the copy, which only `migrate --to` writes (docs/scale-out.md),
+    so the papers just written are not found there yet. Said on stderr, not left to surprise."""
+    from paperdex.backends import parse_uri
+
+    uri = _settings(ctx).backend
+    if written and uri and parse_uri(uri)[0] != "embedded":
+        click.echo(f"searches with --backend {uri} find these after `paperdex migrate --to {uri}`", err=True)
+
+
 def _store(ctx: click.Context, readonly: bool = False, create: bool = False) -> Store:
     """The data directory's store. Only `ingest`, `demo` and `init` make one (create=True): any
     other writer given a directory without one (a mistyped --data-dir) stops."""

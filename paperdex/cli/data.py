@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from paperdex.cli.common import UserError, _settings, _store, tty
+from paperdex.cli.common import UserError, _settings, _store, note_copy_behind, tty
 from paperdex.cli.progress import Progress
 from paperdex.index.publish import publish
 from paperdex.ingest import check_file, import_vectors, ingest_files, load_vectors_file
@@ -81,6 +81,7 @@ def ingest(ctx, paths, vectors, ids, model, strict, quiet, **source_options) -> 
     click.echo(
         f"added {total.added}, updated {total.updated}, unchanged {total.unchanged}, rejected {total.rejected}{merged}"
     )
+    note_copy_behind(ctx, total.added + total.updated)
     if vectors:
         with _write_errors(store):
             n = import_vectors(store, vectors, ids, model)
@@ -260,4 +261,5 @@ def _migrate_to(store: Store, target: str, restart: bool, batch_size: int, model
         f"copied {s.copied} papers ({s.with_vectors} with vectors) to {where}; "
         f"{s.skipped} were there from an earlier run, {s.refreshed} of them written again (changed since) "
         f"and {s.removed} deleted (gone from the store); checkpoint at rowid {s.last_rowid}"
+        + (f"; aliases (ids that merges moved) brought up to date: {s.aliases}" if s.aliases else "")
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from paperdex import service
-from paperdex.cli.common import Output, UserError, _service, _store, tty
+from paperdex.cli.common import Output, UserError, _service, _store, note_copy_behind, tty
 from paperdex.cli.progress import Progress
 from paperdex.messages import message
 from paperdex.paper import ARXIV_ID, typed_id
@@ -58,6 +58,7 @@ def sync(ctx: click.Context, only: tuple[str, ...], quiet: bool, check: bool) ->
         click.echo(f"sync: {fmt_summary(total)}")
     if total.added:
         click.echo(f"{total.added} new papers are searchable by words now; `paperdex embed` adds their vectors.")
+    note_copy_behind(ctx, total.added + total.updated)
     if failures:
         click.echo(f"{len(failures)} source(s) failed", err=True)
         ctx.exit(1)

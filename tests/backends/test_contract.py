@@ -504,6 +504,36 @@ def test_a_pasted_doi_finds_the_paper_wherever_its_source_kept_it(writable):
     assert writable.delete("2699.30001") and found("10.1234/c.6") == [] and found("10.1234/j.5") == []
 
 
+def test_a_merge_that_moves_a_paper_leaves_its_old_ids_naming_it(writable):
+    """A merge that moves a paper to another id (an OpenReview record joined by its arXiv
+    preprint, a `doi:` record folded in: sources.merge passes the moves, Store.upsert's `moved`)
+    leaves each old id an alias, on every backend. On Milvus the old id's paper stayed listed
+    until a `migrate --to`, and after it `id:OLD` and the `doi:` record's DOI found nothing."""
+    base = writable.get(writable.search("", per_page=1).hits[0].paper.id)
+    old, new, doi = "openreview:Wb12", "2699.40001", "doi:10.1000/Wombat.7"
+    venue = replace(base, id=old, title="Wombat burrow acoustics", extra={"openreview": {"decision": "accepted"}})
+    n = writable.count() + 1
+    writable.upsert([venue])
+    joined = replace(venue, id=new, sources=["openreview", "arxiv"])
+    s = writable.upsert([joined], moved={old: new, doi: new})
+    assert (s.added, s.updated) == (0, 1) and writable.count() == n  # the paper under its new id
+
+    def found(q: str) -> list[str]:
+        res = writable.search(q, mode="lexical")
+        return ids(res) if res.mode == "lookup" else everything(writable, q, mode="lexical")[0]
+
+    assert writable.get(old).id == writable.get(doi).id == new
+    assert found("wombat") == found(f"id:{old}") == found(f"id:{doi}") == [new]
+    assert found("10.1000/wombat.7") == found("https://doi.org/10.1000/WOMBAT.7") == [new]
+    # the paper moves again: every id that named it follows
+    writable.upsert([replace(joined, id="2699.40002")], moved={new: "2699.40002"})
+    assert {writable.get(i).id for i in (old, doi, new)} == {"2699.40002"}
+    assert found("10.1000/wombat.7") == found(f"id:{old}") == ["2699.40002"]
+    # an old id stored as a paper again is that paper, no longer an alias
+    writable.upsert([replace(venue, title="Numbat gait")])
+    assert writable.get(old).title == "Numbat gait" and found(f"id:{old}") == [old]
+
+
 def test_word_no_paper_has_is_set_aside(backend):
     base = backend.search("learning", mode="lexical").total
     res = backend.search("learning transformerz", mode="lexical")

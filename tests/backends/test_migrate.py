@@ -197,3 +197,79 @@ def test_a_collection_made_before_the_first_embed_takes_the_default_models_vecto
     assert r.exit_code == 0, r.output
     with Store(d) as s, MilvusBackend(db) as mv:
         assert mv.vector_count() == s.vector_count() > 0
+
+
+def test_a_merge_ingested_into_the_store_reaches_the_copy_with_its_old_ids(tmp_path):
+    """`paperdex ingest` of two records that merge (an OpenReview record and a `doi:` record of
+    one paper, then its arXiv preprint), then `migrate --to`: `search id:OLD` and the pasted DOI
+    that only the `doi:` record carried found nothing with --backend, on the embedded store the
+    paper; the copy now holds the store's aliases, and both answer alike."""
+    import json
+
+    from fastapi.testclient import TestClient
+
+    from paperdex.settings import Settings
+    from paperdex.web.app import create_app
+    from tests.sources.test_merge import arxiv_rec, venue_rec
+
+    old, doi, new = "openreview:Xy12", "doi:10.1000/abc999", "2501.00001"
+    first, second = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    doi_rec = venue_rec(id=doi, sources=["file"], extra={}, venue=None, venue_area=None)
+    first.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in (venue_rec(), doi_rec)))
+    second.write_text(json.dumps(arxiv_rec().to_dict()) + "\n")
+    d, uri = tmp_path / "data", f"milvus://{tmp_path / 'm.db'}"
+
+    def run(*args: str) -> str:
+        r = CliRunner().invoke(cli, ["--data-dir", str(d), *args], catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+        return r.stdout
+
+    run("ingest", "-q", str(first))
+    run("migrate", "--to", uri)
+    r = CliRunner().invoke(cli, ["--data-dir", str(d), "--backend", uri, "ingest", "-q", str(second)])
+    assert r.exit_code == 0 and "merged 1" in r.stdout  # written to the store; the copy says it lags:
+    assert f"find these after `paperdex migrate --to {uri}`" in r.stderr
+    # served from the copy before it is refreshed: the paper's page, from the store (was a 404)
+    app = create_app(d, pool_size=1, settings=Settings.from_env(data_dir=d, backend=uri))
+    page = TestClient(app, base_url="http://localhost").get(f"/paper/{old}")
+    assert page.status_code == 200 and "Scaling Laws for" in page.text
+    del app, page
+    assert "aliases (ids that merges moved) brought up to date: 2" in run("migrate", "--to", uri)
+    for q in (f"id:{old}", f"id:{doi}", doi, "10.1000/ABC999", "sparse attention"):
+        hits = [
+            json.loads(run(*b, "search", "--json", "--mode", "lexical", q))["hits"] for b in ([], ["--backend", uri])
+        ]
+        assert [h["id"] for h in hits[0]] == [h["id"] for h in hits[1]] == [new], q
+    with MilvusBackend(tmp_path / "m.db") as mv, Store(d) as s:
+        assert mv.aliases() == s.aliases() == {old: new, doi: new}
+
+
+def test_a_later_migrate_brings_a_copy_made_before_every_doi_counted_up_to_it(tmp_path):
+    """A collection copied before 4a0baca held a paper's `doi` field only (a BibTeX entry's DOI,
+    extra.bibtex.doi, not at all): the pasted DOI found nothing with --backend, and `migrate
+    --to` wrote only changed papers again, so only `--restart` mended it. Now a paper whose DOIs
+    differ from the store's is written again by the next copy."""
+    import json
+
+    from paperdex.backends.milvus import _row
+
+    rec = {"id": "bib:cvpr", "title": "Okapi study", "abstract": "Okapis.", "published": "2025-01-01"}
+    rec["extra"] = {"bibtex": {"key": "cvpr", "doi": "10.1109/CVPR.2026.00001"}}
+    (tmp_path / "a.jsonl").write_text(json.dumps(rec) + "\n")
+    d, db = tmp_path / "data", tmp_path / "m.db"
+
+    def run(*args: str) -> str:
+        r = CliRunner().invoke(cli, ["--data-dir", str(d), *args], catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+        return r.stdout
+
+    run("ingest", "-q", str(tmp_path / "a.jsonl"))
+    run("migrate", "--to", f"milvus://{db}")
+    with MilvusBackend(db) as mv:  # the row as the older paperdex wrote it: no doi field, no DOI
+        mv.client.upsert(mv.col, [_row(mv.pk("bib:cvpr"), mv.get("bib:cvpr"), None, mv.dim) | {"doi": ""}])
+        mv.publish()
+    search = ["search", "--json", "10.1109/cvpr.2026.00001"]
+    assert json.loads(run("--backend", f"milvus://{db}", *search))["hits"] == []
+    assert "1 of them written again" in run("migrate", "--to", f"milvus://{db}")
+    assert [h["id"] for h in json.loads(run("--backend", f"milvus://{db}", *search))["hits"]] == ["bib:cvpr"]
+    assert "0 of them written again" in run("migrate", "--to", f"milvus://{db}")
