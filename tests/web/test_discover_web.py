@@ -547,3 +547,22 @@ def test_the_for_you_page_has_pages_and_says_when_one_is_past_the_last(busy):
     assert "当日 314 篇中的 309 篇" in c.get("/for-you", params={"day": BUSY, "lang": "zh"}).text
     r = c.get("/for-you", params={"day": BUSY, "page": 0, "lang": "en"})
     assert r.status_code == 400 and "page must be between 1 and" in r.text
+
+
+def test_library_import_is_all_or_nothing_and_names_a_bad_field(site):
+    """POST /api/library/import with a tag repeating an id this store lacks was a 500
+    (sqlite3.IntegrityError) that left the tag made and empty; `"papers": "notalist"` a 500 too."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    body = {"format": "paperdex-library", "version": 1, "tags": [{"name": "dup2", "papers": ["nope-1", "nope-1"]}]}
+    r = c.post("/api/library/import", json=body, headers=auth)
+    assert r.status_code == 200 and r.json() == {"tags": 1, "papers": 1, "dismissed": 0, "saved_searches": 0}
+    assert c.get("/api/tags/dup2").json()["papers"] == ["nope-1"]
+    bad = {**body, "tags": [{"name": "dup3", "papers": [ids[0]]}, {"name": "dup4", "papers": "notalist"}]}
+    r = c.post("/api/library/import", json=bad, headers=auth)
+    assert r.status_code == 400, r.text
+    said = r.json()["error"]["message"]
+    assert said == 'the library file\'s tags[1].papers: must be a list, got "notalist"; nothing was imported'
+    assert [t["name"] for t in c.get("/api/tags").json()["tags"]] == ["dup2"]
+    r = c.post("/api/library/import", json={**body, "version": "1"}, headers=auth)
+    assert r.status_code == 400 and r.json()["error"]["message"].startswith("the library file's version: must be")
