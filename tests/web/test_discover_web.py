@@ -566,3 +566,14 @@ def test_library_import_is_all_or_nothing_and_names_a_bad_field(site):
     assert [t["name"] for t in c.get("/api/tags").json()["tags"]] == ["dup2"]
     r = c.post("/api/library/import", json={**body, "version": "1"}, headers=auth)
     assert r.status_code == 400 and r.json()["error"]["message"].startswith("the library file's version: must be")
+
+
+def test_a_tag_of_papers_not_in_the_store_yet_says_so(site):
+    """/tag/x whose papers are all not in this store said "3 papers" and listed none."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    body = {"format": "paperdex-library", "tags": [{"name": "later", "papers": ["gone-1", "gone-2", ids[0]]}]}
+    assert c.post("/api/library/import", json=body, headers=auth).status_code == 200
+    page = c.get("/tag/later?lang=en").text
+    assert "2 of these papers are not in this store yet" in page and "gone-1" in page and "gone-2" in page
+    assert "这些论文中有 2 篇尚不在本库中" in c.get("/tag/later?lang=zh").text
