@@ -659,10 +659,12 @@ def _named(loc: Sequence[int | str], name: str) -> str:
 
 
 def export_bibtex(store: Store, name: str | None = None) -> str:
-    """A tag's papers (or every tagged paper) as a .bib file, through the one BibTeX writer."""
+    """A tag's papers (or every tagged paper) as a .bib file, through the one BibTeX writer; a tag
+    that does not exist is an error naming it (it was an empty file: a typo looked like a tag of
+    papers this store lacks)."""
     from paperdex.sources.bibtex import to_bibtex
 
-    ids = tag_papers(store, name) if name else store.tagged_paper_ids()
+    ids = tag_papers(store, get_tag(store, name).name) if name else store.tagged_paper_ids()
     return to_bibtex([p for p in (store.get(i) for i in sorted(set(ids))) if p is not None])
 
 

@@ -577,3 +577,18 @@ def test_a_tag_of_papers_not_in_the_store_yet_says_so(site):
     page = c.get("/tag/later?lang=en").text
     assert "2 of these papers are not in this store yet" in page and "gone-1" in page and "gone-2" in page
     assert "这些论文中有 2 篇尚不在本库中" in c.get("/tag/later?lang=zh").text
+
+
+def test_a_bibtex_export_of_a_missing_tag_is_a_404_naming_it(site, store):
+    """GET /api/library/export?format=bibtex&tag=nonexist was an empty 200 (an empty .bib), and
+    `tag export --format bibtex --tag nonexist` an empty file with exit 0."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    c, _, _ = site
+    r = c.get("/api/library/export?format=bibtex&tag=nonexist")
+    assert r.status_code == 404 and r.json()["error"]["message"] == "no tag named 'nonexist'"
+    args = ["--data-dir", str(store.data_dir), "tag", "export", "--format", "bibtex", "--tag", "nonexist"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 1 and "no tag named 'nonexist'" in r.output and "Traceback" not in r.output
