@@ -308,8 +308,9 @@ def _url(v: Any, key: str, notes: list[str] | None) -> str | None:
     return v if v.strip() else None
 
 
-def _id(raw_id: Any) -> str:
-    """An id usable in a link, without an arXiv id's version."""
+def record_id(raw_id: Any) -> str:
+    """An id usable in a link, without an arXiv id's version: the one check of an id a file
+    gives, a record's (ingest) or a library export's (discover/library.import_json)."""
     if isinstance(raw_id, float):
         raise RecordError(f"'id' is a number ({raw_id!r}); write ids as strings, e.g. \"2501.00001\"")
     pid = _text(raw_id, "id", MAX_ID + 1, None, required=True)
@@ -414,7 +415,7 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
     text is cut, and what was cut appended to ``notes`` (the record is kept)."""
     if not isinstance(rec, dict):
         raise RecordError(f"expected a JSON object, got {_kind(rec)}")
-    pid = _id(rec.get("id"))
+    pid = record_id(rec.get("id"))
     title = _text(rec.get("title"), "title", MAX_TITLE, notes, required=True)
     assert title is not None
     raw_abstract = rec["abstract"] if rec.get("abstract") is not None else rec.get("summary")

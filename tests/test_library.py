@@ -223,3 +223,90 @@ def test_saved_filters_are_checked_as_a_search_checks_them_and_dot_names_refused
         r = run(cli, [*base, "tag", "add", name, _ids(store, 1)[0]])
         assert r.exit_code == 1 and "a tag name cannot be . or .." in r.output
     assert L.tags(store) == [] and L.add_to_tag(store, "...", _ids(store, 1)) == 1  # only . and .. are paths
+
+
+def _library(**parts) -> dict:
+    return {"format": L.FORMAT, "version": 1, **parts}
+
+
+def _nothing_written(store: Store) -> bool:
+    return L.tags(store) == [] and L.dismissed(store) == [] and L.saved_searches(store) == []
+
+
+def test_an_import_repeating_an_id_the_store_lacks_imports_it_once_and_all_of_the_file(store, tmp_path):
+    """`tag import` of a file whose tag repeated an id this store lacks died with a traceback
+    (sqlite3.IntegrityError: UNIQUE constraint failed: tag_papers.tag, tag_papers.paper), the tags
+    before it written, that tag left empty and the saved searches after it never imported."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    a = _ids(store, 1)[0]
+    data = _library(
+        tags=[{"name": "first", "papers": [a]}, {"name": "second", "papers": ["gone-1", "gone-1", f"{a}", a]}],
+        saved_searches=[{"name": "s", "query": "diffusion", "params": {}}],
+    )
+    f = tmp_path / "lib.json"
+    f.write_text(json.dumps(data))
+    r = CliRunner().invoke(cli, ["--data-dir", str(store.data_dir), "tag", "import", str(f)])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    assert json.loads(r.output) == {"tags": 2, "papers": 3, "dismissed": 0, "saved_searches": 1}
+    assert L.tag_papers(store, "first") == [a] and set(L.tag_papers(store, "second")) == {"gone-1", a}
+    assert L.get_saved(store, "s").query == "diffusion"
+    f.write_text(json.dumps({**data, "tags": [{"name": "third", "papers": [a]}], "dismissed": a}))
+    r = CliRunner().invoke(cli, ["--data-dir", str(store.data_dir), "tag", "import", str(f)])
+    assert r.exit_code == 1 and "Traceback" not in r.output and len(r.output.splitlines()) == 1, r.output
+    assert f'the library file\'s dismissed: must be a list, got "{a}"; nothing was imported' in r.output
+    assert [t.name for t in L.tags(store)] == ["first", "second"]
+
+
+BAD_FIELDS = [  # a body, the field the refusal names, and what it says of it
+    ({"tags": [{"name": "t", "papers": "notalist"}]}, "tags[0].papers", 'must be a list, got "notalist"'),
+    ({"tags": [{"name": "t", "papers": "abc"}]}, "tags[0].papers", 'must be a list, got "abc"'),
+    ({"tags": [{"name": "t", "papers": ["2505.01917", 1, 2]}]}, "tags[0].papers[1]", "must be text, got 1"),
+    ({"tags": [{"name": "ok", "papers": []}, {"name": "t", "papers": ["../etc"]}]}, "tags[1].papers[0]", "'..'"),
+    ({"tags": [{"name": "t", "papers": []}], "dismissed": "2505.01917"}, "dismissed", "must be a list"),
+    ({"tags": [{"name": "t", "papers": []}], "version": "1"}, "version", 'must be a whole number, got "1"'),
+    ({"tags": [{"name": "a/b", "papers": []}]}, "tags[0].name", "a tag name cannot be . or .."),
+    ({"tags": [{"name": "t", "papers": [], "created": "yesterday"}]}, "tags[0].created", "2026-01-31T12:00:00Z"),
+    ({"saved_searches": [{"name": "s", "query": "x"}], "tags": [{"name": "t"}]}, "tags[0].papers", "is missing"),
+]
+
+
+@pytest.mark.parametrize(("body", "field", "says"), BAD_FIELDS)
+def test_an_import_with_a_bad_field_names_it_and_writes_nothing(store, body, field, says):
+    """`"papers": "notalist"` was read letter by letter (a 500: the letter t twice), "abc" kept
+    as the ids a, b and c, numbers and `../etc` kept as ids, a `dismissed` string ignored and a
+    `"version": "1"` taken; each tag was written before the next was read."""
+    with pytest.raises(L.LibraryError) as e:
+        L.import_json(store, _library(**body))
+    assert e.value.message.startswith(f"the library file's {field}: ") and says in e.value.message
+    assert e.value.message.endswith("; nothing was imported") and e.value.status == 400
+    assert e.value.message.in_lang("zh").startswith(f"文库文件的 {field}：")
+    assert _nothing_written(store)
+
+
+def test_an_import_keeps_the_marks_and_times_of_papers_this_store_lacks(store, tmp_path):
+    """A library imported on a new machine before its first sync lost its "not interested" marks
+    (`"dismissed": 0`), while its tags kept the ids; each tag and saved search was dated the
+    import, not its creation."""
+    a, b = _ids(store, 2)
+    L.add_to_tag(store, "robots", [a])
+    L.dismiss(store, [b])
+    L.save_search(store, "s", "diffusion")
+    data = L.export_json(store)
+    data["tags"][0]["created"] = "2020-01-02T03:04:05Z"
+    data["saved_searches"][0]["created"] = "2021-02-03T04:05:06Z"
+    fresh = Store(tmp_path / "fresh")
+    try:
+        got = L.import_json(fresh, data)
+        assert got == {"tags": 1, "papers": 1, "dismissed": 1, "saved_searches": 1}
+        assert L.dismissed(fresh) == [b] and L.tag_papers(fresh, "robots") == [a]
+        assert L.get_tag(fresh, "robots").created == "2020-01-02T03:04:05Z"
+        assert L.get_saved(fresh, "s").created == "2021-02-03T04:05:06Z"
+        again = L.export_json(fresh)
+        assert again["dismissed"] == [b] and again["tags"][0]["papers"] == [a]
+        fresh.upsert([store.get(b)])  # synced later: the mark holds for the paper
+        assert L.undismiss(fresh, [b]) == 1
+    finally:
+        fresh.close()

@@ -12,17 +12,20 @@ import hashlib
 import hmac
 import itertools
 import json
+import re
 import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from paperdex.index.publish import publish
-from paperdex.messages import LANGS, message
-from paperdex.paper import Paper, typed_id
+from paperdex.messages import LANGS, message, typed
+from paperdex.paper import Paper, RecordError, record_id, typed_id
 from paperdex.search import MAX_WINDOW, URL_NAMES, Filters
 from paperdex.search.query import QueryError, parse
 from paperdex.store import Store
@@ -90,14 +93,22 @@ def tag_name(name: str, *, saved: bool = False) -> str:
 def paper_ids(store: Store, ids: Iterable[str]) -> tuple[list[str], list[str]]:
     """The stored ids for user-typed ones (an `arXiv:` prefix and a version suffix are
     dropped when the bare id is the stored one; an id a merge moved gives the paper's id now,
-    Store.resolve), and the ones not in the store."""
+    Store.resolve), and the ones not in the store, each once (an import kept a repeated one
+    twice: a UNIQUE constraint failed halfway through)."""
     found, missing = [], []
     for pid in filter(None, (typed_id(str(raw)) for raw in ids)):
         if (stored := store.resolve(pid)) is None:
             missing.append(pid)
-        elif stored not in found:
+        else:
             found.append(stored)
-    return found, missing
+    return list(dict.fromkeys(found)), list(dict.fromkeys(missing))
+
+
+def kept_ids(store: Store, ids: Iterable[str]) -> list[str]:
+    """The ids an import keeps: the stored ones, then the ones this store lacks, kept for when
+    they are ingested (a library imported before the first sync loses nothing)."""
+    found, missing = paper_ids(store, ids)
+    return found + [m for m in missing if m not in found]
 
 
 # --- tags -------------------------------------------------------------------------------
@@ -134,14 +145,14 @@ def tags_of(store: Store, pid: str) -> list[str]:
     return store.tag_names_of(pid)
 
 
-def _tag_id(c: Store, name: str) -> int:
-    """The tag's id, the tag made if new."""
+def _tag_id(c: Store, name: str, created: str | None = None) -> int:
+    """The tag's id, the tag made if new (dated `created`, an import's, else now)."""
     tid = c.tag_id(name)
     if tid is not None:
         return tid
     if c.tag_count() >= MAX_TAGS:
         raise LibraryError(message("too_many_tags", limit=MAX_TAGS))
-    return c.insert_tag(name, now())
+    return c.insert_tag(name, created or now())
 
 
 def create_tag(store: Store, name: str) -> Tag:
@@ -151,23 +162,26 @@ def create_tag(store: Store, name: str) -> Tag:
     return get_tag(store, name)
 
 
-def add_to_tag(store: Store, name: str, ids: Iterable[str], *, allow_missing: bool = False) -> int:
+def add_to_tag(store: Store, name: str, ids: Iterable[str]) -> int:
     """Save papers into a tag (made if new); returns how many were not in it yet. Ids not in the
-    store are an error, unless `allow_missing` (an import keeps them for when they are ingested)."""
+    store are an error (an import keeps them: :func:`import_json`)."""
     name = tag_name(name)
     found, missing = paper_ids(store, ids)
-    if missing and not allow_missing:
+    if missing:
         raise LibraryError(message("ids_not_in_store", ids=_listed(missing)), 404)
-    if allow_missing:
-        found += [m for m in missing if len(m) <= 200 and not _unsafe(m)]
     with _write(store) as c:
-        tid = _tag_id(c, name)
-        have_ids = set(c.tag_paper_ids(name))
-        if len(have_ids) + len(found) > MAX_TAG_PAPERS:
-            raise LibraryError(message("tag_too_full", limit=MAX_TAG_PAPERS))
-        fresh = [pid for pid in found if pid not in have_ids]
-        c.add_to_tag(tid, fresh, now())
-        c.undismiss(found)  # saving a paper takes back a "not interested"
+        return _add(c, name, found)
+
+
+def _add(c: Store, name: str, ids: list[str], created: str | None = None) -> int:
+    """Inside a write: save `ids` (each once) into tag `name`, made if new; how many were new to it."""
+    tid = _tag_id(c, name, created)
+    have_ids = set(c.tag_paper_ids(name))
+    fresh = [pid for pid in dict.fromkeys(ids) if pid not in have_ids]
+    if len(have_ids) + len(fresh) > MAX_TAG_PAPERS:
+        raise LibraryError(message("tag_too_full", limit=MAX_TAG_PAPERS))
+    c.add_to_tag(tid, fresh, now())
+    c.undismiss(ids)  # saving a paper takes back a "not interested"
     return len(fresh)
 
 
@@ -328,6 +342,20 @@ def save_search(
     refused (409; `how` says how to replace it in the caller's interface) unless `replace` (counted
     new from now): every interface had its own rule, and the API and the web replaced silently.
     The same search saved again under its name is kept as it is."""
+    name, query, p = checked_search(name, query, params)
+    with _write(store) as c:
+        old = c.saved_search_row(name=name)
+        if old is not None and not replace and _same(old, query, p):
+            return _saved(old)
+        if old is not None and not replace:
+            how = how or message("saved_replace_cli")
+            raise LibraryError(message("saved_exists", name=name, id=old["id"], query=old["query"][:80], how=how), 409)
+        _put_search(c, name, query, p)
+    return get_saved(store, name)
+
+
+def checked_search(name: str, query: str, params: dict[str, Any] | None) -> tuple[str, str, dict[str, str]]:
+    """A search to save, as stored (its name, query and filters), each checked as a search checks it."""
     name = tag_name(name, saved=True)
     query = str(query or "").strip()
     if len(query) > MAX_QUERY or _unsafe(query.replace("\n", " ")):
@@ -336,17 +364,15 @@ def save_search(
     if not query and not any(k in p for k in ("category", "from", "to", "venue", "area", "author")):
         raise LibraryError(message("saved_needs_query"))
     check_search(query, p)
-    with _write(store) as c:
-        old = c.saved_search_row(name=name)
-        if old is not None and not replace and _same(old, query, p):
-            return _saved(old)
-        if old is not None and not replace:
-            how = how or message("saved_replace_cli")
-            raise LibraryError(message("saved_exists", name=name, id=old["id"], query=old["query"][:80], how=how), 409)
-        if old is None and c.saved_search_count() >= MAX_SAVED:
-            raise LibraryError(message("too_many_saved", limit=MAX_SAVED))
-        c.put_saved_search(name, query, json.dumps(p, sort_keys=True), now(), c.max_rowid(), now())
-    return get_saved(store, name)
+    return name, query, p
+
+
+def _put_search(c: Store, name: str, query: str, p: dict[str, str], created: str | None = None) -> None:
+    """Inside a write: save a checked search, or replace the one of its name (which keeps its
+    id and creation time); counted new from now. `created`: an import's, else now."""
+    if c.saved_search_row(name=name) is None and c.saved_search_count() >= MAX_SAVED:
+        raise LibraryError(message("too_many_saved", limit=MAX_SAVED))
+    c.put_saved_search(name, query, json.dumps(p, sort_keys=True), created or now(), c.max_rowid(), now())
 
 
 def saved_searches(store: Store) -> list[SavedSearch]:
@@ -509,42 +535,136 @@ def export_json(store: Store) -> dict[str, Any]:
     }
 
 
-def import_json(store: Store, data: dict[str, Any]) -> dict[str, Any]:
-    """Merge an exported library into this one: tags gain papers (ids this store lacks are
-    kept for when they are ingested), dismissals and saved searches are added."""
+def import_json(store: Store, data: Any) -> dict[str, Any]:
+    """Merge an exported library into this one: tags gain papers, "not interested" marks are
+    added (ids this store lacks are kept for when they are ingested, both), saved searches are
+    added or replace the one of their name; a new tag or search keeps its exported `created`.
+    The whole file is checked before anything is written (a bad field is an error naming it),
+    then written in one transaction: all of it or nothing."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise LibraryError(message("not_library_export", format=FORMAT))
-    if int(data.get("version") or 0) > FORMAT_VERSION:
+    try:
+        lib = LibraryExport.model_validate(data)
+    except ValidationError as e:
+        raise _refusal(e) from None
+    if lib.version > FORMAT_VERSION:
         raise LibraryError(message("export_newer"))
-    out = {"tags": 0, "papers": 0, "dismissed": 0, "saved_searches": 0}
-    for t in data.get("tags") or []:
-        if not isinstance(t, dict):
-            raise LibraryError(message("export_tags_shape"))
-        ids = [str(p) for p in t.get("papers") or []]
-        create_tag(store, t.get("name", ""))
-        out["tags"] += 1
-        out["papers"] += add_to_tag(store, t["name"], ids, allow_missing=True) if ids else 0
-    found, _ = paper_ids(store, [str(p) for p in data.get("dismissed") or []])
-    if found:
-        out["dismissed"] = dismiss(store, found)
-    refused = []
-    for s in data.get("saved_searches") or []:
-        if not isinstance(s, dict):
-            raise LibraryError(message("export_saved_shape"))
+    names = [_named(("tags", i, "name"), t.name) for i, t in enumerate(lib.tags)]
+    searches, refused = [], []
+    for s in lib.saved_searches:
         try:
-            save_search(store, s.get("name", ""), s.get("query", ""), s.get("params") or {}, replace=True)
+            searches.append((*checked_search(s.name, s.query, s.params), s.created))
         except LibraryError as e:  # one that no longer parses (saved by an older version): said, not fatal
-            refused.append(message("import_saved_refused", name=str(s.get("name"))[:80], error=e.message))
-            continue
-        out["saved_searches"] += 1
+            refused.append(message("import_saved_refused", name=s.name[:80], error=e.message))
+    out = {"tags": len(names), "papers": 0, "dismissed": 0, "saved_searches": len(searches)}
+    with _write(store) as c:
+        for name, t in zip(names, lib.tags, strict=True):
+            out["papers"] += _add(c, name, kept_ids(c, t.papers), t.created)
+        out["dismissed"] = c.dismiss(kept_ids(c, lib.dismissed), now())
+        for name, query, p, created in searches:
+            _put_search(c, name, query, p, created)
     return {**out, "refused": refused} if refused else out
 
 
+def _file_id(v: str) -> str:
+    """A paper id in a library file, checked as ingest checks a record's (paper.record_id):
+    `../etc` or an id with a space was kept as one."""
+    try:
+        record_id(v)
+    except RecordError as e:
+        raise ValueError(str(e)) from None
+    return v
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # as now() writes it
+
+
+def _stamp(v: str) -> str:
+    if not _STAMP.fullmatch(v):
+        raise ValueError(message("import_must_be", kind=message("kind_time"), value=_shown(v)))
+    return v
+
+
+FileId = Annotated[str, AfterValidator(_file_id)]
+Stamp = Annotated[str, AfterValidator(_stamp)]
+
+
+class _Part(BaseModel):
+    """Strict: a string where a list belongs was read letter by letter, "1" taken as a version."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class ExportTag(_Part):
+    name: str
+    created: Stamp | None = None
+    papers: list[FileId]
+
+
+class ExportSaved(_Part):
+    name: str
+    query: str
+    params: dict[str, Any] = {}
+    created: Stamp | None = None
+
+
+class LibraryExport(_Part):
+    """The whole library (tokens excepted), as export_json writes it and import_json takes it;
+    the API's schema (web/schemas.py), so `tag import` and POST /api/library/import refuse alike."""
+
+    format: Literal["paperdex-library"]
+    version: int = FORMAT_VERSION
+    exported: str | None = None
+    tags: list[ExportTag] = []
+    dismissed: list[FileId] = []
+    saved_searches: list[ExportSaved] = []
+
+
+def _shown(v: Any) -> str:
+    return typed(json.dumps(v, ensure_ascii=False, default=str))
+
+
+def _field(loc: Sequence[int | str]) -> str:
+    """A field's place as a user finds it in the file: tags[0].papers[1]."""
+    return "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in loc).lstrip(".")
+
+
+def _refusal(err: ValidationError) -> LibraryError:
+    """The first field the check refused, named, with what it must be."""
+    e = err.errors()[0]
+    kinds = {
+        "list_type": message("kind_list"),
+        "string_type": message("kind_text"),
+        "int_type": message("kind_number"),
+        "dict_type": message("kind_object"),
+        "model_type": message("kind_object"),
+    }
+    cause = (e.get("ctx") or {}).get("error")
+    why: Any = e["msg"]
+    if isinstance(cause, Exception) and cause.args:
+        why = cause.args[0]
+    elif e["type"] == "missing":
+        why = message("import_missing")
+    elif e["type"] in kinds:
+        why = message("import_must_be", kind=kinds[e["type"]], value=_shown(e["input"]))
+    return LibraryError(message("import_field", field=_field(e["loc"]), error=why))
+
+
+def _named(loc: Sequence[int | str], name: str) -> str:
+    """A tag name of the file, as stored; a bad one refuses the import, naming where it is."""
+    try:
+        return tag_name(name)
+    except LibraryError as e:
+        raise LibraryError(message("import_field", field=_field(loc), error=e.message)) from None
+
+
 def export_bibtex(store: Store, name: str | None = None) -> str:
-    """A tag's papers (or every tagged paper) as a .bib file, through the one BibTeX writer."""
+    """A tag's papers (or every tagged paper) as a .bib file, through the one BibTeX writer; a tag
+    that does not exist is an error naming it (it was an empty file: a typo looked like a tag of
+    papers this store lacks)."""
     from paperdex.sources.bibtex import to_bibtex
 
-    ids = tag_papers(store, name) if name else store.tagged_paper_ids()
+    ids = tag_papers(store, get_tag(store, name).name) if name else store.tagged_paper_ids()
     return to_bibtex([p for p in (store.get(i) for i in sorted(set(ids))) if p is not None])
 
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from paperdex.discover import library
 from paperdex.service import MAX_RELATED
 
 MAX_IDS = 1000  # paper ids in one write (views/library_api.py)
@@ -292,28 +293,8 @@ class RelatedIn(BaseModel):
     date_to: str | None = Field(None, alias="to", description="Latest date, YYYY[-MM[-DD]]")
 
 
-class ExportTag(_Open):
-    name: str
-    created: str | None = None
-    papers: list[str]
-
-
-class ExportSaved(_Open):
-    name: str
-    query: str
-    params: dict[str, Any] = {}
-    created: str | None = None
-
-
-class LibraryExport(_Open):
-    """The whole library (tokens excepted), as GET /api/library/export gives it and import takes it."""
-
-    format: Literal["paperdex-library"]
-    version: int
-    exported: str | None = None
-    tags: list[ExportTag] = []
-    dismissed: list[str] = []
-    saved_searches: list[ExportSaved] = []
+# The library file's shape: what an import checks, for the API and `tag import` alike
+LibraryExport = library.LibraryExport
 
 
 class ImportOut(_Open):

@@ -547,3 +547,48 @@ def test_the_for_you_page_has_pages_and_says_when_one_is_past_the_last(busy):
     assert "当日 314 篇中的 309 篇" in c.get("/for-you", params={"day": BUSY, "lang": "zh"}).text
     r = c.get("/for-you", params={"day": BUSY, "page": 0, "lang": "en"})
     assert r.status_code == 400 and "page must be between 1 and" in r.text
+
+
+def test_library_import_is_all_or_nothing_and_names_a_bad_field(site):
+    """POST /api/library/import with a tag repeating an id this store lacks was a 500
+    (sqlite3.IntegrityError) that left the tag made and empty; `"papers": "notalist"` a 500 too."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    body = {"format": "paperdex-library", "version": 1, "tags": [{"name": "dup2", "papers": ["nope-1", "nope-1"]}]}
+    r = c.post("/api/library/import", json=body, headers=auth)
+    assert r.status_code == 200 and r.json() == {"tags": 1, "papers": 1, "dismissed": 0, "saved_searches": 0}
+    assert c.get("/api/tags/dup2").json()["papers"] == ["nope-1"]
+    bad = {**body, "tags": [{"name": "dup3", "papers": [ids[0]]}, {"name": "dup4", "papers": "notalist"}]}
+    r = c.post("/api/library/import", json=bad, headers=auth)
+    assert r.status_code == 400, r.text
+    said = r.json()["error"]["message"]
+    assert said == 'the library file\'s tags[1].papers: must be a list, got "notalist"; nothing was imported'
+    assert [t["name"] for t in c.get("/api/tags").json()["tags"]] == ["dup2"]
+    r = c.post("/api/library/import", json={**body, "version": "1"}, headers=auth)
+    assert r.status_code == 400 and r.json()["error"]["message"].startswith("the library file's version: must be")
+
+
+def test_a_tag_of_papers_not_in_the_store_yet_says_so(site):
+    """/tag/x whose papers are all not in this store said "3 papers" and listed none."""
+    c, tok, ids = site
+    auth = {"Authorization": f"Bearer {tok}"}
+    body = {"format": "paperdex-library", "tags": [{"name": "later", "papers": ["gone-1", "gone-2", ids[0]]}]}
+    assert c.post("/api/library/import", json=body, headers=auth).status_code == 200
+    page = c.get("/tag/later?lang=en").text
+    assert "2 of these papers are not in this store yet" in page and "gone-1" in page and "gone-2" in page
+    assert "这些论文中有 2 篇尚不在本库中" in c.get("/tag/later?lang=zh").text
+
+
+def test_a_bibtex_export_of_a_missing_tag_is_a_404_naming_it(site, store):
+    """GET /api/library/export?format=bibtex&tag=nonexist was an empty 200 (an empty .bib), and
+    `tag export --format bibtex --tag nonexist` an empty file with exit 0."""
+    from click.testing import CliRunner
+
+    from paperdex.cli import cli
+
+    c, _, _ = site
+    r = c.get("/api/library/export?format=bibtex&tag=nonexist")
+    assert r.status_code == 404 and r.json()["error"]["message"] == "no tag named 'nonexist'"
+    args = ["--data-dir", str(store.data_dir), "tag", "export", "--format", "bibtex", "--tag", "nonexist"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 1 and "no tag named 'nonexist'" in r.output and "Traceback" not in r.output

@@ -82,13 +82,16 @@ def tag_page(request: Request, name: str, page: int = 1) -> Response:
     with pool.reader() as st:
         tag = library.get_tag(st, name)
         ids = library.tag_papers(st, tag.name)
-        papers = [p for p in (st.get(i) for i in ids) if p is not None]
+        got = {i: st.get(i) for i in ids}
+    papers = [p for p in got.values() if p is not None]
+    missing = [i for i, p in got.items() if p is None]  # kept by an import until they are ingested
     recs = service.recommend(pool, tag.name, RECS_PER_PAGE, min(page, service.MAX_RECOMMEND_PAGE))
     pages = max(1, min(service.MAX_RECOMMEND_PAGE, -(-recs.candidates // RECS_PER_PAGE)))
     if page > pages:
         recs.items = []
     window = page_window(min(page, pages), pages)
-    ctx: dict[str, Any] = {"tag": tag, "papers": papers, "recs": recs, "page": page, "pages": pages, "window": window}
+    ctx: dict[str, Any] = {"tag": tag, "papers": papers, "missing": missing, "recs": recs, "page": page}
+    ctx |= {"pages": pages, "window": window}
     return discover_page(request, "discover_tag.html", **ctx)
 
 

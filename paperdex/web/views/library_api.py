@@ -324,6 +324,7 @@ EXPORTS = {  # format: (media type, file extension)
             },
         },
         **READ_ERRORS,
+        404: schemas.NO_TAG,  # BibTeX of a tag that does not exist
     },
 )
 def api_export(
