@@ -497,6 +497,24 @@ def busy(tmp_path):
     s.close()
 
 
+def test_for_you_api_takes_per_page_as_search_and_daily_do(busy):
+    """Before: /api/for-you read only `k` for its page size, where /api/search and /api/daily read
+    `per_page` and its own answer reports `per_page`: ?per_page=100 was ignored (50 a page, 7
+    pages). Now per_page is read, k still is (its older name), and the two differing is a 400."""
+    c, _, _ = busy
+    for params in ({"per_page": 100}, {"k": 100}, {"per_page": 100, "k": 100}):
+        got = c.get("/api/for-you", params={"day": BUSY, **params}).json()
+        assert (got["per_page"], got["pages"], len(got["papers"])) == (100, 4, 100), params
+    assert c.get("/api/for-you", params={"day": BUSY}).json()["per_page"] == 50
+    both = c.get("/api/for-you", params={"day": BUSY, "per_page": 100, "k": 20})
+    assert both.status_code == 400
+    assert both.json()["error"]["message"] == "per_page=100 and k=20 (its older name) differ; give one"
+    over = c.get("/api/for-you", params={"day": BUSY, "per_page": service.MAX_K + 1})
+    assert over.json()["error"]["message"] == f"per_page must be between 1 and {service.MAX_K}"
+    spec = {p["name"]: p for p in c.get("/openapi.json").json()["paths"]["/api/for-you"]["get"]["parameters"]}
+    assert spec["per_page"]["schema"]["maximum"] == service.MAX_K and spec["k"]["deprecated"] is True
+
+
 def test_for_you_pages_through_every_paper_of_a_busy_day(busy):
     """A day of 314 papers: /for-you scored the first 200 of the listing and showed no pages, so
     114 were never ranked. Every paper of the day but the tag's own is scored now, the pages
