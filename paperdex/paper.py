@@ -268,7 +268,7 @@ def _date(v: Any, key: str) -> str | None:
         raise RecordError(f"'{key}' is not a real date: {v[:10]!r}") from None
 
 
-def _published(v: Any) -> tuple[str | None, str | None]:
+def _published(v: Any, key: str = "published") -> tuple[str | None, str | None]:
     """(date, precision) of a record's ``published``: a day, or a month or year alone ("2025-07",
     "2025") dated its first day with the precision "month" or "year", as the BibTeX and Zotero
     readers date a month or a year (merge.py never lets such a date replace a day it agrees with,
@@ -276,13 +276,32 @@ def _published(v: Any) -> tuple[str | None, str | None]:
     m = _PARTIAL_DATE.match(v) if isinstance(v, str) else None
     if m is None:
         if v not in (None, "") and not (isinstance(v, str) and _DATE.match(v)):
-            raise RecordError(f"'published' must be a date YYYY-MM-DD, YYYY-MM or YYYY, got {v!r}"[:200])
-        return _date(v, "published"), None
+            raise RecordError(f"'{key}' must be a date YYYY-MM-DD, YYYY-MM or YYYY, got {v!r}"[:200])
+        return _date(v, key), None
     try:
         day = dt.date(int(m[1]), int(m[2] or 1), 1).isoformat()
     except ValueError:
-        raise RecordError(f"'published' is not a real date: {v!r}") from None
+        raise RecordError(f"'{key}' is not a real date: {v!r}") from None
     return day, "month" if m[2] else "year"
+
+
+_DATES = ("published", "listed", "updated")
+
+
+def _published_or_date(rec: dict[str, Any], notes: list[str] | None) -> tuple[str | None, str | None]:
+    """``published`` as :func:`_published` reads it; a record with no date but ``date`` (a user's
+    own, or ``show --json``'s) has that as its published date, checked the same way, rather than
+    losing it. With a date of its own, ``date`` is to_dict's derived one (listed, else published,
+    else updated): ignored, with a note when it names another day than those give."""
+    given = {k: rec.get(k) for k in _DATES if rec.get(k) not in (None, "")}
+    date = rec.get("date")
+    if date in (None, "") or given:
+        if date not in (None, "") and notes is not None:
+            derived = [given[k] for k in ("listed", "published", "updated") if k in given][0]
+            if not (isinstance(date, str) and isinstance(derived, str) and date[:10].startswith(derived[:10])):
+                notes.append(f"'date' {str(date)[:40]!r} ignored: the record's published/listed/updated date it")
+        return _published(rec.get("published"))
+    return _published(date, "date")
 
 
 def _with_precision(extra: dict[str, Any], source: str, precision: str | None) -> dict[str, Any]:
@@ -420,7 +439,7 @@ def paper_from_dict(rec: Any, source: str = "file", notes: list[str] | None = No
     assert title is not None
     raw_abstract = rec["abstract"] if rec.get("abstract") is not None else rec.get("summary")
     abstract = _text(raw_abstract, "abstract", MAX_ABSTRACT, notes) or ""
-    published, precision = _published(rec.get("published"))
+    published, precision = _published_or_date(rec, notes)
     dates = {key: _date(rec.get(key), key) for key in ("listed", "updated")}
     truncated = rec.get("authors_truncated")
     if truncated is not None and not isinstance(truncated, bool):

@@ -861,11 +861,11 @@ def run_saved(pool: Pool, key: str, per_page: int) -> tuple[library.SavedSearch,
 
 
 def for_you(pool: Pool, day: str | None, k: int, page: int = 1) -> tuple[feed.Day, list[tuple[Paper, float, str]]]:
-    """Page `page` (`k` a page) of a day's papers that the user's tags score, best first, each with
-    its best score and that tag; `d.total` is how many the tags score (what the pages list),
-    `d.day_total` the day's papers. A page past the last is empty and says so (`d.pages`); page 0
-    or one past MAX_PAGE is a 400, as a day's listing's."""
-    _within(k, MAX_K, "k_range")
+    """Page `page` (`k` a page: the API's `per_page`) of a day's papers that the user's tags score,
+    best first, each with its best score and that tag; `d.total` is how many the tags score (what
+    the pages list), `d.day_total` the day's papers. A page past the last is empty and says so
+    (`d.pages`); page 0 or one past MAX_PAGE is a 400, as a day's listing's."""
+    _within(k, MAX_K, "per_page_range")
     _within(page, MAX_PAGE, "page_range")
     with pool.searcher() as s:
         R.prepare(s.store, None, s.corpus)  # the tags' models, before the budget starts

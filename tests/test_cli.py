@@ -1,4 +1,5 @@
 import json
+import re
 
 from click.testing import CliRunner
 
@@ -252,3 +253,14 @@ def test_search_json_is_the_apis_object_with_total_tiers_and_notices(built_store
     weight = json.loads(run("search", "wieght decay", "--json", data_dir=built_store_dir).stdout)
     assert "did you mean “weight decay”?" in weight["notices"] and weight["total"] == 3
     assert weight["tiers"][0] == {"tier": "match", "count": 3}
+
+
+def test_search_past_the_last_page_says_so(built_store_dir):
+    """Before: `--page 104` of a search of 86 pages printed "page 104/86", as if there were 104."""
+    first = run("search", "learning", "--mode", "lexical", data_dir=built_store_dir)
+    m = re.search(r"page 1/(\d+) ·", first.output)
+    assert m, first.output
+    pages = int(m[1])
+    past = run("search", "learning", "--mode", "lexical", "--page", pages + 5, data_dir=built_store_dir)
+    assert past.exit_code == 0 and f"page {pages + 5}, past the last, {pages} ·" in past.output, past.output
+    assert f"page {pages + 5}/" not in past.output

@@ -204,6 +204,35 @@ def test_a_month_or_a_year_as_published_is_kept_with_its_precision(tmp_path):
     assert published_of(d2, "bib:july") == "2025-07-15"  # the month after the day: the day stays
 
 
+def test_a_records_date_is_its_published_date_when_it_gives_no_other(tmp_path):
+    """Before: `"date": "2025-05-20"` (the field `show --json` prints) was dropped with no note:
+    published, listed and date all null. Now a record with no published/listed/updated has its
+    `date` as the published date, checked as `published` is; beside a date of its own, a `date`
+    naming another day is ignored with a note, never silently."""
+    f = tmp_path / "unk.jsonl"
+    jsonl(
+        f,
+        {"id": "x-1", "title": "Widget paper", "authors": ["A B"], "date": "2025-05-20", "year": 2025, "foo": "bar"},
+        {"id": "x-2", "title": "A paper of July", "authors": ["A B"], "date": "2025-07"},
+        {"id": "x-3", "title": "A paper listed", "authors": ["A B"], "date": "2024-01-01", "listed": "2025-02-03"},
+        {"id": "x-4", "title": "A paper of no date", "authors": ["A B"], "date": "May 2025"},
+    )
+    d = tmp_path / "d"
+    r = run("ingest", f, data_dir=d)
+    assert "added 3, updated 0, unchanged 0, rejected 1" in r.output, r.output
+    assert f"{f}:4: 'date' must be a date YYYY-MM-DD, YYYY-MM or YYYY, got 'May 2025'" in r.output
+    assert f"{f}:3: note: 'date' '2024-01-01' ignored" in r.output
+    shown = json.loads(run("show", "x-1", "--json", data_dir=d).output)
+    assert (shown["published"], shown["date"]) == ("2025-05-20", "2025-05-20")
+    assert shown["extra"] == {"foo": "bar", "year": 2025}
+    assert (published_of(d, "x-2"), published_of(d, "x-3")) == ("2025-07-01", None)
+    # show --json's own output read back: the same dates, no note
+    again = tmp_path / "again.jsonl"
+    again.write_text(run("show", "x-3", "--json", data_dir=d).output.replace("\n", " ") + "\n")
+    r = run("ingest", again, data_dir=tmp_path / "d2")
+    assert "note" not in r.output and published_of(tmp_path / "d2", "x-3") is None, r.output
+
+
 # --- files of other shapes ----------------------------------------------------------------------
 
 

@@ -1037,3 +1037,33 @@ def test_an_id_the_store_lacks_gets_one_notice_that_says_what_it_is(searcher):
     assert res.total == 0 and res.notices == [
         "no paper here meets the query's conditions (its fields, prefixes, ids, categories, dates or filters)"
     ]
+
+
+def test_a_query_that_is_a_stored_papers_id_finds_it(store):
+    """Before: `zh-walk-1` or `mypaper` (ids of papers ingested from JSON Lines or BibTeX) gave
+    "0 papers match" where `id:zh-walk-1` found the paper and a pasted arXiv id finds its paper.
+    Now a one-token query no paper's text holds that is a stored id lists that paper, saying so;
+    a word papers hold that is also an id (`transformer`) is searched as a word, with a notice."""
+    from paperdex.paper import Paper
+    from paperdex.search import Searcher
+
+    words = Searcher(store).search("transformer", per_page=20)
+    store.upsert(
+        [
+            Paper(id="zh-walk-1", title="随机游走的一篇论文", authors=["A B"]),
+            Paper(id="mypaper", title="Notes on gardening", authors=["A B"]),
+            Paper(id="transformer", title="Notes on pruning roses", authors=["A B"]),
+        ]
+    )
+    publish(store)
+    s = Searcher(store)
+    for q in ("zh-walk-1", "mypaper", " mypaper "):
+        res = s.search(q, mode="lexical")
+        assert (ids(res), res.total) == ([q.strip()], 1), q
+        assert res.notices[0] == f"no paper's text holds {q.strip()!r}; it is the id of the paper listed"
+        assert s.search(q).hits[0].paper.id == q.strip()  # hybrid too
+    got = s.search("transformer", per_page=20)
+    assert (ids(got), got.total) == (ids(words), words.total) and "transformer" not in ids(got)
+    assert "'transformer' is also a paper's id: search id:transformer for that paper" in got.notices
+    two = s.search("gardening mypaper", mode="lexical")  # two words: no id
+    assert two.mode == "lexical" and not [n for n in two.notices if "id" in n]

@@ -129,7 +129,15 @@ def _print_hits(res: Result, explain: bool) -> None:
             table.add_row(str(i), tty(h.paper.id), tty(h.paper.date or ""), cell)
         console.print(table)
     counts = " · ".join(text("en", f"tier_{t}", n=f"{n:,}", count=n) for t, n in res.tiers)
-    console.print(f"[dim]{counts} · page {res.page}/{res.pages} · {res.mode} · {res.took_ms:.0f} ms[/dim]")
+    console.print(f"[dim]{counts} · {_page_line(res)} · {res.mode} · {res.took_ms:.0f} ms[/dim]")
+
+
+def _page_line(res: Result) -> str:
+    """The page line's "page 3/86", or a page past the last said as one ("page 104/86" read as a
+    real page of 104)."""
+    if res.page > res.pages:
+        return text("en", "cli_page_past_last", page=f"{res.page:,}", pages=f"{res.pages:,}")
+    return f"page {res.page:,}/{res.pages:,}"
 
 
 def _explain(h: Hit) -> str:

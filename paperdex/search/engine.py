@@ -19,8 +19,8 @@ import numpy as np
 from paperdex.index import lexical
 from paperdex.index.embed import Embedder, EmbedOptions
 from paperdex.index.vectors import SCAN_ALL_ABOVE, VectorIndex
-from paperdex.messages import message
-from paperdex.paper import CATEGORY, Paper
+from paperdex.messages import message, typed
+from paperdex.paper import CATEGORY, MAX_ID, Paper
 from paperdex.search.corpus import Corpus, StoreCorpus, Vectors
 from paperdex.search.highlight import distinguishing, mark, plain, snippet
 from paperdex.search.masks import Eval, constraints, find_words, held_zh, plan_constraints
@@ -262,6 +262,31 @@ class Searcher:
         t0 = time.perf_counter()
         if (p := plan(q, zh_dict=self.zh_dict, **given)).ref is not None:
             return self._lookup(p, t0)
+        named = self._named_id(p)
+        res = self._searched(p, t0, facets, query_vector, highlight, deadline)
+        if named is None:
+            return res
+        if res.total == 0:  # no paper's text holds the word: the paper it names, as a pasted arXiv id
+            p.ref = ("id", named)
+            found = self._lookup(p, t0)
+            found.notices.insert(0, message("query_is_an_id", id=typed(named)))
+            return found
+        res.notices.append(message("query_also_an_id", id=typed(named)))
+        return res
+
+    def _named_id(self, p: Plan) -> str | None:
+        """The query, when it is one token (no space) that is exactly a stored paper's id, as a
+        JSON Lines or BibTeX record's (`zh-walk-1`, `bib:mypaper`); an arXiv id or a DOI is a
+        `ref` already. A word that is also an id (`transformer`) is still searched as a word."""
+        token = p.q.strip()
+        if p.literal or not token or len(token) > MAX_ID or any(c.isspace() for c in token):
+            return None
+        return token if self.corpus.get(token) is not None else None
+
+    def _searched(
+        self, p: Plan, t0: float, facets: bool, query_vector: np.ndarray | None, highlight: bool, deadline: float | None
+    ) -> Result:
+        """The words' and the meaning's search of a plan with no pasted reference."""
         ix = self.lex
         notices = p.notices
         if not ix.meta.get("published") and ix.n >= UNPUBLISHED_NOTICE_AT:

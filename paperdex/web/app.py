@@ -6,6 +6,7 @@ escaping of paper text.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -19,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from paperdex.discover import library
-from paperdex.messages import message
+from paperdex.messages import message, param, typed
 from paperdex.service import MAX_WAITING, SearcherPool, ServiceError
 from paperdex.settings import Settings
 from paperdex.web.assets import StaticAssets
@@ -157,12 +158,36 @@ async def on_refused(request: Request, exc: ServiceError | library.LibraryError)
     return error(request, exc.status, exc.message, getattr(exc, "headers", None))
 
 
+# pydantic's error types a parameter's message names: (message code, the context field of its limit)
+_INVALID = {
+    "int_parsing": ("param_not_integer", None),
+    "int_from_float": ("param_not_integer", None),
+    "int_type": ("param_not_integer", None),
+    "bool_parsing": ("param_not_bool", None),
+    "float_parsing": ("param_not_number", None),
+    "greater_than_equal": ("param_at_least", "ge"),
+    "less_than_equal": ("param_at_most", "le"),
+}
+
+
+def _invalid(e: Mapping[str, Any]) -> str:
+    """One parameter's pydantic error as a Message, so a page shows it in its own language (a
+    Chinese page said "page: Input should be a valid integer"); a type the table does not name
+    keeps pydantic's English after the parameter's name. The API's JSON says the English."""
+    name = param(".".join(str(x) for x in e.get("loc", ())[1:]) or "request")
+    code, limit = _INVALID.get(str(e.get("type")), ("param_invalid", None))
+    if code == "param_invalid":
+        return message(code, name=name, detail=str(e.get("msg", "invalid")))
+    if limit is not None:
+        return message(code, name=name, limit=(e.get("ctx") or {}).get(limit))
+    return message(code, name=name, value=typed(str(e.get("input"))))
+
+
 async def on_validation(request: Request, exc: RequestValidationError) -> Response:
-    parts = []
-    for e in exc.errors()[:5]:
-        where = ".".join(str(x) for x in e.get("loc", ())[1:]) or "request"
-        parts.append(f"{where}: {e.get('msg', 'invalid')}")
-    return error(request, 400, "; ".join(parts) or "invalid request")
+    parts = [_invalid(e) for e in exc.errors()[:5]]
+    if not parts:
+        return error(request, 400, "invalid request")
+    return error(request, 400, functools.reduce(lambda a, b: message("messages_joined", first=a, rest=b), parts))
 
 
 async def on_http(request: Request, exc: StarletteHTTPException) -> Response:

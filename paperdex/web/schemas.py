@@ -210,7 +210,7 @@ class ForYouOut(_Open):
     day_total: int = Field(description="The day's papers")
     page: int
     pages: int = Field(description="Pages of `per_page` papers (at least 1); a page past the last lists none")
-    per_page: int = Field(description="`k`: papers a page")
+    per_page: int = Field(description="Papers a page: the request's `per_page` (or `k`, its older name)")
     papers: list[ForYouPaper]
 
 

@@ -497,6 +497,38 @@ def busy(tmp_path):
     s.close()
 
 
+def test_for_you_api_takes_per_page_as_search_and_daily_do(busy):
+    """Before: /api/for-you read only `k` for its page size, where /api/search and /api/daily read
+    `per_page` and its own answer reports `per_page`: ?per_page=100 was ignored (50 a page, 7
+    pages). Now per_page is read, k still is (its older name), and the two differing is a 400."""
+    c, _, _ = busy
+    for params in ({"per_page": 100}, {"k": 100}, {"per_page": 100, "k": 100}):
+        got = c.get("/api/for-you", params={"day": BUSY, **params}).json()
+        assert (got["per_page"], got["pages"], len(got["papers"])) == (100, 4, 100), params
+    assert c.get("/api/for-you", params={"day": BUSY}).json()["per_page"] == 50
+    both = c.get("/api/for-you", params={"day": BUSY, "per_page": 100, "k": 20})
+    assert both.status_code == 400
+    assert both.json()["error"]["message"] == "per_page=100 and k=20 (its older name) differ; give one"
+    over = c.get("/api/for-you", params={"day": BUSY, "per_page": service.MAX_K + 1})
+    assert over.json()["error"]["message"] == f"per_page must be between 1 and {service.MAX_K}"
+    spec = {p["name"]: p for p in c.get("/openapi.json").json()["paths"]["/api/for-you"]["get"]["parameters"]}
+    assert spec["per_page"]["schema"]["maximum"] == service.MAX_K and spec["k"]["deprecated"] is True
+
+
+def test_for_you_language_switch_keeps_the_day_as_the_pager_does(busy):
+    """Before: /for-you?lang=zh&page=2 (no day) linked its language switch to
+    /for-you?lang=en&page=2, with no day, where its pager links name the day shown: after a
+    newer day came in, the switch showed another day. Now the switch names the day too."""
+    c, _, _ = busy
+    html = c.get("/for-you", params={"lang": "zh", "page": 2}).text
+    switch = re.search(r'class="lang-switch" href="([^"]+)"', html)
+    assert switch, html[:500]
+    href = switch[1].replace("&amp;", "&")
+    assert f"day={BUSY}" in href and "lang=en" in href and "page=2" in href, href
+    pager = [u.replace("&amp;", "&") for u in re.findall(r'href="(/for-you\?[^"]*page=[^"]*)"', html)]
+    assert pager and all(f"day={BUSY}" in u for u in pager), pager  # the pager's links, as before
+
+
 def test_for_you_pages_through_every_paper_of_a_busy_day(busy):
     """A day of 314 papers: /for-you scored the first 200 of the listing and showed no pages, so
     114 were never ranked. Every paper of the day but the tag's own is scored now, the pages

@@ -194,3 +194,27 @@ def test_the_last_page_the_window_reaches_says_why_no_page_follows(client, monke
     zh = client.get("/?q=learning&per_page=20&page=2&lang=zh")
     assert "结果最多列出到第 40 条；请缩小查询范围或换一种排序" in zh.text
     assert "listed up to number" not in client.get("/?q=learning&per_page=20").text
+
+
+def _error(html: str) -> str:
+    m = re.search(r'data-testid="error">([^<]*)<', html)
+    assert m, html[:300]
+    return m.group(1).replace("&#39;", "'")
+
+
+def test_a_page_number_that_is_no_number_is_said_in_the_pages_language(client):
+    """Before: /for-you?page=abc&lang=zh (and /, /daily, /tag/NAME) said pydantic's English, "page:
+    Input should be a valid integer, unable to parse string as an integer", where page=0 is said in
+    Chinese. Now the page's language, and the API the same rule in English."""
+    for path in ("/for-you", "/", "/daily", "/tag/reading"):
+        zh = client.get(path, params={"page": "abc", "lang": "zh"})
+        assert zh.status_code == 400 and _error(zh.text) == "页码 应为整数，收到 'abc'", path
+        en = client.get(path, params={"page": "abc", "lang": "en"})
+        assert en.status_code == 400 and _error(en.text) == "page must be a whole number, got 'abc'", path
+    both = client.get("/", params={"page": "abc", "per_page": "1.5", "lang": "zh"})
+    assert _error(both.text) == "页码 应为整数，收到 'abc'；每页数量 应为整数，收到 '1.5'"
+    api = client.get("/api/for-you", params={"page": "abc"})
+    assert api.status_code == 400
+    assert api.json()["error"]["message"] == "page must be a whole number, got 'abc'"
+    zero = client.get("/api/search", params={"q": "x", "page": 0}).json()
+    assert zero["error"]["message"] == "page must be at least 1"

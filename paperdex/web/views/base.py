@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -184,11 +185,15 @@ def remember_lang(request: Request, resp: HTMLResponse) -> HTMLResponse:
     return resp
 
 
-def discover_page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+def discover_page(
+    request: Request, template: str, status: int = 200, *, pinned: Mapping[str, str] | None = None, **ctx: Any
+) -> HTMLResponse:
     """A page of the library views: its links keep the request's own query, and its template
-    draws each paper's card with `cardof` (with the tags holding the paper and its summary)."""
+    draws each paper's card with `cardof` (with the tags holding the paper and its summary).
+    `pinned`: what the page's own links name beyond its query (/for-you's day, as its pager
+    does), so the language switch shows the same page, not a newer day's."""
     lang = lang_of(request)
-    qs = dict(request.query_params)
+    qs = {**request.query_params, **(pinned or {})}
     qs["lang"] = "en" if lang == "zh" else "zh"
     known: dict[str, dict[str, Any]] = {}
 

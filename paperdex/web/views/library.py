@@ -233,4 +233,7 @@ def for_you_page(request: Request, day: str | None = None, page: int = 1) -> Res
     d, ranked = service.for_you(pool_of(request), day, FOR_YOU_PER_PAGE, page)
     window = page_window(min(d.page, d.pages), d.pages)
     links = partial(url_with, request, day=d.day)
-    return discover_page(request, "discover_foryou.html", d=d, ranked=ranked, window=window, pages_url=links)
+    pinned = {"day": d.day} if d.day else None
+    return discover_page(
+        request, "discover_foryou.html", pinned=pinned, d=d, ranked=ranked, window=window, pages_url=links
+    )

@@ -41,6 +41,7 @@ IDS_EXAMPLE = '{"ids": ["2505.13738"]}'
 router = APIRouter()
 _K = {"minimum": 1, "maximum": service.MAX_K}  # the bounds the service checks, with its own message
 _PAGE = {"minimum": 1, "maximum": service.MAX_PAGE}
+FOR_YOU_API_PER_PAGE = 50  # /api/for-you's page when neither per_page nor k is given
 
 
 def documented(
@@ -83,12 +84,20 @@ def api_session(request: Request) -> Response:
 def api_for_you(
     request: Request,
     day: Annotated[str | None, Query(json_schema_extra=DAY_SPEC, description="YYYY-MM-DD; default: the newest")] = None,
-    k: Annotated[int, Query(json_schema_extra=_K, description="Papers per page")] = 50,
+    per_page: Annotated[int | None, Query(json_schema_extra=_K, description="Papers per page; default 50")] = None,
+    k: Annotated[
+        int | None, Query(json_schema_extra=_K, deprecated=True, description="per_page's older name, still read")
+    ] = None,
     page: Annotated[int, Query(json_schema_extra=_PAGE, description="1-based page number")] = 1,
 ) -> Response:
     """A page of a day's papers (default: the newest) by their best score over the user's tags,
-    and that tag; `total` is how many the tags score, `pages` their pages (past the last: none)."""
-    d, ranked = service.for_you(pool_of(request), day, k, page)
+    and that tag; `total` is how many the tags score, `pages` their pages (past the last: none).
+    `per_page` as /api/search and /api/daily name it (and this answer reports it); `k`, its name
+    before, is read too, and the two naming different sizes is a 400, not a silent pick."""
+    if per_page is not None and k is not None and per_page != k:
+        raise ServiceError(400, message("per_page_and_k_differ", per_page=per_page, k=k))
+    size = next((n for n in (per_page, k) if n is not None), FOR_YOU_API_PER_PAGE)
+    d, ranked = service.for_you(pool_of(request), day, size, page)
     papers = [{**render.brief(p), "score": round(sc, 4), "tag": t} for p, sc, t in ranked]
     counts = {"total": d.total, "day_total": d.day_total, "page": d.page, "pages": d.pages, "per_page": d.per_page}
     return JSONResponse({"day": d.day, "notices": d.notices, **counts, "papers": papers})
